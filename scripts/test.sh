@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Everything CI runs (.ci/run): setup, CMake configure + build, every Bazel
+# test, then every CTest test. CTest runs last so its summary ends the log.
+# Exits non-zero if any step fails.
+#   JOBS=N  parallel CMake build jobs (default: all cores)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh || exit 1
+export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+jobs="${JOBS:-$(nproc)}"
+failed=()
+
+if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release; then
+  cmake --build build -j "$jobs" || failed+=("cmake build")
+else
+  failed+=("cmake configure")
+fi
+
+bazel test --jobs=2 //...
+bazel_status=$?
+# 4: no test targets at all, which is not a failure of the tree.
+if ((bazel_status != 0 && bazel_status != 4)); then
+  failed+=("bazel test (exit $bazel_status)")
+fi
+
+if ((${#failed[@]})); then
+  echo "test.sh: FAILED so far: ${failed[*]}"
+fi
+if [[ -f build/CTestTestfile.cmake ]]; then
+  ctest --test-dir build --output-on-failure -j2 || failed+=("ctest")
+else
+  echo "test.sh: no CMake build tree, ctest not run"
+  failed+=("ctest (not run)")
+fi
+((${#failed[@]} == 0))
