@@ -1,0 +1,184 @@
+//===- ElementwiseToLLVM.cpp - per-element lowering of tensor ops ---------===//
+//
+// Ops that act on each element independently (arith, math, splat, addptr)
+// become the same scalar op on each element the thread holds; the index ops
+// (program_id, make_range) read the thread and block registers.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Any arith/math op on tensors: the scalar op once per element.
+struct ElementwiseOpLowering : ConversionPattern {
+  ElementwiseOpLowering(TypeConverter &converter, MLIRContext *context)
+      // Ahead of arith/math's own patterns, which would build ops on structs.
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/10,
+                          context) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+        isa<arith::ConstantOp>(op) || op->getNumResults() != 1)
+      return failure();
+    auto tensorType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!tensorType)
+      return failure();
+    Type resultType = getTypeConverter()->convertType(tensorType);
+    if (!resultType)
+      return rewriter.notifyMatchFailure(op, "tensor without a layout");
+    Location loc = op->getLoc();
+    SmallVector<SmallVector<Value>> elements;
+    for (Value operand : operands)
+      elements.push_back(kiln::unpackElements(rewriter, loc, operand));
+    size_t n = elements.empty() ? 0 : elements.front().size();
+    SmallVector<Value> results;
+    for (size_t k = 0; k < n; ++k) {
+      OperationState state(loc, op->getName());
+      for (auto &operandElements : elements)
+        state.addOperands(operandElements[k]);
+      state.addTypes(tensorType.getElementType());
+      state.addAttributes(op->getAttrs());
+      results.push_back(rewriter.create(state)->getResult(0));
+    }
+    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, results));
+    return success();
+  }
+};
+
+/// Dense splat constants: one scalar constant, repeated.
+struct TensorConstantLowering : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tensorType = dyn_cast<RankedTensorType>(op.getType());
+    if (!tensorType)
+      return failure();
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!dense || !dense.isSplat())
+      return rewriter.notifyMatchFailure(op, "only splat tensor constants");
+    Type resultType = getTypeConverter()->convertType(tensorType);
+    if (!resultType)
+      return failure();
+    Value scalar = arith::ConstantOp::create(
+        rewriter, op.getLoc(), cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+    unsigned n = kiln::BlockedLayout1D::get(tensorType)->elementsPerThread();
+    rewriter.replaceOp(op, kiln::packElements(rewriter, op.getLoc(), resultType,
+                                              SmallVector<Value>(n, scalar)));
+    return success();
+  }
+};
+
+template <typename SourceOp, typename XOp, typename YOp, typename ZOp>
+struct GridRegisterLowering : OpConversionPattern<SourceOp> {
+  using OpConversionPattern<SourceOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SourceOp op, typename SourceOp::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type i32 = rewriter.getI32Type();
+    Location loc = op.getLoc();
+    Value v;
+    switch (op.getAxis()) {
+    case 0:
+      v = XOp::create(rewriter, loc, i32);
+      break;
+    case 1:
+      v = YOp::create(rewriter, loc, i32);
+      break;
+    default:
+      v = ZOp::create(rewriter, loc, i32);
+      break;
+    }
+    rewriter.replaceOp(op, v);
+    return success();
+  }
+};
+
+struct MakeRangeLowering : OpConversionPattern<kiln::MakeRangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::MakeRangeOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto layout = kiln::BlockedLayout1D::get(op.getType());
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!layout || !resultType)
+      return rewriter.notifyMatchFailure(op, "range without a layout");
+    Location loc = op.getLoc();
+    Value tid = kiln::threadIdX(rewriter, loc);
+    Value start = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
+                                           op.getStartAttr());
+    SmallVector<Value> elements;
+    for (unsigned k = 0; k < layout->elementsPerThread(); ++k) {
+      Value index = layout->elementIndex(rewriter, loc, tid, k);
+      elements.push_back(op.getStart() == 0
+                             ? index
+                             : LLVM::AddOp::create(rewriter, loc, index, start));
+    }
+    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, elements));
+    return success();
+  }
+};
+
+struct SplatLowering : OpConversionPattern<kiln::SplatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto layout = kiln::BlockedLayout1D::get(op.getType());
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!layout || !resultType)
+      return rewriter.notifyMatchFailure(op, "splat without a layout");
+    SmallVector<Value> elements(layout->elementsPerThread(), adaptor.getSrc());
+    rewriter.replaceOp(op, kiln::packElements(rewriter, op.getLoc(), resultType,
+                                              elements));
+    return success();
+  }
+};
+
+struct AddPtrLowering : OpConversionPattern<kiln::AddPtrOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::AddPtrOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    auto pointer = cast<kiln::PointerType>(kiln::getElementTypeOrSelf(op.getType()));
+    Type elementType = getTypeConverter()->convertType(pointer.getPointeeType());
+    if (!resultType || !elementType)
+      return failure();
+    auto ptrType = LLVM::LLVMPointerType::get(getContext(), 1);
+    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> offsets =
+        kiln::unpackElements(rewriter, loc, adaptor.getOffset());
+    SmallVector<Value> results;
+    for (auto [ptr, offset] : llvm::zip_equal(ptrs, offsets))
+      results.push_back(LLVM::GEPOp::create(rewriter, loc, ptrType, elementType,
+                                            ptr, ValueRange{offset}));
+    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, results));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
+                                             RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ElementwiseOpLowering>(converter, ctx);
+  // Before arith's own constant lowering, which knows no layouts.
+  patterns.add<TensorConstantLowering>(converter, ctx, /*benefit=*/2);
+  patterns.add<MakeRangeLowering, SplatLowering, AddPtrLowering>(converter, ctx);
+  patterns.add<GridRegisterLowering<kiln::ProgramIdOp, NVVM::BlockIdXOp,
+                                    NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
+               GridRegisterLowering<kiln::NumProgramsOp, NVVM::GridDimXOp,
+                                    NVVM::GridDimYOp, NVVM::GridDimZOp>>(
+      converter, ctx);
+}

@@ -1,0 +1,100 @@
+//===- KilnToLLVM.cpp - the kiln-to-llvm pass ------------------------------===//
+#include "compiler/conversion/LoweringUtils.h"
+#include "compiler/transforms/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNTOLLVM
+#include "compiler/transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+
+    // Vector widths need axis info over the kiln ops, before they are gone.
+    kiln::AccessWidths widths;
+    {
+      kiln::AxisInfoAnalysis axisInfo(module);
+      module.walk([&](Operation *op) {
+        if (auto load = dyn_cast<kiln::LoadOp>(op))
+          widths[op] = axisInfo.vectorWidth(
+              load.getPtr(), load.getMask(),
+              kiln::getElementTypeOrSelf(load.getType()).getIntOrFloatBitWidth());
+        else if (auto store = dyn_cast<kiln::StoreOp>(op))
+          widths[op] = axisInfo.vectorWidth(
+              store.getPtr(), store.getMask(),
+              kiln::getElementTypeOrSelf(store.getValue().getType())
+                  .getIntOrFloatBitWidth());
+      });
+    }
+    // Divisibility facts are consumed; LLVM gets alignment instead.
+    SmallVector<std::pair<std::string, SmallVector<unsigned>>> alignedArgs;
+    module.walk([&](func::FuncOp func) {
+      SmallVector<unsigned> aligned;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto div = func.getArgAttrOfType<IntegerAttr>(i, "kiln.divisibility");
+        if (div && isa<kiln::PointerType>(func.getArgument(i).getType()))
+          aligned.push_back(i);
+        func.removeArgAttr(i, "kiln.divisibility");
+      }
+      alignedArgs.push_back({func.getName().str(), aligned});
+    });
+
+    kiln::KilnTypeConverter converter(ctx);
+    RewritePatternSet patterns(ctx);
+    kiln::populateElementwiseToLLVMPatterns(converter, patterns);
+    kiln::populateMemoryToLLVMPatterns(converter, widths, patterns);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateFuncToLLVMConversionPatterns(converter, patterns);
+
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addLegalOp<ModuleOp>();
+    target.addIllegalDialect<kiln::KilnDialect, arith::ArithDialect,
+                             math::MathDialect, func::FuncDialect>();
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    // Mark kernels: entry points, their thread count, aligned pointers.
+    auto numWarps = module->getAttrOfType<IntegerAttr>(
+        kiln::gpu::KilnGPUDialect::kNumWarpsAttrName);
+    auto threadsPerWarp = module->getAttrOfType<IntegerAttr>(
+        kiln::gpu::KilnGPUDialect::kThreadsPerWarpAttrName);
+    if (!numWarps || !threadsPerWarp) {
+      module.emitError("kiln-to-llvm needs kiln_gpu.num_warps and "
+                       "kiln_gpu.threads_per_warp (run kiln-assign-layouts)");
+      return signalPassFailure();
+    }
+    int32_t threads = int32_t(numWarps.getInt() * threadsPerWarp.getInt());
+    OpBuilder b(ctx);
+    for (auto &[name, aligned] : alignedArgs) {
+      auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+      if (!func || func.isPrivate())
+        continue;
+      func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+      func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                    b.getDenseI32ArrayAttr({threads, 1, 1}));
+      for (unsigned i : aligned)
+        func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                        b.getI64IntegerAttr(16));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,81 @@
+//===- LoweringUtils.cpp - shared pieces of the kiln_gpu → LLVM lowering --===//
+#include "compiler/conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+
+std::optional<kiln::BlockedLayout1D>
+kiln::BlockedLayout1D::get(RankedTensorType type) {
+  auto layout = dyn_cast_or_null<gpu::BlockedEncodingAttr>(type.getEncoding());
+  if (!layout || type.getRank() != 1)
+    return std::nullopt;
+  return BlockedLayout1D{type.getDimSize(0), layout.getSizePerThread()[0],
+                         layout.getThreadsPerWarp()[0] *
+                             layout.getWarpsPerCTA()[0]};
+}
+
+Value kiln::BlockedLayout1D::elementIndex(OpBuilder &b, Location loc, Value tid,
+                                          unsigned k) const {
+  Type i32 = b.getI32Type();
+  auto constant = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(int32_t(v)));
+  };
+  // index = (k / S) * tile + tid * S + k % S, wrapped when the tile is
+  // larger than the tensor (threads then hold copies).
+  int64_t offset = int64_t(k / sizePerThread) * tileSize() + k % sizePerThread;
+  Value index = tid;
+  if (sizePerThread > 1)
+    index = LLVM::MulOp::create(b, loc, index, constant(sizePerThread));
+  if (offset != 0)
+    index = LLVM::AddOp::create(b, loc, index, constant(offset));
+  if (tileSize() > size)
+    index = LLVM::AndOp::create(b, loc, index, constant(size - 1));
+  return index;
+}
+
+kiln::KilnTypeConverter::KilnTypeConverter(MLIRContext *context)
+    : LLVMTypeConverter(context) {
+  addConversion([context](kiln::PointerType) -> Type {
+    return LLVM::LLVMPointerType::get(context, /*addressSpace=*/1);
+  });
+  addConversion([this](RankedTensorType type) -> std::optional<Type> {
+    auto layout = BlockedLayout1D::get(type);
+    if (!layout)
+      return std::nullopt;
+    Type element = convertType(type.getElementType());
+    if (!element)
+      return std::nullopt;
+    unsigned n = layout->elementsPerThread();
+    if (n == 1)
+      return element;
+    return LLVM::LLVMStructType::getLiteral(type.getContext(),
+                                            SmallVector<Type>(n, element));
+  });
+}
+
+SmallVector<Value> kiln::unpackElements(OpBuilder &b, Location loc, Value value) {
+  auto structType = dyn_cast<LLVM::LLVMStructType>(value.getType());
+  if (!structType)
+    return {value};
+  SmallVector<Value> elements;
+  for (unsigned i = 0, e = structType.getBody().size(); i < e; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, loc, value, i));
+  return elements;
+}
+
+Value kiln::packElements(OpBuilder &b, Location loc, Type type,
+                         ValueRange elements) {
+  if (!isa<LLVM::LLVMStructType>(type)) {
+    assert(elements.size() == 1 && "a scalar packs one element");
+    return elements.front();
+  }
+  Value result = LLVM::UndefOp::create(b, loc, type);
+  for (auto [i, element] : llvm::enumerate(elements))
+    result = LLVM::InsertValueOp::create(b, loc, result, element, i);
+  return result;
+}
+
+Value kiln::threadIdX(OpBuilder &b, Location loc) {
+  return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+}

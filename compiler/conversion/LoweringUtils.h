@@ -1,0 +1,67 @@
+//===- LoweringUtils.h - shared pieces of the kiln_gpu → LLVM lowering ----===//
+//
+// A tensor value becomes, in each thread, an LLVM struct of the elements that
+// thread holds under the tensor's layout. These helpers pack and unpack such
+// structs and map a thread's k-th element to its tensor index.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CONVERSION_LOWERINGUTILS_H
+#define KILN_CONVERSION_LOWERINGUTILS_H
+
+#include "compiler/ir/Dialects.h"
+#include "compiler/transforms/AxisInfo.h"
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+
+/// Where a 1-D blocked tensor's elements live (see BlockedEncodingAttr).
+struct BlockedLayout1D {
+  int64_t size;            // elements in the tensor
+  unsigned sizePerThread;  // contiguous elements per chunk
+  unsigned threadsPerCTA;  // threads per warp × warps
+
+  static std::optional<BlockedLayout1D> get(mlir::RankedTensorType type);
+  /// Elements of the tile covered once by all threads.
+  int64_t tileSize() const { return int64_t(sizePerThread) * threadsPerCTA; }
+  /// Elements each thread holds.
+  unsigned elementsPerThread() const {
+    return sizePerThread * unsigned(std::max<int64_t>(1, size / tileSize()));
+  }
+  /// The tensor index of element `k` of thread `tid` (an i32 value).
+  mlir::Value elementIndex(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value tid, unsigned k) const;
+};
+
+/// The LLVM type converter of Kiln: pointers to `!llvm.ptr<1>`, tensors with
+/// a layout to the struct of one thread's elements.
+class KilnTypeConverter : public mlir::LLVMTypeConverter {
+public:
+  explicit KilnTypeConverter(mlir::MLIRContext *context);
+};
+
+/// The thread's elements of a converted tensor (or the scalar itself).
+llvm::SmallVector<mlir::Value> unpackElements(mlir::OpBuilder &b,
+                                              mlir::Location loc,
+                                              mlir::Value value);
+/// Builds a value of `type` (a struct, or a scalar when one element).
+mlir::Value packElements(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Type type, mlir::ValueRange elements);
+/// `nvvm.read.ptx.sreg.tid.x`.
+mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
+
+/// Vector widths of global accesses, decided before conversion (when axis
+/// info can still read the kiln ops).
+using AccessWidths = llvm::DenseMap<mlir::Operation *, unsigned>;
+
+void populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+void populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
+                                  const AccessWidths &widths,
+                                  mlir::RewritePatternSet &patterns);
+
+} // namespace kiln
+
+#endif // KILN_CONVERSION_LOWERINGUTILS_H

@@ -1,0 +1,294 @@
+//===- MemoryToLLVM.cpp - vectorized global loads and stores --------------===//
+//
+// A thread's elements come in chunks of contiguous addresses. Each chunk of
+// `vec` elements (decided from axis info: contiguous, aligned and uniformly
+// masked) is one predicated `ld.global`/`st.global` of up to 128 bits,
+// written as inline PTX so that the predicate and the vector width are
+// exactly what the analysis proved — the same form upstream Triton emits.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/conversion/LoweringUtils.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace {
+
+/// How one vector access is split into PTX registers.
+struct AccessShape {
+  unsigned memoryBits;   // bits of one element in memory (bools are bytes)
+  unsigned vec;          // elements per access
+  unsigned wordBits;     // 32, 16 or 8
+  unsigned words;        // registers per access (1, 2 or 4)
+  unsigned elementsPerWord() const { return wordBits / memoryBits; }
+
+  static AccessShape get(unsigned elementBits, unsigned vec) {
+    AccessShape s;
+    s.memoryBits = elementBits == 1 ? 8 : elementBits;
+    s.vec = vec;
+    unsigned total = s.memoryBits * vec;
+    s.wordBits = total >= 32 ? 32 : total;
+    s.words = total >= 32 ? total / 32 : 1;
+    return s;
+  }
+  /// `.v4.b32`, `.b16`, ...
+  std::string suffix() const {
+    return (words > 1 ? ".v" + std::to_string(words) : std::string()) + ".b" +
+           std::to_string(wordBits);
+  }
+  const char *constraint() const { return wordBits == 32 ? "r" : "h"; }
+  Type wordType(MLIRContext *ctx) const {
+    return IntegerType::get(ctx, wordBits == 8 ? 16 : wordBits);
+  }
+};
+
+/// `{ $a, $b, ... }` or `$a` for a single register.
+std::string registerList(unsigned first, unsigned count) {
+  if (count == 1)
+    return "$" + std::to_string(first);
+  std::string s = "{ ";
+  for (unsigned i = 0; i < count; ++i)
+    s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + " }";
+}
+
+/// The element type as stored (bools as i8).
+Type memoryType(Type elementType) {
+  if (elementType.isInteger(1))
+    return IntegerType::get(elementType.getContext(), 8);
+  return elementType;
+}
+
+/// Packs `vec` elements into the access's registers.
+SmallVector<Value> packWords(OpBuilder &b, Location loc, const AccessShape &shape,
+                             ArrayRef<Value> elements, Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  Type memType = memoryType(elementType);
+  Type wordType = shape.wordType(ctx);
+  SmallVector<Value> words;
+  unsigned per = shape.elementsPerWord();
+  for (unsigned w = 0; w < shape.words; ++w) {
+    auto element = [&](unsigned i) {
+      Value e = elements[w * per + i];
+      if (elementType.isInteger(1))
+        e = LLVM::ZExtOp::create(b, loc, memType, e);
+      return e;
+    };
+    Value word;
+    if (per == 1) {
+      word = element(0);
+      if (shape.memoryBits == 8) // bytes travel in 16-bit registers
+        word = LLVM::ZExtOp::create(b, loc, wordType,
+                                    LLVM::BitcastOp::create(
+                                        b, loc, IntegerType::get(ctx, 8), word));
+      else if (word.getType() != wordType)
+        word = LLVM::BitcastOp::create(b, loc, wordType, word);
+    } else {
+      auto vecType = VectorType::get({int64_t(per)}, memType);
+      Value v = LLVM::UndefOp::create(b, loc, vecType);
+      for (unsigned i = 0; i < per; ++i)
+        v = LLVM::InsertElementOp::create(
+            b, loc, v, element(i),
+            LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(i)));
+      word = LLVM::BitcastOp::create(b, loc, wordType, v);
+    }
+    words.push_back(word);
+  }
+  return words;
+}
+
+/// Unpacks the access's registers into `vec` elements.
+SmallVector<Value> unpackWords(OpBuilder &b, Location loc, const AccessShape &shape,
+                               ArrayRef<Value> words, Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  Type memType = memoryType(elementType);
+  SmallVector<Value> elements;
+  unsigned per = shape.elementsPerWord();
+  auto finish = [&](Value e) {
+    if (elementType.isInteger(1))
+      e = LLVM::TruncOp::create(b, loc, elementType, e);
+    elements.push_back(e);
+  };
+  for (Value word : words) {
+    if (per == 1) {
+      Value e = word;
+      if (shape.memoryBits == 8)
+        e = LLVM::TruncOp::create(b, loc, IntegerType::get(ctx, 8), e);
+      if (e.getType() != memType)
+        e = LLVM::BitcastOp::create(b, loc, memType, e);
+      finish(e);
+      continue;
+    }
+    auto vecType = VectorType::get({int64_t(per)}, memType);
+    Value v = LLVM::BitcastOp::create(b, loc, vecType, word);
+    for (unsigned i = 0; i < per; ++i)
+      finish(LLVM::ExtractElementOp::create(
+          b, loc, v,
+          LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(i))));
+  }
+  return elements;
+}
+
+unsigned accessWidth(Operation *op, const kiln::AccessWidths &widths,
+                     Type tensorOrScalar) {
+  auto tensor = dyn_cast<RankedTensorType>(tensorOrScalar);
+  if (!tensor)
+    return 1;
+  auto layout = kiln::BlockedLayout1D::get(tensor);
+  unsigned vec = widths.lookup(op);
+  vec = std::max(1u, vec);
+  // Never across a chunk boundary: the next chunk is another tile's.
+  return layout ? std::min(vec, layout->sizePerThread) : 1;
+}
+
+struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
+  LoadLowering(kiln::KilnTypeConverter &converter, const kiln::AccessWidths &widths,
+               MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx), widths(widths) {}
+
+  LogicalResult
+  matchAndRewrite(kiln::LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = getContext();
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    Type elementType =
+        getTypeConverter()->convertType(kiln::getElementTypeOrSelf(op.getType()));
+    if (!resultType || !elementType)
+      return failure();
+    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> masks, others;
+    if (adaptor.getMask())
+      masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
+    if (adaptor.getOther())
+      others = kiln::unpackElements(rewriter, loc, adaptor.getOther());
+
+    unsigned vec = accessWidth(op, widths, op.getType());
+    AccessShape shape = AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
+    Type wordType = shape.wordType(ctx);
+    Type asmResult =
+        shape.words == 1
+            ? wordType
+            : LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(shape.words, wordType));
+    bool masked = !masks.empty();
+    // Operands: $0.. outputs, then the address, then (masked) the predicate
+    // and the fall-back values tied to the outputs.
+    unsigned addr = shape.words, pred = shape.words + 1;
+    std::string asmString =
+        llvm::formatv("{0}ld.global{1} {2}, [ ${3} + 0 ];",
+                      masked ? "@$" + std::to_string(pred) + " " : "",
+                      shape.suffix(), registerList(0, shape.words), addr)
+            .str();
+    std::string constraints;
+    for (unsigned w = 0; w < shape.words; ++w)
+      constraints += std::string(w ? "," : "") + "=" + shape.constraint();
+    constraints += ",l";
+    if (masked) {
+      constraints += ",b";
+      for (unsigned w = 0; w < shape.words; ++w)
+        constraints += "," + std::to_string(w);
+    }
+
+    SmallVector<Value> results;
+    for (size_t k = 0; k < ptrs.size(); k += vec) {
+      SmallVector<Value> operands{ptrs[k]};
+      if (masked) {
+        operands.push_back(masks[k]);
+        SmallVector<Value> fallback;
+        if (!others.empty())
+          fallback.assign(others.begin() + k, others.begin() + k + vec);
+        else
+          fallback.assign(vec, LLVM::ZeroOp::create(rewriter, loc, elementType));
+        llvm::append_range(operands,
+                           packWords(rewriter, loc, shape, fallback, elementType));
+      }
+      auto load = LLVM::InlineAsmOp::create(
+          rewriter, loc, asmResult, operands, rewriter.getStringAttr(asmString),
+          rewriter.getStringAttr(constraints),
+          // Ordered with stores: PTX loads are not pure to LLVM.
+          /*has_side_effects=*/rewriter.getUnitAttr(),
+          /*is_align_stack=*/UnitAttr(),
+          LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr());
+      SmallVector<Value> words =
+          shape.words == 1 ? SmallVector<Value>{load.getResult(0)}
+                           : kiln::unpackElements(rewriter, loc, load.getResult(0));
+      llvm::append_range(results,
+                         unpackWords(rewriter, loc, shape, words, elementType));
+    }
+    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, results));
+    return success();
+  }
+
+  const kiln::AccessWidths &widths;
+};
+
+struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
+  StoreLowering(kiln::KilnTypeConverter &converter,
+                const kiln::AccessWidths &widths, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx), widths(widths) {}
+
+  LogicalResult
+  matchAndRewrite(kiln::StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = getContext();
+    Type elementType = getTypeConverter()->convertType(
+        kiln::getElementTypeOrSelf(op.getValue().getType()));
+    if (!elementType)
+      return failure();
+    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> values =
+        kiln::unpackElements(rewriter, loc, adaptor.getValue());
+    SmallVector<Value> masks;
+    if (adaptor.getMask())
+      masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
+
+    unsigned vec = accessWidth(op, widths, op.getValue().getType());
+    AccessShape shape = AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
+    bool masked = !masks.empty();
+    // Operands: $0 address, then (masked) $1 predicate, then the values.
+    unsigned firstValue = masked ? 2 : 1;
+    std::string asmString =
+        llvm::formatv("{0}st.global{1} [ $0 + 0 ], {2};",
+                      masked ? "@$1 " : "", shape.suffix(),
+                      registerList(firstValue, shape.words))
+            .str();
+    std::string constraints = masked ? "l,b" : "l";
+    for (unsigned w = 0; w < shape.words; ++w)
+      constraints += std::string(",") + shape.constraint();
+
+    for (size_t k = 0; k < ptrs.size(); k += vec) {
+      SmallVector<Value> operands{ptrs[k]};
+      if (masked)
+        operands.push_back(masks[k]);
+      llvm::append_range(
+          operands,
+          packWords(rewriter, loc, shape,
+                    ArrayRef<Value>(values).slice(k, vec), elementType));
+      LLVM::InlineAsmOp::create(
+          rewriter, loc, /*res=*/Type(), operands,
+          rewriter.getStringAttr(asmString), rewriter.getStringAttr(constraints),
+          /*has_side_effects=*/rewriter.getUnitAttr(),
+          /*is_align_stack=*/UnitAttr(),
+          LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  const kiln::AccessWidths &widths;
+};
+
+} // namespace
+
+void kiln::populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
+                                        const AccessWidths &widths,
+                                        RewritePatternSet &patterns) {
+  patterns.add<LoadLowering, StoreLowering>(converter, widths,
+                                            patterns.getContext());
+}

@@ -1,0 +1,29 @@
+//===- Metadata.h - the JSON description of one compiled variant ----------===//
+#ifndef KILN_DRIVER_METADATA_H
+#define KILN_DRIVER_METADATA_H
+
+#include "compiler/frontend/Signature.h"
+#include "compiler/target/Target.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln {
+
+struct VariantMetadata {
+  std::string kernel;
+  std::string arch;
+  const frontend::KernelSpec *spec;
+  const CubinInfo *cubin;
+  unsigned dynamicSharedBytes = 0;
+  std::string sourceHash;
+};
+
+/// Writes docs/architecture.md §2's JSON, keys in a fixed order.
+void writeMetadata(llvm::raw_ostream &os, const VariantMetadata &metadata);
+
+/// The compiler's identity, recorded in every metadata file.
+std::string compilerVersion();
+
+} // namespace kiln
+
+#endif // KILN_DRIVER_METADATA_H

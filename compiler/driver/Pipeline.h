@@ -1,0 +1,35 @@
+//===- Pipeline.h - from Triton source to cubin, stage by stage -----------===//
+#ifndef KILN_DRIVER_PIPELINE_H
+#define KILN_DRIVER_PIPELINE_H
+
+#include <string>
+
+namespace kiln {
+
+/// Where the pipeline stops: each stage's output can be written.
+enum class Stage { Kiln, Gpu, LLVM, PTX, Cubin };
+
+struct CompileOptions {
+  std::string sourcePath;
+  std::string kernelName;   // empty: the file's only kernel
+  std::string signature;
+  std::string arch;         // sm_90a, ...
+  unsigned numWarps = 4;
+  unsigned numStages = 3;
+  bool numWarpsGiven = false, numStagesGiven = false;
+  bool aligned = false;     // every pointer and integer divisible by 16
+  Stage emit = Stage::Cubin;
+  std::string outputPath;   // "-" for stdout
+  std::string metadataPath; // optional, with Stage::Cubin
+  std::string dumpDir;      // optional: every stage's IR
+  std::string ptxasPath;    // optional
+};
+
+/// Compiles one (kernel, arch, variant). Diagnostics go to stderr as
+/// `file:line:col: error: ...` with the source line and a caret. Returns the
+/// process exit status: 0 on success.
+int compileKernel(const CompileOptions &options);
+
+} // namespace kiln
+
+#endif // KILN_DRIVER_PIPELINE_H

@@ -1,0 +1,89 @@
+//===- kilnc.cpp - the Kiln compiler driver --------------------------------===//
+//
+//   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
+//         [--aligned] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
+//         [--metadata OUT.json] [--dump-ir DIR] [--ptxas PATH]
+//
+// One invocation compiles one (kernel, arch, variant), so that build systems
+// can run many in parallel and cache each.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/driver/Pipeline.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  if (argc < 2 || StringRef(argv[1]) != "compile") {
+    errs() << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
+              "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] -o OUT "
+              "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
+              "[--dump-ir DIR]\n";
+    return 2;
+  }
+  cl::OptionCategory category("kilnc compile options");
+  cl::opt<std::string> source(cl::Positional, cl::desc("FILE.py"), cl::Required,
+                              cl::cat(category));
+  cl::opt<std::string> kernel("n", cl::desc("the @triton.jit function"),
+                              cl::cat(category));
+  cl::opt<std::string> signature("s", cl::desc("parameter types and constexpr values"),
+                                 cl::Required, cl::cat(category));
+  cl::opt<std::string> arch("arch", cl::desc("sm_80, sm_86, sm_89, sm_90a, sm_100a, sm_120a"),
+                            cl::Required, cl::cat(category));
+  cl::opt<unsigned> numWarps("w", cl::desc("warps per program"), cl::init(4),
+                             cl::cat(category));
+  cl::opt<unsigned> numStages("ns", cl::desc("software pipelining stages"),
+                              cl::init(3), cl::cat(category));
+  cl::opt<bool> aligned("aligned",
+                        cl::desc("assume every pointer and integer is divisible by 16"),
+                        cl::cat(category));
+  cl::opt<std::string> output("o", cl::desc("output file"), cl::Required,
+                              cl::cat(category));
+  cl::opt<kiln::Stage> emit(
+      "emit", cl::desc("stop after this stage"), cl::init(kiln::Stage::Cubin),
+      cl::values(clEnumValN(kiln::Stage::Kiln, "kiln", "kiln dialect"),
+                 clEnumValN(kiln::Stage::Gpu, "gpu", "kiln_gpu dialect (layouts)"),
+                 clEnumValN(kiln::Stage::LLVM, "llvm", "optimized LLVM IR"),
+                 clEnumValN(kiln::Stage::PTX, "ptx", "PTX assembly"),
+                 clEnumValN(kiln::Stage::Cubin, "cubin", "cubin")),
+      cl::cat(category));
+  cl::opt<std::string> metadata("metadata", cl::desc("write the variant's metadata JSON"),
+                                cl::cat(category));
+  cl::opt<std::string> dumpDir("dump-ir", cl::desc("write every stage's IR to DIR"),
+                               cl::cat(category));
+  cl::opt<std::string> ptxas("ptxas", cl::desc("path of ptxas"), cl::cat(category));
+  cl::HideUnrelatedOptions(category);
+  // Parse everything after "compile".
+  std::vector<const char *> args{argv[0]};
+  for (int i = 2; i < argc; ++i)
+    args.push_back(argv[i]);
+  if (!cl::ParseCommandLineOptions(int(args.size()), args.data(),
+                                   "kilnc: ahead-of-time Triton compiler\n",
+                                   &errs()))
+    return 2;
+
+  kiln::CompileOptions options;
+  options.sourcePath = source;
+  options.kernelName = kernel;
+  options.signature = signature;
+  options.arch = arch;
+  options.numWarps = numWarps;
+  options.numWarpsGiven = numWarps.getNumOccurrences() > 0;
+  options.numStages = numStages;
+  options.numStagesGiven = numStages.getNumOccurrences() > 0;
+  options.aligned = aligned;
+  options.emit = emit;
+  options.outputPath = output;
+  options.metadataPath = metadata;
+  options.dumpDir = dumpDir;
+  options.ptxasPath = ptxas;
+  if (!options.metadataPath.empty() && options.emit != kiln::Stage::Cubin) {
+    WithColor::error(errs(), "kilnc") << "--metadata needs --emit cubin\n";
+    return 2;
+  }
+  return kiln::compileKernel(options);
+}

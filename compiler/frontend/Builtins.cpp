@@ -1,0 +1,610 @@
+//===- Builtins.cpp - the Triton-language builtins ------------------------===//
+//
+// One entry per builtin: `tl.*` functions, tensor methods (`x.to(...)`) and
+// the Python builtins kernels use on compile-time values. Each entry checks
+// its arguments (naming the builtin, the argument and the expectation) and
+// builds IR through the Emitter's typing services.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/frontend/Emitter.h"
+
+#include "compiler/ir/Dialects.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace kiln::frontend;
+using llvm::SMLoc;
+using llvm::StringRef;
+
+namespace {
+
+/// Binds a call's positional and keyword arguments to a builtin's parameter
+/// names, Python style.
+class ArgReader {
+public:
+  ArgReader(Emitter &emitter, const CallArgs &args, StringRef builtin,
+            llvm::ArrayRef<StringRef> params)
+      : emitter(emitter), args(args), builtin(builtin), params(params),
+        values(params.size(), nullptr), locs(params.size(), args.loc) {
+    if (args.args.size() > params.size()) {
+      emitter.error(args.argLocs[params.size()],
+                    builtin + " takes at most " + std::to_string(params.size()) +
+                        " arguments, got " + std::to_string(args.args.size()));
+      ok = false;
+      return;
+    }
+    for (size_t i = 0; i < args.args.size(); ++i) {
+      values[i] = &args.args[i];
+      locs[i] = args.argLocs[i];
+    }
+    for (size_t k = 0; k < args.keywords.size(); ++k) {
+      StringRef name = args.keywords[k].first;
+      auto it = llvm::find(params, name);
+      if (it == params.end()) {
+        std::string names;
+        for (StringRef p : params)
+          names += (names.empty() ? "" : ", ") + p.str();
+        emitter.error(args.keywordLocs[k], builtin + " has no argument '" +
+                                               name + "' (arguments: " + names +
+                                               ")");
+        ok = false;
+        return;
+      }
+      size_t index = it - params.begin();
+      if (values[index]) {
+        emitter.error(args.keywordLocs[k],
+                      builtin + " got argument '" + name + "' twice");
+        ok = false;
+        return;
+      }
+      values[index] = &args.keywords[k].second;
+      locs[index] = args.keywordLocs[k];
+    }
+  }
+
+  bool isOk() const { return ok; }
+  /// The argument, or null when omitted (or None).
+  const FValue *get(size_t i) const {
+    return values[i] && !values[i]->isNone() ? values[i] : nullptr;
+  }
+  SMLoc loc(size_t i) const { return locs[i]; }
+  /// Reports that argument `i` is missing.
+  std::nullopt_t missing(size_t i) const {
+    return emitter.error(args.loc, builtin + " needs the argument '" +
+                                       params[i].str() + "'");
+  }
+  std::nullopt_t bad(size_t i, const llvm::Twine &expectation) const {
+    const FValue *v = values[i];
+    return emitter.error(locs[i], "argument '" + params[i] + "' of " + builtin +
+                                      " must be " + expectation + ", got " +
+                                      (v ? v->describe() : std::string("nothing")));
+  }
+  /// A required compile-time int.
+  std::optional<int64_t> constInt(size_t i) const {
+    const FValue *v = get(i);
+    if (!v) {
+      missing(i);
+      return std::nullopt;
+    }
+    if (!v->isInt()) {
+      bad(i, "a compile-time int (tl.constexpr)");
+      return std::nullopt;
+    }
+    return v->intValue;
+  }
+  /// An optional compile-time int with a default.
+  std::optional<int64_t> constInt(size_t i, int64_t defaultValue) const {
+    if (!get(i))
+      return defaultValue;
+    return constInt(i);
+  }
+
+private:
+  Emitter &emitter;
+  const CallArgs &args;
+  std::string builtin;
+  llvm::ArrayRef<StringRef> params;
+  std::vector<const FValue *> values;
+  std::vector<SMLoc> locs;
+  bool ok = true;
+};
+
+std::optional<FValue> programIdLike(Emitter &e, const CallArgs &args,
+                                    bool numPrograms) {
+  StringRef name = numPrograms ? "tl.num_programs" : "tl.program_id";
+  static const StringRef kParams[] = {"axis"};
+  ArgReader r(e, args, name, kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<int64_t> axis = r.constInt(0, 0);
+  if (!axis)
+    return std::nullopt;
+  if (*axis < 0 || *axis > 2)
+    return r.bad(0, "0, 1 or 2");
+  mlir::Location l = e.location(args.loc);
+  auto &b = e.getBuilder();
+  mlir::Value v =
+      numPrograms
+          ? mlir::Value(kiln::NumProgramsOp::create(b, l, b.getI32Type(), int32_t(*axis)))
+          : mlir::Value(kiln::ProgramIdOp::create(b, l, b.getI32Type(), int32_t(*axis)));
+  return FValue::runtime(v, TritonType{DType(ScalarKind::I32), false, {}});
+}
+
+std::optional<FValue> programId(Emitter &e, const CallArgs &args) {
+  return programIdLike(e, args, false);
+}
+std::optional<FValue> numPrograms(Emitter &e, const CallArgs &args) {
+  return programIdLike(e, args, true);
+}
+
+std::optional<FValue> arange(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"start", "end"};
+  ArgReader r(e, args, "tl.arange", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<int64_t> start = r.constInt(0);
+  std::optional<int64_t> end = start ? r.constInt(1) : std::nullopt;
+  if (!end)
+    return std::nullopt;
+  int64_t n = *end - *start;
+  if (n <= 0)
+    return e.error(args.loc, "tl.arange(" + std::to_string(*start) + ", " +
+                                 std::to_string(*end) +
+                                 "): end must be greater than start");
+  if (!llvm::isPowerOf2_64(uint64_t(n)))
+    return e.error(args.loc, "tl.arange(" + std::to_string(*start) + ", " +
+                                 std::to_string(*end) + ") has " +
+                                 std::to_string(n) +
+                                 " elements; the count must be a power of 2");
+  if (*start < INT32_MIN || *end > INT32_MAX)
+    return e.error(args.loc, "tl.arange bounds must fit in int32");
+  TritonType type{DType(ScalarKind::I32), false, {n}};
+  auto &b = e.getBuilder();
+  mlir::Value v = kiln::MakeRangeOp::create(
+      b, e.location(args.loc), type.toMLIR(e.getContext()),
+      b.getI32IntegerAttr(int32_t(*start)), b.getI32IntegerAttr(int32_t(*end)));
+  return FValue::runtime(v, type);
+}
+
+/// A shape argument: an int or a tuple/list of ints.
+std::optional<llvm::SmallVector<int64_t>> readShape(Emitter &e, const FValue &v,
+                                                    SMLoc loc, StringRef what) {
+  llvm::SmallVector<int64_t> shape;
+  auto add = [&](const FValue &d) {
+    if (!d.isInt() || d.intValue <= 0)
+      return false;
+    shape.push_back(d.intValue);
+    return true;
+  };
+  bool ok = v.kind == FValue::Kind::Tuple ? llvm::all_of(v.elements, add) : add(v);
+  if (!ok || shape.empty()) {
+    e.error(loc, what + " must be a positive compile-time int or a tuple of "
+                        "them, got " + v.describe());
+    return std::nullopt;
+  }
+  for (int64_t d : shape)
+    if (!llvm::isPowerOf2_64(uint64_t(d))) {
+      e.error(loc, what + " dimensions must be powers of 2, got " +
+                       std::to_string(d));
+      return std::nullopt;
+    }
+  return shape;
+}
+
+std::optional<FValue> full(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"shape", "value", "dtype"};
+  ArgReader r(e, args, "tl.full", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  auto shape = readShape(e, *r.get(0), r.loc(0), "the shape of tl.full");
+  if (!shape)
+    return std::nullopt;
+  const FValue *dtype = r.get(2);
+  if (!dtype || dtype->kind != FValue::Kind::DType || dtype->type.isPointer)
+    return r.bad(2, "a dtype such as tl.float32");
+  const FValue *value = r.get(1);
+  if (!value)
+    return r.missing(1);
+  TritonType type{dtype->type.element, false, *shape};
+  if (value->isNumber())
+    return e.constant(*value, type, r.loc(1));
+  if (!value->isRuntime() || value->type.isBlock())
+    return r.bad(1, "a number or a run-time scalar");
+  FValue cast = e.castTo(*value, type.element, r.loc(1));
+  return e.broadcastTo(cast, *shape, r.loc(1));
+}
+
+std::optional<FValue> zeros(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"shape", "dtype"};
+  ArgReader r(e, args, "tl.zeros", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  auto shape = readShape(e, *r.get(0), r.loc(0), "the shape of tl.zeros");
+  if (!shape)
+    return std::nullopt;
+  const FValue *dtype = r.get(1);
+  if (!dtype || dtype->kind != FValue::Kind::DType || dtype->type.isPointer)
+    return r.bad(1, "a dtype such as tl.float32");
+  return e.constant(FValue::integer(0), TritonType{dtype->type.element, false, *shape},
+                    args.loc);
+}
+
+/// A mask argument: i1 with the pointer's shape.
+std::optional<FValue> readMask(Emitter &e, const FValue &mask, SMLoc loc,
+                               llvm::ArrayRef<int64_t> shape, StringRef builtin) {
+  std::optional<FValue> m = e.materialize(mask, loc);
+  if (!m)
+    return std::nullopt;
+  if (m->type.isPointer)
+    return e.error(loc, "the mask of " + builtin + " must be a boolean, got " +
+                            m->type.str());
+  if (!m->type.element.isBool())
+    m = e.castTo(*m, DType(ScalarKind::I1), loc);
+  return e.broadcastTo(*m, shape, loc);
+}
+
+std::optional<FValue> load(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"pointer",        "mask",
+                                      "other",          "boundary_check",
+                                      "padding_option", "cache_modifier",
+                                      "eviction_policy", "volatile"};
+  ArgReader r(e, args, "tl.load", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *ptr = r.get(0);
+  if (!ptr)
+    return r.missing(0);
+  if (!ptr->isRuntime() || !ptr->type.isPointer)
+    return r.bad(0, "a pointer or a block of pointers");
+  if (r.get(3) && !(r.get(3)->kind == FValue::Kind::Tuple && r.get(3)->elements.empty()))
+    return e.error(r.loc(3), "boundary_check needs a block pointer "
+                             "(tl.make_block_ptr), which is not supported yet");
+  TritonType resultType = ptr->type;
+  resultType.isPointer = false;
+  mlir::Value maskValue, otherValue;
+  if (const FValue *mask = r.get(1)) {
+    std::optional<FValue> m = readMask(e, *mask, r.loc(1), ptr->type.shape, "tl.load");
+    if (!m)
+      return std::nullopt;
+    maskValue = m->value;
+    if (const FValue *other = r.get(2)) {
+      std::optional<FValue> o;
+      if (other->isNumber())
+        o = e.constant(*other, resultType, r.loc(2));
+      else if (other->isRuntime() && !other->type.isPointer)
+        o = e.broadcastTo(e.castTo(*other, resultType.element, r.loc(2)),
+                          resultType.shape, r.loc(2));
+      else
+        return r.bad(2, "a number or a tensor of numbers");
+      if (!o)
+        return std::nullopt;
+      otherValue = o->value;
+    }
+  } else if (r.get(2)) {
+    return e.error(r.loc(2), "tl.load: 'other' needs a 'mask'");
+  }
+  for (size_t i : {size_t(4), size_t(5), size_t(6)})
+    if (const FValue *s = r.get(i))
+      if (s->kind != FValue::Kind::String)
+        return r.bad(i, "a string");
+  auto &b = e.getBuilder();
+  mlir::Value v = kiln::LoadOp::create(b, e.location(args.loc),
+                                       resultType.toMLIR(e.getContext()),
+                                       ptr->value, maskValue, otherValue);
+  return FValue::runtime(v, resultType);
+}
+
+std::optional<FValue> store(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"pointer", "value", "mask",
+                                      "boundary_check", "cache_modifier",
+                                      "eviction_policy"};
+  ArgReader r(e, args, "tl.store", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *ptr = r.get(0);
+  if (!ptr)
+    return r.missing(0);
+  if (!ptr->isRuntime() || !ptr->type.isPointer)
+    return r.bad(0, "a pointer or a block of pointers");
+  const FValue *value = r.get(1);
+  if (!value)
+    return r.missing(1);
+  TritonType elementType = ptr->type;
+  elementType.isPointer = false;
+  std::optional<FValue> v;
+  if (value->isNumber())
+    v = e.constant(*value, elementType, r.loc(1));
+  else if (value->isRuntime() && !value->type.isPointer)
+    v = e.broadcastTo(e.castTo(*value, elementType.element, r.loc(1)),
+                      elementType.shape, r.loc(1));
+  else
+    return r.bad(1, "a number or a tensor of numbers");
+  if (!v)
+    return std::nullopt;
+  mlir::Value maskValue;
+  if (const FValue *mask = r.get(2)) {
+    std::optional<FValue> m = readMask(e, *mask, r.loc(2), ptr->type.shape, "tl.store");
+    if (!m)
+      return std::nullopt;
+    maskValue = m->value;
+  }
+  kiln::StoreOp::create(e.getBuilder(), e.location(args.loc), ptr->value, v->value,
+                        maskValue);
+  return FValue::none();
+}
+
+std::optional<FValue> where(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"condition", "x", "y"};
+  ArgReader r(e, args, "tl.where", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  for (size_t i = 0; i < 3; ++i)
+    if (!r.get(i))
+      return r.missing(i);
+  std::optional<FValue> cond = e.materialize(*r.get(0), r.loc(0));
+  if (!cond)
+    return std::nullopt;
+  if (!cond->type.element.isBool())
+    cond = e.castTo(*cond, DType(ScalarKind::I1), r.loc(0));
+  // Type x and y together (as x + y would), then broadcast all three.
+  const FValue &x = *r.get(1), &y = *r.get(2);
+  llvm::SmallVector<int64_t> shape = cond->type.shape;
+  for (const FValue *v : {&x, &y})
+    if (v->isRuntime() && v->type.isBlock() && shape.empty())
+      shape = v->type.shape;
+  DType type;
+  if (x.isRuntime() && y.isRuntime()) {
+    std::optional<FValue> probe = e.binary("+", x, y, args.loc);
+    (void)probe; // only for its type; the dead op is removed by canonicalize
+    if (!probe)
+      return std::nullopt;
+    type = probe->type.element;
+  } else if (x.isRuntime()) {
+    type = x.type.element;
+  } else if (y.isRuntime()) {
+    type = y.type.element;
+  } else {
+    std::optional<FValue> probe = e.materialize(
+        x.kind == FValue::Kind::Float ? x : y, args.loc);
+    if (!probe)
+      return std::nullopt;
+    type = probe->type.element;
+  }
+  auto prepare = [&](const FValue &v, SMLoc loc) -> std::optional<FValue> {
+    if (!v.isRuntime())
+      return e.constant(v, TritonType{type, false, shape}, loc);
+    return e.broadcastTo(e.castTo(v, type, loc), shape, loc);
+  };
+  std::optional<FValue> a = prepare(x, r.loc(1));
+  std::optional<FValue> b = a ? prepare(y, r.loc(2)) : std::nullopt;
+  std::optional<FValue> c = b ? e.broadcastTo(*cond, shape, r.loc(0)) : std::nullopt;
+  if (!c)
+    return std::nullopt;
+  mlir::Value v = mlir::arith::SelectOp::create(e.getBuilder(), e.location(args.loc),
+                                                c->value, a->value, b->value);
+  return FValue::runtime(v, a->type);
+}
+
+std::optional<FValue> minMax(Emitter &e, const CallArgs &args, bool isMax) {
+  static const StringRef kParams[] = {"x", "y", "propagate_nan"};
+  StringRef name = isMax ? "tl.maximum" : "tl.minimum";
+  ArgReader r(e, args, name, kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0) || !r.get(1))
+    return r.missing(r.get(0) ? 1 : 0);
+  // Type both operands as an arithmetic op would.
+  std::optional<FValue> probe = e.binary("-", *r.get(0), *r.get(1), args.loc);
+  if (!probe)
+    return std::nullopt;
+  DType type = probe->type.element;
+  auto prepare = [&](const FValue &v, SMLoc loc) -> std::optional<FValue> {
+    if (!v.isRuntime())
+      return e.constant(v, probe->type, loc);
+    return e.broadcastTo(e.castTo(v, type, loc), probe->type.shape, loc);
+  };
+  std::optional<FValue> a = prepare(*r.get(0), r.loc(0));
+  std::optional<FValue> b = a ? prepare(*r.get(1), r.loc(1)) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  auto &builder = e.getBuilder();
+  mlir::Location l = e.location(args.loc);
+  mlir::Value v;
+  namespace arith = mlir::arith;
+  if (type.isFloat())
+    v = isMax ? mlir::Value(arith::MaxNumFOp::create(builder, l, a->value, b->value))
+              : mlir::Value(arith::MinNumFOp::create(builder, l, a->value, b->value));
+  else if (type.isUnsigned() || type.isBool())
+    v = isMax ? mlir::Value(arith::MaxUIOp::create(builder, l, a->value, b->value))
+              : mlir::Value(arith::MinUIOp::create(builder, l, a->value, b->value));
+  else
+    v = isMax ? mlir::Value(arith::MaxSIOp::create(builder, l, a->value, b->value))
+              : mlir::Value(arith::MinSIOp::create(builder, l, a->value, b->value));
+  return FValue::runtime(v, probe->type);
+}
+std::optional<FValue> maximum(Emitter &e, const CallArgs &args) {
+  return minMax(e, args, true);
+}
+std::optional<FValue> minimum(Emitter &e, const CallArgs &args) {
+  return minMax(e, args, false);
+}
+
+std::optional<FValue> cdiv(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x", "div"};
+  ArgReader r(e, args, "cdiv", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0) || !r.get(1))
+    return r.missing(r.get(0) ? 1 : 0);
+  std::optional<FValue> sum = e.binary("+", *r.get(0), *r.get(1), args.loc);
+  std::optional<FValue> minusOne =
+      sum ? e.binary("-", *sum, FValue::integer(1), args.loc) : std::nullopt;
+  return minusOne ? e.binary("//", *minusOne, *r.get(1), args.loc) : std::nullopt;
+}
+
+/// Hints that only refine analysis (`tl.multiple_of`, ...): the value
+/// passes through unchanged.
+std::optional<FValue> passThroughHint(Emitter &e, const CallArgs &args) {
+  if (args.args.empty())
+    return e.error(args.loc, args.callee + " needs an input value");
+  return args.args[0];
+}
+
+std::optional<FValue> staticAssert(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"cond", "msg"};
+  ArgReader r(e, args, "tl.static_assert", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *cond = r.get(0);
+  if (!cond)
+    return r.missing(0);
+  if (cond->isRuntime())
+    return r.bad(0, "a compile-time condition");
+  bool truth = cond->isNumber() ? cond->intValue != 0 || cond->floatValue != 0
+                                : !cond->isNone();
+  if (!truth) {
+    std::string message = "static assertion failed";
+    if (const FValue *msg = r.get(1))
+      message += ": " + msg->text;
+    return e.error(args.loc, message);
+  }
+  return FValue::none();
+}
+
+std::optional<FValue> ignoredInRelease(Emitter &e, const CallArgs &args) {
+  (void)e;
+  (void)args;
+  return FValue::none();
+}
+
+std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"self", "dtype", "fp_downcast_rounding",
+                                      "bitcast"};
+  ArgReader r(e, args, ".to", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue &self = *r.get(0);
+  const FValue *dtype = r.get(1);
+  if (!dtype || dtype->kind != FValue::Kind::DType)
+    return r.bad(1, "a dtype such as tl.float32");
+  bool bitcast = r.get(3) && r.get(3)->isNumber() && r.get(3)->intValue;
+  if (bitcast)
+    return e.bitcastTo(self, dtype->type, args.loc);
+  if (self.type.isPointer || dtype->type.isPointer) {
+    if (self.type.isPointer && dtype->type.isPointer)
+      return e.bitcastTo(self, dtype->type, args.loc);
+    return e.error(args.loc, "cannot convert " + self.type.str() + " to " +
+                                 dtype->type.str());
+  }
+  return e.castTo(self, dtype->type.element, args.loc);
+}
+
+//===--- Python builtins on compile-time values ---------------------------===//
+
+std::optional<FValue> pyMinMax(Emitter &e, const CallArgs &args, bool isMax) {
+  std::vector<FValue> items = args.args;
+  if (items.size() == 1 && items[0].kind == FValue::Kind::Tuple)
+    items = items[0].elements;
+  if (items.empty())
+    return e.error(args.loc, std::string(isMax ? "max" : "min") +
+                                 "() needs at least one argument");
+  FValue best = items[0];
+  for (size_t i = 1; i < items.size(); ++i) {
+    if (!best.isNumber() || !items[i].isNumber())
+      return e.error(args.loc, std::string(isMax ? "max" : "min") +
+                                   "() works on compile-time numbers; use "
+                                   "tl.maximum/tl.minimum for run-time values");
+    std::optional<FValue> less = e.binary("<", items[i], best, args.loc);
+    if (!less)
+      return std::nullopt;
+    if (bool(less->intValue) != isMax)
+      best = items[i];
+  }
+  return best;
+}
+std::optional<FValue> pyMin(Emitter &e, const CallArgs &args) {
+  return pyMinMax(e, args, false);
+}
+std::optional<FValue> pyMax(Emitter &e, const CallArgs &args) {
+  return pyMinMax(e, args, true);
+}
+std::optional<FValue> pyLen(Emitter &e, const CallArgs &args) {
+  if (args.args.size() != 1 || args.args[0].kind != FValue::Kind::Tuple)
+    return e.error(args.loc, "len() needs one compile-time tuple");
+  return FValue::integer(args.args[0].elements.size());
+}
+std::optional<FValue> pyInt(Emitter &e, const CallArgs &args) {
+  if (args.args.size() != 1 || !args.args[0].isNumber())
+    return e.error(args.loc, "int() needs one compile-time number");
+  const FValue &v = args.args[0];
+  return FValue::integer(v.kind == FValue::Kind::Float ? int64_t(v.floatValue)
+                                                       : v.intValue);
+}
+std::optional<FValue> pyFloat(Emitter &e, const CallArgs &args) {
+  if (args.args.size() != 1)
+    return e.error(args.loc, "float() needs one argument");
+  const FValue &v = args.args[0];
+  if (v.kind == FValue::Kind::String) {
+    StringRef s = StringRef(v.text).trim().lower();
+    if (s == "inf" || s == "+inf" || s == "infinity")
+      return FValue::floating(std::numeric_limits<double>::infinity());
+    if (s == "-inf" || s == "-infinity")
+      return FValue::floating(-std::numeric_limits<double>::infinity());
+    if (s == "nan")
+      return FValue::floating(std::numeric_limits<double>::quiet_NaN());
+    double d;
+    if (!s.getAsDouble(d))
+      return FValue::floating(d);
+    return e.error(args.loc, "float() cannot parse \"" + v.text + "\"");
+  }
+  if (!v.isNumber())
+    return e.error(args.loc, "float() needs a compile-time number or string");
+  return FValue::floating(v.kind == FValue::Kind::Float ? v.floatValue
+                                                        : double(v.intValue));
+}
+
+const llvm::StringMap<BuiltinFn> &builtinTable() {
+  static const llvm::StringMap<BuiltinFn> table = {
+      {"tl.program_id", programId},
+      {"tl.num_programs", numPrograms},
+      {"tl.arange", arange},
+      {"tl.load", load},
+      {"tl.store", store},
+      {"tl.full", full},
+      {"tl.zeros", zeros},
+      {"tl.where", where},
+      {"tl.maximum", maximum},
+      {"tl.minimum", minimum},
+      {"tl.cdiv", cdiv},
+      {"triton.cdiv", cdiv},
+      {"tl.multiple_of", passThroughHint},
+      {"tl.max_contiguous", passThroughHint},
+      {"tl.max_constancy", passThroughHint},
+      {"tl.static_assert", staticAssert},
+      {"tl.static_print", ignoredInRelease},
+      {"tl.device_assert", ignoredInRelease},
+      {"tl.device_print", ignoredInRelease},
+      {"tl.debug_barrier", ignoredInRelease},
+      {"print", ignoredInRelease},
+      {"method.to", methodTo},
+      {"min", pyMin},
+      {"max", pyMax},
+      {"len", pyLen},
+      {"int", pyInt},
+      {"float", pyFloat},
+  };
+  return table;
+}
+
+} // namespace
+
+BuiltinFn kiln::frontend::lookupBuiltin(StringRef name) {
+  const auto &table = builtinTable();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : it->second;
+}

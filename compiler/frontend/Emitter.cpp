@@ -1,0 +1,914 @@
+//===- Emitter.cpp - staged evaluation of kernel source into kiln IR ------===//
+#include "compiler/frontend/Emitter.h"
+
+#include "compiler/ir/Dialects.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace kiln::frontend;
+using llvm::SMLoc;
+using llvm::StringRef;
+
+std::string FValue::describe() const {
+  switch (kind) {
+  case Kind::Runtime:
+    if (type.isBlock())
+      return "a block of type " + type.str();
+    return "a run-time scalar of type " + type.str();
+  case Kind::Int:
+    return "the int " + std::to_string(intValue);
+  case Kind::Float:
+    return "a float";
+  case Kind::Bool:
+    return intValue ? "True" : "False";
+  case Kind::None:
+    return "None";
+  case Kind::String:
+    return "the string \"" + text + "\"";
+  case Kind::DType:
+    return "the dtype " + type.str();
+  case Kind::Tuple:
+    return "a tuple of " + std::to_string(elements.size());
+  case Kind::Module:
+    return "the module " + text;
+  case Kind::Function:
+    return "a function";
+  case Kind::Builtin:
+    return "the builtin " + text;
+  case Kind::Method:
+    return "the method " + text;
+  case Kind::Marker:
+    return text;
+  }
+  return "a value";
+}
+
+Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
+                 const Module &module)
+    : sourceMgr(sourceMgr), context(context), module(module),
+      builder(&context), filename(module.filename) {
+  collectGlobals();
+}
+
+std::nullopt_t Emitter::error(SMLoc loc, const llvm::Twine &message) {
+  sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it)
+    if (it->callLoc.isValid())
+      sourceMgr.PrintMessage(it->callLoc, llvm::SourceMgr::DK_Note,
+                             "in the inlined call to '" + it->function->name +
+                                 "' here");
+  return std::nullopt;
+}
+
+mlir::Location Emitter::location(SMLoc loc) {
+  if (!loc.isValid())
+    return builder.getUnknownLoc();
+  auto [line, col] = sourceMgr.getLineAndColumn(loc);
+  return mlir::FileLineColLoc::get(&context, filename, line, col);
+}
+
+//===----------------------------------------------------------------------===//
+// Module-level names
+//===----------------------------------------------------------------------===//
+
+// Canonical module paths: the language module is "triton.language" whatever
+// alias it is imported under.
+static std::string canonicalModule(StringRef path) {
+  if (path == "triton.language.extra.cuda.libdevice" ||
+      path == "triton.language.extra.libdevice" ||
+      path == "triton.language.math")
+    return "libdevice";
+  return path.str();
+}
+
+void Emitter::collectGlobals() {
+  for (const StmtPtr &stmt : module.body) {
+    if (auto *imp = llvm::dyn_cast<ImportStmt>(stmt.get())) {
+      for (auto &[path, alias] : imp->modules) {
+        // `import a.b` binds `a`; `import a.b as c` binds c to a.b.
+        bool aliased = alias != StringRef(path).split('.').first;
+        globals[alias] = FValue::named(
+            FValue::Kind::Module,
+            canonicalModule(aliased ? path : StringRef(path).split('.').first));
+      }
+    } else if (auto *from = llvm::dyn_cast<ImportFromStmt>(stmt.get())) {
+      for (auto &[name, alias] : from->names)
+        globals[alias] = FValue::named(FValue::Kind::Module,
+                                       canonicalModule(from->module + "." + name));
+    } else if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
+      FValue f;
+      f.kind = FValue::Kind::Function;
+      f.function = def;
+      globals[def->name] = f;
+    } else if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt.get())) {
+      for (const ExprPtr &target : assign->targets)
+        if (auto *name = llvm::dyn_cast<NameExpr>(target.get()))
+          globalDefs[name->name] = stmt.get();
+    } else if (auto *ann = llvm::dyn_cast<AnnAssignStmt>(stmt.get())) {
+      if (auto *name = llvm::dyn_cast<NameExpr>(ann->target.get()))
+        if (ann->value)
+          globalDefs[name->name] = stmt.get();
+    } else if (auto *other = llvm::dyn_cast<OtherStmt>(stmt.get())) {
+      for (const std::string &name : other->definedNames)
+        globalDefs[name] = stmt.get();
+    }
+  }
+}
+
+// Module-level assignments are evaluated on first use, at compile time only.
+std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
+  auto it = globalDefs.find(name);
+  if (it == globalDefs.end())
+    return std::nullopt;
+  const Stmt *stmt = it->second;
+  if (auto *other = llvm::dyn_cast<OtherStmt>(stmt))
+    return error(loc, "'" + name + "' is defined by a module-level '" +
+                          other->what +
+                          "' statement, which Triton kernels cannot use");
+  if (evaluatingGlobals.lookup(name))
+    return error(loc, "the global '" + name + "' is defined in terms of itself");
+  evaluatingGlobals[name] = true;
+  const Expr *valueExpr = nullptr;
+  if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt))
+    valueExpr = assign->value.get();
+  else
+    valueExpr = llvm::cast<AnnAssignStmt>(stmt)->value.get();
+  // Evaluate in a scope of its own: globals never see kernel locals.
+  std::vector<Scope> savedScopes;
+  std::swap(savedScopes, scopes);
+  scopes.emplace_back();
+  std::optional<FValue> value = evaluate(*valueExpr);
+  std::swap(savedScopes, scopes);
+  evaluatingGlobals[name] = false;
+  if (!value)
+    return std::nullopt;
+  if (value->isRuntime())
+    return error(loc, "the global '" + name +
+                          "' is not a compile-time constant; kernels may only "
+                          "use constant globals");
+  globals[name] = *value;
+  return value;
+}
+
+std::optional<FValue> Emitter::lookup(StringRef name, SMLoc loc) {
+  if (!scopes.empty()) {
+    auto it = scopes.back().find(name);
+    if (it != scopes.back().end())
+      return it->second;
+  }
+  auto g = globals.find(name);
+  if (g != globals.end())
+    return g->second;
+  if (globalDefs.count(name))
+    return evaluateGlobal(name, loc);
+  static const char *const kPythonBuiltins[] = {
+      "range", "min", "max", "len", "int", "float", "bool", "print",
+      "isinstance", "abs", "getattr", "hasattr", "tuple", "list", "str"};
+  if (llvm::is_contained(kPythonBuiltins, name))
+    return FValue::named(FValue::Kind::Builtin, name.str());
+  return error(loc, "name '" + name + "' is not defined");
+}
+
+bool Emitter::isJit(const FunctionDefStmt &function) {
+  for (const ExprPtr &decorator : function.decorators) {
+    const Expr *callee = decorator.get();
+    if (auto *call = llvm::dyn_cast<CallExpr>(callee))
+      callee = call->callee.get();
+    // Compare syntactically: `triton.jit`, `jit` imported from triton.
+    if (auto *attr = llvm::dyn_cast<AttributeExpr>(callee)) {
+      if (attr->attr == "jit")
+        return true;
+    } else if (auto *name = llvm::dyn_cast<NameExpr>(callee)) {
+      if (name->name == "jit")
+        return true;
+    }
+  }
+  return false;
+}
+
+const FunctionDefStmt *Emitter::findKernel(StringRef name) {
+  std::vector<const FunctionDefStmt *> jitFunctions;
+  for (const StmtPtr &stmt : module.body)
+    if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get()))
+      if (isJit(*def))
+        jitFunctions.push_back(def);
+  std::string names;
+  for (const FunctionDefStmt *f : jitFunctions)
+    names += (names.empty() ? "" : ", ") + f->name;
+  SMLoc fileStart = SMLoc::getFromPointer(
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferStart());
+  if (!name.empty()) {
+    for (const FunctionDefStmt *f : jitFunctions)
+      if (f->name == name)
+        return f;
+    error(fileStart, "no @triton.jit function named '" + name + "' in " +
+                         filename +
+                         (names.empty() ? " (it has none)"
+                                        : " (it has: " + names + ")"));
+    return nullptr;
+  }
+  if (jitFunctions.size() == 1)
+    return jitFunctions.front();
+  error(fileStart, jitFunctions.empty()
+                       ? "no @triton.jit function in " + filename
+                       : "several @triton.jit functions in " + filename +
+                             " (" + names + "); choose one with -n");
+  return nullptr;
+}
+
+static bool isConstexprAnnotation(const Expr *annotation) {
+  if (!annotation)
+    return false;
+  if (auto *attr = llvm::dyn_cast<AttributeExpr>(annotation))
+    return attr->attr == "constexpr";
+  if (auto *name = llvm::dyn_cast<NameExpr>(annotation))
+    return name->name == "constexpr";
+  if (auto *str = llvm::dyn_cast<StringExpr>(annotation))
+    return StringRef(str->value).ends_with("constexpr");
+  return false;
+}
+
+std::optional<std::vector<ParamDecl>>
+Emitter::paramDecls(const FunctionDefStmt &kernel) {
+  std::vector<ParamDecl> decls;
+  for (const Param &p : kernel.params) {
+    ParamDecl decl{p.name, isConstexprAnnotation(p.annotation.get()), {}};
+    if (decl.isConstexpr && p.defaultValue) {
+      scopes.emplace_back();
+      std::optional<FValue> v = evaluate(*p.defaultValue);
+      scopes.pop_back();
+      if (!v)
+        return std::nullopt;
+      ConstexprLiteral lit;
+      switch (v->kind) {
+      case FValue::Kind::Int:
+        lit.kind = ConstexprLiteral::Kind::Int;
+        lit.intValue = v->intValue;
+        lit.text = std::to_string(v->intValue);
+        break;
+      case FValue::Kind::Bool:
+        lit.kind = ConstexprLiteral::Kind::Bool;
+        lit.intValue = v->intValue;
+        lit.text = v->intValue ? "True" : "False";
+        break;
+      case FValue::Kind::Float:
+        lit.kind = ConstexprLiteral::Kind::Float;
+        lit.floatValue = v->floatValue;
+        lit.text = std::to_string(v->floatValue);
+        break;
+      case FValue::Kind::String:
+        lit.kind = ConstexprLiteral::Kind::String;
+        lit.text = v->text;
+        break;
+      case FValue::Kind::None:
+        lit.kind = ConstexprLiteral::Kind::None;
+        lit.text = "None";
+        break;
+      default:
+        error(p.defaultValue->getLoc(),
+              "unsupported default value for a tl.constexpr parameter");
+        return std::nullopt;
+      }
+      decl.defaultValue = lit;
+    }
+    decls.push_back(std::move(decl));
+  }
+  return decls;
+}
+
+static FValue literalToValue(const ConstexprLiteral &lit) {
+  switch (lit.kind) {
+  case ConstexprLiteral::Kind::Int:
+    return FValue::integer(lit.intValue);
+  case ConstexprLiteral::Kind::Float:
+    return FValue::floating(lit.floatValue);
+  case ConstexprLiteral::Kind::Bool:
+    return FValue::boolean(lit.intValue);
+  case ConstexprLiteral::Kind::String:
+    return FValue::string(lit.text);
+  case ConstexprLiteral::Kind::DType:
+    return FValue::dtype(TritonType{lit.dtype, false, {}});
+  case ConstexprLiteral::Kind::None:
+    return FValue::none();
+  }
+  return FValue::none();
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
+  mlir::OwningOpRef<mlir::ModuleOp> moduleOp =
+      mlir::ModuleOp::create(location(kernel.getLoc()));
+  builder.setInsertionPointToEnd(moduleOp->getBody());
+
+  llvm::SmallVector<mlir::Type> argTypes;
+  for (const ParamSpec &p : spec.params)
+    if (!p.isConstexpr)
+      argTypes.push_back(p.type.toMLIR(&context));
+  auto funcType = builder.getFunctionType(argTypes, {});
+  auto func = mlir::func::FuncOp::create(builder, location(kernel.nameLoc),
+                                         kernel.name, funcType);
+  func.setPublic();
+  mlir::Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+
+  scopes.emplace_back();
+  frames.push_back({&kernel, SMLoc(), std::nullopt, false});
+  unsigned argIndex = 0;
+  for (size_t i = 0; i < spec.params.size(); ++i) {
+    const ParamSpec &p = spec.params[i];
+    if (p.isConstexpr) {
+      scopes.back()[p.name] = literalToValue(p.value);
+      continue;
+    }
+    if (p.divisibility > 1)
+      func.setArgAttr(argIndex, "kiln.divisibility",
+                      builder.getI32IntegerAttr(p.divisibility));
+    scopes.back()[p.name] = FValue::runtime(entry->getArgument(argIndex), p.type);
+    ++argIndex;
+  }
+  bool ok = emitBlock(kernel.body);
+  if (ok && frames.back().returnValue && !frames.back().returnValue->isNone()) {
+    error(kernel.getLoc(), "a kernel cannot return a value");
+    ok = false;
+  }
+  frames.pop_back();
+  scopes.pop_back();
+  if (!ok)
+    return nullptr;
+  builder.setInsertionPointToEnd(entry);
+  mlir::func::ReturnOp::create(builder, location(kernel.getLoc()));
+  return moduleOp;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+bool Emitter::emitBlock(const Block &block) {
+  for (const StmtPtr &stmt : block) {
+    if (frames.back().returned)
+      return error(stmt->getLoc(),
+                   "code after 'return' is not supported (a return must be "
+                   "the last statement executed)"),
+             false;
+    if (!emitStatement(*stmt))
+      return false;
+  }
+  return true;
+}
+
+bool Emitter::emitAssign(const Expr &target, const FValue &value) {
+  if (auto *name = llvm::dyn_cast<NameExpr>(&target)) {
+    scopes.back()[name->name] = value;
+    return true;
+  }
+  const std::vector<ExprPtr> *elements = nullptr;
+  if (auto *tuple = llvm::dyn_cast<TupleExpr>(&target))
+    elements = &tuple->elements;
+  else if (auto *list = llvm::dyn_cast<ListExpr>(&target))
+    elements = &list->elements;
+  if (elements) {
+    if (value.kind != FValue::Kind::Tuple)
+      return error(target.getLoc(),
+                   "cannot unpack " + value.describe() + " into " +
+                       std::to_string(elements->size()) + " names"),
+             false;
+    if (value.elements.size() != elements->size())
+      return error(target.getLoc(),
+                   "cannot unpack a tuple of " +
+                       std::to_string(value.elements.size()) + " into " +
+                       std::to_string(elements->size()) + " names"),
+             false;
+    for (size_t i = 0; i < elements->size(); ++i)
+      if (!emitAssign(*(*elements)[i], value.elements[i]))
+        return false;
+    return true;
+  }
+  return error(target.getLoc(),
+               "only names and tuples of names can be assigned to in a "
+               "Triton kernel"),
+         false;
+}
+
+bool Emitter::emitStatement(const Stmt &stmt) {
+  switch (stmt.getKind()) {
+  case Stmt::Kind::Expr: {
+    auto &s = llvm::cast<ExprStmt>(stmt);
+    if (llvm::isa<StringExpr>(s.value.get()))
+      return true; // docstring
+    return evaluate(*s.value).has_value();
+  }
+  case Stmt::Kind::Assign: {
+    auto &s = llvm::cast<AssignStmt>(stmt);
+    std::optional<FValue> value = evaluate(*s.value);
+    if (!value)
+      return false;
+    for (const ExprPtr &target : s.targets)
+      if (!emitAssign(*target, *value))
+        return false;
+    return true;
+  }
+  case Stmt::Kind::AnnAssign: {
+    auto &s = llvm::cast<AnnAssignStmt>(stmt);
+    if (!s.value)
+      return true;
+    std::optional<FValue> value = evaluate(*s.value);
+    return value && emitAssign(*s.target, *value);
+  }
+  case Stmt::Kind::AugAssign: {
+    auto &s = llvm::cast<AugAssignStmt>(stmt);
+    if (!llvm::isa<NameExpr>(s.target.get()))
+      return error(s.target->getLoc(),
+                   "augmented assignment needs a plain name as its target"),
+             false;
+    std::optional<FValue> current = evaluate(*s.target);
+    std::optional<FValue> rhs = current ? evaluate(*s.value) : std::nullopt;
+    if (!rhs)
+      return false;
+    std::optional<FValue> result = binary(s.op, *current, *rhs, s.getLoc());
+    return result && emitAssign(*s.target, *result);
+  }
+  case Stmt::Kind::Return: {
+    auto &s = llvm::cast<ReturnStmt>(stmt);
+    FValue value = FValue::none();
+    if (s.value) {
+      std::optional<FValue> v = evaluate(*s.value);
+      if (!v)
+        return false;
+      value = *v;
+    }
+    frames.back().returnValue = value;
+    frames.back().returned = true;
+    return true;
+  }
+  case Stmt::Kind::Pass:
+    return true;
+  case Stmt::Kind::If:
+    return emitIf(llvm::cast<IfStmt>(stmt));
+  case Stmt::Kind::For:
+    return emitFor(llvm::cast<ForStmt>(stmt));
+  case Stmt::Kind::While:
+    return emitWhile(llvm::cast<WhileStmt>(stmt));
+  case Stmt::Kind::Assert: {
+    auto &s = llvm::cast<AssertStmt>(stmt);
+    std::optional<FValue> cond = evaluate(*s.cond);
+    if (!cond)
+      return false;
+    if (cond->isRuntime())
+      return true; // run-time asserts are device_asserts, kept in debug only
+    std::optional<bool> truth = truthiness(*cond, s.cond->getLoc());
+    if (!truth)
+      return false;
+    if (!*truth) {
+      std::string message = "assertion failed";
+      if (s.message)
+        if (auto *str = llvm::dyn_cast<StringExpr>(s.message.get()))
+          message += ": " + str->value;
+      return error(s.getLoc(), message), false;
+    }
+    return true;
+  }
+  case Stmt::Kind::Break:
+  case Stmt::Kind::Continue:
+    return error(stmt.getLoc(), "'break' and 'continue' are not supported in "
+                                "Triton kernels"),
+           false;
+  case Stmt::Kind::FunctionDef:
+    return error(stmt.getLoc(), "nested function definitions are not supported "
+                                "in Triton kernels"),
+           false;
+  case Stmt::Kind::Import:
+  case Stmt::Kind::ImportFrom:
+    return error(stmt.getLoc(), "imports inside a kernel are not supported"),
+           false;
+  case Stmt::Kind::Other:
+    return error(stmt.getLoc(), "this statement is not supported in Triton "
+                                "kernels"),
+           false;
+  }
+  return false;
+}
+
+std::optional<bool> Emitter::truthiness(const FValue &v, SMLoc loc) {
+  switch (v.kind) {
+  case FValue::Kind::Int:
+  case FValue::Kind::Bool:
+    return v.intValue != 0;
+  case FValue::Kind::Float:
+    return v.floatValue != 0;
+  case FValue::Kind::None:
+    return false;
+  case FValue::Kind::String:
+    return !v.text.empty();
+  case FValue::Kind::Tuple:
+    return !v.elements.empty();
+  case FValue::Kind::Runtime:
+    error(loc, "a run-time value cannot be used as a compile-time condition");
+    return std::nullopt;
+  default:
+    return true;
+  }
+}
+
+bool Emitter::emitIf(const IfStmt &stmt) {
+  std::optional<FValue> cond = evaluate(*stmt.cond);
+  if (!cond)
+    return false;
+  if (!cond->isRuntime()) {
+    std::optional<bool> truth = truthiness(*cond, stmt.cond->getLoc());
+    if (!truth)
+      return false;
+    return emitBlock(*truth ? stmt.thenBody : stmt.elseBody);
+  }
+  return error(stmt.getLoc(),
+               "'if' on a run-time condition is not supported yet (only "
+               "conditions known at compile time, such as tl.constexpr "
+               "parameters)"),
+         false;
+}
+
+bool Emitter::emitFor(const ForStmt &stmt) {
+  return error(stmt.getLoc(), "'for' loops are not supported yet"), false;
+}
+
+bool Emitter::emitWhile(const WhileStmt &stmt) {
+  return error(stmt.getLoc(), "'while' loops are not supported yet"), false;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+static std::optional<int64_t> parseIntLiteral(StringRef digits) {
+  uint64_t v;
+  if (digits.getAsInteger(0, v) || v > uint64_t(INT64_MAX))
+    return std::nullopt;
+  return int64_t(v);
+}
+
+std::optional<FValue> Emitter::evaluate(const Expr &expr) {
+  switch (expr.getKind()) {
+  case Expr::Kind::Name:
+    return lookup(llvm::cast<NameExpr>(expr).name, expr.getLoc());
+  case Expr::Kind::Int: {
+    auto v = parseIntLiteral(llvm::cast<IntExpr>(expr).digits);
+    if (!v)
+      return error(expr.getLoc(), "integer literal does not fit in 64 bits");
+    return FValue::integer(*v);
+  }
+  case Expr::Kind::Float:
+    return FValue::floating(llvm::cast<FloatExpr>(expr).value);
+  case Expr::Kind::String:
+    return FValue::string(llvm::cast<StringExpr>(expr).value);
+  case Expr::Kind::Bool:
+    return FValue::boolean(llvm::cast<BoolExpr>(expr).value);
+  case Expr::Kind::None:
+    return FValue::none();
+  case Expr::Kind::Ellipsis:
+    return error(expr.getLoc(), "'...' is not supported in Triton kernels");
+  case Expr::Kind::Attribute: {
+    auto &e = llvm::cast<AttributeExpr>(expr);
+    std::optional<FValue> base = evaluate(*e.value);
+    if (!base)
+      return std::nullopt;
+    return getAttribute(*base, e.attr, e.getLoc());
+  }
+  case Expr::Kind::Call:
+    return evaluateCall(llvm::cast<CallExpr>(expr));
+  case Expr::Kind::Binary: {
+    auto &e = llvm::cast<BinaryExpr>(expr);
+    std::optional<FValue> lhs = evaluate(*e.lhs);
+    std::optional<FValue> rhs = lhs ? evaluate(*e.rhs) : std::nullopt;
+    if (!rhs)
+      return std::nullopt;
+    return binary(e.op, *lhs, *rhs, e.getLoc());
+  }
+  case Expr::Kind::Unary: {
+    auto &e = llvm::cast<UnaryExpr>(expr);
+    std::optional<FValue> operand = evaluate(*e.operand);
+    if (!operand)
+      return std::nullopt;
+    return unary(e.op, *operand, e.getLoc());
+  }
+  case Expr::Kind::Compare:
+    return evaluateCompare(llvm::cast<CompareExpr>(expr));
+  case Expr::Kind::BoolOp:
+    return evaluateBoolOp(llvm::cast<BoolOpExpr>(expr));
+  case Expr::Kind::IfExp: {
+    auto &e = llvm::cast<IfExpExpr>(expr);
+    std::optional<FValue> cond = evaluate(*e.cond);
+    if (!cond)
+      return std::nullopt;
+    if (cond->isRuntime())
+      return error(e.getLoc(), "a conditional expression needs a compile-time "
+                               "condition; use tl.where for run-time values");
+    std::optional<bool> truth = truthiness(*cond, e.cond->getLoc());
+    if (!truth)
+      return std::nullopt;
+    return evaluate(*truth ? *e.thenValue : *e.elseValue);
+  }
+  case Expr::Kind::Subscript:
+    return evaluateSubscript(llvm::cast<SubscriptExpr>(expr));
+  case Expr::Kind::Tuple:
+  case Expr::Kind::List: {
+    const auto &elements = expr.getKind() == Expr::Kind::Tuple
+                               ? llvm::cast<TupleExpr>(expr).elements
+                               : llvm::cast<ListExpr>(expr).elements;
+    std::vector<FValue> values;
+    for (const ExprPtr &e : elements) {
+      std::optional<FValue> v = evaluate(*e);
+      if (!v)
+        return std::nullopt;
+      values.push_back(*v);
+    }
+    return FValue::tuple(std::move(values));
+  }
+  case Expr::Kind::Dict:
+    return error(expr.getLoc(), "dicts are not supported in Triton kernels");
+  case Expr::Kind::Slice:
+    return error(expr.getLoc(), "a slice is only valid inside a subscript");
+  case Expr::Kind::Lambda:
+    return error(expr.getLoc(), "lambdas are not supported in Triton kernels");
+  }
+  return std::nullopt;
+}
+
+std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
+  std::optional<FValue> lhs = evaluate(*expr.operands[0]);
+  if (!lhs)
+    return std::nullopt;
+  std::optional<FValue> result;
+  for (size_t i = 0; i < expr.ops.size(); ++i) {
+    std::optional<FValue> rhs = evaluate(*expr.operands[i + 1]);
+    if (!rhs)
+      return std::nullopt;
+    std::optional<FValue> cmp = binary(expr.ops[i], *lhs, *rhs, expr.opLocs[i]);
+    if (!cmp)
+      return std::nullopt;
+    // Chained comparisons combine like `and`: `a < b < c` is (a<b) & (b<c).
+    result = result ? binary("&", *result, *cmp, expr.opLocs[i]) : cmp;
+    if (!result)
+      return std::nullopt;
+    lhs = rhs;
+  }
+  return result;
+}
+
+std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
+  // Python semantics on compile-time values: the first operand that decides
+  // the result, else the last one.
+  std::optional<FValue> last;
+  for (const ExprPtr &operand : expr.operands) {
+    last = evaluate(*operand);
+    if (!last)
+      return std::nullopt;
+    if (last->isRuntime())
+      return error(operand->getLoc(),
+                   std::string("'") + (expr.isAnd ? "and" : "or") +
+                       "' needs compile-time operands; for run-time values "
+                       "use '" + (expr.isAnd ? "&" : "|") + "'");
+    std::optional<bool> truth = truthiness(*last, operand->getLoc());
+    if (!truth)
+      return std::nullopt;
+    if (expr.isAnd != *truth)
+      return last;
+  }
+  return last;
+}
+
+std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
+  std::optional<FValue> base = evaluate(*expr.value);
+  if (!base)
+    return std::nullopt;
+  if (base->kind == FValue::Kind::Tuple) {
+    if (expr.indices.size() != 1)
+      return error(expr.getLoc(), "a tuple takes one index");
+    std::optional<FValue> index = evaluate(*expr.indices[0]);
+    if (!index)
+      return std::nullopt;
+    if (!index->isInt())
+      return error(expr.indices[0]->getLoc(),
+                   "a tuple index must be a compile-time int, got " +
+                       index->describe());
+    int64_t n = base->elements.size(), i = index->intValue;
+    if (i < 0)
+      i += n;
+    if (i < 0 || i >= n)
+      return error(expr.indices[0]->getLoc(),
+                   "tuple index " + std::to_string(index->intValue) +
+                       " out of range for a tuple of " + std::to_string(n));
+    return base->elements[i];
+  }
+  if (base->isRuntime() && base->type.isBlock())
+    return error(expr.getLoc(), "indexing blocks (x[:, None], x[None, :]) is "
+                                "not supported yet");
+  return error(expr.getLoc(), "cannot index " + base->describe());
+}
+
+std::optional<FValue> Emitter::evaluateCall(const CallExpr &expr) {
+  std::optional<FValue> callee = evaluate(*expr.callee);
+  if (!callee)
+    return std::nullopt;
+  CallArgs args;
+  args.loc = expr.getLoc();
+  if (auto *attr = llvm::dyn_cast<AttributeExpr>(expr.callee.get()))
+    args.callee = attr->attr;
+  else if (auto *name = llvm::dyn_cast<NameExpr>(expr.callee.get()))
+    args.callee = name->name;
+  for (const ExprPtr &arg : expr.args) {
+    std::optional<FValue> v = evaluate(*arg);
+    if (!v)
+      return std::nullopt;
+    args.args.push_back(*v);
+    args.argLocs.push_back(arg->getLoc());
+  }
+  for (const Keyword &kw : expr.keywords) {
+    std::optional<FValue> v = evaluate(*kw.value);
+    if (!v)
+      return std::nullopt;
+    args.keywords.push_back({kw.name, *v});
+    args.keywordLocs.push_back(kw.loc);
+  }
+  return call(*callee, args);
+}
+
+std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
+  switch (callee.kind) {
+  case FValue::Kind::Builtin:
+  case FValue::Kind::Method: {
+    std::string name = callee.kind == FValue::Kind::Method
+                           ? "method." + callee.text
+                           : callee.text;
+    BuiltinFn fn = lookupBuiltin(name);
+    if (!fn)
+      return error(args.loc, "'" + callee.text +
+                                 "' is not supported by Kiln yet");
+    if (callee.kind == FValue::Kind::Method) {
+      args.args.insert(args.args.begin(), callee.elements[0]);
+      args.argLocs.insert(args.argLocs.begin(), args.loc);
+    }
+    return fn(*this, args);
+  }
+  case FValue::Kind::Function:
+    if (!isJit(*callee.function))
+      return error(args.loc, "'" + callee.function->name +
+                                 "' is not a @triton.jit function, so a kernel "
+                                 "cannot call it");
+    return inlineCall(*callee.function, args);
+  default:
+    return error(args.loc, callee.describe() + " is not callable");
+  }
+}
+
+std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
+                                          CallArgs &args) {
+  for (const Frame &frame : frames)
+    if (frame.function == &function)
+      return error(args.loc, "recursion is not supported: '" + function.name +
+                                 "' calls itself");
+  if (args.args.size() > function.params.size())
+    return error(args.loc, "'" + function.name + "' takes " +
+                               std::to_string(function.params.size()) +
+                               " arguments but " +
+                               std::to_string(args.args.size()) + " were given");
+  Scope scope;
+  std::vector<bool> bound(function.params.size(), false);
+  for (size_t i = 0; i < args.args.size(); ++i) {
+    scope[function.params[i].name] = args.args[i];
+    bound[i] = true;
+  }
+  for (size_t k = 0; k < args.keywords.size(); ++k) {
+    auto &[name, value] = args.keywords[k];
+    auto it = llvm::find_if(function.params,
+                            [&](const Param &p) { return p.name == name; });
+    if (it == function.params.end())
+      return error(args.keywordLocs[k], "'" + function.name +
+                                            "' has no parameter '" + name + "'");
+    size_t index = it - function.params.begin();
+    if (bound[index])
+      return error(args.keywordLocs[k],
+                   "parameter '" + name + "' of '" + function.name +
+                       "' is given twice");
+    scope[name] = value;
+    bound[index] = true;
+  }
+  for (size_t i = 0; i < function.params.size(); ++i) {
+    const Param &p = function.params[i];
+    if (!bound[i]) {
+      if (!p.defaultValue)
+        return error(args.loc, "missing argument '" + p.name + "' in the call "
+                                                               "to '" +
+                                   function.name + "'");
+      scopes.emplace_back();
+      std::optional<FValue> v = evaluate(*p.defaultValue);
+      scopes.pop_back();
+      if (!v)
+        return std::nullopt;
+      scope[p.name] = *v;
+    }
+    if (isConstexprAnnotation(p.annotation.get()) && scope[p.name].isRuntime())
+      return error(args.loc, "parameter '" + p.name + "' of '" + function.name +
+                                 "' is tl.constexpr but got " +
+                                 scope[p.name].describe());
+  }
+  scopes.push_back(std::move(scope));
+  frames.push_back({&function, args.loc, std::nullopt, false});
+  bool ok = emitBlock(function.body);
+  std::optional<FValue> result = frames.back().returnValue;
+  frames.pop_back();
+  scopes.pop_back();
+  if (!ok)
+    return std::nullopt;
+  return result ? *result : FValue::none();
+}
+
+std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
+                                            SMLoc loc) {
+  switch (value.kind) {
+  case FValue::Kind::Module: {
+    StringRef path = value.text;
+    if (path == "triton.language" || path == "triton.language.core") {
+      if (auto dtype = DType::parse(attr))
+        if (attr == dtype->getLanguageName())
+          return FValue::dtype(TritonType{*dtype, false, {}});
+      if (attr == "constexpr")
+        return FValue::named(FValue::Kind::Marker, "tl.constexpr");
+      if (attr == "extra" || attr == "math")
+        return FValue::named(FValue::Kind::Module,
+                             canonicalModule("triton.language." + attr.str()));
+      return FValue::named(FValue::Kind::Builtin, "tl." + attr.str());
+    }
+    if (path == "triton") {
+      if (attr == "language")
+        return FValue::named(FValue::Kind::Module, "triton.language");
+      if (attr == "jit" || attr == "autotune" || attr == "heuristics" ||
+          attr == "Config")
+        return FValue::named(FValue::Kind::Marker, "triton." + attr.str());
+      return FValue::named(FValue::Kind::Builtin, "triton." + attr.str());
+    }
+    if (path == "libdevice")
+      return FValue::named(FValue::Kind::Builtin, "libdevice." + attr.str());
+    if (StringRef(path).starts_with("triton.language.extra"))
+      return FValue::named(FValue::Kind::Module,
+                           canonicalModule(path.str() + "." + attr.str()));
+    return error(loc, "module '" + path + "' cannot be used inside a Triton "
+                                          "kernel");
+  }
+  case FValue::Kind::Runtime: {
+    if (attr == "dtype")
+      return FValue::dtype(value.type.scalar());
+    if (attr == "shape") {
+      std::vector<FValue> dims;
+      for (int64_t d : value.type.shape)
+        dims.push_back(FValue::integer(d));
+      return FValue::tuple(std::move(dims));
+    }
+    FValue method = FValue::named(FValue::Kind::Method, attr.str());
+    method.elements.push_back(value);
+    return method;
+  }
+  case FValue::Kind::DType: {
+    if (attr == "element_ty") {
+      if (!value.type.isPointer)
+        return error(loc, "'element_ty' needs a pointer dtype, got " +
+                              value.describe());
+      TritonType element = value.type;
+      element.isPointer = false;
+      return FValue::dtype(element);
+    }
+    if (attr == "primitive_bitwidth")
+      return FValue::integer(value.type.isPointer
+                                 ? 64
+                                 : value.type.element.getBitWidth());
+    auto flag = [&](bool b) { return FValue::boolean(b); };
+    const DType &e = value.type.element;
+    bool ptr = value.type.isPointer;
+    if (attr == "is_ptr")
+      return flag(ptr);
+    if (attr == "is_floating")
+      return flag(!ptr && e.isFloat());
+    if (attr == "is_int")
+      return flag(!ptr && e.isInteger());
+    if (attr == "is_int_signed")
+      return flag(!ptr && e.isSigned());
+    if (attr == "is_int_unsigned")
+      return flag(!ptr && e.isUnsigned());
+    if (attr == "is_fp16")
+      return flag(!ptr && e.getKind() == ScalarKind::F16);
+    if (attr == "is_bf16")
+      return flag(!ptr && e.getKind() == ScalarKind::BF16);
+    if (attr == "is_fp32")
+      return flag(!ptr && e.getKind() == ScalarKind::F32);
+    if (attr == "is_fp64")
+      return flag(!ptr && e.getKind() == ScalarKind::F64);
+    return error(loc, "dtypes have no attribute '" + attr + "'");
+  }
+  default:
+    return error(loc, value.describe() + " has no attribute '" + attr + "'");
+  }
+}

@@ -1,0 +1,56 @@
+//===- Lexer.h - tokens of the Python subset Triton kernels use -----------===//
+//
+// An indentation-aware lexer: it emits Indent/Dedent tokens as Python does,
+// joins lines inside brackets and after a backslash, and records the source
+// location of every token so diagnostics can point at it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_FRONTEND_LEXER_H
+#define KILN_FRONTEND_LEXER_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class SourceMgr;
+}
+
+namespace kiln::frontend {
+
+enum class TokenKind {
+  Name,
+  Int,
+  Float,
+  String,
+  Op, // operators and delimiters: + - ( ) [ ] : , . == ...
+  Newline,
+  Indent,
+  Dedent,
+  Eof,
+};
+
+struct Token {
+  TokenKind kind;
+  llvm::StringRef text; // points into the source buffer (empty for synthetic)
+  llvm::SMLoc loc;
+  std::string value; // decoded string literal contents
+
+  bool is(TokenKind k) const { return kind == k; }
+  bool isOp(llvm::StringRef op) const {
+    return kind == TokenKind::Op && text == op;
+  }
+  bool isKeyword(llvm::StringRef word) const {
+    return kind == TokenKind::Name && text == word;
+  }
+};
+
+/// Splits the main buffer of `sourceMgr` into tokens. Returns false after
+/// reporting the first lexical error through `sourceMgr`.
+bool tokenize(llvm::SourceMgr &sourceMgr, std::vector<Token> &tokens);
+
+} // namespace kiln::frontend
+
+#endif // KILN_FRONTEND_LEXER_H

@@ -1,0 +1,970 @@
+//===- Parser.cpp - parser for the Python subset Triton kernels use -------===//
+//
+// Recursive descent over the token stream, following Python's grammar for
+// the statements and expressions kernels use. Module-level compound
+// statements Kiln never interprets (class, with, try, ...) are skipped whole
+// and recorded, so host code beside kernels does not stop the build.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/frontend/Parser.h"
+
+#include "compiler/frontend/Lexer.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdlib>
+
+using namespace kiln::frontend;
+using llvm::SMLoc;
+using llvm::StringRef;
+
+namespace {
+
+class Parser {
+public:
+  Parser(llvm::SourceMgr &sourceMgr, std::vector<Token> tokens)
+      : sourceMgr(sourceMgr), tokens(std::move(tokens)) {}
+
+  std::unique_ptr<Module> parse();
+
+private:
+  // Token access.
+  const Token &tok() const { return tokens[pos]; }
+  const Token &peek(size_t n = 1) const {
+    return tokens[std::min(pos + n, tokens.size() - 1)];
+  }
+  void advance() {
+    if (pos + 1 < tokens.size())
+      ++pos;
+  }
+  bool consumeOp(StringRef op) {
+    if (!tok().isOp(op))
+      return false;
+    advance();
+    return true;
+  }
+  bool consumeKeyword(StringRef word) {
+    if (!tok().isKeyword(word))
+      return false;
+    advance();
+    return true;
+  }
+  bool expectOp(StringRef op, StringRef context);
+  bool expectNewline();
+  bool error(SMLoc loc, const llvm::Twine &message) {
+    if (!failed)
+      sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
+    failed = true;
+    return false;
+  }
+  std::string describe(const Token &t) const;
+
+  // Statements.
+  bool parseStatement(Block &out, bool topLevel);
+  bool parseSimpleStatements(Block &out);
+  StmtPtr parseSimpleStatement();
+  bool parseBlock(Block &out);
+  StmtPtr parseFunctionDef(std::vector<ExprPtr> decorators);
+  StmtPtr parseIf();
+  StmtPtr parseFor();
+  StmtPtr parseWhile();
+  StmtPtr parseImport();
+  StmtPtr parseImportFrom();
+  StmtPtr skipCompound(StringRef what);
+  bool isStatementKeyword(const Token &t) const;
+
+  // Expressions.
+  ExprPtr parseTestList(bool allowTrailingTuple = true);
+  ExprPtr parseTest();
+  ExprPtr parseOrTest();
+  ExprPtr parseAndTest();
+  ExprPtr parseNotTest();
+  ExprPtr parseComparison();
+  ExprPtr parseBinary(int level);
+  ExprPtr parseFactor();
+  ExprPtr parsePower();
+  ExprPtr parseAtomWithTrailers();
+  ExprPtr parseAtom();
+  ExprPtr parseSubscriptItem();
+  bool parseCallArguments(CallExpr &call);
+  std::string dottedName();
+
+  llvm::SourceMgr &sourceMgr;
+  std::vector<Token> tokens;
+  size_t pos = 0;
+  bool failed = false;
+};
+
+} // namespace
+
+std::string Parser::describe(const Token &t) const {
+  switch (t.kind) {
+  case TokenKind::Newline:
+    return "end of line";
+  case TokenKind::Indent:
+    return "indentation";
+  case TokenKind::Dedent:
+    return "dedent";
+  case TokenKind::Eof:
+    return "end of file";
+  default:
+    return ("'" + t.text + "'").str();
+  }
+}
+
+bool Parser::expectOp(StringRef op, StringRef context) {
+  if (consumeOp(op))
+    return true;
+  return error(tok().loc, "expected '" + op + "' " + context + ", found " +
+                              describe(tok()));
+}
+
+bool Parser::expectNewline() {
+  if (tok().is(TokenKind::Newline)) {
+    advance();
+    return true;
+  }
+  if (tok().is(TokenKind::Eof) || tok().is(TokenKind::Dedent))
+    return true;
+  return error(tok().loc, "expected end of statement, found " + describe(tok()));
+}
+
+std::unique_ptr<Module> Parser::parse() {
+  auto module = std::make_unique<Module>();
+  module->filename =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier().str();
+  while (!tok().is(TokenKind::Eof)) {
+    if (tok().is(TokenKind::Newline)) {
+      advance();
+      continue;
+    }
+    if (tok().is(TokenKind::Indent)) {
+      error(tok().loc, "unexpected indent");
+      return nullptr;
+    }
+    if (!parseStatement(module->body, /*topLevel=*/true))
+      return nullptr;
+  }
+  return failed ? nullptr : std::move(module);
+}
+
+bool Parser::isStatementKeyword(const Token &t) const {
+  static const char *const kSkipped[] = {"class", "with",  "try",   "async",
+                                        "global", "nonlocal", "del", "raise",
+                                        "yield", "await"};
+  return t.kind == TokenKind::Name && llvm::is_contained(kSkipped, t.text);
+}
+
+bool Parser::parseStatement(Block &out, bool topLevel) {
+  const Token &t = tok();
+  if (t.isOp("@")) {
+    std::vector<ExprPtr> decorators;
+    while (consumeOp("@")) {
+      ExprPtr d = parseTest();
+      if (!d || !expectNewline())
+        return false;
+      decorators.push_back(std::move(d));
+    }
+    if (!tok().isKeyword("def")) {
+      if (topLevel && tok().isKeyword("class")) {
+        out.push_back(skipCompound("class"));
+        return !failed;
+      }
+      return error(tok().loc, "expected 'def' after decorator, found " +
+                                  describe(tok()));
+    }
+    StmtPtr def = parseFunctionDef(std::move(decorators));
+    if (!def)
+      return false;
+    out.push_back(std::move(def));
+    return true;
+  }
+  StmtPtr stmt;
+  if (t.isKeyword("def"))
+    stmt = parseFunctionDef({});
+  else if (t.isKeyword("if"))
+    stmt = parseIf();
+  else if (t.isKeyword("for"))
+    stmt = parseFor();
+  else if (t.isKeyword("while"))
+    stmt = parseWhile();
+  else if (isStatementKeyword(t)) {
+    if (!topLevel)
+      return error(t.loc, "'" + t.text + "' statements are not supported in "
+                                         "Triton kernels");
+    stmt = skipCompound(t.text);
+  } else
+    return parseSimpleStatements(out);
+  if (!stmt)
+    return false;
+  out.push_back(std::move(stmt));
+  return true;
+}
+
+// Skips a statement Kiln does not interpret, with its indented body if any.
+StmtPtr Parser::skipCompound(StringRef what) {
+  auto stmt = std::make_unique<OtherStmt>(tok().loc);
+  stmt->what = what.str();
+  if (what == "class" && peek().is(TokenKind::Name))
+    stmt->definedNames.push_back(peek().text.str());
+  int depth = 0;
+  while (!tok().is(TokenKind::Eof)) {
+    if (tok().is(TokenKind::Indent))
+      ++depth;
+    else if (tok().is(TokenKind::Dedent)) {
+      --depth;
+      if (depth == 0) {
+        advance();
+        // Continuation clauses of try/with at the same level.
+        if (tok().isKeyword("except") || tok().isKeyword("finally") ||
+            tok().isKeyword("else"))
+          continue;
+        break;
+      }
+    } else if (tok().is(TokenKind::Newline) && depth == 0 &&
+               !peek().is(TokenKind::Indent)) {
+      advance();
+      break;
+    }
+    advance();
+  }
+  return stmt;
+}
+
+bool Parser::parseSimpleStatements(Block &out) {
+  while (true) {
+    StmtPtr stmt = parseSimpleStatement();
+    if (!stmt)
+      return false;
+    out.push_back(std::move(stmt));
+    if (!consumeOp(";"))
+      break;
+    if (tok().is(TokenKind::Newline))
+      break;
+  }
+  return expectNewline();
+}
+
+StmtPtr Parser::parseSimpleStatement() {
+  SMLoc loc = tok().loc;
+  if (consumeKeyword("pass"))
+    return std::make_unique<PassStmt>(loc);
+  if (consumeKeyword("break"))
+    return std::make_unique<BreakStmt>(loc);
+  if (consumeKeyword("continue"))
+    return std::make_unique<ContinueStmt>(loc);
+  if (tok().isKeyword("import"))
+    return parseImport();
+  if (tok().isKeyword("from"))
+    return parseImportFrom();
+  if (consumeKeyword("return")) {
+    auto ret = std::make_unique<ReturnStmt>(loc);
+    if (!tok().is(TokenKind::Newline) && !tok().isOp(";") &&
+        !tok().is(TokenKind::Eof)) {
+      ret->value = parseTestList();
+      if (!ret->value)
+        return nullptr;
+    }
+    return ret;
+  }
+  if (consumeKeyword("assert")) {
+    auto stmt = std::make_unique<AssertStmt>(loc);
+    stmt->cond = parseTest();
+    if (!stmt->cond)
+      return nullptr;
+    if (consumeOp(",")) {
+      stmt->message = parseTest();
+      if (!stmt->message)
+        return nullptr;
+    }
+    return stmt;
+  }
+
+  ExprPtr first = parseTestList();
+  if (!first)
+    return nullptr;
+  // Annotated assignment: `x: T = value`.
+  if (tok().isOp(":")) {
+    advance();
+    auto stmt = std::make_unique<AnnAssignStmt>(loc);
+    stmt->target = std::move(first);
+    stmt->annotation = parseTest();
+    if (!stmt->annotation)
+      return nullptr;
+    if (consumeOp("=")) {
+      stmt->value = parseTestList();
+      if (!stmt->value)
+        return nullptr;
+    }
+    return stmt;
+  }
+  // Augmented assignment.
+  static const char *const kAugOps[] = {"+=", "-=", "*=", "/=", "//=", "%=",
+                                        "**=", "<<=", ">>=", "&=", "|=", "^=",
+                                        "@="};
+  for (const char *op : kAugOps) {
+    if (tok().isOp(op)) {
+      auto stmt = std::make_unique<AugAssignStmt>(tok().loc);
+      advance();
+      stmt->op = StringRef(op).drop_back().str();
+      stmt->target = std::move(first);
+      stmt->value = parseTestList();
+      if (!stmt->value)
+        return nullptr;
+      return stmt;
+    }
+  }
+  if (tok().isOp("=")) {
+    auto stmt = std::make_unique<AssignStmt>(loc);
+    stmt->targets.push_back(std::move(first));
+    while (consumeOp("=")) {
+      ExprPtr next = parseTestList();
+      if (!next)
+        return nullptr;
+      stmt->targets.push_back(std::move(next));
+    }
+    stmt->value = std::move(stmt->targets.back());
+    stmt->targets.pop_back();
+    return stmt;
+  }
+  auto stmt = std::make_unique<ExprStmt>(loc);
+  stmt->value = std::move(first);
+  return stmt;
+}
+
+bool Parser::parseBlock(Block &out) {
+  if (!expectOp(":", "to open a block"))
+    return false;
+  if (!tok().is(TokenKind::Newline))
+    return parseSimpleStatements(out); // `if x: y = 1`
+  advance();
+  if (!tok().is(TokenKind::Indent))
+    return error(tok().loc, "expected an indented block");
+  advance();
+  while (!tok().is(TokenKind::Dedent) && !tok().is(TokenKind::Eof)) {
+    if (tok().is(TokenKind::Newline)) {
+      advance();
+      continue;
+    }
+    if (!parseStatement(out, /*topLevel=*/false))
+      return false;
+  }
+  if (tok().is(TokenKind::Dedent))
+    advance();
+  return true;
+}
+
+StmtPtr Parser::parseFunctionDef(std::vector<ExprPtr> decorators) {
+  auto def = std::make_unique<FunctionDefStmt>(tok().loc);
+  advance(); // def
+  if (!tok().is(TokenKind::Name)) {
+    error(tok().loc, "expected a function name after 'def'");
+    return nullptr;
+  }
+  def->name = tok().text.str();
+  def->nameLoc = tok().loc;
+  def->decorators = std::move(decorators);
+  advance();
+  if (!expectOp("(", "after the function name"))
+    return nullptr;
+  while (!tok().isOp(")")) {
+    if (tok().isOp("*") || tok().isOp("**") || tok().isOp("/")) {
+      error(tok().loc, "'" + tok().text +
+                           "' parameters are not supported in Triton kernels");
+      return nullptr;
+    }
+    if (!tok().is(TokenKind::Name)) {
+      error(tok().loc, "expected a parameter name, found " + describe(tok()));
+      return nullptr;
+    }
+    Param param;
+    param.loc = tok().loc;
+    param.name = tok().text.str();
+    advance();
+    if (consumeOp(":")) {
+      param.annotation = parseTest();
+      if (!param.annotation)
+        return nullptr;
+    }
+    if (consumeOp("=")) {
+      param.defaultValue = parseTest();
+      if (!param.defaultValue)
+        return nullptr;
+    }
+    def->params.push_back(std::move(param));
+    if (!consumeOp(","))
+      break;
+  }
+  if (!expectOp(")", "to close the parameter list"))
+    return nullptr;
+  if (consumeOp("->")) {
+    def->returns = parseTest();
+    if (!def->returns)
+      return nullptr;
+  }
+  if (!parseBlock(def->body))
+    return nullptr;
+  return def;
+}
+
+StmtPtr Parser::parseIf() {
+  auto stmt = std::make_unique<IfStmt>(tok().loc);
+  advance(); // if / elif
+  stmt->cond = parseTest();
+  if (!stmt->cond || !parseBlock(stmt->thenBody))
+    return nullptr;
+  if (tok().isKeyword("elif")) {
+    StmtPtr elif = parseIf();
+    if (!elif)
+      return nullptr;
+    stmt->elseBody.push_back(std::move(elif));
+  } else if (consumeKeyword("else")) {
+    if (!parseBlock(stmt->elseBody))
+      return nullptr;
+  }
+  return stmt;
+}
+
+StmtPtr Parser::parseFor() {
+  auto stmt = std::make_unique<ForStmt>(tok().loc);
+  advance();
+  // The target is an expression list up to 'in' (no comparisons).
+  auto target = std::make_unique<TupleExpr>(tok().loc);
+  do {
+    ExprPtr e = parseBinary(0);
+    if (!e)
+      return nullptr;
+    target->elements.push_back(std::move(e));
+  } while (consumeOp(","));
+  stmt->target = target->elements.size() == 1 ? std::move(target->elements[0])
+                                              : std::move(target);
+  if (!consumeKeyword("in")) {
+    error(tok().loc, "expected 'in' in for statement, found " + describe(tok()));
+    return nullptr;
+  }
+  stmt->iter = parseTestList();
+  if (!stmt->iter || !parseBlock(stmt->body))
+    return nullptr;
+  if (consumeKeyword("else") && !parseBlock(stmt->elseBody))
+    return nullptr;
+  return stmt;
+}
+
+StmtPtr Parser::parseWhile() {
+  auto stmt = std::make_unique<WhileStmt>(tok().loc);
+  advance();
+  stmt->cond = parseTest();
+  if (!stmt->cond || !parseBlock(stmt->body))
+    return nullptr;
+  if (consumeKeyword("else") && !parseBlock(stmt->elseBody))
+    return nullptr;
+  return stmt;
+}
+
+std::string Parser::dottedName() {
+  std::string name;
+  while (true) {
+    if (!tok().is(TokenKind::Name)) {
+      error(tok().loc, "expected a module name, found " + describe(tok()));
+      return "";
+    }
+    name += tok().text.str();
+    advance();
+    if (!consumeOp("."))
+      return name;
+    name += ".";
+  }
+}
+
+StmtPtr Parser::parseImport() {
+  auto stmt = std::make_unique<ImportStmt>(tok().loc);
+  advance();
+  do {
+    std::string module = dottedName();
+    if (module.empty())
+      return nullptr;
+    std::string alias = module.substr(0, module.find('.'));
+    if (consumeKeyword("as")) {
+      if (!tok().is(TokenKind::Name)) {
+        error(tok().loc, "expected a name after 'as'");
+        return nullptr;
+      }
+      alias = tok().text.str();
+      advance();
+    }
+    stmt->modules.push_back({module, alias});
+  } while (consumeOp(","));
+  return stmt;
+}
+
+StmtPtr Parser::parseImportFrom() {
+  auto stmt = std::make_unique<ImportFromStmt>(tok().loc);
+  advance();
+  std::string prefix;
+  while (tok().isOp(".")) {
+    prefix += ".";
+    advance();
+  }
+  stmt->module = prefix + (tok().is(TokenKind::Name) ? dottedName() : "");
+  if (failed)
+    return nullptr;
+  if (!consumeKeyword("import")) {
+    error(tok().loc, "expected 'import', found " + describe(tok()));
+    return nullptr;
+  }
+  bool paren = consumeOp("(");
+  do {
+    if (paren && tok().isOp(")"))
+      break;
+    if (tok().isOp("*")) {
+      stmt->names.push_back({"*", "*"});
+      advance();
+      continue;
+    }
+    if (!tok().is(TokenKind::Name)) {
+      error(tok().loc, "expected a name to import, found " + describe(tok()));
+      return nullptr;
+    }
+    std::string name = tok().text.str(), alias = name;
+    advance();
+    if (consumeKeyword("as")) {
+      alias = tok().text.str();
+      advance();
+    }
+    stmt->names.push_back({name, alias});
+  } while (consumeOp(","));
+  if (paren && !expectOp(")", "to close the import list"))
+    return nullptr;
+  return stmt;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+// A comma-separated list of tests; more than one (or a trailing comma)
+// makes a tuple.
+ExprPtr Parser::parseTestList(bool allowTrailingTuple) {
+  SMLoc loc = tok().loc;
+  ExprPtr first = parseTest();
+  if (!first || !tok().isOp(","))
+    return first;
+  auto tuple = std::make_unique<TupleExpr>(loc);
+  tuple->elements.push_back(std::move(first));
+  while (consumeOp(",")) {
+    if (tok().is(TokenKind::Newline) || tok().isOp("=") || tok().isOp(")") ||
+        tok().isOp(":") || tok().is(TokenKind::Eof))
+      break;
+    ExprPtr e = parseTest();
+    if (!e)
+      return nullptr;
+    tuple->elements.push_back(std::move(e));
+  }
+  (void)allowTrailingTuple;
+  return tuple;
+}
+
+ExprPtr Parser::parseTest() {
+  SMLoc loc = tok().loc;
+  if (consumeKeyword("lambda")) {
+    auto lambda = std::make_unique<LambdaExpr>(loc);
+    while (tok().is(TokenKind::Name)) {
+      lambda->params.push_back(tok().text.str());
+      advance();
+      if (!consumeOp(","))
+        break;
+    }
+    if (!expectOp(":", "after lambda parameters"))
+      return nullptr;
+    lambda->body = parseTest();
+    if (!lambda->body)
+      return nullptr;
+    return lambda;
+  }
+  ExprPtr value = parseOrTest();
+  if (!value || !tok().isKeyword("if"))
+    return value;
+  // Stop at `for x in y if cond` (comprehension filters are not expressions).
+  auto ifExp = std::make_unique<IfExpExpr>(tok().loc);
+  advance();
+  ifExp->cond = parseOrTest();
+  if (!ifExp->cond)
+    return nullptr;
+  if (!consumeKeyword("else")) {
+    error(tok().loc, "expected 'else' in conditional expression, found " +
+                         describe(tok()));
+    return nullptr;
+  }
+  ifExp->elseValue = parseTest();
+  if (!ifExp->elseValue)
+    return nullptr;
+  ifExp->thenValue = std::move(value);
+  return ifExp;
+}
+
+ExprPtr Parser::parseOrTest() {
+  SMLoc loc = tok().loc;
+  ExprPtr first = parseAndTest();
+  if (!first || !tok().isKeyword("or"))
+    return first;
+  auto op = std::make_unique<BoolOpExpr>(loc, /*isAnd=*/false);
+  op->operands.push_back(std::move(first));
+  while (consumeKeyword("or")) {
+    ExprPtr e = parseAndTest();
+    if (!e)
+      return nullptr;
+    op->operands.push_back(std::move(e));
+  }
+  return op;
+}
+
+ExprPtr Parser::parseAndTest() {
+  SMLoc loc = tok().loc;
+  ExprPtr first = parseNotTest();
+  if (!first || !tok().isKeyword("and"))
+    return first;
+  auto op = std::make_unique<BoolOpExpr>(loc, /*isAnd=*/true);
+  op->operands.push_back(std::move(first));
+  while (consumeKeyword("and")) {
+    ExprPtr e = parseNotTest();
+    if (!e)
+      return nullptr;
+    op->operands.push_back(std::move(e));
+  }
+  return op;
+}
+
+ExprPtr Parser::parseNotTest() {
+  SMLoc loc = tok().loc;
+  if (consumeKeyword("not")) {
+    ExprPtr operand = parseNotTest();
+    if (!operand)
+      return nullptr;
+    return std::make_unique<UnaryExpr>(loc, "not", std::move(operand));
+  }
+  return parseComparison();
+}
+
+ExprPtr Parser::parseComparison() {
+  SMLoc loc = tok().loc;
+  ExprPtr first = parseBinary(0);
+  if (!first)
+    return nullptr;
+  std::unique_ptr<CompareExpr> cmp;
+  while (true) {
+    std::string op;
+    SMLoc opLoc = tok().loc;
+    if (tok().isOp("<") || tok().isOp("<=") || tok().isOp(">") ||
+        tok().isOp(">=") || tok().isOp("==") || tok().isOp("!=")) {
+      op = tok().text.str();
+      advance();
+    } else if (tok().isKeyword("in")) {
+      op = "in";
+      advance();
+    } else if (tok().isKeyword("not") && peek().isKeyword("in")) {
+      op = "not in";
+      advance();
+      advance();
+    } else if (tok().isKeyword("is")) {
+      advance();
+      op = consumeKeyword("not") ? "is not" : "is";
+    } else {
+      break;
+    }
+    if (!cmp) {
+      cmp = std::make_unique<CompareExpr>(loc);
+      cmp->operands.push_back(std::move(first));
+    }
+    ExprPtr rhs = parseBinary(0);
+    if (!rhs)
+      return nullptr;
+    cmp->ops.push_back(op);
+    cmp->opLocs.push_back(opLoc);
+    cmp->operands.push_back(std::move(rhs));
+  }
+  if (cmp)
+    return cmp;
+  return first;
+}
+
+// Binary operator levels, loosest first: | ^ & shifts additive multiplicative.
+ExprPtr Parser::parseBinary(int level) {
+  static const std::vector<std::vector<StringRef>> kLevels = {
+      {"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "//", "%", "@"}};
+  if (level == static_cast<int>(kLevels.size()))
+    return parseFactor();
+  ExprPtr lhs = parseBinary(level + 1);
+  while (lhs) {
+    const Token &t = tok();
+    if (t.kind != TokenKind::Op || !llvm::is_contained(kLevels[level], t.text))
+      break;
+    std::string op = t.text.str();
+    SMLoc opLoc = t.loc;
+    advance();
+    ExprPtr rhs = parseBinary(level + 1);
+    if (!rhs)
+      return nullptr;
+    lhs = std::make_unique<BinaryExpr>(opLoc, op, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseFactor() {
+  SMLoc loc = tok().loc;
+  if (tok().isOp("-") || tok().isOp("+") || tok().isOp("~")) {
+    std::string op = tok().text.str();
+    advance();
+    ExprPtr operand = parseFactor();
+    if (!operand)
+      return nullptr;
+    return std::make_unique<UnaryExpr>(loc, op, std::move(operand));
+  }
+  return parsePower();
+}
+
+ExprPtr Parser::parsePower() {
+  ExprPtr base = parseAtomWithTrailers();
+  if (!base || !tok().isOp("**"))
+    return base;
+  SMLoc opLoc = tok().loc;
+  advance();
+  ExprPtr exponent = parseFactor();
+  if (!exponent)
+    return nullptr;
+  return std::make_unique<BinaryExpr>(opLoc, "**", std::move(base),
+                                      std::move(exponent));
+}
+
+ExprPtr Parser::parseAtomWithTrailers() {
+  ExprPtr value = parseAtom();
+  while (value) {
+    SMLoc loc = tok().loc;
+    if (consumeOp("(")) {
+      auto call = std::make_unique<CallExpr>(value->getLoc(), std::move(value));
+      if (!parseCallArguments(*call))
+        return nullptr;
+      value = std::move(call);
+    } else if (consumeOp("[")) {
+      auto sub = std::make_unique<SubscriptExpr>(loc);
+      sub->value = std::move(value);
+      do {
+        if (tok().isOp("]"))
+          break;
+        ExprPtr item = parseSubscriptItem();
+        if (!item)
+          return nullptr;
+        sub->indices.push_back(std::move(item));
+      } while (consumeOp(","));
+      if (!expectOp("]", "to close the subscript"))
+        return nullptr;
+      value = std::move(sub);
+    } else if (consumeOp(".")) {
+      if (!tok().is(TokenKind::Name)) {
+        error(tok().loc, "expected an attribute name after '.', found " +
+                             describe(tok()));
+        return nullptr;
+      }
+      std::string attr = tok().text.str();
+      advance();
+      value = std::make_unique<AttributeExpr>(loc, std::move(value), attr);
+    } else {
+      break;
+    }
+  }
+  return value;
+}
+
+ExprPtr Parser::parseSubscriptItem() {
+  SMLoc loc = tok().loc;
+  ExprPtr lower;
+  if (!tok().isOp(":")) {
+    lower = parseTest();
+    if (!lower)
+      return nullptr;
+    if (!tok().isOp(":"))
+      return lower;
+  }
+  auto slice = std::make_unique<SliceExpr>(loc);
+  slice->lower = std::move(lower);
+  advance(); // ':'
+  if (!tok().isOp(":") && !tok().isOp(",") && !tok().isOp("]")) {
+    slice->upper = parseTest();
+    if (!slice->upper)
+      return nullptr;
+  }
+  if (consumeOp(":") && !tok().isOp(",") && !tok().isOp("]")) {
+    slice->step = parseTest();
+    if (!slice->step)
+      return nullptr;
+  }
+  return slice;
+}
+
+bool Parser::parseCallArguments(CallExpr &call) {
+  while (!tok().isOp(")")) {
+    if (tok().isOp("*") || tok().isOp("**"))
+      return error(tok().loc, "'" + tok().text +
+                                  "' arguments are not supported in Triton kernels");
+    if (tok().is(TokenKind::Name) && peek().isOp("=")) {
+      Keyword kw;
+      kw.loc = tok().loc;
+      kw.name = tok().text.str();
+      advance();
+      advance();
+      kw.value = parseTest();
+      if (!kw.value)
+        return false;
+      call.keywords.push_back(std::move(kw));
+    } else {
+      if (!call.keywords.empty())
+        return error(tok().loc, "positional argument follows keyword argument");
+      ExprPtr arg = parseTest();
+      if (!arg)
+        return false;
+      if (tok().isKeyword("for"))
+        return error(tok().loc, "generator expressions are not supported in "
+                                "Triton kernels");
+      call.args.push_back(std::move(arg));
+    }
+    if (!consumeOp(","))
+      break;
+  }
+  return expectOp(")", "to close the argument list");
+}
+
+ExprPtr Parser::parseAtom() {
+  const Token &t = tok();
+  SMLoc loc = t.loc;
+  switch (t.kind) {
+  case TokenKind::Name: {
+    if (t.text == "True" || t.text == "False") {
+      bool v = t.text == "True";
+      advance();
+      return std::make_unique<BoolExpr>(loc, v);
+    }
+    if (t.text == "None") {
+      advance();
+      return std::make_unique<NoneExpr>(loc);
+    }
+    static const char *const kReserved[] = {
+        "def", "if", "elif", "else", "for", "while", "return", "in", "and",
+        "or", "not", "import", "from", "as", "pass", "class", "is", "lambda"};
+    for (const char *word : kReserved)
+      if (t.text == word) {
+        error(loc, "expected an expression, found keyword '" + t.text + "'");
+        return nullptr;
+      }
+    std::string name = t.text.str();
+    advance();
+    return std::make_unique<NameExpr>(loc, name);
+  }
+  case TokenKind::Int: {
+    std::string digits;
+    for (char c : t.text)
+      if (c != '_')
+        digits += c;
+    advance();
+    return std::make_unique<IntExpr>(loc, digits);
+  }
+  case TokenKind::Float: {
+    std::string digits;
+    for (char c : t.text)
+      if (c != '_')
+        digits += c;
+    advance();
+    return std::make_unique<FloatExpr>(loc, std::strtod(digits.c_str(), nullptr));
+  }
+  case TokenKind::String: {
+    std::string value;
+    while (tok().is(TokenKind::String)) { // adjacent literals concatenate
+      value += tok().value;
+      advance();
+    }
+    return std::make_unique<StringExpr>(loc, value);
+  }
+  case TokenKind::Op:
+    if (t.text == "...") {
+      advance();
+      return std::make_unique<EllipsisExpr>(loc);
+    }
+    if (t.text == "(") {
+      advance();
+      if (consumeOp(")"))
+        return std::make_unique<TupleExpr>(loc);
+      ExprPtr first = parseTest();
+      if (!first)
+        return nullptr;
+      if (tok().isKeyword("for")) {
+        error(tok().loc, "generator expressions are not supported in Triton kernels");
+        return nullptr;
+      }
+      if (consumeOp(")"))
+        return first; // parenthesized expression
+      auto tuple = std::make_unique<TupleExpr>(loc);
+      tuple->elements.push_back(std::move(first));
+      while (consumeOp(",")) {
+        if (tok().isOp(")"))
+          break;
+        ExprPtr e = parseTest();
+        if (!e)
+          return nullptr;
+        tuple->elements.push_back(std::move(e));
+      }
+      if (!expectOp(")", "to close the parenthesis"))
+        return nullptr;
+      return tuple;
+    }
+    if (t.text == "[") {
+      advance();
+      auto list = std::make_unique<ListExpr>(loc);
+      while (!tok().isOp("]")) {
+        ExprPtr e = parseTest();
+        if (!e)
+          return nullptr;
+        if (tok().isKeyword("for")) {
+          error(tok().loc, "list comprehensions are not supported in Triton kernels");
+          return nullptr;
+        }
+        list->elements.push_back(std::move(e));
+        if (!consumeOp(","))
+          break;
+      }
+      if (!expectOp("]", "to close the list"))
+        return nullptr;
+      return list;
+    }
+    if (t.text == "{") {
+      advance();
+      auto dict = std::make_unique<DictExpr>(loc);
+      while (!tok().isOp("}")) {
+        ExprPtr key = parseTest();
+        if (!key || !expectOp(":", "in dict display"))
+          return nullptr;
+        ExprPtr value = parseTest();
+        if (!value)
+          return nullptr;
+        dict->keys.push_back(std::move(key));
+        dict->values.push_back(std::move(value));
+        if (!consumeOp(","))
+          break;
+      }
+      if (!expectOp("}", "to close the dict"))
+        return nullptr;
+      return dict;
+    }
+    break;
+  default:
+    break;
+  }
+  error(loc, "expected an expression, found " + describe(t));
+  return nullptr;
+}
+
+std::unique_ptr<Module> kiln::frontend::parseModule(llvm::SourceMgr &sourceMgr) {
+  std::vector<Token> tokens;
+  if (!tokenize(sourceMgr, tokens))
+    return nullptr;
+  return Parser(sourceMgr, std::move(tokens)).parse();
+}

@@ -1,0 +1,22 @@
+//===- Parser.h - parser for the Python subset Triton kernels use ---------===//
+#ifndef KILN_FRONTEND_PARSER_H
+#define KILN_FRONTEND_PARSER_H
+
+#include "compiler/frontend/AST.h"
+
+#include <memory>
+
+namespace llvm {
+class SourceMgr;
+}
+
+namespace kiln::frontend {
+
+/// Parses the main buffer of `sourceMgr`. On a syntax error, reports
+/// `file:line:col: error: ...` with the source line and a caret through
+/// `sourceMgr` and returns null.
+std::unique_ptr<Module> parseModule(llvm::SourceMgr &sourceMgr);
+
+} // namespace kiln::frontend
+
+#endif // KILN_FRONTEND_PARSER_H

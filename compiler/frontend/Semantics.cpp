@@ -1,0 +1,511 @@
+//===- Semantics.cpp - Triton's typing rules for operators ----------------===//
+//
+// Type promotion, broadcasting and the operators of the Triton language:
+// the rules upstream Triton implements in its `semantic.py`, written for
+// Kiln's staged values. Compile-time operands fold with Python semantics;
+// run-time operands follow Triton's (C-style `//` and `%` on signed ints,
+// python scalars weakly typed next to typed values).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/frontend/Emitter.h"
+
+#include "compiler/ir/Dialects.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <cmath>
+
+using namespace kiln::frontend;
+using llvm::SMLoc;
+using llvm::StringRef;
+
+//===----------------------------------------------------------------------===//
+// Materialization, broadcasting and casts
+//===----------------------------------------------------------------------===//
+
+FValue Emitter::constant(const FValue &number, const TritonType &type, SMLoc loc) {
+  mlir::Type elementType = type.element.toMLIR(&context);
+  mlir::TypedAttr scalarAttr;
+  if (type.element.isFloat()) {
+    double v = number.kind == FValue::Kind::Float ? number.floatValue
+                                                  : double(number.intValue);
+    scalarAttr = builder.getFloatAttr(elementType, v);
+  } else {
+    int64_t v = number.kind == FValue::Kind::Float ? int64_t(number.floatValue)
+                                                   : number.intValue;
+    unsigned width = type.element.getBitWidth();
+    scalarAttr = builder.getIntegerAttr(
+        elementType, llvm::APInt(width, uint64_t(v), /*isSigned=*/true,
+                                 /*implicitTrunc=*/true));
+  }
+  mlir::TypedAttr attr = scalarAttr;
+  if (type.isBlock())
+    attr = mlir::DenseElementsAttr::get(
+        mlir::RankedTensorType::get(type.shape, elementType), scalarAttr);
+  mlir::Value v = mlir::arith::ConstantOp::create(builder, location(loc), attr);
+  return FValue::runtime(v, type);
+}
+
+std::optional<FValue> Emitter::materialize(const FValue &v, SMLoc loc) {
+  switch (v.kind) {
+  case FValue::Kind::Runtime:
+    return v;
+  case FValue::Kind::Bool:
+    return constant(v, TritonType{DType(ScalarKind::I1), false, {}}, loc);
+  case FValue::Kind::Int: {
+    bool fits32 = v.intValue >= INT32_MIN && v.intValue <= INT32_MAX;
+    return constant(
+        v, TritonType{DType(fits32 ? ScalarKind::I32 : ScalarKind::I64), false, {}},
+        loc);
+  }
+  case FValue::Kind::Float:
+    return constant(v, TritonType{DType(ScalarKind::F32), false, {}}, loc);
+  default:
+    return error(loc, "expected a number or a tensor, got " + v.describe());
+  }
+}
+
+std::optional<FValue> Emitter::broadcastTo(const FValue &v,
+                                           llvm::ArrayRef<int64_t> shape,
+                                           SMLoc loc) {
+  if (llvm::ArrayRef<int64_t>(v.type.shape) == shape)
+    return v;
+  if (v.type.isBlock()) {
+    auto str = [](llvm::ArrayRef<int64_t> s) {
+      std::string r = "[";
+      for (size_t i = 0; i < s.size(); ++i)
+        r += (i ? ", " : "") + std::to_string(s[i]);
+      return r + "]";
+    };
+    return error(loc, "cannot broadcast a block of shape " +
+                          str(v.type.shape) + " to shape " + str(shape) +
+                          " (broadcasting size-1 dimensions is not supported "
+                          "yet)");
+  }
+  TritonType type = v.type.withShape(shape);
+  mlir::Value splat = kiln::SplatOp::create(builder, location(loc),
+                                            type.toMLIR(&context), v.value);
+  return FValue::runtime(splat, type);
+}
+
+FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
+  DType src = v.type.element;
+  if (src == dst || v.type.isPointer)
+    return v;
+  TritonType resultType = v.type;
+  resultType.element = dst;
+  mlir::Type type = resultType.toMLIR(&context);
+  mlir::Location l = location(loc);
+  mlir::Value in = v.value, out;
+  if (src.isInteger() && dst.isInteger()) {
+    if (dst.isBool()) {
+      FValue zero = constant(FValue::integer(0), v.type, loc);
+      out = mlir::arith::CmpIOp::create(builder, l, mlir::arith::CmpIPredicate::ne,
+                                        in, zero.value);
+    } else if (dst.getBitWidth() > src.getBitWidth()) {
+      out = src.isSigned() && !src.isBool()
+                ? mlir::Value(mlir::arith::ExtSIOp::create(builder, l, type, in))
+                : mlir::Value(mlir::arith::ExtUIOp::create(builder, l, type, in));
+    } else if (dst.getBitWidth() < src.getBitWidth()) {
+      out = mlir::arith::TruncIOp::create(builder, l, type, in);
+    } else {
+      out = in; // same width, other signedness: same bits
+    }
+  } else if (src.isInteger()) {
+    out = src.isSigned() && !src.isBool()
+              ? mlir::Value(mlir::arith::SIToFPOp::create(builder, l, type, in))
+              : mlir::Value(mlir::arith::UIToFPOp::create(builder, l, type, in));
+  } else if (dst.isInteger()) {
+    if (dst.isBool()) {
+      FValue zero = constant(FValue::floating(0), v.type, loc);
+      out = mlir::arith::CmpFOp::create(builder, l, mlir::arith::CmpFPredicate::UNE,
+                                        in, zero.value);
+    } else {
+      out = dst.isSigned()
+                ? mlir::Value(mlir::arith::FPToSIOp::create(builder, l, type, in))
+                : mlir::Value(mlir::arith::FPToUIOp::create(builder, l, type, in));
+    }
+  } else if (dst.getBitWidth() > src.getBitWidth() ||
+             (dst.getBitWidth() == src.getBitWidth() &&
+              dst.getKind() == ScalarKind::F32)) {
+    out = mlir::arith::ExtFOp::create(builder, l, type, in);
+  } else if (dst.getBitWidth() < src.getBitWidth()) {
+    out = mlir::arith::TruncFOp::create(builder, l, type, in);
+  } else {
+    // fp16 <-> bf16, fp8e4nv <-> fp8e5: through fp32.
+    FValue wide = castTo(v, DType(ScalarKind::F32), loc);
+    return castTo(wide, dst, loc);
+  }
+  return FValue::runtime(out, resultType);
+}
+
+std::optional<FValue> Emitter::bitcastTo(const FValue &v, const TritonType &type,
+                                         SMLoc loc) {
+  unsigned srcBits = v.type.isPointer ? 64 : v.type.element.getBitWidth();
+  unsigned dstBits = type.isPointer ? 64 : type.element.getBitWidth();
+  if (srcBits != dstBits)
+    return error(loc, "cannot bitcast " + v.type.str() + " to " + type.str() +
+                          ": the bit widths differ");
+  if (v.type.isPointer != type.isPointer)
+    return error(loc, "bitcasts between pointers and numbers are not "
+                      "supported yet");
+  TritonType result = type.withShape(v.type.shape);
+  mlir::Value out = mlir::arith::BitcastOp::create(
+      builder, location(loc), result.toMLIR(&context), v.value);
+  return FValue::runtime(out, result);
+}
+
+//===----------------------------------------------------------------------===//
+// Promotion
+//===----------------------------------------------------------------------===//
+
+/// The type two typed operands are converted to before an arithmetic op.
+static DType promote(DType a, DType b) {
+  if (a == b)
+    return a;
+  if (a.isFloat() && b.isFloat()) {
+    auto isHalf = [](DType d) {
+      return d.getKind() == ScalarKind::F16 || d.getKind() == ScalarKind::BF16;
+    };
+    if (isHalf(a) && isHalf(b))
+      return DType(ScalarKind::F32);
+    if (a.getBitWidth() == b.getBitWidth()) // the two fp8 kinds
+      return DType(ScalarKind::F16);
+    return a.getBitWidth() > b.getBitWidth() ? a : b;
+  }
+  if (a.isFloat())
+    return a;
+  if (b.isFloat())
+    return b;
+  if (a.isBool())
+    return b;
+  if (b.isBool())
+    return a;
+  if (a.isSigned() == b.isSigned())
+    return a.getBitWidth() >= b.getBitWidth() ? a : b;
+  DType u = a.isUnsigned() ? a : b, s = a.isUnsigned() ? b : a;
+  return u.getBitWidth() >= s.getBitWidth() ? u : s;
+}
+
+/// The type a python number takes next to a typed operand of dtype `other`:
+/// python scalars are weakly typed.
+static DType weakType(const FValue &number, DType other) {
+  if (number.kind == FValue::Kind::Float)
+    return other.isFloat() ? other : DType(ScalarKind::F32);
+  if (number.kind == FValue::Kind::Bool)
+    return other.isBool() ? other : DType(ScalarKind::I1);
+  if (other.isBool())
+    return DType(ScalarKind::I32);
+  if (other.isInteger() && (number.intValue > INT32_MAX || number.intValue < INT32_MIN) &&
+      other.getBitWidth() < 64)
+    return DType(other.isUnsigned() ? ScalarKind::U64 : ScalarKind::I64);
+  return other;
+}
+
+//===----------------------------------------------------------------------===//
+// Compile-time folding
+//===----------------------------------------------------------------------===//
+
+static int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
+                                         const FValue &lhs, const FValue &rhs,
+                                         SMLoc loc) {
+  bool isFloat = lhs.kind == FValue::Kind::Float || rhs.kind == FValue::Kind::Float;
+  double x = lhs.kind == FValue::Kind::Float ? lhs.floatValue : double(lhs.intValue);
+  double y = rhs.kind == FValue::Kind::Float ? rhs.floatValue : double(rhs.intValue);
+  int64_t a = lhs.intValue, b = rhs.intValue;
+  if (op == "<") return FValue::boolean(isFloat ? x < y : a < b);
+  if (op == "<=") return FValue::boolean(isFloat ? x <= y : a <= b);
+  if (op == ">") return FValue::boolean(isFloat ? x > y : a > b);
+  if (op == ">=") return FValue::boolean(isFloat ? x >= y : a >= b);
+  if (op == "==") return FValue::boolean(isFloat ? x == y : a == b);
+  if (op == "!=") return FValue::boolean(isFloat ? x != y : a != b);
+  if (op == "/") {
+    if (y == 0)
+      return emitter.error(loc, "division by zero in a compile-time expression");
+    return FValue::floating(x / y);
+  }
+  if (op == "**") {
+    if (!isFloat && b >= 0) {
+      int64_t r = 1;
+      for (int64_t i = 0; i < b; ++i)
+        r *= a;
+      return FValue::integer(r);
+    }
+    return FValue::floating(std::pow(x, y));
+  }
+  if (isFloat) {
+    if (op == "+") return FValue::floating(x + y);
+    if (op == "-") return FValue::floating(x - y);
+    if (op == "*") return FValue::floating(x * y);
+    if (op == "//") {
+      if (y == 0)
+        return emitter.error(loc, "division by zero in a compile-time expression");
+      return FValue::floating(std::floor(x / y));
+    }
+    if (op == "%") {
+      if (y == 0)
+        return emitter.error(loc, "division by zero in a compile-time expression");
+      double r = std::fmod(x, y);
+      return FValue::floating(r != 0 && ((r < 0) != (y < 0)) ? r + y : r);
+    }
+    return emitter.error(loc, "operator '" + op + "' is not defined on floats");
+  }
+  bool bothBool = lhs.kind == FValue::Kind::Bool && rhs.kind == FValue::Kind::Bool;
+  auto result = [&](int64_t v) {
+    return bothBool ? FValue::boolean(v) : FValue::integer(v);
+  };
+  if (op == "+") return FValue::integer(a + b);
+  if (op == "-") return FValue::integer(a - b);
+  if (op == "*") return FValue::integer(a * b);
+  if (op == "//" || op == "%") {
+    if (b == 0)
+      return emitter.error(loc, "division by zero in a compile-time expression");
+    int64_t q = floorDiv(a, b);
+    return FValue::integer(op == "//" ? q : a - q * b); // Python semantics
+  }
+  if (op == "&") return result(a & b);
+  if (op == "|") return result(a | b);
+  if (op == "^") return result(a ^ b);
+  if (op == "<<") return FValue::integer(a << b);
+  if (op == ">>") return FValue::integer(a >> b);
+  return emitter.error(loc, "operator '" + op + "' is not supported here");
+}
+
+//===----------------------------------------------------------------------===//
+// Binary operators
+//===----------------------------------------------------------------------===//
+
+static bool isComparison(StringRef op) {
+  return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" ||
+         op == "!=";
+}
+
+std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
+                                      const FValue &rhs, SMLoc loc) {
+  // Identity and equality of compile-time objects.
+  if (op == "is" || op == "is not") {
+    bool same;
+    if (lhs.isNone() || rhs.isNone())
+      same = lhs.isNone() && rhs.isNone();
+    else if (lhs.kind == FValue::Kind::DType && rhs.kind == FValue::Kind::DType)
+      same = lhs.type == rhs.type;
+    else if (lhs.isRuntime() || rhs.isRuntime())
+      return error(loc, "'" + op + "' needs compile-time operands");
+    else
+      same = lhs.kind == rhs.kind && lhs.intValue == rhs.intValue &&
+             lhs.text == rhs.text;
+    return FValue::boolean(op == "is" ? same : !same);
+  }
+  if ((op == "==" || op == "!=") && !lhs.isRuntime() && !rhs.isRuntime() &&
+      !(lhs.isNumber() && rhs.isNumber())) {
+    bool same = lhs.kind == rhs.kind && lhs.text == rhs.text &&
+                (lhs.kind != FValue::Kind::DType || lhs.type == rhs.type);
+    return FValue::boolean(op == "==" ? same : !same);
+  }
+  if (op == "+" && lhs.kind == FValue::Kind::Tuple &&
+      rhs.kind == FValue::Kind::Tuple) {
+    std::vector<FValue> elements = lhs.elements;
+    elements.insert(elements.end(), rhs.elements.begin(), rhs.elements.end());
+    return FValue::tuple(std::move(elements));
+  }
+  if (lhs.isNumber() && rhs.isNumber())
+    return foldNumbers(*this, op, lhs, rhs, loc);
+  if (!(lhs.isRuntime() || lhs.isNumber()) || !(rhs.isRuntime() || rhs.isNumber()))
+    return error(loc, "operator '" + op + "' cannot combine " + lhs.describe() +
+                          " and " + rhs.describe());
+  if (op == "@")
+    return error(loc, "'@' is not supported; use tl.dot");
+  if (op == "**")
+    return error(loc, "'**' on run-time values is not supported; use "
+                      "libdevice.pow");
+
+  // The result shape: blocks win over scalars.
+  llvm::SmallVector<int64_t> shape;
+  if (lhs.isRuntime() && lhs.type.isBlock())
+    shape = lhs.type.shape;
+  if (rhs.isRuntime() && rhs.type.isBlock()) {
+    if (!shape.empty() && shape != rhs.type.shape)
+      return broadcastTo(rhs, shape, loc); // reports the shape mismatch
+    shape = rhs.type.shape;
+  }
+  mlir::Location l = location(loc);
+
+  // Pointer arithmetic.
+  bool lhsPtr = lhs.isRuntime() && lhs.type.isPointer;
+  bool rhsPtr = rhs.isRuntime() && rhs.type.isPointer;
+  if (lhsPtr || rhsPtr) {
+    const FValue &ptr = lhsPtr ? lhs : rhs;
+    const FValue &offset = lhsPtr ? rhs : lhs;
+    if (lhsPtr && rhsPtr)
+      return error(loc, "operator '" + op + "' cannot combine two pointers");
+    if (!(op == "+" || (op == "-" && lhsPtr)))
+      return error(loc, "operator '" + op + "' is not defined on pointers; "
+                        "only pointer + int and pointer - int are");
+    std::optional<FValue> off = materialize(offset, loc);
+    if (!off)
+      return std::nullopt;
+    if (!off->type.element.isInteger() || off->type.isPointer ||
+        off->type.element.isBool())
+      return error(loc, "a pointer offset must be an integer, got " +
+                            off->describe());
+    if (op == "-") {
+      FValue zero = constant(FValue::integer(0), off->type, loc);
+      off = FValue::runtime(
+          mlir::arith::SubIOp::create(builder, l, zero.value, off->value),
+          off->type);
+    }
+    std::optional<FValue> p = broadcastTo(ptr, shape, loc);
+    off = off ? broadcastTo(*off, shape, loc) : std::nullopt;
+    if (!p || !off)
+      return std::nullopt;
+    mlir::Value result =
+        kiln::AddPtrOp::create(builder, l, p->value.getType(), p->value, off->value);
+    return FValue::runtime(result, p->type);
+  }
+
+  // The computation type, with python numbers weakly typed.
+  DType computeType;
+  FValue a = lhs, b = rhs;
+  if (!lhs.isRuntime())
+    computeType = weakType(lhs, rhs.type.element);
+  else if (!rhs.isRuntime())
+    computeType = weakType(rhs, lhs.type.element);
+  else
+    computeType = promote(lhs.type.element, rhs.type.element);
+  if (op == "/" && computeType.isInteger())
+    computeType = DType(ScalarKind::F32);
+  if ((op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>") &&
+      computeType.isFloat())
+    return error(loc, "operator '" + op + "' needs integer operands, got " +
+                          (lhs.isRuntime() ? lhs.type.str() : lhs.describe()) +
+                          " and " +
+                          (rhs.isRuntime() ? rhs.type.str() : rhs.describe()));
+  if (op == "//" && computeType.isFloat())
+    return error(loc, "'//' on floating-point values is not supported");
+
+  TritonType operandType{computeType, false, shape};
+  auto prepare = [&](const FValue &v) -> std::optional<FValue> {
+    if (!v.isRuntime())
+      return constant(v, operandType, loc);
+    FValue cast = castTo(v, computeType, loc);
+    return broadcastTo(cast, shape, loc);
+  };
+  std::optional<FValue> x = prepare(a);
+  std::optional<FValue> y = x ? prepare(b) : std::nullopt;
+  if (!y)
+    return std::nullopt;
+  mlir::Value u = x->value, v = y->value, result;
+  bool isFloat = computeType.isFloat();
+  bool isUnsigned = computeType.isUnsigned() || computeType.isBool();
+  namespace arith = mlir::arith;
+
+  if (isComparison(op)) {
+    if (isFloat) {
+      arith::CmpFPredicate pred =
+          op == "<"    ? arith::CmpFPredicate::OLT
+          : op == "<=" ? arith::CmpFPredicate::OLE
+          : op == ">"  ? arith::CmpFPredicate::OGT
+          : op == ">=" ? arith::CmpFPredicate::OGE
+          : op == "==" ? arith::CmpFPredicate::OEQ
+                       : arith::CmpFPredicate::UNE;
+      result = arith::CmpFOp::create(builder, l, pred, u, v);
+    } else {
+      arith::CmpIPredicate pred =
+          op == "<"    ? (isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt)
+          : op == "<=" ? (isUnsigned ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
+          : op == ">"  ? (isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+          : op == ">=" ? (isUnsigned ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge)
+          : op == "==" ? arith::CmpIPredicate::eq
+                       : arith::CmpIPredicate::ne;
+      result = arith::CmpIOp::create(builder, l, pred, u, v);
+    }
+    return FValue::runtime(result, TritonType{DType(ScalarKind::I1), false, shape});
+  }
+
+  if (op == "+")
+    result = isFloat ? mlir::Value(arith::AddFOp::create(builder, l, u, v))
+                     : mlir::Value(arith::AddIOp::create(builder, l, u, v));
+  else if (op == "-")
+    result = isFloat ? mlir::Value(arith::SubFOp::create(builder, l, u, v))
+                     : mlir::Value(arith::SubIOp::create(builder, l, u, v));
+  else if (op == "*")
+    result = isFloat ? mlir::Value(arith::MulFOp::create(builder, l, u, v))
+                     : mlir::Value(arith::MulIOp::create(builder, l, u, v));
+  else if (op == "/")
+    result = arith::DivFOp::create(builder, l, u, v);
+  else if (op == "//") // C semantics: truncation toward zero
+    result = isUnsigned ? mlir::Value(arith::DivUIOp::create(builder, l, u, v))
+                        : mlir::Value(arith::DivSIOp::create(builder, l, u, v));
+  else if (op == "%")
+    result = isFloat      ? mlir::Value(arith::RemFOp::create(builder, l, u, v))
+             : isUnsigned ? mlir::Value(arith::RemUIOp::create(builder, l, u, v))
+                          : mlir::Value(arith::RemSIOp::create(builder, l, u, v));
+  else if (op == "&")
+    result = arith::AndIOp::create(builder, l, u, v);
+  else if (op == "|")
+    result = arith::OrIOp::create(builder, l, u, v);
+  else if (op == "^")
+    result = arith::XOrIOp::create(builder, l, u, v);
+  else if (op == "<<")
+    result = arith::ShLIOp::create(builder, l, u, v);
+  else if (op == ">>")
+    result = isUnsigned ? mlir::Value(arith::ShRUIOp::create(builder, l, u, v))
+                        : mlir::Value(arith::ShRSIOp::create(builder, l, u, v));
+  else
+    return error(loc, "operator '" + op + "' is not supported on run-time values");
+  return FValue::runtime(result, operandType);
+}
+
+std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
+                                     SMLoc loc) {
+  if (op == "not" && !operand.isRuntime()) {
+    std::optional<bool> truth = truthiness(operand, loc);
+    if (!truth)
+      return std::nullopt;
+    return FValue::boolean(!*truth);
+  }
+  if (operand.isNumber()) {
+    if (op == "+")
+      return operand;
+    if (op == "-")
+      return operand.kind == FValue::Kind::Float
+                 ? FValue::floating(-operand.floatValue)
+                 : FValue::integer(-operand.intValue);
+    if (op == "~" && operand.kind != FValue::Kind::Float)
+      return FValue::integer(~operand.intValue);
+    return error(loc, "operator '" + op + "' is not defined on " +
+                          operand.describe());
+  }
+  if (!operand.isRuntime() || operand.type.isPointer)
+    return error(loc, "operator '" + op + "' is not defined on " +
+                          operand.describe());
+  mlir::Location l = location(loc);
+  const TritonType &type = operand.type;
+  if (op == "+")
+    return operand;
+  if (op == "-") {
+    if (type.element.isFloat())
+      return FValue::runtime(
+          mlir::arith::NegFOp::create(builder, l, operand.value), type);
+    return binary("-", FValue::integer(0), operand, loc);
+  }
+  if (op == "~" || op == "not") {
+    if (type.element.isFloat())
+      return error(loc, "operator '" + op + "' needs an integer operand, got " +
+                            type.str());
+    if (op == "not" && !type.element.isBool())
+      return binary("==", operand, FValue::integer(0), loc);
+    FValue ones = constant(FValue::integer(-1), type, loc);
+    return FValue::runtime(
+        mlir::arith::XOrIOp::create(builder, l, operand.value, ones.value), type);
+  }
+  return error(loc, "unknown unary operator '" + op + "'");
+}

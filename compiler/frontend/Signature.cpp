@@ -1,0 +1,233 @@
+//===- Signature.cpp - a kernel variant's parameter types and values ------===//
+#include "compiler/frontend/Signature.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace kiln::frontend;
+using llvm::StringRef;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::optional<ConstexprLiteral>
+kiln::frontend::parseConstexprLiteral(StringRef text) {
+  ConstexprLiteral lit;
+  text = text.trim();
+  lit.text = text.str();
+  if (text == "True" || text == "False") {
+    lit.kind = ConstexprLiteral::Kind::Bool;
+    lit.intValue = text == "True";
+    return lit;
+  }
+  if (text == "None") {
+    lit.kind = ConstexprLiteral::Kind::None;
+    return lit;
+  }
+  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') &&
+      text.back() == text.front()) {
+    lit.kind = ConstexprLiteral::Kind::String;
+    lit.text = text.drop_front().drop_back().str();
+    return lit;
+  }
+  StringRef dtypeName = text;
+  if (dtypeName.consume_front("tl.") || dtypeName.consume_front("triton.language.")) {
+    if (auto dtype = DType::parse(dtypeName)) {
+      lit.kind = ConstexprLiteral::Kind::DType;
+      lit.dtype = *dtype;
+      return lit;
+    }
+    return std::nullopt;
+  }
+  int64_t i;
+  if (!text.getAsInteger(0, i)) {
+    lit.kind = ConstexprLiteral::Kind::Int;
+    lit.intValue = i;
+    return lit;
+  }
+  double d;
+  if (!text.getAsDouble(d)) {
+    lit.kind = ConstexprLiteral::Kind::Float;
+    lit.floatValue = d;
+    return lit;
+  }
+  return std::nullopt;
+}
+
+namespace {
+/// A type entry: `*fp32`, `*fp32:16`, `i32`, `i32:16`, `i32:1`.
+struct TypeEntry {
+  TritonType type;
+  unsigned divisibility = 1;
+};
+} // namespace
+
+static std::optional<TypeEntry> parseTypeEntry(StringRef text) {
+  TypeEntry entry;
+  text = text.trim();
+  auto [typeText, hint] = text.split(':');
+  if (typeText.consume_front("*"))
+    entry.type.isPointer = true;
+  auto dtype = DType::parse(typeText.trim());
+  if (!dtype)
+    return std::nullopt;
+  entry.type.element = *dtype;
+  if (!hint.empty()) {
+    unsigned d;
+    if (hint.trim().getAsInteger(10, d) || (d != 1 && d != 16))
+      return std::nullopt;
+    // ":1" (equal to one) is upstream's other specialization; Kiln treats it
+    // as no assumption.
+    entry.divisibility = d == 16 ? 16 : 1;
+  }
+  return entry;
+}
+
+static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
+                             StringRef text) {
+  spec.name = decl.name;
+  spec.isConstexpr = decl.isConstexpr;
+  if (decl.isConstexpr) {
+    auto lit = parseConstexprLiteral(text);
+    if (!lit)
+      return makeError(llvm::formatv("parameter '{0}' is tl.constexpr and needs "
+                                     "a value (an int, float, bool, string or "
+                                     "tl dtype), got '{1}'",
+                                     decl.name, text.trim()));
+    spec.value = *lit;
+    return llvm::Error::success();
+  }
+  auto entry = parseTypeEntry(text);
+  if (!entry) {
+    if (parseConstexprLiteral(text))
+      return makeError(llvm::formatv(
+          "parameter '{0}' is not tl.constexpr, so it needs a type such as "
+          "'*fp32' or 'i32', got the value '{1}'",
+          decl.name, text.trim()));
+    return makeError(llvm::formatv(
+        "parameter '{0}': unknown type '{1}' (expected *T or T with T one of "
+        "i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, "
+        "optionally followed by :16)",
+        decl.name, text.trim()));
+  }
+  spec.type = entry->type;
+  spec.divisibility = entry->divisibility;
+  return llvm::Error::success();
+}
+
+static llvm::Error setOption(KernelSpec &spec, StringRef key, StringRef value) {
+  unsigned v;
+  if (value.trim().getAsInteger(10, v) || v == 0)
+    return makeError(llvm::formatv("option '{0}' needs a positive integer, got "
+                                   "'{1}'",
+                                   key, value.trim()));
+  if (key == "num_warps") {
+    if (!llvm::isPowerOf2_32(v) || v > 32)
+      return makeError(llvm::formatv(
+          "num_warps must be a power of two between 1 and 32, got {0}", v));
+    spec.numWarps = v;
+  } else if (key == "num_stages") {
+    spec.numStages = v;
+  } else {
+    spec.numCtas = v;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<KernelSpec>
+kiln::frontend::parseSignature(StringRef signature,
+                               llvm::ArrayRef<ParamDecl> params, bool aligned) {
+  KernelSpec spec;
+  llvm::SmallVector<StringRef> entries;
+  signature.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef &e : entries)
+    e = e.trim();
+  llvm::erase_if(entries, [](StringRef e) { return e.empty(); });
+
+  bool named = !entries.empty() && entries.front().contains('=');
+  spec.params.resize(params.size());
+  if (named) {
+    std::vector<bool> seen(params.size(), false);
+    for (StringRef entry : entries) {
+      auto [key, value] = entry.split('=');
+      key = key.trim();
+      if (!entry.contains('='))
+        return makeError(llvm::formatv("signature entry '{0}' is not of the "
+                                       "form name=value (the named form is "
+                                       "used since the first entry is)",
+                                       entry));
+      if (key == "num_warps" || key == "num_stages" || key == "num_ctas") {
+        if (auto err = setOption(spec, key, value))
+          return std::move(err);
+        continue;
+      }
+      auto it = llvm::find_if(params, [&](const ParamDecl &p) { return p.name == key; });
+      if (it == params.end()) {
+        std::string names;
+        for (const ParamDecl &p : params)
+          names += (names.empty() ? "" : ", ") + p.name;
+        return makeError(llvm::formatv("the kernel has no parameter '{0}' "
+                                       "(parameters: {1})",
+                                       key, names));
+      }
+      size_t index = it - params.begin();
+      if (seen[index])
+        return makeError(llvm::formatv("parameter '{0}' is given twice", key));
+      seen[index] = true;
+      if (auto err = fillParam(spec.params[index], *it, value))
+        return std::move(err);
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (seen[i])
+        continue;
+      if (params[i].isConstexpr && params[i].defaultValue) {
+        spec.params[i].name = params[i].name;
+        spec.params[i].isConstexpr = true;
+        spec.params[i].value = *params[i].defaultValue;
+        spec.params[i].fromDefault = true;
+        continue;
+      }
+      return makeError(llvm::formatv("parameter '{0}' is missing from the "
+                                     "signature ({1})",
+                                     params[i].name,
+                                     params[i].isConstexpr
+                                         ? "it is tl.constexpr: give its value"
+                                         : "give its type, e.g. *fp32 or i32"));
+    }
+  } else {
+    if (entries.size() != params.size())
+      return makeError(llvm::formatv(
+          "the signature has {0} entries but the kernel has {1} parameters; "
+          "the positional form needs one entry per parameter, in order",
+          entries.size(), params.size()));
+    for (size_t i = 0; i < params.size(); ++i)
+      if (auto err = fillParam(spec.params[i], params[i], entries[i]))
+        return std::move(err);
+  }
+  if (aligned)
+    for (ParamSpec &p : spec.params)
+      if (!p.isConstexpr && (p.type.isPointer || p.type.element.isInteger()) &&
+          !p.type.element.isBool())
+        p.divisibility = 16;
+  return spec;
+}
+
+std::string KernelSpec::str() const {
+  std::string s;
+  for (const ParamSpec &p : params) {
+    if (!s.empty())
+      s += ", ";
+    if (p.isConstexpr) {
+      s += p.value.kind == ConstexprLiteral::Kind::String
+               ? "\"" + p.value.text + "\""
+               : p.value.text;
+      continue;
+    }
+    s += p.type.str();
+    if (p.divisibility == 16)
+      s += ":16";
+  }
+  return s;
+}

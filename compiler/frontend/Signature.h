@@ -1,0 +1,70 @@
+//===- Signature.h - a kernel variant's parameter types and values --------===//
+//
+// Parses the `-s` signature of kilnc against a kernel's parameter list. Two
+// forms are accepted: upstream Triton's positional AOT form
+// ("*fp32:16, i32, 1024") and a named form ("x=*fp32, n=i32, BLOCK=1024,
+// num_warps=8") used by the build rules.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_FRONTEND_SIGNATURE_H
+#define KILN_FRONTEND_SIGNATURE_H
+
+#include "compiler/frontend/Types.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::frontend {
+
+/// A compile-time value written in a signature: 1024, 0.5, True, "ieee".
+struct ConstexprLiteral {
+  enum class Kind { Int, Float, Bool, String, None, DType } kind = Kind::None;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  std::string text; // strings; also the literal as written
+  DType dtype;
+};
+
+struct ParamSpec {
+  std::string name;
+  bool isConstexpr = false;
+  TritonType type;        // run-time parameters
+  unsigned divisibility = 1; // 16 when the variant assumes it
+  ConstexprLiteral value; // constexpr parameters
+  bool fromDefault = false;
+};
+
+struct KernelSpec {
+  std::vector<ParamSpec> params;
+  unsigned numWarps = 4;
+  unsigned numStages = 3;
+  unsigned numCtas = 1;
+
+  /// The positional form of this spec, as upstream's AOT tool writes it.
+  std::string str() const;
+};
+
+/// What the parser needs to know about each kernel parameter.
+struct ParamDecl {
+  std::string name;
+  bool isConstexpr;
+  std::optional<ConstexprLiteral> defaultValue; // constexpr defaults only
+};
+
+/// Parses `signature` for a kernel with `params`. `aligned` marks every
+/// pointer and integer parameter divisible by 16. Errors name the parameter
+/// and the expectation.
+llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
+                                          llvm::ArrayRef<ParamDecl> params,
+                                          bool aligned);
+
+/// Parses one constexpr literal (also used for defaults).
+std::optional<ConstexprLiteral> parseConstexprLiteral(llvm::StringRef text);
+
+} // namespace kiln::frontend
+
+#endif // KILN_FRONTEND_SIGNATURE_H

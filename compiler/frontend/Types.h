@@ -1,0 +1,81 @@
+//===- Types.h - Triton-language data types -------------------------------===//
+//
+// Triton's scalar dtypes carry signedness, which MLIR's signless integers do
+// not, so the front end tracks a TritonType beside every MLIR value.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_FRONTEND_TYPES_H
+#define KILN_FRONTEND_TYPES_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln::frontend {
+
+enum class ScalarKind {
+  I1, I8, I16, I32, I64, U8, U16, U32, U64,
+  F8E4NV, F8E5, F16, BF16, F32, F64,
+};
+
+/// A Triton scalar dtype (tl.int32, tl.float16, ...).
+class DType {
+public:
+  constexpr DType(ScalarKind kind = ScalarKind::I32) : kind(kind) {}
+  ScalarKind getKind() const { return kind; }
+  bool isBool() const { return kind == ScalarKind::I1; }
+  bool isInteger() const { return kind <= ScalarKind::U64; }
+  bool isSigned() const { return kind <= ScalarKind::I64; }
+  bool isUnsigned() const {
+    return kind >= ScalarKind::U8 && kind <= ScalarKind::U64;
+  }
+  bool isFloat() const { return !isInteger(); }
+  unsigned getBitWidth() const;
+  /// The short name used in signatures: i32, u8, fp16, bf16, fp8e4nv, ...
+  llvm::StringRef getShortName() const;
+  /// The tl.* name: int32, uint8, float16, bfloat16, float8e4nv, ...
+  llvm::StringRef getLanguageName() const;
+  mlir::Type toMLIR(mlir::MLIRContext *context) const;
+
+  /// Parses a short name (`i32`, `fp16`, also `f32`, `bf16`, `u8`) or a
+  /// language name (`int32`, `float16`).
+  static std::optional<DType> parse(llvm::StringRef name);
+
+  bool operator==(const DType &other) const { return kind == other.kind; }
+  bool operator!=(const DType &other) const { return kind != other.kind; }
+
+private:
+  ScalarKind kind;
+};
+
+/// The type of a run-time value: a scalar, a pointer, or a block (tensor) of
+/// either.
+struct TritonType {
+  DType element;         // the pointee type for pointers
+  bool isPointer = false;
+  llvm::SmallVector<int64_t> shape; // empty for scalars
+
+  bool isBlock() const { return !shape.empty(); }
+  /// The same type with a different shape (scalar when `shape` is empty).
+  TritonType withShape(llvm::ArrayRef<int64_t> newShape) const {
+    TritonType t = *this;
+    t.shape.assign(newShape.begin(), newShape.end());
+    return t;
+  }
+  TritonType scalar() const { return withShape({}); }
+  mlir::Type toMLIR(mlir::MLIRContext *context) const;
+  /// `fp32`, `*fp16`, `<1024xi32>`, `<128x*fp32>`.
+  std::string str() const;
+  bool operator==(const TritonType &other) const {
+    return element == other.element && isPointer == other.isPointer &&
+           shape == other.shape;
+  }
+  bool operator!=(const TritonType &other) const { return !(*this == other); }
+};
+
+} // namespace kiln::frontend
+
+#endif // KILN_FRONTEND_TYPES_H

@@ -1,0 +1,113 @@
+//===- Value.h - values of the staged evaluator ---------------------------===//
+//
+// The front end evaluates kernel code in two stages: what is known at compile
+// time (ints, floats, bools, None, strings, dtypes, tuples, references to
+// functions and modules) is computed in C++; everything else is a run-time
+// value, an MLIR value with its Triton type.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_FRONTEND_VALUE_H
+#define KILN_FRONTEND_VALUE_H
+
+#include "compiler/frontend/Types.h"
+
+#include "mlir/IR/Value.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::frontend {
+
+struct FunctionDefStmt;
+
+struct FValue {
+  enum class Kind {
+    Runtime,  // value + type
+    Int,      // intValue
+    Float,    // floatValue
+    Bool,     // intValue
+    None,
+    String,   // text
+    DType,    // type (a scalar or pointer TritonType)
+    Tuple,    // elements
+    Module,   // text: canonical dotted path ("triton.language")
+    Function, // function: a Python def (jit or not)
+    Builtin,  // text: "tl.load", "range", "libdevice.exp", ...
+    Method,   // text: method name, elements[0]: the receiver
+    Marker,   // text: "triton.jit", "tl.constexpr", ... (decorators, annotations)
+  };
+
+  Kind kind = Kind::None;
+  mlir::Value value;
+  TritonType type;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  std::string text;
+  std::vector<FValue> elements;
+  const FunctionDefStmt *function = nullptr;
+
+  static FValue runtime(mlir::Value v, TritonType t) {
+    FValue f;
+    f.kind = Kind::Runtime;
+    f.value = v;
+    f.type = std::move(t);
+    return f;
+  }
+  static FValue integer(int64_t v) {
+    FValue f;
+    f.kind = Kind::Int;
+    f.intValue = v;
+    return f;
+  }
+  static FValue floating(double v) {
+    FValue f;
+    f.kind = Kind::Float;
+    f.floatValue = v;
+    return f;
+  }
+  static FValue boolean(bool v) {
+    FValue f;
+    f.kind = Kind::Bool;
+    f.intValue = v;
+    return f;
+  }
+  static FValue none() { return FValue(); }
+  static FValue string(std::string s) {
+    FValue f;
+    f.kind = Kind::String;
+    f.text = std::move(s);
+    return f;
+  }
+  static FValue dtype(TritonType t) {
+    FValue f;
+    f.kind = Kind::DType;
+    f.type = std::move(t);
+    return f;
+  }
+  static FValue named(Kind kind, std::string name) {
+    FValue f;
+    f.kind = kind;
+    f.text = std::move(name);
+    return f;
+  }
+  static FValue tuple(std::vector<FValue> elements) {
+    FValue f;
+    f.kind = Kind::Tuple;
+    f.elements = std::move(elements);
+    return f;
+  }
+
+  bool isRuntime() const { return kind == Kind::Runtime; }
+  bool isInt() const { return kind == Kind::Int; }
+  bool isNumber() const {
+    return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool;
+  }
+  bool isNone() const { return kind == Kind::None; }
+  /// A short description for diagnostics: "an int", "a block of fp32", ...
+  std::string describe() const;
+};
+
+} // namespace kiln::frontend
+
+#endif // KILN_FRONTEND_VALUE_H

@@ -1,0 +1,37 @@
+//===- Dialects.h - the kiln and kiln_gpu dialects -----------------------===//
+//
+// Declares the kiln (tensor-level) and kiln_gpu (layout) dialects, their
+// types, attributes and operations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_IR_DIALECTS_H
+#define KILN_IR_DIALECTS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "compiler/ir/KilnDialect.h.inc"
+#include "compiler/ir/KilnGPUDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "compiler/ir/KilnTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "compiler/ir/KilnGPUAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "compiler/ir/KilnOps.h.inc"
+
+namespace kiln {
+/// Registers every dialect kilnc and kiln-opt use.
+void registerAllDialects(mlir::DialectRegistry &registry);
+
+/// The element type of a tensor, or the type itself for scalars.
+mlir::Type getElementTypeOrSelf(mlir::Type type);
+} // namespace kiln
+
+#endif // KILN_IR_DIALECTS_H

@@ -1,0 +1,83 @@
+//===- KilnGPUDialect.cpp - the kiln_gpu layout dialect -------------------===//
+#include "compiler/ir/Dialects.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+#include "compiler/ir/KilnGPUDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "compiler/ir/KilnGPUAttrs.cpp.inc"
+
+void kiln::gpu::KilnGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "compiler/ir/KilnGPUAttrs.cpp.inc"
+      >();
+}
+
+// Syntax: #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32],
+//                            warpsPerCTA = [4], order = [0]}>
+Attribute kiln::gpu::BlockedEncodingAttr::parse(AsmParser &parser, Type) {
+  SmallVector<unsigned> fields[4];
+  const char *names[4] = {"sizePerThread", "threadsPerWarp", "warpsPerCTA",
+                          "order"};
+  if (parser.parseLess() || parser.parseLBrace())
+    return {};
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0 && parser.parseComma())
+      return {};
+    if (parser.parseKeyword(names[i]) || parser.parseEqual())
+      return {};
+    if (parser.parseCommaSeparatedList(
+            AsmParser::Delimiter::Square, [&]() -> ParseResult {
+              unsigned v;
+              if (parser.parseInteger(v))
+                return failure();
+              fields[i].push_back(v);
+              return success();
+            }))
+      return {};
+  }
+  if (parser.parseRBrace() || parser.parseGreater())
+    return {};
+  return parser.getChecked<BlockedEncodingAttr>(parser.getContext(), fields[0],
+                                                fields[1], fields[2],
+                                                fields[3]);
+}
+
+void kiln::gpu::BlockedEncodingAttr::print(AsmPrinter &printer) const {
+  auto list = [&](ArrayRef<unsigned> values) {
+    printer << "[";
+    llvm::interleaveComma(values, printer);
+    printer << "]";
+  };
+  printer << "<{sizePerThread = ";
+  list(getSizePerThread());
+  printer << ", threadsPerWarp = ";
+  list(getThreadsPerWarp());
+  printer << ", warpsPerCTA = ";
+  list(getWarpsPerCTA());
+  printer << ", order = ";
+  list(getOrder());
+  printer << "}>";
+}
+
+LogicalResult kiln::gpu::BlockedEncodingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, ArrayRef<unsigned> sizePerThread,
+    ArrayRef<unsigned> threadsPerWarp, ArrayRef<unsigned> warpsPerCTA,
+    ArrayRef<unsigned> order) {
+  size_t rank = sizePerThread.size();
+  if (rank == 0 || threadsPerWarp.size() != rank || warpsPerCTA.size() != rank ||
+      order.size() != rank)
+    return emitError() << "blocked layout fields must all have the same, "
+                          "non-zero rank";
+  for (unsigned v : llvm::concat<const unsigned>(sizePerThread, threadsPerWarp,
+                                                 warpsPerCTA))
+    if (v == 0 || !llvm::isPowerOf2_32(v))
+      return emitError() << "blocked layout sizes must be powers of two";
+  return success();
+}

@@ -1,0 +1,84 @@
+//===- KilnOps.td - operations of the kiln dialect ---------*- tablegen -*-===//
+#ifndef KILN_OPS_TD
+#define KILN_OPS_TD
+
+include "compiler/ir/KilnDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/BuiltinTypes.td"
+
+def Kiln_Ptr : Type<CPred<"::llvm::isa<::kiln::PointerType>($_self)">, "kiln pointer">;
+def Kiln_PtrTensor : RankedTensorOf<[Kiln_Ptr]>;
+def Kiln_PtrLike : AnyTypeOf<[Kiln_Ptr, Kiln_PtrTensor]>;
+def Kiln_IntLike : AnyTypeOf<[AnySignlessInteger, RankedTensorOf<[AnySignlessInteger]>]>;
+def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
+
+def Kiln_ProgramIdOp : Kiln_Op<"program_id", [Pure]> {
+  let summary = "Index of this program instance along a grid axis";
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+def Kiln_NumProgramsOp : Kiln_Op<"num_programs", [Pure]> {
+  let summary = "Number of program instances along a grid axis";
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+def Kiln_MakeRangeOp : Kiln_Op<"make_range", [Pure]> {
+  let summary = "The 1-D tensor [start, end) of i32";
+  let arguments = (ins I32Attr:$start, I32Attr:$end);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SplatOp : Kiln_Op<"splat", [Pure,
+    TypesMatchWith<"result element type matches the scalar",
+                   "result", "src", "::llvm::cast<::mlir::RankedTensorType>($_self).getElementType()">]> {
+  let summary = "A tensor with every element equal to a scalar";
+  let arguments = (ins AnyType:$src);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+}
+
+def Kiln_AddPtrOp : Kiln_Op<"addptr", [Pure, AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Pointer plus an element offset";
+  let description = [{
+    Advances `ptr` by `offset` elements of the pointee type (C semantics).
+    The offset has the shape of the pointer operand.
+  }];
+  let arguments = (ins Kiln_PtrLike:$ptr, Kiln_IntLike:$offset);
+  let results = (outs Kiln_PtrLike:$result);
+  let assemblyFormat = "$ptr `,` $offset attr-dict `:` type($ptr) `,` type($offset)";
+  let hasVerifier = 1;
+}
+
+def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "Load from global memory, optionally masked";
+  let description = [{
+    Reads the elements addressed by `ptr`. Where `mask` is false nothing is
+    read and the element is `other` (undefined when `other` is absent).
+  }];
+  let arguments = (ins Kiln_PtrLike:$ptr, Optional<Kiln_BoolLike>:$mask,
+                       Optional<AnyType>:$other);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $ptr (`,` `mask` $mask^)? (`,` `other` $other^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_StoreOp : Kiln_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Store to global memory, optionally masked";
+  let arguments = (ins Kiln_PtrLike:$ptr, AnyType:$value, Optional<Kiln_BoolLike>:$mask);
+  let assemblyFormat = [{
+    $ptr `,` $value (`,` `mask` $mask^)? attr-dict `:` type($ptr) `,` type($value) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KILN_OPS_TD

@@ -1,0 +1,98 @@
+//===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
+#include "compiler/target/Target.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+using namespace llvm;
+
+Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef name) {
+  static const char *const kSupported[] = {"sm_80", "sm_86",   "sm_89", "sm_90",
+                                           "sm_90a", "sm_100a", "sm_120a"};
+  if (!is_contained(kSupported, name))
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("unsupported architecture '{0}' (supported: sm_80, sm_86, "
+                "sm_89, sm_90, sm_90a, sm_100a, sm_120a)",
+                name));
+  TargetArch arch;
+  arch.name = name.str();
+  StringRef digits = name.drop_front(3);
+  arch.archSpecific = digits.consume_back("a");
+  unsigned cc = 0;
+  digits.getAsInteger(10, cc);
+  arch.major = cc / 10;
+  arch.minor = cc % 10;
+  return arch;
+}
+
+Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return createStringError(inconvertibleErrorCode(),
+                             "NVPTX backend unavailable: " + error);
+  // PTX ISA 8.7: what ptxas 12.8+ reads, and enough for every listed arch.
+  TargetOptions options;
+  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
+      triple, arch.name, "+ptx87", options, Reloc::PIC_, std::nullopt,
+      CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot create an NVPTX target machine for " +
+                                 arch.name);
+  module.setTargetTriple(triple);
+  module.setDataLayout(machine->createDataLayout());
+
+  // The standard O3 pipeline, as clang would run it.
+  {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PassBuilder builder(machine.get());
+    builder.registerModuleAnalyses(mam);
+    builder.registerCGSCCAnalyses(cgam);
+    builder.registerFunctionAnalyses(fam);
+    builder.registerLoopAnalyses(lam);
+    builder.crossRegisterProxies(lam, fam, cgam, mam);
+    ModulePassManager mpm = builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+    mpm.run(module, mam);
+  }
+
+  std::string ptx;
+  {
+    raw_string_ostream os(ptx);
+    buffer_ostream pstream(os);
+    legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, pstream, nullptr,
+                                     CodeGenFileType::AssemblyFile))
+      return createStringError(inconvertibleErrorCode(),
+                               "the NVPTX backend cannot emit assembly");
+    codegen.run(module);
+  }
+  return ptx;
+}

@@ -1,0 +1,217 @@
+//===- AxisInfo.cpp - contiguity, divisibility and constancy --------------===//
+#include "compiler/transforms/AxisInfo.h"
+
+#include "compiler/ir/Dialects.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
+
+using namespace mlir;
+using kiln::AxisInfo;
+
+static llvm::SmallVector<int64_t> shapeOf(Value v) {
+  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+    return llvm::SmallVector<int64_t>(t.getShape());
+  return {1};
+}
+
+/// The largest power of two dividing `v` (kMaxDivisibility for zero).
+static int64_t powerOfTwoDividing(int64_t v) {
+  if (v == 0)
+    return AxisInfo::kMaxDivisibility;
+  return std::min<int64_t>(int64_t(1) << llvm::countr_zero(uint64_t(v)),
+                           AxisInfo::kMaxDivisibility);
+}
+
+static AxisInfo uniform(Value v, int64_t contiguity, int64_t divisibility,
+                        int64_t constancy) {
+  AxisInfo info;
+  size_t rank = shapeOf(v).size();
+  info.contiguity.assign(rank, contiguity);
+  info.divisibility.assign(rank, divisibility);
+  info.constancy.assign(rank, constancy);
+  return info;
+}
+
+/// A value that is the same everywhere, with known divisibility.
+static AxisInfo splatInfo(Value v, int64_t divisibility) {
+  AxisInfo info = uniform(v, 1, divisibility, 1);
+  info.constancy = shapeOf(v);
+  return info;
+}
+
+AxisInfo kiln::AxisInfoAnalysis::conservative(Value value) {
+  // Scalars are uniform across the program: constant everywhere.
+  if (!isa<RankedTensorType>(value.getType()))
+    return splatInfo(value, 1);
+  return uniform(value, 1, 1, 1);
+}
+
+kiln::AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) {
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      if (func.isExternal())
+        return;
+      for (BlockArgument arg : func.getArguments()) {
+        int64_t div = 1;
+        if (auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                            "kiln.divisibility"))
+          div = attr.getInt();
+        infos[arg] = splatInfo(arg, div);
+      }
+      return;
+    }
+    for (Value result : op->getResults())
+      infos[result] = compute(op, result);
+  });
+}
+
+const AxisInfo &kiln::AxisInfoAnalysis::get(Value value) {
+  auto it = infos.find(value);
+  if (it == infos.end())
+    it = infos.insert({value, conservative(value)}).first;
+  return it->second;
+}
+
+// Combines two operands dimension by dimension.
+template <typename Fn>
+static AxisInfo combine(Value result, const AxisInfo &a, const AxisInfo &b,
+                        Fn fn) {
+  AxisInfo info = uniform(result, 1, 1, 1);
+  for (size_t d = 0; d < info.contiguity.size(); ++d)
+    fn(d, info);
+  (void)a;
+  (void)b;
+  return info;
+}
+
+AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
+  auto operand = [&](unsigned i) -> const AxisInfo & {
+    return get(op->getOperand(i));
+  };
+  return llvm::TypeSwitch<Operation *, AxisInfo>(op)
+      .Case<arith::ConstantOp>([&](arith::ConstantOp c) {
+        std::optional<int64_t> value;
+        if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+          value = i.getValue().getSExtValue();
+        else if (auto d = dyn_cast<DenseIntElementsAttr>(c.getValue());
+                 d && d.isSplat())
+          value = d.getSplatValue<APInt>().getSExtValue();
+        if (!value)
+          return conservative(result);
+        AxisInfo info = splatInfo(result, powerOfTwoDividing(*value));
+        info.constantValue = value;
+        return info;
+      })
+      .Case<kiln::MakeRangeOp>([&](kiln::MakeRangeOp r) {
+        return uniform(result, r.getEnd() - r.getStart(),
+                       powerOfTwoDividing(r.getStart()), 1);
+      })
+      .Case<kiln::SplatOp>([&](kiln::SplatOp s) {
+        AxisInfo info = splatInfo(result, operand(0).divisibility[0]);
+        info.constantValue = operand(0).constantValue;
+        return info;
+      })
+      .Case<kiln::ProgramIdOp, kiln::NumProgramsOp>(
+          [&](Operation *) { return splatInfo(result, 1); })
+      .Case<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp,
+            arith::IndexCastOp>([&](Operation *) { return operand(0); })
+      .Case<arith::AddIOp, arith::SubIOp, kiln::AddPtrOp>([&](Operation *) {
+        const AxisInfo &a = operand(0), &b = operand(1);
+        bool isSub = isa<arith::SubIOp>(op);
+        // addptr offsets count elements; divisibility counts bytes.
+        int64_t scale = 1;
+        if (auto addptr = dyn_cast<kiln::AddPtrOp>(op)) {
+          auto ptr = cast<kiln::PointerType>(
+              kiln::getElementTypeOrSelf(addptr.getPtr().getType()));
+          scale = std::max<int64_t>(
+              1, ptr.getPointeeType().getIntOrFloatBitWidth() / 8);
+        }
+        AxisInfo info = combine(result, a, b, [&](size_t d, AxisInfo &out) {
+          out.contiguity[d] =
+              isSub ? std::gcd(a.contiguity[d], b.constancy[d])
+                    : std::max(std::gcd(a.contiguity[d], b.constancy[d]),
+                               std::gcd(b.contiguity[d], a.constancy[d]));
+          out.divisibility[d] = std::gcd(
+              a.divisibility[d],
+              std::min(b.divisibility[d] * scale, AxisInfo::kMaxDivisibility));
+          out.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
+        });
+        if (a.constantValue && b.constantValue && !isa<kiln::AddPtrOp>(op)) {
+          info.constantValue = isSub ? *a.constantValue - *b.constantValue
+                                     : *a.constantValue + *b.constantValue;
+        }
+        return info;
+      })
+      .Case<arith::MulIOp>([&](arith::MulIOp) {
+        const AxisInfo &a = operand(0), &b = operand(1);
+        AxisInfo info = combine(result, a, b, [&](size_t d, AxisInfo &out) {
+          out.contiguity[d] = b.constantValue == 1   ? a.contiguity[d]
+                              : a.constantValue == 1 ? b.contiguity[d]
+                                                     : 1;
+          out.divisibility[d] = std::min(a.divisibility[d] * b.divisibility[d],
+                                         AxisInfo::kMaxDivisibility);
+          out.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
+        });
+        if (a.constantValue && b.constantValue)
+          info.constantValue = *a.constantValue * *b.constantValue;
+        return info;
+      })
+      .Case<arith::CmpIOp>([&](arith::CmpIOp) {
+        const AxisInfo &a = operand(0), &b = operand(1);
+        llvm::SmallVector<int64_t> shape = shapeOf(result);
+        return combine(result, a, b, [&](size_t d, AxisInfo &out) {
+          int64_t c = std::gcd(a.constancy[d], b.constancy[d]);
+          // A contiguous run compared with a uniform bound flips at most once,
+          // and only at a multiple of both divisibilities.
+          if (b.constancy[d] == shape[d])
+            c = std::max(c, std::gcd(a.contiguity[d],
+                                     std::gcd(a.divisibility[d], b.divisibility[d])));
+          if (a.constancy[d] == shape[d])
+            c = std::max(c, std::gcd(b.contiguity[d],
+                                     std::gcd(a.divisibility[d], b.divisibility[d])));
+          out.constancy[d] = c;
+        });
+      })
+      .Case<arith::AndIOp, arith::OrIOp, arith::XOrIOp>([&](Operation *) {
+        const AxisInfo &a = operand(0), &b = operand(1);
+        return combine(result, a, b, [&](size_t d, AxisInfo &out) {
+          out.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
+        });
+      })
+      .Case<arith::SelectOp>([&](arith::SelectOp) {
+        const AxisInfo &c = operand(0), &a = operand(1), &b = operand(2);
+        return combine(result, a, b, [&](size_t d, AxisInfo &out) {
+          if (c.constancy.size() == out.constancy.size())
+            out.constancy[d] = std::gcd(c.constancy[d],
+                                        std::gcd(a.constancy[d], b.constancy[d]));
+          out.divisibility[d] = std::gcd(a.divisibility[d], b.divisibility[d]);
+        });
+      })
+      .Default([&](Operation *) { return conservative(result); });
+}
+
+static int64_t largestPowerOfTwoAtMost(int64_t v) {
+  return v <= 1 ? 1 : int64_t(1) << (63 - llvm::countl_zero(uint64_t(v)));
+}
+
+unsigned kiln::AxisInfoAnalysis::vectorWidth(Value ptr, Value mask,
+                                             unsigned elementBits,
+                                             unsigned maxBits) {
+  const AxisInfo &p = get(ptr);
+  // The fastest-varying dimension of Kiln's row-major tensors is the last.
+  size_t d = p.contiguity.size() - 1;
+  int64_t elementBytes = std::max<unsigned>(1, elementBits / 8);
+  int64_t vec = largestPowerOfTwoAtMost(p.contiguity[d]);
+  vec = std::min(vec, std::max<int64_t>(1, p.divisibility[d] / elementBytes));
+  vec = std::min<int64_t>(vec, std::max(1u, maxBits / elementBits));
+  if (mask) {
+    const AxisInfo &m = get(mask);
+    vec = std::min(vec, largestPowerOfTwoAtMost(m.constancy[d]));
+  }
+  return unsigned(std::max<int64_t>(vec, 1));
+}

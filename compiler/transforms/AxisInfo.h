@@ -1,0 +1,57 @@
+//===- AxisInfo.h - contiguity, divisibility and constancy ----------------===//
+//
+// For every integer or pointer value, per dimension:
+// - contiguity: the length of runs of consecutive values (x, x+1, ...),
+// - divisibility: a power of two dividing the first value of each run
+//   (bytes for pointers),
+// - constancy: the length of runs of equal values.
+// Global accesses are vectorized and coalesced from these facts.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TRANSFORMS_AXISINFO_H
+#define KILN_TRANSFORMS_AXISINFO_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace kiln {
+
+struct AxisInfo {
+  /// One entry per dimension; scalars have one entry.
+  llvm::SmallVector<int64_t> contiguity, divisibility, constancy;
+  /// The value, when it is a known integer splat or scalar.
+  std::optional<int64_t> constantValue;
+
+  /// Divisibility used for values known to be zero: any power of two.
+  static constexpr int64_t kMaxDivisibility = int64_t(1) << 30;
+};
+
+class AxisInfoAnalysis {
+public:
+  /// Computes the facts for every value defined inside `root`.
+  explicit AxisInfoAnalysis(mlir::Operation *root);
+
+  /// The facts about `value` (conservative when unknown).
+  const AxisInfo &get(mlir::Value value);
+
+  /// How many consecutive elements along the fastest dimension of `ptr` one
+  /// thread may access as one vector of at most `maxBits` (before layout
+  /// limits), for elements of `elementBits`; `mask` (may be null) must be
+  /// uniform over the vector.
+  unsigned vectorWidth(mlir::Value ptr, mlir::Value mask, unsigned elementBits,
+                       unsigned maxBits = 128);
+
+private:
+  AxisInfo compute(mlir::Operation *op, mlir::Value result);
+  AxisInfo conservative(mlir::Value value);
+
+  llvm::DenseMap<mlir::Value, AxisInfo> infos;
+};
+
+} // namespace kiln
+
+#endif // KILN_TRANSFORMS_AXISINFO_H

@@ -1,0 +1,36 @@
+//===- Passes.td - Kiln's passes ---------------------------*- tablegen -*-===//
+#ifndef KILN_PASSES_TD
+#define KILN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnAssignLayouts : Pass<"kiln-assign-layouts", "mlir::ModuleOp"> {
+  let summary = "Give every tensor a kiln_gpu layout chosen for coalesced, vectorized access";
+  let description = [{
+    Turns kiln IR into kiln_gpu IR. For each tensor shape the pass picks a
+    blocked layout whose per-thread chunk is as wide as the widest global
+    access of that shape can be vectorized (from axis info: contiguity and
+    divisibility of the pointers, at most 128 bits), and no wider than the
+    tensor's share per thread. The module gets `kiln_gpu.num_warps` and
+    `kiln_gpu.threads_per_warp`.
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "unsigned", /*default=*/"4",
+           "Warps per program instance (CTA)">,
+  ];
+  let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
+}
+
+def KilnToLLVM : Pass<"kiln-to-llvm", "mlir::ModuleOp"> {
+  let summary = "Lower kiln_gpu IR to the LLVM and NVVM dialects";
+  let description = [{
+    Each tensor becomes the LLVM struct of the elements the thread holds under
+    its layout; elementwise ops apply per element; global loads and stores
+    become predicated, vectorized `ld.global`/`st.global` (up to 128 bits,
+    as wide as axis info proves the access contiguous, aligned and uniformly
+    masked). The kernel function gets `nvvm.kernel` and its thread count.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+}
+
+#endif // KILN_PASSES_TD
