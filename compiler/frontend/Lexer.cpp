@@ -179,8 +179,11 @@ bool Lexer::lexOperator() {
     if (static_cast<size_t>(end - cur) >= n && StringRef(cur, n) == op) {
       if (StringRef("([{").contains(*op) && n == 1)
         ++bracketDepth;
-      if (StringRef(")]}").contains(*op) && n == 1)
-        bracketDepth = std::max(0, bracketDepth - 1);
+      if (StringRef(")]}").contains(*op) && n == 1) {
+        if (bracketDepth == 0)
+          return error(cur, llvm::Twine("unmatched '") + op + "'");
+        --bracketDepth;
+      }
       push(TokenKind::Op, cur, cur + n);
       cur += n;
       return true;

@@ -747,7 +747,7 @@ ExprPtr Parser::parseAtomWithTrailers() {
         return nullptr;
       value = std::move(call);
     } else if (consumeOp("[")) {
-      auto sub = std::make_unique<SubscriptExpr>(loc);
+      auto sub = std::make_unique<SubscriptExpr>(value->getLoc());
       sub->value = std::move(value);
       do {
         if (tok().isOp("]"))
@@ -768,7 +768,8 @@ ExprPtr Parser::parseAtomWithTrailers() {
       }
       std::string attr = tok().text.str();
       advance();
-      value = std::make_unique<AttributeExpr>(loc, std::move(value), attr);
+      SMLoc start = value->getLoc();
+      value = std::make_unique<AttributeExpr>(start, std::move(value), attr);
     } else {
       break;
     }

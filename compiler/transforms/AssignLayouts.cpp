@@ -42,8 +42,25 @@ struct AssignLayoutsPass
     }
     unsigned threads = numWarps * kThreadsPerWarp;
 
-    // Widest vectorizable access per shape.
     kiln::AxisInfoAnalysis axisInfo(module);
+    bool failed = false;
+    module.walk([&](func::FuncOp func) {
+      failed |= assignLayouts(func, axisInfo, threads).failed();
+    });
+    if (failed)
+      return signalPassFailure();
+    OpBuilder b(ctx);
+    module->setAttr(kiln::gpu::KilnGPUDialect::kNumWarpsAttrName,
+                    b.getI32IntegerAttr(numWarps));
+    module->setAttr(kiln::gpu::KilnGPUDialect::kThreadsPerWarpAttrName,
+                    b.getI32IntegerAttr(kThreadsPerWarp));
+  }
+
+  /// Layouts for one function: each shape's chunk is as wide as its widest
+  /// vectorizable access in this function.
+  LogicalResult assignLayouts(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo,
+                              unsigned threads) {
+    MLIRContext *ctx = &getContext();
     llvm::DenseMap<int64_t, unsigned> widest; // 1-D size → elements per chunk
     auto noteAccess = [&](Value ptr, Type valueType) {
       auto tensor = dyn_cast<RankedTensorType>(valueType);
@@ -55,7 +72,7 @@ struct AssignLayoutsPass
       unsigned &w = widest[tensor.getDimSize(0)];
       w = std::max(w, vec);
     };
-    module.walk([&](Operation *op) {
+    func.walk([&](Operation *op) {
       if (auto load = dyn_cast<kiln::LoadOp>(op))
         noteAccess(load.getPtr(), load.getType());
       else if (auto store = dyn_cast<kiln::StoreOp>(op))
@@ -66,8 +83,7 @@ struct AssignLayoutsPass
       if (type.getRank() != 1)
         return {};
       int64_t n = type.getDimSize(0);
-      unsigned perThread = widest.lookup(n);
-      perThread = std::max(1u, perThread);
+      unsigned perThread = std::max(1u, widest.lookup(n));
       // Never more than the thread's share, so that no thread sits idle.
       perThread = std::min<int64_t>(perThread, std::max<int64_t>(1, n / threads));
       return kiln::gpu::BlockedEncodingAttr::get(ctx, {perThread},
@@ -86,7 +102,7 @@ struct AssignLayoutsPass
     };
 
     bool failed = false;
-    module.walk([&](Operation *op) {
+    func.walk([&](Operation *op) {
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
@@ -107,13 +123,15 @@ struct AssignLayoutsPass
             constant.setValueAttr(
                 dense.reshape(cast<ShapedType>(constant.getType())));
     });
-    if (failed)
-      return signalPassFailure();
-    OpBuilder b(ctx);
-    module->setAttr(kiln::gpu::KilnGPUDialect::kNumWarpsAttrName,
-                    b.getI32IntegerAttr(numWarps));
-    module->setAttr(kiln::gpu::KilnGPUDialect::kThreadsPerWarpAttrName,
-                    b.getI32IntegerAttr(kThreadsPerWarp));
+    // Function types follow their (retyped) entry block arguments.
+    if (!func.isExternal()) {
+      auto type = func.getFunctionType();
+      SmallVector<Type> inputs(func.getArgumentTypes());
+      for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+        inputs[i] = arg.getType();
+      func.setType(FunctionType::get(ctx, inputs, type.getResults()));
+    }
+    return failure(failed);
   }
 };
 

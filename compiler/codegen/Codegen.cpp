@@ -1,0 +1,559 @@
+//===- Codegen.cpp - Render the launchers of a triton_kernel target -------===//
+
+#include "Codegen.h"
+
+#include "LauncherModel.h"
+#include "TemplateRenderer.h"
+#include "TritonTypes.h"
+#include "VariantMetadata.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <set>
+
+using namespace llvm;
+
+namespace kiln::codegen {
+
+namespace {
+
+constexpr unsigned kLineWidth = 80;
+/// Joins words that comment wrapping must keep on one line.
+constexpr char kNoBreakSpace = '\x01';
+
+Error makeError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message.str());
+}
+
+bool isIdentifier(StringRef s) {
+  return !s.empty() && !isDigit(s.front()) &&
+         all_of(s, [](char c) { return isAlnum(c) || c == '_'; });
+}
+
+/// `text` as a C++ string literal. Octal escapes always take three digits, so
+/// a following digit cannot extend them.
+std::string cppLiteral(StringRef text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c >= 0x20 && c < 0x7f && c != '?') { // '?' would form trigraphs
+      out += c;
+    } else {
+      out += formatv("\\{0}{1}{2}", (c >> 6) & 7, (c >> 3) & 7, c & 7).str();
+    }
+  }
+  return out + "\"";
+}
+
+/// Wraps `text` into "// " comment lines of at most kLineWidth columns
+/// (longer words stand alone). kNoBreakSpace joins words that must stay
+/// together and prints as a space.
+std::string wrapComment(StringRef text) {
+  SmallVector<StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  std::string out, line;
+  for (StringRef word : words) {
+    if (!line.empty() && line.size() + 1 + word.size() > kLineWidth - 3) {
+      out += "// " + line + "\n";
+      line.clear();
+    }
+    if (!line.empty())
+      line += ' ';
+    line += word.str();
+  }
+  if (!line.empty())
+    out += "// " + line + "\n";
+  std::replace(out.begin(), out.end(), kNoBreakSpace, ' ');
+  if (!out.empty())
+    out.pop_back(); // the template supplies the last newline
+  return out;
+}
+
+/// "a", "a and b", "a, b and c".
+std::string joinWords(ArrayRef<std::string> words) {
+  if (words.size() <= 1)
+    return words.empty() ? "" : words.front();
+  return join(words.drop_back(), ", ") + " and " + words.back();
+}
+
+/// Lays out `head` + `items` separated by ", " + ")" starting at column
+/// `column`: items fill lines of at most kLineWidth columns, leaving `reserve`
+/// columns after the ")"; continuation lines align with the '(' or, when that
+/// is too far right, are indented by four.
+std::string wrapList(unsigned column, StringRef head,
+                     ArrayRef<std::string> items, unsigned reserve) {
+  unsigned indent = column + head.size();
+  std::string out = head.str();
+  std::string line; // the current line after `indent`
+  bool fresh = false;
+  if (indent > 40) {
+    indent = 4;
+    fresh = true;
+  }
+  unsigned used = fresh ? indent : column + head.size();
+  for (auto [i, item] : enumerate(items)) {
+    bool last = i + 1 == items.size();
+    std::string piece = item + (last ? ")" : ",");
+    unsigned width = piece.size() + (last ? reserve : 0);
+    bool first = i == 0;
+    if (fresh && first) {
+      out += "\n" + std::string(indent, ' ') + piece;
+      used = indent + piece.size();
+    } else if (!first && used + 1 + width > kLineWidth) {
+      out += "\n" + std::string(indent, ' ') + piece;
+      used = indent + piece.size();
+    } else {
+      out += (first ? "" : " ") + piece;
+      used += (first ? 0 : 1) + piece.size();
+    }
+  }
+  if (items.empty())
+    out += ")";
+  return out;
+}
+
+/// Joins `terms` with " && ", breaking lines before kLineWidth; continuation
+/// lines start at column `indent`. `column` is where the first term starts
+/// and `reserve` what follows the last.
+std::string wrapConjunction(ArrayRef<std::string> terms, unsigned column,
+                            unsigned indent, unsigned reserve) {
+  std::string out;
+  unsigned used = column;
+  for (auto [i, term] : enumerate(terms)) {
+    bool last = i + 1 == terms.size();
+    std::string piece = term + (last ? "" : " &&");
+    unsigned width = piece.size() + (last ? reserve : 0);
+    if (i > 0 && used + 1 + width > kLineWidth) {
+      out += "\n" + std::string(indent, ' ');
+      used = indent;
+    } else if (i > 0) {
+      out += " ";
+      ++used;
+    }
+    out += piece;
+    used += piece.size();
+  }
+  return out;
+}
+
+std::string includeGuard(StringRef includePath) {
+  std::string guard;
+  for (char c : includePath)
+    guard += isAlnum(c) ? toUpper(c) : '_';
+  return guard + "_";
+}
+
+/// A C++ name for Triton parameter `name`: keywords and the launcher's own
+/// parameter names get a trailing underscore.
+std::string cppParamName(StringRef name) {
+  static const StringSet<> reserved = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
+      "char8_t", "class", "co_await", "co_return", "co_yield", "compl",
+      "concept", "const", "const_cast", "consteval", "constexpr", "constinit",
+      "continue", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long",
+      "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
+      "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof",
+      "static", "static_assert", "static_cast", "struct", "switch", "template",
+      "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq",
+      // The launcher's own parameters and locals.
+      "grid", "stream", "args", "kiln", "absl"};
+  return reserved.contains(name) ? name.str() + "_" : name.str();
+}
+
+/// The cubin as rows of hex bytes, 12 per row.
+std::string cubinBytes(StringRef cubin) {
+  std::string out;
+  out.reserve(cubin.size() * 6 + cubin.size() / 2);
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < cubin.size(); ++i) {
+    unsigned char byte = cubin[i];
+    out += i % 12 == 0 ? (i == 0 ? "    " : "\n    ") : " ";
+    out += "0x";
+    out += digits[byte >> 4];
+    out += digits[byte & 15];
+    out += ',';
+  }
+  return out;
+}
+
+/// "sm_90a" -> "Sm90a", for symbol names.
+std::string archSymbol(StringRef arch) {
+  std::string out;
+  bool upper = true;
+  for (char c : arch) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? toUpper(c) : c;
+    upper = false;
+  }
+  return out;
+}
+
+/// "fp32 BLOCK=1024 num_warps=4": the pointee types (or, without pointers,
+/// the scalar types), constexpr values and the launch options that differ
+/// from Triton's defaults except num_warps, which is always shown.
+std::string shortConfig(const VariantMetadata &m) {
+  std::vector<std::string> types;
+  auto addType = [&](StringRef type) {
+    if (!is_contained(types, type.str()))
+      types.push_back(type.str());
+  };
+  for (const ParamMetadata &p : m.params)
+    if (isPointerType(p.type))
+      addType(StringRef(p.type).drop_front());
+  if (types.empty())
+    for (const ParamMetadata &p : m.params)
+      addType(p.type);
+  std::vector<std::string> words;
+  if (!types.empty())
+    words.push_back(join(types, "/"));
+  for (const ConstexprMetadata &c : m.constexprs)
+    words.push_back(c.name + "=" + c.value);
+  words.push_back(formatv("num_warps={0}", m.numWarps));
+  if (m.numStages != 3)
+    words.push_back(formatv("num_stages={0}", m.numStages));
+  if (m.numCtas != 1)
+    words.push_back(formatv("num_ctas={0}", m.numCtas));
+  return join(words, " ");
+}
+
+std::vector<std::string> sortedArchs(const std::set<std::string> &archs) {
+  std::vector<std::string> sorted(archs.begin(), archs.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const std::string &a, const std::string &b) {
+                     return archLess(a, b);
+                   });
+  return sorted;
+}
+
+/// Builds the template values of one kernel.
+class KernelRenderer {
+public:
+  explicit KernelRenderer(const KernelModel &kernel) : kernel(kernel) {}
+
+  TemplateDict build(std::set<std::string> &allArchs) {
+    std::set<std::string> archs;
+    std::vector<TemplateDict> variants;
+    for (auto [index, variant] : enumerate(kernel.variants)) {
+      variants.push_back(variantDict(index, variant));
+      for (const ImageModel &image : variant.images)
+        archs.insert(image.arch);
+    }
+    allArchs.insert(archs.begin(), archs.end());
+
+    std::vector<TemplateDict> overloads;
+    std::vector<std::string> configs;
+    for (const OverloadModel &overload : kernel.overloads) {
+      overloads.push_back(overloadDict(overload));
+      std::string config =
+          "(" + shortConfig(kernel.variants[overload.variants.front()].metadata) +
+          ")";
+      std::replace(config.begin(), config.end(), ' ', kNoBreakSpace);
+      configs.push_back(config);
+    }
+
+    TemplateDict dict;
+    dict.set("kernel", kernel.name);
+    dict.set("kernel_literal", cppLiteral(kernel.name));
+    dict.set("variant_count", std::to_string(kernel.variants.size()));
+    dict.set("kernel_comment",
+             wrapComment(formatv("{0}: variant{1} {2}; archs {3}.", kernel.name,
+                                 configs.size() == 1 ? "" : "s",
+                                 join(configs, ", "),
+                                 join(sortedArchs(archs), ", "))
+                             .str()));
+    dict.setList("variants", std::move(variants));
+    dict.setList("overloads", std::move(overloads));
+    return dict;
+  }
+
+private:
+  TemplateDict variantDict(unsigned index, const VariantModel &variant) {
+    const VariantMetadata &m = variant.metadata;
+    TemplateDict dict;
+    dict.set("index", std::to_string(index));
+    std::string printable = variant.displayName;
+    for (char &c : printable)
+      if (static_cast<unsigned char>(c) < 0x20)
+        c = ' ';
+    dict.set("variant_comment",
+             wrapComment(formatv("Variant {0}: {1}.", index, printable).str()));
+    dict.set("name_literal", cppLiteral(variant.displayName));
+    dict.set("entry_literal", cppLiteral(m.entry));
+    dict.set("signature_literal", cppLiteral(m.signature));
+    dict.set("source_hash_literal", cppLiteral(m.sourceHash));
+    dict.set("compiler_literal", cppLiteral(m.compiler));
+    dict.set("num_warps", std::to_string(m.numWarps));
+    dict.set("num_stages", std::to_string(m.numStages));
+    dict.set("num_ctas", std::to_string(m.numCtas));
+    dict.set("aligned", variant.isAligned() ? "true" : "false");
+    dict.set("num_images", std::to_string(variant.images.size()));
+    dict.set("num_params", std::to_string(m.params.size()));
+    dict.set("num_constexprs", std::to_string(m.constexprs.size()));
+    dict.set("params_array",
+             m.params.empty() ? "nullptr" : formatv("kParams{0}", index).str());
+    dict.set("constexprs_array", m.constexprs.empty()
+                                     ? "nullptr"
+                                     : formatv("kConstexprs{0}", index).str());
+    dict.setFlag("has_params", !m.params.empty());
+    dict.setFlag("has_constexprs", !m.constexprs.empty());
+
+    std::vector<TemplateDict> params;
+    for (const ParamMetadata &p : m.params) {
+      TemplateDict param;
+      param.set("param_name_literal", cppLiteral(p.name));
+      param.set("param_type_literal", cppLiteral(p.type));
+      param.set("divisibility", std::to_string(p.divisibility));
+      params.push_back(std::move(param));
+    }
+    dict.setList("params", std::move(params));
+
+    std::vector<TemplateDict> constexprs;
+    for (const ConstexprMetadata &c : m.constexprs) {
+      TemplateDict constant;
+      constant.set("constexpr_name_literal", cppLiteral(c.name));
+      constant.set("constexpr_value_literal", cppLiteral(c.value));
+      constexprs.push_back(std::move(constant));
+    }
+    dict.setList("constexprs", std::move(constexprs));
+
+    std::vector<TemplateDict> images;
+    for (const ImageModel &image : variant.images) {
+      TemplateDict dictImage;
+      dictImage.set("arch", image.arch);
+      dictImage.set("arch_literal", cppLiteral(image.arch));
+      dictImage.set("cubin_symbol",
+                    formatv("kCubin{0}{1}", index, archSymbol(image.arch)));
+      dictImage.set("cubin_bytes", cubinBytes(image.cubin));
+      dictImage.set("cubin_size", std::to_string(image.cubin.size()));
+      dictImage.set("registers", std::to_string(image.registers));
+      dictImage.set("spills", std::to_string(image.spills));
+      dictImage.set("shared_bytes", std::to_string(image.sharedBytes));
+      images.push_back(std::move(dictImage));
+    }
+    dict.setList("images", std::move(images));
+    return dict;
+  }
+
+  TemplateDict overloadDict(const OverloadModel &overload) {
+    const VariantMetadata &m = kernel.variants[overload.variants.front()].metadata;
+    std::vector<std::string> names, cppParams, argAddresses, typed;
+    for (const ParamMetadata &p : m.params) {
+      std::string name = cppParamName(p.name);
+      cppParams.push_back(*cppTypeFor(p.type) + " " + name);
+      argAddresses.push_back("&" + name);
+      typed.push_back(p.name + kNoBreakSpace + p.type);
+      names.push_back(name);
+    }
+    std::vector<std::string> signatureItems = {"kiln::Grid grid",
+                                               "CUstream stream"};
+    append_range(signatureItems, cppParams);
+
+    TemplateDict dict;
+    dict.set("signature",
+             wrapList(/*column=*/13, "launch_" + kernel.name + "(",
+                      signatureItems, /*reserve=*/2));
+    dict.set("args_declaration",
+             m.params.empty() ? std::string("void** args = nullptr;")
+                              : "void* args[] = {" + join(argAddresses, ", ") +
+                                    "};");
+
+    // The checks that pick each specialized variant.
+    std::vector<TemplateDict> candidates, fallback;
+    std::string requirementWords;
+    for (unsigned index : overload.variants) {
+      const VariantMetadata &v = kernel.variants[index].metadata;
+      std::vector<std::string> terms, pointers, integers;
+      for (auto [i, p] : enumerate(v.params)) {
+        if (p.divisibility != 16)
+          continue;
+        if (isPointerType(p.type)) {
+          terms.push_back("kiln::internal::IsAligned16(" + names[i] + ")");
+          pointers.push_back(p.name);
+        } else {
+          terms.push_back(names[i] + " % 16 == 0");
+          integers.push_back(p.name);
+        }
+      }
+      TemplateDict candidate;
+      candidate.set("variant_index", std::to_string(index));
+      if (terms.empty()) {
+        fallback.push_back(std::move(candidate));
+        continue;
+      }
+      candidate.set("condition",
+                    wrapConjunction(terms, /*column=*/6, /*indent=*/6,
+                                    /*reserve=*/3));
+      candidates.push_back(std::move(candidate));
+      if (requirementWords.empty()) {
+        std::vector<std::string> clauses;
+        if (!pointers.empty())
+          clauses.push_back(joinWords(pointers) +
+                            (pointers.size() == 1 ? " is" : " are") +
+                            " 16-byte aligned");
+        if (!integers.empty())
+          clauses.push_back(joinWords(integers) +
+                            (integers.size() == 1 ? " is a multiple"
+                                                  : " are multiples") +
+                            " of 16");
+        requirementWords = joinWords(clauses);
+      }
+    }
+    dict.setList("candidates", std::move(candidates));
+    dict.setList("fallback", std::move(fallback));
+    dict.set("requirement_literal", cppLiteral(requirementWords));
+
+    std::set<std::string> archs;
+    for (unsigned index : overload.variants)
+      for (const ImageModel &image : kernel.variants[index].images)
+        archs.insert(image.arch);
+    std::vector<std::string> options;
+    for (const ConstexprMetadata &c : m.constexprs)
+      options.push_back(c.name + "=" + c.value);
+    options.push_back(formatv("num_warps={0}", m.numWarps));
+    options.push_back(formatv("num_stages={0}", m.numStages));
+    if (m.numCtas != 1)
+      options.push_back(formatv("num_ctas={0}", m.numCtas));
+    std::string text = formatv(
+        "Launches {0}({1}) with {2}: `grid` programs of {3} threads, on "
+        "`stream`, asynchronously. Archs: {4}.",
+        kernel.name, join(typed, ", "), join(options, ", "), 32 * m.numWarps,
+        join(sortedArchs(archs), ", "));
+    if (!requirementWords.empty() && overload.hasGeneralVariant)
+      text += " Runs the variant compiled for 16-divisible arguments when " +
+              requirementWords + ", else the general one.";
+    else if (!requirementWords.empty())
+      text += " Requires that " + requirementWords +
+              " (no general variant was built); other arguments get an "
+              "InvalidArgument status.";
+    text += " Errors name the kernel, the variant and the cause.";
+    dict.set("overload_comment", wrapComment(text));
+    return dict;
+  }
+
+  const KernelModel &kernel;
+};
+
+} // namespace
+
+Expected<Templates> loadTemplates(StringRef directory) {
+  Templates templates;
+  for (auto [file, out] : {std::pair<StringRef, std::string *>{
+                               "kernel.h.tmpl", &templates.header},
+                           {"kernel.cc.tmpl", &templates.source}}) {
+    SmallString<256> path(directory);
+    sys::path::append(path, file);
+    ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+        MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!buffer)
+      return makeError("cannot read template " + path + ": " +
+                       buffer.getError().message());
+    *out = (*buffer)->getBuffer().str();
+  }
+  return templates;
+}
+
+Expected<VariantInput> readVariantInput(StringRef argument) {
+  auto [jsonPath, cubinPath] = argument.split('=');
+  if (jsonPath.empty() || cubinPath.empty())
+    return makeError("expected VARIANT.json=VARIANT.cubin, got '" + argument +
+                     "'");
+  VariantInput input;
+  input.origin = jsonPath.str();
+  ErrorOr<std::unique_ptr<MemoryBuffer>> json =
+      MemoryBuffer::getFile(jsonPath, /*IsText=*/true);
+  if (!json)
+    return makeError("cannot read " + jsonPath + ": " +
+                     json.getError().message());
+  input.metadataJson = (*json)->getBuffer().str();
+  ErrorOr<std::unique_ptr<MemoryBuffer>> cubin = MemoryBuffer::getFile(
+      cubinPath, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!cubin)
+    return makeError("cannot read " + cubinPath + ": " +
+                     cubin.getError().message());
+  input.cubin = (*cubin)->getBuffer().str();
+  return input;
+}
+
+Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
+                                           const Templates &templates,
+                                           ArrayRef<VariantInput> inputs) {
+  if (!isIdentifier(options.name))
+    return makeError("--name must be an identifier, got '" + options.name +
+                     "'");
+  SmallVector<StringRef> parts;
+  StringRef(options.cppNamespace).split(parts, "::");
+  if (!all_of(parts, isIdentifier))
+    return makeError("--namespace must be identifiers joined by '::', got '" +
+                     options.cppNamespace + "'");
+  StringRef includePath = options.includePath;
+  if (!includePath.ends_with(".h") || sys::path::is_absolute(includePath) ||
+      includePath.contains('"') || includePath.contains('\\'))
+    return makeError("--include-path must be a relative path ending in .h, "
+                     "got '" +
+                     includePath + "'");
+  if (inputs.empty())
+    return makeError("no variants given (expected VARIANT.json=VARIANT.cubin "
+                     "arguments)");
+
+  std::vector<CompiledVariant> compiled;
+  for (const VariantInput &input : inputs) {
+    Expected<VariantMetadata> metadata =
+        parseVariantMetadata(input.metadataJson, input.origin);
+    if (!metadata)
+      return metadata.takeError();
+    compiled.push_back(CompiledVariant{input.origin, std::move(*metadata),
+                                       input.cubin});
+  }
+  Expected<std::vector<KernelModel>> kernels = buildLauncherModel(compiled);
+  if (!kernels)
+    return kernels.takeError();
+
+  TemplateDict root;
+  std::set<std::string> archs;
+  std::vector<TemplateDict> kernelDicts;
+  std::vector<std::string> kernelNames;
+  for (const KernelModel &kernel : *kernels) {
+    kernelDicts.push_back(KernelRenderer(kernel).build(archs));
+    kernelNames.push_back(kernel.name);
+  }
+  root.set("name", options.name);
+  root.set("namespace", options.cppNamespace);
+  root.set("include_path", includePath.str());
+  root.set("source_path", (includePath.drop_back(2) + ".cc").str());
+  root.set("include_guard", includeGuard(includePath));
+  root.set("kernels_phrase",
+           (kernelNames.size() == 1 ? "the Triton kernel " : "the Triton kernels ") +
+               joinWords(kernelNames));
+  root.set("archs", join(sortedArchs(archs), ", "));
+  root.set("input_count", std::to_string(inputs.size()));
+  root.setList("kernels", std::move(kernelDicts));
+
+  Expected<std::string> header =
+      renderTemplate(templates.header, root, "kernel.h.tmpl");
+  if (!header)
+    return header.takeError();
+  Expected<std::string> source =
+      renderTemplate(templates.source, root, "kernel.cc.tmpl");
+  if (!source)
+    return source.takeError();
+  return GeneratedFiles{std::move(*header), std::move(*source)};
+}
+
+} // namespace kiln::codegen

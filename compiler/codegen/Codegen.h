@@ -1,0 +1,69 @@
+//===- Codegen.h - Render the launchers of a triton_kernel target ---------===//
+//
+// The library behind the kiln-codegen tool (docs/architecture.md section 3):
+// reads the variants' metadata and cubins, groups them (LauncherModel.h) and
+// renders codegen_templates/kernel.{h,cc}.tmpl into the generated header and
+// source. The output depends only on the inputs' contents and the options:
+// no timestamps, no file paths other than the include path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CODEGEN_H
+#define KILN_CODEGEN_CODEGEN_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace kiln::codegen {
+
+/// What kiln-codegen's flags say about the outputs.
+struct CodegenOptions {
+  /// --name: the triton_kernel target's name (NAME.h).
+  std::string name;
+  /// --namespace: the C++ namespace of the launchers; may be nested (a::b).
+  std::string cppNamespace;
+  /// --include-path: how users include the header, e.g.
+  /// "examples/vector_add/add.h"; the source includes it this way too.
+  std::string includePath;
+};
+
+/// The text of the two templates.
+struct Templates {
+  std::string header; // kernel.h.tmpl
+  std::string source; // kernel.cc.tmpl
+};
+
+/// One input pair, read: the metadata JSON text and the cubin bytes.
+struct VariantInput {
+  /// The metadata's file name, for error messages.
+  std::string origin;
+  std::string metadataJson;
+  std::string cubin;
+};
+
+/// The generated files' contents.
+struct GeneratedFiles {
+  std::string header;
+  std::string source;
+};
+
+/// Reads kernel.h.tmpl and kernel.cc.tmpl from `directory`.
+llvm::Expected<Templates> loadTemplates(llvm::StringRef directory);
+
+/// Reads one "VARIANT.json=VARIANT.cubin" command-line argument (split at the
+/// first '=').
+llvm::Expected<VariantInput> readVariantInput(llvm::StringRef argument);
+
+/// Generates the header and the source for `inputs`. Errors on bad options,
+/// bad metadata and variants that cannot share a launcher (see
+/// buildLauncherModel), each naming the input or kernel at fault.
+llvm::Expected<GeneratedFiles>
+generateLaunchers(const CodegenOptions &options, const Templates &templates,
+                  llvm::ArrayRef<VariantInput> inputs);
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_CODEGEN_H

@@ -1,0 +1,178 @@
+//===- VariantMetadata.cpp - One compiled variant's metadata JSON ---------===//
+
+#include "VariantMetadata.h"
+
+#include "TritonTypes.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace llvm;
+
+namespace kiln::codegen {
+
+namespace {
+
+bool isIdentifier(StringRef s) {
+  return !s.empty() && !isDigit(s.front()) &&
+         all_of(s, [](char c) { return isAlnum(c) || c == '_'; });
+}
+
+/// Reads the fields of one JSON object, collecting the first error.
+class FieldReader {
+public:
+  FieldReader(const json::Object &object, std::string where)
+      : object(object), where(std::move(where)) {}
+
+  void string(StringRef key, std::string &out, bool required = true) {
+    const json::Value *value = object.get(key);
+    if (!value) {
+      if (required)
+        fail(formatv("missing key \"{0}\"", key));
+      return;
+    }
+    if (std::optional<StringRef> s = value->getAsString())
+      out = s->str();
+    else
+      fail(formatv("\"{0}\" must be a string", key));
+  }
+
+  void integer(StringRef key, int64_t &out, int64_t min, int64_t max) {
+    const json::Value *value = object.get(key);
+    if (!value)
+      return fail(formatv("missing key \"{0}\"", key));
+    std::optional<int64_t> i = value->getAsInteger();
+    if (!i)
+      return fail(formatv("\"{0}\" must be an integer", key));
+    if (*i < min || *i > max)
+      return fail(formatv("\"{0}\" is {1}, outside [{2}, {3}]", key, *i, min,
+                          max));
+    out = *i;
+  }
+
+  const json::Array *array(StringRef key) {
+    const json::Value *value = object.get(key);
+    if (!value) {
+      fail(formatv("missing key \"{0}\"", key));
+      return nullptr;
+    }
+    const json::Array *a = value->getAsArray();
+    if (!a)
+      fail(formatv("\"{0}\" must be an array", key));
+    return a;
+  }
+
+  void fail(const Twine &message) {
+    if (error.empty())
+      error = where + message.str();
+  }
+
+  std::string error;
+
+private:
+  const json::Object &object;
+  std::string where;
+};
+
+} // namespace
+
+Expected<VariantMetadata> parseVariantMetadata(StringRef text,
+                                               StringRef origin) {
+  auto fail = [&](const Twine &message) -> Error {
+    return createStringError(inconvertibleErrorCode(),
+                             (origin + ": " + message).str());
+  };
+  Expected<json::Value> parsed = json::parse(text);
+  if (!parsed)
+    return fail("invalid JSON: " + toString(parsed.takeError()));
+  const json::Object *object = parsed->getAsObject();
+  if (!object)
+    return fail("expected a JSON object");
+
+  VariantMetadata m;
+  FieldReader r(*object, "");
+  r.string("kernel", m.kernel);
+  r.string("entry", m.entry);
+  r.string("arch", m.arch);
+  r.string("signature", m.signature);
+  r.integer("num_warps", m.numWarps, 1, 32);
+  r.integer("num_stages", m.numStages, 0, 64);
+  r.integer("num_ctas", m.numCtas, 1, 16);
+  r.integer("shared_bytes", m.sharedBytes, 0, INT32_MAX);
+  r.integer("registers", m.registers, 0, 65536);
+  r.integer("spills", m.spills, 0, INT32_MAX);
+  r.string("source_hash", m.sourceHash, /*required=*/false);
+  r.string("compiler", m.compiler, /*required=*/false);
+  const json::Array *params = r.array("params");
+  const json::Array *constexprs = r.array("constexprs");
+  if (!r.error.empty())
+    return fail(r.error);
+
+  if (!isIdentifier(m.kernel))
+    return fail("\"kernel\" must be an identifier, got \"" + m.kernel + "\"");
+  if (m.entry.empty())
+    return fail("\"entry\" is empty");
+  if (!isPowerOf2_64(m.numWarps))
+    return fail(formatv("\"num_warps\" must be a power of 2, got {0}",
+                        m.numWarps));
+  // ptxas-style arch names only: they become C++ literals and table keys.
+  StringRef arch = m.arch;
+  if (!arch.consume_front("sm_") || arch.empty() ||
+      !all_of(arch, [](char c) { return isAlnum(c); }))
+    return fail("\"arch\" must look like sm_90a, got \"" + m.arch + "\"");
+
+  for (auto [index, value] : enumerate(*params)) {
+    const json::Object *p = value.getAsObject();
+    if (!p)
+      return fail(formatv("params[{0}] must be an object", index));
+    ParamMetadata param;
+    FieldReader pr(*p, formatv("params[{0}]: ", index).str());
+    pr.string("name", param.name);
+    pr.string("type", param.type);
+    pr.integer("divisibility", param.divisibility, 1, 16);
+    if (!pr.error.empty())
+      return fail(pr.error);
+    if (!isIdentifier(param.name))
+      return fail(formatv("params[{0}]: name \"{1}\" is not an identifier",
+                          index, param.name));
+    if (!cppTypeFor(param.type))
+      return fail(formatv("params[{0}] ({1}): unknown type \"{2}\" (expected "
+                          "i1, i8..i64, u8..u64, fp16, bf16, fp32, fp64, "
+                          "fp8e4nv, fp8e5, or * before one)",
+                          index, param.name, param.type));
+    if (param.divisibility != 1 && param.divisibility != 16)
+      return fail(formatv("params[{0}] ({1}): divisibility must be 1 or 16",
+                          index, param.name));
+    if (param.divisibility == 16 && !isPointerType(param.type) &&
+        !isIntegerType(param.type))
+      return fail(formatv("params[{0}] ({1}): only pointers and integers can "
+                          "be divisible by 16",
+                          index, param.name));
+    m.params.push_back(std::move(param));
+  }
+  for (auto [index, value] : enumerate(*constexprs)) {
+    const json::Object *c = value.getAsObject();
+    if (!c)
+      return fail(formatv("constexprs[{0}] must be an object", index));
+    ConstexprMetadata constant;
+    FieldReader cr(*c, formatv("constexprs[{0}]: ", index).str());
+    cr.string("name", constant.name);
+    // The contract says a string; tolerate a bare integer.
+    if (std::optional<int64_t> i = c->getInteger("value"))
+      constant.value = std::to_string(*i);
+    else
+      cr.string("value", constant.value);
+    if (!cr.error.empty())
+      return fail(cr.error);
+    if (!isIdentifier(constant.name))
+      return fail(formatv("constexprs[{0}]: name \"{1}\" is not an "
+                          "identifier",
+                          index, constant.name));
+    m.constexprs.push_back(std::move(constant));
+  }
+  return m;
+}
+
+} // namespace kiln::codegen

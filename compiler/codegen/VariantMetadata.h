@@ -1,0 +1,63 @@
+//===- VariantMetadata.h - One compiled variant's metadata JSON -----------===//
+//
+// `kilnc compile --metadata` writes one JSON object per compiled (kernel,
+// arch, variant); docs/architecture.md section 2 defines it. This is its C++
+// form and parser.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_VARIANTMETADATA_H
+#define KILN_CODEGEN_VARIANTMETADATA_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+/// A non-constexpr kernel parameter: the compiled entry point's arguments.
+struct ParamMetadata {
+  std::string name;
+  /// Triton type: "*fp32", "i32", "bf16", ...
+  std::string type;
+  /// 16 when the variant assumes the argument divisible by 16, else 1.
+  int64_t divisibility = 1;
+};
+
+/// A constexpr parameter and the value the variant was compiled with.
+struct ConstexprMetadata {
+  std::string name;
+  std::string value;
+};
+
+/// The metadata of one compiled variant for one arch.
+struct VariantMetadata {
+  std::string kernel;
+  std::string entry;
+  std::string arch;
+  std::string signature;
+  int64_t numWarps = 4;
+  int64_t numStages = 3;
+  int64_t numCtas = 1;
+  int64_t sharedBytes = 0;
+  int64_t registers = 0;
+  int64_t spills = 0;
+  std::vector<ParamMetadata> params;
+  std::vector<ConstexprMetadata> constexprs;
+  std::string sourceHash;
+  std::string compiler;
+};
+
+/// Parses and checks one metadata JSON document; `origin` (e.g. the file
+/// name) prefixes error messages. Keys the contract does not define are
+/// ignored; missing or mistyped required keys, unknown parameter types,
+/// names that are not identifiers and out-of-range numbers are errors.
+llvm::Expected<VariantMetadata> parseVariantMetadata(llvm::StringRef json,
+                                                     llvm::StringRef origin);
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_VARIANTMETADATA_H

@@ -1,0 +1,99 @@
+//===- kiln-codegen.cpp - Generate the launchers of a triton_kernel target ===//
+//
+//   kiln-codegen --name NAME --namespace NS --include-path PATH/NAME.h
+//                --templates DIR --out-header OUT.h --out-source OUT.cc
+//                VARIANT.json=VARIANT.cubin ...
+//
+// Reads every compiled variant's metadata and cubin, and writes the header and
+// source of the typed launchers (docs/architecture.md section 3). Exit status
+// 0 on success; otherwise one "kiln-codegen: error: ..." line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Codegen.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace kiln::codegen;
+
+namespace {
+
+cl::OptionCategory category("kiln-codegen options");
+
+cl::opt<std::string> name("name", cl::desc("the target's name (NAME.h)"),
+                          cl::Required, cl::cat(category));
+cl::opt<std::string> cppNamespace("namespace",
+                                  cl::desc("C++ namespace of the launchers"),
+                                  cl::Required, cl::cat(category));
+cl::opt<std::string>
+    includePath("include-path",
+                cl::desc("how users include the header: PATH/NAME.h"),
+                cl::Required, cl::cat(category));
+cl::opt<std::string>
+    templatesDir("templates",
+                 cl::desc("directory of kernel.h.tmpl and kernel.cc.tmpl"),
+                 cl::Required, cl::cat(category));
+cl::opt<std::string> outHeader("out-header",
+                               cl::desc("where to write the header"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> outSource("out-source",
+                               cl::desc("where to write the source"),
+                               cl::Required, cl::cat(category));
+cl::list<std::string> variants(cl::Positional, cl::OneOrMore,
+                               cl::desc("VARIANT.json=VARIANT.cubin..."),
+                               cl::cat(category));
+
+int fail(const Twine &message) {
+  WithColor::error(errs(), "kiln-codegen") << message << "\n";
+  return 1;
+}
+
+Error writeFile(StringRef path, StringRef contents) {
+  std::error_code ec;
+  raw_fd_ostream out(path, ec, sys::fs::OF_None);
+  if (ec)
+    return createStringError(ec, "cannot write %s: %s", path.str().c_str(),
+                             ec.message().c_str());
+  out << contents;
+  out.close();
+  if (out.has_error())
+    return createStringError(out.error(), "cannot write %s",
+                             path.str().c_str());
+  return Error::success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "kiln-codegen: generate typed C++ launchers for compiled Triton "
+      "kernels\n");
+
+  Expected<Templates> templates = loadTemplates(templatesDir);
+  if (!templates)
+    return fail(toString(templates.takeError()));
+  std::vector<VariantInput> inputs;
+  for (const std::string &argument : variants) {
+    Expected<VariantInput> input = readVariantInput(argument);
+    if (!input)
+      return fail(toString(input.takeError()));
+    inputs.push_back(std::move(*input));
+  }
+  Expected<GeneratedFiles> files = generateLaunchers(
+      CodegenOptions{name, cppNamespace, includePath}, *templates, inputs);
+  if (!files)
+    return fail(toString(files.takeError()));
+  if (Error err = writeFile(outHeader, files->header))
+    return fail(toString(std::move(err)));
+  if (Error err = writeFile(outSource, files->source))
+    return fail(toString(std::move(err)));
+  return 0;
+}
