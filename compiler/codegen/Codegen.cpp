@@ -262,7 +262,8 @@ public:
     for (const OverloadModel &overload : kernel.overloads) {
       overloads.push_back(overloadDict(overload));
       std::string config =
-          "(" + shortConfig(kernel.variants[overload.variants.front()].metadata) +
+          "(" +
+          shortConfig(kernel.variants[overload.variants.front()].metadata) +
           ")";
       std::replace(config.begin(), config.end(), ' ', kNoBreakSpace);
       configs.push_back(config);
@@ -272,12 +273,12 @@ public:
     dict.set("kernel", kernel.name);
     dict.set("kernel_literal", cppLiteral(kernel.name));
     dict.set("variant_count", std::to_string(kernel.variants.size()));
-    dict.set("kernel_comment",
-             wrapComment(formatv("{0}: variant{1} {2}; archs {3}.", kernel.name,
-                                 configs.size() == 1 ? "" : "s",
-                                 join(configs, ", "),
-                                 join(sortedArchs(archs), ", "))
-                             .str()));
+    dict.set(
+        "kernel_comment",
+        wrapComment(formatv("{0}: variant{1} {2}; archs {3}.", kernel.name,
+                            configs.size() == 1 ? "" : "s", join(configs, ", "),
+                            join(sortedArchs(archs), ", "))
+                        .str()));
     dict.setList("variants", std::move(variants));
     dict.setList("overloads", std::move(overloads));
     return dict;
@@ -352,7 +353,8 @@ private:
   }
 
   TemplateDict overloadDict(const OverloadModel &overload) {
-    const VariantMetadata &m = kernel.variants[overload.variants.front()].metadata;
+    const VariantMetadata &m =
+        kernel.variants[overload.variants.front()].metadata;
     std::vector<std::string> names, cppParams, argAddresses, typed;
     for (const ParamMetadata &p : m.params) {
       std::string name = cppParamName(p.name);
@@ -366,13 +368,12 @@ private:
     append_range(signatureItems, cppParams);
 
     TemplateDict dict;
-    dict.set("signature",
-             wrapList(/*column=*/13, "launch_" + kernel.name + "(",
-                      signatureItems, /*reserve=*/2));
+    dict.set("signature", wrapList(/*column=*/13, "launch_" + kernel.name + "(",
+                                   signatureItems, /*reserve=*/2));
     dict.set("args_declaration",
-             m.params.empty() ? std::string("void** args = nullptr;")
-                              : "void* args[] = {" + join(argAddresses, ", ") +
-                                    "};");
+             m.params.empty()
+                 ? std::string("void** args = nullptr;")
+                 : "void* args[] = {" + join(argAddresses, ", ") + "};");
 
     // The checks that pick each specialized variant.
     std::vector<TemplateDict> candidates, fallback;
@@ -408,10 +409,10 @@ private:
                             (pointers.size() == 1 ? " is" : " are") +
                             " 16-byte aligned");
         if (!integers.empty())
-          clauses.push_back(joinWords(integers) +
-                            (integers.size() == 1 ? " is a multiple"
-                                                  : " are multiples") +
-                            " of 16");
+          clauses.push_back(
+              joinWords(integers) +
+              (integers.size() == 1 ? " is a multiple" : " are multiples") +
+              " of 16");
         requirementWords = joinWords(clauses);
       }
     }
@@ -454,9 +455,9 @@ private:
 
 Expected<Templates> loadTemplates(StringRef directory) {
   Templates templates;
-  for (auto [file, out] : {std::pair<StringRef, std::string *>{
-                               "kernel.h.tmpl", &templates.header},
-                           {"kernel.cc.tmpl", &templates.source}}) {
+  for (auto [file, out] :
+       {std::pair<StringRef, std::string *>{"kernel.h.tmpl", &templates.header},
+        {"kernel.cc.tmpl", &templates.source}}) {
     SmallString<256> path(directory);
     sys::path::append(path, file);
     ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
@@ -518,8 +519,8 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
         parseVariantMetadata(input.metadataJson, input.origin);
     if (!metadata)
       return metadata.takeError();
-    compiled.push_back(CompiledVariant{input.origin, std::move(*metadata),
-                                       input.cubin});
+    compiled.push_back(
+        CompiledVariant{input.origin, std::move(*metadata), input.cubin});
   }
   Expected<std::vector<KernelModel>> kernels = buildLauncherModel(compiled);
   if (!kernels)
@@ -538,9 +539,9 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
   root.set("include_path", includePath.str());
   root.set("source_path", (includePath.drop_back(2) + ".cc").str());
   root.set("include_guard", includeGuard(includePath));
-  root.set("kernels_phrase",
-           (kernelNames.size() == 1 ? "the Triton kernel " : "the Triton kernels ") +
-               joinWords(kernelNames));
+  root.set("kernels_phrase", (kernelNames.size() == 1 ? "the Triton kernel "
+                                                      : "the Triton kernels ") +
+                                 joinWords(kernelNames));
   root.set("archs", join(sortedArchs(archs), ", "));
   root.set("input_count", std::to_string(inputs.size()));
   root.setList("kernels", std::move(kernelDicts));

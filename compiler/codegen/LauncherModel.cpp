@@ -22,8 +22,8 @@ Error makeError(const Twine &message) {
 
 /// What identifies a variant apart from its arch.
 std::string variantKey(const VariantMetadata &m) {
-  std::string key = formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps,
-                            m.numStages, m.numCtas);
+  std::string key =
+      formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
   for (const ParamMetadata &p : m.params)
     key += formatv("{0}:{1}:{2},", p.name, p.type, p.divisibility).str();
   key += "|";
@@ -42,8 +42,8 @@ std::string overloadKey(const VariantMetadata &m) {
 
 /// What must agree between the variants of one overload.
 std::string configKey(const VariantMetadata &m) {
-  std::string key = formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps,
-                            m.numStages, m.numCtas);
+  std::string key =
+      formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
   for (const ConstexprMetadata &c : m.constexprs)
     key += c.name + "=" + c.value + ",";
   return key;
@@ -101,9 +101,8 @@ std::string namedSignature(const VariantMetadata &m) {
 }
 
 unsigned assumptions(const VariantMetadata &m) {
-  return count_if(m.params, [](const ParamMetadata &p) {
-    return p.divisibility == 16;
-  });
+  return count_if(m.params,
+                  [](const ParamMetadata &p) { return p.divisibility == 16; });
 }
 
 /// (compute capability number, suffix) of "sm_90a"; unparsable names last.
@@ -144,8 +143,8 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
     const VariantMetadata &m = input.metadata;
     if (input.cubin.empty())
       return makeError(input.origin + ": the cubin is empty");
-    auto [kernelIt, newKernel] = kernelByName.try_emplace(m.kernel,
-                                                          kernels.size());
+    auto [kernelIt, newKernel] =
+        kernelByName.try_emplace(m.kernel, kernels.size());
     if (newKernel)
       kernels.push_back(PendingKernel{m.kernel, {}, {}});
     PendingKernel &kernel = kernels[kernelIt->second];
@@ -167,8 +166,8 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
                                input.origin, m.kernel,
                                variant.model.displayName, m.arch,
                                originIt->second));
-    variant.model.images.push_back(ImageModel{
-        m.arch, input.cubin, m.registers, m.spills, m.sharedBytes});
+    variant.model.images.push_back(
+        ImageModel{m.arch, input.cubin, m.registers, m.spills, m.sharedBytes});
   }
 
   std::vector<KernelModel> result;

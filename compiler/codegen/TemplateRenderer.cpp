@@ -1,4 +1,5 @@
-//===- TemplateRenderer.cpp - The placeholder language of codegen_templates ===//
+//===- TemplateRenderer.cpp - The placeholder language of codegen_templates
+//===//
 
 #include "TemplateRenderer.h"
 
@@ -149,9 +150,9 @@ public:
   }
 
   Error error(unsigned line, const Twine &message) const {
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("{0}:{1}: {2}", name, line, message.str())
-                                 .str());
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("{0}:{1}: {2}", name, line, message.str()).str());
   }
 
 private:
@@ -162,17 +163,15 @@ private:
     return !s.empty() &&
            all_of(s, [](char c) { return isAlnum(c) || c == '_'; });
   }
-  static void addText(std::vector<Node> &nodes, StringRef text,
-                      unsigned line) {
+  static void addText(std::vector<Node> &nodes, StringRef text, unsigned line) {
     if (!text.empty())
       nodes.push_back(Node{Node::Text, text.str(), line, {}});
   }
   unsigned lineOf(size_t offset) const {
     size_t index = StringRef(source).take_front(offset).count('\n');
-    return index < lineNumbers.size() ? lineNumbers[index]
-                                      : (lineNumbers.empty()
-                                             ? 1
-                                             : lineNumbers.back());
+    return index < lineNumbers.size()
+               ? lineNumbers[index]
+               : (lineNumbers.empty() ? 1 : lineNumbers.back());
   }
 
   StringRef name;
@@ -201,10 +200,9 @@ public:
                             formatv("'{0}' is not defined", node.text));
       if (node.kind == Node::Variable) {
         if (value->isList)
-          return parser.error(node.line, "'" + node.text +
-                                             "' is a list: use it as {{#" +
-                                             node.text + "}}...{{/" +
-                                             node.text + "}}");
+          return parser.error(node.line,
+                              "'" + node.text + "' is a list: use it as {{#" +
+                                  node.text + "}}...{{/" + node.text + "}}");
         out += value->text;
         continue;
       }

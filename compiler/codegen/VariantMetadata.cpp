@@ -47,8 +47,8 @@ public:
     if (!i)
       return fail(formatv("\"{0}\" must be an integer", key));
     if (*i < min || *i > max)
-      return fail(formatv("\"{0}\" is {1}, outside [{2}, {3}]", key, *i, min,
-                          max));
+      return fail(
+          formatv("\"{0}\" is {1}, outside [{2}, {3}]", key, *i, min, max));
     out = *i;
   }
 
@@ -115,8 +115,8 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
   if (m.entry.empty())
     return fail("\"entry\" is empty");
   if (!isPowerOf2_64(m.numWarps))
-    return fail(formatv("\"num_warps\" must be a power of 2, got {0}",
-                        m.numWarps));
+    return fail(
+        formatv("\"num_warps\" must be a power of 2, got {0}", m.numWarps));
   // ptxas-style arch names only: they become C++ literals and table keys.
   StringRef arch = m.arch;
   if (!arch.consume_front("sm_") || arch.empty() ||

@@ -1,0 +1,36 @@
+#include "kiln/describe.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "kiln/kernel_info.h"
+
+namespace kiln {
+
+std::string DescribeKernel(const KernelInfo& kernel) {
+  std::string out =
+      absl::StrCat("kernel ", kernel.name, ": ", kernel.num_variants,
+                   " variant", kernel.num_variants == 1 ? "" : "s", "\n");
+  for (int v = 0; v < kernel.num_variants; ++v) {
+    const VariantInfo& variant = kernel.variants[v];
+    absl::StrAppend(&out, "  variant ", v, ": ", variant.name, "\n");
+    absl::StrAppend(
+        &out, "    entry ", variant.entry, ", ", 32 * variant.num_warps,
+        " threads per program",
+        variant.num_ctas > 1 ? absl::StrCat(", clusters of ", variant.num_ctas)
+                             : "",
+        variant.aligned ? ", assumes 16-divisible arguments" : "", "\n");
+    for (int i = 0; i < variant.num_images; ++i) {
+      const CubinImage& image = variant.images[i];
+      absl::StrAppendFormat(&out,
+                            "    %-7s %8zu bytes, %3d registers, %d bytes "
+                            "spilled, %d bytes shared memory\n",
+                            image.arch, image.size, image.registers,
+                            image.spills, image.shared_bytes);
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln

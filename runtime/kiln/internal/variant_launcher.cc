@@ -1,0 +1,105 @@
+#include "kiln/internal/variant_launcher.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "kiln/internal/context.h"
+#include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/module_cache.h"
+#include "kiln/kernel_info.h"
+
+namespace kiln {
+namespace internal {
+namespace {
+
+constexpr unsigned kThreadsPerWarp = 32;
+
+// Launches a cluster of `num_ctas` programs along x per Triton program, as
+// upstream Triton does for num_ctas > 1.
+absl::Status LaunchCluster(const CudaDriver& d, const VariantInfo& variant,
+                           const LoadedFunction& f, Grid grid, CUstream stream,
+                           void** args) {
+  if (d.launch_kernel_ex == nullptr) {
+    return absl::FailedPreconditionError(
+        "num_ctas > 1 needs cuLaunchKernelEx, which this CUDA driver lacks");
+  }
+  CUlaunchAttribute attributes[2] = {};
+  attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attributes[0].value.clusterDim.x = static_cast<unsigned>(variant.num_ctas);
+  attributes[0].value.clusterDim.y = 1;
+  attributes[0].value.clusterDim.z = 1;
+  attributes[1].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+  attributes[1].value.clusterSchedulingPolicyPreference =
+      CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+  CUlaunchConfig config = {};
+  config.gridDimX = grid.x * static_cast<unsigned>(variant.num_ctas);
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = kThreadsPerWarp * static_cast<unsigned>(variant.num_warps);
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(f.image->shared_bytes);
+  config.hStream = stream;
+  config.attrs = attributes;
+  config.numAttrs = 2;
+  return CudaStatus(d, d.launch_kernel_ex(&config, f.function, args, nullptr),
+                    "cuLaunchKernelEx");
+}
+
+}  // namespace
+
+absl::Status AnnotateVariant(const KernelInfo& kernel,
+                             const VariantInfo& variant,
+                             const absl::Status& status) {
+  return absl::Status(
+      status.code(),
+      absl::StrCat(kernel.name, " [", variant.name, "]: ", status.message()));
+}
+
+absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
+                               const KernelInfo& kernel,
+                               const VariantInfo& variant, Grid grid,
+                               CUstream stream, void** args) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return absl::OkStatus();
+
+  CUcontext context = nullptr;
+  if (driver.ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) {
+    absl::StatusOr<CUcontext> primary = CurrentOrPrimaryContext(driver);
+    if (!primary.ok()) {
+      return AnnotateVariant(kernel, variant, primary.status());
+    }
+    context = *primary;
+  }
+  const uint64_t key = cache.ContextKey(context);
+  const LoadedFunction* f = cache.Lookup(variant, key);
+  if (f == nullptr) {
+    absl::StatusOr<const LoadedFunction*> loaded =
+        cache.Load(variant, context, key);
+    if (!loaded.ok()) return AnnotateVariant(kernel, variant, loaded.status());
+    f = *loaded;
+  }
+
+  CUresult result;
+  if (variant.num_ctas > 1) {
+    absl::Status status =
+        LaunchCluster(driver, variant, *f, grid, stream, args);
+    if (!status.ok()) return AnnotateVariant(kernel, variant, status);
+    return status;
+  }
+  result = driver.launch_kernel(
+      f->function, grid.x, grid.y, grid.z,
+      kThreadsPerWarp * static_cast<unsigned>(variant.num_warps), 1, 1,
+      static_cast<unsigned>(f->image->shared_bytes), stream, args, nullptr);
+  if (result != CUDA_SUCCESS) {
+    return AnnotateVariant(kernel, variant,
+                           CudaStatus(driver, result, "cuLaunchKernel"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,33 @@
+// Internal: LaunchVariant with its driver and module cache passed in, so that
+// tests can run the launch logic against a fake driver.
+
+#ifndef KILN_INTERNAL_VARIANT_LAUNCHER_H_
+#define KILN_INTERNAL_VARIANT_LAUNCHER_H_
+
+#include "absl/status/status.h"
+#include "kiln/cuda_stream.h"
+#include "kiln/grid.h"
+#include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/module_cache.h"
+#include "kiln/kernel_info.h"
+
+namespace kiln {
+namespace internal {
+
+// Does what kiln::internal::LaunchVariant (kiln/launch.h) documents, calling
+// `driver` and loading through `cache` (which must use the same driver).
+absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
+                               const KernelInfo& kernel,
+                               const VariantInfo& variant, Grid grid,
+                               CUstream stream, void** args);
+
+// `status` with its message prefixed by the kernel's and the variant's names:
+// "add_kernel [x_ptr=*fp32:16, ..., num_warps=4]: <message>".
+absl::Status AnnotateVariant(const KernelInfo& kernel,
+                             const VariantInfo& variant,
+                             const absl::Status& status);
+
+}  // namespace internal
+}  // namespace kiln
+
+#endif  // KILN_INTERNAL_VARIANT_LAUNCHER_H_

@@ -1,0 +1,99 @@
+// The static description of a compiled kernel: its variants and their cubins.
+//
+// kiln-codegen emits these as constant tables in each generated .cc file, one
+// KernelInfo per Triton kernel; the runtime reads them to choose and load a
+// cubin, and users may read them for introspection (see kiln/describe.h).
+// They are plain aggregates of pointers to static data: copying one copies no
+// cubin, and nothing here is ever freed.
+
+#ifndef KILN_KERNEL_INFO_H_
+#define KILN_KERNEL_INFO_H_
+
+#include <cstddef>
+
+#include "kiln/internal/variant_cache.h"
+
+namespace kiln {
+
+// One cubin of a variant, compiled for one GPU architecture.
+struct CubinImage {
+  // The architecture the cubin was built for, as ptxas names it: "sm_80",
+  // "sm_90a". See kiln/internal/image_selection.h for which devices run it.
+  const char* arch;
+  // The cubin (an ELF image) and its size in bytes.
+  const unsigned char* data;
+  size_t size;
+  // Registers per thread and bytes of register spill stores, from ptxas.
+  int registers;
+  int spills;
+  // Dynamic shared memory, in bytes, that every launch must request.
+  int shared_bytes;
+};
+
+// One non-constexpr parameter of a kernel, in source order: exactly the
+// arguments the compiled entry point takes.
+struct ParamInfo {
+  // The Triton parameter name, e.g. "x_ptr".
+  const char* name;
+  // The Triton type: "*fp32" (pointer to fp32), "i32", "fp16", ...
+  const char* type;
+  // 16 when the variant assumes the argument divisible by 16 (for a pointer:
+  // its address 16-byte aligned), else 1.
+  int divisibility;
+};
+
+// One constexpr parameter of a kernel and the value it was compiled with.
+struct ConstexprInfo {
+  const char* name;
+  // The value as written in the signature, e.g. "1024".
+  const char* value;
+};
+
+// One compiled specialization of a kernel: argument types, divisibility
+// assumptions, constexpr values and launch options, with a cubin per
+// architecture.
+struct VariantInfo {
+  // Human-readable identity, used in errors: the named signature with the
+  // launch options, e.g. "x_ptr=*fp32:16, ..., BLOCK=1024, num_warps=4".
+  const char* name;
+  // The entry point's symbol in the cubins.
+  const char* entry;
+  // The positional signature it was compiled with, e.g.
+  // "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024".
+  const char* signature;
+  // Launch options: a program is a block of 32 * num_warps threads; num_ctas
+  // programs form a thread-block cluster.
+  int num_warps;
+  int num_stages;
+  int num_ctas;
+  // True when the variant assumes some argument divisible by 16; the
+  // generated launcher checks the real arguments before choosing it.
+  bool aligned;
+  // The cubins, one per architecture.
+  const CubinImage* images;
+  int num_images;
+  // The entry point's parameters, in order.
+  const ParamInfo* params;
+  int num_params;
+  // The constexpr parameters and their values.
+  const ConstexprInfo* constexprs;
+  int num_constexprs;
+  // FNV-1a 64 hash (hex) of the kernel's source file, and the compiler that
+  // built the cubins, as the metadata recorded them.
+  const char* source_hash;
+  const char* compiler;
+  // Runtime bookkeeping, owned by the runtime. Never null in generated code.
+  internal::VariantCache* cache;
+};
+
+// A Triton kernel with all its compiled variants.
+struct KernelInfo {
+  // The @triton.jit function's name.
+  const char* name;
+  const VariantInfo* variants;
+  int num_variants;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_KERNEL_INFO_H_

@@ -1,0 +1,313 @@
+#include "Codegen.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kiln::codegen {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ContainerEq;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string ReadFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The metadata of testdata/NAME.json with small fake cubin bytes.
+VariantInput Input(const std::string &name) {
+  VariantInput input;
+  input.origin = name + ".json";
+  input.metadataJson =
+      ReadFile(std::string(KILN_TESTDATA_DIR) + "/" + name + ".json");
+  input.cubin = "\x7f"
+                "ELF fake cubin of " +
+                name;
+  return input;
+}
+
+std::vector<VariantInput> AddKernelInputs() {
+  std::vector<VariantInput> inputs;
+  for (const char *type : {"fp32", "fp16"})
+    for (const char *arch : {"sm_80", "sm_90a"})
+      for (const char *variant : {"general", "aligned"})
+        inputs.push_back(Input(std::string("vector_add/add_") + type + "_" +
+                               variant + "_" + arch));
+  return inputs;
+}
+
+const Templates &RealTemplates() {
+  static const Templates *templates = [] {
+    llvm::Expected<Templates> loaded = loadTemplates(KILN_TEMPLATES_DIR);
+    EXPECT_TRUE(static_cast<bool>(loaded))
+        << llvm::toString(loaded.takeError());
+    return new Templates(*loaded);
+  }();
+  return *templates;
+}
+
+CodegenOptions AddOptions() {
+  return {"add", "kernels", "examples/vector_add/add.h"};
+}
+
+GeneratedFiles Generate(const std::vector<VariantInput> &inputs,
+                        const CodegenOptions &options = AddOptions()) {
+  llvm::Expected<GeneratedFiles> files =
+      generateLaunchers(options, RealTemplates(), inputs);
+  if (!files) {
+    ADD_FAILURE() << llvm::toString(files.takeError());
+    return {};
+  }
+  return *files;
+}
+
+std::string ErrorOf(const std::vector<VariantInput> &inputs,
+                    const CodegenOptions &options = AddOptions()) {
+  llvm::Expected<GeneratedFiles> files =
+      generateLaunchers(options, RealTemplates(), inputs);
+  if (files)
+    return "no error";
+  return llvm::toString(files.takeError());
+}
+
+std::vector<std::string> IncludeLines(const std::string &text) {
+  std::vector<std::string> includes;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("#include", 0) == 0)
+      includes.push_back(line);
+  return includes;
+}
+
+TEST(Codegen, AddKernelHeaderDeclaresOneOverloadPerTypeTuple) {
+  const GeneratedFiles files = Generate(AddKernelInputs());
+  EXPECT_THAT(files.header,
+              HasSubstr("absl::Status launch_add_kernel(kiln::Grid grid, "
+                        "CUstream stream, float* x_ptr,\n"
+                        "                               float* y_ptr, float* "
+                        "out_ptr, int32_t n);\n"));
+  EXPECT_THAT(files.header,
+              HasSubstr("absl::Status launch_add_kernel(kiln::Grid grid, "
+                        "CUstream stream,\n"
+                        "                               kiln::half* x_ptr, "
+                        "kiln::half* y_ptr,\n"
+                        "                               kiln::half* out_ptr, "
+                        "int32_t n);\n"));
+  EXPECT_THAT(files.header,
+              HasSubstr("const kiln::KernelInfo& add_kernel_info();"));
+  EXPECT_THAT(files.header,
+              HasSubstr("// add_kernel: variants (fp32 BLOCK=1024 num_warps=4),"
+                        "\n// (fp16 BLOCK=2048 num_warps=8); archs sm_80, "
+                        "sm_90a."));
+  EXPECT_THAT(files.header, HasSubstr("namespace kernels {"));
+  EXPECT_THAT(files.header, HasSubstr("#ifndef EXAMPLES_VECTOR_ADD_ADD_H_"));
+}
+
+TEST(Codegen, HeaderIsSelfContained) {
+  const GeneratedFiles files = Generate(AddKernelInputs());
+  EXPECT_THAT(IncludeLines(files.header),
+              ContainerEq(std::vector<std::string>{
+                  "#include <cstdint>", "#include \"absl/status/status.h\"",
+                  "#include \"kiln/runtime.h\""}));
+  // Nothing internal: no tables, no cubins.
+  EXPECT_THAT(files.header, Not(HasSubstr("internal")));
+  EXPECT_THAT(files.header, Not(HasSubstr("0x")));
+}
+
+TEST(Codegen, LauncherChecksAlignmentThenFallsBack) {
+  const GeneratedFiles files = Generate(AddKernelInputs());
+  EXPECT_THAT(files.source,
+              HasSubstr("#include \"examples/vector_add/add.h\""));
+  EXPECT_THAT(files.source,
+              HasSubstr("  void* args[] = {&x_ptr, &y_ptr, &out_ptr, &n};\n"
+                        "  if (kiln::internal::IsAligned16(x_ptr) &&\n"
+                        "      kiln::internal::IsAligned16(y_ptr) &&\n"
+                        "      kiln::internal::IsAligned16(out_ptr) && n % 16 "
+                        "== 0) {\n"
+                        "    return kiln::internal::LaunchVariant(\n"
+                        "        add_kernel_data::kInfo, "
+                        "add_kernel_data::kVariants[0], grid, stream, args);\n"
+                        "  }\n"
+                        "  return kiln::internal::LaunchVariant(\n"
+                        "      add_kernel_data::kInfo, "
+                        "add_kernel_data::kVariants[1], grid, stream, args);\n"
+                        "}\n"));
+  EXPECT_THAT(files.source, HasSubstr("add_kernel_data::kVariants[2]"));
+  EXPECT_THAT(files.source, HasSubstr("add_kernel_data::kVariants[3]"));
+  EXPECT_THAT(files.source, Not(HasSubstr("NoMatchingVariant")));
+}
+
+TEST(Codegen, SourceHoldsTheTables) {
+  const GeneratedFiles files = Generate(AddKernelInputs());
+  // Variant 0 is fp32 with every assumption, its images sorted by arch.
+  EXPECT_THAT(files.source,
+              HasSubstr("{/*name=*/\"x_ptr=*fp32:16, y_ptr=*fp32:16, "
+                        "out_ptr=*fp32:16, n=i32:16, BLOCK=1024, num_warps=4, "
+                        "num_stages=3\",\n"));
+  EXPECT_THAT(files.source,
+              HasSubstr("/*signature=*/\"*fp16, *fp16, *fp16, i32, 2048\""));
+  EXPECT_THAT(files.source,
+              HasSubstr("constexpr kiln::CubinImage kImages0[] = {\n"
+                        "    {\"sm_80\", kCubin0Sm80, sizeof(kCubin0Sm80),\n"
+                        "     /*registers=*/14, /*spills=*/0, "
+                        "/*shared_bytes=*/0},\n"
+                        "    {\"sm_90a\", kCubin0Sm90a"));
+  EXPECT_THAT(files.source,
+              HasSubstr("constexpr kiln::KernelInfo kInfo = {\"add_kernel\", "
+                        "kVariants, 4};"));
+  EXPECT_THAT(files.source,
+              HasSubstr("{\"n\", \"i32\", /*divisibility=*/16},"));
+  // The fake cubin "\x7f" "ELF fake..." is embedded byte for byte.
+  EXPECT_THAT(
+      files.source,
+      HasSubstr("alignas(16) constexpr unsigned char kCubin0Sm80[] = {\n"
+                "    0x7f, 0x45, 0x4c, 0x46, 0x20, 0x66,"));
+}
+
+TEST(Codegen, OutputIsDeterministic) {
+  std::vector<VariantInput> inputs = AddKernelInputs();
+  const GeneratedFiles first = Generate(inputs);
+  const GeneratedFiles second = Generate(inputs);
+  EXPECT_EQ(first.header, second.header);
+  EXPECT_EQ(first.source, second.source);
+  // The order of archs on the command line does not matter either.
+  std::stable_partition(inputs.begin(), inputs.end(),
+                        [](const VariantInput &i) {
+                          return i.origin.find("sm_90a") != std::string::npos;
+                        });
+  const GeneratedFiles reordered = Generate(inputs);
+  EXPECT_EQ(first.header, reordered.header);
+  EXPECT_EQ(first.source, reordered.source);
+}
+
+TEST(Codegen, OutputNamesNoInputPaths) {
+  const GeneratedFiles files = Generate(AddKernelInputs());
+  for (const std::string *text : {&files.header, &files.source}) {
+    EXPECT_THAT(*text, Not(HasSubstr(KILN_TESTDATA_DIR)));
+    EXPECT_THAT(*text, Not(HasSubstr(".json")));
+    EXPECT_THAT(*text, Not(HasSubstr(".cubin")));
+  }
+}
+
+TEST(Codegen, SameTypesWithOtherConstexprsIsAnError) {
+  VariantInput other = Input("vector_add/add_fp32_general_sm_80");
+  other.origin = "other.json";
+  size_t at = other.metadataJson.find("\"value\": \"1024\"");
+  ASSERT_NE(at, std::string::npos);
+  other.metadataJson.replace(at, 15, "\"value\": \"512\"");
+  const std::string error =
+      ErrorOf({Input("vector_add/add_fp32_general_sm_80"), other});
+  EXPECT_THAT(error,
+              AllOf(HasSubstr("kernel add_kernel: variants [x_ptr=*fp32"),
+                    HasSubstr("BLOCK=1024"), HasSubstr("BLOCK=512"),
+                    HasSubstr("take the same parameter types (*fp32, *fp32, "
+                              "*fp32, i32)")));
+}
+
+TEST(Codegen, SameTypesWithOtherNumWarpsIsAnError) {
+  VariantInput other = Input("vector_add/add_fp32_aligned_sm_80");
+  size_t at = other.metadataJson.find("\"num_warps\": 4");
+  ASSERT_NE(at, std::string::npos);
+  other.metadataJson.replace(at, 14, "\"num_warps\": 8");
+  EXPECT_THAT(ErrorOf({Input("vector_add/add_fp32_general_sm_80"), other}),
+              AllOf(HasSubstr("num_warps=4"), HasSubstr("num_warps=8"),
+                    HasSubstr("same parameter types")));
+}
+
+TEST(Codegen, SameVariantTwiceForAnArchIsAnError) {
+  VariantInput again = Input("vector_add/add_fp32_general_sm_80");
+  again.origin = "again.json";
+  EXPECT_THAT(ErrorOf({Input("vector_add/add_fp32_general_sm_80"), again}),
+              AllOf(HasSubstr("again.json"), HasSubstr("given twice for sm_80"),
+                    HasSubstr("vector_add/add_fp32_general_sm_80.json")));
+}
+
+TEST(Codegen, EveryTypeMapsAndOnlyAlignedVariantsMayExist) {
+  const GeneratedFiles files = Generate({Input("codegen/scale_aligned_sm_90a")},
+                                        {"scale", "a::b", "scale.h"});
+  EXPECT_THAT(files.header,
+              HasSubstr("absl::Status launch_scale_kernel(kiln::Grid grid, "
+                        "CUstream stream,\n"
+                        "                                 kiln::bfloat16* "
+                        "x_ptr,\n"
+                        "                                 kiln::float8_e4m3* "
+                        "out_ptr, float alpha,\n"
+                        "                                 bool flag, int64_t "
+                        "count, int32_t new_);"));
+  EXPECT_THAT(files.header, HasSubstr("namespace a::b {"));
+  EXPECT_THAT(files.header,
+              AllOf(HasSubstr("Requires that\n// x_ptr and out_ptr are "
+                              "16-byte aligned and count is a multiple of 16"),
+                    HasSubstr("(bf16/fp8e4nv TILE=128 num_warps=2 "
+                              "num_stages=4)")));
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("kiln::internal::IsAligned16(out_ptr) && count % "
+                              "16 == 0) {"),
+                    HasSubstr("return kiln::internal::NoMatchingVariant("),
+                    HasSubstr("\"x_ptr and out_ptr are 16-byte aligned and "
+                              "count is a multiple of 16\""),
+                    HasSubstr("/*shared_bytes=*/65536"),
+                    HasSubstr("/*num_stages=*/4")));
+}
+
+TEST(Codegen, SeveralKernelsInOneTarget) {
+  const GeneratedFiles files = Generate(
+      {Input("codegen/scale_aligned_sm_90a"), Input("codegen/copy_sm_80")},
+      {"lib", "k", "some/dir/lib.h"});
+  EXPECT_THAT(
+      files.header,
+      AllOf(HasSubstr("the Triton kernels scale_kernel and copy_kernel"),
+            HasSubstr("const kiln::KernelInfo& scale_kernel_info();"),
+            HasSubstr("const kiln::KernelInfo& copy_kernel_info();"),
+            HasSubstr("uint8_t* dst, uint64_t bytes);"),
+            HasSubstr("num_ctas=2")));
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("/*entry=*/\"copy_kernel_entry\""),
+                    HasSubstr("/*constexprs=*/nullptr, /*num_constexprs=*/0"),
+                    // Quotes, backslashes and '?' are escaped.
+                    HasSubstr("\"\\\"quoted\\\" \\\\ and \\077\\077 "
+                              "trigraph-ish\""),
+                    HasSubstr("// some/dir/lib.cc: the cubins")));
+}
+
+TEST(Codegen, RejectsBadOptions) {
+  std::vector<VariantInput> inputs = {
+      Input("vector_add/add_fp32_general_sm_80")};
+  EXPECT_THAT(ErrorOf(inputs, {"add-on", "kernels", "add.h"}),
+              HasSubstr("--name"));
+  EXPECT_THAT(ErrorOf(inputs, {"add", "kernels::", "add.h"}),
+              HasSubstr("--namespace"));
+  EXPECT_THAT(ErrorOf(inputs, {"add", "kernels", "/abs/add.h"}),
+              HasSubstr("--include-path"));
+  EXPECT_THAT(ErrorOf({}), HasSubstr("no variants"));
+  VariantInput empty = inputs[0];
+  empty.cubin.clear();
+  EXPECT_THAT(ErrorOf({empty}), HasSubstr("the cubin is empty"));
+}
+
+TEST(Codegen, ReadsCommandLinePairs) {
+  const std::string json =
+      std::string(KILN_TESTDATA_DIR) + "/codegen/copy_sm_80.json";
+  llvm::Expected<VariantInput> input = readVariantInput(json + "=" + json);
+  ASSERT_TRUE(static_cast<bool>(input)) << llvm::toString(input.takeError());
+  EXPECT_EQ(input->origin, json);
+  EXPECT_EQ(input->cubin, input->metadataJson);
+  llvm::Expected<VariantInput> bad = readVariantInput(json);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_THAT(llvm::toString(bad.takeError()),
+              HasSubstr("expected VARIANT.json=VARIANT.cubin"));
+}
+
+} // namespace
+} // namespace kiln::codegen

@@ -1,0 +1,29 @@
+#include "kiln/describe.h"
+
+#include <string>
+
+#include "test_kernel.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kiln {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DescribeKernel, ListsVariantsAndImages) {
+  testing::TestKernel kernel({"sm_80", "sm_90a"}, /*num_warps=*/8,
+                             /*shared_bytes=*/4096);
+  const std::string text = DescribeKernel(kernel.info());
+  EXPECT_THAT(text, HasSubstr("kernel add_kernel: 1 variant\n"));
+  EXPECT_THAT(text, HasSubstr("variant 0: x_ptr=*fp32, n=i32, BLOCK=1024"));
+  EXPECT_THAT(text, HasSubstr("256 threads per program"));
+  EXPECT_THAT(text, HasSubstr("sm_80 "));
+  EXPECT_THAT(text, HasSubstr("sm_90a"));
+  EXPECT_THAT(text, HasSubstr(" 16 registers"));
+  EXPECT_THAT(text, HasSubstr("4096 bytes shared memory"));
+  EXPECT_EQ(text.back(), '\n');
+}
+
+} // namespace
+} // namespace kiln

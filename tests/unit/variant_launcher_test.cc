@@ -1,0 +1,130 @@
+#include "kiln/internal/variant_launcher.h"
+
+#include <cuda.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "fake_cuda_driver.h"
+#include "kiln/grid.h"
+#include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/module_cache.h"
+#include "test_kernel.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kiln::internal {
+namespace {
+
+using ::kiln::testing::FakeGpu;
+using ::kiln::testing::MakeFakeCudaDriver;
+using ::kiln::testing::TestKernel;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const CUcontext kContext = reinterpret_cast<CUcontext>(0xc000);
+const CUstream kStream = reinterpret_cast<CUstream>(0x5000);
+
+class VariantLauncherTest : public ::testing::Test {
+protected:
+  VariantLauncherTest() : driver_(MakeFakeCudaDriver(gpu_)), cache_(&driver_) {}
+
+  absl::Status Launch(const TestKernel &kernel, Grid grid) {
+    return LaunchVariantWith(driver_, cache_, kernel.info(), kernel.variant(),
+                             grid, kStream, args_);
+  }
+
+  FakeGpu gpu_;
+  CudaDriver driver_;
+  ModuleCache cache_;
+  void *args_[2] = {nullptr, nullptr};
+};
+
+TEST_F(VariantLauncherTest, LaunchesWithTheVariantsGeometry) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"}, /*num_warps=*/8, /*shared_bytes=*/1024);
+  ASSERT_TRUE(Launch(kernel, Grid(100, 2, 3)).ok());
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  const FakeGpu::Launch &launch = gpu_.launches[0];
+  EXPECT_THAT(launch.grid, ElementsAre(100u, 2u, 3u));
+  EXPECT_THAT(launch.block, ElementsAre(256u, 1u, 1u));
+  EXPECT_EQ(launch.shared_bytes, 1024u);
+  EXPECT_EQ(launch.stream, kStream);
+  EXPECT_EQ(launch.args, args_);
+}
+
+TEST_F(VariantLauncherTest, RepeatedLaunchesLoadOnce) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"});
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(Launch(kernel, Grid(1)).ok());
+  EXPECT_EQ(gpu_.launches.size(), 10u);
+  EXPECT_EQ(gpu_.loaded_images.size(), 1u);
+}
+
+TEST_F(VariantLauncherTest, UsesDevice0PrimaryContextWhenNoneIsCurrent) {
+  ASSERT_EQ(gpu_.current, nullptr);
+  TestKernel kernel({"sm_90a"});
+  ASSERT_TRUE(Launch(kernel, Grid(1)).ok());
+  EXPECT_EQ(gpu_.primary_retains, 1);
+  EXPECT_EQ(gpu_.current, gpu_.primary);
+  // Now current: not retained again.
+  ASSERT_TRUE(Launch(kernel, Grid(1)).ok());
+  EXPECT_EQ(gpu_.primary_retains, 1);
+}
+
+TEST_F(VariantLauncherTest, EmptyGridLaunchesNothing) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"});
+  EXPECT_TRUE(Launch(kernel, Grid(0)).ok());
+  EXPECT_TRUE(Launch(kernel, Grid(4, 0)).ok());
+  EXPECT_TRUE(gpu_.launches.empty());
+  EXPECT_TRUE(gpu_.loaded_images.empty());
+}
+
+TEST_F(VariantLauncherTest, LaunchErrorNamesKernelVariantAndCause) {
+  gpu_.current = kContext;
+  gpu_.launch_result = CUDA_ERROR_INVALID_VALUE;
+  TestKernel kernel({"sm_90a"});
+  absl::Status status = Launch(kernel, Grid(1));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "add_kernel [x_ptr=*fp32, n=i32, BLOCK=1024, num_warps=4]: "
+            "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE (invalid argument)");
+}
+
+TEST_F(VariantLauncherTest, NoImageErrorNamesKernelVariantAndArchs) {
+  gpu_.current = kContext;
+  gpu_.cc_major = 8;
+  gpu_.cc_minor = 6;
+  TestKernel kernel({"sm_90a", "sm_100a"});
+  absl::Status status = Launch(kernel, Grid(1));
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(StartsWith("add_kernel [x_ptr=*fp32"), HasSubstr("sm_86"),
+                    HasSubstr("sm_90a, sm_100a")));
+}
+
+TEST_F(VariantLauncherTest, ClustersForMultipleCtas) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"}, /*num_warps=*/4, /*shared_bytes=*/0,
+                    /*num_ctas=*/2);
+  ASSERT_TRUE(Launch(kernel, Grid(10, 3)).ok());
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_THAT(gpu_.launches[0].grid, ElementsAre(20u, 3u, 1u));
+  EXPECT_THAT(gpu_.launches[0].cluster, ElementsAre(2u, 1u, 1u));
+}
+
+TEST_F(VariantLauncherTest, ClustersNeedCuLaunchKernelEx) {
+  gpu_.current = kContext;
+  driver_.launch_kernel_ex = nullptr;
+  TestKernel kernel({"sm_90a"}, 4, 0, /*num_ctas=*/2);
+  absl::Status status = Launch(kernel, Grid(1));
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("cuLaunchKernelEx"));
+}
+
+} // namespace
+} // namespace kiln::internal

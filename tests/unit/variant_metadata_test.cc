@@ -1,0 +1,117 @@
+#include "VariantMetadata.h"
+
+#include <string>
+
+#include "TritonTypes.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kiln::codegen {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char kMetadata[] = R"json({
+  "kernel": "add_kernel",
+  "entry": "add_kernel",
+  "arch": "sm_90a",
+  "signature": "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
+  "num_warps": 4, "num_stages": 3, "num_ctas": 1,
+  "shared_bytes": 0,
+  "registers": 16, "spills": 0,
+  "params": [
+    {"name": "x_ptr", "type": "*fp32", "divisibility": 16},
+    {"name": "n", "type": "i32", "divisibility": 16}
+  ],
+  "constexprs": [{"name": "BLOCK", "value": "1024"}],
+  "source_hash": "0123456789abcdef",
+  "compiler": "kilnc 0.1.0 (LLVM 22)"
+})json";
+
+std::string ErrorOf(const std::string &json) {
+  llvm::Expected<VariantMetadata> m = parseVariantMetadata(json, "v.json");
+  if (m)
+    return "no error";
+  return llvm::toString(m.takeError());
+}
+
+std::string Replace(std::string text, const std::string &from,
+                    const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(VariantMetadata, ParsesTheContractExample) {
+  llvm::Expected<VariantMetadata> m = parseVariantMetadata(kMetadata, "v.json");
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->kernel, "add_kernel");
+  EXPECT_EQ(m->arch, "sm_90a");
+  EXPECT_EQ(m->numWarps, 4);
+  EXPECT_EQ(m->registers, 16);
+  ASSERT_EQ(m->params.size(), 2u);
+  EXPECT_EQ(m->params[0].name, "x_ptr");
+  EXPECT_EQ(m->params[0].type, "*fp32");
+  EXPECT_EQ(m->params[1].divisibility, 16);
+  ASSERT_EQ(m->constexprs.size(), 1u);
+  EXPECT_EQ(m->constexprs[0].value, "1024");
+  EXPECT_EQ(m->compiler, "kilnc 0.1.0 (LLVM 22)");
+}
+
+TEST(VariantMetadata, Errors) {
+  EXPECT_THAT(ErrorOf("{"), HasSubstr("v.json: invalid JSON"));
+  EXPECT_THAT(ErrorOf("[]"), HasSubstr("expected a JSON object"));
+  EXPECT_THAT(ErrorOf(Replace(kMetadata, R"("arch": "sm_90a",)", "")),
+              HasSubstr("missing key \"arch\""));
+  EXPECT_THAT(
+      ErrorOf(Replace(kMetadata, R"("num_warps": 4)", R"("num_warps": "4")")),
+      HasSubstr("\"num_warps\" must be an integer"));
+  EXPECT_THAT(
+      ErrorOf(Replace(kMetadata, R"("num_warps": 4)", R"("num_warps": 3)")),
+      HasSubstr("power of 2"));
+  EXPECT_THAT(
+      ErrorOf(Replace(kMetadata, R"("type": "*fp32")", R"("type": "*f32")")),
+      HasSubstr("params[0] (x_ptr): unknown type \"*f32\""));
+  EXPECT_THAT(ErrorOf(Replace(kMetadata, R"("name": "n")", R"("name": "2n")")),
+              HasSubstr("not an identifier"));
+  EXPECT_THAT(ErrorOf(Replace(kMetadata, R"("divisibility": 16}
+  ])",
+                              R"("divisibility": 8}
+  ])")),
+              HasSubstr("divisibility must be 1 or 16"));
+  EXPECT_THAT(ErrorOf(Replace(kMetadata, R"("arch": "sm_90a")",
+                              R"("arch": "../../etc")")),
+              HasSubstr("\"arch\" must look like sm_90a"));
+}
+
+TEST(TritonTypes, MapsToTheDocumentedCppTypes) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"*fp32", "float*"},
+      {"*fp64", "double*"},
+      {"*fp16", "kiln::half*"},
+      {"*bf16", "kiln::bfloat16*"},
+      {"*fp8e4nv", "kiln::float8_e4m3*"},
+      {"*fp8e5", "kiln::float8_e5m2*"},
+      {"*i8", "int8_t*"},
+      {"*i64", "int64_t*"},
+      {"*u16", "uint16_t*"},
+      {"*i1", "bool*"},
+      {"i32", "int32_t"},
+      {"u64", "uint64_t"},
+      {"i1", "bool"},
+      {"fp32", "float"},
+      {"fp16", "kiln::half"},
+  };
+  for (const auto &[triton, cpp] : cases) {
+    EXPECT_EQ(cppTypeFor(triton).value_or("none"), cpp) << triton;
+  }
+  EXPECT_FALSE(cppTypeFor("f32").has_value());
+  EXPECT_FALSE(cppTypeFor("**fp32").has_value());
+  EXPECT_TRUE(isIntegerType("u8"));
+  EXPECT_FALSE(isIntegerType("i1"));
+  EXPECT_FALSE(isIntegerType("fp32"));
+  EXPECT_TRUE(isPointerType("*i1"));
+}
+
+} // namespace
+} // namespace kiln::codegen
