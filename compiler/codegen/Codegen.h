@@ -3,8 +3,10 @@
 // The library behind the kiln-codegen tool (docs/architecture.md section 3):
 // reads the variants' metadata and cubins, groups them (LauncherModel.h) and
 // renders codegen_templates/kernel.{h,cc}.tmpl into the generated header and
-// source. The output depends only on the inputs' contents and the options:
-// no timestamps, no file paths other than the include path.
+// source. The output depends only on the options and the inputs' contents and
+// order (kernels and overloads appear in the order of their first input; the
+// order of archs does not matter): no timestamps, no file paths other than the
+// include path.
 //
 //===----------------------------------------------------------------------===//
 

@@ -137,11 +137,13 @@ TEST(Codegen, LauncherChecksAlignmentThenFallsBack) {
                         "== 0) {\n"
                         "    return kiln::internal::LaunchVariant(\n"
                         "        add_kernel_data::kInfo, "
-                        "add_kernel_data::kVariants[0], grid, stream, args);\n"
+                        "add_kernel_data::kVariants[0],\n"
+                        "        grid, stream, args);\n"
                         "  }\n"
                         "  return kiln::internal::LaunchVariant(\n"
                         "      add_kernel_data::kInfo, "
-                        "add_kernel_data::kVariants[1], grid, stream, args);\n"
+                        "add_kernel_data::kVariants[1],\n"
+                        "      grid, stream, args);\n"
                         "}\n"));
   EXPECT_THAT(files.source, HasSubstr("add_kernel_data::kVariants[2]"));
   EXPECT_THAT(files.source, HasSubstr("add_kernel_data::kVariants[3]"));
@@ -160,12 +162,13 @@ TEST(Codegen, SourceHoldsTheTables) {
   EXPECT_THAT(files.source,
               HasSubstr("constexpr kiln::CubinImage kImages0[] = {\n"
                         "    {\"sm_80\", kCubin0Sm80, sizeof(kCubin0Sm80),\n"
-                        "     /*registers=*/14, /*spills=*/0, "
-                        "/*shared_bytes=*/0},\n"
+                        "     /*registers=*/14, /*spills=*/0,\n"
+                        "     /*shared_bytes=*/0},\n"
                         "    {\"sm_90a\", kCubin0Sm90a"));
   EXPECT_THAT(files.source,
               HasSubstr("constexpr kiln::KernelInfo kInfo = {\"add_kernel\", "
-                        "kVariants, 4};"));
+                        "kVariants,\n"
+                        "                                    4};"));
   EXPECT_THAT(files.source,
               HasSubstr("{\"n\", \"i32\", /*divisibility=*/16},"));
   // The fake cubin "\x7f" "ELF fake..." is embedded byte for byte.
@@ -272,13 +275,16 @@ TEST(Codegen, SeveralKernelsInOneTarget) {
             HasSubstr("const kiln::KernelInfo& copy_kernel_info();"),
             HasSubstr("uint8_t* dst, uint64_t bytes);"),
             HasSubstr("num_ctas=2")));
-  EXPECT_THAT(files.source,
-              AllOf(HasSubstr("/*entry=*/\"copy_kernel_entry\""),
-                    HasSubstr("/*constexprs=*/nullptr, /*num_constexprs=*/0"),
-                    // Quotes, backslashes and '?' are escaped.
-                    HasSubstr("\"\\\"quoted\\\" \\\\ and \\077\\077 "
-                              "trigraph-ish\""),
-                    HasSubstr("// some/dir/lib.cc: the cubins")));
+  EXPECT_THAT(
+      files.source,
+      AllOf(
+          HasSubstr("/*entry=*/\"copy_kernel_entry\""),
+          HasSubstr("/*constexprs=*/nullptr, /*num_constexprs=*/0"),
+          // Quotes, backslashes and '?' are escaped.
+          HasSubstr("\"\\\"quoted\\\" \\\\ and \\077\\077 "
+                    "trigraph-ish\""),
+          HasSubstr("// some/dir/lib.cc: the cubins and launchers declared in\n"
+                    "// some/dir/lib.h.\n")));
 }
 
 TEST(Codegen, RejectsBadOptions) {

@@ -83,14 +83,13 @@ absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
     f = *loaded;
   }
 
-  CUresult result;
   if (variant.num_ctas > 1) {
     absl::Status status =
         LaunchCluster(driver, variant, *f, grid, stream, args);
     if (!status.ok()) return AnnotateVariant(kernel, variant, status);
     return status;
   }
-  result = driver.launch_kernel(
+  const CUresult result = driver.launch_kernel(
       f->function, grid.x, grid.y, grid.z,
       kThreadsPerWarp * static_cast<unsigned>(variant.num_warps), 1, 1,
       static_cast<unsigned>(f->image->shared_bytes), stream, args, nullptr);
