@@ -6,7 +6,7 @@
 // builds IR through the Emitter's typing services.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/frontend/Emitter.h"
+#include "compiler/frontend/BuiltinSupport.h"
 
 #include "compiler/ir/Dialects.h"
 
@@ -18,97 +18,6 @@ using llvm::SMLoc;
 using llvm::StringRef;
 
 namespace {
-
-/// Binds a call's positional and keyword arguments to a builtin's parameter
-/// names, Python style.
-class ArgReader {
-public:
-  ArgReader(Emitter &emitter, const CallArgs &args, StringRef builtin,
-            llvm::ArrayRef<StringRef> params)
-      : emitter(emitter), args(args), builtin(builtin), params(params),
-        values(params.size(), nullptr), locs(params.size(), args.loc) {
-    if (args.args.size() > params.size()) {
-      emitter.error(args.argLocs[params.size()],
-                    builtin + " takes at most " + std::to_string(params.size()) +
-                        " arguments, got " + std::to_string(args.args.size()));
-      ok = false;
-      return;
-    }
-    for (size_t i = 0; i < args.args.size(); ++i) {
-      values[i] = &args.args[i];
-      locs[i] = args.argLocs[i];
-    }
-    for (size_t k = 0; k < args.keywords.size(); ++k) {
-      StringRef name = args.keywords[k].first;
-      auto it = llvm::find(params, name);
-      if (it == params.end()) {
-        std::string names;
-        for (StringRef p : params)
-          names += (names.empty() ? "" : ", ") + p.str();
-        emitter.error(args.keywordLocs[k], builtin + " has no argument '" +
-                                               name + "' (arguments: " + names +
-                                               ")");
-        ok = false;
-        return;
-      }
-      size_t index = it - params.begin();
-      if (values[index]) {
-        emitter.error(args.keywordLocs[k],
-                      builtin + " got argument '" + name + "' twice");
-        ok = false;
-        return;
-      }
-      values[index] = &args.keywords[k].second;
-      locs[index] = args.keywordLocs[k];
-    }
-  }
-
-  bool isOk() const { return ok; }
-  /// The argument, or null when omitted (or None).
-  const FValue *get(size_t i) const {
-    return values[i] && !values[i]->isNone() ? values[i] : nullptr;
-  }
-  SMLoc loc(size_t i) const { return locs[i]; }
-  /// Reports that argument `i` is missing.
-  std::nullopt_t missing(size_t i) const {
-    return emitter.error(args.loc, builtin + " needs the argument '" +
-                                       params[i].str() + "'");
-  }
-  std::nullopt_t bad(size_t i, const llvm::Twine &expectation) const {
-    const FValue *v = values[i];
-    return emitter.error(locs[i], "argument '" + params[i] + "' of " + builtin +
-                                      " must be " + expectation + ", got " +
-                                      (v ? v->describe() : std::string("nothing")));
-  }
-  /// A required compile-time int.
-  std::optional<int64_t> constInt(size_t i) const {
-    const FValue *v = get(i);
-    if (!v) {
-      missing(i);
-      return std::nullopt;
-    }
-    if (!v->isInt()) {
-      bad(i, "a compile-time int (tl.constexpr)");
-      return std::nullopt;
-    }
-    return v->intValue;
-  }
-  /// An optional compile-time int with a default.
-  std::optional<int64_t> constInt(size_t i, int64_t defaultValue) const {
-    if (!get(i))
-      return defaultValue;
-    return constInt(i);
-  }
-
-private:
-  Emitter &emitter;
-  const CallArgs &args;
-  std::string builtin;
-  llvm::ArrayRef<StringRef> params;
-  std::vector<const FValue *> values;
-  std::vector<SMLoc> locs;
-  bool ok = true;
-};
 
 std::optional<FValue> programIdLike(Emitter &e, const CallArgs &args,
                                     bool numPrograms) {
@@ -165,31 +74,6 @@ std::optional<FValue> arange(Emitter &e, const CallArgs &args) {
       b, e.location(args.loc), type.toMLIR(e.getContext()),
       b.getI32IntegerAttr(int32_t(*start)), b.getI32IntegerAttr(int32_t(*end)));
   return FValue::runtime(v, type);
-}
-
-/// A shape argument: an int or a tuple/list of ints.
-std::optional<llvm::SmallVector<int64_t>> readShape(Emitter &e, const FValue &v,
-                                                    SMLoc loc, StringRef what) {
-  llvm::SmallVector<int64_t> shape;
-  auto add = [&](const FValue &d) {
-    if (!d.isInt() || d.intValue <= 0)
-      return false;
-    shape.push_back(d.intValue);
-    return true;
-  };
-  bool ok = v.kind == FValue::Kind::Tuple ? llvm::all_of(v.elements, add) : add(v);
-  if (!ok || shape.empty()) {
-    e.error(loc, what + " must be a positive compile-time int or a tuple of "
-                        "them, got " + v.describe());
-    return std::nullopt;
-  }
-  for (int64_t d : shape)
-    if (!llvm::isPowerOf2_64(uint64_t(d))) {
-      e.error(loc, what + " dimensions must be powers of 2, got " +
-                       std::to_string(d));
-      return std::nullopt;
-    }
-  return shape;
 }
 
 std::optional<FValue> full(Emitter &e, const CallArgs &args) {
@@ -568,8 +452,35 @@ std::optional<FValue> pyFloat(Emitter &e, const CallArgs &args) {
                                                         : double(v.intValue));
 }
 
-const llvm::StringMap<BuiltinFn> &builtinTable() {
-  static const llvm::StringMap<BuiltinFn> table = {
+} // namespace
+
+std::optional<llvm::SmallVector<int64_t>>
+kiln::frontend::readShape(Emitter &e, const FValue &v,
+                                                    SMLoc loc, StringRef what) {
+  llvm::SmallVector<int64_t> shape;
+  auto add = [&](const FValue &d) {
+    if (!d.isInt() || d.intValue <= 0)
+      return false;
+    shape.push_back(d.intValue);
+    return true;
+  };
+  bool ok = v.kind == FValue::Kind::Tuple ? llvm::all_of(v.elements, add) : add(v);
+  if (!ok || shape.empty()) {
+    e.error(loc, what + " must be a positive compile-time int or a tuple of "
+                        "them, got " + v.describe());
+    return std::nullopt;
+  }
+  for (int64_t d : shape)
+    if (!llvm::isPowerOf2_64(uint64_t(d))) {
+      e.error(loc, what + " dimensions must be powers of 2, got " +
+                       std::to_string(d));
+      return std::nullopt;
+    }
+  return shape;
+}
+
+void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
+  static const std::pair<const char *, BuiltinFn> kEntries[] = {
       {"tl.program_id", programId},
       {"tl.num_programs", numPrograms},
       {"tl.arange", arange},
@@ -598,10 +509,18 @@ const llvm::StringMap<BuiltinFn> &builtinTable() {
       {"int", pyInt},
       {"float", pyFloat},
   };
-  return table;
+  for (const auto &[name, fn] : kEntries)
+    table[name] = fn;
 }
 
-} // namespace
+static const BuiltinTable &builtinTable() {
+  static const BuiltinTable table = [] {
+    BuiltinTable t;
+    addCoreBuiltins(t);
+    return t;
+  }();
+  return table;
+}
 
 BuiltinFn kiln::frontend::lookupBuiltin(StringRef name) {
   const auto &table = builtinTable();
