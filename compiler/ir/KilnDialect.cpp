@@ -94,6 +94,81 @@ LogicalResult kiln::StoreOp::verify() {
                             getMask());
 }
 
+// Reductions and scans: N operands of one shape, a region of 2N scalar
+// arguments of their element types yielding N values of the same types.
+static LogicalResult verifyCombineRegion(Operation *op, ValueRange srcs,
+                                         Region &region) {
+  Block &block = region.front();
+  if (block.getNumArguments() != 2 * srcs.size())
+    return op->emitOpError("combine region needs ")
+           << 2 * srcs.size() << " arguments, has " << block.getNumArguments();
+  for (auto [i, src] : llvm::enumerate(srcs)) {
+    Type element = cast<RankedTensorType>(src.getType()).getElementType();
+    if (block.getArgument(i).getType() != element ||
+        block.getArgument(i + srcs.size()).getType() != element)
+      return op->emitOpError("combine region argument types must be the "
+                             "operands' element types");
+  }
+  Operation *terminator = block.getTerminator();
+  if (terminator->getNumOperands() != srcs.size())
+    return op->emitOpError("combine region must yield ")
+           << srcs.size() << " values";
+  for (auto [value, src] : llvm::zip(terminator->getOperands(), srcs))
+    if (value.getType() != cast<RankedTensorType>(src.getType()).getElementType())
+      return op->emitOpError("combine region must yield the operands' element types");
+  return success();
+}
+
+static LogicalResult verifyAxisAndShapes(Operation *op, ValueRange srcs,
+                                         int64_t axis) {
+  if (srcs.empty())
+    return op->emitOpError("needs at least one operand");
+  auto first = cast<RankedTensorType>(srcs.front().getType());
+  if (axis < 0 || axis >= first.getRank())
+    return op->emitOpError("axis ") << axis << " out of range for rank "
+                                    << first.getRank();
+  for (Value src : srcs)
+    if (cast<RankedTensorType>(src.getType()).getShape() != first.getShape())
+      return op->emitOpError("operands must have the same shape");
+  return success();
+}
+
+LogicalResult kiln::ReduceOp::verify() {
+  if (failed(verifyAxisAndShapes(*this, getSrcs(), getAxis())))
+    return failure();
+  if (getResults().size() != getSrcs().size())
+    return emitOpError("needs one result per operand");
+  for (auto [src, result] : llvm::zip(getSrcs(), getResults())) {
+    auto type = cast<RankedTensorType>(src.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + getAxis());
+    Type expected = type.getElementType();
+    if (!shape.empty())
+      expected = RankedTensorType::get(shape, expected);
+    Type actual = result.getType();
+    if (auto t = dyn_cast<RankedTensorType>(actual))
+      actual = RankedTensorType::get(t.getShape(), t.getElementType());
+    if (actual != expected)
+      return emitOpError("result type ")
+             << result.getType() << " should be " << expected;
+  }
+  return success();
+}
+LogicalResult kiln::ReduceOp::verifyRegions() {
+  return verifyCombineRegion(*this, getSrcs(), getCombineOp());
+}
+
+LogicalResult kiln::ScanOp::verify() {
+  if (failed(verifyAxisAndShapes(*this, getSrcs(), getAxis())))
+    return failure();
+  if (getResults().getTypes() != getSrcs().getTypes())
+    return emitOpError("results must have the operands' types");
+  return success();
+}
+LogicalResult kiln::ScanOp::verifyRegions() {
+  return verifyCombineRegion(*this, getSrcs(), getCombineOp());
+}
+
 void kiln::registerAllDialects(DialectRegistry &registry) {
   registry.insert<kiln::KilnDialect, kiln::gpu::KilnGPUDialect,
                   arith::ArithDialect, math::MathDialect, scf::SCFDialect,

@@ -5,6 +5,7 @@
 include "compiler/ir/KilnDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/IR/BuiltinTypes.td"
 
 def Kiln_Ptr : Type<CPred<"::llvm::isa<::kiln::PointerType>($_self)">, "kiln pointer">;
@@ -79,6 +80,58 @@ def Kiln_StoreOp : Kiln_Op<"store", [MemoryEffects<[MemWrite]>]> {
     $ptr `,` $value (`,` `mask` $mask^)? attr-dict `:` type($ptr) `,` type($value) (`,` type($mask)^)?
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and scans: the combine function is the op's region.
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "Reduce tensors along one axis with a combine function";
+  let description = [{
+    Combines the elements of each operand along `axis` with the region, which
+    takes (accumulated values..., next values...) as scalars and yields the
+    combined values with `kiln.reduce.return`. The results have the operands'
+    shapes without `axis` (scalars for 1-D operands). The order in which
+    elements are combined is unspecified: the function must be associative
+    (and, in practice, commutative) for the result to be deterministic.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$srcs, I32Attr:$axis);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$combineOp);
+  let assemblyFormat = "$srcs attr-dict `:` functional-type($srcs, $results) $combineOp";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Kiln_ReduceReturnOp : Kiln_Op<"reduce.return",
+    [HasParent<"ReduceOp">, Pure, ReturnLike, Terminator]> {
+  let summary = "Yields the combined values of a reduction step";
+  let arguments = (ins Variadic<AnyType>:$result);
+  let assemblyFormat = "$result attr-dict `:` type($result)";
+}
+
+def Kiln_ScanOp : Kiln_Op<"scan", [Pure, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "Inclusive prefix scan along one axis with a combine function";
+  let description = [{
+    Like kiln.reduce, but every position gets the combination of the elements
+    before it (inclusive) along `axis`, from the end when `reverse`. The
+    results have the operands' shapes.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$srcs, I32Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$combineOp);
+  let assemblyFormat = "$srcs attr-dict `:` functional-type($srcs, $results) $combineOp";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Kiln_ScanReturnOp : Kiln_Op<"scan.return",
+    [HasParent<"ScanOp">, Pure, ReturnLike, Terminator]> {
+  let summary = "Yields the combined values of a scan step";
+  let arguments = (ins Variadic<AnyType>:$result);
+  let assemblyFormat = "$result attr-dict `:` type($result)";
 }
 
 #endif // KILN_OPS_TD
