@@ -515,31 +515,6 @@ std::optional<bool> Emitter::truthiness(const FValue &v, SMLoc loc) {
   }
 }
 
-bool Emitter::emitIf(const IfStmt &stmt) {
-  std::optional<FValue> cond = evaluate(*stmt.cond);
-  if (!cond)
-    return false;
-  if (!cond->isRuntime()) {
-    std::optional<bool> truth = truthiness(*cond, stmt.cond->getLoc());
-    if (!truth)
-      return false;
-    return emitBlock(*truth ? stmt.thenBody : stmt.elseBody);
-  }
-  return error(stmt.getLoc(),
-               "'if' on a run-time condition is not supported yet (only "
-               "conditions known at compile time, such as tl.constexpr "
-               "parameters)"),
-         false;
-}
-
-bool Emitter::emitFor(const ForStmt &stmt) {
-  return error(stmt.getLoc(), "'for' loops are not supported yet"), false;
-}
-
-bool Emitter::emitWhile(const WhileStmt &stmt) {
-  return error(stmt.getLoc(), "'while' loops are not supported yet"), false;
-}
-
 //===----------------------------------------------------------------------===//
 // Expressions
 //===----------------------------------------------------------------------===//

@@ -112,9 +112,21 @@ private:
   bool emitBlock(const Block &block);
   bool emitStatement(const Stmt &stmt);
   bool emitAssign(const Expr &target, const FValue &value);
+  // Control flow (ControlFlow.cpp).
   bool emitIf(const IfStmt &stmt);
   bool emitFor(const ForStmt &stmt);
   bool emitWhile(const WhileStmt &stmt);
+  bool emitStaticFor(const ForStmt &stmt, const Expr &target,
+                     const std::vector<FValue> &bounds);
+  /// Emits `body` into a detached block with the current scope and returns
+  /// the names it rebinds (that were bound before) — the values a structured
+  /// op must carry. The block is then discarded.
+  std::optional<std::vector<std::string>>
+  probeRebound(const Block &body, const Expr *target, mlir::Type ivType);
+  /// The value `name` has after a region whose scope is `scope`, typed as
+  /// `type` (compile-time numbers are materialized).
+  std::optional<FValue> carriedValue(const Scope &scope, llvm::StringRef name,
+                                     const TritonType &type, llvm::SMLoc loc);
 
   // Expressions.
   std::optional<FValue> evaluate(const Expr &expr);
@@ -139,6 +151,7 @@ private:
   llvm::StringMap<bool> evaluatingGlobals;
 
   std::vector<Scope> scopes; // innermost last; one per inlined function
+  Scope probed;              // probeRebound's view of rebound names
   struct Frame {
     const FunctionDefStmt *function;
     llvm::SMLoc callLoc;

@@ -1,0 +1,513 @@
+//===- ControlFlow.cpp - if, for and while in the staged evaluator --------===//
+//
+// Control flow on compile-time values is evaluated (an `if` on a constexpr
+// picks a branch, tl.static_range unrolls). On run-time values it becomes
+// scf.if / scf.for / scf.while, and the Python variables a branch or loop
+// rebinds become the op's results: a loop's body is first emitted into a
+// scratch block to learn which names it rebinds and to which types, then
+// emitted for real with those names carried.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/frontend/Emitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace kiln::frontend;
+using llvm::SMLoc;
+using llvm::StringRef;
+
+/// Whether two bindings of a name are the same value.
+static bool sameBinding(const FValue &a, const FValue &b) {
+  if (a.kind != b.kind)
+    return false;
+  switch (a.kind) {
+  case FValue::Kind::Runtime:
+    return a.value == b.value;
+  case FValue::Kind::Int:
+  case FValue::Kind::Bool:
+    return a.intValue == b.intValue;
+  case FValue::Kind::Float:
+    return a.floatValue == b.floatValue ||
+           (std::isnan(a.floatValue) && std::isnan(b.floatValue));
+  case FValue::Kind::None:
+    return true;
+  case FValue::Kind::DType:
+    return a.type == b.type;
+  case FValue::Kind::Function:
+    return a.function == b.function;
+  case FValue::Kind::Tuple:
+    if (a.elements.size() != b.elements.size())
+      return false;
+    for (size_t i = 0; i < a.elements.size(); ++i)
+      if (!sameBinding(a.elements[i], b.elements[i]))
+        return false;
+    return true;
+  case FValue::Kind::Method:
+    return false;
+  default:
+    return a.text == b.text;
+  }
+}
+
+/// Destroys a scratch block and everything emitted into it.
+static void discard(std::unique_ptr<mlir::Block> block) {
+  block->dropAllDefinedValueUses();
+  while (!block->empty())
+    block->back().erase();
+}
+
+static std::vector<std::string> sortedKeys(const llvm::StringMap<FValue> &map) {
+  std::vector<std::string> keys;
+  for (const auto &entry : map)
+    keys.push_back(entry.getKey().str());
+  llvm::sort(keys);
+  return keys;
+}
+
+std::optional<FValue> Emitter::carriedValue(const Scope &scope, StringRef name,
+                                            const TritonType &type, SMLoc loc) {
+  auto it = scope.find(name);
+  if (it == scope.end())
+    return error(loc, "'" + name + "' is not defined on every path");
+  const FValue &v = it->second;
+  if (v.isNumber())
+    return constant(v, type, loc);
+  if (!v.isRuntime())
+    return error(loc, "'" + name + "' must hold a tensor or number to be "
+                                   "carried through control flow, not " +
+                          v.describe());
+  if (v.type != type)
+    return error(loc, "'" + name + "' has type " + v.type.str() +
+                          " here but " + type.str() +
+                          " where the control flow began; convert it "
+                          "explicitly with .to()");
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// if
+//===----------------------------------------------------------------------===//
+
+bool Emitter::emitIf(const IfStmt &stmt) {
+  std::optional<FValue> cond = evaluate(*stmt.cond);
+  if (!cond)
+    return false;
+  if (!cond->isRuntime()) {
+    std::optional<bool> truth = truthiness(*cond, stmt.cond->getLoc());
+    if (!truth)
+      return false;
+    return emitBlock(*truth ? stmt.thenBody : stmt.elseBody);
+  }
+  if (cond->type.isBlock() || cond->type.isPointer)
+    return error(stmt.cond->getLoc(),
+                 "an 'if' condition must be a scalar, got " + cond->describe() +
+                     "; use tl.where for blocks"),
+           false;
+  FValue c = castTo(*cond, DType(ScalarKind::I1), stmt.cond->getLoc());
+  mlir::Location l = location(stmt.getLoc());
+
+  // Emit each branch into a scratch block with its own copy of the scope.
+  Scope before = scopes.back();
+  mlir::OpBuilder::InsertPoint insertionPoint = builder.saveInsertionPoint();
+  auto emitBranch = [&](const Block &body, std::unique_ptr<mlir::Block> &block,
+                        Scope &result) {
+    block = std::make_unique<mlir::Block>();
+    builder.setInsertionPointToEnd(block.get());
+    scopes.back() = before;
+    bool ok = emitBlock(body);
+    if (ok && frames.back().returned) {
+      error(stmt.getLoc(), "'return' inside an 'if' on a run-time condition "
+                           "is not supported");
+      ok = false;
+    }
+    result = scopes.back();
+    return ok;
+  };
+  std::unique_ptr<mlir::Block> thenBlock, elseBlock;
+  Scope thenScope, elseScope;
+  bool ok = emitBranch(stmt.thenBody, thenBlock, thenScope);
+  ok = ok && emitBranch(stmt.elseBody, elseBlock, elseScope);
+  scopes.back() = before;
+  auto fail = [&] {
+    builder.restoreInsertionPoint(insertionPoint);
+    if (thenBlock)
+      discard(std::move(thenBlock));
+    if (elseBlock)
+      discard(std::move(elseBlock));
+    return false;
+  };
+  if (!ok)
+    return fail();
+
+  // Names bound on both paths: equal bindings pass through, different ones
+  // become results. A name bound on one path only is not defined after.
+  std::vector<std::string> results;
+  std::vector<TritonType> resultTypes;
+  Scope after = before;
+  for (const std::string &name : sortedKeys(thenScope)) {
+    auto e = elseScope.find(name);
+    if (e == elseScope.end())
+      continue;
+    const FValue &t = thenScope[name];
+    if (sameBinding(t, e->second)) {
+      after[name] = t;
+      continue;
+    }
+    const FValue &f = e->second;
+    TritonType type;
+    if (t.isRuntime() || f.isRuntime()) {
+      type = t.isRuntime() ? t.type : f.type;
+    } else if (t.isNumber() && f.isNumber()) {
+      // Different numbers on the two paths: carried as run-time values of
+      // the literal type of the then-path's number.
+      std::optional<FValue> m = materialize(t, stmt.getLoc());
+      if (!m)
+        return fail();
+      type = m->type;
+      m->value.getDefiningOp()->erase();
+    } else {
+      error(stmt.getLoc(), "'" + name + "' is bound to different compile-time "
+                                        "values on the two paths of an 'if' on "
+                                        "a run-time condition");
+      return fail();
+    }
+    results.push_back(name);
+    resultTypes.push_back(type);
+  }
+
+  // Each path yields its values, materialized in its own block.
+  auto yieldValues = [&](mlir::Block *block, Scope &scope,
+                         llvm::SmallVectorImpl<mlir::Value> &values) {
+    builder.setInsertionPointToEnd(block);
+    for (size_t i = 0; i < results.size(); ++i) {
+      std::optional<FValue> v =
+          carriedValue(scope, results[i], resultTypes[i], stmt.getLoc());
+      if (!v)
+        return false;
+      values.push_back(v->value);
+    }
+    return true;
+  };
+  llvm::SmallVector<mlir::Value> thenValues, elseValues;
+  if (!yieldValues(thenBlock.get(), thenScope, thenValues) ||
+      !yieldValues(elseBlock.get(), elseScope, elseValues))
+    return fail();
+
+  llvm::SmallVector<mlir::Type> types;
+  for (const TritonType &t : resultTypes)
+    types.push_back(t.toMLIR(&context));
+  builder.restoreInsertionPoint(insertionPoint);
+  auto ifOp = mlir::scf::IfOp::create(builder, l, types, c.value,
+                                      /*addThenBlock=*/true, /*addElseBlock=*/true);
+  auto fill = [&](mlir::Region &region, std::unique_ptr<mlir::Block> &from,
+                  llvm::ArrayRef<mlir::Value> values) {
+    mlir::Block &to = region.front();
+    while (!to.empty())
+      to.back().erase();
+    to.getOperations().splice(to.end(), from->getOperations());
+    builder.setInsertionPointToEnd(&to);
+    mlir::scf::YieldOp::create(builder, l, values);
+  };
+  fill(ifOp.getThenRegion(), thenBlock, thenValues);
+  fill(ifOp.getElseRegion(), elseBlock, elseValues);
+  for (size_t i = 0; i < results.size(); ++i)
+    after[results[i]] = FValue::runtime(ifOp.getResult(i), resultTypes[i]);
+  scopes.back() = std::move(after);
+  builder.setInsertionPointAfter(ifOp);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Loops
+//===----------------------------------------------------------------------===//
+
+std::optional<std::vector<std::string>>
+Emitter::probeRebound(const Block &body, const Expr *target, mlir::Type ivType) {
+  Scope before = scopes.back();
+  auto block = std::make_unique<mlir::Block>();
+  bool ok;
+  {
+    mlir::OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block.get());
+    if (target) {
+      mlir::Value iv = block->addArgument(ivType, builder.getUnknownLoc());
+      unsigned width = ivType.getIntOrFloatBitWidth();
+      scopes.back()[llvm::cast<NameExpr>(target)->name] = FValue::runtime(
+          iv, TritonType{DType(width == 64 ? ScalarKind::I64 : ScalarKind::I32),
+                         false,
+                         {}});
+    }
+    ok = emitBlock(body);
+  }
+  Scope after = scopes.back();
+  scopes.back() = before;
+  discard(std::move(block));
+  if (!ok)
+    return std::nullopt;
+  if (frames.back().returned) {
+    error(body.front()->getLoc(), "'return' inside a loop is not supported");
+    return std::nullopt;
+  }
+  std::vector<std::string> rebound;
+  for (const std::string &name : sortedKeys(before)) {
+    if (target && name == llvm::cast<NameExpr>(target)->name)
+      continue;
+    auto it = after.find(name);
+    if (it != after.end() && !sameBinding(before[name], it->second)) {
+      rebound.push_back(name);
+      probed[name] = it->second;
+    }
+  }
+  return rebound;
+}
+
+/// The type a loop carries `name` with: the initial value's if it is a
+/// tensor, else (a python number) the type the body gives it.
+static std::optional<TritonType> carriedType(Emitter &e, const FValue &init,
+                                             const FValue &probed,
+                                             StringRef name, SMLoc loc) {
+  if (init.isRuntime())
+    return init.type;
+  if (init.isNumber() && probed.isRuntime())
+    return probed.type;
+  if (init.isNumber() && probed.isNumber()) {
+    std::optional<FValue> m = e.materialize(init, loc);
+    if (!m)
+      return std::nullopt;
+    TritonType t = m->type;
+    m->value.getDefiningOp()->erase();
+    return t;
+  }
+  e.error(loc, "'" + name + "' changes inside the loop but holds " +
+                   init.describe() +
+                   ", which cannot be carried from one iteration to the next");
+  return std::nullopt;
+}
+
+bool Emitter::emitStaticFor(const ForStmt &stmt, const Expr &target,
+                            const std::vector<FValue> &bounds) {
+  int64_t start = 0, end, step = 1;
+  if (bounds.size() == 1) {
+    end = bounds[0].intValue;
+  } else {
+    start = bounds[0].intValue;
+    end = bounds[1].intValue;
+    if (bounds.size() == 3)
+      step = bounds[2].intValue;
+  }
+  if (step == 0)
+    return error(stmt.iter->getLoc(), "the step of a range cannot be 0"), false;
+  for (int64_t i = start; step > 0 ? i < end : i > end; i += step) {
+    if (!emitAssign(target, FValue::integer(i)) || !emitBlock(stmt.body))
+      return false;
+    if (frames.back().returned)
+      return error(stmt.getLoc(), "'return' inside a loop is not supported"),
+             false;
+  }
+  return true;
+}
+
+bool Emitter::emitFor(const ForStmt &stmt) {
+  if (!stmt.elseBody.empty())
+    return error(stmt.getLoc(), "'for ... else' is not supported"), false;
+  auto *call = llvm::dyn_cast<CallExpr>(stmt.iter.get());
+  std::optional<FValue> callee = call ? evaluate(*call->callee) : std::nullopt;
+  if (call && !callee)
+    return false;
+  StringRef kind = callee && callee->kind == FValue::Kind::Builtin
+                       ? StringRef(callee->text)
+                       : StringRef();
+  if (kind != "range" && kind != "tl.range" && kind != "tl.static_range")
+    return error(stmt.iter->getLoc(),
+                 "a 'for' loop must iterate over range(), tl.range() or "
+                 "tl.static_range()"),
+           false;
+  if (!llvm::isa<NameExpr>(stmt.target.get()))
+    return error(stmt.target->getLoc(), "the loop variable must be a single name"),
+           false;
+  if (call->args.empty() || call->args.size() > 3)
+    return error(call->getLoc(), kind + " takes 1 to 3 positional arguments"),
+           false;
+  std::vector<FValue> bounds;
+  for (const ExprPtr &arg : call->args) {
+    std::optional<FValue> v = evaluate(*arg);
+    if (!v)
+      return false;
+    if (!(v->isInt() || v->kind == FValue::Kind::Bool ||
+          (v->isRuntime() && !v->type.isBlock() && !v->type.isPointer &&
+           v->type.element.isInteger())))
+      return error(arg->getLoc(), "range bounds must be integers, got " +
+                                      v->describe()),
+             false;
+    bounds.push_back(*v);
+  }
+  // Loop options: accepted where Triton accepts them, kept as attributes.
+  llvm::SmallVector<mlir::NamedAttribute> loopAttrs;
+  for (const Keyword &kw : call->keywords) {
+    static const char *const kOptions[] = {"num_stages", "loop_unroll_factor",
+                                           "disallow_acc_multi_buffer",
+                                           "flatten", "warp_specialize"};
+    if (kind == "range" || !llvm::is_contained(kOptions, kw.name))
+      return error(kw.loc, kind + " has no argument '" + kw.name + "'"), false;
+    std::optional<FValue> v = evaluate(*kw.value);
+    if (!v)
+      return false;
+    if (!v->isNumber() && !v->isNone())
+      return error(kw.loc, "'" + kw.name + "' must be a compile-time value"),
+             false;
+    if (v->isNumber())
+      loopAttrs.push_back(builder.getNamedAttr(
+          "kiln." + kw.name, builder.getI32IntegerAttr(int32_t(v->intValue))));
+  }
+  bool allConstant = llvm::all_of(bounds, [](const FValue &v) { return !v.isRuntime(); });
+  if (kind == "tl.static_range") {
+    if (!allConstant)
+      return error(call->getLoc(), "tl.static_range needs compile-time bounds"),
+             false;
+    return emitStaticFor(stmt, *stmt.target, bounds);
+  }
+  if (allConstant && bounds.size() == 3 && bounds[2].intValue <= 0)
+    return error(call->args[2]->getLoc(),
+                 "a run-time loop needs a positive step (use tl.static_range "
+                 "for negative steps)"),
+           false;
+
+  // The induction variable is i32 unless a bound needs 64 bits.
+  bool wide = false;
+  for (const FValue &b : bounds)
+    wide |= b.isRuntime() ? b.type.element.getBitWidth() == 64
+                          : (b.intValue > INT32_MAX || b.intValue < INT32_MIN);
+  TritonType ivType{DType(wide ? ScalarKind::I64 : ScalarKind::I32), false, {}};
+  mlir::Type ivMlir = ivType.toMLIR(&context);
+  SMLoc loc = stmt.getLoc();
+  mlir::Location l = location(loc);
+  auto boundValue = [&](const FValue &v) {
+    if (!v.isRuntime())
+      return constant(v, ivType, loc).value;
+    return castTo(v, ivType.element, loc).value;
+  };
+  mlir::Value lb = bounds.size() == 1 ? constant(FValue::integer(0), ivType, loc).value
+                                      : boundValue(bounds[0]);
+  mlir::Value ub = boundValue(bounds.size() == 1 ? bounds[0] : bounds[1]);
+  mlir::Value step = bounds.size() == 3 ? boundValue(bounds[2])
+                                        : constant(FValue::integer(1), ivType, loc).value;
+
+  probed.clear();
+  auto rebound = probeRebound(stmt.body, stmt.target.get(), ivMlir);
+  if (!rebound)
+    return false;
+  Scope before = scopes.back();
+  std::vector<TritonType> types;
+  llvm::SmallVector<mlir::Value> inits;
+  for (const std::string &name : *rebound) {
+    auto type = carriedType(*this, before[name], probed[name], name, loc);
+    if (!type)
+      return false;
+    std::optional<FValue> init = carriedValue(before, name, *type, loc);
+    if (!init)
+      return false;
+    types.push_back(*type);
+    inits.push_back(init->value);
+  }
+
+  auto forOp = mlir::scf::ForOp::create(builder, l, lb, ub, step, inits);
+  for (const mlir::NamedAttribute &attr : loopAttrs)
+    forOp->setAttr(attr.getName(), attr.getValue());
+  mlir::Block *body = forOp.getBody();
+  {
+    mlir::OpBuilder::InsertionGuard guard(builder);
+    if (!body->empty())
+      body->back().erase(); // the implicit yield
+    builder.setInsertionPointToEnd(body);
+    scopes.back()[llvm::cast<NameExpr>(stmt.target.get())->name] =
+        FValue::runtime(forOp.getInductionVar(), ivType);
+    for (size_t i = 0; i < rebound->size(); ++i)
+      scopes.back()[(*rebound)[i]] =
+          FValue::runtime(forOp.getRegionIterArgs()[i], types[i]);
+    if (!emitBlock(stmt.body))
+      return false;
+    llvm::SmallVector<mlir::Value> yields;
+    for (size_t i = 0; i < rebound->size(); ++i) {
+      std::optional<FValue> v = carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
+      if (!v)
+        return false;
+      yields.push_back(v->value);
+    }
+    mlir::scf::YieldOp::create(builder, l, yields);
+  }
+  scopes.back() = before;
+  for (size_t i = 0; i < rebound->size(); ++i)
+    scopes.back()[(*rebound)[i]] = FValue::runtime(forOp.getResult(i), types[i]);
+  return true;
+}
+
+bool Emitter::emitWhile(const WhileStmt &stmt) {
+  if (!stmt.elseBody.empty())
+    return error(stmt.getLoc(), "'while ... else' is not supported"), false;
+  SMLoc loc = stmt.getLoc();
+  mlir::Location l = location(loc);
+  probed.clear();
+  auto rebound = probeRebound(stmt.body, nullptr, mlir::Type());
+  if (!rebound)
+    return false;
+  Scope before = scopes.back();
+  std::vector<TritonType> types;
+  llvm::SmallVector<mlir::Value> inits;
+  llvm::SmallVector<mlir::Type> mlirTypes;
+  llvm::SmallVector<mlir::Location> locs;
+  for (const std::string &name : *rebound) {
+    auto type = carriedType(*this, before[name], probed[name], name, loc);
+    if (!type)
+      return false;
+    std::optional<FValue> init = carriedValue(before, name, *type, loc);
+    if (!init)
+      return false;
+    types.push_back(*type);
+    inits.push_back(init->value);
+    mlirTypes.push_back(type->toMLIR(&context));
+    locs.push_back(l);
+  }
+  auto whileOp = mlir::scf::WhileOp::create(builder, l, mlirTypes, inits);
+  auto bind = [&](mlir::Block *block) {
+    for (size_t i = 0; i < rebound->size(); ++i)
+      scopes.back()[(*rebound)[i]] = FValue::runtime(block->getArgument(i), types[i]);
+  };
+  {
+    mlir::OpBuilder::InsertionGuard guard(builder);
+    mlir::Block *beforeBlock =
+        builder.createBlock(&whileOp.getBefore(), {}, mlirTypes, locs);
+    bind(beforeBlock);
+    std::optional<FValue> cond = evaluate(*stmt.cond);
+    if (!cond)
+      return false;
+    if (!cond->isRuntime() || cond->type.isBlock() || cond->type.isPointer)
+      return error(stmt.cond->getLoc(),
+                   "a 'while' condition must be a run-time scalar, got " +
+                       cond->describe()),
+             false;
+    FValue c = castTo(*cond, DType(ScalarKind::I1), stmt.cond->getLoc());
+    mlir::scf::ConditionOp::create(builder, l, c.value, beforeBlock->getArguments());
+
+    mlir::Block *afterBlock = builder.createBlock(&whileOp.getAfter(), {}, mlirTypes, locs);
+    scopes.back() = before;
+    bind(afterBlock);
+    if (!emitBlock(stmt.body))
+      return false;
+    llvm::SmallVector<mlir::Value> yields;
+    for (size_t i = 0; i < rebound->size(); ++i) {
+      std::optional<FValue> v = carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
+      if (!v)
+        return false;
+      yields.push_back(v->value);
+    }
+    mlir::scf::YieldOp::create(builder, l, yields);
+  }
+  scopes.back() = before;
+  for (size_t i = 0; i < rebound->size(); ++i)
+    scopes.back()[(*rebound)[i]] = FValue::runtime(whileOp.getResult(i), types[i]);
+  return true;
+}
