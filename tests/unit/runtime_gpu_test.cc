@@ -1,6 +1,6 @@
-// Runs the generated vector_add launchers (test fixture cubins, built from
-// hand-written PTX) on a real GPU. Labelled `gpu`; every test skips, saying
-// why, when there is no driver or GPU.
+// Runs the generated vector_add launchers of examples/vector_add (cubins
+// compiled by kilnc from add.py) on a real GPU. Labelled `gpu`; every test
+// skips, saying why, when there is no driver or GPU.
 
 #include <cuda.h>
 
