@@ -19,9 +19,18 @@
 Each specialization x arch is compiled twice by `kilnc compile` (actions
 `TritonCompile`): a general variant and an `--aligned` one that assumes every
 pointer and integer argument is divisible by 16; the launcher picks between
-them at run time. One `kiln-codegen` action (`TritonCodegen`) then embeds all
-cubins in NAME.cc and declares the typed launchers in NAME.h. The contract of
-both tools is docs/architecture.md.
+them at run time. With `ptx = True`, each is also emitted as PTX
+(`TritonPtx`), embedded for JIT on devices no cubin fits. One `kiln-codegen`
+action (`TritonCodegen`) then embeds everything in NAME.cc and declares the
+typed launchers in NAME.h. docs/usage.md documents the attributes; the
+contract of both tools is docs/architecture.md.
+
+The specializations are checked when the rule is analyzed, so a mistake fails
+only the targets that have it, with an error naming the attribute, the
+element and the kernel parameter. What needs the kernel's source (a
+parameter the kernel does not have, a value for a parameter that is not
+tl.constexpr) is checked by kilnc in the element's TritonCompile action, whose
+progress message names the element too.
 """
 
 load("@rules_cc//cc:defs.bzl", "cc_library")
@@ -32,108 +41,463 @@ SUPPORTED_ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_
 # Per-variant launch options a specialization may set besides its parameters.
 LAUNCH_OPTIONS = ["num_warps", "num_stages", "num_ctas"]
 
+# Element types of kernel parameters; a pointer type is "*" + one of these.
+ELEMENT_TYPES = [
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "fp16",
+    "bf16",
+    "fp32",
+    "fp64",
+    "fp8e4nv",
+    "fp8e5",
+]
+
+# Names people write for the element types, for "did you mean" hints.
+_TYPE_HINTS = {
+    "float": "fp32",
+    "float32": "fp32",
+    "f32": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "f16": "fp16",
+    "bfloat16": "bf16",
+    "float64": "fp64",
+    "double": "fp64",
+    "f64": "fp64",
+    "int": "i32",
+    "int32": "i32",
+    "int64": "i64",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "uint32": "u32",
+    "uint64": "u64",
+    "bool": "i1",
+    "float8_e4m3": "fp8e4nv",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
+
 _VARIANTS = [("general", False), ("aligned", True)]
 
 # Powers of two: a CTA is num_warps warps, and Triton's layouts need 2^k.
 _NUM_WARPS = [1, 2, 4, 8, 16, 32]
 
+_ATTR_DOC_SPECIALIZATIONS = """One element per compiled configuration. Either a dict mapping every
+kernel parameter to its type ("*fp32", "*bf16", "i32", "fp32", ...; "*" marks
+a pointer) or, for a tl.constexpr parameter, to its value (an int, a bool, or
+a string such as "0.5", "tl.float16" or "'name'"), plus the optional launch
+options "num_warps", "num_stages", "num_ctas" (Triton's defaults 4, 3, 1);
+or a string in kilnc's positional form ("*fp32, *fp32, *fp32, i32, 1024") or
+named form ("x_ptr=*fp32, ..., BLOCK=1024, num_warps=8")."""
+
+def _message(name, attr, message):
+    return "triton_kernel(name = \"%s\"): attribute '%s': %s" % (name, attr, message)
+
 def _fail(name, attr, message):
-    fail("triton_kernel(name = \"%s\"): attribute '%s': %s" % (name, attr, message))
+    fail(_message(name, attr, message))
 
 def _is_identifier(s):
-    if not s or s[0].isdigit():
+    if type(s) != type("") or not s or s[0].isdigit():
         return False
     for c in s.elems():
         if not (c.isalnum() or c == "_"):
             return False
     return True
 
-def _signature_string(name, index, spec):
-    """Turns one element of `specializations` into a `kilnc -s` argument."""
+def _edit_distance(a, b):
+    """Levenshtein distance, for "did you mean" hints on short names."""
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+        previous = current
+    return previous[len(b)]
+
+def _closest(word, candidates):
+    """The candidate within edit distance 2 of `word` (1 for short words), or None."""
+    best = None
+    best_distance = 3 if len(word) > 3 else 2
+    for candidate in candidates:
+        distance = _edit_distance(word.lower(), candidate.lower())
+        if distance < best_distance:
+            best = candidate
+            best_distance = distance
+    return best
+
+def _parse_type(text):
+    """Returns None when `text` is a parameter type ("*fp32", "i32:16"), else why not."""
+    base = text
+    hint = None
+    if ":" in base:
+        base, hint = base.split(":", 1)
+        if hint not in ["1", "16"]:
+            return "divisibility ':%s' must be ':16' or ':1'" % hint
+    element = base[1:] if base.startswith("*") else base
+    if element in ELEMENT_TYPES:
+        return None
+    why = "unknown type '%s'" % text
+    suggestion = _TYPE_HINTS.get(element) or _closest(element, ELEMENT_TYPES)
+    if suggestion:
+        why += " (did you mean '%s%s'?)" % ("*" if base.startswith("*") else "", suggestion)
+    return why
+
+_DTYPE_NAMES = [
+    "int1",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "float8e4nv",
+    "float8e5",
+]
+
+def _is_number(text):
+    """Whether `text` is an int or float literal: 12, -3, 0x10, 0.5, 1e-3."""
+    s = text[1:] if text.startswith("-") or text.startswith("+") else text
+    if s.startswith("0x") or s.startswith("0X"):
+        return len(s) > 2 and all([c in "0123456789abcdefABCDEF" for c in s[2:].elems()])
+    mantissa = s
+    exponent = None
+    for e in ["e", "E"]:
+        if e in s:
+            mantissa, exponent = s.split(e, 1)
+    if exponent != None:
+        if exponent[:1] in ["+", "-"]:
+            exponent = exponent[1:]
+        if not exponent.isdigit():
+            return False
+    parts = mantissa.split(".")
+    if len(parts) > 2 or not "".join(parts):
+        return False
+    return all([not p or p.isdigit() for p in parts])
+
+def _is_constexpr_literal(text):
+    """Whether `text` is a constexpr value kilnc accepts."""
+    if text in ["True", "False", "None"]:
+        return True
+    if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
+        return True
+    for prefix in ["tl.", "triton.language."]:
+        if text.startswith(prefix):
+            return text[len(prefix):] in _DTYPE_NAMES
+    return _is_number(text)
+
+_TYPE_GRAMMAR = "*T or T with T one of " + " ".join(ELEMENT_TYPES) + ", optionally followed by :16"
+
+def _classify_value(where, param, value):
+    """(kind, text, error): kind is "type" or "value"; error is None or why."""
+    if type(value) == type(True):
+        return ("value", "True" if value else "False", None)
+    if type(value) == type(0):
+        return ("value", str(value), None)
+    if type(value) != type(""):
+        return (None, None, "%s: parameter '%s' must map to a type string such as \"*fp32\" " % (where, param) +
+                            "or \"i32\", or to a constexpr value (int, bool or string), got %s %r" % (type(value), value))
+    text = value.strip()
+    if not text or "," in text or "=" in text:
+        return (None, None, "%s: parameter '%s': %r is neither a type (%s) nor a constexpr value" % (
+            where,
+            param,
+            value,
+            _TYPE_GRAMMAR,
+        ))
+    if _is_constexpr_literal(text):
+        return ("value", text, None)
+    why = _parse_type(text)
+    if why:
+        return (None, None, "%s: parameter '%s': %s; a type is %s, and a tl.constexpr " % (
+            where,
+            param,
+            why,
+            _TYPE_GRAMMAR,
+        ) + "parameter takes a value (an int, a bool, or a string such as \"0.5\" or \"tl.float16\")")
+    return ("type", text, None)
+
+def _check_launch_option(where, key, value):
+    if type(value) == type(""):
+        if value.strip().isdigit():
+            value = int(value.strip())
+    if type(value) != type(0) or type(value) == type(True) or value < 1:
+        return None, "%s: %s must be a positive int, got %r" % (where, key, value)
+    if key == "num_warps" and value not in _NUM_WARPS:
+        return None, "%s: num_warps must be a power of 2 up to 32, got %d" % (where, value)
+    return value, None
+
+def _parse_string_spec(where, spec):
+    """A signature string -> (entries [(key or None, kind, text)], error)."""
+    text = spec.strip()
+    if not text:
+        return None, "%s is an empty string" % where
+    entries = []
+    pieces = [p.strip() for p in text.split(",")]
+    named = "=" in pieces[0]
+    for position, piece in enumerate(pieces):
+        if not piece:
+            return None, "%s has an empty entry (two commas in a row?): %r" % (where, spec)
+        if named != ("=" in piece):
+            return None, "%s mixes named (name=value) and positional entries; use one form: %r" % (where, spec)
+        if named:
+            key, value = [s.strip() for s in piece.split("=", 1)]
+            if not _is_identifier(key):
+                return None, "%s: '%s' is not a parameter name" % (where, key)
+            if not value:
+                return None, "%s: '%s' has no value" % (where, key)
+            entries.append((key, value))
+        else:
+            entries.append((None, piece))
+    return entries, None
+
+def _check_specialization(index, spec):
+    """Checks element `index` of `specializations`.
+
+    Returns (signature, params, error): the `kilnc -s` argument; a dict
+    {parameter: "type" or "value"} for named forms, or a list of kinds for the
+    positional form; and None or the reason the element is wrong.
+    """
     where = "specializations[%d]" % index
     if type(spec) == type(""):
-        spec = spec.strip()
+        raw, error = _parse_string_spec(where, spec)
+        if error:
+            return None, None, error
+    elif type(spec) == type({}):
         if not spec:
-            _fail(name, "specializations", "%s is an empty string" % where)
-        return spec
-    if type(spec) != type({}):
-        _fail(name, "specializations", (
-            "%s must be a dict {parameter: type or constexpr value} or a signature " +
-            "string such as \"*fp32:16, *fp32:16, i32, 1024\", got %s %r"
-        ) % (where, type(spec), spec))
-    if not spec:
-        _fail(name, "specializations", "%s is an empty dict" % where)
+            return None, None, "%s is an empty dict" % where
+        raw = []
+        for key, value in spec.items():
+            if not _is_identifier(key):
+                return None, None, "%s: key %r is not a parameter name" % (where, key)
+            raw.append((key, value))
+    else:
+        return None, None, ("%s must be a dict {parameter: type or constexpr value} or a signature " +
+                            "string such as \"*fp32, *fp32, i32, 1024\", got %s %r") % (where, type(spec), spec)
+
     entries = []
-    params = 0
-    for key, value in spec.items():
-        if type(key) != type("") or not _is_identifier(key):
-            _fail(name, "specializations", "%s: key %r is not a parameter name" % (where, key))
+    positional = len(raw) > 0 and raw[0][0] == None
+    kinds = [] if positional else {}
+    seen_keys = {}
+    for position, entry in enumerate(raw):
+        key, value = entry
+        if key != None:
+            if key in seen_keys:
+                return None, None, "%s: '%s' is given twice" % (where, key)
+            seen_keys[key] = True
         if key in LAUNCH_OPTIONS:
-            if type(value) != type(0) or value < 1:
-                _fail(name, "specializations", "%s: %s must be a positive int, got %r" % (where, key, value))
-            if key == "num_warps" and value not in _NUM_WARPS:
-                _fail(name, "specializations", "%s: num_warps must be a power of 2, got %d" % (where, value))
-        elif type(value) == type(0):
-            params += 1
-        elif type(value) == type(""):
-            if not value.strip() or "," in value or "=" in value:
-                _fail(name, "specializations", (
-                    "%s: parameter '%s' has value %r; expected a type such as \"*fp32\" or " +
-                    "\"i32\", or a constexpr value"
-                ) % (where, key, value))
-            params += 1
+            checked, error = _check_launch_option(where, key, value)
+            if error:
+                return None, None, error
+            entries.append("%s=%d" % (key, checked))
+            continue
+        param = key if key != None else "#%d (positional)" % position
+        kind, text, error = _classify_value(where, param, value)
+        if error:
+            return None, None, error
+        if positional:
+            kinds.append(kind)
+            entries.append(text)
         else:
-            _fail(name, "specializations", (
-                "%s: parameter '%s' must map to a string (a type such as \"*fp32\" or \"i32\") " +
-                "or an int (a constexpr value), got %s %r"
-            ) % (where, key, type(value), value))
-        entries.append("%s=%s" % (key, value if type(value) == type("") else str(value)))
-    if params == 0:
-        _fail(name, "specializations", "%s names only launch options, no kernel parameters" % where)
-    return ", ".join(entries)
+            kinds[key] = (kind, text)
+            entries.append("%s=%s" % (key, text))
+    if not positional and not kinds:
+        return None, None, "%s names only launch options, no kernel parameters" % where
+    return ", ".join(entries), kinds, None
+
+def _check_consistency(checked):
+    """Cross-checks the elements: the same kernel takes the same parameters.
+
+    `checked` is [(index, kinds)]. Catches a parameter missing from one
+    element, a misspelled one, one given a type in one element and a value in
+    another, and positional forms of different lengths. A constexpr parameter
+    may be left out of an element (it may have a default in the kernel).
+    """
+    named = [(i, k) for i, k in checked if type(k) == type({})]
+    positional = [(i, k) for i, k in checked if type(k) == type([])]
+    for i, kinds in positional[1:]:
+        first, first_kinds = positional[0]
+        if len(kinds) != len(first_kinds):
+            return "specializations[%d] has %d positional entries but specializations[%d] has %d; the positional form needs one entry per kernel parameter" % (i, len(kinds), first, len(first_kinds))
+        for position, kind in enumerate(kinds):
+            if kind != first_kinds[position]:
+                return "specializations[%d]: entry %d is a %s but specializations[%d] gives a %s there; a tl.constexpr parameter takes values, any other a type" % (i, position, kind, first, first_kinds[position])
+
+    # Where each parameter appears, and as what.
+    first_seen = {}
+    for i, kinds in named:
+        for param, (kind, text) in kinds.items():
+            if param not in first_seen:
+                first_seen[param] = (i, kind, text)
+            elif first_seen[param][1] != kind:
+                j, other_kind, other_text = first_seen[param]
+                return ("parameter '%s' is given %s %s in specializations[%d] but %s %s in specializations[%d]: " +
+                        "a tl.constexpr parameter takes a value in every element, any other a type") % (
+                    param,
+                    "the type" if other_kind == "type" else "the value",
+                    other_text,
+                    j,
+                    "the type" if kind == "type" else "the value",
+                    text,
+                    i,
+                )
+    for i, kinds in named:
+        for param in kinds:
+            if first_seen[param][1] != "type":
+                continue
+            for j, other in named:
+                if param in other:
+                    continue
+                guess = _closest(param, [p for p in other if p not in kinds])
+                if guess:
+                    return "specializations[%d] names parameter '%s', which specializations[%d] calls '%s'; one is misspelled" % (j, guess, i, param)
+                return "specializations[%d] lacks parameter '%s' (of type %s in specializations[%d]); every element gives the type of every parameter that is not tl.constexpr" % (j, param, kinds[param][1], i)
+    return None
+
+def check_specializations(name, specializations):
+    """Returns (signatures, error) for a triton_kernel's `specializations`.
+
+    Public so that tests can call it; `triton_kernel` fails with the error.
+    """
+    if type(specializations) != type([]) or not specializations:
+        return None, _message(name, "specializations", "must be a non-empty list of dicts or signature strings")
+    signatures = []
+    checked = []
+    for index, spec in enumerate(specializations):
+        signature, kinds, error = _check_specialization(index, spec)
+        if error:
+            return None, _message(name, "specializations", error)
+        if signature in signatures:
+            return None, _message(name, "specializations", "specializations[%d] repeats specializations[%d]: %s" % (
+                index,
+                signatures.index(signature),
+                signature,
+            ))
+        signatures.append(signature)
+        checked.append((index, kinds))
+    error = _check_consistency(checked)
+    if error:
+        return None, _message(name, "specializations", error)
+    return signatures, None
+
+def check_archs(name, archs):
+    """Returns None when `archs` is a good `archs` attribute, else the error."""
+    if type(archs) != type([]) or not archs:
+        return _message(name, "archs", "must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS))
+    seen = {}
+    for arch in archs:
+        if arch not in SUPPORTED_ARCHS:
+            guess = _closest(str(arch), SUPPORTED_ARCHS)
+            return _message(name, "archs", "unknown arch %r%s; supported: %s" % (
+                arch,
+                " (did you mean %r?)" % guess if guess else "",
+                " ".join(SUPPORTED_ARCHS),
+            ))
+        if arch in seen:
+            return _message(name, "archs", "%r is listed twice" % arch)
+        seen[arch] = True
+    return None
+
+def check_namespace(name, namespace):
+    """Returns None when `namespace` is a C++ namespace, else the error."""
+    if type(namespace) != type("") or not namespace:
+        return _message(name, "namespace", "must be a non-empty string, got %r" % (namespace,))
+    for part in namespace.split("::"):
+        if not _is_identifier(part):
+            return _message(name, "namespace", "%r is not a C++ namespace (identifiers joined by ::)" % namespace)
+    return None
 
 def _package_dir(label, a_file):
     """The execution-root path of `label`'s package, given one file in it."""
     parts = [a_file.root.path, label.workspace_root, label.package]
     return "/".join([p for p in parts if p]) or "."
 
+def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, emit_ptx):
+    stem = "%s.kiln/%s/s%d_%s" % (ctx.attr.library_name, arch, index, variant)
+    outputs = []
+    args = ctx.actions.args()
+    args.add("compile")
+    args.add(src)
+    if ctx.attr.kernel:
+        args.add("-n", ctx.attr.kernel)
+    args.add("-s", signature)
+    args.add("--arch", arch)
+    if aligned:
+        args.add("--aligned")
+    if emit_ptx:
+        ptx = ctx.actions.declare_file(stem + ".ptx")
+        args.add("--emit", "ptx")
+        args.add("-o", ptx)
+        outputs = [ptx]
+    else:
+        cubin = ctx.actions.declare_file(stem + ".cubin")
+        metadata = ctx.actions.declare_file(stem + ".json")
+        args.add("-o", cubin)
+        args.add("--metadata", metadata)
+        outputs = [metadata, cubin]
+    ctx.actions.run(
+        executable = ctx.executable.kilnc,
+        arguments = [args],
+        inputs = ctx.files.srcs,
+        outputs = outputs,
+        mnemonic = "TritonPtx" if emit_ptx else "TritonCompile",
+        progress_message = "Compiling Triton kernel %s for %s to %s, %s %s: specializations[%d] = %s" % (
+            kernel_desc,
+            arch,
+            "PTX" if emit_ptx else "a cubin",
+            ctx.label,
+            variant,
+            index,
+            signature,
+        ),
+        # kilnc runs ptxas from $CUDA_HOME (passed by --action_env).
+        use_default_shell_env = True,
+    )
+    return outputs
+
 def _triton_kernel_codegen_impl(ctx):
+    name = ctx.attr.library_name
+    specializations = []
+    for encoded in ctx.attr.specializations:
+        spec = json.decode(encoded)
+        if type(spec) == type([]):  # a dict, as [[key, value], ...] to keep its order
+            spec = {pair[0]: pair[1] for pair in spec}
+        specializations.append(spec)
+    signatures, error = check_specializations(name, specializations)
+    error = error or check_archs(name, ctx.attr.archs) or check_namespace(name, ctx.attr.namespace)
+    if error:
+        fail(error)
+    if ctx.attr.autotune:
+        fail(_message(name, "autotune", "using the kernel's @triton.autotune configs needs " +
+                                        "`kilnc configs FILE.py -n KERNEL` (listing them as signatures), " +
+                                        "which this kilnc lacks; list the configs in `specializations` for now"))
+
     src = ctx.files.srcs[0]
     kernel_desc = ctx.attr.kernel or src.short_path
-    compiled = []  # (metadata, cubin) of every variant, in a fixed order.
+    compiled = []  # (metadata, cubin or ptx) of every image, in a fixed order.
     for arch in ctx.attr.archs:
-        for index, signature in enumerate(ctx.attr.signatures):
+        for index, signature in enumerate(signatures):
             for variant, aligned in _VARIANTS:
-                stem = "%s.kiln/%s/s%d_%s" % (ctx.attr.library_name, arch, index, variant)
-                cubin = ctx.actions.declare_file(stem + ".cubin")
-                metadata = ctx.actions.declare_file(stem + ".json")
-                args = ctx.actions.args()
-                args.add("compile")
-                args.add(src)
-                if ctx.attr.kernel:
-                    args.add("-n", ctx.attr.kernel)
-                args.add("-s", signature)
-                args.add("--arch", arch)
-                if aligned:
-                    args.add("--aligned")
-                args.add("-o", cubin)
-                args.add("--metadata", metadata)
-                ctx.actions.run(
-                    executable = ctx.executable.kilnc,
-                    arguments = [args],
-                    inputs = ctx.files.srcs,
-                    outputs = [cubin, metadata],
-                    mnemonic = "TritonCompile",
-                    progress_message = "Compiling Triton kernel %s for %s (variant s%d %s)" % (
-                        kernel_desc,
-                        arch,
-                        index,
-                        variant,
-                    ),
-                    # kilnc runs ptxas from $CUDA_HOME (passed by --action_env).
-                    use_default_shell_env = True,
-                )
+                metadata, cubin = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, False)
                 compiled.append((metadata, cubin))
+                if ctx.attr.ptx:
+                    ptx = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, True)
+                    compiled.append((metadata, ptx[0]))
 
     templates = ctx.files.templates
     if not templates:
@@ -141,23 +505,28 @@ def _triton_kernel_codegen_impl(ctx):
     out_header = ctx.outputs.out_header
     out_source = ctx.outputs.out_source
     args = ctx.actions.args()
-    args.add("--name", ctx.attr.library_name)
+    args.add("--name", name)
     args.add("--namespace", ctx.attr.namespace)
+
     # Relative to the repository root, which is on the include path.
     include_path = "/".join([p for p in [ctx.label.package, out_header.basename] if p])
     args.add("--include-path", include_path)
     args.add("--templates", _package_dir(ctx.attr.templates.label, templates[0]))
     args.add("--out-header", out_header)
     args.add("--out-source", out_source)
-    for metadata, cubin in compiled:
-        args.add("%s=%s" % (metadata.path, cubin.path))
+    for metadata, image in compiled:
+        args.add("%s=%s" % (metadata.path, image.path))
+    inputs = {}
+    for pair in compiled:
+        for f in pair:
+            inputs[f] = True
     ctx.actions.run(
         executable = ctx.executable.kiln_codegen,
         arguments = [args],
-        inputs = [f for pair in compiled for f in pair] + templates,
+        inputs = inputs.keys() + templates,
         outputs = [out_header, out_source],
         mnemonic = "TritonCodegen",
-        progress_message = "Generating launchers %s for Triton kernel %s (%d variants)" % (
+        progress_message = "Generating launchers %s for Triton kernel %s (%d images)" % (
             include_path,
             kernel_desc,
             len(compiled),
@@ -166,8 +535,9 @@ def _triton_kernel_codegen_impl(ctx):
     return [
         DefaultInfo(files = depset([out_header, out_source])),
         OutputGroupInfo(
-            cubins = depset([cubin for _, cubin in compiled]),
-            metadata = depset([metadata for metadata, _ in compiled]),
+            cubins = depset([image for _, image in compiled if image.extension == "cubin"]),
+            ptx = depset([image for _, image in compiled if image.extension == "ptx"]),
+            metadata = depset([m for m, image in compiled if image.extension == "cubin"]),
         ),
     ]
 
@@ -175,9 +545,9 @@ triton_kernel_codegen = rule(
     implementation = _triton_kernel_codegen_impl,
     doc = """Compiles every (arch, specialization, general/aligned) variant of one Triton
 kernel with kilnc and generates NAME.h/NAME.cc with kiln-codegen. Use the
-`triton_kernel` macro, which validates its arguments, calls this rule and wraps
-the outputs in a cc_library. Output groups `cubins` and `metadata` hold the
-per-variant files (`bazel build :NAME_codegen --output_groups=metadata`).""",
+`triton_kernel` macro, which calls this rule and wraps the outputs in a
+cc_library. Output groups `cubins`, `ptx` and `metadata` hold the per-variant
+files (`bazel build :NAME_codegen --output_groups=metadata`).""",
     attrs = {
         "srcs": attr.label_list(
             allow_files = [".py"],
@@ -193,11 +563,20 @@ per-variant files (`bazel build :NAME_codegen --output_groups=metadata`).""",
             mandatory = True,
             doc = "GPU architectures to compile for, each one of: " + ", ".join(SUPPORTED_ARCHS) + ".",
         ),
-        "signatures": attr.string_list(
+        "specializations": attr.string_list(
             mandatory = True,
-            doc = "One `kilnc -s` signature per specialization, named " +
-                  "(\"x_ptr=*fp32, n=i32, BLOCK=1024, num_warps=8\") or positional " +
-                  "(\"*fp32:16, i32, 1024\"). Specialization i is variant \"s<i>\".",
+            doc = "The macro's `specializations`, each element JSON-encoded. " + _ATTR_DOC_SPECIALIZATIONS +
+                  " Element i is variant \"s<i>\".",
+        ),
+        "autotune": attr.bool(
+            default = False,
+            doc = "Use the kernel's @triton.autotune configs as further specializations " +
+                  "(needs `kilnc configs`; an error until kilnc has it).",
+        ),
+        "ptx": attr.bool(
+            default = False,
+            doc = "Also embed each variant's PTX, which the runtime JIT-compiles on a device " +
+                  "that no cubin fits (forward compatibility; off by default).",
         ),
         "namespace": attr.string(
             default = "kernels",
@@ -243,6 +622,8 @@ def triton_kernel(
         specializations,
         kernel = None,
         namespace = "kernels",
+        ptx = False,
+        autotune = False,
         deps = [],
         visibility = None,
         kilnc = None,
@@ -252,10 +633,13 @@ def triton_kernel(
     """Compiles a Triton kernel ahead of time into cc_library NAME with typed launchers.
 
     Defines `NAME_codegen` (the compile and codegen actions) and the cc_library
-    `NAME`, whose header users include as "<package>/NAME.h". It declares
-    `namespace::launch_<kernel>(...)` overloads, one per set of parameter
-    types, which pick the cubin for the device and the aligned or general
-    variant for the arguments at run time.
+    `NAME`, whose header users include as "<package>/NAME.h". It declares, per
+    kernel, `namespace::launch_<kernel>(...)` overloads, one per set of
+    parameter types, and the config type `namespace::<kernel>_config` that
+    picks among specializations differing in constexpr values or launch
+    options. The launchers pick the cubin for the device and the aligned or
+    general variant for the arguments at run time. docs/usage.md has the whole
+    story.
 
     Args:
       name: NAME of the cc_library and of the generated NAME.h/NAME.cc; a C
@@ -265,16 +649,22 @@ def triton_kernel(
         (sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a).
       specializations: a list; each element is one compiled configuration.
         Either a dict mapping every kernel parameter to its type ("*fp32",
-        "*bf16", "i32", "fp32", ...) or, for constexpr parameters, to its value
-        (an int, or a string kilnc parses), plus optional launch options
-        "num_warps", "num_stages", "num_ctas" (ints; Triton's defaults 4, 3, 1
-        otherwise); or a string in kilnc's positional form
-        ("*fp32:16, *fp32:16, *fp32:16, i32, 1024") or named form
-        ("x_ptr=*fp32, ..., BLOCK=1024, num_warps=8").
+        "*bf16", "i32", "fp32", ...) or, for tl.constexpr parameters, to its
+        value (an int, a bool, or a string such as "0.5", "tl.float16" or
+        "'name'"; a constexpr with a default in the kernel may be left out),
+        plus optional launch options "num_warps", "num_stages", "num_ctas"
+        (ints; Triton's defaults 4, 3, 1 otherwise); or a string in kilnc's
+        positional form ("*fp32, *fp32, *fp32, i32, 1024") or named form
+        ("x_ptr=*fp32, ..., BLOCK=1024, num_warps=8"). The first element with
+        given parameter types is those types' default config.
       kernel: the @triton.jit function to compile; may be omitted when the
         first file has exactly one kernel that no other calls. Naming it makes
         progress messages name it too.
       namespace: C++ namespace of the launchers ("a::b" allowed).
+      ptx: also embed PTX, JIT-compiled by the driver only on a device that
+        none of the cubins fits. Off by default: no JIT unless asked for.
+      autotune: also compile the kernel's @triton.autotune configs (reserved:
+        an error until kilnc can list them).
       deps: extra deps of the cc_library.
       visibility: visibility of the cc_library and the codegen target.
       kilnc: overrides //compiler/driver:kilnc (for example a prebuilt one).
@@ -283,6 +673,10 @@ def triton_kernel(
       **kwargs: common attributes (tags, testonly, target_compatible_with, ...)
         passed to both targets.
     """
+
+    # What must hold to define the targets at all is checked here; archs,
+    # namespace and specializations when the codegen rule is analyzed, so
+    # that a mistake there fails only this target.
     if not _is_identifier(name):
         _fail(name, "name", "must be a C identifier (it names NAME.h, NAME.cc and C++ symbols)")
 
@@ -292,37 +686,18 @@ def triton_kernel(
         if type(src) == type("") and not (src.endswith(".py") or src.startswith(":") or src.startswith("//") or src.startswith("@")):
             _fail(name, "srcs", "%r is not a .py file" % src)
 
-    if kernel != None and (type(kernel) != type("") or not _is_identifier(kernel)):
+    if kernel != None and not _is_identifier(kernel):
         _fail(name, "kernel", "must be the name of a @triton.jit function, got %r" % (kernel,))
-
-    if type(namespace) != type("") or not namespace:
-        _fail(name, "namespace", "must be a non-empty string, got %r" % (namespace,))
-    for part in namespace.split("::"):
-        if not _is_identifier(part):
-            _fail(name, "namespace", "%r is not a C++ namespace (identifiers joined by ::)" % namespace)
-
-    if type(archs) != type([]) or not archs:
-        _fail(name, "archs", "must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS))
-    seen_archs = {}
-    for arch in archs:
-        if arch not in SUPPORTED_ARCHS:
-            _fail(name, "archs", "unknown arch %r; supported: %s" % (arch, " ".join(SUPPORTED_ARCHS)))
-        if arch in seen_archs:
-            _fail(name, "archs", "%r is listed twice" % arch)
-        seen_archs[arch] = True
 
     if type(specializations) != type([]) or not specializations:
         _fail(name, "specializations", "must be a non-empty list of dicts or signature strings")
-    signatures = []
+    encoded = []
     for index, spec in enumerate(specializations):
-        signature = _signature_string(name, index, spec)
-        if signature in signatures:
-            _fail(name, "specializations", "specializations[%d] repeats specializations[%d]: %s" % (
-                index,
-                signatures.index(signature),
-                signature,
-            ))
-        signatures.append(signature)
+        if type(spec) not in [type(""), type({})]:
+            _fail(name, "specializations", ("specializations[%d] must be a dict {parameter: type or constexpr " +
+                                            "value} or a signature string, got %s %r") % (index, type(spec), spec))
+        # json.encode sorts a dict's keys; pairs keep the order written.
+        encoded.append(json.encode([[k, v] for k, v in spec.items()] if type(spec) == type({}) else spec))
 
     tools = {}
     if kilnc != None:
@@ -337,7 +712,9 @@ def triton_kernel(
         srcs = srcs,
         kernel = kernel or "",
         archs = archs,
-        signatures = signatures,
+        specializations = encoded,
+        autotune = autotune,
+        ptx = ptx,
         namespace = namespace,
         library_name = name,
         out_header = name + ".h",

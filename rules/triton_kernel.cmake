@@ -7,16 +7,26 @@
 #     SPECIALIZATIONS                  # one compiled configuration each, named or positional
 #       "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024"
 #       "x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=2048, num_warps=8"
-#       # or "*fp32:16, *fp32:16, *fp32:16, i32, 1024"
+#       # or "*fp32, *fp32, *fp32, i32, 1024"
 #     [KERNEL add_kernel]              # the @triton.jit function; optional if the file has one
-#     [NAMESPACE kernels])             # C++ namespace of the launchers (default: kernels)
+#     [NAMESPACE kernels]              # C++ namespace of the launchers (default: kernels)
+#     [PTX])                           # also embed PTX, JIT-compiled only where no cubin fits
 #   target_link_libraries(app PRIVATE add)   # #include "<dir>/add.h", <dir> relative to the source root
 #
 # Every specialization x arch is compiled twice by `kilnc compile`: a general
 # variant and an `--aligned` one (every pointer and integer argument divisible
 # by 16); the launcher picks at run time. kiln-codegen then writes
 # ${CMAKE_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc} with the cubins embedded.
-# The tools' contract is docs/architecture.md; the Bazel twin is triton_kernel.bzl.
+# docs/usage.md documents the arguments; the tools' contract is
+# docs/architecture.md; the Bazel twin is triton_kernel.bzl.
+#
+# The arguments are checked when CMake configures, and errors name the
+# argument, the SPECIALIZATIONS element and the kernel parameter. When the
+# kernel's `def` reads plainly (no nested brackets in defaults), each
+# specialization is checked against its parameters: missing, unknown or
+# misspelled ones, a value for a parameter that is not tl.constexpr, a type
+# for one that is. Otherwise kilnc checks them when it compiles, and the
+# failing command's description names the element.
 #
 # The tool and library targets can be renamed before the first call (for a
 # consumer that imports them under a namespace): KILN_KILNC_TARGET,
@@ -37,18 +47,195 @@ if(NOT DEFINED KILN_TEMPLATES_DIR)
   get_filename_component(KILN_TEMPLATES_DIR "${CMAKE_CURRENT_LIST_DIR}/../codegen_templates" ABSOLUTE)
 endif()
 
-# Checks one SPECIALIZATIONS element; fails naming NAME and the element.
-function(_kiln_check_specialization name index spec)
+set(KILN_ELEMENT_TYPES i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5)
+set(_KILN_TYPE_GRAMMAR "*T or T with T one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, optionally followed by :16")
+set(_KILN_CONSTEXPR_VALUES "an int, a float, True/False/None, a tl dtype such as tl.float16, or a quoted string")
+
+# Sets OUT to the Levenshtein distance of A and B (for "did you mean" hints).
+function(_kiln_edit_distance a b out)
+  string(TOLOWER "${a}" a)
+  string(TOLOWER "${b}" b)
+  string(LENGTH "${a}" la)
+  string(LENGTH "${b}" lb)
+  set(previous "")
+  foreach(j RANGE 0 ${lb})
+    list(APPEND previous ${j})
+  endforeach()
+  if(la EQUAL 0)
+    set(${out} ${lb} PARENT_SCOPE)
+    return()
+  endif()
+  foreach(i RANGE 1 ${la})
+    math(EXPR im1 "${i} - 1")
+    string(SUBSTRING "${a}" ${im1} 1 ca)
+    set(current ${i})
+    if(lb GREATER 0)
+      foreach(j RANGE 1 ${lb})
+        math(EXPR jm1 "${j} - 1")
+        string(SUBSTRING "${b}" ${jm1} 1 cb)
+        list(GET previous ${j} up)
+        list(GET previous ${jm1} diag)
+        list(GET current ${jm1} left)
+        set(cost 1)
+        if(ca STREQUAL cb)
+          set(cost 0)
+        endif()
+        math(EXPR best "${up} + 1")
+        math(EXPR v "${left} + 1")
+        if(v LESS best)
+          set(best ${v})
+        endif()
+        math(EXPR v "${diag} + ${cost}")
+        if(v LESS best)
+          set(best ${v})
+        endif()
+        list(APPEND current ${best})
+      endforeach()
+    endif()
+    set(previous "${current}")
+  endforeach()
+  list(GET previous ${lb} d)
+  set(${out} ${d} PARENT_SCOPE)
+endfunction()
+
+# Sets OUT to " (did you mean 'X'?)" for the closest of CANDIDATES to WORD
+# within edit distance 2 (1 for words of 3 letters or fewer), else "".
+function(_kiln_did_you_mean word candidates out)
+  string(LENGTH "${word}" length)
+  set(limit 3)
+  if(length LESS 4)
+    set(limit 2)
+  endif()
+  set(best "")
+  foreach(candidate IN LISTS candidates)
+    _kiln_edit_distance("${word}" "${candidate}" d)
+    if(d LESS limit)
+      set(limit ${d})
+      set(best "${candidate}")
+    endif()
+  endforeach()
+  if(best STREQUAL "")
+    set(${out} "" PARENT_SCOPE)
+  else()
+    set(${out} " (did you mean '${best}'?)" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Classifies one specialization value: sets OUT_KIND to "type" or "value",
+# or fails with WHERE, PARAM and why the text is neither.
+function(_kiln_classify where param text out_kind)
+  if(text MATCHES "^(True|False|None)$"
+     OR text MATCHES "^[-+]?(0[xX][0-9a-fA-F]+|[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?|\\.[0-9]+([eE][-+]?[0-9]+)?)$"
+     OR text MATCHES "^(tl|triton\\.language)\\.(u?int(1|8|16|32|64)|float(16|32|64)|bfloat16|float8e4nv|float8e5)$"
+     OR text MATCHES "^\"[^\"]*\"$" OR text MATCHES "^'[^']*'$")
+    set(${out_kind} value PARENT_SCOPE)
+    return()
+  endif()
+  string(REGEX REPLACE ":(1|16)$" "" base "${text}")
+  string(REGEX REPLACE "^\\*" "" element "${base}")
+  if(element IN_LIST KILN_ELEMENT_TYPES AND NOT base MATCHES ":")
+    set(${out_kind} type PARENT_SCOPE)
+    return()
+  endif()
+  set(hints float=fp32 float32=fp32 f32=fp32 float16=fp16 half=fp16 f16=fp16 bfloat16=bf16
+            float64=fp64 double=fp64 f64=fp64 int=i32 int32=i32 int64=i64 int16=i16 int8=i8
+            uint8=u8 uint32=u32 uint64=u64 bool=i1)
+  set(hint "")
+  foreach(pair IN LISTS hints)
+    if(pair MATCHES "^${element}=(.*)$")
+      set(hint " (did you mean '${CMAKE_MATCH_1}'?)")
+    endif()
+  endforeach()
+  if(hint STREQUAL "")
+    _kiln_did_you_mean("${element}" "${KILN_ELEMENT_TYPES}" hint)
+  endif()
+  if(NOT hint STREQUAL "" AND base MATCHES "^\\*")
+    string(REPLACE "'" "'*" hint "${hint}")
+    string(REPLACE "'*?" "'?" hint "${hint}")
+  endif()
+  message(FATAL_ERROR "${where}: parameter '${param}': '${text}' is not a type${hint}. "
+                      "A type is ${_KILN_TYPE_GRAMMAR}; a tl.constexpr parameter takes a value "
+                      "(${_KILN_CONSTEXPR_VALUES}).")
+endfunction()
+
+# Reads the parameters of KERNEL (or of the file's only @triton.jit function
+# when KERNEL is empty) from SRC: sets OUT_NAMES, OUT_CONSTEXPRS (those
+# annotated tl.constexpr) and OUT_DEFAULTED (those with a default value). All
+# three are left unset when the definition cannot be found or read plainly;
+# kilnc then checks the signatures when it compiles them.
+function(_kiln_kernel_params src kernel out_names out_constexprs out_defaulted)
+  file(READ "${src}" text)
+  string(REGEX REPLACE "#[^\n]*" "" text "${text}")  # comments
+  if(kernel STREQUAL "")
+    string(REGEX MATCHALL "@triton\\.jit[^\n]*\n[ \t]*def[ \t]+[A-Za-z_][A-Za-z0-9_]*" jits "${text}")
+    list(LENGTH jits count)
+    if(NOT count EQUAL 1)
+      return()
+    endif()
+    string(REGEX MATCH "[A-Za-z_][A-Za-z0-9_]*$" kernel "${jits}")
+  endif()
+  if(NOT text MATCHES "def[ \t]+${kernel}[ \t]*\\(([^)]*)\\)[ \t\n]*(->[^:]*)?:")
+    return()
+  endif()
+  string(REGEX REPLACE "[ \t\r\n]+" " " params "${CMAKE_MATCH_1}")
+  if(params MATCHES "[;()\\[\\]{}]")
+    return()  # defaults too rich for this reader; kilnc will check
+  endif()
+  string(REPLACE "," ";" params "${params}")
+  set(names "")
+  set(constexprs "")
+  set(defaulted "")
+  foreach(param IN LISTS params)
+    string(STRIP "${param}" param)
+    if(param STREQUAL "" OR param MATCHES "^[*/]")
+      if(param MATCHES "^\\*\\*?[A-Za-z_]")
+        return()  # *args or **kwargs: anything goes
+      endif()
+      continue()
+    endif()
+    if(NOT param MATCHES "^([A-Za-z_][A-Za-z0-9_]*)[ ]*(:[^=]*)?(=.*)?$")
+      return()
+    endif()
+    set(param_name "${CMAKE_MATCH_1}")
+    set(annotation "${CMAKE_MATCH_2}")
+    set(default "${CMAKE_MATCH_3}")
+    list(APPEND names "${param_name}")
+    if(annotation MATCHES "constexpr")
+      list(APPEND constexprs "${param_name}")
+    endif()
+    if(NOT default STREQUAL "")
+      list(APPEND defaulted "${param_name}")
+    endif()
+  endforeach()
+  set(${out_names} "${names}" PARENT_SCOPE)
+  set(${out_constexprs} "${constexprs}" PARENT_SCOPE)
+  set(${out_defaulted} "${defaulted}" PARENT_SCOPE)
+endfunction()
+
+# Checks one SPECIALIZATIONS element and sets OUT to its `kilnc -s` form.
+# PARAMS_KNOWN says whether PARAMS, CONSTEXPRS and DEFAULTED (from
+# _kiln_kernel_params) describe the kernel; when they do, the element is
+# checked against them. Fails naming NAME, the element and the parameter.
+function(_kiln_check_specialization name kernel index spec params_known params constexprs
+         defaulted out)
   set(where "triton_kernel(NAME ${name}): SPECIALIZATIONS element ${index} (\"${spec}\")")
   string(STRIP "${spec}" spec)
   if(spec STREQUAL "")
     message(FATAL_ERROR "${where} is empty")
   endif()
   string(REPLACE "," ";" entries "${spec}")
+  list(LENGTH entries entry_count)
+  list(LENGTH params param_count)
+  if(params_known AND NOT spec MATCHES "=" AND NOT entry_count EQUAL param_count)
+    string(REPLACE ";" ", " list "${params}")
+    message(FATAL_ERROR "${where} has ${entry_count} positional entries but kernel ${kernel} has "
+                        "${param_count} parameters (${list}); the positional form gives each, in order")
+  endif()
   set(named 0)
   set(positional 0)
-  set(params 0)
   set(keys "")
+  set(normalized "")
+  set(position 0)
   foreach(entry IN LISTS entries)
     string(STRIP "${entry}" entry)
     if(entry STREQUAL "")
@@ -76,22 +263,74 @@ function(_kiln_check_specialization name index spec)
           message(FATAL_ERROR "${where}: num_warps must be a power of 2 up to 32, got '${value}'")
         endif()
       else()
-        math(EXPR params "${params} + 1")
+        if(params_known AND NOT key IN_LIST params)
+          _kiln_did_you_mean("${key}" "${params}" hint)
+          string(REPLACE ";" ", " list "${params}")
+          message(FATAL_ERROR "${where}: kernel ${kernel} has no parameter '${key}'${hint}; "
+                              "its parameters are: ${list} (and the launch options num_warps, "
+                              "num_stages, num_ctas)")
+        endif()
+        _kiln_classify("${where}" "${key}" "${value}" kind)
+        set(param "${key}")
       endif()
     else()
       math(EXPR positional "${positional} + 1")
+      set(value "${entry}")
+      set(param "#${position}")
+      if(params_known)
+        list(LENGTH params count)
+        if(position LESS count)
+          list(GET params ${position} param)
+        endif()
+      endif()
+      _kiln_classify("${where}" "${param}" "${value}" kind)
     endif()
+    if(params_known AND NOT param MATCHES "^(#|num_(warps|stages|ctas)$)" AND param IN_LIST params)
+      if(kind STREQUAL "value" AND NOT param IN_LIST constexprs)
+        message(FATAL_ERROR "${where}: parameter '${param}' of ${kernel} is not tl.constexpr, so it "
+                            "takes a type such as *fp32 or i32, not the value '${value}'")
+      endif()
+      if(kind STREQUAL "type" AND param IN_LIST constexprs)
+        message(FATAL_ERROR "${where}: parameter '${param}' of ${kernel} is tl.constexpr, so it "
+                            "takes a value (${_KILN_CONSTEXPR_VALUES}), not the type '${value}'")
+      endif()
+    endif()
+    list(APPEND normalized "${entry}")
+    math(EXPR position "${position} + 1")
   endforeach()
   if(named GREATER 0 AND positional GREATER 0)
     message(FATAL_ERROR "${where} mixes named (k=v) and positional entries; use one form")
   endif()
-  if(named GREATER 0 AND params EQUAL 0)
+  set(option_count 0)
+  foreach(key IN LISTS keys)
+    if(key MATCHES "^num_(warps|stages|ctas)$")
+      math(EXPR option_count "${option_count} + 1")
+    endif()
+  endforeach()
+  if(named GREATER 0 AND named EQUAL option_count)
     message(FATAL_ERROR "${where} names only launch options, no kernel parameters")
   endif()
+  if(params_known)
+    if(named GREATER 0)
+      foreach(param IN LISTS params)
+        if(NOT param IN_LIST keys AND NOT param IN_LIST defaulted)
+          if(param IN_LIST constexprs)
+            set(what "it is tl.constexpr: give its value")
+          else()
+            set(what "give its type, such as *fp32 or i32")
+          endif()
+          message(FATAL_ERROR "${where} lacks parameter '${param}' of kernel ${kernel} (${what})")
+        endif()
+      endforeach()
+    endif()
+  endif()
+  string(REPLACE ";" ", " normalized "${normalized}")
+  set(${out} "${normalized}" PARENT_SCOPE)
 endfunction()
 
 function(triton_kernel)
-  cmake_parse_arguments(PARSE_ARGV 0 TK "" "NAME;KERNEL;NAMESPACE" "SRCS;ARCHS;SPECIALIZATIONS")
+  cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;AUTOTUNE" "NAME;KERNEL;NAMESPACE"
+                        "SRCS;ARCHS;SPECIALIZATIONS")
 
   # --- arguments -------------------------------------------------------------
   if(NOT TK_NAME)
@@ -101,7 +340,7 @@ function(triton_kernel)
   set(where "triton_kernel(NAME ${name})")
   if(TK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${TK_UNPARSED_ARGUMENTS} "
-                        "(expected NAME SRCS ARCHS SPECIALIZATIONS [KERNEL] [NAMESPACE])")
+                        "(expected NAME SRCS ARCHS SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX])")
   endif()
   if(TK_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: no value given for ${TK_KEYWORDS_MISSING_VALUES}")
@@ -111,6 +350,11 @@ function(triton_kernel)
   endif()
   if(TARGET "${name}")
     message(FATAL_ERROR "${where}: NAME: a target named '${name}' already exists")
+  endif()
+  if(TK_AUTOTUNE)
+    message(FATAL_ERROR "${where}: AUTOTUNE (the kernel's @triton.autotune configs as specializations) "
+                        "needs `kilnc configs FILE.py -n KERNEL`, which this kilnc lacks; list the "
+                        "configs in SPECIALIZATIONS for now")
   endif()
 
   if(NOT TK_SRCS)
@@ -136,7 +380,8 @@ function(triton_kernel)
   foreach(arch IN LISTS TK_ARCHS)
     if(NOT arch IN_LIST KILN_SUPPORTED_ARCHS)
       string(REPLACE ";" " " supported "${KILN_SUPPORTED_ARCHS}")
-      message(FATAL_ERROR "${where}: ARCHS: unknown arch '${arch}'; supported: ${supported}")
+      _kiln_did_you_mean("${arch}" "${KILN_SUPPORTED_ARCHS}" hint)
+      message(FATAL_ERROR "${where}: ARCHS: unknown arch '${arch}'${hint}; supported: ${supported}")
     endif()
     if(arch IN_LIST seen_archs)
       message(FATAL_ERROR "${where}: ARCHS: '${arch}' is listed twice")
@@ -144,32 +389,48 @@ function(triton_kernel)
     list(APPEND seen_archs "${arch}")
   endforeach()
 
-  if(NOT TK_SPECIALIZATIONS)
-    message(FATAL_ERROR "${where}: SPECIALIZATIONS is required: one signature string per variant, "
-                        "e.g. \"x_ptr=*fp32, n=i32, BLOCK=1024\" or \"*fp32:16, i32, 1024\"")
-  endif()
-  set(specs "")
-  set(index 0)
-  foreach(spec IN LISTS TK_SPECIALIZATIONS)
-    _kiln_check_specialization("${name}" ${index} "${spec}")
-    string(STRIP "${spec}" spec)
-    if(spec IN_LIST specs)
-      message(FATAL_ERROR "${where}: SPECIALIZATIONS element ${index} repeats an earlier one: ${spec}")
-    endif()
-    list(APPEND specs "${spec}")
-    math(EXPR index "${index} + 1")
-  endforeach()
-
   set(kernel_args "")
+  set(kernel "")
   set(kernel_desc "${TK_SRCS}")
   list(GET kernel_desc 0 kernel_desc)
   if(DEFINED TK_KERNEL)
     if(NOT TK_KERNEL MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
       message(FATAL_ERROR "${where}: KERNEL must be the name of a @triton.jit function, got '${TK_KERNEL}'")
     endif()
+    set(kernel "${TK_KERNEL}")
     set(kernel_args -n "${TK_KERNEL}")
     set(kernel_desc "${TK_KERNEL}")
   endif()
+
+  if(NOT TK_SPECIALIZATIONS)
+    message(FATAL_ERROR "${where}: SPECIALIZATIONS is required: one signature string per variant, "
+                        "e.g. \"x_ptr=*fp32, n=i32, BLOCK=1024\" or \"*fp32, i32, 1024\"")
+  endif()
+  # The kernel's parameters, when its definition reads plainly, so that the
+  # specializations are checked now rather than by kilnc at build time.
+  unset(params)
+  unset(constexprs)
+  unset(defaulted)
+  _kiln_kernel_params("${main_src}" "${kernel}" params constexprs defaulted)
+  set(params_known FALSE)
+  if(DEFINED params)
+    set(params_known TRUE)
+  endif()
+  set(kernel_label "${kernel}")
+  if(kernel_label STREQUAL "")
+    set(kernel_label "in ${kernel_desc}")
+  endif()
+  set(specs "")
+  set(index 0)
+  foreach(spec IN LISTS TK_SPECIALIZATIONS)
+    _kiln_check_specialization("${name}" "${kernel_label}" ${index} "${spec}" ${params_known}
+                               "${params}" "${constexprs}" "${defaulted}" signature)
+    if(signature IN_LIST specs)
+      message(FATAL_ERROR "${where}: SPECIALIZATIONS element ${index} repeats an earlier one: ${spec}")
+    endif()
+    list(APPEND specs "${signature}")
+    math(EXPR index "${index} + 1")
+  endforeach()
 
   set(namespace kernels)
   if(DEFINED TK_NAMESPACE)
@@ -184,7 +445,7 @@ function(triton_kernel)
     if(NOT TARGET "${${tool}}")
       message(FATAL_ERROR "${where}: the target '${${tool}}' (${tool}) does not exist; "
                           "include rules/triton_kernel.cmake after the Kiln targets are defined "
-                          "(kilnc needs KILN_BUILD_COMPILER=ON)")
+                          "(kilnc needs KILN_BUILD_COMPILER=ON or KILN_KILNC), or use find_package(Kiln)")
     endif()
   endforeach()
 
@@ -208,6 +469,7 @@ function(triton_kernel)
   set(work_dir "${name}.kiln")  # relative to CMAKE_CURRENT_BINARY_DIR
   set(variant_outputs "")
   set(variant_pairs "")
+  set(image_count 0)
   foreach(arch IN LISTS TK_ARCHS)
     file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/${arch}")
     set(index 0)
@@ -218,6 +480,7 @@ function(triton_kernel)
         if(variant STREQUAL "aligned")
           set(aligned_flag --aligned)
         endif()
+        set(what "${where} SPECIALIZATIONS element ${index} (${variant}): ${spec}")
         add_custom_command(
           OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
           COMMAND ${tool_env} "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
@@ -225,19 +488,32 @@ function(triton_kernel)
                   -o "${stem}.cubin" --metadata "${stem}.json"
           DEPENDS ${KILN_KILNC_TARGET} ${srcs}
           WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-          COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} (variant s${index} ${variant})"
+          COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin, ${what}"
           VERBATIM)
         list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
                                     "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin")
         list(APPEND variant_pairs "${stem}.json=${stem}.cubin")
+        math(EXPR image_count "${image_count} + 1")
+        if(TK_PTX)
+          add_custom_command(
+            OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx"
+            COMMAND ${tool_env} "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
+                    -s "${spec}" --arch ${arch} ${aligned_flag} --emit ptx -o "${stem}.ptx"
+            DEPENDS ${KILN_KILNC_TARGET} ${srcs}
+            WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+            COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to PTX, ${what}"
+            VERBATIM)
+          list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
+          list(APPEND variant_pairs "${stem}.json=${stem}.ptx")
+          math(EXPR image_count "${image_count} + 1")
+        endif()
       endforeach()
       math(EXPR index "${index} + 1")
     endforeach()
   endforeach()
 
   # --- one kiln-codegen action -----------------------------------------------
-  file(GLOB_RECURSE template_files CONFIGURE_DEPENDS "${KILN_TEMPLATES_DIR}/*")
-  list(LENGTH variant_pairs variant_count)
+  file(GLOB_RECURSE template_files CONFIGURE_DEPENDS "${KILN_TEMPLATES_DIR}/*.tmpl")
   add_custom_command(
     OUTPUT "${out_header}" "${out_source}"
     COMMAND "$<TARGET_FILE:${KILN_CODEGEN_TARGET}>"
@@ -248,7 +524,7 @@ function(triton_kernel)
     DEPENDS ${KILN_CODEGEN_TARGET} ${variant_outputs} ${template_files}
     # Relative variant paths keep the generated bytes free of build paths.
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-    COMMENT "Generating launchers ${include_path} for Triton kernel ${kernel_desc} (${variant_count} variants)"
+    COMMENT "Generating launchers ${include_path} for Triton kernel ${kernel_desc} (${image_count} images)"
     VERBATIM)
 
   add_library(${name} STATIC "${out_source}" "${out_header}")

@@ -24,6 +24,9 @@ if ((bazel_status != 0 && bazel_status != 4)); then
   failed+=("bazel test (exit $bazel_status)")
 fi
 
+# triton_kernel's attribute errors (manual-tagged targets, built one by one).
+tests/e2e/bazel_rule_errors_test.sh || failed+=("bazel rule errors")
+
 if ((${#failed[@]})); then
   echo "test.sh: FAILED so far: ${failed[*]}"
 fi

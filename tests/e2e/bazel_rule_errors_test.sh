@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds each target of tests/e2e/bazel_rule_errors (all manual-tagged) and
+# checks that it fails with an error naming the triton_kernel attribute, the
+# specialization and the kernel parameter. scripts/test.sh runs it after
+# `bazel test //...`; the kilnc_* cases need kilnc built, which that does.
+#
+#   tests/e2e/bazel_rule_errors_test.sh [--analysis-only]
+#   BAZEL="bazel --output_base=..." to use another Bazel server.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bazel_cmd=${BAZEL:-bazel}
+pkg=//tests/e2e/bazel_rule_errors
+failures=0
+
+# expect TARGET FLAGS SUBSTRING...: building TARGET fails, and its output
+# holds every SUBSTRING.
+expect() {
+  local target=$1 flags=$2
+  shift 2
+  local out
+  if out=$($bazel_cmd build $flags "$pkg:$target" 2>&1); then
+    echo "FAIL $target: built, but should have failed"
+    failures=$((failures + 1))
+    return
+  fi
+  for want in "$@"; do
+    if ! grep -qF -- "$want" <<<"$out"; then
+      echo "FAIL $target: the output lacks: $want"
+      grep -E "ERROR|error" <<<"$out" | head -5 | sed 's/^/    /'
+      failures=$((failures + 1))
+      return
+    fi
+  done
+  echo "ok   $target: $(grep -m1 -oE "(attribute '[a-z]+'|error: bad signature).*" <<<"$out" | cut -c1-150)"
+}
+
+a="--nobuild"
+attr="triton_kernel(name = \"%s\"): attribute 'specializations'"
+expect analysis_bad_type $a "$(printf "$attr" analysis_bad_type)" \
+  "specializations[0]: parameter 'x_ptr': unknown type '*fp33' (did you mean '*fp32'?)"
+expect analysis_type_alias $a "parameter 'alpha': unknown type 'float32' (did you mean 'fp32'?)"
+expect analysis_missing $a "$(printf "$attr" analysis_missing)" \
+  "specializations[1] lacks parameter 'n' (of type i32 in specializations[0])"
+expect analysis_misspelled $a \
+  "specializations[1] names parameter 'm', which specializations[0] calls 'n'; one is misspelled"
+expect analysis_value_for_type $a \
+  "parameter 'n' is given the type i32 in specializations[0] but the value 16 in specializations[1]"
+expect analysis_num_warps $a "specializations[0]: num_warps must be a power of 2 up to 32, got 3"
+expect analysis_only_options $a "specializations[0] names only launch options, no kernel parameters"
+expect analysis_bad_value $a "specializations[0]: parameter 'BLOCK' must map to a type string"
+expect analysis_positional_length $a \
+  "specializations[1] has 4 positional entries but specializations[0] has 5"
+expect analysis_repeat $a "specializations[1] repeats specializations[0]"
+expect analysis_bad_arch $a "attribute 'archs': unknown arch \"sm90a\" (did you mean \"sm_90a\"?)"
+
+if [[ ${1:-} != --analysis-only ]]; then
+  expect kilnc_missing "" "specializations[0]" "bad signature for 'scale_kernel'" \
+    "parameter 'n' is missing from the signature"
+  expect kilnc_value_for_type "" "specializations[0]" \
+    "parameter 'n' is not tl.constexpr, so it needs a type"
+  expect kilnc_extra "" "specializations[0]" "the kernel has no parameter 'gamma'"
+fi
+
+if ((failures)); then
+  echo "bazel_rule_errors_test: $failures FAILED"
+  exit 1
+fi
+echo "bazel_rule_errors_test: all passed"

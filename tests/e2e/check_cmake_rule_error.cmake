@@ -1,0 +1,34 @@
+# cmake -DCASE=NAME -DEXPECT=TEXT -DKILN_SOURCE_DIR=DIR -DWORK_DIR=DIR -P check_cmake_rule_error.cmake
+#
+# Configures tests/e2e/cmake_rule_errors with -DCASE=NAME and checks the
+# outcome: EXPECT=success wants the configure to succeed; any other EXPECT is
+# text that the error must contain (CMake's line wrapping undone).
+foreach(var CASE EXPECT KILN_SOURCE_DIR WORK_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_cmake_rule_error: -D${var}=... is required")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${WORK_DIR}")
+execute_process(
+  COMMAND "${CMAKE_COMMAND}" -S "${KILN_SOURCE_DIR}/tests/e2e/cmake_rule_errors" -B "${WORK_DIR}"
+          -G Ninja "-DKILN_SOURCE_DIR=${KILN_SOURCE_DIR}" "-DCASE=${CASE}"
+  RESULT_VARIABLE result
+  OUTPUT_VARIABLE out
+  ERROR_VARIABLE out)
+string(REGEX REPLACE "\n  +" " " flat "${out}")
+if(EXPECT STREQUAL "success")
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "case ${CASE}: configure failed, expected success:\n${out}")
+  endif()
+  message(STATUS "case ${CASE}: configured")
+  return()
+endif()
+if(result EQUAL 0)
+  message(FATAL_ERROR "case ${CASE}: configure succeeded, expected an error with: ${EXPECT}")
+endif()
+string(FIND "${flat}" "${EXPECT}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "case ${CASE}: the error lacks: ${EXPECT}\nOutput:\n${out}")
+endif()
+string(REGEX MATCH "triton_kernel\\(NAME [^\n]*" line "${flat}")
+message(STATUS "case ${CASE}: ${line}")
