@@ -7,8 +7,9 @@ Run on the GPU machine, from the repository root:
 Upstream Triton runs add_kernel imported from examples/vector_add/add.py (the
 file Kiln compiles), with the configurations of examples/vector_add/BUILD.bazel,
 timed by triton.testing.do_bench (median and 20/80% quantiles). The Kiln
-figures come from our `vector_add` binary, which prints one line per
-measurement:
+figures come from our `vector_add` binary, run once per size with
+`--bench-n=N` (the first run also checks its results, the others add
+`--bench-only`); it prints one line per measurement:
 
     RESULT fp32 n=268435456 GBps=3012.4 [more key=value ...]
 
@@ -105,13 +106,19 @@ def parse_results(stdout):
     return results
 
 
-def run_binary(binary, args):
-    command = [binary] + args
-    print("running", " ".join(command), flush=True)
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    sys.stdout.write(proc.stdout)
-    sys.stderr.write(proc.stderr)
-    return proc.returncode, proc.stdout, proc.stderr
+def run_binary(binary, sizes, extra_args):
+    """Runs the binary once per size: the first run also checks results
+    (at the binary's own sizes), the others only time (--bench-only)."""
+    runs = []
+    for i, n in enumerate(sizes):
+        command = [binary, f"--bench-n={n}"] + ([] if i == 0 else ["--bench-only"]) + extra_args
+        print("running", " ".join(command), flush=True)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
+        sys.stdout.write(proc.stdout)
+        sys.stderr.write(proc.stderr)
+        runs.append({"command": command, "exit_code": proc.returncode,
+                     "stdout": proc.stdout, "stderr": proc.stderr[-4000:]})
+    return runs
 
 
 def main():
@@ -140,10 +147,9 @@ def main():
           f"triton {report['triton']}", flush=True)
 
     triton_rows = bench_triton(load_add_kernel(), opts.sizes)
-    code, stdout, stderr = run_binary(opts.binary, opts.binary_arg)
-    kiln_rows = parse_results(stdout)
-    report.update({"triton_results": triton_rows, "kiln_results": kiln_rows,
-                   "kiln_exit_code": code, "kiln_stdout": stdout, "kiln_stderr": stderr[-4000:]})
+    runs = run_binary(opts.binary, opts.sizes, opts.binary_arg)
+    kiln_rows = [r for run in runs for r in parse_results(run["stdout"])]
+    report.update({"triton_results": triton_rows, "kiln_results": kiln_rows, "kiln_runs": runs})
 
     kiln_by_key = {(r["dtype"], r.get("n")): r for r in kiln_rows}
     table = []
@@ -170,8 +176,8 @@ def main():
     print(f"\nwrote {path}")
 
     failures = []
-    if code != 0:
-        failures.append(f"the binary exited with status {code}")
+    failures += [f"{' '.join(run['command'])} exited with status {run['exit_code']}"
+                 for run in runs if run["exit_code"] != 0]
     failures += [f"Triton gave a wrong result for {r['dtype']} n={r['n']}"
                  for r in triton_rows if not r["correct"]]
     if not kiln_rows:
