@@ -6,6 +6,9 @@
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -54,8 +57,22 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
       alignedArgs.push_back({func.getName().str(), aligned});
     });
 
+    // Structured control flow to branches first: block arguments then carry
+    // tensors, which the type conversion below turns into structs.
+    {
+      RewritePatternSet scfPatterns(ctx);
+      populateSCFToControlFlowConversionPatterns(scfPatterns);
+      ConversionTarget scfTarget(*ctx);
+      scfTarget.addIllegalDialect<scf::SCFDialect>();
+      scfTarget.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      if (failed(applyPartialConversion(module, scfTarget, std::move(scfPatterns))))
+        return signalPassFailure();
+    }
+
     kiln::KilnTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);
+    kiln::populateReduceToLLVMPatterns(converter, patterns);
+    kiln::populateMathToNVVMPatterns(converter, patterns);
     kiln::populateElementwiseToLLVMPatterns(converter, patterns);
     kiln::populateMemoryToLLVMPatterns(converter, widths, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
@@ -67,7 +84,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
     target.addLegalOp<ModuleOp>();
     target.addIllegalDialect<kiln::KilnDialect, arith::ArithDialect,
-                             math::MathDialect, func::FuncDialect>();
+                             math::MathDialect, func::FuncDialect,
+                             cf::ControlFlowDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 

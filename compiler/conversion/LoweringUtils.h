@@ -58,6 +58,10 @@ using AccessWidths = llvm::DenseMap<mlir::Operation *, unsigned>;
 
 void populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
+void populateReduceToLLVMPatterns(KilnTypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
+void populateMathToNVVMPatterns(KilnTypeConverter &converter,
+                                mlir::RewritePatternSet &patterns);
 void populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
                                   const AccessWidths &widths,
                                   mlir::RewritePatternSet &patterns);

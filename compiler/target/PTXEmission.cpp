@@ -1,7 +1,10 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
 #include "compiler/target/Target.h"
 
+#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -41,6 +44,38 @@ Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef name) {
   return arch;
 }
 
+// Links libdevice when the module calls __nv_* functions. Only what is used
+// is linked; O3 then inlines it.
+static Error linkLibdevice(Module &module) {
+  bool needed = llvm::any_of(module.functions(), [](const Function &f) {
+    return f.isDeclaration() && f.getName().starts_with("__nv_");
+  });
+  if (!needed)
+    return Error::success();
+  const char *home = std::getenv("CUDA_HOME");
+  std::string path = std::string(home ? home : "/usr/local/cuda") +
+                     "/nvvm/libdevice/libdevice.10.bc";
+  auto buffer = MemoryBuffer::getFile(path);
+  if (!buffer)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot read libdevice at " + path + ": " +
+                                 buffer.getError().message() +
+                                 " (set CUDA_HOME to the CUDA toolkit)");
+  auto libdevice = parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+  if (!libdevice)
+    return libdevice.takeError();
+  (*libdevice)->setTargetTriple(module.getTargetTriple());
+  (*libdevice)->setDataLayout(module.getDataLayout());
+  if (Linker::linkModules(module, std::move(*libdevice), Linker::LinkOnlyNeeded))
+    return createStringError(inconvertibleErrorCode(), "linking libdevice failed");
+  // libdevice's __nvvm_reflect queries: no flush-to-zero, as upstream.
+  module.addModuleFlag(Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  for (Function &f : module.functions())
+    if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
+      f.setLinkage(GlobalValue::InternalLinkage);
+  return Error::success();
+}
+
 Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
@@ -66,6 +101,8 @@ Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch) {
                                  arch.name);
   module.setTargetTriple(triple);
   module.setDataLayout(machine->createDataLayout());
+  if (Error err = linkLibdevice(module))
+    return std::move(err);
 
   // The standard O3 pipeline, as clang would run it.
   {
