@@ -1,0 +1,62 @@
+# Scans: tl.cumsum and tl.cumprod (forward and reverse, along either axis of a
+# 2-D tile) and tl.associative_scan with a jit combine function, including a
+# two-block (tuple) scan that computes a segmented sum.
+#
+# kiln-variant: -n prefix_sums -s "x_ptr=*fp32, sum_ptr=*fp32, prod_ptr=*fp32, n=i32, BLOCK=1024"
+# kiln-variant: -n prefix_sums -s "x_ptr=*i32, sum_ptr=*i32, prod_ptr=*i32, n=i32, BLOCK=256"
+# kiln-variant: -n tile_scans -s "x_ptr=*fp32, out_ptr=*fp32, BM=16, BN=64"
+# kiln-variant: -n running_max -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512"
+# kiln-variant: -n segmented_sum -s "x_ptr=*fp32, flag_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=512"
+# kiln-covers: prefix_sums: tl.cumsum; tl.cumprod
+# kiln-covers: tile_scans: tl.cumsum; tl.cumprod; scans (reverse=)
+# kiln-covers: running_max: tl.associative_scan; tl.maximum
+# kiln-covers: segmented_sum: tl.associative_scan; helper returning a tuple; tuple unpacking
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def prefix_sums(x_ptr, sum_ptr, prod_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.store(sum_ptr + offs, tl.cumsum(x, axis=0), mask=offs < n)
+    ones = tl.where(offs < n, x, 1)
+    tl.store(prod_ptr + offs, tl.cumprod(ones, 0), mask=offs < n)
+
+
+@triton.jit
+def tile_scans(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.arange(0, BM)[:, None]
+    c = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + r * BN + c)
+    along_rows = tl.cumsum(x, axis=1)
+    down_cols = tl.cumsum(x, axis=0, reverse=True)
+    prods = tl.cumprod(x * 0.5, axis=1, reverse=True)
+    tl.store(out_ptr + r * BN + c, along_rows + down_cols + prods)
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def running_max(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf"))
+    tl.store(out_ptr + offs, tl.associative_scan(x, 0, _max_combine), mask=offs < n)
+
+
+@triton.jit
+def _segment_combine(v_left, f_left, v_right, f_right):
+    # A flag starts a new segment: the sum restarts at that element.
+    return tl.where(f_right != 0, v_right, v_left + v_right), f_left | f_right
+
+
+@triton.jit
+def segmented_sum(x_ptr, flag_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    f = tl.load(flag_ptr + offs, mask=offs < n, other=0)
+    sums, flags = tl.associative_scan((x, f), axis=0, combine_fn=_segment_combine)
+    tl.store(out_ptr + offs, sums, mask=offs < n)
