@@ -204,10 +204,10 @@ def read_surface(path):
     with open(path, encoding="utf-8") as f:
         for number, text in enumerate(f, 1):
             text = text.rstrip("\n")
-            if not text.strip() or text.startswith("#"):
-                continue
             if text.startswith("## "):
                 section = text[3:].strip()
+                continue
+            if not text.strip() or text.startswith("#"):
                 continue
             fields = [x.strip() for x in text.split(" || ")]
             notes = [x for x in fields[1:] if not x.startswith("tests/")]

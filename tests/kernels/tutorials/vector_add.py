@@ -3,7 +3,7 @@
 # kiln-variant: -n vector_add -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, numel=i32, TILE=1024"
 # kiln-variant: -n vector_add -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, numel=i32, TILE=2048, num_warps=8"
 # kiln-variant: -n vector_add -s "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*bf16, numel=i64, TILE=512"
-# kiln-covers: vector_add: assignment; tl.program_id; tl.arange; tl.load(mask=); tl.store(mask=); + - * /; keyword argument; tl.float16; tl.bfloat16; tl.float32
+# kiln-covers: vector_add: import triton; import triton.language as tl; assignment; tl.program_id; tl.arange; tl.load(mask=); tl.store(mask=); + - * /; keyword argument; tl.float16; tl.bfloat16; tl.float32
 import triton
 import triton.language as tl
 
