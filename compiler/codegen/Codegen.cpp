@@ -170,7 +170,7 @@ std::string cppParamName(StringRef name) {
       "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
       "wchar_t", "while", "xor", "xor_eq",
       // The launcher's own parameters and locals.
-      "grid", "stream", "args", "kiln", "absl"};
+      "grid", "stream", "args", "config", "kiln", "absl"};
   return reserved.contains(name) ? name.str() + "_" : name.str();
 }
 
@@ -242,10 +242,69 @@ std::vector<std::string> sortedArchs(const std::set<std::string> &archs) {
   return sorted;
 }
 
+/// The C++ type of a config field holding every value in `values`: int64_t
+/// for integers, bool for True/False, double for numbers, else the text.
+std::string configFieldType(ArrayRef<std::string> values) {
+  auto all = [&](auto predicate) { return all_of(values, predicate); };
+  auto isInt = [](StringRef v) {
+    int64_t i;
+    return !v.getAsInteger(0, i);
+  };
+  auto isBool = [](StringRef v) { return v == "True" || v == "False"; };
+  auto isNumber = [&](StringRef v) {
+    double d;
+    return isInt(v) || !v.getAsDouble(d);
+  };
+  if (all(isInt))
+    return "int64_t";
+  if (all(isBool))
+    return "bool";
+  if (all(isNumber))
+    return "double";
+  return "const char*";
+}
+
+/// `value` as a C++ expression of config field type `type`.
+std::string configFieldValue(StringRef type, StringRef value) {
+  if (type == "int64_t") {
+    int64_t i = 0;
+    value.getAsInteger(0, i);
+    return i == INT64_MIN ? "INT64_MIN" : std::to_string(i);
+  }
+  if (type == "bool")
+    return value == "True" ? "true" : "false";
+  if (type == "double") {
+    int64_t i;
+    if (!value.getAsInteger(0, i))
+      return std::to_string(i) + ".0";
+    return value.str();
+  }
+  return cppLiteral(value);
+}
+
+/// The condition that `config.field` equals `literal`.
+std::string configFieldTest(StringRef type, StringRef field,
+                            StringRef literal) {
+  if (type == "const char*")
+    return formatv("kiln::internal::SameText(config.{0}, {1})", field, literal)
+        .str();
+  if (type == "bool")
+    return (literal == "true" ? "" : "!") + ("config." + field).str();
+  return formatv("config.{0} == {1}", field, literal).str();
+}
+
 /// Builds the template values of one kernel.
 class KernelRenderer {
 public:
-  explicit KernelRenderer(const KernelModel &kernel) : kernel(kernel) {}
+  explicit KernelRenderer(const KernelModel &kernel) : kernel(kernel) {
+    configType = kernel.name + "_config";
+    for (auto [i, name] : enumerate(kernel.constexprNames)) {
+      std::vector<std::string> values;
+      for (const ConfigModel &config : kernel.configs)
+        values.push_back(config.constexprValues[i]);
+      fields.push_back({cppParamName(name), configFieldType(values)});
+    }
+  }
 
   TemplateDict build(std::set<std::string> &allArchs) {
     std::set<std::string> archs;
@@ -253,7 +312,8 @@ public:
     for (auto [index, variant] : enumerate(kernel.variants)) {
       variants.push_back(variantDict(index, variant));
       for (const ImageModel &image : variant.images)
-        archs.insert(image.arch);
+        if (!image.isPtx)
+          archs.insert(image.arch);
     }
     allArchs.insert(archs.begin(), archs.end());
 
@@ -261,12 +321,14 @@ public:
     std::vector<std::string> configs;
     for (const OverloadModel &overload : kernel.overloads) {
       overloads.push_back(overloadDict(overload));
-      std::string config =
-          "(" +
-          shortConfig(kernel.variants[overload.variants.front()].metadata) +
-          ")";
-      std::replace(config.begin(), config.end(), ' ', kNoBreakSpace);
-      configs.push_back(config);
+      for (const OverloadConfigModel &config : overload.configs) {
+        std::string text =
+            "(" +
+            shortConfig(kernel.variants[config.variants.front()].metadata) +
+            ")";
+        std::replace(text.begin(), text.end(), ' ', kNoBreakSpace);
+        configs.push_back(text);
+      }
     }
 
     TemplateDict dict;
@@ -279,12 +341,76 @@ public:
                             configs.size() == 1 ? "" : "s", join(configs, ", "),
                             join(sortedArchs(archs), ", "))
                         .str()));
+    dict.set("config_type", configType);
+    dict.set("config_comment", configComment());
+    std::vector<TemplateDict> fieldDicts;
+    const ConfigModel &defaults = kernel.configs.front();
+    for (auto [i, field] : enumerate(fields)) {
+      TemplateDict f;
+      f.set("field_declaration",
+            formatv("{0} {1} = {2};", field.type, field.name,
+                    configFieldValue(field.type, defaults.constexprValues[i]))
+                .str());
+      fieldDicts.push_back(std::move(f));
+    }
+    for (auto [name, value] :
+         {std::pair<const char *, int64_t>{"num_warps", defaults.numWarps},
+          {"num_stages", defaults.numStages},
+          {"num_ctas", defaults.numCtas}}) {
+      TemplateDict f;
+      f.set("field_declaration", formatv("int {0} = {1};", name, value).str());
+      fieldDicts.push_back(std::move(f));
+    }
+    dict.setList("config_fields", std::move(fieldDicts));
+    std::vector<TemplateDict> configDicts;
+    for (auto [index, config] : enumerate(kernel.configs)) {
+      TemplateDict c;
+      c.set("config_index", std::to_string(index));
+      std::vector<std::string> values;
+      for (auto [i, field] : enumerate(fields))
+        values.push_back(
+            configFieldValue(field.type, config.constexprValues[i]));
+      values.push_back(std::to_string(config.numWarps));
+      values.push_back(std::to_string(config.numStages));
+      values.push_back(std::to_string(config.numCtas));
+      std::string initializer = wrapList(
+          /*column=*/0,
+          formatv("constexpr {0} kConfig{1} = {{", configType, index).str(),
+          values, /*reserve=*/1);
+      initializer.back() = '}'; // wrapList closes with ')'
+      c.set("config_initializer", initializer);
+      c.set("config_description",
+            wrapComment(formatv("Config {0}: {1}.", index,
+                                describeConfig(kernel, config))
+                            .str()));
+      configDicts.push_back(std::move(c));
+    }
+    dict.setList("configs", std::move(configDicts));
     dict.setList("variants", std::move(variants));
     dict.setList("overloads", std::move(overloads));
     return dict;
   }
 
 private:
+  struct Field {
+    std::string name; // C++ name
+    std::string type; // C++ type
+  };
+
+  std::string configComment() const {
+    std::string defaults = describeConfig(kernel, kernel.configs.front());
+    std::replace(defaults.begin(), defaults.end(), ' ', kNoBreakSpace);
+    std::string text = formatv(
+        "The constexpr values and launch options of one of {0}'s compiled "
+        "configurations, as Triton's launch keywords are: a launch given a "
+        "config runs the variant compiled with exactly these values for the "
+        "argument types, and calls a grid function with it (like `grid = "
+        "lambda meta: ...`). The defaults are those of the first "
+        "specialization: {1}.",
+        kernel.name, defaults);
+    return wrapComment(text);
+  }
+
   TemplateDict variantDict(unsigned index, const VariantModel &variant) {
     const VariantMetadata &m = variant.metadata;
     TemplateDict dict;
@@ -339,10 +465,14 @@ private:
       TemplateDict dictImage;
       dictImage.set("arch", image.arch);
       dictImage.set("arch_literal", cppLiteral(image.arch));
+      dictImage.set("image_kind", image.isPtx ? "PTX" : "cubin");
+      dictImage.set("format", image.isPtx ? "kiln::ImageFormat::kPtx"
+                                          : "kiln::ImageFormat::kCubin");
       dictImage.set("cubin_symbol",
-                    formatv("kCubin{0}{1}", index, archSymbol(image.arch)));
-      dictImage.set("cubin_bytes", cubinBytes(image.cubin));
-      dictImage.set("cubin_size", std::to_string(image.cubin.size()));
+                    formatv("k{0}{1}{2}", image.isPtx ? "Ptx" : "Cubin", index,
+                            archSymbol(image.arch)));
+      dictImage.set("cubin_bytes", cubinBytes(image.bytes));
+      dictImage.set("cubin_size", std::to_string(image.bytes.size()));
       dictImage.set("registers", std::to_string(image.registers));
       dictImage.set("spills", std::to_string(image.spills));
       dictImage.set("shared_bytes", std::to_string(image.sharedBytes));
@@ -352,33 +482,15 @@ private:
     return dict;
   }
 
-  TemplateDict overloadDict(const OverloadModel &overload) {
-    const VariantMetadata &m =
-        kernel.variants[overload.variants.front()].metadata;
-    std::vector<std::string> names, cppParams, argAddresses, typed;
-    for (const ParamMetadata &p : m.params) {
-      std::string name = cppParamName(p.name);
-      cppParams.push_back(*cppTypeFor(p.type) + " " + name);
-      argAddresses.push_back("&" + name);
-      typed.push_back(p.name + kNoBreakSpace + p.type);
-      names.push_back(name);
-    }
-    std::vector<std::string> signatureItems = {"kiln::Grid grid",
-                                               "CUstream stream"};
-    append_range(signatureItems, cppParams);
-
-    TemplateDict dict;
-    dict.set("signature", wrapList(/*column=*/13, "launch_" + kernel.name + "(",
-                                   signatureItems, /*reserve=*/2));
-    dict.set("args_declaration",
-             m.params.empty()
-                 ? std::string("void** args = nullptr;")
-                 : "void* args[] = {" + join(argAddresses, ", ") + "};");
-
-    // The checks that pick each specialized variant.
+  /// The candidates (aligned variants with their checks), the fallback
+  /// (general variant) and what the candidates require, for one config of
+  /// one overload; conditions wrapped for an `if (` at column `column`.
+  void chooserDict(TemplateDict &dict, const OverloadConfigModel &config,
+                   ArrayRef<std::string> names, unsigned column,
+                   std::string &requirementWords) {
     std::vector<TemplateDict> candidates, fallback;
-    std::string requirementWords;
-    for (unsigned index : overload.variants) {
+    requirementWords.clear();
+    for (unsigned index : config.variants) {
       const VariantMetadata &v = kernel.variants[index].metadata;
       std::vector<std::string> terms, pointers, integers;
       for (auto [i, p] : enumerate(v.params)) {
@@ -398,9 +510,8 @@ private:
         fallback.push_back(std::move(candidate));
         continue;
       }
-      candidate.set("condition",
-                    wrapConjunction(terms, /*column=*/6, /*indent=*/6,
-                                    /*reserve=*/3));
+      candidate.set("condition", wrapConjunction(terms, column + 4, column + 4,
+                                                 /*reserve=*/3));
       candidates.push_back(std::move(candidate));
       if (requirementWords.empty()) {
         std::vector<std::string> clauses;
@@ -416,39 +527,123 @@ private:
         requirementWords = joinWords(clauses);
       }
     }
+    dict.set("config_index", std::to_string(config.config));
     dict.setList("candidates", std::move(candidates));
     dict.setList("fallback", std::move(fallback));
     dict.set("requirement_literal", cppLiteral(requirementWords));
+  }
+
+  /// The test that `config` equals compiled config `index`, wrapped for an
+  /// `if (` at column 2.
+  std::string configCondition(unsigned index) {
+    const ConfigModel &config = kernel.configs[index];
+    std::vector<std::string> terms;
+    for (auto [i, field] : enumerate(fields))
+      terms.push_back(configFieldTest(
+          field.type, field.name,
+          configFieldValue(field.type, config.constexprValues[i])));
+    terms.push_back(formatv("config.num_warps == {0}", config.numWarps));
+    terms.push_back(formatv("config.num_stages == {0}", config.numStages));
+    terms.push_back(formatv("config.num_ctas == {0}", config.numCtas));
+    return wrapConjunction(terms, /*column=*/6, /*indent=*/6, /*reserve=*/3);
+  }
+
+  TemplateDict overloadDict(const OverloadModel &overload) {
+    const VariantMetadata &m =
+        kernel.variants[overload.configs.front().variants.front()].metadata;
+    std::vector<std::string> names, cppParams, argAddresses, typed, types;
+    for (const ParamMetadata &p : m.params) {
+      std::string name = cppParamName(p.name);
+      cppParams.push_back(*cppTypeFor(p.type) + " " + name);
+      argAddresses.push_back("&" + name);
+      typed.push_back(p.name + kNoBreakSpace + p.type);
+      types.push_back(p.type);
+      names.push_back(name);
+    }
+    const std::string gridType = "kiln::GridFor<" + configType + "> grid";
+    std::vector<std::string> signatureItems = {gridType, "CUstream stream"};
+    append_range(signatureItems, cppParams);
+    std::vector<std::string> configItems = {"const " + configType + "& config",
+                                            gridType, "CUstream stream"};
+    append_range(configItems, cppParams);
+
+    TemplateDict dict;
+    dict.set("signature", wrapList(/*column=*/13, "launch_" + kernel.name + "(",
+                                   signatureItems, /*reserve=*/2));
+    dict.set("config_signature",
+             wrapList(/*column=*/13, "launch_" + kernel.name + "(", configItems,
+                      /*reserve=*/2));
+    dict.set("args_declaration",
+             m.params.empty()
+                 ? std::string("void** args = nullptr;")
+                 : "void* args[] = {" + join(argAddresses, ", ") + "};");
+
+    std::string defaultRequirement;
+    TemplateDict defaultConfig;
+    chooserDict(defaultConfig, overload.configs.front(), names, /*column=*/2,
+                defaultRequirement);
+    std::vector<TemplateDict> defaultList;
+    defaultList.push_back(std::move(defaultConfig));
+    dict.setList("default_config", std::move(defaultList));
+
+    std::vector<TemplateDict> configs;
+    std::vector<std::string> compiled;
+    for (const OverloadConfigModel &config : overload.configs) {
+      TemplateDict c;
+      std::string ignored;
+      chooserDict(c, config, names, /*column=*/4, ignored);
+      c.set("config_condition", configCondition(config.config));
+      configs.push_back(std::move(c));
+      compiled.push_back(
+          "(" + describeConfig(kernel, kernel.configs[config.config]) + ")");
+    }
+    dict.setList("configs", std::move(configs));
+    dict.set("types_literal", cppLiteral(join(types, ", ")));
+    dict.set("compiled_configs_literal", cppLiteral(join(compiled, ", ")));
 
     std::set<std::string> archs;
-    for (unsigned index : overload.variants)
-      for (const ImageModel &image : kernel.variants[index].images)
-        archs.insert(image.arch);
-    std::vector<std::string> options;
-    for (const ConstexprMetadata &c : m.constexprs)
-      options.push_back(c.name + "=" + c.value);
-    options.push_back(formatv("num_warps={0}", m.numWarps));
-    options.push_back(formatv("num_stages={0}", m.numStages));
-    if (m.numCtas != 1)
-      options.push_back(formatv("num_ctas={0}", m.numCtas));
+    for (const OverloadConfigModel &config : overload.configs)
+      for (unsigned index : config.variants)
+        for (const ImageModel &image : kernel.variants[index].images)
+          if (!image.isPtx)
+            archs.insert(image.arch);
+    const OverloadConfigModel &first = overload.configs.front();
+    std::string defaults = describeConfig(kernel, kernel.configs[first.config]);
     std::string text = formatv(
-        "Launches {0}({1}) with {2}: `grid` programs of {3} threads, on "
-        "`stream`, asynchronously. Archs: {4}.",
-        kernel.name, join(typed, ", "), join(options, ", "), 32 * m.numWarps,
+        "Launches {0}({1}) with these types' default config, {2}: `grid` "
+        "programs of {3} threads, on `stream`, asynchronously. Archs: {4}.",
+        kernel.name, join(typed, ", "), defaults,
+        32 * kernel.configs[first.config].numWarps,
         join(sortedArchs(archs), ", "));
-    if (!requirementWords.empty() && overload.hasGeneralVariant)
+    if (!defaultRequirement.empty() && first.hasGeneralVariant)
       text += " Runs the variant compiled for 16-divisible arguments when " +
-              requirementWords + ", else the general one.";
-    else if (!requirementWords.empty())
-      text += " Requires that " + requirementWords +
+              defaultRequirement + ", else the general one.";
+    else if (!defaultRequirement.empty())
+      text += " Requires that " + defaultRequirement +
               " (no general variant was built); other arguments get an "
               "InvalidArgument status.";
     text += " Errors name the kernel, the variant and the cause.";
     dict.set("overload_comment", wrapComment(text));
+    std::vector<std::string> configWords;
+    for (const OverloadConfigModel &config : overload.configs) {
+      std::string words =
+          "(" + describeConfig(kernel, kernel.configs[config.config]) + ")";
+      std::replace(words.begin(), words.end(), ' ', kNoBreakSpace);
+      configWords.push_back(words);
+    }
+    dict.set("config_overload_comment",
+             wrapComment(formatv("The same with `config`, which must be one "
+                                 "compiled for these types: {0}; else an "
+                                 "InvalidArgument status. `grid` may be a "
+                                 "function of the config.",
+                                 join(configWords, ", "))
+                             .str()));
     return dict;
   }
 
   const KernelModel &kernel;
+  std::string configType;
+  std::vector<Field> fields;
 };
 
 } // namespace
@@ -489,6 +684,9 @@ Expected<VariantInput> readVariantInput(StringRef argument) {
     return makeError("cannot read " + cubinPath + ": " +
                      cubin.getError().message());
   input.cubin = (*cubin)->getBuffer().str();
+  input.isPtx = cubinPath.ends_with(".ptx");
+  if (input.isPtx)
+    input.cubin.push_back('\0'); // cuModuleLoadData reads PTX up to a NUL
   return input;
 }
 
@@ -519,8 +717,8 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
         parseVariantMetadata(input.metadataJson, input.origin);
     if (!metadata)
       return metadata.takeError();
-    compiled.push_back(
-        CompiledVariant{input.origin, std::move(*metadata), input.cubin});
+    compiled.push_back(CompiledVariant{input.origin, std::move(*metadata),
+                                       input.cubin, input.isPtx});
   }
   Expected<std::vector<KernelModel>> kernels = buildLauncherModel(compiled);
   if (!kernels)

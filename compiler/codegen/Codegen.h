@@ -43,7 +43,9 @@ struct VariantInput {
   /// The metadata's file name, for error messages.
   std::string origin;
   std::string metadataJson;
+  /// The cubin bytes, or the PTX text (NUL-terminated) when `isPtx`.
   std::string cubin;
+  bool isPtx = false;
 };
 
 /// The generated files' contents.
@@ -56,7 +58,8 @@ struct GeneratedFiles {
 llvm::Expected<Templates> loadTemplates(llvm::StringRef directory);
 
 /// Reads one "VARIANT.json=VARIANT.cubin" command-line argument (split at the
-/// first '=').
+/// first '='), or "VARIANT.json=VARIANT.ptx": that variant's PTX, embedded
+/// for the driver to JIT on devices no cubin fits (the rules' opt-in).
 llvm::Expected<VariantInput> readVariantInput(llvm::StringRef argument);
 
 /// Generates the header and the source for `inputs`. Errors on bad options,

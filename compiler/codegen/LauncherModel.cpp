@@ -40,24 +40,12 @@ std::string overloadKey(const VariantMetadata &m) {
   return key;
 }
 
-/// What must agree between the variants of one overload.
+/// What identifies a config: constexpr values and launch options.
 std::string configKey(const VariantMetadata &m) {
-  std::string key =
-      formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
+  std::string key = formatv("{0}|{1}|{2}|", m.numWarps, m.numStages, m.numCtas);
   for (const ConstexprMetadata &c : m.constexprs)
     key += c.name + "=" + c.value + ",";
   return key;
-}
-
-std::string describeConfig(const VariantMetadata &m) {
-  std::string s;
-  for (const ConstexprMetadata &c : m.constexprs)
-    s += c.name + "=" + c.value + ", ";
-  s += formatv("num_warps={0}, num_stages={1}, num_ctas={2}", m.numWarps,
-               m.numStages, m.numCtas);
-  if (m.entry != m.kernel)
-    s += ", entry " + m.entry;
-  return s;
 }
 
 std::string paramEntry(const ParamMetadata &p) {
@@ -123,18 +111,31 @@ bool VariantModel::isAligned() const { return assumptions(metadata) > 0; }
 
 bool archLess(StringRef a, StringRef b) { return archOrder(a) < archOrder(b); }
 
+std::string describeConfig(const KernelModel &kernel,
+                           const ConfigModel &config) {
+  std::string s;
+  for (auto [name, value] : zip(kernel.constexprNames, config.constexprValues))
+    s += name + "=" + value + ", ";
+  s += formatv("num_warps={0}, num_stages={1}", config.numWarps,
+               config.numStages);
+  if (config.numCtas != 1)
+    s += formatv(", num_ctas={0}", config.numCtas);
+  return s;
+}
+
 Expected<std::vector<KernelModel>>
 buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
   // Variants of each kernel in order of first appearance, with the origin of
   // each image for duplicate reports.
   struct PendingVariant {
     VariantModel model;
-    std::map<std::string, std::string> originByArch;
+    std::map<std::pair<std::string, bool>, std::string> originByImage;
   };
   struct PendingKernel {
     std::string name;
     std::vector<PendingVariant> variants;
     std::map<std::string, unsigned> variantByKey;
+    std::string firstOrigin;
   };
   std::vector<PendingKernel> kernels;
   std::map<std::string, unsigned> kernelByName;
@@ -142,11 +143,12 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
   for (const CompiledVariant &input : compiled) {
     const VariantMetadata &m = input.metadata;
     if (input.cubin.empty())
-      return makeError(input.origin + ": the cubin is empty");
+      return makeError(input.origin + (input.isPtx ? ": the PTX is empty"
+                                                   : ": the cubin is empty"));
     auto [kernelIt, newKernel] =
         kernelByName.try_emplace(m.kernel, kernels.size());
     if (newKernel)
-      kernels.push_back(PendingKernel{m.kernel, {}, {}});
+      kernels.push_back(PendingKernel{m.kernel, {}, {}, input.origin});
     PendingKernel &kernel = kernels[kernelIt->second];
 
     auto [variantIt, newVariant] =
@@ -158,68 +160,112 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
       kernel.variants.push_back(std::move(pending));
     }
     PendingVariant &variant = kernel.variants[variantIt->second];
-    auto [originIt, newArch] =
-        variant.originByArch.try_emplace(m.arch, input.origin);
-    if (!newArch)
+    auto [originIt, newImage] = variant.originByImage.try_emplace(
+        std::make_pair(m.arch, input.isPtx), input.origin);
+    if (!newImage)
       return makeError(formatv("{0}: kernel {1}, variant [{2}] is given twice "
-                               "for {3} (also by {4})",
+                               "for {3}{4} (also by {5})",
                                input.origin, m.kernel,
                                variant.model.displayName, m.arch,
-                               originIt->second));
-    variant.model.images.push_back(
-        ImageModel{m.arch, input.cubin, m.registers, m.spills, m.sharedBytes});
+                               input.isPtx ? " as PTX" : "", originIt->second));
+    variant.model.images.push_back(ImageModel{m.arch, input.cubin, m.registers,
+                                              m.spills, m.sharedBytes,
+                                              input.isPtx});
   }
 
   std::vector<KernelModel> result;
   for (PendingKernel &pending : kernels) {
-    // Group the variants into overloads by parameter types.
-    std::vector<std::vector<unsigned>> groups;
+    KernelModel kernel;
+    kernel.name = pending.name;
+    const VariantMetadata &first = pending.variants.front().model.metadata;
+    for (const ConstexprMetadata &c : first.constexprs)
+      kernel.constexprNames.push_back(c.name);
+
+    // Configs in order of first appearance.
+    std::map<std::string, unsigned> configByKey;
+    for (PendingVariant &variant : pending.variants) {
+      const VariantMetadata &m = variant.model.metadata;
+      std::vector<std::string> names;
+      for (const ConstexprMetadata &c : m.constexprs)
+        names.push_back(c.name);
+      if (names != kernel.constexprNames)
+        return makeError(formatv(
+            "kernel {0}: variants [{1}] and [{2}] have different constexpr "
+            "parameters ({3} vs {4}); are they the same kernel?",
+            kernel.name, pending.variants.front().model.displayName,
+            variant.model.displayName, join(kernel.constexprNames, ", "),
+            join(names, ", ")));
+      auto [it, inserted] =
+          configByKey.try_emplace(configKey(m), kernel.configs.size());
+      if (inserted) {
+        ConfigModel config;
+        for (const ConstexprMetadata &c : m.constexprs)
+          config.constexprValues.push_back(c.value);
+        config.numWarps = m.numWarps;
+        config.numStages = m.numStages;
+        config.numCtas = m.numCtas;
+        kernel.configs.push_back(std::move(config));
+      }
+      variant.model.config = it->second;
+    }
+
+    // Group the variants into overloads by parameter types, then by config.
+    std::vector<std::vector<std::vector<unsigned>>> groups;
+    std::vector<std::vector<unsigned>> groupConfigs;
     std::map<std::string, unsigned> groupByTypes;
     for (auto [index, variant] : enumerate(pending.variants)) {
       auto [it, inserted] = groupByTypes.try_emplace(
           overloadKey(variant.model.metadata), groups.size());
-      if (inserted)
+      if (inserted) {
         groups.emplace_back();
-      groups[it->second].push_back(index);
+        groupConfigs.emplace_back();
+      }
+      std::vector<unsigned> &configs = groupConfigs[it->second];
+      auto at = find(configs, variant.model.config);
+      if (at == configs.end()) {
+        configs.push_back(variant.model.config);
+        groups[it->second].emplace_back();
+        at = configs.end() - 1;
+      }
+      groups[it->second][at - configs.begin()].push_back(index);
     }
 
-    KernelModel kernel;
-    kernel.name = pending.name;
-    for (std::vector<unsigned> &group : groups) {
-      const VariantModel &first = pending.variants[group.front()].model;
-      for (unsigned index : group) {
-        const VariantModel &other = pending.variants[index].model;
-        if (configKey(other.metadata) == configKey(first.metadata))
-          continue;
-        SmallVector<std::string> types;
-        for (const ParamMetadata &p : first.metadata.params)
-          types.push_back(p.type);
-        return makeError(formatv(
-            "kernel {0}: variants [{1}] and [{2}] take the same parameter "
-            "types ({3}) but differ in constexpr values or launch options "
-            "({4} vs {5}); one launcher cannot choose between them yet "
-            "(per-call configs are planned): keep one specialization per "
-            "tuple of parameter types",
-            kernel.name, first.displayName, other.displayName,
-            join(types, ", "), describeConfig(first.metadata),
-            describeConfig(other.metadata)));
-      }
-      // Most assumptions first; the general variant (none) last.
-      std::stable_sort(group.begin(), group.end(), [&](unsigned a, unsigned b) {
-        return assumptions(pending.variants[a].model.metadata) >
-               assumptions(pending.variants[b].model.metadata);
-      });
+    for (auto [group, configs] : zip(groups, groupConfigs)) {
       OverloadModel overload;
-      for (unsigned index : group) {
-        VariantModel &variant = pending.variants[index].model;
-        std::stable_sort(variant.images.begin(), variant.images.end(),
-                         [](const ImageModel &a, const ImageModel &b) {
-                           return archLess(a.arch, b.arch);
-                         });
-        overload.variants.push_back(kernel.variants.size());
-        kernel.variants.push_back(std::move(variant));
+      for (auto [variants, config] : zip(group, configs)) {
+        const VariantModel &head = pending.variants[variants.front()].model;
+        for (unsigned index : variants) {
+          const VariantModel &other = pending.variants[index].model;
+          if (other.metadata.entry != head.metadata.entry)
+            return makeError(formatv(
+                "kernel {0}: variants [{1}] and [{2}] take the same parameter "
+                "types and config but name different entry points ({3} vs "
+                "{4})",
+                kernel.name, head.displayName, other.displayName,
+                head.metadata.entry, other.metadata.entry));
+        }
+        // Most assumptions first; the general variant (none) last.
+        std::stable_sort(
+            variants.begin(), variants.end(), [&](unsigned a, unsigned b) {
+              return assumptions(pending.variants[a].model.metadata) >
+                     assumptions(pending.variants[b].model.metadata);
+            });
+        OverloadConfigModel entry;
+        entry.config = config;
+        for (unsigned index : variants) {
+          VariantModel &variant = pending.variants[index].model;
+          std::stable_sort(variant.images.begin(), variant.images.end(),
+                           [](const ImageModel &a, const ImageModel &b) {
+                             if (a.isPtx != b.isPtx)
+                               return !a.isPtx;
+                             return archLess(a.arch, b.arch);
+                           });
+          entry.variants.push_back(kernel.variants.size());
+          kernel.variants.push_back(std::move(variant));
+        }
+        entry.hasGeneralVariant = !kernel.variants.back().isAligned();
+        overload.configs.push_back(std::move(entry));
       }
-      overload.hasGeneralVariant = !kernel.variants.back().isAligned();
       kernel.overloads.push_back(std::move(overload));
     }
     result.push_back(std::move(kernel));

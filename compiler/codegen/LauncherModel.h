@@ -23,37 +23,55 @@
 
 namespace kiln::codegen {
 
-/// One compiled (kernel, arch, variant): its parsed metadata and cubin bytes.
+/// One compiled (kernel, arch, variant): its parsed metadata and its cubin
+/// bytes, or its PTX text when `isPtx` (embedded only for JIT, opt-in).
 struct CompiledVariant {
   /// Where the metadata came from, for error messages.
   std::string origin;
   VariantMetadata metadata;
   std::string cubin;
+  bool isPtx = false;
 };
 
-/// One cubin of a variant.
+/// One image of a variant: a cubin, or PTX for the driver to JIT.
 struct ImageModel {
   std::string arch;
-  std::string cubin;
+  std::string bytes;
   int64_t registers = 0;
   int64_t spills = 0;
   int64_t sharedBytes = 0;
+  bool isPtx = false;
 };
 
-/// One specialization of a kernel, with its cubins sorted by arch.
+/// One specialization of a kernel, with its images sorted by arch, cubins
+/// before PTX.
 struct VariantModel {
   /// The arch-independent fields (those of the first cubin seen).
   VariantMetadata metadata;
   std::vector<ImageModel> images;
   /// "x_ptr=*fp32:16, ..., BLOCK=1024, num_warps=4, num_stages=3".
   std::string displayName;
+  /// Index into KernelModel::configs.
+  unsigned config = 0;
 
   /// Whether the variant assumes any argument divisible by 16.
   bool isAligned() const;
 };
 
-/// The launcher overload for one tuple of parameter types.
-struct OverloadModel {
+/// A kernel's configuration: the constexpr values and launch options that a
+/// caller chooses through the generated config type.
+struct ConfigModel {
+  /// Values of KernelModel::constexprNames, in order, as compiled.
+  std::vector<std::string> constexprValues;
+  int64_t numWarps = 4;
+  int64_t numStages = 3;
+  int64_t numCtas = 1;
+};
+
+/// The variants of one overload compiled with one config.
+struct OverloadConfigModel {
+  /// Index into KernelModel::configs.
+  unsigned config = 0;
   /// Indices into KernelModel::variants, most divisibility assumptions
   /// first; a variant without assumptions, if any, comes last.
   std::vector<unsigned> variants;
@@ -61,20 +79,36 @@ struct OverloadModel {
   bool hasGeneralVariant = false;
 };
 
-/// A kernel: its variants (ordered by overload, then as in
-/// OverloadModel::variants) and its overloads (in order of first appearance).
+/// The launcher overload for one tuple of parameter types.
+struct OverloadModel {
+  /// The configs compiled for these types, in order of first appearance;
+  /// the first is these types' default.
+  std::vector<OverloadConfigModel> configs;
+};
+
+/// A kernel: its variants (ordered by overload, then config, then as in
+/// OverloadConfigModel::variants), its overloads (in order of first
+/// appearance) and its configs (in order of first appearance; the first is
+/// the config type's default).
 struct KernelModel {
   std::string name;
   std::vector<VariantModel> variants;
   std::vector<OverloadModel> overloads;
+  /// The constexpr parameters, in source order.
+  std::vector<std::string> constexprNames;
+  std::vector<ConfigModel> configs;
 };
 
 /// Groups `compiled` into kernels, in order of first appearance. Errors when
-/// the same variant is given twice for one arch, or when two variants take
-/// the same parameter types but differ in constexpr values, launch options or
-/// entry point (one launcher could not choose between them).
+/// the same image is given twice for one arch, when the variants of a kernel
+/// disagree on its constexpr parameters, or when two variants with the same
+/// parameter types and config have different entry points.
 llvm::Expected<std::vector<KernelModel>>
 buildLauncherModel(llvm::ArrayRef<CompiledVariant> compiled);
+
+/// "BLOCK=1024, num_warps=4, num_stages=3" (num_ctas when not 1).
+std::string describeConfig(const KernelModel &kernel,
+                           const ConfigModel &config);
 
 /// Orders arch names by compute capability, then suffix: sm_80 < sm_90 <
 /// sm_90a < sm_100a.

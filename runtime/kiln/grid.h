@@ -4,6 +4,7 @@
 #define KILN_GRID_H_
 
 #include <cstdint>
+#include <type_traits>
 
 namespace kiln {
 
@@ -29,6 +30,52 @@ struct Grid {
 // Returns `a / b` rounded up, as Triton's `triton.cdiv`: the number of
 // programs of `b` elements that cover `a` elements. Requires a >= 0, b > 0.
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The grid argument of a generated launcher for a kernel whose config type is
+// `Config`: either fixed extents (a Grid) or a function of the config the
+// launch runs with, as Triton's `grid = lambda meta: (cdiv(n,
+// meta["BLOCK"]),)`:
+//
+//   kernels::launch_add_kernel(
+//       [&](const kernels::add_kernel_config& c) {
+//         return kiln::Grid(kiln::cdiv(n, c.BLOCK));
+//       },
+//       stream, x, y, out, n);
+//
+// It refers to the function without copying it: make one only as a launcher's
+// argument, never store one.
+template <typename Config>
+class GridFor {
+ public:
+  // Fixed extents.
+  GridFor(Grid grid)  // NOLINT(google-explicit-constructor): a grid is one
+      : grid_(grid) {}
+
+  // A function from `const Config&` to Grid, called once per launch.
+  template <typename F,
+            typename = std::enable_if_t<
+                !std::is_convertible<const F&, Grid>::value &&
+                std::is_convertible<decltype(std::declval<const F&>()(
+                                        std::declval<const Config&>())),
+                                    Grid>::value>>
+  GridFor(const F& function)  // NOLINT(google-explicit-constructor)
+      : function_(&function), call_(&Call<F>) {}
+
+  // The extents for a launch with `config`.
+  Grid Resolve(const Config& config) const {
+    return call_ == nullptr ? grid_ : call_(function_, config);
+  }
+
+ private:
+  template <typename F>
+  static Grid Call(const void* function, const Config& config) {
+    return (*static_cast<const F*>(function))(config);
+  }
+
+  Grid grid_;
+  const void* function_ = nullptr;
+  Grid (*call_)(const void*, const Config&) = nullptr;
+};
 
 }  // namespace kiln
 

@@ -11,16 +11,28 @@
 
 #include <cstddef>
 
-#include "kiln/internal/variant_cache.h"
-
 namespace kiln {
+namespace internal {
+struct VariantCache;  // the runtime's, in kiln/internal/variant_cache.h
+}  // namespace internal
 
-// One cubin of a variant, compiled for one GPU architecture.
+// What an image holds.
+enum class ImageFormat : unsigned char {
+  // A cubin (an ELF image) that the driver loads as is.
+  kCubin = 0,
+  // PTX text, NUL-terminated, that the driver JIT-compiles for the device.
+  // Embedded only when the build opted in (`ptx = True`, `PTX`), and chosen
+  // only when no cubin runs on the device.
+  kPtx = 1,
+};
+
+// One image of a variant, compiled for one GPU architecture: a cubin, or
+// (opt-in) PTX.
 struct CubinImage {
-  // The architecture the cubin was built for, as ptxas names it: "sm_80",
-  // "sm_90a". See kiln/internal/image_selection.h for which devices run it.
+  // The architecture the image was built for, as ptxas names it: "sm_80",
+  // "sm_90a". See kiln/introspection.h for which devices run it.
   const char* arch;
-  // The cubin (an ELF image) and its size in bytes.
+  // The image and its size in bytes (for PTX, the NUL included).
   const unsigned char* data;
   size_t size;
   // Registers per thread and bytes of register spill stores, from ptxas.
@@ -28,6 +40,8 @@ struct CubinImage {
   int spills;
   // Dynamic shared memory, in bytes, that every launch must request.
   int shared_bytes;
+  // A cubin unless the build embedded PTX too.
+  ImageFormat format = ImageFormat::kCubin;
 };
 
 // One non-constexpr parameter of a kernel, in source order: exactly the
@@ -69,7 +83,7 @@ struct VariantInfo {
   // True when the variant assumes some argument divisible by 16; the
   // generated launcher checks the real arguments before choosing it.
   bool aligned;
-  // The cubins, one per architecture.
+  // The images: one cubin per architecture, then any PTX.
   const CubinImage* images;
   int num_images;
   // The entry point's parameters, in order.

@@ -1,5 +1,10 @@
-#include "kiln/launch.h"
+// The launch entry points of kiln/internal/launch.h and the launch observer.
 
+#include "kiln/internal/launch.h"
+
+#include <atomic>
+
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -8,6 +13,7 @@
 #include "kiln/internal/module_cache.h"
 #include "kiln/internal/variant_launcher.h"
 #include "kiln/kernel_info.h"
+#include "kiln/launch_observer.h"
 
 namespace kiln {
 namespace internal {
@@ -20,14 +26,37 @@ ModuleCache& GlobalModuleCache(const CudaDriver* driver) {
   return *cache;
 }
 
+struct Observer {
+  LaunchObserver function;
+  void* user_data;
+};
+
+// Null when no observer is set. Entries are never freed, so a launch that
+// loaded one may call it after it was replaced.
+std::atomic<const Observer*> observer{nullptr};
+
+absl::Status Launch(const KernelInfo& kernel, const VariantInfo& variant,
+                    Grid grid, CUstream stream, void** args,
+                    const CubinImage** image) {
+  const absl::StatusOr<const CudaDriver*>& driver = GetCudaDriver();
+  if (!driver.ok()) return AnnotateVariant(kernel, variant, driver.status());
+  return LaunchVariantWith(**driver, GlobalModuleCache(*driver), kernel,
+                           variant, grid, stream, args, image);
+}
+
 }  // namespace
 
 absl::Status LaunchVariant(const KernelInfo& kernel, const VariantInfo& variant,
                            Grid grid, CUstream stream, void** args) {
-  const absl::StatusOr<const CudaDriver*>& driver = GetCudaDriver();
-  if (!driver.ok()) return AnnotateVariant(kernel, variant, driver.status());
-  return LaunchVariantWith(**driver, GlobalModuleCache(*driver), kernel,
-                           variant, grid, stream, args);
+  const Observer* watcher = observer.load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(watcher == nullptr)) {
+    return Launch(kernel, variant, grid, stream, args, nullptr);
+  }
+  const CubinImage* image = nullptr;
+  absl::Status status = Launch(kernel, variant, grid, stream, args, &image);
+  watcher->function(LaunchEvent{&kernel, &variant, image, grid, stream, status},
+                    watcher->user_data);
+  return status;
 }
 
 absl::Status NoMatchingVariant(const KernelInfo& kernel,
@@ -39,5 +68,28 @@ absl::Status NoMatchingVariant(const KernelInfo& kernel,
       "satisfy this one"));
 }
 
+absl::Status NoMatchingConfig(const KernelInfo& kernel, const char* types,
+                              const char* compiled) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      kernel.name,
+      ": no variant was compiled with this config for argument "
+      "types (",
+      types, "); compiled for them: ", compiled,
+      ". Add a specialization with this config, or pass one of those"));
+}
+
+int ModulesLoaded() {
+  const absl::StatusOr<const CudaDriver*>& driver = GetCudaDriver();
+  return driver.ok() ? GlobalModuleCache(*driver).modules_loaded() : 0;
+}
+
 }  // namespace internal
+
+void SetLaunchObserver(LaunchObserver function, void* user_data) {
+  internal::observer.store(function == nullptr
+                               ? nullptr
+                               : new internal::Observer{function, user_data},
+                           std::memory_order_release);
+}
+
 }  // namespace kiln

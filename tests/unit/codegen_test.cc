@@ -92,18 +92,31 @@ std::vector<std::string> IncludeLines(const std::string &text) {
 
 TEST(Codegen, AddKernelHeaderDeclaresOneOverloadPerTypeTuple) {
   const GeneratedFiles files = Generate(AddKernelInputs());
+  EXPECT_THAT(
+      files.header,
+      HasSubstr("absl::Status launch_add_kernel(kiln::GridFor<add_"
+                "kernel_config> grid,\n"
+                "                               CUstream stream, float* "
+                "x_ptr, float* y_ptr,\n"
+                "                               float* out_ptr, int32_t "
+                "n);\n"));
   EXPECT_THAT(files.header,
-              HasSubstr("absl::Status launch_add_kernel(kiln::Grid grid, "
-                        "CUstream stream, float* x_ptr,\n"
-                        "                               float* y_ptr, float* "
-                        "out_ptr, int32_t n);\n"));
-  EXPECT_THAT(files.header,
-              HasSubstr("absl::Status launch_add_kernel(kiln::Grid grid, "
-                        "CUstream stream,\n"
-                        "                               kiln::half* x_ptr, "
-                        "kiln::half* y_ptr,\n"
-                        "                               kiln::half* out_ptr, "
-                        "int32_t n);\n"));
+              HasSubstr("absl::Status launch_add_kernel(kiln::GridFor<add_"
+                        "kernel_config> grid,\n"
+                        "                               CUstream stream, "
+                        "kiln::half* x_ptr,\n"
+                        "                               kiln::half* y_ptr, "
+                        "kiln::half* out_ptr,\n"
+                        "                               int32_t n);\n"));
+  // The same with a config first.
+  EXPECT_THAT(
+      files.header,
+      HasSubstr("absl::Status launch_add_kernel(const "
+                "add_kernel_config& config,\n"
+                "                               "
+                "kiln::GridFor<add_kernel_config> grid,\n"
+                "                               CUstream stream, float* "
+                "x_ptr, float* y_ptr,\n"));
   EXPECT_THAT(files.header,
               HasSubstr("const kiln::KernelInfo& add_kernel_info();"));
   EXPECT_THAT(files.header,
@@ -112,6 +125,31 @@ TEST(Codegen, AddKernelHeaderDeclaresOneOverloadPerTypeTuple) {
                         "sm_90a."));
   EXPECT_THAT(files.header, HasSubstr("namespace kernels {"));
   EXPECT_THAT(files.header, HasSubstr("#ifndef EXAMPLES_VECTOR_ADD_ADD_H_"));
+}
+
+TEST(Codegen, ConfigTypeDefaultsToTheFirstSpecialization) {
+  const GeneratedFiles files = Generate(AddKernelInputs());
+  EXPECT_THAT(files.header, HasSubstr("struct add_kernel_config {\n"
+                                      "  int64_t BLOCK = 1024;\n"
+                                      "  int num_warps = 4;\n"
+                                      "  int num_stages = 3;\n"
+                                      "  int num_ctas = 1;\n"
+                                      "};\n"));
+  EXPECT_THAT(files.header,
+              HasSubstr("The defaults\n// are those of the first "
+                        "specialization: BLOCK=1024, num_warps=4, "
+                        "num_stages=3."));
+  // Each overload documents its own default and its compiled configs.
+  EXPECT_THAT(files.header,
+              AllOf(HasSubstr("these types' default config, BLOCK=2048, "
+                              "num_warps=8, num_stages=3"),
+                    HasSubstr("(BLOCK=2048, num_warps=8, num_stages=3); else "
+                              "an InvalidArgument status.")));
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("constexpr add_kernel_config kConfig0 = {1024, "
+                              "4, 3, 1};"),
+                    HasSubstr("constexpr add_kernel_config kConfig1 = {2048, "
+                              "8, 3, 1};")));
 }
 
 TEST(Codegen, HeaderIsSelfContained) {
@@ -123,31 +161,51 @@ TEST(Codegen, HeaderIsSelfContained) {
   // Nothing internal: no tables, no cubins.
   EXPECT_THAT(files.header, Not(HasSubstr("internal")));
   EXPECT_THAT(files.header, Not(HasSubstr("0x")));
+  EXPECT_THAT(files.header, Not(HasSubstr("kConfig")));
 }
 
 TEST(Codegen, LauncherChecksAlignmentThenFallsBack) {
   const GeneratedFiles files = Generate(AddKernelInputs());
   EXPECT_THAT(files.source,
               HasSubstr("#include \"examples/vector_add/add.h\""));
+  EXPECT_THAT(
+      files.source,
+      HasSubstr("  void* args[] = {&x_ptr, &y_ptr, &out_ptr, &n};\n"
+                "  if (kiln::internal::IsAligned16(x_ptr) &&\n"
+                "      kiln::internal::IsAligned16(y_ptr) &&\n"
+                "      kiln::internal::IsAligned16(out_ptr) && n % 16 "
+                "== 0) {\n"
+                "    return kiln::internal::LaunchVariant(\n"
+                "        add_kernel_data::kInfo, "
+                "add_kernel_data::kVariants[0],\n"
+                "        grid.Resolve(add_kernel_data::kConfig0), "
+                "stream, args);\n"
+                "  }\n"
+                "  return kiln::internal::LaunchVariant(\n"
+                "      add_kernel_data::kInfo, "
+                "add_kernel_data::kVariants[1],\n"
+                "      grid.Resolve(add_kernel_data::kConfig0), stream, "
+                "args);\n"
+                "}\n"));
+  // With a config: the config first, then the alignment.
   EXPECT_THAT(files.source,
-              HasSubstr("  void* args[] = {&x_ptr, &y_ptr, &out_ptr, &n};\n"
-                        "  if (kiln::internal::IsAligned16(x_ptr) &&\n"
-                        "      kiln::internal::IsAligned16(y_ptr) &&\n"
-                        "      kiln::internal::IsAligned16(out_ptr) && n % 16 "
-                        "== 0) {\n"
-                        "    return kiln::internal::LaunchVariant(\n"
-                        "        add_kernel_data::kInfo, "
-                        "add_kernel_data::kVariants[0],\n"
-                        "        grid, stream, args);\n"
-                        "  }\n"
-                        "  return kiln::internal::LaunchVariant(\n"
-                        "      add_kernel_data::kInfo, "
-                        "add_kernel_data::kVariants[1],\n"
-                        "      grid, stream, args);\n"
-                        "}\n"));
+              HasSubstr("  if (config.BLOCK == 2048 && config.num_warps == 8 "
+                        "&& config.num_stages == 3 &&\n"
+                        "      config.num_ctas == 1) {\n"
+                        "    if (kiln::internal::IsAligned16(x_ptr) &&\n"));
+  EXPECT_THAT(files.source,
+              HasSubstr("  return kiln::internal::NoMatchingConfig("
+                        "add_kernel_data::kInfo,\n"
+                        "                                          \"*fp16, "
+                        "*fp16, *fp16, i32\",\n"
+                        "                                          \"(BLOCK="
+                        "2048, num_warps=8, num_stages=3)\");\n"));
   EXPECT_THAT(files.source, HasSubstr("add_kernel_data::kVariants[2]"));
   EXPECT_THAT(files.source, HasSubstr("add_kernel_data::kVariants[3]"));
   EXPECT_THAT(files.source, Not(HasSubstr("NoMatchingVariant")));
+  EXPECT_THAT(files.source,
+              HasSubstr("const kiln::internal::KernelRegistration "
+                        "kRegistration(kInfo);"));
 }
 
 TEST(Codegen, SourceHoldsTheTables) {
@@ -163,7 +221,7 @@ TEST(Codegen, SourceHoldsTheTables) {
               HasSubstr("constexpr kiln::CubinImage kImages0[] = {\n"
                         "    {\"sm_80\", kCubin0Sm80, sizeof(kCubin0Sm80),\n"
                         "     /*registers=*/14, /*spills=*/0,\n"
-                        "     /*shared_bytes=*/0},\n"
+                        "     /*shared_bytes=*/0, kiln::ImageFormat::kCubin},\n"
                         "    {\"sm_90a\", kCubin0Sm90a"));
   EXPECT_THAT(files.source,
               HasSubstr("constexpr kiln::KernelInfo kInfo = {\"add_kernel\", "
@@ -203,29 +261,97 @@ TEST(Codegen, OutputNamesNoInputPaths) {
   }
 }
 
-TEST(Codegen, SameTypesWithOtherConstexprsIsAnError) {
-  VariantInput other = Input("vector_add/add_fp32_general_sm_80");
-  other.origin = "other.json";
-  size_t at = other.metadataJson.find("\"value\": \"1024\"");
-  ASSERT_NE(at, std::string::npos);
-  other.metadataJson.replace(at, 15, "\"value\": \"512\"");
-  const std::string error =
-      ErrorOf({Input("vector_add/add_fp32_general_sm_80"), other});
-  EXPECT_THAT(error,
-              AllOf(HasSubstr("kernel add_kernel: variants [x_ptr=*fp32"),
-                    HasSubstr("BLOCK=1024"), HasSubstr("BLOCK=512"),
-                    HasSubstr("take the same parameter types (*fp32, *fp32, "
-                              "*fp32, i32)")));
+// fp32 inputs compiled with BLOCK=`block` and `num_warps` instead.
+std::vector<VariantInput> Fp32Config(const std::string &block, int num_warps) {
+  std::vector<VariantInput> inputs;
+  for (const char *name : {"vector_add/add_fp32_general_sm_80",
+                           "vector_add/add_fp32_aligned_sm_80"}) {
+    VariantInput input = Input(name);
+    input.origin += "+" + block;
+    size_t at = input.metadataJson.find("\"value\": \"1024\"");
+    input.metadataJson.replace(at, 15, "\"value\": \"" + block + "\"");
+    at = input.metadataJson.find("\"num_warps\": 4");
+    input.metadataJson.replace(at, 14,
+                               "\"num_warps\": " + std::to_string(num_warps));
+    inputs.push_back(input);
+  }
+  return inputs;
 }
 
-TEST(Codegen, SameTypesWithOtherNumWarpsIsAnError) {
-  VariantInput other = Input("vector_add/add_fp32_aligned_sm_80");
-  size_t at = other.metadataJson.find("\"num_warps\": 4");
-  ASSERT_NE(at, std::string::npos);
-  other.metadataJson.replace(at, 14, "\"num_warps\": 8");
-  EXPECT_THAT(ErrorOf({Input("vector_add/add_fp32_general_sm_80"), other}),
-              AllOf(HasSubstr("num_warps=4"), HasSubstr("num_warps=8"),
-                    HasSubstr("same parameter types")));
+TEST(Codegen, SameTypesWithOtherConstexprsAreConfigs) {
+  std::vector<VariantInput> inputs = Fp32Config("1024", 4);
+  for (const VariantInput &input : Fp32Config("512", 2))
+    inputs.push_back(input);
+  const GeneratedFiles files = Generate(inputs);
+  // One pair of overloads; the default is the first config.
+  EXPECT_THAT(files.header,
+              AllOf(HasSubstr("these types' default config, BLOCK=1024, "
+                              "num_warps=4"),
+                    HasSubstr("(BLOCK=1024, num_warps=4, num_stages=3),\n"
+                              "// (BLOCK=512, num_warps=2, num_stages=3)"),
+                    HasSubstr("  int64_t BLOCK = 1024;")));
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("constexpr add_kernel_config kConfig1 = {512, "
+                              "2, 3, 1};"),
+                    HasSubstr("  if (config.BLOCK == 512 && config.num_warps "
+                              "== 2 && config.num_stages == 3 &&\n"),
+                    HasSubstr("\"(BLOCK=1024, num_warps=4, num_stages=3), "
+                              "(BLOCK=512, num_warps=2, num_stages=3)\"")));
+  // Each config keeps its aligned and general variants.
+  EXPECT_THAT(files.source, HasSubstr("add_kernel_data::kVariants[3]"));
+  EXPECT_THAT(files.source, Not(HasSubstr("kVariants[4]")));
+}
+
+TEST(Codegen, ConfigFieldsTakeTheConstexprsTypes) {
+  std::vector<VariantInput> inputs;
+  for (const char *value : {"True", "0.5", "tl.float16", "7"}) {
+    VariantInput input = Input("codegen/copy_sm_80");
+    input.origin = value;
+    std::string &json = input.metadataJson;
+    const std::string empty = "\"constexprs\": []";
+    json.replace(json.find(empty), empty.size(),
+                 std::string("\"constexprs\": [{\"name\": \"FLAG\", "
+                             "\"value\": \"True\"}, {\"name\": \"RATE\", "
+                             "\"value\": \"") +
+                     (value[0] == '0' ? "0.5" : "2") +
+                     "\"}, {\"name\": \"DTYPE\", \"value\": \"" +
+                     (value[0] == 't' ? "tl.float16" : "tl.float32") +
+                     "\"}, {\"name\": \"N\", \"value\": \"" +
+                     (value[0] == '7' ? "7" : "8") + "\"}]");
+    inputs.push_back(input);
+  }
+  const GeneratedFiles files = Generate(inputs, {"lib", "k", "some/dir/lib.h"});
+  EXPECT_THAT(files.header, AllOf(HasSubstr("  bool FLAG = true;\n"),
+                                  HasSubstr("  double RATE = 2.0;\n"),
+                                  HasSubstr("  const char* DTYPE = "
+                                            "\"tl.float32\";\n"),
+                                  HasSubstr("  int64_t N = 8;\n")));
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("config.FLAG && config.RATE == 0.5 &&"),
+                    HasSubstr("kiln::internal::SameText(config.DTYPE, "
+                              "\"tl.float16\")"),
+                    HasSubstr("config.N == 7")));
+}
+
+TEST(Codegen, PtxIsEmbeddedAfterTheCubins) {
+  std::vector<VariantInput> inputs = {
+      Input("vector_add/add_fp32_general_sm_80")};
+  VariantInput ptx = inputs[0];
+  ptx.origin = "ptx";
+  ptx.cubin = std::string(".version 8.7\n.target sm_80\n") + '\0';
+  ptx.isPtx = true;
+  inputs.insert(inputs.begin(), ptx);
+  const GeneratedFiles files = Generate(inputs);
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("    {\"sm_80\", kCubin0Sm80, sizeof(kCubin0Sm80),"),
+            HasSubstr("     /*shared_bytes=*/0, kiln::ImageFormat::kCubin},\n"
+                      "    {\"sm_80\", kPtx0Sm80, sizeof(kPtx0Sm80),"),
+            HasSubstr("kiln::ImageFormat::kPtx}"), HasSubstr("bytes of PTX.")));
+  // The header lists only cubin archs.
+  EXPECT_THAT(files.header, HasSubstr("archs sm_80."));
+  // Twice for one arch is still an error.
+  EXPECT_THAT(ErrorOf({ptx, ptx}), HasSubstr("given twice for sm_80 as PTX"));
 }
 
 TEST(Codegen, SameVariantTwiceForAnArchIsAnError) {
@@ -240,18 +366,18 @@ TEST(Codegen, EveryTypeMapsAndOnlyAlignedVariantsMayExist) {
   const GeneratedFiles files = Generate({Input("codegen/scale_aligned_sm_90a")},
                                         {"scale", "a::b", "scale.h"});
   EXPECT_THAT(files.header,
-              HasSubstr("absl::Status launch_scale_kernel(kiln::Grid grid, "
-                        "CUstream stream,\n"
-                        "                                 kiln::bfloat16* "
-                        "x_ptr,\n"
+              HasSubstr("absl::Status launch_scale_kernel(kiln::GridFor<"
+                        "scale_kernel_config> grid,\n"
+                        "                                 CUstream stream, "
+                        "kiln::bfloat16* x_ptr,\n"
                         "                                 kiln::float8_e4m3* "
                         "out_ptr, float alpha,\n"
                         "                                 bool flag, int64_t "
                         "count, int32_t new_);"));
   EXPECT_THAT(files.header, HasSubstr("namespace a::b {"));
   EXPECT_THAT(files.header,
-              AllOf(HasSubstr("Requires that\n// x_ptr and out_ptr are "
-                              "16-byte aligned and count is a multiple of 16"),
+              AllOf(HasSubstr("Requires that x_ptr and out_ptr are 16-byte "
+                              "aligned and count\n// is a multiple of 16"),
                     HasSubstr("(bf16/fp8e4nv TILE=128 num_warps=2 "
                               "num_stages=4)")));
   EXPECT_THAT(files.source,
@@ -273,7 +399,8 @@ TEST(Codegen, SeveralKernelsInOneTarget) {
       AllOf(HasSubstr("the Triton kernels scale_kernel and copy_kernel"),
             HasSubstr("const kiln::KernelInfo& scale_kernel_info();"),
             HasSubstr("const kiln::KernelInfo& copy_kernel_info();"),
-            HasSubstr("uint8_t* dst, uint64_t bytes);"),
+            HasSubstr("uint8_t* dst,\n                                uint64_t "
+                      "bytes);"),
             HasSubstr("num_ctas=2")));
   EXPECT_THAT(
       files.source,

@@ -116,5 +116,52 @@ TEST(SelectImage, ErrorWithNoImages) {
   EXPECT_THAT(std::string(index.status().message()), HasSubstr("nothing"));
 }
 
+// Images from "sm_80" (a cubin) and "ptx:sm_80" (PTX) names.
+std::vector<CubinImage> Mixed(std::vector<const char *> names) {
+  std::vector<CubinImage> images;
+  for (const char *name : names) {
+    const bool ptx = std::string(name).rfind("ptx:", 0) == 0;
+    CubinImage image = {ptx ? name + 4 : name, nullptr, 0, 0, 0, 0};
+    image.format = ptx ? ImageFormat::kPtx : ImageFormat::kCubin;
+    images.push_back(image);
+  }
+  return images;
+}
+
+int SelectMixed(int major, int minor, std::vector<const char *> names) {
+  absl::StatusOr<int> index = SelectImage(major, minor, Mixed(names));
+  return index.ok() ? *index : -1;
+}
+
+TEST(SelectImage, PtxOnlyWhenNoCubinFits) {
+  // A fitting cubin wins over PTX, whatever the order.
+  EXPECT_EQ(SelectMixed(9, 0, {"ptx:sm_90a", "sm_90a"}), 1);
+  EXPECT_EQ(SelectMixed(8, 6, {"ptx:sm_86", "sm_80"}), 1);
+  // No cubin for Hopper: sm_80 PTX is JIT-compiled there, and on Blackwell.
+  EXPECT_EQ(SelectMixed(9, 0, {"sm_80", "ptx:sm_80"}), 1);
+  EXPECT_EQ(SelectMixed(12, 0, {"sm_80", "sm_90a", "ptx:sm_80"}), 2);
+  // The newest PTX the device can take.
+  EXPECT_EQ(SelectMixed(10, 0, {"ptx:sm_80", "ptx:sm_90", "ptx:sm_120"}), 1);
+  // Arch-specific PTX only on its own compute capability.
+  EXPECT_EQ(SelectMixed(10, 0, {"ptx:sm_90a"}), -1);
+  EXPECT_EQ(SelectMixed(9, 0, {"ptx:sm_90a"}), 0);
+  // PTX for a newer arch cannot run.
+  EXPECT_EQ(SelectMixed(8, 0, {"ptx:sm_86"}), -1);
+}
+
+TEST(SelectImage, ErrorListsCubinsAndPtx) {
+  absl::StatusOr<int> index =
+      SelectImage(8, 0, Mixed({"sm_90a", "ptx:sm_90a"}));
+  ASSERT_FALSE(index.ok());
+  EXPECT_THAT(std::string(index.status().message()),
+              AllOf(HasSubstr("built for: sm_90a; PTX for: sm_90a"),
+                    HasSubstr("sm_80, compute capability 8.0")));
+  index = SelectImage(8, 0, Mixed({"sm_90a"}));
+  ASSERT_FALSE(index.ok());
+  EXPECT_THAT(std::string(index.status().message()),
+              AllOf(HasSubstr("(no PTX embedded)"),
+                    HasSubstr("or embed PTX (ptx = True / PTX)")));
+}
+
 } // namespace
 } // namespace kiln::internal

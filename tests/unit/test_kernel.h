@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/internal/variant_cache.h"
 #include "kiln/kernel_info.h"
 
 namespace kiln {

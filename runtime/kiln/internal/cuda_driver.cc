@@ -97,6 +97,8 @@ absl::StatusOr<CudaDriver> LoadCudaDriver(const char* library) {
   }
   Resolve(handle, "cuCtxGetId", &d.ctx_get_id);
   Resolve(handle, "cuLaunchKernelEx", &d.launch_kernel_ex);
+  Resolve(handle, "cuThreadExchangeStreamCaptureMode",
+          &d.thread_exchange_stream_capture_mode);
   if (missing != nullptr) {
     dlclose(handle);
     return absl::FailedPreconditionError(

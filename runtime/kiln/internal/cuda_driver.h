@@ -64,6 +64,10 @@ struct CudaDriver {
   decltype(&::cuCtxGetId) ctx_get_id = nullptr;
   // cuLaunchKernelEx (CUDA 11.8) launches thread-block clusters.
   decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;
+  // cuThreadExchangeStreamCaptureMode (CUDA 10.1) lets a module load on first
+  // use proceed while a stream is being captured into a graph.
+  decltype(&::cuThreadExchangeStreamCaptureMode)
+      thread_exchange_stream_capture_mode = nullptr;
 };
 
 // The shared library that the process-wide driver is loaded from.

@@ -31,6 +31,18 @@ int Rank(const Arch& image, int major, int minor) {
   return 1 + image.minor;             // closest lower minor first
 }
 
+// How well PTX fits a device; higher is better, 0 cannot be JIT-compiled
+// for it. PTX for sm_XY compiles for any device of compute capability X.Y or
+// later; arch-specific PTX (sm_XYa) only for X.Y.
+int PtxRank(const Arch& image, int major, int minor) {
+  const int image_cc = image.major * 10 + image.minor;
+  const int device_cc = major * 10 + minor;
+  if (image_cc > device_cc) return 0;
+  if (image.suffix == 'a' && image_cc != device_cc) return 0;
+  if (image.suffix == 'f' && image.major != major) return 0;
+  return 1 + image_cc;  // the newest PTX the device can take
+}
+
 }  // namespace
 
 absl::StatusOr<Arch> ParseArch(absl::string_view name) {
@@ -62,30 +74,40 @@ std::string ArchName(int major, int minor) {
 
 absl::StatusOr<int> SelectImage(int major, int minor,
                                 absl::Span<const CubinImage> images) {
-  int best = -1;
-  int best_rank = 0;
-  for (int i = 0; i < static_cast<int>(images.size()); ++i) {
-    if (images[i].arch == nullptr) continue;
-    absl::StatusOr<Arch> arch = ParseArch(images[i].arch);
-    if (!arch.ok()) continue;
-    const int rank = Rank(*arch, major, minor);
-    if (rank > best_rank) {
-      best = i;
-      best_rank = rank;
+  for (const ImageFormat format : {ImageFormat::kCubin, ImageFormat::kPtx}) {
+    int best = -1;
+    int best_rank = 0;
+    for (int i = 0; i < static_cast<int>(images.size()); ++i) {
+      if (images[i].arch == nullptr || images[i].format != format) continue;
+      absl::StatusOr<Arch> arch = ParseArch(images[i].arch);
+      if (!arch.ok()) continue;
+      const int rank = format == ImageFormat::kCubin
+                           ? Rank(*arch, major, minor)
+                           : PtxRank(*arch, major, minor);
+      if (rank > best_rank) {
+        best = i;
+        best_rank = rank;
+      }
     }
+    if (best >= 0) return best;
   }
-  if (best >= 0) return best;
 
-  std::vector<absl::string_view> built;
+  std::vector<absl::string_view> cubins;
+  std::vector<absl::string_view> ptx;
   for (const CubinImage& image : images) {
-    built.push_back(image.arch != nullptr ? image.arch : "(null)");
+    (image.format == ImageFormat::kPtx ? ptx : cubins)
+        .push_back(image.arch != nullptr ? image.arch : "(null)");
   }
   return absl::NotFoundError(absl::StrCat(
       "no cubin runs on this device (", ArchName(major, minor),
-      ", compute capability ", major, ".", minor,
-      "); built for: ", built.empty() ? "nothing" : absl::StrJoin(built, ", "),
+      ", compute capability ", major, ".", minor, "); built for: ",
+      cubins.empty() ? "nothing" : absl::StrJoin(cubins, ", "),
+      ptx.empty() ? " (no PTX embedded)"
+                  : absl::StrCat("; PTX for: ", absl::StrJoin(ptx, ", ")),
       ". A cubin for sm_XY runs on X.Y and later X.* devices, one for sm_XYa "
-      "only on X.Y; rebuild with this device's arch"));
+      "only on X.Y; rebuild with this device's arch",
+      ptx.empty() ? ", or embed PTX (ptx = True / PTX) to JIT on newer ones"
+                  : ""));
 }
 
 }  // namespace internal

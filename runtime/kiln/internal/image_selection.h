@@ -4,8 +4,9 @@
 // Z >= Y (binary compatibility within a major version); one built for the
 // architecture-specific target sm_XYa runs on compute capability X.Y only; one
 // built for the family target sm_XYf on X.Z with Z >= Y. Nothing runs across
-// major versions, and Kiln embeds no PTX to JIT, so a device no cubin fits is
-// an error. Pure functions, testable without a GPU.
+// major versions. PTX is embedded only when the build opted in; it is chosen
+// only when no cubin fits, and then the driver JIT-compiles it. Without it, a
+// device no cubin fits is an error. Pure functions, testable without a GPU.
 
 #ifndef KILN_INTERNAL_IMAGE_SELECTION_H_
 #define KILN_INTERNAL_IMAGE_SELECTION_H_
@@ -39,8 +40,10 @@ std::string ArchName(int major, int minor);
 // capability major.minor. Preference: an exact architecture-specific match
 // (sm_90a on 9.0), then another exact match (sm_90, sm_90f), then the
 // compatible cubin of the highest lower minor version (sm_80 or sm_80f on
-// 8.6). Among equals, the first listed wins. Images whose arch does not parse
-// are never chosen. When none fits, NotFound with a message that names the
+// 8.6). When no cubin fits, the PTX of the newest arch the device can JIT
+// (sm_XY PTX for any compute capability >= X.Y; sm_XYa PTX for X.Y only).
+// Among equals, the first listed wins. Images whose arch does not parse are
+// never chosen. When none fits, NotFound with a message that names the
 // device's arch and lists every built arch.
 absl::StatusOr<int> SelectImage(int major, int minor,
                                 absl::Span<const CubinImage> images);

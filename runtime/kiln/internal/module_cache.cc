@@ -23,6 +23,30 @@ namespace {
 // Launches may use 48 KiB of shared memory per block without opting in.
 constexpr int kDefaultSharedLimit = 48 * 1024;
 
+// Makes the calling thread's stream-capture mode relaxed while it lives. A
+// first launch may come while a stream is being captured into a CUDA graph,
+// and the driver refuses cuModuleLoadData then unless the thread is relaxed;
+// loading a module adds nothing to the graph, so this is safe.
+class RelaxedCaptureMode {
+ public:
+  explicit RelaxedCaptureMode(const CudaDriver& d) : d_(d) {
+    if (d_.thread_exchange_stream_capture_mode != nullptr) {
+      exchanged_ =
+          d_.thread_exchange_stream_capture_mode(&mode_) == CUDA_SUCCESS;
+    }
+  }
+  ~RelaxedCaptureMode() {
+    if (exchanged_) d_.thread_exchange_stream_capture_mode(&mode_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  const CudaDriver& d_;
+  CUstreamCaptureMode mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+  bool exchanged_ = false;
+};
+
 }  // namespace
 
 absl::StatusOr<const LoadedFunction*> ModuleCache::Load(
@@ -48,6 +72,7 @@ absl::StatusOr<const LoadedFunction*> ModuleCache::Load(
 absl::StatusOr<std::unique_ptr<LoadedFunction>> ModuleCache::LoadLocked(
     const VariantInfo& variant, CUcontext context, uint64_t context_key) {
   const CudaDriver& d = *driver_;
+  RelaxedCaptureMode relaxed(d);
   CUdevice device;
   absl::Status status =
       CudaStatus(d, d.ctx_get_device(&device), "cuCtxGetDevice");
@@ -74,13 +99,17 @@ absl::StatusOr<std::unique_ptr<LoadedFunction>> ModuleCache::LoadLocked(
   if (!index.ok()) return index.status();
   const CubinImage& image = variant.images[*index];
 
+  // cuModuleLoadData takes a cubin, or NUL-terminated PTX that the driver
+  // JIT-compiles for this device.
   CUmodule module;
   status = CudaStatus(d, d.module_load_data(&module, image.data),
                       "cuModuleLoadData");
   if (!status.ok()) {
     return absl::Status(
-        status.code(), absl::StrCat("loading the ", image.arch, " cubin (",
-                                    image.size, " bytes): ", status.message()));
+        status.code(),
+        absl::StrCat("loading the ", image.arch,
+                     image.format == ImageFormat::kPtx ? " PTX" : " cubin",
+                     " (", image.size, " bytes): ", status.message()));
   }
   auto fail = [&](absl::Status error) {
     d.module_unload(module);

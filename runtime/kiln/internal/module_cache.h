@@ -41,6 +41,8 @@ struct LoadedFunction {
 // takes the cache's mutex, and the first use in a context also queries the
 // device, picks the cubin (see image_selection.h), loads it and raises the
 // function's dynamic shared memory limit when it asks for more than 48 KiB.
+// A first use inside CUDA graph capture works: the load runs with the
+// thread's capture mode relaxed, and only the launch is captured.
 // Modules are never unloaded: they live until their context is destroyed.
 class ModuleCache {
  public:

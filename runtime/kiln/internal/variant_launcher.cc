@@ -63,7 +63,9 @@ absl::Status AnnotateVariant(const KernelInfo& kernel,
 absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
                                const KernelInfo& kernel,
                                const VariantInfo& variant, Grid grid,
-                               CUstream stream, void** args) {
+                               CUstream stream, void** args,
+                               const CubinImage** image) {
+  if (image != nullptr) *image = nullptr;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return absl::OkStatus();
 
   CUcontext context = nullptr;
@@ -82,6 +84,7 @@ absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
     if (!loaded.ok()) return AnnotateVariant(kernel, variant, loaded.status());
     f = *loaded;
   }
+  if (image != nullptr) *image = f->image;
 
   if (variant.num_ctas > 1) {
     absl::Status status =

@@ -14,12 +14,15 @@
 namespace kiln {
 namespace internal {
 
-// Does what kiln::internal::LaunchVariant (kiln/launch.h) documents, calling
-// `driver` and loading through `cache` (which must use the same driver).
+// Does what kiln::internal::LaunchVariant (kiln/internal/launch.h)
+// documents, calling `driver` and loading through `cache` (which must use the
+// same driver). When `image` is not null it receives the image launched, or
+// null if none was chosen.
 absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
                                const KernelInfo& kernel,
                                const VariantInfo& variant, Grid grid,
-                               CUstream stream, void** args);
+                               CUstream stream, void** args,
+                               const CubinImage** image = nullptr);
 
 // `status` with its message prefixed by the kernel's and the variant's names:
 // "add_kernel [x_ptr=*fp32:16, ..., num_warps=4]: <message>".

@@ -1,17 +1,19 @@
-// The runtime entry points that generated launchers call.
+// Internal: the runtime entry points that generated launchers call.
 //
 // Users call the typed `launch_<kernel>` functions that kiln-codegen
-// generates; those check their arguments' alignment, pick a variant and call
-// LaunchVariant. Nothing here is meant to be called directly.
+// generates; those check their arguments' alignment and config, pick a variant
+// and call LaunchVariant. Only generated .cc files include this header.
 
-#ifndef KILN_LAUNCH_H_
-#define KILN_LAUNCH_H_
+#ifndef KILN_INTERNAL_LAUNCH_H_
+#define KILN_INTERNAL_LAUNCH_H_
 
 #include <cstdint>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "kiln/cuda_stream.h"
 #include "kiln/grid.h"
+#include "kiln/internal/variant_cache.h"  // IWYU pragma: export
 #include "kiln/kernel_info.h"
 
 namespace kiln {
@@ -22,14 +24,15 @@ namespace internal {
 //
 // Uses the calling thread's current context, or device 0's primary context
 // (made current) when there is none. On first use in a context it loads the
-// cubin that fits the device; later launches there cost about one
+// image that fits the device; later launches there cost about one
 // cuLaunchKernel. A program is a block of 32 * num_warps threads, with the
 // image's dynamic shared memory; variants with num_ctas > 1 launch clusters of
 // num_ctas programs along x (the grid's x extent is multiplied by num_ctas).
-// A grid with a zero extent launches nothing and returns OK.
+// A grid with a zero extent launches nothing and returns OK. When a launch
+// observer is set (kiln/launch_observer.h) it is called before returning.
 //
 // Errors name the kernel, the variant and the cause: no driver or GPU, no
-// cubin for the device's arch, a failed load or launch. The launch is
+// image for the device's arch, a failed load or launch. The launch is
 // asynchronous: faults inside the kernel surface at the next synchronization.
 absl::Status LaunchVariant(const KernelInfo& kernel, const VariantInfo& variant,
                            Grid grid, CUstream stream, void** args);
@@ -40,13 +43,35 @@ absl::Status LaunchVariant(const KernelInfo& kernel, const VariantInfo& variant,
 absl::Status NoMatchingVariant(const KernelInfo& kernel,
                                const char* requirement);
 
+// The status a generated launcher returns when the caller's config matches
+// none compiled for the argument types `types`; `compiled` lists those.
+absl::Status NoMatchingConfig(const KernelInfo& kernel, const char* types,
+                              const char* compiled);
+
 // True when `pointer` is 16-byte aligned, as a divisibility-16 pointer
 // parameter requires.
 inline bool IsAligned16(const void* pointer) {
   return reinterpret_cast<uintptr_t>(pointer) % 16 == 0;
 }
 
+// Whether two config texts (a string or dtype constexpr) are equal; null
+// equals only null.
+inline bool SameText(const char* a, const char* b) {
+  return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
+}
+
+// The number of modules (one per variant and context) the process-wide
+// module cache has loaded so far; 0 without a driver. For tests.
+int ModulesLoaded();
+
+// Adds a kernel to kiln::RegisteredKernels(); generated code defines one per
+// kernel, at namespace scope.
+class KernelRegistration {
+ public:
+  explicit KernelRegistration(const KernelInfo& kernel);
+};
+
 }  // namespace internal
 }  // namespace kiln
 
-#endif  // KILN_LAUNCH_H_
+#endif  // KILN_INTERNAL_LAUNCH_H_

@@ -1,0 +1,361 @@
+// The generated API and the runtime on a real GPU, through kernels compiled by
+// kilnc from examples/vector_add/add.py (tests/e2e/CMakeLists.txt and
+// BUILD.bazel): configs chosen by the caller, grids as functions of the
+// config, PTX for devices no cubin fits, the launch observer, introspection,
+// 16 threads launching on 2 streams, and CUDA graph capture. Labelled `gpu`;
+// every test skips, saying why, without a driver or GPU.
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kiln/internal/launch.h"
+#include "kiln/runtime.h"
+#include "tests/e2e/add_configs.h"
+#include "tests/e2e/add_ptx.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+// The driver entry points these tests need beyond the runtime's: streams and
+// graphs. Resolved from libcuda.so.1 directly, so the runtime stays lean.
+struct TestDriver {
+  decltype(&::cuStreamCreate) stream_create = nullptr;
+  decltype(&::cuStreamDestroy) stream_destroy = nullptr;
+  decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+  decltype(&::cuStreamBeginCapture) stream_begin_capture = nullptr;
+  decltype(&::cuStreamEndCapture) stream_end_capture = nullptr;
+  decltype(&::cuGraphInstantiateWithFlags) graph_instantiate = nullptr;
+  decltype(&::cuGraphLaunch) graph_launch = nullptr;
+  decltype(&::cuGraphExecDestroy) graph_exec_destroy = nullptr;
+  decltype(&::cuGraphDestroy) graph_destroy = nullptr;
+
+  static const TestDriver &Get() {
+    static const TestDriver *const driver = [] {
+      auto *d = new TestDriver;
+      void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (h == nullptr)
+        return d;
+      auto get = [&](const char *name, auto *slot) {
+        *slot = reinterpret_cast<std::remove_reference_t<decltype(*slot)>>(
+            dlsym(h, name));
+      };
+      get("cuStreamCreate", &d->stream_create);
+      get("cuStreamDestroy_v2", &d->stream_destroy);
+      get("cuStreamSynchronize", &d->stream_synchronize);
+      get("cuStreamBeginCapture_v2", &d->stream_begin_capture);
+      get("cuStreamEndCapture", &d->stream_end_capture);
+      get("cuGraphInstantiateWithFlags", &d->graph_instantiate);
+      get("cuGraphLaunch", &d->graph_launch);
+      get("cuGraphExecDestroy", &d->graph_exec_destroy);
+      get("cuGraphDestroy", &d->graph_destroy);
+      return d;
+    }();
+    return *driver;
+  }
+};
+
+class LaunchGpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    absl::StatusOr<kiln::DeviceInfo> device = kiln::CurrentDevice();
+    if (!device.ok()) {
+      GTEST_SKIP() << "SKIPPED: no GPU or CUDA driver: " << device.status();
+    }
+    device_ = *device;
+  }
+
+  // Device buffers x, y, out of `n` floats (plus one spare, so that pointers
+  // one element in are misaligned), x = i, y = 2i, out poisoned.
+  struct Buffers {
+    kiln::DeviceBuffer x, y, out;
+    int64_t n;
+  };
+  static Buffers MakeBuffers(int64_t n) {
+    Buffers b;
+    b.n = n;
+    std::vector<float> x(n + 1), y(n + 1);
+    for (int64_t i = 0; i <= n; ++i) {
+      x[i] = static_cast<float>(i);
+      y[i] = static_cast<float>(2 * i);
+    }
+    const size_t bytes = (n + 1) * sizeof(float);
+    b.x = *kiln::DeviceBuffer::Allocate(bytes);
+    b.y = *kiln::DeviceBuffer::Allocate(bytes);
+    b.out = *kiln::DeviceBuffer::Allocate(bytes);
+    EXPECT_TRUE(b.x.CopyFromHost(x.data(), bytes).ok());
+    EXPECT_TRUE(b.y.CopyFromHost(y.data(), bytes).ok());
+    EXPECT_TRUE(b.out.Fill(0xff).ok());
+    return b;
+  }
+  // Whether out[offset + i] == 3 * (offset + i) for i in [0, count).
+  static bool Check(const Buffers &b, int64_t offset, int64_t count) {
+    std::vector<float> out(b.n + 1);
+    if (!b.out.CopyToHost(out.data(), out.size() * sizeof(float)).ok()) {
+      return false;
+    }
+    for (int64_t i = offset; i < offset + count; ++i) {
+      if (out[i] != 3.0f * i) {
+        ADD_FAILURE() << "out[" << i << "] = " << out[i];
+        return false;
+      }
+    }
+    return true;
+  }
+
+  kiln::DeviceInfo device_;
+};
+
+// Records every launch the observer sees.
+struct Seen {
+  std::atomic<int> launches{0};
+  std::atomic<const kiln::VariantInfo *> last_variant{nullptr};
+  std::atomic<const kiln::CubinImage *> last_image{nullptr};
+  std::atomic<uint32_t> last_grid_x{0};
+};
+
+void Record(const kiln::LaunchEvent &event, void *user_data) {
+  Seen *seen = static_cast<Seen *>(user_data);
+  seen->launches.fetch_add(1);
+  seen->last_variant = event.variant;
+  seen->last_image = event.image;
+  seen->last_grid_x = event.grid.x;
+}
+
+// A const char* of the config's constexpr `name` in `variant`.
+std::string ConstexprOf(const kiln::VariantInfo &variant, const char *name) {
+  for (int i = 0; i < variant.num_constexprs; ++i) {
+    if (std::strcmp(variant.constexprs[i].name, name) == 0) {
+      return variant.constexprs[i].value;
+    }
+  }
+  return "";
+}
+
+TEST_F(LaunchGpuTest, ConfigsAndGridFunctions) {
+  Buffers b = MakeBuffers(10000);
+  const int32_t n = static_cast<int32_t>(b.n);
+  Seen seen;
+  kiln::SetLaunchObserver(&Record, &seen);
+
+  // The default config (the first specialization): BLOCK=1024.
+  ASSERT_TRUE(e2e::configs::launch_add_kernel(
+                  kiln::Grid(kiln::cdiv(n, 1024)), nullptr, b.x.data<float>(),
+                  b.y.data<float>(), b.out.data<float>(), n)
+                  .ok());
+  ASSERT_TRUE(Check(b, 0, n));
+  EXPECT_EQ(ConstexprOf(*seen.last_variant, "BLOCK"), "1024");
+
+  // Another compiled config, with the grid computed from it.
+  ASSERT_TRUE(b.out.Fill(0xff).ok());
+  e2e::configs::add_kernel_config config;
+  config.BLOCK = 256;
+  config.num_warps = 2;
+  int calls = 0;
+  absl::Status status = e2e::configs::launch_add_kernel(
+      config,
+      [&](const e2e::configs::add_kernel_config &c) {
+        ++calls;
+        return kiln::Grid(kiln::cdiv(n, c.BLOCK));
+      },
+      nullptr, b.x.data<float>(), b.y.data<float>(), b.out.data<float>(), n);
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_TRUE(Check(b, 0, n));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seen.last_grid_x.load(), kiln::cdiv(n, 256));
+  EXPECT_EQ(ConstexprOf(*seen.last_variant, "BLOCK"), "256");
+  EXPECT_EQ(seen.last_variant.load()->num_warps, 2);
+
+  // The default config's grid function sees the default.
+  ASSERT_TRUE(e2e::configs::launch_add_kernel(
+                  [&](const e2e::configs::add_kernel_config &c) {
+                    EXPECT_EQ(c.BLOCK, 1024);
+                    return kiln::Grid(kiln::cdiv(n, c.BLOCK));
+                  },
+                  nullptr, b.x.data<float>(), b.y.data<float>(),
+                  b.out.data<float>(), n)
+                  .ok());
+
+  // A config compiled only for fp16 is refused for fp32, naming both.
+  config.BLOCK = 2048;
+  config.num_warps = 8;
+  status = e2e::configs::launch_add_kernel(config, kiln::Grid(1), nullptr,
+                                           b.x.data<float>(), b.y.data<float>(),
+                                           b.out.data<float>(), n);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("compiled for them: (BLOCK=1024, num_warps=4, "
+                        "num_stages=3), (BLOCK=256, num_warps=2"));
+  EXPECT_TRUE(kiln::SynchronizeStream(nullptr).ok());
+  kiln::SetLaunchObserver(nullptr, nullptr);
+  EXPECT_GE(seen.launches.load(), 3);
+}
+
+TEST_F(LaunchGpuTest, MisalignedArgumentsTakeTheGeneralVariant) {
+  Buffers b = MakeBuffers(5000);
+  Seen seen;
+  kiln::SetLaunchObserver(&Record, &seen);
+  const int32_t n = 4999;
+  ASSERT_TRUE(e2e::configs::launch_add_kernel(kiln::Grid(kiln::cdiv(n, 1024)),
+                                              nullptr, b.x.data<float>() + 1,
+                                              b.y.data<float>() + 1,
+                                              b.out.data<float>() + 1, n)
+                  .ok());
+  kiln::SetLaunchObserver(nullptr, nullptr);
+  EXPECT_FALSE(seen.last_variant.load()->aligned);
+  EXPECT_TRUE(Check(b, 1, n));
+}
+
+TEST_F(LaunchGpuTest, PtxRunsWhereNoCubinFits) {
+  // add_ptx has only an sm_80 cubin and sm_80 PTX: a device of another major
+  // version must JIT the PTX, and an Ampere device takes the cubin.
+  const kiln::VariantInfo &variant = e2e::ptx::add_kernel_info().variants[0];
+  absl::StatusOr<const kiln::CubinImage *> image =
+      kiln::ImageForCurrentDevice(variant);
+  ASSERT_TRUE(image.ok()) << image.status();
+  const bool expect_ptx = device_.compute_capability_major != 8;
+  EXPECT_EQ((*image)->format == kiln::ImageFormat::kPtx, expect_ptx)
+      << device_.arch() << " got " << (*image)->arch;
+
+  Buffers b = MakeBuffers(3000);
+  Seen seen;
+  kiln::SetLaunchObserver(&Record, &seen);
+  absl::Status status = e2e::ptx::launch_add_kernel(
+      kiln::Grid(kiln::cdiv(b.n, 1024)), nullptr, b.x.data<float>(),
+      b.y.data<float>(), b.out.data<float>(), static_cast<int32_t>(b.n));
+  kiln::SetLaunchObserver(nullptr, nullptr);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(Check(b, 0, b.n));
+  ASSERT_NE(seen.last_image.load(), nullptr);
+  EXPECT_EQ(seen.last_image.load()->format == kiln::ImageFormat::kPtx,
+            expect_ptx);
+  std::printf("device %s ran add_ptx from the %s %s\n", device_.arch().c_str(),
+              seen.last_image.load()->arch, expect_ptx ? "PTX (JIT)" : "cubin");
+}
+
+TEST_F(LaunchGpuTest, IntrospectionListsTheLinkedKernels) {
+  std::vector<const kiln::KernelInfo *> kernels = kiln::RegisteredKernels();
+  EXPECT_THAT(kernels,
+              ::testing::IsSupersetOf({&e2e::configs::add_kernel_info(),
+                                       &e2e::ptx::add_kernel_info()}));
+  absl::StatusOr<const kiln::KernelInfo *> found =
+      kiln::FindKernel("add_kernel");
+  ASSERT_TRUE(found.ok());
+  EXPECT_STREQ((*found)->name, "add_kernel");
+  EXPECT_FALSE(kiln::FindKernel("no_such_kernel").ok());
+  const kiln::KernelInfo &info = e2e::configs::add_kernel_info();
+  for (int v = 0; v < info.num_variants; ++v) {
+    absl::StatusOr<const kiln::CubinImage *> image =
+        kiln::ImageForCurrentDevice(info.variants[v]);
+    ASSERT_TRUE(image.ok()) << image.status();
+    EXPECT_GT((*image)->registers, 0);
+    EXPECT_GE((*image)->shared_bytes, 0);
+  }
+}
+
+// 16 threads x 1000 launches, alternating aligned and misaligned arguments,
+// on 2 streams: every result right, and each variant's module loaded once.
+// Uses only the BLOCK=256 config, which no other test here launches.
+TEST_F(LaunchGpuTest, SixteenThreadsTwoStreamsLoadEachModuleOnce) {
+  const TestDriver &d = TestDriver::Get();
+  ASSERT_NE(d.stream_create, nullptr);
+  constexpr int kThreads = 16;
+  constexpr int kLaunches = 1000;
+  constexpr int64_t kSlice = 4096; // elements per thread
+  Buffers b = MakeBuffers(kThreads * kSlice);
+  CUstream streams[2];
+  for (CUstream &stream : streams) {
+    ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  }
+  const int modules_before = kiln::internal::ModulesLoaded();
+  Seen seen;
+  kiln::SetLaunchObserver(&Record, &seen);
+  e2e::configs::add_kernel_config config;
+  config.BLOCK = 256;
+  config.num_warps = 2;
+
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      CUstream stream = streams[t % 2];
+      for (int i = 0; i < kLaunches; ++i) {
+        // Odd launches start one element in: the general variant.
+        const int64_t start = t * kSlice + (i % 2);
+        const int32_t n = static_cast<int32_t>(kSlice - (i % 2));
+        absl::Status status = e2e::configs::launch_add_kernel(
+            config, kiln::Grid(kiln::cdiv(n, 256)), stream,
+            b.x.data<float>() + start, b.y.data<float>() + start,
+            b.out.data<float>() + start, n);
+        if (!status.ok()) {
+          if (failures.fetch_add(1) == 0)
+            ADD_FAILURE() << status;
+        }
+      }
+    });
+  }
+  for (std::thread &thread : threads)
+    thread.join();
+  kiln::SetLaunchObserver(nullptr, nullptr);
+  for (CUstream stream : streams) {
+    EXPECT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
+    d.stream_destroy(stream);
+  }
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(seen.launches.load(), kThreads * kLaunches);
+  EXPECT_TRUE(Check(b, 0, kThreads * kSlice));
+  // The aligned and the general variant of that config, once each.
+  EXPECT_EQ(kiln::internal::ModulesLoaded() - modules_before, 2);
+}
+
+// Launches recorded into a CUDA graph and replayed, in global and thread-local
+// capture modes: the first (under ctest, where each test is its own process)
+// loads add_ptx's module inside the capture, the second round is warm.
+TEST_F(LaunchGpuTest, LaunchesUnderGraphCapture) {
+  const TestDriver &d = TestDriver::Get();
+  ASSERT_NE(d.graph_instantiate, nullptr);
+  Buffers b = MakeBuffers(8192);
+  const int32_t n = static_cast<int32_t>(b.n);
+  CUstream stream;
+  ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  for (CUstreamCaptureMode mode :
+       {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL}) {
+    ASSERT_TRUE(b.out.Fill(0xff).ok());
+    ASSERT_EQ(d.stream_begin_capture(stream, mode), CUDA_SUCCESS);
+    absl::Status first = e2e::ptx::launch_add_kernel(
+        kiln::Grid(kiln::cdiv(n, 1024)), stream, b.x.data<float>(),
+        b.y.data<float>(), b.out.data<float>(), n);
+    absl::Status second = e2e::configs::launch_add_kernel(
+        kiln::Grid(kiln::cdiv(n, 1024)), stream, b.x.data<float>(),
+        b.y.data<float>(), b.out.data<float>(), n);
+    CUgraph graph = nullptr;
+    ASSERT_EQ(d.stream_end_capture(stream, &graph), CUDA_SUCCESS)
+        << "mode " << mode;
+    ASSERT_TRUE(first.ok()) << "mode " << mode << ": " << first;
+    ASSERT_TRUE(second.ok()) << "mode " << mode << ": " << second;
+    CUgraphExec exec = nullptr;
+    ASSERT_EQ(d.graph_instantiate(&exec, graph, 0), CUDA_SUCCESS);
+    // Nothing ran while capturing.
+    std::vector<float> out(b.n);
+    ASSERT_TRUE(b.out.CopyToHost(out.data(), out.size() * sizeof(float)).ok());
+    EXPECT_NE(out[5], 15.0f);
+    ASSERT_EQ(d.graph_launch(exec, stream), CUDA_SUCCESS);
+    ASSERT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
+    EXPECT_TRUE(Check(b, 0, n)) << "mode " << mode;
+    d.graph_exec_destroy(exec);
+    d.graph_destroy(graph);
+  }
+  d.stream_destroy(stream);
+}
+
+} // namespace
