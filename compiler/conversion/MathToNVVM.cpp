@@ -9,6 +9,7 @@
 #include "compiler/conversion/LoweringUtils.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -51,14 +52,37 @@ struct FastExpLowering : OpConversionPattern<MathOp> {
   }
 };
 
+/// fp32 division as upstream Triton does it: div.full.f32 (2 ulp), unless
+/// the op asks for IEEE rounding (tl.div_rn sets `kiln.div_rn`).
+struct FastDivLowering : OpConversionPattern<arith::DivFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::DivFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getType().isF32() || op->hasAttr("kiln.div_rn"))
+      return failure();
+    auto asmOp = LLVM::InlineAsmOp::create(
+        rewriter, op.getLoc(), rewriter.getF32Type(),
+        ValueRange{adaptor.getLhs(), adaptor.getRhs()},
+        rewriter.getStringAttr("div.full.f32 $0, $1, $2;"),
+        rewriter.getStringAttr("=r,r,r"), UnitAttr(), UnitAttr(),
+        LLVM::TailCallKindAttr::get(rewriter.getContext(),
+                                    LLVM::tailcallkind::TailCallKind::None),
+        LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
+        ArrayAttr());
+    rewriter.replaceOp(op, asmOp.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateMathToNVVMPatterns(KilnTypeConverter &converter,
                                       RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<FastExpLowering<math::ExpOp, true>,
-               FastExpLowering<math::Exp2Op, false>>(converter, ctx,
-                                                     /*benefit=*/20);
+               FastExpLowering<math::Exp2Op, false>, FastDivLowering>(
+      converter, ctx, /*benefit=*/20);
   // libdevice for everything NVPTX has no instruction for; ahead of
   // math-to-llvm, whose intrinsics NVPTX cannot always select.
   populateLibDeviceConversionPatterns(converter, patterns, /*benefit=*/10);

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -67,6 +68,13 @@ kiln::AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) {
     }
     for (Value result : op->getResults())
       infos[result] = compute(op, result);
+    // A loop's induction variable starts at lb and moves by step: it is
+    // divisible by whatever divides both.
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      int64_t div = std::gcd(get(loop.getLowerBound()).divisibility[0],
+                             get(loop.getStep()).divisibility[0]);
+      infos[loop.getInductionVar()] = splatInfo(loop.getInductionVar(), div);
+    }
   });
 }
 

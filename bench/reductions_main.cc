@@ -1,0 +1,230 @@
+// Softmax (fp32) and layer norm (fp16) through Kiln's generated launchers:
+// checks every row against a CPU reference, then times each configuration
+// the way triton.testing.do_bench does (L2 flushed before each run, CUDA
+// events around the kernel, median of the runs), so that bench/reductions.py
+// can put the figures beside upstream Triton's.
+//
+// Prints one line per configuration:
+//   RESULT softmax M=4096 N=16384 GBps=... ms=...
+//   RESULT layernorm M=4096 N=8192 GBps=... ms=...
+// Without a GPU it prints the kernels' inventory and exits 0.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bench/layernorm_1024.h"
+#include "bench/layernorm_4096.h"
+#include "bench/layernorm_8192.h"
+#include "bench/softmax_1024.h"
+#include "bench/softmax_16384.h"
+#include "bench/softmax_4096.h"
+#include "kiln/runtime.h"
+
+namespace {
+
+constexpr int kRows = 4096;
+constexpr int kTimedRuns = 20;
+constexpr size_t kFlushBytes = size_t{256} << 20;  // larger than the L2
+
+#define RETURN_IF_ERROR(expr)             \
+  do {                                    \
+    absl::Status status_ = (expr);        \
+    if (!status_.ok()) return status_;    \
+  } while (0)
+
+// Times `launch` as do_bench does: flush L2, then events around one launch;
+// the median of kTimedRuns after a warm-up.
+template <typename Launch>
+absl::StatusOr<double> MedianMilliseconds(kiln::DeviceBuffer& flush,
+                                          Launch launch) {
+  RETURN_IF_ERROR(launch());
+  RETURN_IF_ERROR(kiln::SynchronizeStream(nullptr));
+  absl::StatusOr<kiln::EventTimer> timer = kiln::EventTimer::Create();
+  if (!timer.ok()) return timer.status();
+  std::vector<double> times;
+  for (int i = 0; i < kTimedRuns; ++i) {
+    RETURN_IF_ERROR(flush.Fill(static_cast<uint8_t>(i)));
+    RETURN_IF_ERROR(timer->Start(nullptr));
+    RETURN_IF_ERROR(launch());
+    RETURN_IF_ERROR(timer->Stop(nullptr));
+    absl::StatusOr<float> ms = timer->ElapsedMilliseconds();
+    if (!ms.ok()) return ms.status();
+    times.push_back(*ms);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+using SoftmaxLauncher = absl::Status (*)(kiln::Grid, CUstream, float*, float*,
+                                         int32_t, int32_t, int32_t);
+
+absl::Status RunSoftmax(kiln::DeviceBuffer& flush, int n_cols,
+                        SoftmaxLauncher launch, std::mt19937& rng) {
+  const size_t count = size_t{kRows} * n_cols;
+  std::vector<float> input(count), output(count);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (float& v : input) v = dist(rng);
+  absl::StatusOr<kiln::DeviceBuffer> in =
+      kiln::DeviceBuffer::Allocate(count * sizeof(float));
+  if (!in.ok()) return in.status();
+  absl::StatusOr<kiln::DeviceBuffer> out =
+      kiln::DeviceBuffer::Allocate(count * sizeof(float));
+  if (!out.ok()) return out.status();
+  RETURN_IF_ERROR(in->CopyFromHost(input.data(), count * sizeof(float)));
+  RETURN_IF_ERROR(out->Fill(0xff));  // NaN: unwritten outputs fail the check
+  auto run = [&] {
+    return launch(kiln::Grid(kRows), nullptr, out->data<float>(),
+                  in->data<float>(), n_cols, n_cols, n_cols);
+  };
+  RETURN_IF_ERROR(run());
+  RETURN_IF_ERROR(kiln::SynchronizeStream(nullptr));
+  RETURN_IF_ERROR(out->CopyToHost(output.data(), count * sizeof(float)));
+  double worst = 0;
+  for (int r = 0; r < kRows; ++r) {
+    const float* x = &input[size_t{r} * n_cols];
+    double max = -INFINITY, sum = 0;
+    for (int c = 0; c < n_cols; ++c) max = std::max<double>(max, x[c]);
+    for (int c = 0; c < n_cols; ++c) sum += std::exp(x[c] - max);
+    for (int c = 0; c < n_cols; ++c) {
+      double expected = std::exp(x[c] - max) / sum;
+      double got = output[size_t{r} * n_cols + c];
+      double error = std::fabs(got - expected) / (1e-6 + std::fabs(expected));
+      if (!(error <= 1e-4)) {
+        return absl::InternalError(
+            "softmax N=" + std::to_string(n_cols) + " row " +
+            std::to_string(r) + " col " + std::to_string(c) + ": got " +
+            std::to_string(got) + ", expected " + std::to_string(expected));
+      }
+      worst = std::max(worst, error);
+    }
+  }
+  std::printf("check softmax M=%d N=%d: ok (max relative error %.2e)\n",
+              kRows, n_cols, worst);
+  absl::StatusOr<double> ms = MedianMilliseconds(flush, run);
+  if (!ms.ok()) return ms.status();
+  std::printf("RESULT softmax M=%d N=%d GBps=%.1f ms=%.5f\n", kRows, n_cols,
+              8.0 * count / (*ms * 1e-3) / 1e9, *ms);
+  return absl::OkStatus();
+}
+
+using LayerNormLauncher = absl::Status (*)(kiln::Grid, CUstream, kiln::half*,
+                                           kiln::half*, kiln::half*,
+                                           kiln::half*, int32_t, int32_t,
+                                           float);
+
+absl::Status RunLayerNorm(kiln::DeviceBuffer& flush, int n_cols,
+                          LayerNormLauncher launch, std::mt19937& rng) {
+  const size_t count = size_t{kRows} * n_cols;
+  std::vector<kiln::half> x(count), y(count), w(n_cols), b(n_cols);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (kiln::half& v : x) v = kiln::half(normal(rng));
+  for (kiln::half& v : w) v = kiln::half(unit(rng));
+  for (kiln::half& v : b) v = kiln::half(unit(rng));
+  const float eps = 1e-5f;
+  std::vector<absl::StatusOr<kiln::DeviceBuffer>> buffers;
+  for (size_t bytes : {count * 2, count * 2, size_t(n_cols) * 2,
+                       size_t(n_cols) * 2}) {
+    buffers.push_back(kiln::DeviceBuffer::Allocate(bytes));
+    if (!buffers.back().ok()) return buffers.back().status();
+  }
+  kiln::DeviceBuffer &dx = *buffers[0], &dy = *buffers[1], &dw = *buffers[2],
+                     &db = *buffers[3];
+  RETURN_IF_ERROR(dx.CopyFromHost(x.data(), count * 2));
+  RETURN_IF_ERROR(dw.CopyFromHost(w.data(), n_cols * 2));
+  RETURN_IF_ERROR(db.CopyFromHost(b.data(), n_cols * 2));
+  RETURN_IF_ERROR(dy.Fill(0xff));
+  auto run = [&] {
+    return launch(kiln::Grid(kRows), nullptr, dx.data<kiln::half>(),
+                  dy.data<kiln::half>(), dw.data<kiln::half>(),
+                  db.data<kiln::half>(), n_cols, n_cols, eps);
+  };
+  RETURN_IF_ERROR(run());
+  RETURN_IF_ERROR(kiln::SynchronizeStream(nullptr));
+  RETURN_IF_ERROR(dy.CopyToHost(y.data(), count * 2));
+  double worst = 0;
+  for (int r = 0; r < kRows; ++r) {
+    const kiln::half* row = &x[size_t{r} * n_cols];
+    double mean = 0, var = 0;
+    for (int c = 0; c < n_cols; ++c) mean += static_cast<float>(row[c]);
+    mean /= n_cols;
+    for (int c = 0; c < n_cols; ++c) {
+      double d = static_cast<float>(row[c]) - mean;
+      var += d * d;
+    }
+    double rstd = 1.0 / std::sqrt(var / n_cols + eps);
+    for (int c = 0; c < n_cols; ++c) {
+      double expected = (static_cast<float>(row[c]) - mean) * rstd *
+                            static_cast<float>(w[c]) +
+                        static_cast<float>(b[c]);
+      double got = static_cast<float>(y[size_t{r} * n_cols + c]);
+      double error = std::fabs(got - expected);
+      if (!(error <= 1e-2)) {
+        return absl::InternalError(
+            "layernorm N=" + std::to_string(n_cols) + " row " +
+            std::to_string(r) + " col " + std::to_string(c) + ": got " +
+            std::to_string(got) + ", expected " + std::to_string(expected));
+      }
+      worst = std::max(worst, error);
+    }
+  }
+  std::printf("check layernorm M=%d N=%d: ok (max absolute error %.2e)\n",
+              kRows, n_cols, worst);
+  absl::StatusOr<double> ms = MedianMilliseconds(flush, run);
+  if (!ms.ok()) return ms.status();
+  std::printf("RESULT layernorm M=%d N=%d GBps=%.1f ms=%.5f\n", kRows, n_cols,
+              4.0 * count / (*ms * 1e-3) / 1e9, *ms);
+  return absl::OkStatus();
+}
+
+absl::Status RunAll() {
+  absl::StatusOr<kiln::DeviceBuffer> flush =
+      kiln::DeviceBuffer::Allocate(kFlushBytes);
+  if (!flush.ok()) return flush.status();
+  std::mt19937 rng(20261122);
+  RETURN_IF_ERROR(RunSoftmax(*flush, 1024,
+                             &bench::softmax_1024::launch_softmax_kernel, rng));
+  RETURN_IF_ERROR(RunSoftmax(*flush, 4096,
+                             &bench::softmax_4096::launch_softmax_kernel, rng));
+  RETURN_IF_ERROR(RunSoftmax(
+      *flush, 16384, &bench::softmax_16384::launch_softmax_kernel, rng));
+  RETURN_IF_ERROR(RunLayerNorm(
+      *flush, 1024, &bench::layernorm_1024::launch_layernorm_kernel, rng));
+  RETURN_IF_ERROR(RunLayerNorm(
+      *flush, 4096, &bench::layernorm_4096::launch_layernorm_kernel, rng));
+  RETURN_IF_ERROR(RunLayerNorm(
+      *flush, 8192, &bench::layernorm_8192::launch_layernorm_kernel, rng));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main() {
+  absl::StatusOr<kiln::DeviceInfo> device = kiln::CurrentDevice();
+  if (!device.ok()) {
+    std::printf("%s", kiln::DescribeKernel(
+                          bench::softmax_16384::softmax_kernel_info())
+                          .c_str());
+    std::printf("%s", kiln::DescribeKernel(
+                          bench::layernorm_8192::layernorm_kernel_info())
+                          .c_str());
+    std::printf("no GPU found: %s\n", device.status().ToString().c_str());
+    return 0;
+  }
+  std::printf("device: %s (%s)\n", device->name.c_str(),
+              device->arch().c_str());
+  absl::Status status = RunAll();
+  if (!status.ok()) {
+    std::printf("FAILED: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
