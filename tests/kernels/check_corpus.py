@@ -182,7 +182,11 @@ def write_known_failures(path, variants, known):
         else:
             keys = [(rel, kernel, v.index, v) for v in failing]
         for rel_, kernel_, index, v in keys:
-            reason = known.get((rel_, kernel_, index)) or known.get((rel_, kernel_, None)) or v.message
+            # A reason written by hand is kept; one copied from kilnc (it
+            # starts with the file name) is refreshed to this run's error.
+            reason = known.get((rel_, kernel_, index)) or known.get((rel_, kernel_, None))
+            if not reason or reason.startswith(rel_ + ":"):
+                reason = v.message
             name = kernel_ + (f"@{index}" if index else "")
             lines.append(f"{rel_} {name} {reason}")
     with open(path, "w", encoding="utf-8") as f:
@@ -288,7 +292,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=120, help="seconds per variant")
     ap.add_argument("--filter", default="", help="only variants whose 'file -n kernel' contains this")
     ap.add_argument("--update-known-failures", action="store_true",
-                    help="rewrite KNOWN_FAILURES from this run's failures, keeping known reasons")
+                    help="rewrite KNOWN_FAILURES from this run's failures (hand-written reasons are kept)")
     ap.add_argument("--write-language-doc", metavar="PATH",
                     help="write the construct table (docs/language.md) from this run")
     ap.add_argument("--quiet", "-q", action="store_true", help="print only failures and the summary")
