@@ -265,7 +265,7 @@ TEST_F(LaunchGpuTest, IntrospectionListsTheLinkedKernels) {
 
 // 16 threads x 1000 launches, alternating aligned and misaligned arguments,
 // on 2 streams: every result right, and each variant's module loaded once.
-// Uses only the BLOCK=256 config, which no other test here launches.
+// Uses only the BLOCK=512 config, which no other test here launches.
 TEST_F(LaunchGpuTest, SixteenThreadsTwoStreamsLoadEachModuleOnce) {
   const TestDriver &d = TestDriver::Get();
   ASSERT_NE(d.stream_create, nullptr);
@@ -281,8 +281,7 @@ TEST_F(LaunchGpuTest, SixteenThreadsTwoStreamsLoadEachModuleOnce) {
   Seen seen;
   kiln::SetLaunchObserver(&Record, &seen);
   e2e::configs::add_kernel_config config;
-  config.BLOCK = 256;
-  config.num_warps = 2;
+  config.BLOCK = 512;
 
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -294,7 +293,7 @@ TEST_F(LaunchGpuTest, SixteenThreadsTwoStreamsLoadEachModuleOnce) {
         const int64_t start = t * kSlice + (i % 2);
         const int32_t n = static_cast<int32_t>(kSlice - (i % 2));
         absl::Status status = e2e::configs::launch_add_kernel(
-            config, kiln::Grid(kiln::cdiv(n, 256)), stream,
+            config, kiln::Grid(kiln::cdiv(n, 512)), stream,
             b.x.data<float>() + start, b.y.data<float>() + start,
             b.out.data<float>() + start, n);
         if (!status.ok()) {
@@ -319,8 +318,9 @@ TEST_F(LaunchGpuTest, SixteenThreadsTwoStreamsLoadEachModuleOnce) {
 }
 
 // Launches recorded into a CUDA graph and replayed, in global and thread-local
-// capture modes: the first (under ctest, where each test is its own process)
-// loads add_ptx's module inside the capture, the second round is warm.
+// capture modes. The first round's launch of the BLOCK=128 config (which no
+// other test launches) loads its module inside the capture; the second
+// round's is warm. The PTX kernel's launch is captured too.
 TEST_F(LaunchGpuTest, LaunchesUnderGraphCapture) {
   const TestDriver &d = TestDriver::Get();
   ASSERT_NE(d.graph_instantiate, nullptr);
@@ -328,16 +328,20 @@ TEST_F(LaunchGpuTest, LaunchesUnderGraphCapture) {
   const int32_t n = static_cast<int32_t>(b.n);
   CUstream stream;
   ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  e2e::configs::add_kernel_config config;
+  config.BLOCK = 128;
+  config.num_warps = 1;
+  const int modules_before = kiln::internal::ModulesLoaded();
   for (CUstreamCaptureMode mode :
        {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL}) {
     ASSERT_TRUE(b.out.Fill(0xff).ok());
     ASSERT_EQ(d.stream_begin_capture(stream, mode), CUDA_SUCCESS);
-    absl::Status first = e2e::ptx::launch_add_kernel(
-        kiln::Grid(kiln::cdiv(n, 1024)), stream, b.x.data<float>(),
-        b.y.data<float>(), b.out.data<float>(), n);
-    absl::Status second = e2e::configs::launch_add_kernel(
-        kiln::Grid(kiln::cdiv(n, 1024)), stream, b.x.data<float>(),
-        b.y.data<float>(), b.out.data<float>(), n);
+    absl::Status first = e2e::configs::launch_add_kernel(
+        config, kiln::Grid(kiln::cdiv(n / 2, 128)), stream, b.x.data<float>(),
+        b.y.data<float>(), b.out.data<float>(), n / 2);
+    absl::Status second = e2e::ptx::launch_add_kernel(
+        kiln::Grid(kiln::cdiv(n / 2, 1024)), stream, b.x.data<float>() + n / 2,
+        b.y.data<float>() + n / 2, b.out.data<float>() + n / 2, n / 2);
     CUgraph graph = nullptr;
     ASSERT_EQ(d.stream_end_capture(stream, &graph), CUDA_SUCCESS)
         << "mode " << mode;
@@ -355,6 +359,8 @@ TEST_F(LaunchGpuTest, LaunchesUnderGraphCapture) {
     d.graph_exec_destroy(exec);
     d.graph_destroy(graph);
   }
+  // The BLOCK=128 config's aligned variant was loaded, once.
+  EXPECT_GE(kiln::internal::ModulesLoaded() - modules_before, 1);
   d.stream_destroy(stream);
 }
 

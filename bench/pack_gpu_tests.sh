@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Packs every GPU test binary and the launch-overhead bench of a CMake build
+# tree for the GPU machine (which cannot build Kiln), with the shared
+# libraries it lacks: bench/run_gpu_tests.sh runs them there.
+#
+#   bench/pack_gpu_tests.sh BUILD_DIR DEST_DIR      # e.g. build .devbuild
+#
+# Build first: cmake --build BUILD_DIR --target kiln_runtime_gpu_test
+#   kiln_launch_gpu_test vector_add launch_overhead, and run
+#   `ctest -R consumer_package` for the consumer (tests/e2e/consumer).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BUILD_DIR DEST_DIR" >&2
+  exit 2
+fi
+build=$1
+dest=$2
+binaries=(
+  "$build/tests/unit/kiln_runtime_gpu_test"
+  "$build/tests/e2e/kiln_launch_gpu_test"
+  "$build/examples/vector_add/vector_add"
+  "$build/launch_overhead"
+  "$build/tests/e2e/consumer/one/consumer"
+)
+rm -rf "$dest"
+for binary in "${binaries[@]}"; do
+  if [[ ! -x $binary ]]; then
+    echo "pack_gpu_tests: missing $binary (see the usage above)" >&2
+    exit 1
+  fi
+  bench/pack_binary.sh "$binary" "$dest" >/dev/null
+done
+echo "pack_gpu_tests: $(ls "$dest" | grep -vc '^lib$') binaries, $(ls "$dest/lib" | wc -l) libraries in $dest ($(du -sh "$dest" | cut -f1))"
