@@ -18,6 +18,8 @@
 #include "compiler/ir/KilnDialect.h.inc"
 #include "compiler/ir/KilnGPUDialect.h.inc"
 
+#include "compiler/ir/KilnEnums.h.inc"
+
 #define GET_TYPEDEF_CLASSES
 #include "compiler/ir/KilnTypes.h.inc"
 

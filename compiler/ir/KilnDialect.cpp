@@ -80,16 +80,48 @@ static LogicalResult verifyMemoryAccess(Operation *op, Type ptrType,
   return success();
 }
 
+// Block pointers: the value is the block; no mask; boundary_check names
+// distinct dimensions of the block.
+static LogicalResult
+verifyBlockAccess(Operation *op, Type ptrType, Type valueType, Value mask,
+                  std::optional<ArrayRef<int32_t>> checks) {
+  RankedTensorType block =
+      cast<kiln::BlockPointerType>(ptrType).getTensorType();
+  if (valueType != block)
+    return op->emitOpError("value type ")
+           << valueType << " must be the block type " << block;
+  if (mask)
+    return op->emitOpError("block-pointer accesses take no mask");
+  SmallVector<bool> seen(block.getRank(), false);
+  for (int32_t d : checks.value_or(ArrayRef<int32_t>())) {
+    if (d < 0 || d >= block.getRank() || seen[d])
+      return op->emitOpError("boundary_check must list distinct dimensions "
+                             "of the block");
+    seen[d] = true;
+  }
+  return success();
+}
+
 LogicalResult kiln::LoadOp::verify() {
   if (getOther() && getOther().getType() != getResult().getType())
     return emitOpError("`other` must have the result type");
   if (getOther() && !getMask())
     return emitOpError("`other` needs a mask");
+  if (isa<BlockPointerType>(getPtr().getType()))
+    return verifyBlockAccess(*this, getPtr().getType(), getResult().getType(),
+                             getMask(), getBoundaryCheck());
+  if (getBoundaryCheck() || getPadding())
+    return emitOpError("boundary_check and padding need a block pointer");
   return verifyMemoryAccess(*this, getPtr().getType(), getResult().getType(),
                             getMask());
 }
 
 LogicalResult kiln::StoreOp::verify() {
+  if (isa<BlockPointerType>(getPtr().getType()))
+    return verifyBlockAccess(*this, getPtr().getType(), getValue().getType(),
+                             getMask(), getBoundaryCheck());
+  if (getBoundaryCheck())
+    return emitOpError("boundary_check needs a block pointer");
   return verifyMemoryAccess(*this, getPtr().getType(), getValue().getType(),
                             getMask());
 }

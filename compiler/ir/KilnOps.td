@@ -14,6 +14,11 @@ def Kiln_PtrLike : AnyTypeOf<[Kiln_Ptr, Kiln_PtrTensor]>;
 def Kiln_IntLike : AnyTypeOf<[AnySignlessInteger, RankedTensorOf<[AnySignlessInteger]>]>;
 def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
 
+include "mlir/IR/EnumAttr.td"
+include "compiler/ir/KilnMemoryOps.td"
+include "compiler/ir/KilnShapeOps.td"
+include "compiler/ir/KilnComputeOps.td"
+
 def Kiln_ProgramIdOp : Kiln_Op<"program_id", [Pure]> {
   let summary = "Index of this program instance along a grid axis";
   let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
@@ -63,22 +68,57 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
   let description = [{
     Reads the elements addressed by `ptr`. Where `mask` is false nothing is
     read and the element is `other` (undefined when `other` is absent).
+    Through a block pointer, the dimensions in `boundary_check` are checked
+    against the tensor's shape and out-of-bounds elements read as `padding`
+    (undefined when absent); block-pointer loads take no mask. `cache`,
+    `evict` and `is_volatile` are tl.load's cache_modifier, eviction_policy
+    and volatile.
   }];
-  let arguments = (ins Kiln_PtrLike:$ptr, Optional<Kiln_BoolLike>:$mask,
-                       Optional<AnyType>:$other);
+  let arguments = (ins AnyTypeOf<[Kiln_PtrLike, Kiln_BlockPtr]>:$ptr,
+                       Optional<Kiln_BoolLike>:$mask, Optional<AnyType>:$other,
+                       OptionalAttr<DenseI32ArrayAttr>:$boundary_check,
+                       OptionalAttr<Kiln_PaddingOption>:$padding,
+                       DefaultValuedAttr<Kiln_CacheModifier, "::kiln::CacheModifier::None">:$cache,
+                       DefaultValuedAttr<Kiln_EvictionPolicy, "::kiln::EvictionPolicy::Normal">:$evict,
+                       UnitAttr:$is_volatile);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
     $ptr (`,` `mask` $mask^)? (`,` `other` $other^)? attr-dict `:` functional-type(operands, results)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$ptr,
+                   "::mlir::Value":$mask, "::mlir::Value":$other), [{
+      build($_builder, $_state, result, ptr, mask, other,
+            ::mlir::DenseI32ArrayAttr(), ::kiln::PaddingOptionAttr(),
+            ::kiln::CacheModifier::None, ::kiln::EvictionPolicy::Normal,
+            /*is_volatile=*/false);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
 def Kiln_StoreOp : Kiln_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let summary = "Store to global memory, optionally masked";
-  let arguments = (ins Kiln_PtrLike:$ptr, AnyType:$value, Optional<Kiln_BoolLike>:$mask);
+  let description = [{
+    Writes `value` where `mask` is true (everywhere when absent). Through a
+    block pointer, elements outside the tensor in the `boundary_check`
+    dimensions are not written; block-pointer stores take no mask.
+  }];
+  let arguments = (ins AnyTypeOf<[Kiln_PtrLike, Kiln_BlockPtr]>:$ptr,
+                       AnyType:$value, Optional<Kiln_BoolLike>:$mask,
+                       OptionalAttr<DenseI32ArrayAttr>:$boundary_check,
+                       DefaultValuedAttr<Kiln_CacheModifier, "::kiln::CacheModifier::None">:$cache,
+                       DefaultValuedAttr<Kiln_EvictionPolicy, "::kiln::EvictionPolicy::Normal">:$evict);
   let assemblyFormat = [{
     $ptr `,` $value (`,` `mask` $mask^)? attr-dict `:` type($ptr) `,` type($value) (`,` type($mask)^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::Value":$value,
+                   "::mlir::Value":$mask), [{
+      build($_builder, $_state, ptr, value, mask, ::mlir::DenseI32ArrayAttr(),
+            ::kiln::CacheModifier::None, ::kiln::EvictionPolicy::Normal);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,198 @@
+//===- KilnMemoryOps.td - atomics and block pointers -------*- tablegen -*-===//
+//
+// Atomic read-modify-write and compare-and-swap on global memory, block
+// pointers (tl.make_block_ptr / tl.advance), and the enums that kiln.load
+// and kiln.store carry (cache modifier, eviction policy, padding).
+// Verifiers are in KilnMemoryOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_MEMORY_OPS_TD
+#define KILN_MEMORY_OPS_TD
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Kiln_CacheModifier : I32EnumAttr<"CacheModifier",
+    "cache operator of a load or store (PTX ld/st qualifiers)", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"CA", 1, "ca">,
+      I32EnumAttrCase<"CG", 2, "cg">,
+      I32EnumAttrCase<"CV", 3, "cv">,
+      I32EnumAttrCase<"WB", 4, "wb">,
+      I32EnumAttrCase<"CS", 5, "cs">,
+      I32EnumAttrCase<"WT", 6, "wt">,
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+def Kiln_EvictionPolicy : I32EnumAttr<"EvictionPolicy",
+    "L2 eviction priority of a load or store", [
+      I32EnumAttrCase<"Normal", 0, "evict_normal">,
+      I32EnumAttrCase<"EvictFirst", 1, "evict_first">,
+      I32EnumAttrCase<"EvictLast", 2, "evict_last">,
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+def Kiln_PaddingOption : I32EnumAttr<"PaddingOption",
+    "value of out-of-bounds elements of a block-pointer load", [
+      I32EnumAttrCase<"Zero", 0, "zero">,
+      I32EnumAttrCase<"NaN", 1, "nan">,
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+def Kiln_RMWOp : I32EnumAttr<"RMWOp", "atomic read-modify-write operation", [
+      I32EnumAttrCase<"Add", 0, "add">,
+      I32EnumAttrCase<"FAdd", 1, "fadd">,
+      I32EnumAttrCase<"Max", 2, "max">,
+      I32EnumAttrCase<"UMax", 3, "umax">,
+      I32EnumAttrCase<"Min", 4, "min">,
+      I32EnumAttrCase<"UMin", 5, "umin">,
+      I32EnumAttrCase<"And", 6, "and">,
+      I32EnumAttrCase<"Or", 7, "or">,
+      I32EnumAttrCase<"Xor", 8, "xor">,
+      I32EnumAttrCase<"Xchg", 9, "xchg">,
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+def Kiln_MemSemantic : I32EnumAttr<"MemSemantic",
+    "memory ordering of an atomic", [
+      I32EnumAttrCase<"Relaxed", 0, "relaxed">,
+      I32EnumAttrCase<"Acquire", 1, "acquire">,
+      I32EnumAttrCase<"Release", 2, "release">,
+      I32EnumAttrCase<"AcqRel", 3, "acq_rel">,
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+def Kiln_MemScope : I32EnumAttr<"MemScope",
+    "the threads an atomic synchronizes with", [
+      I32EnumAttrCase<"GPU", 0, "gpu">,
+      I32EnumAttrCase<"CTA", 1, "cta">,
+      I32EnumAttrCase<"System", 2, "sys">,
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+//===----------------------------------------------------------------------===//
+// Block pointers
+//===----------------------------------------------------------------------===//
+
+def Kiln_BlockPointerType : Kiln_Type<"BlockPointer", "block_ptr"> {
+  let summary = "A pointer to a block of a strided tensor in global memory";
+  let description = [{
+    The value of tl.make_block_ptr: a base pointer, the shape and strides of
+    the whole tensor, and the offsets of a block of `tensorType`'s shape.
+    Loading through it gives a `tensorType`.
+  }];
+  let parameters = (ins "::mlir::RankedTensorType":$tensorType);
+  let assemblyFormat = "`<` $tensorType `>`";
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "::mlir::RankedTensorType":$tensorType), [{
+      return $_get(tensorType.getContext(), tensorType);
+    }]>
+  ];
+}
+
+def Kiln_BlockPtr : Type<CPred<"::llvm::isa<::kiln::BlockPointerType>($_self)">,
+                         "kiln block pointer">;
+
+def Kiln_MakeBlockPtrOp : Kiln_Op<"make_block_ptr", [Pure,
+    AttrSizedOperandSegments]> {
+  let summary = "A block pointer into a strided tensor, as tl.make_block_ptr";
+  let description = [{
+    `shape` and `strides` (in elements, i64) describe the whole tensor at
+    `base`; `offsets` (i32) locate the block; `order` lists the dimensions
+    from fastest- to slowest-varying in memory.
+  }];
+  let arguments = (ins Kiln_Ptr:$base, Variadic<I64>:$shape,
+                       Variadic<I64>:$strides, Variadic<I32>:$offsets,
+                       DenseI32ArrayAttr:$order);
+  let results = (outs Kiln_BlockPtr:$result);
+  let assemblyFormat = [{
+    $base `,` `[` $shape `]` `,` `[` $strides `]` `,` `[` $offsets `]` `,` $order
+    attr-dict `:` type($base) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_AdvanceOp : Kiln_Op<"advance", [Pure, AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Move a block pointer's offsets, as tl.advance";
+  let arguments = (ins Kiln_BlockPtr:$ptr, Variadic<I32>:$offsets);
+  let results = (outs Kiln_BlockPtr:$result);
+  let assemblyFormat = "$ptr `,` `[` $offsets `]` attr-dict `:` type($ptr)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointer casts
+//===----------------------------------------------------------------------===//
+
+def Kiln_PtrCastOp : Kiln_Op<"ptr_cast", [Pure]> {
+  let summary = "Reinterpret pointers as pointers to another element type";
+  let arguments = (ins Kiln_PtrLike:$src);
+  let results = (outs Kiln_PtrLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_PtrToIntOp : Kiln_Op<"ptr_to_int", [Pure]> {
+  let summary = "The address of a pointer as an i64";
+  let arguments = (ins Kiln_PtrLike:$src);
+  let results = (outs Kiln_IntLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_IntToPtrOp : Kiln_Op<"int_to_ptr", [Pure]> {
+  let summary = "A pointer at an i64 address";
+  let arguments = (ins Kiln_IntLike:$src);
+  let results = (outs Kiln_PtrLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics
+//===----------------------------------------------------------------------===//
+
+def Kiln_AtomicRMWOp : Kiln_Op<"atomic_rmw", [AllTypesMatch<["val", "result"]>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Atomic read-modify-write; returns the old values";
+  let description = [{
+    For each element where `mask` is true (all when absent), atomically
+    replaces `*ptr` by `*ptr op val` and returns the old value. On floats,
+    max and min compare values (-0.0 below +0.0), as upstream Triton's
+    sign-split integer atomics do; add on floats is fadd.
+  }];
+  let arguments = (ins Kiln_RMWOp:$rmw_op, Kiln_PtrLike:$ptr, AnyType:$val,
+                       Optional<Kiln_BoolLike>:$mask, Kiln_MemSemantic:$sem,
+                       Kiln_MemScope:$scope);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $rmw_op $sem $scope $ptr `,` $val (`,` `mask` $mask^)? attr-dict `:` type($ptr) `,` type($val) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_AtomicCASOp : Kiln_Op<"atomic_cas", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["cmp", "val", "result"]>]> {
+  let summary = "Atomic compare-and-swap; returns the old values";
+  let description = [{
+    For each element, atomically stores `val` at `ptr` if `*ptr == cmp`, and
+    returns the old value.
+  }];
+  let arguments = (ins Kiln_PtrLike:$ptr, AnyType:$cmp, AnyType:$val,
+                       Kiln_MemSemantic:$sem, Kiln_MemScope:$scope);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $sem $scope $ptr `,` $cmp `,` $val attr-dict `:` type($ptr) `,` type($val)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KILN_MEMORY_OPS_TD

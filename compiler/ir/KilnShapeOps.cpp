@@ -1,0 +1,112 @@
+//===- KilnShapeOps.cpp - verifiers of the shape operations ---------------===//
+//
+// The front end checks shapes before it builds these ops, so a failure here
+// is a compiler bug; the messages still say which shapes disagree.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/ir/Dialects.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+
+namespace {
+int64_t numElements(RankedTensorType type) {
+  int64_t n = 1;
+  for (int64_t d : type.getShape())
+    n *= d;
+  return n;
+}
+} // namespace
+
+LogicalResult kiln::BroadcastOp::verify() {
+  auto src = getSrc().getType();
+  auto result = getResult().getType();
+  if (src.getRank() != result.getRank())
+    return emitOpError("operand rank ")
+           << src.getRank() << " differs from result rank " << result.getRank();
+  for (auto [i, from, to] : llvm::enumerate(src.getShape(), result.getShape()))
+    if (from != to && from != 1)
+      return emitOpError("dimension ")
+             << i << " of size " << from << " cannot broadcast to " << to;
+  return success();
+}
+
+LogicalResult kiln::ExpandDimsOp::verify() {
+  auto src = getSrc().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > src.getRank())
+    return emitOpError("axis ")
+           << axis << " out of range for rank " << src.getRank();
+  SmallVector<int64_t> expected(src.getShape());
+  expected.insert(expected.begin() + axis, 1);
+  if (getResult().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be the operand's with a 1 at axis ")
+           << axis;
+  return success();
+}
+
+LogicalResult kiln::ReshapeOp::verify() {
+  if (numElements(getSrc().getType()) != numElements(getResult().getType()))
+    return emitOpError("operand and result have different element counts");
+  return success();
+}
+
+LogicalResult kiln::TransOp::verify() {
+  auto src = getSrc().getType();
+  ArrayRef<int32_t> order = getOrder();
+  if (int64_t(order.size()) != src.getRank())
+    return emitOpError("order has ") << order.size() << " entries for a rank-"
+                                     << src.getRank() << " operand";
+  SmallVector<bool> seen(order.size(), false);
+  SmallVector<int64_t> expected;
+  for (int32_t d : order) {
+    if (d < 0 || d >= src.getRank() || seen[d])
+      return emitOpError("order must be a permutation of 0..")
+             << src.getRank() - 1;
+    seen[d] = true;
+    expected.push_back(src.getDimSize(d));
+  }
+  if (getResult().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be the operand's permuted by order");
+  return success();
+}
+
+LogicalResult kiln::JoinOp::verify() {
+  SmallVector<int64_t> expected(getLhs().getType().getShape());
+  expected.push_back(2);
+  if (getResult().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape must be the operands' with a minor "
+                       "dimension of 2");
+  if (getResult().getType().getElementType() !=
+      getLhs().getType().getElementType())
+    return emitOpError("result element type must be the operands'");
+  return success();
+}
+
+LogicalResult kiln::SplitOp::verify() {
+  auto src = getSrc().getType();
+  if (src.getShape().back() != 2)
+    return emitOpError("the minor dimension must have size 2");
+  Type expected = src.getElementType();
+  if (src.getRank() > 1)
+    expected = RankedTensorType::get(src.getShape().drop_back(), expected);
+  Type actual = getLhs().getType();
+  if (auto t = dyn_cast<RankedTensorType>(actual))
+    actual = RankedTensorType::get(t.getShape(), t.getElementType());
+  if (actual != expected)
+    return emitOpError("results must have type ") << expected;
+  return success();
+}
+
+LogicalResult kiln::CatOp::verify() {
+  auto lhs = getLhs().getType();
+  auto result = getResult().getType();
+  if (result.getRank() != lhs.getRank() ||
+      result.getElementType() != lhs.getElementType())
+    return emitOpError("result must have the operands' rank and element type");
+  if (result.getDimSize(0) != 2 * lhs.getDimSize(0) ||
+      result.getShape().drop_front() != lhs.getShape().drop_front())
+    return emitOpError("result must join the operands along dimension 0");
+  return success();
+}

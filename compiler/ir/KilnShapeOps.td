@@ -1,0 +1,92 @@
+//===- KilnShapeOps.td - shape operations of kiln ---------*- tablegen -*-===//
+//
+// Operations that move tensor elements around without computing: broadcast,
+// expand_dims, reshape, trans, join, split and cat. Verifiers are in
+// KilnShapeOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_SHAPE_OPS_TD
+#define KILN_SHAPE_OPS_TD
+
+def Kiln_BroadcastOp : Kiln_Op<"broadcast", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "Repeat a tensor along its size-1 dimensions";
+  let description = [{
+    The result has the operand's rank; every dimension is either the
+    operand's or, where the operand's is 1, any size (the element repeats).
+  }];
+  let arguments = (ins AnyRankedTensor:$src);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ExpandDimsOp : Kiln_Op<"expand_dims", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "Insert a size-1 dimension at `axis`";
+  let arguments = (ins AnyRankedTensor:$src, I32Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "The same elements in another shape";
+  let description = [{
+    Row-major reinterpretation of the operand's elements in the result's
+    shape (same element count). With `allow_reorder`, the order of the
+    elements in the result is unspecified (tl.reshape(can_reorder=True),
+    tl.view, tl.ravel), which lets layouts avoid data movement.
+  }];
+  let arguments = (ins AnyRankedTensor:$src,
+                       DefaultValuedAttr<BoolAttr, "false">:$allow_reorder);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_TransOp : Kiln_Op<"trans", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Permute the dimensions of a tensor";
+  let description = [{
+    Result dimension i is operand dimension order[i] (numpy.transpose).
+  }];
+  let arguments = (ins AnyRankedTensor:$src, DenseI32ArrayAttr:$order);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src `,` $order attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_JoinOp : Kiln_Op<"join", [Pure, SameTypeOperands]> {
+  let summary = "Stack two tensors along a new minor dimension of size 2";
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SplitOp : Kiln_Op<"split", [Pure, AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "Split a tensor along its minor dimension, which has size 2";
+  let description = [{
+    The inverse of kiln.join: `lhs` holds the elements at index 0 of the last
+    dimension, `rhs` those at index 1. A 1-D operand gives two scalars.
+  }];
+  let arguments = (ins AnyRankedTensor:$src);
+  let results = (outs AnyType:$lhs, AnyType:$rhs);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($lhs)";
+  let hasVerifier = 1;
+}
+
+def Kiln_CatOp : Kiln_Op<"cat", [Pure, SameTypeOperands]> {
+  let summary = "Concatenate two tensors along dimension 0, in any order";
+  let description = [{
+    The result holds the elements of both operands; as with tl.cat, the order
+    of the elements is unspecified (only use where order does not matter).
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // KILN_SHAPE_OPS_TD
