@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
+
 namespace kiln::frontend {
 
 using BuiltinTable = llvm::StringMap<BuiltinFn>;
@@ -116,8 +118,55 @@ std::optional<llvm::SmallVector<int64_t>> readShape(Emitter &e, const FValue &v,
                                                     llvm::SMLoc loc,
                                                     llvm::StringRef what);
 
+/// Converts the operands of an element-wise builtin to one dtype and shape,
+/// as an arithmetic operator would (python numbers weakly typed, numpy
+/// broadcasting). Pointers must all have one type and take no numbers.
+std::optional<std::vector<FValue>>
+legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands, llvm::SMLoc loc,
+                 llvm::StringRef builtin);
+
+/// A dimension argument of a block of rank `rank`: a compile-time int in
+/// [-rank, rank), returned in [0, rank).
+std::optional<int64_t> readAxis(Emitter &e, const FValue &v, int64_t rank,
+                                llvm::SMLoc loc, llvm::StringRef what);
+
+/// The ints of a shape-like argument given either as one tuple or as
+/// several positional arguments (tl.reshape(x, (2, 8)), tl.reshape(x, 2, 8)).
+std::vector<FValue> flattenVarargs(llvm::ArrayRef<FValue> args);
+
+/// `v` with a size-1 dimension inserted at `axis` (a scalar becomes [1]).
+FValue expandDims(Emitter &e, const FValue &v, int64_t axis, llvm::SMLoc loc);
+/// `v`'s elements in `shape` (same count, checked by the caller).
+FValue reshapeTo(Emitter &e, const FValue &v, llvm::ArrayRef<int64_t> shape,
+                 bool allowReorder, llvm::SMLoc loc);
+/// `v` with its dimensions permuted: result dimension i is `order[i]`.
+FValue permuteDims(Emitter &e, const FValue &v, llvm::ArrayRef<int32_t> order,
+                   llvm::SMLoc loc);
+/// The number of elements of a shape.
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+/// "[16, 32]", for diagnostics.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// A combine function for reductions and scans: from the accumulated values
+/// and the next ones (run-time scalars), the combined values.
+using CombineFn = std::function<std::optional<std::vector<FValue>>(
+    Emitter &, llvm::ArrayRef<FValue> lhs, llvm::ArrayRef<FValue> rhs)>;
+
+/// Emits kiln.reduce of `inputs` (blocks of one shape) along `axis` (all
+/// dimensions when absent, through a reshape to 1-D); reducing a 1-D block
+/// gives scalars. `keepDims` keeps the reduced dimensions with size 1.
+std::optional<std::vector<FValue>>
+emitReduce(Emitter &e, std::vector<FValue> inputs, std::optional<int64_t> axis,
+           bool keepDims, const CombineFn &combine, llvm::SMLoc loc,
+           llvm::StringRef builtin);
+
 // Families of builtins, one file each.
 void addCoreBuiltins(BuiltinTable &table);     // Builtins.cpp
+void addShapeBuiltins(BuiltinTable &table);    // BuiltinsShape.cpp
+void addReduceBuiltins(BuiltinTable &table);   // BuiltinsReduce.cpp
+void addMathBuiltins(BuiltinTable &table);     // BuiltinsMath.cpp
+void addMemoryBuiltins(BuiltinTable &table);   // BuiltinsMemory.cpp (+ tl.dot)
+void addRandomBuiltins(BuiltinTable &table);   // BuiltinsRandom.cpp
 
 } // namespace kiln::frontend
 

@@ -118,110 +118,6 @@ std::optional<FValue> zeros(Emitter &e, const CallArgs &args) {
                     args.loc);
 }
 
-/// A mask argument: i1 with the pointer's shape.
-std::optional<FValue> readMask(Emitter &e, const FValue &mask, SMLoc loc,
-                               llvm::ArrayRef<int64_t> shape, StringRef builtin) {
-  std::optional<FValue> m = e.materialize(mask, loc);
-  if (!m)
-    return std::nullopt;
-  if (m->type.isPointer)
-    return e.error(loc, "the mask of " + builtin + " must be a boolean, got " +
-                            m->type.str());
-  if (!m->type.element.isBool())
-    m = e.castTo(*m, DType(ScalarKind::I1), loc);
-  return e.broadcastTo(*m, shape, loc);
-}
-
-std::optional<FValue> load(Emitter &e, const CallArgs &args) {
-  static const StringRef kParams[] = {"pointer",        "mask",
-                                      "other",          "boundary_check",
-                                      "padding_option", "cache_modifier",
-                                      "eviction_policy", "volatile"};
-  ArgReader r(e, args, "tl.load", kParams);
-  if (!r.isOk())
-    return std::nullopt;
-  const FValue *ptr = r.get(0);
-  if (!ptr)
-    return r.missing(0);
-  if (!ptr->isRuntime() || !ptr->type.isPointer)
-    return r.bad(0, "a pointer or a block of pointers");
-  if (r.get(3) && !(r.get(3)->kind == FValue::Kind::Tuple && r.get(3)->elements.empty()))
-    return e.error(r.loc(3), "boundary_check needs a block pointer "
-                             "(tl.make_block_ptr), which is not supported yet");
-  TritonType resultType = ptr->type;
-  resultType.isPointer = false;
-  mlir::Value maskValue, otherValue;
-  if (const FValue *mask = r.get(1)) {
-    std::optional<FValue> m = readMask(e, *mask, r.loc(1), ptr->type.shape, "tl.load");
-    if (!m)
-      return std::nullopt;
-    maskValue = m->value;
-    if (const FValue *other = r.get(2)) {
-      std::optional<FValue> o;
-      if (other->isNumber())
-        o = e.constant(*other, resultType, r.loc(2));
-      else if (other->isRuntime() && !other->type.isPointer)
-        o = e.broadcastTo(e.castTo(*other, resultType.element, r.loc(2)),
-                          resultType.shape, r.loc(2));
-      else
-        return r.bad(2, "a number or a tensor of numbers");
-      if (!o)
-        return std::nullopt;
-      otherValue = o->value;
-    }
-  } else if (r.get(2)) {
-    return e.error(r.loc(2), "tl.load: 'other' needs a 'mask'");
-  }
-  for (size_t i : {size_t(4), size_t(5), size_t(6)})
-    if (const FValue *s = r.get(i))
-      if (s->kind != FValue::Kind::String)
-        return r.bad(i, "a string");
-  auto &b = e.getBuilder();
-  mlir::Value v = kiln::LoadOp::create(b, e.location(args.loc),
-                                       resultType.toMLIR(e.getContext()),
-                                       ptr->value, maskValue, otherValue);
-  return FValue::runtime(v, resultType);
-}
-
-std::optional<FValue> store(Emitter &e, const CallArgs &args) {
-  static const StringRef kParams[] = {"pointer", "value", "mask",
-                                      "boundary_check", "cache_modifier",
-                                      "eviction_policy"};
-  ArgReader r(e, args, "tl.store", kParams);
-  if (!r.isOk())
-    return std::nullopt;
-  const FValue *ptr = r.get(0);
-  if (!ptr)
-    return r.missing(0);
-  if (!ptr->isRuntime() || !ptr->type.isPointer)
-    return r.bad(0, "a pointer or a block of pointers");
-  const FValue *value = r.get(1);
-  if (!value)
-    return r.missing(1);
-  TritonType elementType = ptr->type;
-  elementType.isPointer = false;
-  std::optional<FValue> v;
-  if (value->isNumber())
-    v = e.constant(*value, elementType, r.loc(1));
-  else if (value->isRuntime() && !value->type.isPointer)
-    v = e.broadcastTo(e.castTo(*value, elementType.element, r.loc(1)),
-                      elementType.shape, r.loc(1));
-  else
-    return r.bad(1, "a number or a tensor of numbers");
-  if (!v)
-    return std::nullopt;
-  mlir::Value maskValue;
-  if (const FValue *mask = r.get(2)) {
-    std::optional<FValue> m = readMask(e, *mask, r.loc(2), ptr->type.shape, "tl.store");
-    if (!m)
-      return std::nullopt;
-    maskValue = m->value;
-  }
-  kiln::StoreOp::create(e.getBuilder(), e.location(args.loc), ptr->value, v->value,
-                        maskValue);
-  return FValue::none();
-}
-
 std::optional<FValue> where(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"condition", "x", "y"};
   ArgReader r(e, args, "tl.where", kParams);
@@ -233,41 +129,23 @@ std::optional<FValue> where(Emitter &e, const CallArgs &args) {
   std::optional<FValue> cond = e.materialize(*r.get(0), r.loc(0));
   if (!cond)
     return std::nullopt;
+  if (cond->type.isPointer)
+    return r.bad(0, "a boolean condition");
   if (!cond->type.element.isBool())
     cond = e.castTo(*cond, DType(ScalarKind::I1), r.loc(0));
-  // Type x and y together (as x + y would), then broadcast all three.
-  const FValue &x = *r.get(1), &y = *r.get(2);
-  llvm::SmallVector<int64_t> shape = cond->type.shape;
-  for (const FValue *v : {&x, &y})
-    if (v->isRuntime() && v->type.isBlock() && shape.empty())
-      shape = v->type.shape;
-  DType type;
-  if (x.isRuntime() && y.isRuntime()) {
-    std::optional<FValue> probe = e.binary("+", x, y, args.loc);
-    (void)probe; // only for its type; the dead op is removed by canonicalize
-    if (!probe)
-      return std::nullopt;
-    type = probe->type.element;
-  } else if (x.isRuntime()) {
-    type = x.type.element;
-  } else if (y.isRuntime()) {
-    type = y.type.element;
-  } else {
-    std::optional<FValue> probe = e.materialize(
-        x.kind == FValue::Kind::Float ? x : y, args.loc);
-    if (!probe)
-      return std::nullopt;
-    type = probe->type.element;
-  }
-  auto prepare = [&](const FValue &v, SMLoc loc) -> std::optional<FValue> {
-    if (!v.isRuntime())
-      return e.constant(v, TritonType{type, false, shape}, loc);
-    return e.broadcastTo(e.castTo(v, type, loc), shape, loc);
-  };
-  std::optional<FValue> a = prepare(x, r.loc(1));
-  std::optional<FValue> b = a ? prepare(y, r.loc(2)) : std::nullopt;
-  std::optional<FValue> c = b ? e.broadcastTo(*cond, shape, r.loc(0)) : std::nullopt;
-  if (!c)
+  // x and y are typed together (as x + y would), then all three broadcast.
+  auto xy = legalizeOperands(e, {*r.get(1), *r.get(2)}, args.loc, "tl.where");
+  if (!xy)
+    return std::nullopt;
+  auto shape =
+      e.broadcastShapes(cond->type.shape, (*xy)[0].type.shape, args.loc);
+  std::optional<FValue> c =
+      shape ? e.broadcastTo(*cond, *shape, r.loc(0)) : std::nullopt;
+  std::optional<FValue> a =
+      c ? e.broadcastTo((*xy)[0], *shape, r.loc(1)) : std::nullopt;
+  std::optional<FValue> b =
+      a ? e.broadcastTo((*xy)[1], *shape, r.loc(2)) : std::nullopt;
+  if (!b)
     return std::nullopt;
   mlir::Value v = mlir::arith::SelectOp::create(e.getBuilder(), e.location(args.loc),
                                                 c->value, a->value, b->value);
@@ -296,11 +174,24 @@ std::optional<FValue> minMax(Emitter &e, const CallArgs &args, bool isMax) {
   std::optional<FValue> b = a ? prepare(*r.get(1), r.loc(1)) : std::nullopt;
   if (!b)
     return std::nullopt;
+  bool propagateNan = false;
+  if (const FValue *p = r.get(2)) {
+    if (p->kind == FValue::Kind::Builtin && p->text == "tl.PropagateNan.ALL")
+      propagateNan = true;
+    else if (!(p->kind == FValue::Kind::Builtin &&
+               p->text == "tl.PropagateNan.NONE"))
+      return r.bad(2, "tl.PropagateNan.ALL or tl.PropagateNan.NONE");
+  }
   auto &builder = e.getBuilder();
   mlir::Location l = e.location(args.loc);
   mlir::Value v;
   namespace arith = mlir::arith;
-  if (type.isFloat())
+  if (type.isFloat() && propagateNan)
+    v = isMax ? mlir::Value(
+                    arith::MaximumFOp::create(builder, l, a->value, b->value))
+              : mlir::Value(
+                    arith::MinimumFOp::create(builder, l, a->value, b->value));
+  else if (type.isFloat())
     v = isMax ? mlir::Value(arith::MaxNumFOp::create(builder, l, a->value, b->value))
               : mlir::Value(arith::MinNumFOp::create(builder, l, a->value, b->value));
   else if (type.isUnsigned() || type.isBool())
@@ -376,16 +267,72 @@ std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
   const FValue *dtype = r.get(1);
   if (!dtype || dtype->kind != FValue::Kind::DType)
     return r.bad(1, "a dtype such as tl.float32");
+  if (!self.isRuntime() || self.type.isBlockPointer())
+    return r.bad(0, "a tensor");
+  const TritonType &to = dtype->type;
   bool bitcast = r.get(3) && r.get(3)->isNumber() && r.get(3)->intValue;
-  if (bitcast)
-    return e.bitcastTo(self, dtype->type, args.loc);
-  if (self.type.isPointer || dtype->type.isPointer) {
-    if (self.type.isPointer && dtype->type.isPointer)
-      return e.bitcastTo(self, dtype->type, args.loc);
-    return e.error(args.loc, "cannot convert " + self.type.str() + " to " +
-                                 dtype->type.str());
+  if (bitcast || self.type.isPointer || to.isPointer) {
+    if (r.get(2))
+      return e.error(r.loc(2), "fp_downcast_rounding applies only to "
+                               "narrowing floating-point conversions");
+    // Pointer to int1 is a null test, as in Triton.
+    if (!bitcast && self.type.isPointer && !to.isPointer &&
+        to.element.isBool()) {
+      std::optional<FValue> addr = e.bitcastTo(
+          self, TritonType{DType(ScalarKind::I64), false, {}}, args.loc);
+      if (!addr)
+        return std::nullopt;
+      return e.castTo(*addr, to.element, args.loc);
+    }
+    return e.bitcastTo(self, to, args.loc);
   }
-  return e.castTo(self, dtype->type.element, args.loc);
+  DType from = self.type.element;
+  auto isFp8 = [](DType d) { return d.isFloat() && d.getBitWidth() == 8; };
+  if ((isFp8(from) && to.element.isInteger()) ||
+      (from.isInteger() && isFp8(to.element)))
+    return e.error(args.loc, "cannot convert " + self.type.scalar().str() +
+                                 " to " + to.str() +
+                                 " directly; go through a 16- or 32-bit "
+                                 "float type");
+  if (const FValue *rounding = r.get(2)) {
+    if (rounding->kind != FValue::Kind::String ||
+        (rounding->text != "rtne" && rounding->text != "rtz"))
+      return r.bad(2, "\"rtne\" or \"rtz\"");
+    if (!from.isFloat() || !to.element.isFloat() ||
+        to.element.getBitWidth() >= from.getBitWidth())
+      return e.error(r.loc(2), "fp_downcast_rounding applies only to "
+                               "narrowing floating-point conversions, not " +
+                                   self.type.scalar().str() + " to " +
+                                   to.str());
+    if (rounding->text == "rtz") {
+      TritonType result = self.type;
+      result.element = to.element;
+      auto mode = mlir::arith::RoundingModeAttr::get(
+          e.getContext(), mlir::arith::RoundingMode::toward_zero);
+      mlir::Value v = mlir::arith::TruncFOp::create(
+          e.getBuilder(), e.location(args.loc), result.toMLIR(e.getContext()),
+          self.value, mode, mlir::arith::FastMathFlagsAttr());
+      return FValue::runtime(v, result);
+    }
+  }
+  return e.castTo(self, to.element, args.loc);
+}
+
+/// tl.pointer_type(element_ty): the dtype of pointers to `element_ty`.
+std::optional<FValue> pointerType(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"element_ty", "address_space", "const"};
+  ArgReader r(e, args, "tl.pointer_type", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *element = r.get(0);
+  if (!element || element->kind != FValue::Kind::DType ||
+      element->type.isPointer)
+    return r.bad(0, "a scalar dtype such as tl.float32");
+  if (r.get(1) && !(r.get(1)->isInt() && r.get(1)->intValue == 1))
+    return r.bad(1, "1 (global memory)");
+  TritonType t = element->type;
+  t.isPointer = true;
+  return FValue::dtype(t);
 }
 
 //===--- Python builtins on compile-time values ---------------------------===//
@@ -484,8 +431,6 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.program_id", programId},
       {"tl.num_programs", numPrograms},
       {"tl.arange", arange},
-      {"tl.load", load},
-      {"tl.store", store},
       {"tl.full", full},
       {"tl.zeros", zeros},
       {"tl.where", where},
@@ -503,6 +448,9 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.debug_barrier", ignoredInRelease},
       {"print", ignoredInRelease},
       {"method.to", methodTo},
+      {"tl.cast", methodTo},
+      {"method.cast", methodTo},
+      {"tl.pointer_type", pointerType},
       {"min", pyMin},
       {"max", pyMax},
       {"len", pyLen},
@@ -517,6 +465,11 @@ static const BuiltinTable &builtinTable() {
   static const BuiltinTable table = [] {
     BuiltinTable t;
     addCoreBuiltins(t);
+    addShapeBuiltins(t);
+    addReduceBuiltins(t);
+    addMathBuiltins(t);
+    addMemoryBuiltins(t);
+    addRandomBuiltins(t);
     return t;
   }();
   return table;

@@ -679,9 +679,37 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
                        " out of range for a tuple of " + std::to_string(n));
     return base->elements[i];
   }
-  if (base->isRuntime() && base->type.isBlock())
-    return error(expr.getLoc(), "indexing blocks (x[:, None], x[None, :]) is "
-                                "not supported yet");
+  if (base->isRuntime()) {
+    // x[:, None]: the builtin "__subscript__" takes the base and each index,
+    // a slice being a Marker "slice" with its (lower, upper, step).
+    CallArgs args;
+    args.loc = expr.getLoc();
+    args.callee = "__subscript__";
+    args.args.push_back(*base);
+    args.argLocs.push_back(expr.value->getLoc());
+    for (const ExprPtr &index : expr.indices) {
+      FValue value;
+      if (auto *slice = llvm::dyn_cast<SliceExpr>(index.get())) {
+        value = FValue::named(FValue::Kind::Marker, "slice");
+        for (const ExprPtr *part :
+             {&slice->lower, &slice->upper, &slice->step}) {
+          std::optional<FValue> v =
+              *part ? evaluate(**part) : std::optional<FValue>(FValue::none());
+          if (!v)
+            return std::nullopt;
+          value.elements.push_back(*v);
+        }
+      } else {
+        std::optional<FValue> v = evaluate(*index);
+        if (!v)
+          return std::nullopt;
+        value = *v;
+      }
+      args.args.push_back(value);
+      args.argLocs.push_back(index->getLoc());
+    }
+    return call(FValue::named(FValue::Kind::Builtin, "__subscript__"), args);
+  }
   return error(expr.getLoc(), "cannot index " + base->describe());
 }
 
@@ -837,6 +865,16 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
   case FValue::Kind::Runtime: {
     if (attr == "dtype")
       return FValue::dtype(value.type.scalar());
+    // Properties computed by builtins ("property.T" for x.T, ...).
+    if (lookupBuiltin("property." + attr.str())) {
+      CallArgs args;
+      args.loc = loc;
+      args.callee = attr.str();
+      args.args.push_back(value);
+      args.argLocs.push_back(loc);
+      return call(
+          FValue::named(FValue::Kind::Builtin, "property." + attr.str()), args);
+    }
     if (attr == "shape") {
       std::vector<FValue> dims;
       for (int64_t d : value.type.shape)
@@ -847,6 +885,13 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     method.elements.push_back(value);
     return method;
   }
+  case FValue::Kind::Builtin:
+    // Members of language classes (tl.PropagateNan.ALL): named values that
+    // builtins recognize.
+    if (StringRef(value.text).starts_with("tl."))
+      return FValue::named(FValue::Kind::Builtin,
+                           value.text + "." + attr.str());
+    return error(loc, value.describe() + " has no attribute '" + attr + "'");
   case FValue::Kind::DType: {
     if (attr == "element_ty") {
       if (!value.type.isPointer)

@@ -78,9 +78,16 @@ public:
   /// Makes `v` a run-time value; numbers get Triton's literal types
   /// (int → i32 or i64 by value, float → fp32, bool → i1).
   std::optional<FValue> materialize(const FValue &v, llvm::SMLoc loc);
-  /// Splats a run-time scalar to `shape` (identity when already that shape).
+  /// Broadcasts a run-time value to `shape` as numpy does: scalars splat,
+  /// blocks gain leading size-1 dimensions and repeat along size-1 ones
+  /// (identity when already that shape).
   std::optional<FValue> broadcastTo(const FValue &v, llvm::ArrayRef<int64_t> shape,
                                     llvm::SMLoc loc);
+  /// The shape two operands of these shapes broadcast to (numpy rules: align
+  /// trailing dimensions; a size-1 or missing dimension takes the other's).
+  std::optional<llvm::SmallVector<int64_t>>
+  broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
+                  llvm::SMLoc loc);
   /// Converts a run-time value's elements to `dtype` (value conversion).
   FValue castTo(const FValue &v, DType dtype, llvm::SMLoc loc);
   /// Reinterprets the bits of a run-time value as `dtype` (same width).

@@ -7,7 +7,7 @@
 // python scalars weakly typed next to typed values).
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/frontend/Emitter.h"
+#include "compiler/frontend/BuiltinSupport.h"
 
 #include "compiler/ir/Dialects.h"
 
@@ -66,27 +66,79 @@ std::optional<FValue> Emitter::materialize(const FValue &v, SMLoc loc) {
   }
 }
 
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string r = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(shape[i]);
+  return r + "]";
+}
+
+std::optional<llvm::SmallVector<int64_t>>
+Emitter::broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
+                         SMLoc loc) {
+  size_t rank = std::max(a.size(), b.size());
+  llvm::SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Dimensions align from the right; missing leading ones count as 1.
+    int64_t x = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+    int64_t y = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1) {
+      error(loc, "cannot broadcast shapes " + shapeString(a) + " and " +
+                     shapeString(b) + ": dimension " + std::to_string(i) +
+                     " has sizes " + std::to_string(x) + " and " +
+                     std::to_string(y) + " (only size-1 dimensions broadcast)");
+      return std::nullopt;
+    }
+    result[i] = x == 1 ? y : x;
+  }
+  return result;
+}
+
 std::optional<FValue> Emitter::broadcastTo(const FValue &v,
                                            llvm::ArrayRef<int64_t> shape,
                                            SMLoc loc) {
   if (llvm::ArrayRef<int64_t>(v.type.shape) == shape)
     return v;
-  if (v.type.isBlock()) {
-    auto str = [](llvm::ArrayRef<int64_t> s) {
-      std::string r = "[";
-      for (size_t i = 0; i < s.size(); ++i)
-        r += (i ? ", " : "") + std::to_string(s[i]);
-      return r + "]";
-    };
-    return error(loc, "cannot broadcast a block of shape " +
-                          str(v.type.shape) + " to shape " + str(shape) +
-                          " (broadcasting size-1 dimensions is not supported "
-                          "yet)");
+  if (v.type.isBlockPointer())
+    return error(loc, "a block pointer (" + v.type.str() +
+                          ") cannot be broadcast to a block");
+  if (!v.type.isBlock()) {
+    TritonType type = v.type.withShape(shape);
+    mlir::Value splat = kiln::SplatOp::create(builder, location(loc),
+                                              type.toMLIR(&context), v.value);
+    return FValue::runtime(splat, type);
   }
-  TritonType type = v.type.withShape(shape);
-  mlir::Value splat = kiln::SplatOp::create(builder, location(loc),
-                                            type.toMLIR(&context), v.value);
-  return FValue::runtime(splat, type);
+  llvm::ArrayRef<int64_t> from = v.type.shape;
+  auto fail = [&](const llvm::Twine &why) {
+    return error(loc, "cannot broadcast a block of shape " + shapeString(from) +
+                          " to shape " + shapeString(shape) + ": " + why);
+  };
+  if (from.size() > shape.size())
+    return fail("it has more dimensions");
+  size_t lead = shape.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != shape[lead + i] && from[i] != 1)
+      return fail("dimension " + std::to_string(lead + i) + " has size " +
+                  std::to_string(from[i]) + " where " +
+                  std::to_string(shape[lead + i]) +
+                  " is needed (only size-1 dimensions broadcast)");
+  mlir::Location l = location(loc);
+  FValue cur = v;
+  // Leading dimensions first (as kiln.expand_dims at 0), then repeat.
+  for (size_t i = 0; i < lead; ++i) {
+    llvm::SmallVector<int64_t> expanded(cur.type.shape);
+    expanded.insert(expanded.begin(), 1);
+    TritonType type = cur.type.withShape(expanded);
+    cur = FValue::runtime(kiln::ExpandDimsOp::create(
+                              builder, l, type.toMLIR(&context), cur.value, 0),
+                          type);
+  }
+  if (llvm::ArrayRef<int64_t>(cur.type.shape) == shape)
+    return cur;
+  TritonType type = cur.type.withShape(shape);
+  return FValue::runtime(
+      kiln::BroadcastOp::create(builder, l, type.toMLIR(&context), cur.value),
+      type);
 }
 
 FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
@@ -142,17 +194,41 @@ FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
 
 std::optional<FValue> Emitter::bitcastTo(const FValue &v, const TritonType &type,
                                          SMLoc loc) {
-  unsigned srcBits = v.type.isPointer ? 64 : v.type.element.getBitWidth();
-  unsigned dstBits = type.isPointer ? 64 : type.element.getBitWidth();
-  if (srcBits != dstBits)
-    return error(loc, "cannot bitcast " + v.type.str() + " to " + type.str() +
-                          ": the bit widths differ");
-  if (v.type.isPointer != type.isPointer)
-    return error(loc, "bitcasts between pointers and numbers are not "
-                      "supported yet");
+  if (v.type.isBlockPointer() || type.isBlockPointer())
+    return error(loc, "block pointers cannot be bitcast");
   TritonType result = type.withShape(v.type.shape);
-  mlir::Value out = mlir::arith::BitcastOp::create(
-      builder, location(loc), result.toMLIR(&context), v.value);
+  mlir::Type resultType = result.toMLIR(&context);
+  mlir::Location l = location(loc);
+  // Pointers: reinterpreted as pointers to another type, or as (and from)
+  // their 64-bit addresses, as Triton's cast does.
+  if (v.type.isPointer && type.isPointer)
+    return FValue::runtime(
+        kiln::PtrCastOp::create(builder, l, resultType, v.value), result);
+  if (v.type.isPointer || type.isPointer) {
+    DType number = v.type.isPointer ? type.element : v.type.element;
+    if (!number.isInteger() || number.getBitWidth() != 64)
+      return error(loc, "cannot convert " + v.type.str() + " to " + type.str() +
+                            ": pointers convert only to and from int64 or "
+                            "uint64");
+    mlir::Value out = v.type.isPointer ? mlir::Value(kiln::PtrToIntOp::create(
+                                             builder, l, resultType, v.value))
+                                       : mlir::Value(kiln::IntToPtrOp::create(
+                                             builder, l, resultType, v.value));
+    return FValue::runtime(out, result);
+  }
+  unsigned srcBits = v.type.element.getBitWidth();
+  unsigned dstBits = type.element.getBitWidth();
+  if (srcBits != dstBits)
+    return error(loc, "cannot bitcast " + v.type.str() + " to " +
+                          type.scalar().str() + ": the bit widths differ (" +
+                          std::to_string(srcBits) + " and " +
+                          std::to_string(dstBits) + ")");
+  // Same MLIR type (int32 and uint32 are both i32): only the Triton type
+  // changes.
+  if (v.type.element.toMLIR(&context) == type.element.toMLIR(&context))
+    return FValue::runtime(v.value, result);
+  mlir::Value out =
+      mlir::arith::BitcastOp::create(builder, l, resultType, v.value);
   return FValue::runtime(out, result);
 }
 
@@ -197,8 +273,13 @@ static DType weakType(const FValue &number, DType other) {
     return other.isBool() ? other : DType(ScalarKind::I1);
   if (other.isBool())
     return DType(ScalarKind::I32);
-  if (other.isInteger() && (number.intValue > INT32_MAX || number.intValue < INT32_MIN) &&
-      other.getBitWidth() < 64)
+  // A literal that does not fit a 32-bit operand widens it to 64 bits
+  // (uint32 operands take literals up to 2^32 - 1).
+  bool fits32 =
+      other.isUnsigned()
+          ? number.intValue >= 0 && number.intValue <= UINT32_MAX
+          : number.intValue >= INT32_MIN && number.intValue <= INT32_MAX;
+  if (other.isInteger() && !fits32 && other.getBitWidth() < 64)
     return DType(other.isUnsigned() ? ScalarKind::U64 : ScalarKind::I64);
   return other;
 }
@@ -327,14 +408,21 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     return error(loc, "'**' on run-time values is not supported; use "
                       "libdevice.pow");
 
-  // The result shape: blocks win over scalars.
+  for (const FValue *v : {&lhs, &rhs})
+    if (v->isRuntime() && v->type.isBlockPointer())
+      return error(loc, "operator '" + op +
+                            "' is not defined on block "
+                            "pointers; move them with tl.advance");
+
+  // The result shape: numpy broadcasting of the operands' shapes.
   llvm::SmallVector<int64_t> shape;
-  if (lhs.isRuntime() && lhs.type.isBlock())
+  if (lhs.isRuntime())
     shape = lhs.type.shape;
-  if (rhs.isRuntime() && rhs.type.isBlock()) {
-    if (!shape.empty() && shape != rhs.type.shape)
-      return broadcastTo(rhs, shape, loc); // reports the shape mismatch
-    shape = rhs.type.shape;
+  if (rhs.isRuntime()) {
+    auto common = broadcastShapes(shape, rhs.type.shape, loc);
+    if (!common)
+      return std::nullopt;
+    shape = *common;
   }
   mlir::Location l = location(loc);
 
@@ -356,6 +444,9 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
         off->type.element.isBool())
       return error(loc, "a pointer offset must be an integer, got " +
                             off->describe());
+    // Offsets are signed: zero-extend narrower unsigned ones (as Triton).
+    if (off->type.element.isUnsigned() && off->type.element.getBitWidth() < 64)
+      off = castTo(*off, DType(ScalarKind::I64), loc);
     if (op == "-") {
       FValue zero = constant(FValue::integer(0), off->type, loc);
       off = FValue::runtime(
@@ -381,6 +472,10 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
   else
     computeType = promote(lhs.type.element, rhs.type.element);
   if (op == "/" && computeType.isInteger())
+    computeType = DType(ScalarKind::F32);
+  // PTX has no fp16/bf16 division or remainder: Triton computes them in fp32.
+  if ((op == "/" || op == "%") && (computeType.getKind() == ScalarKind::F16 ||
+                                   computeType.getKind() == ScalarKind::BF16))
     computeType = DType(ScalarKind::F32);
   if ((op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>") &&
       computeType.isFloat())
@@ -508,4 +603,69 @@ std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
         mlir::arith::XOrIOp::create(builder, l, operand.value, ones.value), type);
   }
   return error(loc, "unknown unary operator '" + op + "'");
+}
+
+//===----------------------------------------------------------------------===//
+// Operands of element-wise builtins
+//===----------------------------------------------------------------------===//
+
+std::optional<std::vector<FValue>>
+kiln::frontend::legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands,
+                                 SMLoc loc, StringRef builtin) {
+  std::optional<DType> type;
+  std::optional<TritonType> pointerType;
+  llvm::SmallVector<int64_t> shape;
+  for (const FValue &v : operands) {
+    if (!v.isRuntime()) {
+      if (!v.isNumber())
+        return e.error(loc, builtin + " needs numbers or tensors, got " +
+                                v.describe());
+      continue;
+    }
+    if (v.type.isBlockPointer())
+      return e.error(loc, builtin + " does not take block pointers");
+    if (v.type.isPointer) {
+      if (pointerType && *pointerType != v.type.scalar())
+        return e.error(loc, builtin + " needs pointers of one type, got " +
+                                pointerType->str() + " and " +
+                                v.type.scalar().str());
+      pointerType = v.type.scalar();
+    } else {
+      type = type ? promote(*type, v.type.element) : v.type.element;
+    }
+    auto common = e.broadcastShapes(shape, v.type.shape, loc);
+    if (!common)
+      return std::nullopt;
+    shape = *common;
+  }
+  if (pointerType) {
+    if (type ||
+        llvm::any_of(operands, [](const FValue &v) { return !v.isRuntime(); }))
+      return e.error(loc, builtin + " cannot mix pointers (" +
+                              pointerType->str() + ") with numbers");
+  } else {
+    for (const FValue &v : operands)
+      if (!v.isRuntime()) {
+        if (!type) {
+          std::optional<FValue> m = e.materialize(v, loc);
+          if (!m)
+            return std::nullopt;
+          type = m->type.element;
+        } else {
+          type = promote(*type, weakType(v, *type));
+        }
+      }
+  }
+  std::vector<FValue> result;
+  for (const FValue &v : operands) {
+    std::optional<FValue> r;
+    if (!v.isRuntime())
+      r = e.constant(v, TritonType{*type, false, shape}, loc);
+    else
+      r = e.broadcastTo(pointerType ? v : e.castTo(v, *type, loc), shape, loc);
+    if (!r)
+      return std::nullopt;
+    result.push_back(*r);
+  }
+  return result;
 }

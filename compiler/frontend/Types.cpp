@@ -80,6 +80,9 @@ mlir::Type DType::toMLIR(mlir::MLIRContext *context) const {
 
 mlir::Type TritonType::toMLIR(mlir::MLIRContext *context) const {
   mlir::Type scalarType = element.toMLIR(context);
+  if (isBlockPointer())
+    return kiln::BlockPointerType::get(
+        mlir::RankedTensorType::get(blockShape, scalarType));
   if (isPointer)
     scalarType = kiln::PointerType::get(scalarType);
   if (shape.empty())
@@ -88,6 +91,12 @@ mlir::Type TritonType::toMLIR(mlir::MLIRContext *context) const {
 }
 
 std::string TritonType::str() const {
+  if (isBlockPointer()) {
+    std::string s = "*<";
+    for (int64_t d : blockShape)
+      s += std::to_string(d) + "x";
+    return s + element.getShortName().str() + ">";
+  }
   std::string scalar = (isPointer ? "*" : "") + element.getShortName().str();
   if (shape.empty())
     return scalar;

@@ -52,13 +52,16 @@ private:
 };
 
 /// The type of a run-time value: a scalar, a pointer, or a block (tensor) of
-/// either.
+/// either; or a block pointer (tl.make_block_ptr), a scalar handle to a block
+/// of `blockShape` elements.
 struct TritonType {
   DType element;         // the pointee type for pointers
   bool isPointer = false;
   llvm::SmallVector<int64_t> shape; // empty for scalars
+  llvm::SmallVector<int64_t> blockShape; // non-empty for block pointers only
 
   bool isBlock() const { return !shape.empty(); }
+  bool isBlockPointer() const { return !blockShape.empty(); }
   /// The same type with a different shape (scalar when `shape` is empty).
   TritonType withShape(llvm::ArrayRef<int64_t> newShape) const {
     TritonType t = *this;
@@ -71,7 +74,7 @@ struct TritonType {
   std::string str() const;
   bool operator==(const TritonType &other) const {
     return element == other.element && isPointer == other.isPointer &&
-           shape == other.shape;
+           shape == other.shape && blockShape == other.blockShape;
   }
   bool operator!=(const TritonType &other) const { return !(*this == other); }
 };

@@ -1,0 +1,700 @@
+//===- BuiltinsMemory.cpp - loads, stores, atomics, block pointers, dot ---===//
+//
+// tl.load/tl.store through blocks of pointers (mask, other) or block
+// pointers (boundary_check, padding_option), with cache modifiers, eviction
+// policies and volatility recorded on kiln.load/kiln.store; the atomics;
+// tl.make_block_ptr/tl.advance; tl.dot. Argument rules follow upstream
+// Triton's semantic.py.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/frontend/BuiltinSupport.h"
+
+#include "compiler/ir/Dialects.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace kiln::frontend;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Access options
+//===----------------------------------------------------------------------===//
+
+/// A string option: its value, or "" when omitted.
+std::optional<std::string> readString(const ArgReader &r, size_t i) {
+  const FValue *v = r.get(i);
+  if (!v)
+    return std::string();
+  if (v->kind != FValue::Kind::String) {
+    r.bad(i, "a string");
+    return std::nullopt;
+  }
+  return v->text;
+}
+
+std::optional<kiln::CacheModifier> readCache(const ArgReader &r, size_t i,
+                                             bool isLoad) {
+  auto s = readString(r, i);
+  if (!s)
+    return std::nullopt;
+  using C = kiln::CacheModifier;
+  if (s->empty())
+    return C::None;
+  std::optional<C> c = isLoad ? llvm::StringSwitch<std::optional<C>>(*s)
+                                    .Case(".ca", C::CA)
+                                    .Case(".cg", C::CG)
+                                    .Case(".cv", C::CV)
+                                    .Default(std::nullopt)
+                              : llvm::StringSwitch<std::optional<C>>(*s)
+                                    .Case(".wb", C::WB)
+                                    .Case(".cg", C::CG)
+                                    .Case(".cs", C::CS)
+                                    .Case(".wt", C::WT)
+                                    .Default(std::nullopt);
+  if (!c)
+    r.bad(i, isLoad ? "one of \"\", \".ca\", \".cg\", \".cv\""
+                    : "one of \"\", \".wb\", \".cg\", \".cs\", \".wt\"");
+  return c;
+}
+
+std::optional<kiln::EvictionPolicy> readEviction(const ArgReader &r, size_t i) {
+  auto s = readString(r, i);
+  if (!s)
+    return std::nullopt;
+  using P = kiln::EvictionPolicy;
+  std::optional<P> p = llvm::StringSwitch<std::optional<P>>(*s)
+                           .Case("", P::Normal)
+                           .Case("evict_normal", P::Normal)
+                           .Case("evict_first", P::EvictFirst)
+                           .Case("evict_last", P::EvictLast)
+                           .Default(std::nullopt);
+  if (!p)
+    r.bad(i, "one of \"\", \"evict_first\", \"evict_last\"");
+  return p;
+}
+
+/// boundary_check: an int or a tuple of distinct dimensions of the block.
+std::optional<llvm::SmallVector<int32_t>>
+readBoundaryCheck(Emitter &e, const ArgReader &r, size_t i, int64_t rank) {
+  llvm::SmallVector<int32_t> dims;
+  const FValue *v = r.get(i);
+  if (!v)
+    return dims;
+  for (const FValue &d : flattenVarargs(*v)) {
+    if (!d.isInt() || d.intValue < 0 || d.intValue >= rank) {
+      r.bad(i,
+            "dimensions of the block (0 to " + std::to_string(rank - 1) + ")");
+      return std::nullopt;
+    }
+    if (llvm::is_contained(dims, int32_t(d.intValue))) {
+      e.error(r.loc(i), "boundary_check lists dimension " +
+                            std::to_string(d.intValue) + " twice");
+      return std::nullopt;
+    }
+    dims.push_back(int32_t(d.intValue));
+  }
+  llvm::sort(dims);
+  return dims;
+}
+
+/// A mask argument: i1, broadcast to the pointer's shape.
+std::optional<FValue> readMask(Emitter &e, const FValue &mask, SMLoc loc,
+                               llvm::ArrayRef<int64_t> shape,
+                               StringRef builtin) {
+  std::optional<FValue> m = e.materialize(mask, loc);
+  if (!m)
+    return std::nullopt;
+  if (m->type.isPointer)
+    return e.error(loc, "the mask of " + builtin + " must be a boolean, got " +
+                            m->type.str());
+  if (shape.empty() && m->type.isBlock())
+    return e.error(loc, "the mask of " + builtin +
+                            " cannot be a block when the pointer is a scalar");
+  if (!m->type.element.isBool())
+    m = e.castTo(*m, DType(ScalarKind::I1), loc);
+  return e.broadcastTo(*m, shape, loc);
+}
+
+/// A value stored or combined through `ptr`: converted to the pointee type
+/// and broadcast to the pointer's shape.
+std::optional<FValue> readValue(Emitter &e, const ArgReader &r, size_t i,
+                                const TritonType &type, StringRef builtin) {
+  const FValue *value = r.get(i);
+  if (!value)
+    return r.missing(i);
+  if (value->isNumber())
+    return e.constant(*value, type, r.loc(i));
+  if (!value->isRuntime() || value->type.isPointer)
+    return r.bad(i, "a number or a tensor of numbers");
+  if (type.shape.empty() && value->type.isBlock())
+    return e.error(r.loc(i), "the value of " + builtin +
+                                 " cannot be a block when the pointer is a "
+                                 "scalar");
+  return e.broadcastTo(e.castTo(*value, type.element, r.loc(i)), type.shape,
+                       r.loc(i));
+}
+
+//===----------------------------------------------------------------------===//
+// tl.load / tl.store
+//===----------------------------------------------------------------------===//
+
+std::optional<FValue> load(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {
+      "pointer",        "mask",           "other",           "boundary_check",
+      "padding_option", "cache_modifier", "eviction_policy", "volatile"};
+  ArgReader r(e, args, "tl.load", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *ptr = r.get(0);
+  if (!ptr)
+    return r.missing(0);
+  if (!ptr->isRuntime() || !ptr->type.isPointer)
+    return r.bad(0, "a pointer, a block of pointers or a block pointer");
+  auto cache = readCache(r, 5, true);
+  auto evict = cache ? readEviction(r, 6) : std::nullopt;
+  auto padding = evict ? readString(r, 4) : std::nullopt;
+  if (!padding)
+    return std::nullopt;
+  bool isVolatile = r.get(7) && r.get(7)->isNumber() && r.get(7)->intValue;
+  auto &b = e.getBuilder();
+  mlir::Location l = e.location(args.loc);
+
+  if (ptr->type.isBlockPointer()) {
+    if (r.get(1) || r.get(2))
+      return e.error(r.loc(r.get(1) ? 1 : 2),
+                     "tl.load through a block pointer takes no mask or "
+                     "other; use boundary_check and padding_option");
+    TritonType type{ptr->type.element, false, ptr->type.blockShape};
+    auto checks = readBoundaryCheck(e, r, 3, type.shape.size());
+    if (!checks)
+      return std::nullopt;
+    kiln::PaddingOptionAttr pad;
+    if (!padding->empty()) {
+      if (*padding != "zero" && *padding != "nan")
+        return r.bad(4, "\"zero\" or \"nan\"");
+      if (*padding == "nan" && type.element.isInteger())
+        return e.error(r.loc(4), "padding_option \"nan\" needs a "
+                                 "floating-point block, got " +
+                                     type.str());
+      pad = kiln::PaddingOptionAttr::get(
+          e.getContext(), *padding == "nan" ? kiln::PaddingOption::NaN
+                                            : kiln::PaddingOption::Zero);
+    }
+    mlir::Value v =
+        kiln::LoadOp::create(b, l, type.toMLIR(e.getContext()), ptr->value,
+                             mlir::Value(), mlir::Value(),
+                             checks->empty() ? mlir::DenseI32ArrayAttr()
+                                             : b.getDenseI32ArrayAttr(*checks),
+                             pad, *cache, *evict, isVolatile);
+    return FValue::runtime(v, type);
+  }
+
+  if (r.get(3) && !flattenVarargs(*r.get(3)).empty())
+    return e.error(r.loc(3), "boundary_check needs a block pointer "
+                             "(tl.make_block_ptr); with a block of pointers, "
+                             "use a mask");
+  if (!padding->empty())
+    return e.error(r.loc(4), "padding_option needs a block pointer "
+                             "(tl.make_block_ptr); with a block of pointers, "
+                             "use other");
+  TritonType resultType = ptr->type;
+  resultType.isPointer = false;
+  mlir::Value maskValue, otherValue;
+  if (const FValue *mask = r.get(1)) {
+    std::optional<FValue> m =
+        readMask(e, *mask, r.loc(1), ptr->type.shape, "tl.load");
+    if (!m)
+      return std::nullopt;
+    maskValue = m->value;
+    if (r.get(2)) {
+      std::optional<FValue> o = readValue(e, r, 2, resultType, "tl.load");
+      if (!o)
+        return std::nullopt;
+      otherValue = o->value;
+    }
+  } else if (r.get(2)) {
+    return e.error(r.loc(2), "tl.load: 'other' needs a 'mask'");
+  }
+  mlir::Value v = kiln::LoadOp::create(
+      b, l, resultType.toMLIR(e.getContext()), ptr->value, maskValue,
+      otherValue, mlir::DenseI32ArrayAttr(), kiln::PaddingOptionAttr(), *cache,
+      *evict, isVolatile);
+  return FValue::runtime(v, resultType);
+}
+
+std::optional<FValue> store(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"pointer",        "value",
+                                      "mask",           "boundary_check",
+                                      "cache_modifier", "eviction_policy"};
+  ArgReader r(e, args, "tl.store", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *ptr = r.get(0);
+  if (!ptr)
+    return r.missing(0);
+  if (!ptr->isRuntime() || !ptr->type.isPointer)
+    return r.bad(0, "a pointer, a block of pointers or a block pointer");
+  auto cache = readCache(r, 4, false);
+  auto evict = cache ? readEviction(r, 5) : std::nullopt;
+  if (!evict)
+    return std::nullopt;
+  auto &b = e.getBuilder();
+  mlir::Location l = e.location(args.loc);
+
+  if (ptr->type.isBlockPointer()) {
+    if (r.get(2))
+      return e.error(r.loc(2), "tl.store through a block pointer takes no "
+                               "mask; use boundary_check");
+    TritonType type{ptr->type.element, false, ptr->type.blockShape};
+    const FValue *value = r.get(1);
+    if (value && value->isRuntime() && value->type.isBlock() &&
+        value->type.shape != type.shape)
+      return e.error(r.loc(1), "tl.store through a block pointer of shape " +
+                                   formatShape(type.shape) +
+                                   " needs a value of that shape, got " +
+                                   formatShape(value->type.shape));
+    std::optional<FValue> v = readValue(e, r, 1, type, "tl.store");
+    auto checks =
+        v ? readBoundaryCheck(e, r, 3, type.shape.size()) : std::nullopt;
+    if (!checks)
+      return std::nullopt;
+    kiln::StoreOp::create(b, l, ptr->value, v->value, mlir::Value(),
+                          checks->empty() ? mlir::DenseI32ArrayAttr()
+                                          : b.getDenseI32ArrayAttr(*checks),
+                          *cache, *evict);
+    return FValue::none();
+  }
+
+  if (r.get(3) && !flattenVarargs(*r.get(3)).empty())
+    return e.error(r.loc(3), "boundary_check needs a block pointer "
+                             "(tl.make_block_ptr); with a block of pointers, "
+                             "use a mask");
+  TritonType elementType = ptr->type;
+  elementType.isPointer = false;
+  std::optional<FValue> v = readValue(e, r, 1, elementType, "tl.store");
+  if (!v)
+    return std::nullopt;
+  mlir::Value maskValue;
+  if (const FValue *mask = r.get(2)) {
+    std::optional<FValue> m =
+        readMask(e, *mask, r.loc(2), ptr->type.shape, "tl.store");
+    if (!m)
+      return std::nullopt;
+    maskValue = m->value;
+  }
+  kiln::StoreOp::create(b, l, ptr->value, v->value, maskValue,
+                        mlir::DenseI32ArrayAttr(), *cache, *evict);
+  return FValue::none();
+}
+
+//===----------------------------------------------------------------------===//
+// Block pointers
+//===----------------------------------------------------------------------===//
+
+/// Run-time or compile-time integers converted to `type` (i64 for shapes and
+/// strides, i32 for offsets), one per dimension.
+std::optional<llvm::SmallVector<mlir::Value>>
+readIndexList(Emitter &e, const ArgReader &r, size_t i, ScalarKind kind,
+              StringRef what) {
+  const FValue *v = r.get(i);
+  if (!v)
+    return r.missing(i);
+  llvm::SmallVector<mlir::Value> values;
+  TritonType type{DType(kind), false, {}};
+  for (const FValue &d : flattenVarargs(*v)) {
+    if (d.isInt() || d.kind == FValue::Kind::Bool) {
+      values.push_back(e.constant(d, type, r.loc(i)).value);
+      continue;
+    }
+    if (!d.isRuntime() || d.type.isBlock() || d.type.isPointer ||
+        !d.type.element.isInteger()) {
+      r.bad(i, "integers (" + what + ")");
+      return std::nullopt;
+    }
+    if (kind == ScalarKind::I32 && d.type.element.getBitWidth() == 64) {
+      e.error(r.loc(i), "block pointer offsets are 32-bit; convert with "
+                        ".to(tl.int32), got " +
+                            d.type.str());
+      return std::nullopt;
+    }
+    values.push_back(e.castTo(d, DType(kind), r.loc(i)).value);
+  }
+  return values;
+}
+
+std::optional<FValue> makeBlockPtr(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"base",    "shape",       "strides",
+                                      "offsets", "block_shape", "order"};
+  ArgReader r(e, args, "tl.make_block_ptr", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *base = r.get(0);
+  if (!base)
+    return r.missing(0);
+  if (!base->isRuntime() || !base->type.isPointer || base->type.isBlock() ||
+      base->type.isBlockPointer())
+    return r.bad(0, "a scalar pointer");
+  auto shape = readIndexList(e, r, 1, ScalarKind::I64, "the tensor's shape");
+  auto strides =
+      shape ? readIndexList(e, r, 2, ScalarKind::I64, "strides") : std::nullopt;
+  auto offsets = strides ? readIndexList(e, r, 3, ScalarKind::I32, "offsets")
+                         : std::nullopt;
+  if (!offsets)
+    return std::nullopt;
+  if (!r.get(4))
+    return r.missing(4);
+  auto blockShape =
+      readShape(e, *r.get(4), r.loc(4), "the block_shape of tl.make_block_ptr");
+  if (!blockShape)
+    return std::nullopt;
+  if (!r.get(5))
+    return r.missing(5);
+  llvm::SmallVector<int32_t> order;
+  for (const FValue &d : flattenVarargs(*r.get(5))) {
+    if (!d.isInt() || d.intValue < 0 ||
+        d.intValue >= int64_t(blockShape->size()) ||
+        llvm::is_contained(order, int32_t(d.intValue)))
+      return r.bad(5, "a permutation of 0.." +
+                          std::to_string(blockShape->size() - 1));
+    order.push_back(int32_t(d.intValue));
+  }
+  size_t rank = blockShape->size();
+  if (shape->size() != rank || strides->size() != rank ||
+      offsets->size() != rank || order.size() != rank)
+    return e.error(args.loc, "tl.make_block_ptr needs shape, strides, offsets, "
+                             "block_shape and order of one length, got " +
+                                 std::to_string(shape->size()) + ", " +
+                                 std::to_string(strides->size()) + ", " +
+                                 std::to_string(offsets->size()) + ", " +
+                                 std::to_string(rank) + " and " +
+                                 std::to_string(order.size()));
+  TritonType type{base->type.element, true, {}, *blockShape};
+  auto &b = e.getBuilder();
+  mlir::Value v = kiln::MakeBlockPtrOp::create(
+      b, e.location(args.loc), type.toMLIR(e.getContext()), base->value, *shape,
+      *strides, *offsets, b.getDenseI32ArrayAttr(order));
+  return FValue::runtime(v, type);
+}
+
+std::optional<FValue> advance(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"base", "offsets"};
+  ArgReader r(e, args, "tl.advance", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *base = r.get(0);
+  if (!base)
+    return r.missing(0);
+  if (!base->isRuntime() || !base->type.isBlockPointer())
+    return r.bad(0, "a block pointer (tl.make_block_ptr)");
+  auto offsets = readIndexList(e, r, 1, ScalarKind::I32, "offsets");
+  if (!offsets)
+    return std::nullopt;
+  if (offsets->size() != base->type.blockShape.size())
+    return e.error(args.loc, "tl.advance of a block pointer of rank " +
+                                 std::to_string(base->type.blockShape.size()) +
+                                 " needs as many offsets, got " +
+                                 std::to_string(offsets->size()));
+  mlir::Value v = kiln::AdvanceOp::create(e.getBuilder(), e.location(args.loc),
+                                          base->value, *offsets);
+  return FValue::runtime(v, base->type);
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics
+//===----------------------------------------------------------------------===//
+
+std::optional<kiln::MemSemantic> readSem(const ArgReader &r, size_t i) {
+  auto s = readString(r, i);
+  if (!s)
+    return std::nullopt;
+  using M = kiln::MemSemantic;
+  auto m = llvm::StringSwitch<std::optional<M>>(*s)
+               .Case("", M::AcqRel)
+               .Case("acq_rel", M::AcqRel)
+               .Case("acquire", M::Acquire)
+               .Case("release", M::Release)
+               .Case("relaxed", M::Relaxed)
+               .Default(std::nullopt);
+  if (!m)
+    r.bad(i, "one of \"acq_rel\", \"acquire\", \"release\", \"relaxed\"");
+  return m;
+}
+
+std::optional<kiln::MemScope> readScope(const ArgReader &r, size_t i) {
+  auto s = readString(r, i);
+  if (!s)
+    return std::nullopt;
+  using S = kiln::MemScope;
+  auto m = llvm::StringSwitch<std::optional<S>>(*s)
+               .Case("", S::GPU)
+               .Case("gpu", S::GPU)
+               .Case("cta", S::CTA)
+               .Case("sys", S::System)
+               .Default(std::nullopt);
+  if (!m)
+    r.bad(i, "one of \"gpu\", \"cta\", \"sys\"");
+  return m;
+}
+
+/// The pointer of an atomic: pointers (not block pointers) to 16-, 32- or
+/// 64-bit elements; fp16/bf16 only for add.
+bool checkAtomicPointer(Emitter &e, const ArgReader &r, StringRef builtin,
+                        bool onlyAdd16) {
+  const FValue *ptr = r.get(0);
+  if (!ptr) {
+    r.missing(0);
+    return false;
+  }
+  if (!ptr->isRuntime() || !ptr->type.isPointer || ptr->type.isBlockPointer()) {
+    r.bad(0, "a pointer or a block of pointers");
+    return false;
+  }
+  DType t = ptr->type.element;
+  bool half = t.getKind() == ScalarKind::F16 || t.getKind() == ScalarKind::BF16;
+  if (t.getBitWidth() < 16 || t.getKind() == ScalarKind::I16 ||
+      t.getKind() == ScalarKind::U16 || (half && onlyAdd16)) {
+    e.error(r.loc(0),
+            builtin + " does not support " + t.getLanguageName() + " elements");
+    return false;
+  }
+  return true;
+}
+
+std::optional<FValue> atomicRMW(Emitter &e, const CallArgs &args,
+                                StringRef name, StringRef op) {
+  static const StringRef kParams[] = {"pointer", "val", "mask", "sem", "scope"};
+  std::string builtin = ("tl.atomic_" + name).str();
+  ArgReader r(e, args, builtin, kParams);
+  if (!r.isOk() || !checkAtomicPointer(e, r, builtin, op != "add"))
+    return std::nullopt;
+  const FValue &ptr = *r.get(0);
+  TritonType type = ptr.type;
+  type.isPointer = false;
+  DType t = type.element;
+  if ((op == "max" || op == "min") && t.isFloat() &&
+      t.getKind() != ScalarKind::F32 && t.getKind() != ScalarKind::F64)
+    return e.error(r.loc(0), builtin +
+                                 " on floats needs fp32 or fp64 "
+                                 "elements, got " +
+                                 t.getLanguageName());
+  if ((op == "and" || op == "or" || op == "xor") && t.isFloat())
+    return e.error(r.loc(0), builtin + " needs integer elements, got " +
+                                 t.getLanguageName());
+  auto sem = readSem(r, 3);
+  auto scope = sem ? readScope(r, 4) : std::nullopt;
+  std::optional<FValue> val =
+      scope ? readValue(e, r, 1, type, builtin) : std::nullopt;
+  if (!val)
+    return std::nullopt;
+  mlir::Value maskValue;
+  if (const FValue *mask = r.get(2)) {
+    std::optional<FValue> m = readMask(e, *mask, r.loc(2), type.shape, builtin);
+    if (!m)
+      return std::nullopt;
+    maskValue = m->value;
+  }
+  using K = kiln::RMWOp;
+  bool isUnsigned = t.isUnsigned();
+  K kind = op == "add"   ? (t.isFloat() ? K::FAdd : K::Add)
+           : op == "max" ? (isUnsigned ? K::UMax : K::Max)
+           : op == "min" ? (isUnsigned ? K::UMin : K::Min)
+           : op == "and" ? K::And
+           : op == "or"  ? K::Or
+           : op == "xor" ? K::Xor
+                         : K::Xchg;
+  mlir::Value v =
+      kiln::AtomicRMWOp::create(e.getBuilder(), e.location(args.loc), kind,
+                                ptr.value, val->value, maskValue, *sem, *scope);
+  return FValue::runtime(v, type);
+}
+
+#define KILN_ATOMIC(fn, name)                                                  \
+  std::optional<FValue> fn(Emitter &e, const CallArgs &args) {                 \
+    return atomicRMW(e, args, name, name);                                     \
+  }
+KILN_ATOMIC(atomicAdd, "add")
+KILN_ATOMIC(atomicMax, "max")
+KILN_ATOMIC(atomicMin, "min")
+KILN_ATOMIC(atomicAnd, "and")
+KILN_ATOMIC(atomicOr, "or")
+KILN_ATOMIC(atomicXor, "xor")
+KILN_ATOMIC(atomicXchg, "xchg")
+#undef KILN_ATOMIC
+
+std::optional<FValue> atomicCas(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"pointer", "cmp", "val", "sem", "scope"};
+  ArgReader r(e, args, "tl.atomic_cas", kParams);
+  if (!r.isOk() || !checkAtomicPointer(e, r, "tl.atomic_cas", false))
+    return std::nullopt;
+  const FValue &ptr = *r.get(0);
+  TritonType type = ptr.type;
+  type.isPointer = false;
+  auto sem = readSem(r, 3);
+  auto scope = sem ? readScope(r, 4) : std::nullopt;
+  std::optional<FValue> cmp =
+      scope ? readValue(e, r, 1, type, "tl.atomic_cas") : std::nullopt;
+  std::optional<FValue> val =
+      cmp ? readValue(e, r, 2, type, "tl.atomic_cas") : std::nullopt;
+  if (!val)
+    return std::nullopt;
+  mlir::Value v = kiln::AtomicCASOp::create(
+      e.getBuilder(), e.location(args.loc), type.toMLIR(e.getContext()),
+      ptr.value, cmp->value, val->value, *sem, *scope);
+  return FValue::runtime(v, type);
+}
+
+//===----------------------------------------------------------------------===//
+// tl.dot
+//===----------------------------------------------------------------------===//
+
+std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"input",      "other",
+                                      "acc",        "input_precision",
+                                      "allow_tf32", "max_num_imprecise_acc",
+                                      "out_dtype"};
+  ArgReader r(e, args, "tl.dot", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  for (size_t i = 0; i < 2; ++i) {
+    const FValue *v = r.get(i);
+    if (!v)
+      return r.missing(i);
+    if (!v->isRuntime() || !v->type.isBlock() || v->type.isPointer)
+      return r.bad(i, "a 2-D or 3-D block of numbers");
+  }
+  const FValue &a = *r.get(0), &b = *r.get(1);
+  DType ta = a.type.element, tb = b.type.element;
+  auto isFp8 = [](DType t) { return t.isFloat() && t.getBitWidth() == 8; };
+  if (!(isFp8(ta) && isFp8(tb))) {
+    static const ScalarKind kAllowed[] = {ScalarKind::I8,  ScalarKind::U8,
+                                          ScalarKind::F16, ScalarKind::BF16,
+                                          ScalarKind::F32, ScalarKind::F64};
+    for (size_t i = 0; i < 2; ++i)
+      if (!llvm::is_contained(kAllowed, r.get(i)->type.element.getKind()))
+        return r.bad(i, "a block of int8, float8, float16, bfloat16, float32 "
+                        "or float64");
+    if (ta != tb)
+      return e.error(args.loc, "tl.dot needs operands of one dtype, got " +
+                                   ta.getLanguageName() + " and " +
+                                   tb.getLanguageName());
+  }
+  size_t rank = a.type.shape.size();
+  if ((rank != 2 && rank != 3) || b.type.shape.size() != rank)
+    return e.error(args.loc, "tl.dot needs two 2-D or two 3-D blocks, got "
+                             "shapes " +
+                                 formatShape(a.type.shape) + " and " +
+                                 formatShape(b.type.shape));
+  int64_t m = a.type.shape[rank - 2], k = a.type.shape[rank - 1];
+  int64_t kb = b.type.shape[rank - 2], n = b.type.shape[rank - 1];
+  if (k != kb)
+    return e.error(args.loc, "tl.dot: the shapes " + formatShape(a.type.shape) +
+                                 " and " + formatShape(b.type.shape) +
+                                 " do not multiply (" + std::to_string(k) +
+                                 " columns against " + std::to_string(kb) +
+                                 " rows)");
+  if (rank == 3 && a.type.shape[0] != b.type.shape[0])
+    return e.error(args.loc, "tl.dot: batch sizes differ (" +
+                                 std::to_string(a.type.shape[0]) + " and " +
+                                 std::to_string(b.type.shape[0]) + ")");
+  if (m < 16 || n < 16 || k < 16)
+    return e.error(
+        args.loc,
+        "tl.dot needs M, N and K of at least 16, got M=" + std::to_string(m) +
+            ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+  // The result type.
+  DType outDType(ScalarKind::F32);
+  if (const FValue *o = r.get(6)) {
+    if (o->kind != FValue::Kind::DType || o->type.isPointer)
+      return r.bad(6, "a dtype such as tl.float32");
+    outDType = o->type.element;
+  }
+  DType resultType;
+  if (ta.isInteger()) {
+    if (ta.getKind() != ScalarKind::I8)
+      return r.bad(0, "int8 (the only integer type tl.dot supports)");
+    resultType = DType(ScalarKind::I32);
+  } else if (outDType.getKind() == ScalarKind::BF16) {
+    return e.error(r.loc(6), "tl.dot does not support out_dtype=bfloat16; use "
+                             "float32 and convert with .to(tl.bfloat16)");
+  } else if (ta.getKind() == ScalarKind::F32 ||
+             ta.getKind() == ScalarKind::BF16) {
+    resultType = DType(ScalarKind::F32);
+  } else if (ta.getKind() == ScalarKind::F64) {
+    resultType = DType(ScalarKind::F64);
+  } else {
+    if (outDType.getKind() != ScalarKind::F16 &&
+        outDType.getKind() != ScalarKind::F32)
+      return r.bad(6, "tl.float16 or tl.float32");
+    resultType = outDType;
+  }
+  llvm::SmallVector<int64_t> shape(a.type.shape.begin(),
+                                   a.type.shape.end() - 1);
+  shape.push_back(n);
+  TritonType type{resultType, false, shape};
+  // input_precision (allow_tf32 is its deprecated form).
+  std::string precision = "tf32";
+  if (const FValue *p = r.get(3)) {
+    if (p->kind != FValue::Kind::String)
+      return r.bad(3, "a string");
+    precision = StringRef(p->text).lower();
+  } else if (const FValue *t = r.get(4)) {
+    precision = t->isNumber() && t->intValue ? "tf32" : "ieee";
+  }
+  std::optional<kiln::InputPrecision> inputPrecision =
+      kiln::symbolizeInputPrecision(precision);
+  if (!inputPrecision)
+    return r.bad(3, "one of \"tf32\", \"tf32x3\", \"ieee\", \"bf16x3\", "
+                    "\"bf16x6\"");
+  int64_t maxImprecise = 0;
+  if (const FValue *v = r.get(5)) {
+    if (!v->isInt() || v->intValue < 0)
+      return r.bad(5, "a non-negative compile-time int");
+    maxImprecise = v->intValue;
+    if (isFp8(ta) && maxImprecise > k)
+      return e.error(r.loc(5),
+                     "max_num_imprecise_acc (" + std::to_string(maxImprecise) +
+                         ") must be at most K (" + std::to_string(k) + ")");
+  }
+  // The accumulator.
+  std::optional<FValue> acc;
+  if (const FValue *c = r.get(2)) {
+    if (!c->isRuntime() || c->type.isPointer || c->type != type)
+      return r.bad(2,
+                   "a block of type " + type.str() + " (the product's type)");
+    acc = *c;
+  } else {
+    acc = e.constant(FValue::integer(0), type, args.loc);
+  }
+  auto &builder = e.getBuilder();
+  mlir::Value v = kiln::DotOp::create(
+      builder, e.location(args.loc), type.toMLIR(e.getContext()), a.value,
+      b.value, acc->value, *inputPrecision, int32_t(maxImprecise));
+  return FValue::runtime(v, type);
+}
+
+} // namespace
+
+void kiln::frontend::addMemoryBuiltins(BuiltinTable &table) {
+  static const std::pair<const char *, BuiltinFn> kEntries[] = {
+      {"tl.load", load},
+      {"tl.store", store},
+      {"tl.make_block_ptr", makeBlockPtr},
+      {"tl.advance", advance},
+      {"method.advance", advance},
+      {"tl.atomic_add", atomicAdd},
+      {"tl.atomic_max", atomicMax},
+      {"tl.atomic_min", atomicMin},
+      {"tl.atomic_and", atomicAnd},
+      {"tl.atomic_or", atomicOr},
+      {"tl.atomic_xor", atomicXor},
+      {"tl.atomic_xchg", atomicXchg},
+      {"tl.atomic_cas", atomicCas},
+      {"tl.dot", dot},
+  };
+  for (const auto &[name, fn] : kEntries) {
+    table[name] = fn;
+    if (StringRef(name).starts_with("tl.atomic_"))
+      table["method." + StringRef(name).drop_front(3).str()] = fn;
+  }
+}

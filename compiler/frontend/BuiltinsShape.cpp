@@ -1,0 +1,522 @@
+//===- BuiltinsShape.cpp - builtins that reshape blocks -------------------===//
+//
+// Subscripts with None and `:` (x[:, None]), tl.broadcast(_to),
+// tl.expand_dims, tl.reshape/view/ravel, tl.trans/permute and `.T`,
+// tl.join/split/interleave/cat. Shapes are checked here, so the kiln shape
+// ops are always built valid.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/frontend/BuiltinSupport.h"
+
+#include "compiler/ir/Dialects.h"
+
+using namespace kiln::frontend;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+int64_t kiln::frontend::numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string kiln::frontend::formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string r = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(shape[i]);
+  return r + "]";
+}
+
+std::optional<int64_t> kiln::frontend::readAxis(Emitter &e, const FValue &v,
+                                                int64_t rank, SMLoc loc,
+                                                StringRef what) {
+  if (!v.isInt()) {
+    e.error(loc, what + " must be a compile-time int, got " + v.describe());
+    return std::nullopt;
+  }
+  int64_t axis = v.intValue;
+  if (axis < -rank || axis >= rank) {
+    e.error(loc, what + " is " + std::to_string(axis) +
+                     ", out of range for a block of rank " +
+                     std::to_string(rank) +
+                     " (valid: " + std::to_string(-rank) + " to " +
+                     std::to_string(rank - 1) + ")");
+    return std::nullopt;
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<FValue>
+kiln::frontend::flattenVarargs(llvm::ArrayRef<FValue> args) {
+  if (args.size() == 1 && args[0].kind == FValue::Kind::Tuple)
+    return args[0].elements;
+  return args.vec();
+}
+
+FValue kiln::frontend::expandDims(Emitter &e, const FValue &v, int64_t axis,
+                                  SMLoc loc) {
+  llvm::SmallVector<int64_t> shape(v.type.shape);
+  shape.insert(shape.begin() + axis, 1);
+  if (!v.type.isBlock())
+    return *e.broadcastTo(v, shape, loc); // a splat; cannot fail
+  TritonType type = v.type.withShape(shape);
+  mlir::Value r = kiln::ExpandDimsOp::create(e.getBuilder(), e.location(loc),
+                                             type.toMLIR(e.getContext()),
+                                             v.value, int32_t(axis));
+  return FValue::runtime(r, type);
+}
+
+FValue kiln::frontend::reshapeTo(Emitter &e, const FValue &v,
+                                 llvm::ArrayRef<int64_t> shape,
+                                 bool allowReorder, SMLoc loc) {
+  if (llvm::ArrayRef<int64_t>(v.type.shape) == shape)
+    return v;
+  if (!v.type.isBlock())
+    return *e.broadcastTo(v, shape, loc); // one element: a splat
+  TritonType type = v.type.withShape(shape);
+  auto &b = e.getBuilder();
+  mlir::Value r =
+      kiln::ReshapeOp::create(b, e.location(loc), type.toMLIR(e.getContext()),
+                              v.value, b.getBoolAttr(allowReorder));
+  return FValue::runtime(r, type);
+}
+
+FValue kiln::frontend::permuteDims(Emitter &e, const FValue &v,
+                                   llvm::ArrayRef<int32_t> order, SMLoc loc) {
+  bool identity = true;
+  llvm::SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(order)) {
+    shape.push_back(v.type.shape[d]);
+    identity &= int64_t(i) == d;
+  }
+  if (identity)
+    return v;
+  TritonType type = v.type.withShape(shape);
+  auto &b = e.getBuilder();
+  mlir::Value r =
+      kiln::TransOp::create(b, e.location(loc), type.toMLIR(e.getContext()),
+                            v.value, b.getDenseI32ArrayAttr(order));
+  return FValue::runtime(r, type);
+}
+
+namespace {
+
+/// A run-time block argument (blocks of pointers included), or an error
+/// naming the builtin.
+std::optional<FValue> requireBlock(Emitter &e, const ArgReader &r, size_t i,
+                                   bool allowScalar = false) {
+  const FValue *v = r.get(i);
+  if (!v)
+    return r.missing(i);
+  if (!v->isRuntime() || v->type.isBlockPointer() ||
+      (!allowScalar && !v->type.isBlock()))
+    return r.bad(i, allowScalar ? "a tensor" : "a block (tensor)");
+  return *v;
+}
+
+/// Reads a shape given as a tuple or as the remaining positional arguments
+/// of a varargs builtin (`tl.reshape(x, 2, 8)`).
+std::optional<llvm::SmallVector<int64_t>> readVarargShape(Emitter &e,
+                                                          const CallArgs &args,
+                                                          size_t first,
+                                                          StringRef what) {
+  if (args.args.size() <= first)
+    return e.error(args.loc, what + " needs a shape");
+  std::vector<FValue> dims =
+      flattenVarargs(llvm::ArrayRef<FValue>(args.args).drop_front(first));
+  return readShape(e, FValue::tuple(dims), args.argLocs[first], what);
+}
+
+/// The keyword arguments of a varargs builtin: only `names` are allowed.
+bool checkKeywords(Emitter &e, const CallArgs &args, StringRef builtin,
+                   llvm::ArrayRef<StringRef> names) {
+  for (size_t k = 0; k < args.keywords.size(); ++k)
+    if (!llvm::is_contained(names, args.keywords[k].first)) {
+      e.error(args.keywordLocs[k],
+              builtin + " has no argument '" + args.keywords[k].first + "'");
+      return false;
+    }
+  return true;
+}
+
+const FValue *keyword(const CallArgs &args, StringRef name) {
+  for (auto &[k, v] : args.keywords)
+    if (k == name)
+      return &v;
+  return nullptr;
+}
+
+/// The first positional argument of a varargs builtin, or its keyword.
+const FValue *firstArg(const CallArgs &args, StringRef name) {
+  if (!args.args.empty())
+    return &args.args[0];
+  return keyword(args, name);
+}
+
+//===----------------------------------------------------------------------===//
+// Subscripts: x[:, None]
+//===----------------------------------------------------------------------===//
+
+std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
+  FValue result = args.args[0];
+  if (result.type.isBlockPointer())
+    return e.error(args.loc, "a block pointer cannot be indexed");
+  int64_t rank = result.type.shape.size(), consumed = 0;
+  for (size_t i = 1; i < args.args.size(); ++i) {
+    const FValue &index = args.args[i];
+    int64_t dim = i - 1; // the index's position is the result dimension
+    if (index.isNone()) {
+      result = expandDims(e, result, dim, args.argLocs[i]);
+      continue;
+    }
+    bool fullSlice = index.kind == FValue::Kind::Marker &&
+                     index.text == "slice" &&
+                     llvm::all_of(index.elements,
+                                  [](const FValue &p) { return p.isNone(); });
+    if (!fullSlice)
+      return e.error(args.argLocs[i],
+                     "a block can only be indexed with None (a new "
+                     "dimension) and ':' (a whole dimension), as in "
+                     "x[:, None]; got " +
+                         (index.kind == FValue::Kind::Marker
+                              ? std::string("a slice with bounds")
+                              : index.describe()));
+    if (++consumed > rank)
+      return e.error(args.argLocs[i],
+                     "too many ':' indices for a block of shape " +
+                         formatShape(args.args[0].type.shape));
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting
+//===----------------------------------------------------------------------===//
+
+std::optional<FValue> broadcast(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"input", "other"};
+  ArgReader r(e, args, "tl.broadcast", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<FValue> a = requireBlock(e, r, 0, true);
+  std::optional<FValue> b = a ? requireBlock(e, r, 1, true) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  auto shape = e.broadcastShapes(a->type.shape, b->type.shape, args.loc);
+  if (!shape)
+    return std::nullopt;
+  a = e.broadcastTo(*a, *shape, r.loc(0));
+  b = a ? e.broadcastTo(*b, *shape, r.loc(1)) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  return FValue::tuple({*a, *b});
+}
+
+std::optional<FValue> broadcastToShape(Emitter &e, const CallArgs &args) {
+  if (!checkKeywords(e, args, "tl.broadcast_to", {"input"}))
+    return std::nullopt;
+  const FValue *input = firstArg(args, "input");
+  if (!input || !input->isRuntime() || input->type.isBlockPointer())
+    return e.error(args.loc, "tl.broadcast_to needs a tensor as its input, "
+                             "got " +
+                                 (input ? input->describe() : "nothing"));
+  size_t first = args.args.empty() ? 0 : 1;
+  auto shape = readVarargShape(e, args, first, "the shape of tl.broadcast_to");
+  if (!shape)
+    return std::nullopt;
+  return e.broadcastTo(*input, *shape, args.loc);
+}
+
+std::optional<FValue> expandDimsBuiltin(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"input", "axis"};
+  ArgReader r(e, args, "tl.expand_dims", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<FValue> input = requireBlock(e, r, 0, true);
+  if (!input)
+    return std::nullopt;
+  if (!r.get(1))
+    return r.missing(1);
+  std::vector<FValue> axes = flattenVarargs(*r.get(1));
+  int64_t newRank = input->type.shape.size() + axes.size();
+  llvm::SmallVector<int64_t> normalized;
+  for (const FValue &a : axes) {
+    auto axis = readAxis(e, a, newRank, r.loc(1), "the axis of tl.expand_dims");
+    if (!axis)
+      return std::nullopt;
+    if (llvm::is_contained(normalized, *axis))
+      return e.error(r.loc(1), "tl.expand_dims got the axis " +
+                                   std::to_string(*axis) + " twice");
+    normalized.push_back(*axis);
+  }
+  llvm::sort(normalized);
+  FValue result = *input;
+  for (int64_t axis : normalized)
+    result = expandDims(e, result, axis, args.loc);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Reshapes
+//===----------------------------------------------------------------------===//
+
+std::optional<FValue> reshapeImpl(Emitter &e, const CallArgs &args,
+                                  StringRef name, bool defaultReorder) {
+  if (!checkKeywords(e, args, name, {"input", "can_reorder", "shape"}))
+    return std::nullopt;
+  const FValue *input = firstArg(args, "input");
+  if (!input || !input->isRuntime() || input->type.isBlockPointer())
+    return e.error(args.loc, name + " needs a tensor as its input, got " +
+                                 (input ? input->describe() : "nothing"));
+  std::optional<llvm::SmallVector<int64_t>> shape;
+  if (const FValue *s = keyword(args, "shape"))
+    shape = readShape(e, *s, args.loc, "the shape of " + name.str());
+  else
+    shape = readVarargShape(e, args, args.args.empty() ? 0 : 1,
+                            "the shape of " + name.str());
+  if (!shape)
+    return std::nullopt;
+  bool reorder = defaultReorder;
+  if (const FValue *c = keyword(args, "can_reorder")) {
+    if (!c->isNumber())
+      return e.error(args.loc, "can_reorder of " + name +
+                                   " must be a compile-time bool, got " +
+                                   c->describe());
+    reorder = c->intValue != 0;
+  }
+  if (numElements(input->type.shape) != numElements(*shape))
+    return e.error(args.loc,
+                   name + " cannot change the number of elements: " +
+                       formatShape(input->type.shape) + " has " +
+                       std::to_string(numElements(input->type.shape)) + ", " +
+                       formatShape(*shape) + " has " +
+                       std::to_string(numElements(*shape)));
+  return reshapeTo(e, *input, *shape, reorder, args.loc);
+}
+
+std::optional<FValue> reshape(Emitter &e, const CallArgs &args) {
+  return reshapeImpl(e, args, "tl.reshape", false);
+}
+std::optional<FValue> view(Emitter &e, const CallArgs &args) {
+  return reshapeImpl(e, args, "tl.view", true);
+}
+
+std::optional<FValue> ravel(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x", "can_reorder"};
+  ArgReader r(e, args, "tl.ravel", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<FValue> input = requireBlock(e, r, 0);
+  if (!input)
+    return std::nullopt;
+  bool reorder = r.get(1) && r.get(1)->isNumber() && r.get(1)->intValue;
+  int64_t n = numElements(input->type.shape);
+  return reshapeTo(e, *input, {n}, reorder, args.loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Transposes
+//===----------------------------------------------------------------------===//
+
+std::optional<FValue> permuteImpl(Emitter &e, const CallArgs &args,
+                                  StringRef name, bool defaultSwap) {
+  if (!checkKeywords(e, args, name, {"input", "dims"}))
+    return std::nullopt;
+  const FValue *input = firstArg(args, "input");
+  if (!input || !input->isRuntime() || !input->type.isBlock() ||
+      input->type.isBlockPointer())
+    return e.error(args.loc, name + " needs a block as its input, got " +
+                                 (input ? input->describe() : "nothing"));
+  std::vector<FValue> dims;
+  if (const FValue *d = keyword(args, "dims"))
+    dims = flattenVarargs(*d);
+  else if (args.args.size() > 1)
+    dims = flattenVarargs(llvm::ArrayRef<FValue>(args.args).drop_front());
+  int64_t rank = input->type.shape.size();
+  if (dims.empty() && defaultSwap)
+    dims = {FValue::integer(1), FValue::integer(0)};
+  if (int64_t(dims.size()) != rank)
+    return e.error(args.loc, name + " of a block of shape " +
+                                 formatShape(input->type.shape) + " needs " +
+                                 std::to_string(rank) + " dimensions, got " +
+                                 std::to_string(dims.size()));
+  llvm::SmallVector<int32_t> order;
+  for (const FValue &d : dims) {
+    if (!d.isInt() || d.intValue < 0 || d.intValue >= rank ||
+        llvm::is_contained(order, d.intValue))
+      return e.error(args.loc, "the dimensions of " + name +
+                                   " must be a permutation of 0.." +
+                                   std::to_string(rank - 1));
+    order.push_back(int32_t(d.intValue));
+  }
+  return permuteDims(e, *input, order, args.loc);
+}
+
+std::optional<FValue> trans(Emitter &e, const CallArgs &args) {
+  return permuteImpl(e, args, "tl.trans", true);
+}
+std::optional<FValue> permute(Emitter &e, const CallArgs &args) {
+  return permuteImpl(e, args, "tl.permute", false);
+}
+
+/// `x.T`: the transpose of a 2-D block.
+std::optional<FValue> propertyT(Emitter &e, const CallArgs &args) {
+  const FValue &x = args.args[0];
+  if (!x.isRuntime() || x.type.shape.size() != 2 || x.type.isBlockPointer())
+    return e.error(args.loc, "'.T' needs a 2-D block, got " + x.describe());
+  return permuteDims(e, x, {1, 0}, args.loc);
+}
+
+/// `x.numel`: the element count, a compile-time int.
+std::optional<FValue> propertyNumel(Emitter &e, const CallArgs &args) {
+  (void)e;
+  return FValue::integer(numElements(args.args[0].type.shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Join, split, interleave, cat
+//===----------------------------------------------------------------------===//
+
+/// Two operands of one dtype, broadcast to one shape.
+std::optional<std::pair<FValue, FValue>>
+sameTypePair(Emitter &e, const ArgReader &r, StringRef name, SMLoc loc) {
+  std::optional<FValue> a = requireBlock(e, r, 0, true);
+  std::optional<FValue> b = a ? requireBlock(e, r, 1, true) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  TritonType ta = a->type.scalar(), tb = b->type.scalar();
+  if (ta != tb)
+    return e.error(loc, name + " needs operands of one dtype, got " + ta.str() +
+                            " and " + tb.str());
+  auto shape = e.broadcastShapes(a->type.shape, b->type.shape, loc);
+  if (!shape)
+    return std::nullopt;
+  a = e.broadcastTo(*a, *shape, r.loc(0));
+  b = a ? e.broadcastTo(*b, *shape, r.loc(1)) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  return std::make_pair(*a, *b);
+}
+
+std::optional<FValue> joinValues(Emitter &e, FValue a, FValue b, SMLoc loc) {
+  bool scalars = !a.type.isBlock();
+  if (scalars) {
+    a = expandDims(e, a, 0, loc);
+    b = expandDims(e, b, 0, loc);
+  }
+  llvm::SmallVector<int64_t> shape(a.type.shape);
+  shape.push_back(2);
+  TritonType type = a.type.withShape(shape);
+  mlir::Value r =
+      kiln::JoinOp::create(e.getBuilder(), e.location(loc),
+                           type.toMLIR(e.getContext()), a.value, b.value);
+  FValue joined = FValue::runtime(r, type);
+  return scalars ? reshapeTo(e, joined, {2}, false, loc) : joined;
+}
+
+std::optional<FValue> join(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"a", "b"};
+  ArgReader r(e, args, "tl.join", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  auto pair = sameTypePair(e, r, "tl.join", args.loc);
+  if (!pair)
+    return std::nullopt;
+  return joinValues(e, pair->first, pair->second, args.loc);
+}
+
+std::optional<FValue> split(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"a"};
+  ArgReader r(e, args, "tl.split", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<FValue> a = requireBlock(e, r, 0);
+  if (!a)
+    return std::nullopt;
+  if (a->type.shape.back() != 2)
+    return e.error(args.loc, "tl.split needs a block whose last dimension has "
+                             "size 2, got shape " +
+                                 formatShape(a->type.shape));
+  TritonType type =
+      a->type.withShape(llvm::ArrayRef<int64_t>(a->type.shape).drop_back());
+  mlir::Type t = type.toMLIR(e.getContext());
+  auto op = kiln::SplitOp::create(e.getBuilder(), e.location(args.loc), t, t,
+                                  a->value);
+  return FValue::tuple(
+      {FValue::runtime(op.getLhs(), type), FValue::runtime(op.getRhs(), type)});
+}
+
+std::optional<FValue> interleave(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"a", "b"};
+  ArgReader r(e, args, "tl.interleave", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  auto pair = sameTypePair(e, r, "tl.interleave", args.loc);
+  if (!pair)
+    return std::nullopt;
+  std::optional<FValue> c = joinValues(e, pair->first, pair->second, args.loc);
+  if (!c || c->type.shape.size() == 1)
+    return c;
+  llvm::SmallVector<int64_t> shape(pair->first.type.shape);
+  shape.back() *= 2;
+  return reshapeTo(e, *c, shape, false, args.loc);
+}
+
+std::optional<FValue> cat(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"input", "other", "can_reorder"};
+  ArgReader r(e, args, "tl.cat", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<FValue> a = requireBlock(e, r, 0);
+  std::optional<FValue> b = a ? requireBlock(e, r, 1) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  if (!(r.get(2) && r.get(2)->isNumber() && r.get(2)->intValue))
+    return e.error(args.loc, "tl.cat may reorder the elements it concatenates; "
+                             "pass can_reorder=True to accept that");
+  if (a->type != b->type)
+    return e.error(args.loc, "tl.cat needs two blocks of one type, got " +
+                                 a->type.str() + " and " + b->type.str());
+  llvm::SmallVector<int64_t> shape(a->type.shape);
+  shape[0] *= 2;
+  TritonType type = a->type.withShape(shape);
+  mlir::Value v =
+      kiln::CatOp::create(e.getBuilder(), e.location(args.loc),
+                          type.toMLIR(e.getContext()), a->value, b->value);
+  return FValue::runtime(v, type);
+}
+
+} // namespace
+
+void kiln::frontend::addShapeBuiltins(BuiltinTable &table) {
+  static const std::pair<const char *, BuiltinFn> kEntries[] = {
+      {"__subscript__", subscript},
+      {"property.T", propertyT},
+      {"property.numel", propertyNumel},
+      {"tl.broadcast", broadcast},
+      {"tl.broadcast_to", broadcastToShape},
+      {"method.broadcast_to", broadcastToShape},
+      {"tl.expand_dims", expandDimsBuiltin},
+      {"method.expand_dims", expandDimsBuiltin},
+      {"tl.reshape", reshape},
+      {"method.reshape", reshape},
+      {"tl.view", view},
+      {"method.view", view},
+      {"tl.ravel", ravel},
+      {"method.ravel", ravel},
+      {"tl.trans", trans},
+      {"method.trans", trans},
+      {"tl.permute", permute},
+      {"method.permute", permute},
+      {"tl.join", join},
+      {"tl.split", split},
+      {"method.split", split},
+      {"tl.interleave", interleave},
+      {"tl.cat", cat},
+  };
+  for (const auto &[name, fn] : kEntries)
+    table[name] = fn;
+}

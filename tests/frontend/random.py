@@ -1,0 +1,61 @@
+# tl.randint/rand/randn: Philox 4x32-10 expanded into arith ops with
+# upstream Triton's constants, so numbers match it bit for bit. The 64-bit
+# seed splits into the two key halves; each round multiplies by 0xD2511F53
+# and 0xCD9E8D57 (high halves by mului_extended) and raises the key by
+# 0x9E3779B9 and 0xBB67AE85 (shown below as signed i32).
+# RUN: %kilnc compile %s -n uniform -s "*fp32, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=RAND
+# RUN: %kilnc compile %s -n normal -s "*fp32, i64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=RANDN
+# RUN: %kilnc compile %s -n ints -s "*u32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=INT
+import triton
+import triton.language as tl
+
+
+# RAND-LABEL: func.func @uniform
+# RAND-DAG: arith.constant -1640531527 : i32
+# RAND-DAG: arith.constant -1150833019 : i32
+# RAND-DAG: arith.constant dense<-845247145> : tensor<256xi32>
+# RAND-DAG: arith.constant dense<-766435501> : tensor<256xi32>
+# RAND-DAG: arith.constant dense<4.6566126E-10> : tensor<256xf32>
+# The seed is sign-extended to 64 bits and split into the key halves.
+# RAND: %[[SEED:.*]] = arith.extsi %arg1 : i32 to i64
+# RAND: arith.shrui %[[SEED]], %{{.*}} : i64
+# RAND: arith.mului_extended
+# uint -> float in [0, 1): fold negatives, then scale.
+# RAND: arith.select
+# RAND: arith.sitofp
+# RAND: arith.mulf
+@triton.jit
+def uniform(out_ptr, seed):
+    offs = tl.program_id(0) * 256 + tl.arange(0, 256)
+    r = tl.rand(seed, offs)
+    tl.static_assert(r.dtype == tl.float32)
+    tl.store(out_ptr + offs, r)
+
+
+# RANDN-LABEL: func.func @normal
+# An int64 seed needs no extension before the split.
+# RANDN-NOT: arith.extsi
+# RANDN: arith.shrui %arg1, %{{.*}} : i64
+# RANDN: arith.mului_extended
+# Box-Muller on the first two outputs.
+# RANDN: arith.maxnumf
+# RANDN: math.log
+# RANDN: math.sqrt
+# RANDN: math.cos
+@triton.jit
+def normal(out_ptr, seed):
+    offs = tl.arange(0, 256)
+    tl.store(out_ptr + offs, tl.randn(seed, offs, n_rounds=10))
+
+
+# INT-LABEL: func.func @ints
+# Seven rounds: 14 high products, less the one of the first round's zero
+# counter, which folds away.
+# INT-COUNT-13: arith.mului_extended
+# INT-NOT: arith.mului_extended
+@triton.jit
+def ints(out_ptr):
+    offs = tl.arange(0, 64)
+    a, b, c, d = tl.randint4x(1234, offs, n_rounds=7)
+    tl.static_assert(a.dtype == tl.uint32)
+    tl.store(out_ptr + offs, a ^ b ^ c ^ d)
