@@ -118,6 +118,47 @@ std::optional<FValue> zeros(Emitter &e, const CallArgs &args) {
                     args.loc);
 }
 
+/// tl.zeros_like(input) and full_like(input, value, dtype=None): a block of
+/// the input's shape and (by default) dtype.
+std::optional<FValue> fullLikeImpl(Emitter &e, const CallArgs &args,
+                                   bool zeros) {
+  static const StringRef kParams[] = {"input", "value", "dtype"};
+  StringRef name = zeros ? "tl.zeros_like" : "tl.full_like";
+  ArgReader r(e, args, name,
+              llvm::ArrayRef<StringRef>(kParams).take_front(zeros ? 1 : 3));
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *input = r.get(0);
+  if (!input)
+    return r.missing(0);
+  if (!input->isRuntime() || input->type.isPointer)
+    return r.bad(0, "a tensor of numbers");
+  TritonType type = input->type;
+  if (!zeros && r.get(2)) {
+    const FValue *dtype = r.get(2);
+    if (dtype->kind != FValue::Kind::DType || dtype->type.isPointer)
+      return r.bad(2, "a dtype such as tl.float32");
+    type.element = dtype->type.element;
+  }
+  if (zeros)
+    return e.constant(FValue::integer(0), type, args.loc);
+  const FValue *value = r.get(1);
+  if (!value)
+    return r.missing(1);
+  if (value->isNumber())
+    return e.constant(*value, type, r.loc(1));
+  if (!value->isRuntime() || value->type.isBlock() || value->type.isPointer)
+    return r.bad(1, "a number or a run-time scalar");
+  return e.broadcastTo(e.castTo(*value, type.element, r.loc(1)), type.shape,
+                       r.loc(1));
+}
+std::optional<FValue> zerosLike(Emitter &e, const CallArgs &args) {
+  return fullLikeImpl(e, args, true);
+}
+std::optional<FValue> fullLike(Emitter &e, const CallArgs &args) {
+  return fullLikeImpl(e, args, false);
+}
+
 std::optional<FValue> where(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"condition", "x", "y"};
   ArgReader r(e, args, "tl.where", kParams);
@@ -433,6 +474,8 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.arange", arange},
       {"tl.full", full},
       {"tl.zeros", zeros},
+      {"tl.zeros_like", zerosLike},
+      {"tl.full_like", fullLike},
       {"tl.where", where},
       {"tl.maximum", maximum},
       {"tl.minimum", minimum},
