@@ -26,7 +26,11 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
 ninja -C "$build" -j "$jobs" frontend_fuzzer
 
 # The seeds are read, never written: new inputs go to $run_dir/corpus.
-mkdir -p "$run_dir/corpus" "$run_dir/seeds"
+# Findings of earlier runs move to $run_dir/previous, so that every artifact
+# left beside the corpus afterwards is this run's.
+mkdir -p "$run_dir/corpus" "$run_dir/seeds" "$run_dir/previous"
+find "$run_dir" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+  -o -name 'oom-*' \) -exec mv {} "$run_dir/previous/" \;
 find tests/kernels -name '*.py' ! -name check_corpus.py ! -name run_upstream.py \
   -exec cp {} "$run_dir/seeds/" \;
 
@@ -38,6 +42,11 @@ status=0
   -detect_leaks=1 -artifact_prefix="$run_dir/" -print_final_stats=1 "$@" \
   >"$run_dir/fuzz.log" 2>&1 || status=$?
 tail -n 40 "$run_dir/fuzz.log"
+# With -fork=N -ignore_crashes=1 libFuzzer exits 0 after findings: look.
+if compgen -G "$run_dir/crash-*" >/dev/null || compgen -G "$run_dir/leak-*" >/dev/null ||
+   compgen -G "$run_dir/timeout-*" >/dev/null || compgen -G "$run_dir/oom-*" >/dev/null; then
+  status=${status/#0/1}
+fi
 if ((status != 0)); then
   echo "fuzz.sh: FAILED (exit $status); artifacts:" $(ls "$run_dir"/crash-* "$run_dir"/leak-* \
     "$run_dir"/timeout-* "$run_dir"/oom-* 2>/dev/null)

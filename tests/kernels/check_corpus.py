@@ -220,6 +220,22 @@ def read_surface(path):
     return rows
 
 
+def lit_tests_using(item):
+    """tests/frontend lit tests that call the builtin `item` names (tl.NAME)."""
+    m = re.match(r"^(tl\.[a-z_0-9]+)", item)
+    if not m:
+        return []
+    frontend = os.path.join(os.path.dirname(HERE), "frontend")
+    found = []
+    for name in sorted(os.listdir(frontend)) if os.path.isdir(frontend) else []:
+        path = os.path.join(frontend, name)
+        if os.path.isfile(path) and name.endswith((".py", ".test")):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if m.group(1) + "(" in f.read():
+                    found.append("tests/frontend/" + name)
+    return found
+
+
 def language_doc(surface, covers, variants):
     by_kernel = OrderedDict()
     for v in variants:
@@ -256,7 +272,8 @@ def language_doc(surface, covers, variants):
         refs = [f"[{k[0]}:{k[1]}](../tests/kernels/{k[0]})" for k in shown[:3]]
         if len(shown) > 3:
             refs.append(f"+{len(shown) - 3} more")
-        refs += [f"[{l}](../{l})" for l in links]
+        lits = [l for l in lit_tests_using(item) if l not in links]
+        refs += [f"[{l}](../{l})" for l in links + lits[:2]]
         cell = item.replace("|", "\\|")
         note = "; ".join(n for n in notes).replace("|", "\\|")
         out.append(f"| `{cell}` | {status} | {', '.join(refs)} | {note} |")
