@@ -35,7 +35,8 @@ find tests/kernels -name '*.py' ! -name check_corpus.py ! -name run_upstream.py 
   -exec cp {} "$run_dir/seeds/" \;
 
 # detect_leaks: LeakSanitizer at exit and per input (-detect_leaks=1).
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
+# allow_user_poisoning=0: see __asan_default_options in frontend_fuzzer.cpp.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1:allow_user_poisoning=0}"
 status=0
 "$build/tests/fuzz/frontend_fuzzer" "$run_dir/corpus" "$run_dir/seeds" \
   -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=4096 \
