@@ -139,6 +139,15 @@ std::optional<FValue> readValue(Emitter &e, const ArgReader &r, size_t i,
 // tl.load / tl.store
 //===----------------------------------------------------------------------===//
 
+/// Pointers to int1 address bytes, as in Triton: they are accessed as int8.
+FValue asBytePointer(Emitter &e, const FValue &ptr, SMLoc loc) {
+  if (!ptr.type.element.isBool())
+    return ptr;
+  TritonType bytes = ptr.type;
+  bytes.element = DType(ScalarKind::I8);
+  return *e.bitcastTo(ptr, bytes.scalar(), loc); // a kiln.ptr_cast
+}
+
 std::optional<FValue> load(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {
       "pointer",        "mask",           "other",           "boundary_check",
@@ -200,6 +209,8 @@ std::optional<FValue> load(Emitter &e, const CallArgs &args) {
                              "use other");
   TritonType resultType = ptr->type;
   resultType.isPointer = false;
+  bool isBool = resultType.element.isBool();
+  FValue bytePtr = asBytePointer(e, *ptr, args.loc);
   mlir::Value maskValue, otherValue;
   if (const FValue *mask = r.get(1)) {
     std::optional<FValue> m =
@@ -211,16 +222,21 @@ std::optional<FValue> load(Emitter &e, const CallArgs &args) {
       std::optional<FValue> o = readValue(e, r, 2, resultType, "tl.load");
       if (!o)
         return std::nullopt;
+      if (isBool)
+        o = e.castTo(*o, DType(ScalarKind::I8), r.loc(2));
       otherValue = o->value;
     }
   } else if (r.get(2)) {
     return e.error(r.loc(2), "tl.load: 'other' needs a 'mask'");
   }
+  TritonType loadType = resultType;
+  loadType.element = bytePtr.type.element;
   mlir::Value v = kiln::LoadOp::create(
-      b, l, resultType.toMLIR(e.getContext()), ptr->value, maskValue,
+      b, l, loadType.toMLIR(e.getContext()), bytePtr.value, maskValue,
       otherValue, mlir::DenseI32ArrayAttr(), kiln::PaddingOptionAttr(), *cache,
       *evict, isVolatile);
-  return FValue::runtime(v, resultType);
+  FValue loaded = FValue::runtime(v, loadType);
+  return isBool ? e.castTo(loaded, DType(ScalarKind::I1), args.loc) : loaded;
 }
 
 std::optional<FValue> store(Emitter &e, const CallArgs &args) {
@@ -283,7 +299,9 @@ std::optional<FValue> store(Emitter &e, const CallArgs &args) {
       return std::nullopt;
     maskValue = m->value;
   }
-  kiln::StoreOp::create(b, l, ptr->value, v->value, maskValue,
+  FValue bytePtr = asBytePointer(e, *ptr, args.loc);
+  FValue stored = e.castTo(*v, bytePtr.type.element, r.loc(1));
+  kiln::StoreOp::create(b, l, bytePtr.value, stored.value, maskValue,
                         mlir::DenseI32ArrayAttr(), *cache, *evict);
   return FValue::none();
 }
@@ -369,10 +387,11 @@ std::optional<FValue> makeBlockPtr(Emitter &e, const CallArgs &args) {
                                  std::to_string(offsets->size()) + ", " +
                                  std::to_string(rank) + " and " +
                                  std::to_string(order.size()));
-  TritonType type{base->type.element, true, {}, *blockShape};
+  FValue bytes = asBytePointer(e, *base, args.loc);
+  TritonType type{bytes.type.element, true, {}, *blockShape};
   auto &b = e.getBuilder();
   mlir::Value v = kiln::MakeBlockPtrOp::create(
-      b, e.location(args.loc), type.toMLIR(e.getContext()), base->value, *shape,
+      b, e.location(args.loc), type.toMLIR(e.getContext()), bytes.value, *shape,
       *strides, *offsets, b.getDenseI32ArrayAttr(order));
   return FValue::runtime(v, type);
 }
@@ -646,15 +665,16 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   if (!inputPrecision)
     return r.bad(3, "one of \"tf32\", \"tf32x3\", \"ieee\", \"bf16x3\", "
                     "\"bf16x6\"");
-  int64_t maxImprecise = 0;
+  // Absent: the target's default (upstream decides it by architecture).
+  mlir::IntegerAttr maxImprecise;
   if (const FValue *v = r.get(5)) {
-    if (!v->isInt() || v->intValue < 0)
+    if (!v->isInt() || v->intValue < 0 || v->intValue > INT32_MAX)
       return r.bad(5, "a non-negative compile-time int");
-    maxImprecise = v->intValue;
-    if (isFp8(ta) && maxImprecise > k)
+    if (isFp8(ta) && v->intValue > k)
       return e.error(r.loc(5),
-                     "max_num_imprecise_acc (" + std::to_string(maxImprecise) +
+                     "max_num_imprecise_acc (" + std::to_string(v->intValue) +
                          ") must be at most K (" + std::to_string(k) + ")");
+    maxImprecise = e.getBuilder().getI32IntegerAttr(int32_t(v->intValue));
   }
   // The accumulator.
   std::optional<FValue> acc;
@@ -669,7 +689,9 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   auto &builder = e.getBuilder();
   mlir::Value v = kiln::DotOp::create(
       builder, e.location(args.loc), type.toMLIR(e.getContext()), a.value,
-      b.value, acc->value, *inputPrecision, int32_t(maxImprecise));
+      b.value, acc->value,
+      kiln::InputPrecisionAttr::get(e.getContext(), *inputPrecision),
+      maxImprecise);
   return FValue::runtime(v, type);
 }
 

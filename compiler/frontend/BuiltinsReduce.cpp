@@ -629,6 +629,57 @@ std::optional<FValue> sort(Emitter &e, const CallArgs &args) {
   return reshapeTo(e, h, x.type.shape, false, args.loc);
 }
 
+/// tl.flip: reverses `dim` (a power of 2) by swapping halves at every level
+/// of a [2, 2, ...] view of that dimension, with xor reductions (as upstream).
+std::optional<FValue> flip(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x", "dim"};
+  ArgReader r(e, args, "tl.flip", kParams);
+  if (!r.isOk() || !r.get(0))
+    return r.isOk() ? r.missing(0) : std::nullopt;
+  auto inputs = readInputs(e, *r.get(0), r.loc(0), "tl.flip");
+  if (!inputs)
+    return std::nullopt;
+  const FValue &x = (*inputs)[0];
+  int64_t rank = x.type.shape.size();
+  int64_t dim = rank - 1;
+  if (const FValue *d = r.get(1)) {
+    auto a = readAxis(e, *d, rank, r.loc(1), "the dim of tl.flip");
+    if (!a)
+      return std::nullopt;
+    dim = *a;
+  }
+  unsigned bits = x.type.element.getBitWidth();
+  if (bits < 8)
+    return r.bad(0, "a block of 8- to 64-bit elements");
+  int64_t steps = log2Exact(x.type.shape[dim]);
+  if (steps == 0)
+    return x;
+  DType intType(bits == 8    ? ScalarKind::I8
+                : bits == 16 ? ScalarKind::I16
+                : bits == 32 ? ScalarKind::I32
+                             : ScalarKind::I64);
+  std::optional<FValue> ix =
+      e.bitcastTo(x, TritonType{intType, false, {}}, args.loc);
+  if (!ix)
+    return std::nullopt;
+  llvm::SmallVector<int64_t> cube(x.type.shape.begin(),
+                                  x.type.shape.begin() + dim);
+  cube.append(steps, 2);
+  cube.append(x.type.shape.begin() + dim + 1, x.type.shape.end());
+  FValue y = reshapeTo(e, *ix, cube, false, args.loc);
+  for (int64_t i = 0; i < steps; ++i) {
+    auto pair = emitReduce(e, {y}, dim + i, /*keepDims=*/true,
+                           operatorCombine("^", args.loc), args.loc, "tl.flip");
+    std::optional<FValue> swapped =
+        pair ? e.binary("^", y, pair->front(), args.loc) : std::nullopt;
+    if (!swapped)
+      return std::nullopt;
+    y = *swapped;
+  }
+  return e.bitcastTo(reshapeTo(e, y, x.type.shape, false, args.loc),
+                     x.type.scalar(), args.loc);
+}
+
 } // namespace
 
 std::optional<std::vector<FValue>> kiln::frontend::emitReduce(
@@ -679,7 +730,7 @@ void kiln::frontend::addReduceBuiltins(BuiltinTable &table) {
       {"tl.argmin", argmin},   {"tl.xor_sum", xorSum},
       {"tl.reduce", reduce},   {"tl.cumsum", cumsum},
       {"tl.cumprod", cumprod}, {"tl.associative_scan", associativeScan},
-      {"tl.sort", sort},
+      {"tl.sort", sort},       {"tl.flip", flip},
   };
   for (const auto &[name, fn] : kEntries) {
     table[name] = fn;

@@ -81,11 +81,13 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure,
     a is [B,] M × K, b is [B,] K × N, c and d are [B,] M × N. The operands
     share an element type (or are both fp8); `input_precision` says how fp32
     operands are multiplied; `max_num_imprecise_acc` bounds fp8 products
-    accumulated at reduced precision before a full-precision add.
+    accumulated at reduced precision before a full-precision add. When it
+    is absent the target's default applies (upstream Triton: 2^30 for fp8
+    operands on sm_90, else 0).
   }];
   let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b,
                        AnyRankedTensor:$c, Kiln_InputPrecision:$input_precision,
-                       DefaultValuedAttr<I32Attr, "0">:$max_num_imprecise_acc);
+                       OptionalAttr<I32Attr>:$max_num_imprecise_acc);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{
     $a `,` $b `,` $c `,` $input_precision attr-dict `:` type($a) `*` type($b) `->` type($d)

@@ -6,6 +6,7 @@
 # RUN: %kilnc compile %s -n block_pointers -s "*fp16, i32, i32, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=BLOCK
 # RUN: %kilnc compile %s -n dots -s "*fp16, *fp32, *i8" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=DOT
 # RUN: %kilnc compile %s -n pointer_casts -s "*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PTR
+# RUN: %kilnc compile %s -n bool_memory -s "*i1" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=BOOL
 import triton
 import triton.language as tl
 
@@ -95,3 +96,18 @@ def pointer_casts(x_ptr):
     ip = x_ptr.to(tl.pointer_type(tl.int32))
     addr = x_ptr.to(tl.int64)
     tl.store(ip, addr.to(tl.int32))
+
+
+# Pointers to int1 address bytes, as in Triton: loads and stores go through
+# int8.
+# BOOL-LABEL: func.func @bool_memory
+# BOOL: %[[BYTES:.*]] = kiln.ptr_cast %{{.*}} : tensor<64x!kiln.ptr<i1>> -> tensor<64x!kiln.ptr<i8>>
+# BOOL: %[[B:.*]] = kiln.load %[[BYTES]] : (tensor<64x!kiln.ptr<i8>>) -> tensor<64xi8>
+# BOOL: arith.cmpi ne, %[[B]], %{{.*}} : tensor<64xi8>
+# BOOL: arith.extui %{{.*}} : tensor<64xi1> to tensor<64xi8>
+# BOOL: kiln.store %[[BYTES]], %{{.*}} : tensor<64x!kiln.ptr<i8>>, tensor<64xi8>
+@triton.jit
+def bool_memory(b_ptr):
+    r = tl.arange(0, 64)
+    b = tl.load(b_ptr + r)
+    tl.store(b_ptr + r, b ^ (r < 32))

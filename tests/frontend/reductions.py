@@ -11,6 +11,7 @@
 # RUN: %kilnc compile %s -n scans -s "*fp32, *i8" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=SCAN
 # RUN: %kilnc compile %s -n keep_dims -s "*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=KEEP
 # RUN: %kilnc compile %s -n sorts -s "*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=SORT
+# RUN: %kilnc compile %s -n flips -s "*fp16" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=FLIP
 import triton
 import triton.language as tl
 
@@ -171,3 +172,19 @@ def sorts(x_ptr):
     r = tl.arange(0, 8)
     x = tl.load(x_ptr + r)
     tl.store(x_ptr + r, tl.sort(x) + tl.sort(x, descending=True))
+
+
+# tl.flip swaps the halves at each level of a [2, 2, ...] view of the
+# dimension: y ^ xor_sum(y, level, keep_dims=True).
+# FLIP-LABEL: func.func @flips
+# FLIP: arith.bitcast %{{.*}} : tensor<4x8xf16> to tensor<4x8xi16>
+# FLIP: kiln.reshape %{{.*}} : tensor<4x8xi16> -> tensor<4x2x2x2xi16>
+# FLIP: kiln.reduce %{{.*}} {axis = 1 : i32} : (tensor<4x2x2x2xi16>) -> tensor<4x2x2xi16>
+# FLIP: kiln.reduce %{{.*}} {axis = 2 : i32}
+# FLIP: kiln.reduce %{{.*}} {axis = 3 : i32}
+# FLIP: kiln.reshape %{{.*}} : tensor<4x2x2x2xi16> -> tensor<4x8xi16>
+@triton.jit
+def flips(x_ptr):
+    offs = tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, tl.flip(x, 1))
