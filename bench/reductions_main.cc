@@ -63,11 +63,10 @@ absl::StatusOr<double> MedianMilliseconds(kiln::DeviceBuffer& flush,
   return times[times.size() / 2];
 }
 
-using SoftmaxLauncher = absl::Status (*)(kiln::Grid, CUstream, float*, float*,
-                                         int32_t, int32_t, int32_t);
-
+// `launch(grid, stream, args...)` calls one generated launcher.
+template <typename Launcher>
 absl::Status RunSoftmax(kiln::DeviceBuffer& flush, int n_cols,
-                        SoftmaxLauncher launch, std::mt19937& rng) {
+                        Launcher launch, std::mt19937& rng) {
   const size_t count = size_t{kRows} * n_cols;
   std::vector<float> input(count), output(count);
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
@@ -89,13 +88,13 @@ absl::Status RunSoftmax(kiln::DeviceBuffer& flush, int n_cols,
   RETURN_IF_ERROR(out->CopyToHost(output.data(), count * sizeof(float)));
   double worst = 0;
   for (int r = 0; r < kRows; ++r) {
-    const float* x = &input[size_t{r} * n_cols];
+    const float* x = &input[static_cast<size_t>(r) * n_cols];
     double max = -INFINITY, sum = 0;
     for (int c = 0; c < n_cols; ++c) max = std::max<double>(max, x[c]);
     for (int c = 0; c < n_cols; ++c) sum += std::exp(x[c] - max);
     for (int c = 0; c < n_cols; ++c) {
       double expected = std::exp(x[c] - max) / sum;
-      double got = output[size_t{r} * n_cols + c];
+      double got = output[static_cast<size_t>(r) * n_cols + c];
       double error = std::fabs(got - expected) / (1e-6 + std::fabs(expected));
       if (!(error <= 1e-4)) {
         return absl::InternalError(
@@ -115,13 +114,9 @@ absl::Status RunSoftmax(kiln::DeviceBuffer& flush, int n_cols,
   return absl::OkStatus();
 }
 
-using LayerNormLauncher = absl::Status (*)(kiln::Grid, CUstream, kiln::half*,
-                                           kiln::half*, kiln::half*,
-                                           kiln::half*, int32_t, int32_t,
-                                           float);
-
+template <typename Launcher>
 absl::Status RunLayerNorm(kiln::DeviceBuffer& flush, int n_cols,
-                          LayerNormLauncher launch, std::mt19937& rng) {
+                          Launcher launch, std::mt19937& rng) {
   const size_t count = size_t{kRows} * n_cols;
   std::vector<kiln::half> x(count), y(count), w(n_cols), b(n_cols);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -152,7 +147,7 @@ absl::Status RunLayerNorm(kiln::DeviceBuffer& flush, int n_cols,
   RETURN_IF_ERROR(dy.CopyToHost(y.data(), count * 2));
   double worst = 0;
   for (int r = 0; r < kRows; ++r) {
-    const kiln::half* row = &x[size_t{r} * n_cols];
+    const kiln::half* row = &x[static_cast<size_t>(r) * n_cols];
     double mean = 0, var = 0;
     for (int c = 0; c < n_cols; ++c) mean += static_cast<float>(row[c]);
     mean /= n_cols;
@@ -165,7 +160,7 @@ absl::Status RunLayerNorm(kiln::DeviceBuffer& flush, int n_cols,
       double expected = (static_cast<float>(row[c]) - mean) * rstd *
                             static_cast<float>(w[c]) +
                         static_cast<float>(b[c]);
-      double got = static_cast<float>(y[size_t{r} * n_cols + c]);
+      double got = static_cast<float>(y[static_cast<size_t>(r) * n_cols + c]);
       double error = std::fabs(got - expected);
       if (!(error <= 1e-2)) {
         return absl::InternalError(
@@ -190,18 +185,26 @@ absl::Status RunAll() {
       kiln::DeviceBuffer::Allocate(kFlushBytes);
   if (!flush.ok()) return flush.status();
   std::mt19937 rng(20261122);
-  RETURN_IF_ERROR(RunSoftmax(*flush, 1024,
-                             &bench::softmax_1024::launch_softmax_kernel, rng));
-  RETURN_IF_ERROR(RunSoftmax(*flush, 4096,
-                             &bench::softmax_4096::launch_softmax_kernel, rng));
+// A generic lambda forwarding to one generated launcher.
+#define LAUNCHER(fn) \
+  [](kiln::Grid grid, CUstream stream, auto... args) { return fn(grid, stream, args...); }
   RETURN_IF_ERROR(RunSoftmax(
-      *flush, 16384, &bench::softmax_16384::launch_softmax_kernel, rng));
+      *flush, 1024, LAUNCHER(bench::softmax_1024::launch_softmax_kernel), rng));
+  RETURN_IF_ERROR(RunSoftmax(
+      *flush, 4096, LAUNCHER(bench::softmax_4096::launch_softmax_kernel), rng));
+  RETURN_IF_ERROR(RunSoftmax(
+      *flush, 16384, LAUNCHER(bench::softmax_16384::launch_softmax_kernel),
+      rng));
   RETURN_IF_ERROR(RunLayerNorm(
-      *flush, 1024, &bench::layernorm_1024::launch_layernorm_kernel, rng));
+      *flush, 1024, LAUNCHER(bench::layernorm_1024::launch_layernorm_kernel),
+      rng));
   RETURN_IF_ERROR(RunLayerNorm(
-      *flush, 4096, &bench::layernorm_4096::launch_layernorm_kernel, rng));
+      *flush, 4096, LAUNCHER(bench::layernorm_4096::launch_layernorm_kernel),
+      rng));
   RETURN_IF_ERROR(RunLayerNorm(
-      *flush, 8192, &bench::layernorm_8192::launch_layernorm_kernel, rng));
+      *flush, 8192, LAUNCHER(bench::layernorm_8192::launch_layernorm_kernel),
+      rng));
+#undef LAUNCHER
   return absl::OkStatus();
 }
 
