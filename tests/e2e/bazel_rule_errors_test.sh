@@ -59,6 +59,10 @@ if [[ ${1:-} != --analysis-only ]]; then
   expect kilnc_value_for_type "" "specializations[0]" \
     "parameter 'n' is not tl.constexpr, so it needs a type"
   expect kilnc_extra "" "specializations[0]" "the kernel has no parameter 'gamma'"
+  expect kilnc_syntax_error "" \
+    "tests/e2e/bazel_rule_errors/syntax_error.py:7:31: error: unmatched ')'" \
+    "    offs = tl.arange(0, BLOCK))" \
+    "                              ^"
 fi
 
 if ((failures)); then
