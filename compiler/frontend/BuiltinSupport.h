@@ -125,6 +125,12 @@ std::optional<std::vector<FValue>>
 legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands, llvm::SMLoc loc,
                  llvm::StringRef builtin);
 
+/// The high half of the unsigned product of two integer values of one type
+/// and shape (tl.umulhi): through a double-width product up to 32 bits,
+/// arith.mului_extended for 64.
+FValue emitUMulHi(Emitter &e, const FValue &a, const FValue &b,
+                  llvm::SMLoc loc);
+
 /// A dimension argument of a block of rank `rank`: a compile-time int in
 /// [-rank, rank), returned in [0, rank).
 std::optional<int64_t> readAxis(Emitter &e, const FValue &v, int64_t rank,

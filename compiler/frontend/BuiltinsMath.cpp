@@ -332,9 +332,7 @@ std::optional<FValue> umulhi(Emitter &e, const CallArgs &args) {
   auto xy = legalizeOperands(e, {*r.get(0), *r.get(1)}, args.loc, "tl.umulhi");
   if (!xy)
     return std::nullopt;
-  auto op = mlir::arith::MulUIExtendedOp::create(
-      e.getBuilder(), e.location(args.loc), (*xy)[0].value, (*xy)[1].value);
-  return FValue::runtime(op.getHigh(), (*xy)[0].type);
+  return emitUMulHi(e, (*xy)[0], (*xy)[1], args.loc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -697,6 +695,29 @@ std::optional<FValue> inlineAsmElementwise(Emitter &e, const CallArgs &args) {
 }
 
 } // namespace
+
+FValue kiln::frontend::emitUMulHi(Emitter &e, const FValue &a, const FValue &b,
+                                  SMLoc loc) {
+  auto &builder = e.getBuilder();
+  mlir::Location l = e.location(loc);
+  unsigned bits = a.type.element.getBitWidth();
+  if (bits == 64) {
+    auto op =
+        mlir::arith::MulUIExtendedOp::create(builder, l, a.value, b.value);
+    return FValue::runtime(op.getHigh(), a.type);
+  }
+  TritonType wide = a.type;
+  wide.element = DType(ScalarKind::U64);
+  mlir::Type wideType = wide.toMLIR(e.getContext());
+  mlir::Value x = mlir::arith::ExtUIOp::create(builder, l, wideType, a.value);
+  mlir::Value y = mlir::arith::ExtUIOp::create(builder, l, wideType, b.value);
+  mlir::Value p = mlir::arith::MulIOp::create(builder, l, x, y);
+  FValue shift = e.constant(FValue::integer(bits), wide, loc);
+  mlir::Value hi = mlir::arith::ShRUIOp::create(builder, l, p, shift.value);
+  mlir::Value r = mlir::arith::TruncIOp::create(
+      builder, l, a.type.toMLIR(e.getContext()), hi);
+  return FValue::runtime(r, a.type);
+}
 
 void kiln::frontend::addMathBuiltins(BuiltinTable &table) {
   static const std::pair<const char *, BuiltinFn> kEntries[] = {

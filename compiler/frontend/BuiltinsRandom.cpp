@@ -38,9 +38,7 @@ std::optional<FValue> op(Emitter &e, StringRef o, const FValue &a,
 
 /// The high half of the unsigned product (tl.umulhi).
 FValue mulhi(Emitter &e, const FValue &a, const FValue &b, SMLoc loc) {
-  auto r = mlir::arith::MulUIExtendedOp::create(e.getBuilder(), e.location(loc),
-                                                a.value, b.value);
-  return FValue::runtime(r.getHigh(), a.type);
+  return emitUMulHi(e, a, b, loc);
 }
 
 /// `rounds` Philox rounds on the counters (unsigned, one type and shape) and
