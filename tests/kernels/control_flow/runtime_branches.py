@@ -6,9 +6,9 @@
 # kiln-variant: -n skip_tail -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256"
 # kiln-variant: -n scalar_logic -s "out_ptr=*i32, a=i32, b=i32, BLOCK=32"
 # kiln-variant: -n nested_branches -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, mode=i32, BLOCK=128"
-# kiln-covers: clamp_by_program: if on run-time scalar; elif/else on run-time scalar; ternary
+# kiln-covers: clamp_by_program: if on run-time scalar; elif/else on run-time scalar; ternary on run-time scalars
 # kiln-covers: skip_tail: early return in if; return
-# kiln-covers: scalar_logic: and/or/not; ternary; comparisons < <= > >= == !=
+# kiln-covers: scalar_logic: and/or/not on run-time scalars; ternary on run-time scalars; comparisons < <= > >= == !=
 # kiln-covers: nested_branches: if on run-time scalar; elif/else on run-time scalar; augmented assignment
 import triton
 import triton.language as tl

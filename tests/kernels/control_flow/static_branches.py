@@ -10,7 +10,7 @@
 # kiln-variant: -n dtype_dispatch -s "x_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=128"
 # kiln-variant: -n dtype_dispatch -s "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=128"
 # kiln-covers: epilogue: if on constexpr; elif/else on constexpr; == on constexprs
-# kiln-covers: optional_bias: if on constexpr; and/or/not; bool literal
+# kiln-covers: optional_bias: if on constexpr; and/or/not on constexprs; bool literal
 # kiln-covers: dtype_dispatch: .dtype; if on constexpr; elif/else on constexpr; tl.float16; tl.int32
 import triton
 import triton.language as tl

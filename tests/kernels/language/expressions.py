@@ -10,8 +10,8 @@
 # kiln-variant: -n optional_pointer -s "x_ptr=*fp32, scale_ptr=None, out_ptr=*fp32, n=i32, BLOCK=128"
 # kiln-variant: -n optional_pointer -s "x_ptr=*fp32, scale_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128"
 # kiln-variant: -n attributes -s "x_ptr=*bf16, out_ptr=*fp32, R=16, C=32"
-# kiln-covers: comparisons: comparisons < <= > >= == !=; & | ^ ~; and/or/not; tl.int8
-# kiln-covers: constexpr_builtins: min/max on constexprs; int() / float() on constexprs; ** on constexprs; ternary; // and % on constexprs; float literal
+# kiln-covers: comparisons: comparisons < <= > >= == !=; & | ^ ~; tl.int8
+# kiln-covers: constexpr_builtins: min/max on constexprs; int() / float() on constexprs; ** on constexprs; ternary on constexprs; // and % on constexprs; float literal
 # kiln-covers: optional_pointer: is None / is not None; None
 # kiln-covers: attributes: .dtype; .shape; .T; ptr.dtype.element_ty; len
 import triton

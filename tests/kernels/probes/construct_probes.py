@@ -32,6 +32,8 @@
 # kiln-variant: -n probe_atomic_add -s "out_ptr=*fp32, BLOCK=64"
 # kiln-variant: -n probe_bitcast -s "x_ptr=*fp32, out_ptr=*i32, BLOCK=64"
 # kiln-variant: -n probe_is_none -s "x_ptr=*fp32, bias_ptr=None, BLOCK=64"
+# kiln-variant: -n probe_runtime_ternary -s "out_ptr=*fp32, flag=i32"
+# kiln-variant: -n probe_runtime_bool_ops -s "out_ptr=*i32, a=i32, b=i32"
 # kiln-covers: probe_outer: x[:, None]; x[None, :]; broadcasting
 # kiln-covers: probe_zeros: tl.zeros
 # kiln-covers: probe_zeros_like: tl.zeros_like
@@ -42,7 +44,7 @@
 # kiln-covers: probe_dtype: .dtype; ptr.dtype.element_ty
 # kiln-covers: probe_transpose: .T
 # kiln-covers: probe_constexpr_compare: == on constexprs; if on constexpr; elif/else on constexpr; string argument
-# kiln-covers: probe_ternary_constexpr: ternary; bool literal
+# kiln-covers: probe_ternary_constexpr: ternary on constexprs; bool literal
 # kiln-covers: probe_for_range: for over range; augmented assignment
 # kiln-covers: probe_for_constexpr_range: for over range; range on constexprs
 # kiln-covers: probe_static_range: for over tl.static_range
@@ -60,6 +62,8 @@
 # kiln-covers: probe_min: tl.min
 # kiln-covers: probe_atomic_add: tl.atomic_add
 # kiln-covers: probe_bitcast: .to(dtype, bitcast=True)
+# kiln-covers: probe_runtime_ternary: ternary on run-time scalars
+# kiln-covers: probe_runtime_bool_ops: and/or/not on run-time scalars
 # kiln-covers: probe_is_none: is None / is not None; None
 import triton
 import triton.language as tl
@@ -256,3 +260,13 @@ def probe_is_none(x_ptr, bias_ptr, BLOCK: tl.constexpr):
     if bias_ptr is not None:
         x += tl.load(bias_ptr + tl.arange(0, BLOCK))
     tl.store(x_ptr + tl.arange(0, BLOCK), x)
+
+
+@triton.jit
+def probe_runtime_ternary(out_ptr, flag):
+    tl.store(out_ptr, 1.0 if flag > 0 else 2.0)
+
+
+@triton.jit
+def probe_runtime_bool_ops(out_ptr, a, b):
+    tl.store(out_ptr, ((a > 0) and (b > 0)) or not (a == b))
