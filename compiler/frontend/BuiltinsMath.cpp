@@ -555,14 +555,10 @@ std::optional<FValue> libdeviceCall(Emitter &e, const CallArgs &args) {
   StringRef name = args.callee;
   std::string builtin = "libdevice." + name.str();
   auto it = libdeviceTable().find(name);
-  if (it == libdeviceTable().end()) {
-    // triton.language.math names resolve here too: fall back to tl.NAME.
-    if (BuiltinFn fn = lookupBuiltin("tl." + name.str()))
-      return fn(e, args);
+  if (it == libdeviceTable().end())
     return e.error(args.loc, "'" + builtin +
                                  "' is not a libdevice function "
                                  "Kiln knows");
-  }
   const LibdeviceFunction &f = it->second;
   if (!args.keywords.empty())
     return e.error(args.keywordLocs[0],
@@ -736,10 +732,5 @@ void kiln::frontend::addMathBuiltins(BuiltinTable &table) {
   }
   for (const auto &entry : libdeviceTable())
     table["libdevice." + entry.getKey().str()] = libdeviceCall;
-  // triton.language.math is resolved as libdevice; its own names fall back
-  // to the tl.* builtins inside libdeviceCall.
-  for (const auto &[name, fn] : kEntries)
-    if (!table.count(std::string("libdevice.") + name))
-      table[std::string("libdevice.") + name] = libdeviceCall;
   table["tl.inline_asm_elementwise"] = inlineAsmElementwise;
 }

@@ -77,12 +77,13 @@ mlir::Location Emitter::location(SMLoc loc) {
 //===----------------------------------------------------------------------===//
 
 // Canonical module paths: the language module is "triton.language" whatever
-// alias it is imported under.
+// alias it is imported under (tl.math.exp is tl.exp).
 static std::string canonicalModule(StringRef path) {
   if (path == "triton.language.extra.cuda.libdevice" ||
-      path == "triton.language.extra.libdevice" ||
-      path == "triton.language.math")
+      path == "triton.language.extra.libdevice")
     return "libdevice";
+  if (path == "triton.language.math")
+    return "triton.language";
   return path.str();
 }
 

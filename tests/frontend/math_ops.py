@@ -8,6 +8,7 @@
 # RUN: %kilnc compile %s -n cuda_form -s "*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=CUDA
 # RUN: %kilnc compile %s -n inline_asm -s "*u32, *fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=ASM
 # RUN: %kilnc compile %s -n promotions -s "*fp16, *fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PROMOTE
+# RUN: %kilnc compile %s -n math_module -s "*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=MODULE
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
@@ -141,3 +142,15 @@ def promotions(h_ptr, out_ptr):
     q = h / h
     tl.static_assert(q.dtype == tl.float32)
     tl.store(out_ptr + r, q)
+
+
+# tl.math.NAME is tl.NAME (not libdevice).
+# MODULE-LABEL: func.func @math_module
+# MODULE: math.log %{{.*}} : tensor<64xf32>
+# MODULE: kiln.precise_divf
+# MODULE-NOT: kiln.extern_elementwise
+@triton.jit
+def math_module(x_ptr):
+    r = tl.arange(0, 64)
+    x = tl.load(x_ptr + r)
+    tl.store(x_ptr + r, tl.math.div_rn(tl.math.log(x), x))
