@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -376,6 +377,56 @@ std::optional<FValue> pointerType(Emitter &e, const CallArgs &args) {
   return FValue::dtype(t);
 }
 
+/// tl.constexpr(value): a compile-time value, as is.
+std::optional<FValue> constexprCall(Emitter &e, const CallArgs &args) {
+  if (args.args.size() != 1 || !args.keywords.empty())
+    return e.error(args.loc, "tl.constexpr takes one value");
+  if (args.args[0].isRuntime())
+    return e.error(args.argLocs[0], "tl.constexpr needs a compile-time value, "
+                                    "got " +
+                                        args.args[0].describe());
+  return args.args[0];
+}
+
+/// dtype.is_int(), dtype.is_fp16(), ...: compile-time predicates on a dtype
+/// (the receiver); int1 counts as unsigned, as in Triton.
+std::optional<FValue> dtypePredicate(Emitter &e, const CallArgs &args) {
+  const TritonType &t = args.args[0].type;
+  StringRef name = args.callee;
+  if (args.args.size() != 1 || !args.keywords.empty())
+    return e.error(args.loc, "dtype." + name + "() takes no arguments");
+  DType d = t.element;
+  bool ptr = t.isPointer;
+  ScalarKind k = d.getKind();
+  auto is = [&](ScalarKind kind) { return !ptr && k == kind; };
+  bool fp8 = !ptr && d.isFloat() && d.getBitWidth() == 8;
+  bool v = llvm::StringSwitch<bool>(name)
+               .Case("is_ptr", ptr)
+               .Case("is_floating", !ptr && d.isFloat())
+               .Case("is_standard_floating", !ptr && d.isFloat() && !fp8)
+               .Case("is_int", !ptr && d.isInteger())
+               .Case("is_int_signed", !ptr && d.isSigned() && !d.isBool())
+               .Case("is_int_unsigned", !ptr && (d.isUnsigned() || d.isBool()))
+               .Cases("is_bool", "is_int1", is(ScalarKind::I1))
+               .Case("is_int8", is(ScalarKind::I8))
+               .Case("is_int16", is(ScalarKind::I16))
+               .Case("is_int32", is(ScalarKind::I32))
+               .Case("is_int64", is(ScalarKind::I64))
+               .Case("is_uint8", is(ScalarKind::U8))
+               .Case("is_uint16", is(ScalarKind::U16))
+               .Case("is_uint32", is(ScalarKind::U32))
+               .Case("is_uint64", is(ScalarKind::U64))
+               .Case("is_fp8", fp8)
+               .Case("is_fp8e4nv", is(ScalarKind::F8E4NV))
+               .Case("is_fp8e5", is(ScalarKind::F8E5))
+               .Case("is_fp16", is(ScalarKind::F16))
+               .Case("is_bf16", is(ScalarKind::BF16))
+               .Case("is_fp32", is(ScalarKind::F32))
+               .Case("is_fp64", is(ScalarKind::F64))
+               .Default(false);
+  return FValue::boolean(v);
+}
+
 //===--- Python builtins on compile-time values ---------------------------===//
 
 std::optional<FValue> pyMinMax(Emitter &e, const CallArgs &args, bool isMax) {
@@ -422,7 +473,8 @@ std::optional<FValue> pyFloat(Emitter &e, const CallArgs &args) {
     return e.error(args.loc, "float() needs one argument");
   const FValue &v = args.args[0];
   if (v.kind == FValue::Kind::String) {
-    StringRef s = StringRef(v.text).trim().lower();
+    std::string lowered = StringRef(v.text).trim().lower();
+    StringRef s = lowered;
     if (s == "inf" || s == "+inf" || s == "infinity")
       return FValue::floating(std::numeric_limits<double>::infinity());
     if (s == "-inf" || s == "-infinity")
@@ -502,6 +554,17 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
   };
   for (const auto &[name, fn] : kEntries)
     table[name] = fn;
+  table["tl.constexpr"] = constexprCall;
+  for (const char *predicate :
+       {"is_ptr",    "is_floating",   "is_standard_floating",
+        "is_int",    "is_int_signed", "is_int_unsigned",
+        "is_bool",   "is_int1",       "is_int8",
+        "is_int16",  "is_int32",      "is_int64",
+        "is_uint8",  "is_uint16",     "is_uint32",
+        "is_uint64", "is_fp8",        "is_fp8e4nv",
+        "is_fp8e5",  "is_fp16",       "is_bf16",
+        "is_fp32",   "is_fp64"})
+    table[std::string("method.dtype.") + predicate] = dtypePredicate;
 }
 
 static const BuiltinTable &builtinTable() {

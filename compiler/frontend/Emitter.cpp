@@ -758,6 +758,11 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
     }
     return fn(*this, args);
   }
+  case FValue::Kind::Marker:
+    // Markers that are also callable (tl.constexpr(3)) are builtins.
+    if (BuiltinFn fn = lookupBuiltin(callee.text))
+      return fn(*this, args);
+    return error(args.loc, callee.describe() + " is not callable");
   case FValue::Kind::Function:
     if (!isJit(*callee.function))
       return error(args.loc, "'" + callee.function->name +
@@ -906,27 +911,14 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       return FValue::integer(value.type.isPointer
                                  ? 64
                                  : value.type.element.getBitWidth());
-    auto flag = [&](bool b) { return FValue::boolean(b); };
-    const DType &e = value.type.element;
-    bool ptr = value.type.isPointer;
-    if (attr == "is_ptr")
-      return flag(ptr);
-    if (attr == "is_floating")
-      return flag(!ptr && e.isFloat());
-    if (attr == "is_int")
-      return flag(!ptr && e.isInteger());
-    if (attr == "is_int_signed")
-      return flag(!ptr && e.isSigned());
-    if (attr == "is_int_unsigned")
-      return flag(!ptr && e.isUnsigned());
-    if (attr == "is_fp16")
-      return flag(!ptr && e.getKind() == ScalarKind::F16);
-    if (attr == "is_bf16")
-      return flag(!ptr && e.getKind() == ScalarKind::BF16);
-    if (attr == "is_fp32")
-      return flag(!ptr && e.getKind() == ScalarKind::F32);
-    if (attr == "is_fp64")
-      return flag(!ptr && e.getKind() == ScalarKind::F64);
+    // Predicates are methods (x.dtype.is_int()) that the builtins
+    // "method.dtype.NAME" compute.
+    if (lookupBuiltin("method.dtype." + attr.str())) {
+      FValue method =
+          FValue::named(FValue::Kind::Method, "dtype." + attr.str());
+      method.elements.push_back(value);
+      return method;
+    }
     return error(loc, "dtypes have no attribute '" + attr + "'");
   }
   default:
