@@ -91,10 +91,27 @@ private:
   bool parseCallArguments(CallExpr &call);
   std::string dottedName();
 
+  /// Bounds recursion: nesting deeper than kMaxDepth is an error, not a
+  /// stack overflow.
+  struct DepthGuard {
+    Parser &parser;
+    explicit DepthGuard(Parser &parser) : parser(parser) { ++parser.depth; }
+    ~DepthGuard() { --parser.depth; }
+    bool tooDeep() {
+      if (parser.depth <= kMaxDepth)
+        return false;
+      parser.error(parser.tok().loc, "too deeply nested (more than " +
+                                         llvm::Twine(kMaxDepth) + " levels)");
+      return true;
+    }
+  };
+  static constexpr unsigned kMaxDepth = 200;
+
   llvm::SourceMgr &sourceMgr;
   std::vector<Token> tokens;
   size_t pos = 0;
   bool failed = false;
+  unsigned depth = 0;
 };
 
 } // namespace
@@ -158,6 +175,9 @@ bool Parser::isStatementKeyword(const Token &t) const {
 }
 
 bool Parser::parseStatement(Block &out, bool topLevel) {
+  DepthGuard guard(*this);
+  if (guard.tooDeep())
+    return false;
   const Token &t = tok();
   if (t.isOp("@")) {
     std::vector<ExprPtr> decorators;
@@ -567,6 +587,9 @@ ExprPtr Parser::parseTestList(bool allowTrailingTuple) {
 }
 
 ExprPtr Parser::parseTest() {
+  DepthGuard guard(*this);
+  if (guard.tooDeep())
+    return nullptr;
   SMLoc loc = tok().loc;
   if (consumeKeyword("lambda")) {
     auto lambda = std::make_unique<LambdaExpr>(loc);
@@ -637,6 +660,9 @@ ExprPtr Parser::parseAndTest() {
 }
 
 ExprPtr Parser::parseNotTest() {
+  DepthGuard guard(*this);
+  if (guard.tooDeep())
+    return nullptr;
   SMLoc loc = tok().loc;
   if (consumeKeyword("not")) {
     ExprPtr operand = parseNotTest();
@@ -712,6 +738,9 @@ ExprPtr Parser::parseBinary(int level) {
 }
 
 ExprPtr Parser::parseFactor() {
+  DepthGuard guard(*this);
+  if (guard.tooDeep())
+    return nullptr;
   SMLoc loc = tok().loc;
   if (tok().isOp("-") || tok().isOp("+") || tok().isOp("~")) {
     std::string op = tok().text.str();
