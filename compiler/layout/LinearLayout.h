@@ -306,7 +306,8 @@ public:
   bool isInvertible() const { return isInjective() && isSurjective(); }
   /// The given input dimensions contribute nothing: all their bases are
   /// zero, so the output does not depend on them (e.g. a layout trivial over
-  /// "lane" and "warp" gives every thread the same elements).
+  /// "lane" and "warp" gives every thread the same elements). Names the
+  /// layout lacks count as trivial (a missing dimension has size 1).
   bool isTrivialOver(llvm::ArrayRef<std::string> inNames) const;
 
   /// For each input dimension (in order), the mask of its bits whose basis
