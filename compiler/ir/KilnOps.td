@@ -83,7 +83,10 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
                        UnitAttr:$is_volatile);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
-    $ptr (`,` `mask` $mask^)? (`,` `other` $other^)? attr-dict `:` functional-type(operands, results)
+    $ptr (`,` `mask` $mask^)? (`,` `other` $other^)?
+    (`boundary_check` `=` $boundary_check^)? (`padding` `=` $padding^)?
+    (`cache` `=` $cache^)? (`evict` `=` $evict^)? (`volatile` $is_volatile^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$ptr,
@@ -110,7 +113,10 @@ def Kiln_StoreOp : Kiln_Op<"store", [MemoryEffects<[MemWrite]>]> {
                        DefaultValuedAttr<Kiln_CacheModifier, "::kiln::CacheModifier::None">:$cache,
                        DefaultValuedAttr<Kiln_EvictionPolicy, "::kiln::EvictionPolicy::Normal">:$evict);
   let assemblyFormat = [{
-    $ptr `,` $value (`,` `mask` $mask^)? attr-dict `:` type($ptr) `,` type($value) (`,` type($mask)^)?
+    $ptr `,` $value (`,` `mask` $mask^)?
+    (`boundary_check` `=` $boundary_check^)? (`cache` `=` $cache^)?
+    (`evict` `=` $evict^)?
+    attr-dict `:` type($ptr) `,` type($value) (`,` type($mask)^)?
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::Value":$value,

@@ -12,8 +12,8 @@ import triton.language as tl
 
 
 # OPTS-LABEL: func.func @access_options
-# OPTS: kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} {cache = 2 : i32, evict = 2 : i32, is_volatile}
-# OPTS: kiln.store %{{.*}}, %{{.*}}, mask %{{.*}} {cache = 5 : i32, evict = 1 : i32}
+# OPTS: kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} cache = cg evict = evict_last volatile :
+# OPTS: kiln.store %{{.*}}, %{{.*}}, mask %{{.*}} cache = cs evict = evict_first :
 @triton.jit
 def access_options(x_ptr, y_ptr):
     r = tl.arange(0, 128)
@@ -52,9 +52,9 @@ def atomics(f_ptr, i_ptr, u_ptr):
 
 # BLOCK-LABEL: func.func @block_pointers
 # BLOCK: %[[BP:.*]] = kiln.make_block_ptr %arg0, [%{{.*}}, %{{.*}}], [%{{.*}}, %{{.*}}], [%{{.*}}, %{{.*}}], [1, 0] : !kiln.ptr<f16> -> !kiln.block_ptr<tensor<64x32xf16>>
-# BLOCK: kiln.load %[[BP]] {boundary_check = array<i32: 0, 1>, padding = 0 : i32} : (!kiln.block_ptr<tensor<64x32xf16>>) -> tensor<64x32xf16>
+# BLOCK: kiln.load %[[BP]] boundary_check = [0, 1] padding = zero : (!kiln.block_ptr<tensor<64x32xf16>>) -> tensor<64x32xf16>
 # BLOCK: %[[NEXT:.*]] = kiln.advance %[[BP]], [%{{.*}}, %{{.*}}] : !kiln.block_ptr<tensor<64x32xf16>>
-# BLOCK: kiln.store %[[NEXT]], %{{.*}} {boundary_check = array<i32: 1>} : !kiln.block_ptr<tensor<64x32xf16>>, tensor<64x32xf16>
+# BLOCK: kiln.store %[[NEXT]], %{{.*}} boundary_check = [1] : !kiln.block_ptr<tensor<64x32xf16>>, tensor<64x32xf16>
 @triton.jit
 def block_pointers(a_ptr, M, N, stride_m):
     bp = tl.make_block_ptr(a_ptr, shape=(M, N), strides=(stride_m, 1),

@@ -42,8 +42,8 @@ func.func @compute(%x: tensor<16xf32>, %a: tensor<16x32xf16>, %b: tensor<32x16xf
 // CHECK: kiln.atomic_cas relaxed cta %{{.*}}, %{{.*}}, %{{.*}} : !kiln.ptr<i32>, i32
 // CHECK: kiln.make_block_ptr %{{.*}}, [%{{.*}}, %{{.*}}], [%{{.*}}, %{{.*}}], [%{{.*}}, %{{.*}}], [1, 0] : !kiln.ptr<f16> -> !kiln.block_ptr<tensor<64x32xf16>>
 // CHECK: kiln.advance %{{.*}}, [%{{.*}}, %{{.*}}] : !kiln.block_ptr<tensor<64x32xf16>>
-// CHECK: kiln.load %{{.*}} {boundary_check = array<i32: 0>, cache = 2 : i32, padding = 1 : i32} : (!kiln.block_ptr<tensor<64x32xf16>>) -> tensor<64x32xf16>
-// CHECK: kiln.store %{{.*}}, %{{.*}} {boundary_check = array<i32: 1>} : !kiln.block_ptr<tensor<64x32xf16>>, tensor<64x32xf16>
+// CHECK: kiln.load %{{.*}} boundary_check = [0] padding = nan cache = cg : (!kiln.block_ptr<tensor<64x32xf16>>) -> tensor<64x32xf16>
+// CHECK: kiln.store %{{.*}}, %{{.*}} boundary_check = [1] evict = evict_first : !kiln.block_ptr<tensor<64x32xf16>>, tensor<64x32xf16>
 // CHECK: kiln.ptr_cast %{{.*}} : !kiln.ptr<f16> -> !kiln.ptr<i16>
 // CHECK: kiln.ptr_to_int %{{.*}} : !kiln.ptr<f16> -> i64
 // CHECK: kiln.int_to_ptr %{{.*}} : i64 -> !kiln.ptr<f32>
@@ -53,8 +53,8 @@ func.func @memory(%p: tensor<16x!kiln.ptr<f32>>, %v: tensor<16xf32>, %m: tensor<
   %prev = kiln.atomic_cas relaxed cta %q, %i, %i : !kiln.ptr<i32>, i32
   %bp = kiln.make_block_ptr %h, [%n, %n], [%n, %n], [%o, %o], [1, 0] : !kiln.ptr<f16> -> !kiln.block_ptr<tensor<64x32xf16>>
   %next = kiln.advance %bp, [%o, %o] : !kiln.block_ptr<tensor<64x32xf16>>
-  %t = kiln.load %next {boundary_check = array<i32: 0>, cache = 2 : i32, padding = 1 : i32} : (!kiln.block_ptr<tensor<64x32xf16>>) -> tensor<64x32xf16>
-  kiln.store %next, %t {boundary_check = array<i32: 1>} : !kiln.block_ptr<tensor<64x32xf16>>, tensor<64x32xf16>
+  %t = kiln.load %next boundary_check = [0] padding = nan cache = cg : (!kiln.block_ptr<tensor<64x32xf16>>) -> tensor<64x32xf16>
+  kiln.store %next, %t boundary_check = [1] evict = evict_first : !kiln.block_ptr<tensor<64x32xf16>>, tensor<64x32xf16>
   %c = kiln.ptr_cast %h : !kiln.ptr<f16> -> !kiln.ptr<i16>
   %a = kiln.ptr_to_int %h : !kiln.ptr<f16> -> i64
   %f = kiln.int_to_ptr %a : i64 -> !kiln.ptr<f32>

@@ -80,6 +80,6 @@ func.func @block_ptr_rank(%p: !kiln.ptr<f32>, %n: i64, %o: i32) {
 
 func.func @boundary_check_pointer(%p: tensor<16x!kiln.ptr<f32>>) {
   // expected-error @+1 {{boundary_check and padding need a block pointer}}
-  %v = kiln.load %p {boundary_check = array<i32: 0>} : (tensor<16x!kiln.ptr<f32>>) -> tensor<16xf32>
+  %v = kiln.load %p boundary_check = [0] : (tensor<16x!kiln.ptr<f32>>) -> tensor<16xf32>
   return
 }
