@@ -31,7 +31,17 @@ if ((${#failed[@]})); then
   echo "test.sh: FAILED so far: ${failed[*]}"
 fi
 if [[ -f build/CTestTestfile.cmake ]]; then
-  ctest --test-dir build --output-on-failure -j2 || failed+=("ctest")
+  ctest --test-dir build --output-on-failure -j2 2>&1 | tee build/ctest.log
+  ((PIPESTATUS[0] == 0)) || failed+=("ctest")
+  # CTest counts skipped tests (GPU tests without a GPU) as passed; the last
+  # line says how many really ran.
+  total=$(grep -oE "tests failed out of [0-9]+" build/ctest.log | tail -1 | grep -oE "[0-9]+$")
+  nfailed=$(grep -oE "[0-9]+ tests failed out of" build/ctest.log | tail -1 | grep -oE "^[0-9]+")
+  nskipped=$(grep -cE "^\s+[0-9]+ - .*\(Skipped\)$" build/ctest.log)
+  if [[ -n $total ]]; then
+    ((${#failed[@]} == 0)) || echo "test.sh: FAILED: ${failed[*]}"
+    echo "$((total - ${nfailed:-0} - nskipped)) passed, ${nfailed:-0} failed, $nskipped skipped"
+  fi
 else
   echo "test.sh: no CMake build tree, ctest not run"
   failed+=("ctest (not run)")
