@@ -221,6 +221,139 @@ bool Emitter::emitIf(const IfStmt &stmt) {
   return true;
 }
 
+std::optional<bool> Emitter::emitIfWithReturn(const IfStmt &stmt,
+                                              Block::const_iterator rest,
+                                              Block::const_iterator end) {
+  // Decide on a copy of the IR state: a compile-time condition takes the
+  // ordinary path, which re-evaluates it (conditions have no side effects).
+  mlir::OpBuilder::InsertPoint insertionPoint = builder.saveInsertionPoint();
+  auto probe = std::make_unique<mlir::Block>();
+  builder.setInsertionPointToEnd(probe.get());
+  std::optional<FValue> probed = evaluate(*stmt.cond);
+  builder.restoreInsertionPoint(insertionPoint);
+  discard(std::move(probe));
+  if (!probed)
+    return std::nullopt;
+  if (!probed->isRuntime())
+    return false;
+  std::optional<FValue> cond = evaluate(*stmt.cond);
+  if (!cond)
+    return std::nullopt;
+  if (cond->type.isBlock() || cond->type.isPointer)
+    return error(stmt.cond->getLoc(),
+                 "an 'if' condition must be a scalar, got " + cond->describe() +
+                     "; use tl.where for blocks");
+  FValue c = castTo(*cond, DType(ScalarKind::I1), stmt.cond->getLoc());
+  mlir::Location l = location(stmt.getLoc());
+  auto ifOp = mlir::scf::IfOp::create(builder, l, mlir::TypeRange{}, c.value,
+                                      /*addThenBlock=*/true, /*addElseBlock=*/true);
+  Scope before = scopes.back();
+  auto emitRegion = [&](mlir::Region &region, auto emitBody) {
+    mlir::Block &block = region.front();
+    if (block.empty() || !block.back().hasTrait<mlir::OpTrait::IsTerminator>())
+      builder.setInsertionPointToEnd(&block);
+    else
+      builder.setInsertionPoint(&block.back());
+    if (block.empty())
+      mlir::scf::YieldOp::create(builder, l);
+    builder.setInsertionPoint(&block.back());
+    scopes.back() = before;
+    frames.back().returned = false;
+    return emitBody();
+  };
+  bool ok = emitRegion(ifOp.getThenRegion(),
+                       [&] { return emitBlock(stmt.thenBody); });
+  ok = ok && emitRegion(ifOp.getElseRegion(), [&] {
+    if (!emitBlock(stmt.elseBody))
+      return false;
+    for (auto it = rest; it != end; ++it) {
+      if (frames.back().returned)
+        break;
+      if (!emitStatement(**it))
+        return false;
+    }
+    return true;
+  });
+  scopes.back() = before;
+  builder.setInsertionPointAfter(ifOp);
+  // Every path has returned: nothing after this if runs.
+  frames.back().returned = true;
+  return ok ? std::optional<bool>(true) : std::nullopt;
+}
+
+std::optional<FValue> Emitter::emitConditionalExpr(const IfExpExpr &expr,
+                                                   const FValue &cond) {
+  if (cond.type.isBlock() || cond.type.isPointer)
+    return error(expr.cond->getLoc(),
+                 "a conditional expression needs a scalar condition, got " +
+                     cond.describe() + "; use tl.where for blocks");
+  FValue c = castTo(cond, DType(ScalarKind::I1), expr.cond->getLoc());
+  mlir::OpBuilder::InsertPoint insertionPoint = builder.saveInsertionPoint();
+  auto thenBlock = std::make_unique<mlir::Block>();
+  auto elseBlock = std::make_unique<mlir::Block>();
+  auto fail = [&]() -> std::nullopt_t {
+    builder.restoreInsertionPoint(insertionPoint);
+    discard(std::move(thenBlock));
+    discard(std::move(elseBlock));
+    return std::nullopt;
+  };
+  builder.setInsertionPointToEnd(thenBlock.get());
+  std::optional<FValue> t = evaluate(*expr.thenValue);
+  builder.setInsertionPointToEnd(elseBlock.get());
+  std::optional<FValue> f = t ? evaluate(*expr.elseValue) : std::nullopt;
+  if (!f)
+    return fail();
+  // Both values take one type: a tensor's, or the then-value's literal type.
+  TritonType type;
+  if (t->isRuntime() && f->isRuntime() && t->type != f->type) {
+    error(expr.getLoc(), "the values of a conditional expression have types " +
+                             t->type.str() + " and " + f->type.str() +
+                             "; convert one with .to()");
+    return fail();
+  }
+  if (t->isRuntime() || f->isRuntime()) {
+    type = t->isRuntime() ? t->type : f->type;
+  } else {
+    builder.setInsertionPointToEnd(thenBlock.get());
+    std::optional<FValue> m = materialize(*t, expr.getLoc());
+    if (!m)
+      return fail();
+    type = m->type;
+  }
+  auto finish = [&](mlir::Block *block, const FValue &v) -> mlir::Value {
+    builder.setInsertionPointToEnd(block);
+    if (v.isRuntime())
+      return v.value;
+    if (!v.isNumber())
+      return {};
+    return constant(v, type, expr.getLoc()).value;
+  };
+  mlir::Value thenValue = finish(thenBlock.get(), *t);
+  mlir::Value elseValue = finish(elseBlock.get(), *f);
+  if (!thenValue || !elseValue) {
+    error(expr.getLoc(), "the values of a conditional expression on a "
+                         "run-time condition must be numbers or tensors");
+    return fail();
+  }
+  builder.restoreInsertionPoint(insertionPoint);
+  mlir::Location l = location(expr.getLoc());
+  auto ifOp = mlir::scf::IfOp::create(builder, l, {type.toMLIR(&context)},
+                                      c.value, true, true);
+  auto fill = [&](mlir::Region &region, std::unique_ptr<mlir::Block> &from,
+                  mlir::Value value) {
+    mlir::Block &to = region.front();
+    while (!to.empty())
+      to.back().erase();
+    to.getOperations().splice(to.end(), from->getOperations());
+    builder.setInsertionPointToEnd(&to);
+    mlir::scf::YieldOp::create(builder, l, value);
+  };
+  fill(ifOp.getThenRegion(), thenBlock, thenValue);
+  fill(ifOp.getElseRegion(), elseBlock, elseValue);
+  builder.setInsertionPointAfter(ifOp);
+  return FValue::runtime(ifOp.getResult(0), type);
+}
+
 //===----------------------------------------------------------------------===//
 // Loops
 //===----------------------------------------------------------------------===//

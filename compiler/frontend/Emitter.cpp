@@ -350,14 +350,30 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
 // Statements
 //===----------------------------------------------------------------------===//
 
+/// Whether `body` ends with a `return` without a value.
+static bool endsWithBareReturn(const Block &body) {
+  if (body.empty())
+    return false;
+  auto *ret = llvm::dyn_cast<ReturnStmt>(body.back().get());
+  return ret && !ret->value;
+}
+
 bool Emitter::emitBlock(const Block &block) {
-  for (const StmtPtr &stmt : block) {
+  for (auto it = block.begin(); it != block.end(); ++it) {
+    // Code after a return that was taken at compile time is dead.
     if (frames.back().returned)
-      return error(stmt->getLoc(),
-                   "code after 'return' is not supported (a return must be "
-                   "the last statement executed)"),
-             false;
-    if (!emitStatement(*stmt))
+      return true;
+    // `if cond: ...; return` on a run-time condition in the kernel itself:
+    // the rest of the block becomes the else branch.
+    auto *ifStmt = llvm::dyn_cast<IfStmt>(it->get());
+    if (ifStmt && frames.size() == 1 && endsWithBareReturn(ifStmt->thenBody)) {
+      std::optional<bool> handled = emitIfWithReturn(*ifStmt, std::next(it), block.end());
+      if (!handled)
+        return false;
+      if (*handled)
+        return true;
+    }
+    if (!emitStatement(**it))
       return false;
   }
   return true;
@@ -581,8 +597,7 @@ std::optional<FValue> Emitter::evaluate(const Expr &expr) {
     if (!cond)
       return std::nullopt;
     if (cond->isRuntime())
-      return error(e.getLoc(), "a conditional expression needs a compile-time "
-                               "condition; use tl.where for run-time values");
+      return emitConditionalExpr(e, *cond);
     std::optional<bool> truth = truthiness(*cond, e.cond->getLoc());
     if (!truth)
       return std::nullopt;
@@ -636,25 +651,44 @@ std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
 }
 
 std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
-  // Python semantics on compile-time values: the first operand that decides
-  // the result, else the last one.
+  // Compile-time operands follow Python: the first operand that decides the
+  // result, else the last one. From the first run-time scalar on, the
+  // operands are booleans combined with & or | (no short circuit, as in
+  // Triton).
+  StringRef op = expr.isAnd ? "&" : "|";
   std::optional<FValue> last;
+  std::optional<FValue> combined; // the run-time boolean so far
   for (const ExprPtr &operand : expr.operands) {
     last = evaluate(*operand);
     if (!last)
       return std::nullopt;
-    if (last->isRuntime())
-      return error(operand->getLoc(),
-                   std::string("'") + (expr.isAnd ? "and" : "or") +
-                       "' needs compile-time operands; for run-time values "
-                       "use '" + (expr.isAnd ? "&" : "|") + "'");
-    std::optional<bool> truth = truthiness(*last, operand->getLoc());
+    SMLoc loc = operand->getLoc();
+    if (last->isRuntime() && (last->type.isBlock() || last->type.isPointer))
+      return error(loc, std::string("'") + (expr.isAnd ? "and" : "or") +
+                            "' needs scalars, got " + last->describe() +
+                            "; for blocks use '" + op.str() + "'");
+    if (combined || last->isRuntime()) {
+      std::optional<FValue> b = last->isRuntime()
+                                    ? castTo(*last, DType(ScalarKind::I1), loc)
+                                    : std::optional<FValue>();
+      if (!last->isRuntime()) {
+        std::optional<bool> truth = truthiness(*last, loc);
+        if (!truth)
+          return std::nullopt;
+        b = FValue::boolean(*truth);
+      }
+      combined = combined ? binary(op, *combined, *b, loc) : b;
+      if (!combined)
+        return std::nullopt;
+      continue;
+    }
+    std::optional<bool> truth = truthiness(*last, loc);
     if (!truth)
       return std::nullopt;
     if (expr.isAnd != *truth)
       return last;
   }
-  return last;
+  return combined ? combined : last;
 }
 
 std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {

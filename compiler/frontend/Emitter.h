@@ -123,6 +123,16 @@ private:
   bool emitIf(const IfStmt &stmt);
   bool emitFor(const ForStmt &stmt);
   bool emitWhile(const WhileStmt &stmt);
+  /// `if cond: ...; return` on a run-time condition, followed by `rest`: one
+  /// scf.if whose else branch holds the if's else and then `rest`. Returns
+  /// false when the condition is known at compile time (nothing emitted),
+  /// std::nullopt after an error.
+  std::optional<bool> emitIfWithReturn(const IfStmt &stmt,
+                                       Block::const_iterator rest,
+                                       Block::const_iterator end);
+  /// `a if cond else b` on a run-time scalar condition: an scf.if.
+  std::optional<FValue> emitConditionalExpr(const IfExpExpr &expr,
+                                            const FValue &cond);
   bool emitStaticFor(const ForStmt &stmt, const Expr &target,
                      const std::vector<FValue> &bounds);
   /// Emits `body` into a detached block with the current scope and returns

@@ -99,6 +99,14 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
     spec.value = *lit;
     return llvm::Error::success();
   }
+  // None for a run-time parameter: the variant is specialized for None (as
+  // upstream's JIT does when the argument is None) and the parameter leaves
+  // the kernel ABI.
+  if (text.trim() == "None") {
+    spec.isConstexpr = true;
+    spec.value = *parseConstexprLiteral("None");
+    return llvm::Error::success();
+  }
   auto entry = parseTypeEntry(text);
   if (!entry) {
     if (parseConstexprLiteral(text))

@@ -52,3 +52,36 @@ def type_change(x_ptr, n):
     for k in range(n):
         v = tl.load(x_ptr + k)
     tl.store(x_ptr, v)
+
+# `if cond: return` on a run-time condition: the rest of the kernel becomes
+# the else branch.
+# RUN: %kilnc compile %s -n early_exit -s "*fp32, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=EARLY
+# EARLY: scf.if %{{.*}} {
+# EARLY-NEXT: } else {
+# EARLY: kiln.store
+# EARLY: }
+# EARLY-NEXT: return
+
+
+@triton.jit
+def early_exit(x_ptr, n):
+    if tl.program_id(0) >= n:
+        return
+    tl.store(x_ptr + tl.program_id(0), 1.0)
+
+# A conditional expression and and/or on run-time scalars; None for a pointer
+# specializes it away.
+# RUN: %kilnc compile %s -n scalar_exprs -s "x_ptr=*fp32, bias_ptr=None, a=i32, b=i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=EXPR
+# EXPR-LABEL: func.func @scalar_exprs(%arg0: !kiln.ptr<f32>, %arg1: i32, %arg2: i32)
+# EXPR: %[[C:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+# The scf.if of two constants canonicalizes to a select.
+# EXPR: arith.select %[[C]], %{{.*}}, %{{.*}} : f32
+# EXPR-NOT: kiln.load
+
+
+@triton.jit
+def scalar_exprs(x_ptr, bias_ptr, a, b):
+    value = 2.0 if (a > 0 and b > 0) else 0.5
+    if bias_ptr is not None:
+        value += tl.load(bias_ptr)
+    tl.store(x_ptr, value)
