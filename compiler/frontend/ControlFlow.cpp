@@ -60,6 +60,19 @@ static void discard(std::unique_ptr<mlir::Block> block) {
     block->back().erase();
 }
 
+/// Moves the operations of a scratch block into the single block of `region`
+/// (replacing what the builder put there) and terminates it with a yield.
+static void fillRegion(mlir::OpBuilder &builder, mlir::Region &region,
+                       std::unique_ptr<mlir::Block> &from,
+                       mlir::ValueRange values, mlir::Location loc) {
+  mlir::Block &to = region.front();
+  while (!to.empty())
+    to.back().erase();
+  to.getOperations().splice(to.end(), from->getOperations());
+  builder.setInsertionPointToEnd(&to);
+  mlir::scf::YieldOp::create(builder, loc, values);
+}
+
 static std::vector<std::string> sortedKeys(const llvm::StringMap<FValue> &map) {
   std::vector<std::string> keys;
   for (const auto &entry : map)
@@ -203,17 +216,8 @@ bool Emitter::emitIf(const IfStmt &stmt) {
   builder.restoreInsertionPoint(insertionPoint);
   auto ifOp = mlir::scf::IfOp::create(builder, l, types, c.value,
                                       /*addThenBlock=*/true, /*addElseBlock=*/true);
-  auto fill = [&](mlir::Region &region, std::unique_ptr<mlir::Block> &from,
-                  llvm::ArrayRef<mlir::Value> values) {
-    mlir::Block &to = region.front();
-    while (!to.empty())
-      to.back().erase();
-    to.getOperations().splice(to.end(), from->getOperations());
-    builder.setInsertionPointToEnd(&to);
-    mlir::scf::YieldOp::create(builder, l, values);
-  };
-  fill(ifOp.getThenRegion(), thenBlock, thenValues);
-  fill(ifOp.getElseRegion(), elseBlock, elseValues);
+  fillRegion(builder, ifOp.getThenRegion(), thenBlock, thenValues, l);
+  fillRegion(builder, ifOp.getElseRegion(), elseBlock, elseValues, l);
   for (size_t i = 0; i < results.size(); ++i)
     after[results[i]] = FValue::runtime(ifOp.getResult(i), resultTypes[i]);
   scopes.back() = std::move(after);
@@ -339,17 +343,8 @@ std::optional<FValue> Emitter::emitConditionalExpr(const IfExpExpr &expr,
   mlir::Location l = location(expr.getLoc());
   auto ifOp = mlir::scf::IfOp::create(builder, l, {type.toMLIR(&context)},
                                       c.value, true, true);
-  auto fill = [&](mlir::Region &region, std::unique_ptr<mlir::Block> &from,
-                  mlir::Value value) {
-    mlir::Block &to = region.front();
-    while (!to.empty())
-      to.back().erase();
-    to.getOperations().splice(to.end(), from->getOperations());
-    builder.setInsertionPointToEnd(&to);
-    mlir::scf::YieldOp::create(builder, l, value);
-  };
-  fill(ifOp.getThenRegion(), thenBlock, thenValue);
-  fill(ifOp.getElseRegion(), elseBlock, elseValue);
+  fillRegion(builder, ifOp.getThenRegion(), thenBlock, thenValue, l);
+  fillRegion(builder, ifOp.getElseRegion(), elseBlock, elseValue, l);
   builder.setInsertionPointAfter(ifOp);
   return FValue::runtime(ifOp.getResult(0), type);
 }
