@@ -3,11 +3,15 @@
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
 //         [--aligned] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
 //         [--metadata OUT.json] [--dump-ir DIR] [--ptxas PATH]
+//   kilnc configs FILE.py [-n KERNEL]
+//         prints the kernel's @triton.autotune configs, one signature
+//         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
 //
 // One invocation compiles one (kernel, arch, variant), so that build systems
 // can run many in parallel and cache each.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/driver/AutotuneConfigs.h"
 #include "compiler/driver/Pipeline.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -18,11 +22,21 @@ using namespace llvm;
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  if (argc >= 3 && StringRef(argv[1]) == "configs") {
+    std::string kernel;
+    if (argc == 5 && StringRef(argv[3]) == "-n")
+      kernel = argv[4];
+    else if (argc != 3) {
+      errs() << "usage: kilnc configs FILE.py [-n KERNEL]\n";
+      return 2;
+    }
+    return kiln::printAutotuneConfigs(argv[2], kernel);
+  }
   if (argc < 2 || StringRef(argv[1]) != "compile") {
     errs() << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
               "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] -o OUT "
               "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
-              "[--dump-ir DIR]\n";
+              "[--dump-ir DIR]\n       kilnc configs FILE.py [-n KERNEL]\n";
     return 2;
   }
   cl::OptionCategory category("kilnc compile options");
