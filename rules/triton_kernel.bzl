@@ -484,8 +484,9 @@ def _triton_kernel_codegen_impl(ctx):
         fail(error)
     if ctx.attr.autotune:
         fail(_message(name, "autotune", "using the kernel's @triton.autotune configs needs " +
-                                        "`kilnc configs FILE.py -n KERNEL` (listing them as signatures), " +
-                                        "which this kilnc lacks; list the configs in `specializations` for now"))
+                                        "`kilnc configs FILE.py -n KERNEL` during analysis, where Bazel " +
+                                        "runs no tools; add the configs it prints, with the parameter " +
+                                        "types, to `specializations` for now"))
 
     src = ctx.files.srcs[0]
     kernel_desc = ctx.attr.kernel or src.short_path

@@ -353,8 +353,9 @@ function(triton_kernel)
   endif()
   if(TK_AUTOTUNE)
     message(FATAL_ERROR "${where}: AUTOTUNE (the kernel's @triton.autotune configs as specializations) "
-                        "needs `kilnc configs FILE.py -n KERNEL`, which this kilnc lacks; list the "
-                        "configs in SPECIALIZATIONS for now")
+                        "needs `kilnc configs FILE.py -n KERNEL` at configure time, before this build "
+                        "has built kilnc; add the lines it prints, with the parameter types, to "
+                        "SPECIALIZATIONS for now")
   endif()
 
   if(NOT TK_SRCS)
