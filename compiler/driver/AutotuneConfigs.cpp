@@ -101,11 +101,14 @@ private:
     if (!call || calleeName(*call->callee) != "Config")
       return error(e.getLoc(), "expected triton.Config(...) in the autotune "
                                "configs");
-    auto *dict = call->args.empty() ? nullptr
-                                    : llvm::dyn_cast<DictExpr>(call->args[0].get());
+    const Expr *dictExpr = call->args.empty() ? nullptr : call->args[0].get();
+    for (const Keyword &kw : call->keywords)
+      if (kw.name == "kwargs")
+        dictExpr = kw.value.get();
+    auto *dict = dictExpr ? llvm::dyn_cast<DictExpr>(dictExpr) : nullptr;
     if (!dict)
       return error(call->getLoc(), "triton.Config needs a dict of constexpr "
-                                   "values as its first argument");
+                                   "values (first argument or kwargs=)");
     std::string out;
     auto add = [&](const std::string &key, const std::string &value) {
       out += (out.empty() ? "" : ", ") + key + "=" + value;
