@@ -27,6 +27,10 @@ fi
 # triton_kernel's attribute errors (manual-tagged targets, built one by one).
 tests/e2e/bazel_rule_errors_test.sh || failed+=("bazel rule errors")
 
+# The front end under libFuzzer + ASan for a minute (fixed seed), seeded from
+# the kernel corpus; longer runs: scripts/fuzz.sh SECONDS.
+JOBS="$jobs" scripts/fuzz.sh 60 -seed=1 || failed+=("fuzz")
+
 if ((${#failed[@]})); then
   echo "test.sh: FAILED so far: ${failed[*]}"
 fi
