@@ -124,7 +124,8 @@ private:
       add(key->value, *value);
     }
     for (const Keyword &kw : call->keywords) {
-      if (kw.name != "num_warps" && kw.name != "num_stages" && kw.name != "num_ctas")
+      if (kw.name != "num_warps" && kw.name != "num_stages" &&
+          kw.name != "num_ctas")
         continue; // maxnreg, pre_hook, ...: not part of a variant
       std::optional<std::string> value = literal(*kw.value);
       if (!value)
@@ -144,7 +145,8 @@ int kiln::printAutotuneConfigs(const std::string &sourcePath,
   auto file = llvm::MemoryBuffer::getFile(sourcePath, /*IsText=*/true);
   if (!file) {
     llvm::WithColor::error(llvm::errs(), "kilnc")
-        << "cannot read " << sourcePath << ": " << file.getError().message() << "\n";
+        << "cannot read " << sourcePath << ": " << file.getError().message()
+        << "\n";
     return 1;
   }
   llvm::SourceMgr sourceMgr;
@@ -157,7 +159,8 @@ int kiln::printAutotuneConfigs(const std::string &sourcePath,
   const FunctionDefStmt *kernel = emitter.findKernel(kernelName);
   if (!kernel)
     return 1;
-  std::optional<std::vector<std::string>> configs = ConfigReader(sourceMgr).read(*kernel);
+  std::optional<std::vector<std::string>> configs =
+      ConfigReader(sourceMgr).read(*kernel);
   if (!configs)
     return 1;
   for (const std::string &config : *configs)

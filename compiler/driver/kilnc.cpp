@@ -1,4 +1,5 @@
-//===- kilnc.cpp - the Kiln compiler driver --------------------------------===//
+//===- kilnc.cpp - the Kiln compiler driver
+//--------------------------------===//
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
 //         [--aligned] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
@@ -44,32 +45,38 @@ int main(int argc, char **argv) {
                               cl::cat(category));
   cl::opt<std::string> kernel("n", cl::desc("the @triton.jit function"),
                               cl::cat(category));
-  cl::opt<std::string> signature("s", cl::desc("parameter types and constexpr values"),
-                                 cl::Required, cl::cat(category));
-  cl::opt<std::string> arch("arch", cl::desc("sm_80, sm_86, sm_89, sm_90a, sm_100a, sm_120a"),
-                            cl::Required, cl::cat(category));
+  cl::opt<std::string> signature(
+      "s", cl::desc("parameter types and constexpr values"), cl::Required,
+      cl::cat(category));
+  cl::opt<std::string> arch(
+      "arch", cl::desc("sm_80, sm_86, sm_89, sm_90a, sm_100a, sm_120a"),
+      cl::Required, cl::cat(category));
   cl::opt<unsigned> numWarps("w", cl::desc("warps per program"), cl::init(4),
                              cl::cat(category));
   cl::opt<unsigned> numStages("ns", cl::desc("software pipelining stages"),
                               cl::init(3), cl::cat(category));
-  cl::opt<bool> aligned("aligned",
-                        cl::desc("assume every pointer and integer is divisible by 16"),
-                        cl::cat(category));
+  cl::opt<bool> aligned(
+      "aligned",
+      cl::desc("assume every pointer and integer is divisible by 16"),
+      cl::cat(category));
   cl::opt<std::string> output("o", cl::desc("output file"), cl::Required,
                               cl::cat(category));
   cl::opt<kiln::Stage> emit(
       "emit", cl::desc("stop after this stage"), cl::init(kiln::Stage::Cubin),
-      cl::values(clEnumValN(kiln::Stage::Kiln, "kiln", "kiln dialect"),
-                 clEnumValN(kiln::Stage::Gpu, "gpu", "kiln_gpu dialect (layouts)"),
-                 clEnumValN(kiln::Stage::LLVM, "llvm", "optimized LLVM IR"),
-                 clEnumValN(kiln::Stage::PTX, "ptx", "PTX assembly"),
-                 clEnumValN(kiln::Stage::Cubin, "cubin", "cubin")),
+      cl::values(
+          clEnumValN(kiln::Stage::Kiln, "kiln", "kiln dialect"),
+          clEnumValN(kiln::Stage::Gpu, "gpu", "kiln_gpu dialect (layouts)"),
+          clEnumValN(kiln::Stage::LLVM, "llvm", "optimized LLVM IR"),
+          clEnumValN(kiln::Stage::PTX, "ptx", "PTX assembly"),
+          clEnumValN(kiln::Stage::Cubin, "cubin", "cubin")),
       cl::cat(category));
-  cl::opt<std::string> metadata("metadata", cl::desc("write the variant's metadata JSON"),
+  cl::opt<std::string> metadata("metadata",
+                                cl::desc("write the variant's metadata JSON"),
                                 cl::cat(category));
-  cl::opt<std::string> dumpDir("dump-ir", cl::desc("write every stage's IR to DIR"),
-                               cl::cat(category));
-  cl::opt<std::string> ptxas("ptxas", cl::desc("path of ptxas"), cl::cat(category));
+  cl::opt<std::string> dumpDir(
+      "dump-ir", cl::desc("write every stage's IR to DIR"), cl::cat(category));
+  cl::opt<std::string> ptxas("ptxas", cl::desc("path of ptxas"),
+                             cl::cat(category));
   cl::HideUnrelatedOptions(category);
   // Parse everything after "compile".
   std::vector<const char *> args{argv[0]};

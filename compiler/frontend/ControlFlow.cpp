@@ -90,12 +90,13 @@ std::optional<FValue> Emitter::carriedValue(const Scope &scope, StringRef name,
   if (v.isNumber())
     return constant(v, type, loc);
   if (!v.isRuntime())
-    return error(loc, "'" + name + "' must hold a tensor or number to be "
-                                   "carried through control flow, not " +
+    return error(loc, "'" + name +
+                          "' must hold a tensor or number to be "
+                          "carried through control flow, not " +
                           v.describe());
   if (v.type != type)
-    return error(loc, "'" + name + "' has type " + v.type.str() +
-                          " here but " + type.str() +
+    return error(loc, "'" + name + "' has type " + v.type.str() + " here but " +
+                          type.str() +
                           " where the control flow began; convert it "
                           "explicitly with .to()");
   return v;
@@ -183,9 +184,10 @@ bool Emitter::emitIf(const IfStmt &stmt) {
       type = m->type;
       m->value.getDefiningOp()->erase();
     } else {
-      error(stmt.getLoc(), "'" + name + "' is bound to different compile-time "
-                                        "values on the two paths of an 'if' on "
-                                        "a run-time condition");
+      error(stmt.getLoc(), "'" + name +
+                               "' is bound to different compile-time "
+                               "values on the two paths of an 'if' on "
+                               "a run-time condition");
       return fail();
     }
     results.push_back(name);
@@ -214,8 +216,9 @@ bool Emitter::emitIf(const IfStmt &stmt) {
   for (const TritonType &t : resultTypes)
     types.push_back(t.toMLIR(&context));
   builder.restoreInsertionPoint(insertionPoint);
-  auto ifOp = mlir::scf::IfOp::create(builder, l, types, c.value,
-                                      /*addThenBlock=*/true, /*addElseBlock=*/true);
+  auto ifOp =
+      mlir::scf::IfOp::create(builder, l, types, c.value,
+                              /*addThenBlock=*/true, /*addElseBlock=*/true);
   fillRegion(builder, ifOp.getThenRegion(), thenBlock, thenValues, l);
   fillRegion(builder, ifOp.getElseRegion(), elseBlock, elseValues, l);
   for (size_t i = 0; i < results.size(); ++i)
@@ -249,8 +252,9 @@ std::optional<bool> Emitter::emitIfWithReturn(const IfStmt &stmt,
                      "; use tl.where for blocks");
   FValue c = castTo(*cond, DType(ScalarKind::I1), stmt.cond->getLoc());
   mlir::Location l = location(stmt.getLoc());
-  auto ifOp = mlir::scf::IfOp::create(builder, l, mlir::TypeRange{}, c.value,
-                                      /*addThenBlock=*/true, /*addElseBlock=*/true);
+  auto ifOp =
+      mlir::scf::IfOp::create(builder, l, mlir::TypeRange{}, c.value,
+                              /*addThenBlock=*/true, /*addElseBlock=*/true);
   Scope before = scopes.back();
   auto emitRegion = [&](mlir::Region &region, auto emitBody) {
     mlir::Block &block = region.front();
@@ -268,16 +272,16 @@ std::optional<bool> Emitter::emitIfWithReturn(const IfStmt &stmt,
   bool ok = emitRegion(ifOp.getThenRegion(),
                        [&] { return emitBlock(stmt.thenBody); });
   ok = ok && emitRegion(ifOp.getElseRegion(), [&] {
-    if (!emitBlock(stmt.elseBody))
-      return false;
-    for (auto it = rest; it != end; ++it) {
-      if (frames.back().returned)
-        break;
-      if (!emitStatement(**it))
-        return false;
-    }
-    return true;
-  });
+         if (!emitBlock(stmt.elseBody))
+           return false;
+         for (auto it = rest; it != end; ++it) {
+           if (frames.back().returned)
+             break;
+           if (!emitStatement(**it))
+             return false;
+         }
+         return true;
+       });
   scopes.back() = before;
   builder.setInsertionPointAfter(ifOp);
   // Every path has returned: nothing after this if runs.
@@ -354,7 +358,8 @@ std::optional<FValue> Emitter::emitConditionalExpr(const IfExpExpr &expr,
 //===----------------------------------------------------------------------===//
 
 std::optional<std::vector<std::string>>
-Emitter::probeRebound(const Block &body, const Expr *target, mlir::Type ivType) {
+Emitter::probeRebound(const Block &body, const Expr *target,
+                      mlir::Type ivType) {
   Scope before = scopes.back();
   auto block = std::make_unique<mlir::Block>();
   bool ok;
@@ -455,7 +460,8 @@ bool Emitter::emitFor(const ForStmt &stmt) {
                  "tl.static_range()"),
            false;
   if (!llvm::isa<NameExpr>(stmt.target.get()))
-    return error(stmt.target->getLoc(), "the loop variable must be a single name"),
+    return error(stmt.target->getLoc(),
+                 "the loop variable must be a single name"),
            false;
   if (call->args.empty() || call->args.size() > 3)
     return error(call->getLoc(), kind + " takes 1 to 3 positional arguments"),
@@ -468,8 +474,8 @@ bool Emitter::emitFor(const ForStmt &stmt) {
     if (!(v->isInt() || v->kind == FValue::Kind::Bool ||
           (v->isRuntime() && !v->type.isBlock() && !v->type.isPointer &&
            v->type.element.isInteger())))
-      return error(arg->getLoc(), "range bounds must be integers, got " +
-                                      v->describe()),
+      return error(arg->getLoc(),
+                   "range bounds must be integers, got " + v->describe()),
              false;
     bounds.push_back(*v);
   }
@@ -491,7 +497,8 @@ bool Emitter::emitFor(const ForStmt &stmt) {
       loopAttrs.push_back(builder.getNamedAttr(
           "kiln." + kw.name, builder.getI32IntegerAttr(int32_t(v->intValue))));
   }
-  bool allConstant = llvm::all_of(bounds, [](const FValue &v) { return !v.isRuntime(); });
+  bool allConstant =
+      llvm::all_of(bounds, [](const FValue &v) { return !v.isRuntime(); });
   if (kind == "tl.static_range") {
     if (!allConstant)
       return error(call->getLoc(), "tl.static_range needs compile-time bounds"),
@@ -518,11 +525,13 @@ bool Emitter::emitFor(const ForStmt &stmt) {
       return constant(v, ivType, loc).value;
     return castTo(v, ivType.element, loc).value;
   };
-  mlir::Value lb = bounds.size() == 1 ? constant(FValue::integer(0), ivType, loc).value
-                                      : boundValue(bounds[0]);
+  mlir::Value lb = bounds.size() == 1
+                       ? constant(FValue::integer(0), ivType, loc).value
+                       : boundValue(bounds[0]);
   mlir::Value ub = boundValue(bounds.size() == 1 ? bounds[0] : bounds[1]);
-  mlir::Value step = bounds.size() == 3 ? boundValue(bounds[2])
-                                        : constant(FValue::integer(1), ivType, loc).value;
+  mlir::Value step = bounds.size() == 3
+                         ? boundValue(bounds[2])
+                         : constant(FValue::integer(1), ivType, loc).value;
 
   probed.clear();
   auto rebound = probeRebound(stmt.body, stmt.target.get(), ivMlir);
@@ -560,7 +569,8 @@ bool Emitter::emitFor(const ForStmt &stmt) {
       return false;
     llvm::SmallVector<mlir::Value> yields;
     for (size_t i = 0; i < rebound->size(); ++i) {
-      std::optional<FValue> v = carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
+      std::optional<FValue> v =
+          carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
       if (!v)
         return false;
       yields.push_back(v->value);
@@ -569,7 +579,8 @@ bool Emitter::emitFor(const ForStmt &stmt) {
   }
   scopes.back() = before;
   for (size_t i = 0; i < rebound->size(); ++i)
-    scopes.back()[(*rebound)[i]] = FValue::runtime(forOp.getResult(i), types[i]);
+    scopes.back()[(*rebound)[i]] =
+        FValue::runtime(forOp.getResult(i), types[i]);
   return true;
 }
 
@@ -602,7 +613,8 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
   auto whileOp = mlir::scf::WhileOp::create(builder, l, mlirTypes, inits);
   auto bind = [&](mlir::Block *block) {
     for (size_t i = 0; i < rebound->size(); ++i)
-      scopes.back()[(*rebound)[i]] = FValue::runtime(block->getArgument(i), types[i]);
+      scopes.back()[(*rebound)[i]] =
+          FValue::runtime(block->getArgument(i), types[i]);
   };
   {
     mlir::OpBuilder::InsertionGuard guard(builder);
@@ -618,16 +630,19 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
                        cond->describe()),
              false;
     FValue c = castTo(*cond, DType(ScalarKind::I1), stmt.cond->getLoc());
-    mlir::scf::ConditionOp::create(builder, l, c.value, beforeBlock->getArguments());
+    mlir::scf::ConditionOp::create(builder, l, c.value,
+                                   beforeBlock->getArguments());
 
-    mlir::Block *afterBlock = builder.createBlock(&whileOp.getAfter(), {}, mlirTypes, locs);
+    mlir::Block *afterBlock =
+        builder.createBlock(&whileOp.getAfter(), {}, mlirTypes, locs);
     scopes.back() = before;
     bind(afterBlock);
     if (!emitBlock(stmt.body))
       return false;
     llvm::SmallVector<mlir::Value> yields;
     for (size_t i = 0; i < rebound->size(); ++i) {
-      std::optional<FValue> v = carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
+      std::optional<FValue> v =
+          carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
       if (!v)
         return false;
       yields.push_back(v->value);
@@ -636,6 +651,7 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
   }
   scopes.back() = before;
   for (size_t i = 0; i < rebound->size(); ++i)
-    scopes.back()[(*rebound)[i]] = FValue::runtime(whileOp.getResult(i), types[i]);
+    scopes.back()[(*rebound)[i]] =
+        FValue::runtime(whileOp.getResult(i), types[i]);
   return true;
 }

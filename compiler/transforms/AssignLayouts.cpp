@@ -58,7 +58,8 @@ struct AssignLayoutsPass
 
   /// Layouts for one function: each shape's chunk is as wide as its widest
   /// vectorizable access in this function.
-  LogicalResult assignLayouts(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo,
+  LogicalResult assignLayouts(func::FuncOp func,
+                              kiln::AxisInfoAnalysis &axisInfo,
                               unsigned threads) {
     MLIRContext *ctx = &getContext();
     llvm::DenseMap<int64_t, unsigned> widest; // 1-D size → elements per chunk
@@ -85,10 +86,10 @@ struct AssignLayoutsPass
       int64_t n = type.getDimSize(0);
       unsigned perThread = std::max(1u, widest.lookup(n));
       // Never more than the thread's share, so that no thread sits idle.
-      perThread = std::min<int64_t>(perThread, std::max<int64_t>(1, n / threads));
-      return kiln::gpu::BlockedEncodingAttr::get(ctx, {perThread},
-                                                 {kThreadsPerWarp}, {numWarps},
-                                                 {0});
+      perThread =
+          std::min<int64_t>(perThread, std::max<int64_t>(1, n / threads));
+      return kiln::gpu::BlockedEncodingAttr::get(
+          ctx, {perThread}, {kThreadsPerWarp}, {numWarps}, {0});
     };
     auto retype = [&](Type type) -> Type {
       auto tensor = dyn_cast<RankedTensorType>(type);
@@ -101,7 +102,10 @@ struct AssignLayoutsPass
                                    layout);
     };
 
-    bool failed = false;
+    // The first op with a source location that needs an unsupported layout:
+    // one error there, pointing at the kernel line.
+    Operation *unsupported = nullptr;
+    int64_t unsupportedRank = 0;
     func.walk([&](Operation *op) {
       for (Region &region : op->getRegions())
         for (Block &block : region)
@@ -109,10 +113,11 @@ struct AssignLayoutsPass
             arg.setType(retype(arg.getType()));
       for (OpResult result : op->getResults()) {
         auto tensor = dyn_cast<RankedTensorType>(result.getType());
-        if (tensor && tensor.getRank() != 1) {
-          op->emitError("tensors of rank ")
-              << tensor.getRank() << " are not supported by the GPU backend yet";
-          failed = true;
+        if (tensor && tensor.getRank() != 1 &&
+            (!unsupported || (!isa<FileLineColLoc>(unsupported->getLoc()) &&
+                              isa<FileLineColLoc>(op->getLoc())))) {
+          unsupported = op;
+          unsupportedRank = tensor.getRank();
         }
         result.setType(retype(result.getType()));
       }
@@ -131,7 +136,14 @@ struct AssignLayoutsPass
         inputs[i] = arg.getType();
       func.setType(FunctionType::get(ctx, inputs, type.getResults()));
     }
-    return failure(failed);
+    if (unsupported) {
+      unsupported->emitError("tensors of rank ")
+          << unsupportedRank
+          << " are not supported by the GPU backend yet (only 1-D tensors "
+             "have layouts so far)";
+      return failure();
+    }
+    return success();
   }
 };
 
