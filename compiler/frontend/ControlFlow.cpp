@@ -421,6 +421,45 @@ static std::optional<TritonType> carriedType(Emitter &e, const FValue &init,
   return std::nullopt;
 }
 
+bool Emitter::carriedInits(const std::vector<std::string> &names,
+                           const Scope &before, SMLoc loc,
+                           std::vector<TritonType> &types,
+                           llvm::SmallVectorImpl<mlir::Value> &inits) {
+  for (const std::string &name : names) {
+    auto type =
+        carriedType(*this, before.lookup(name), probed[name], name, loc);
+    if (!type)
+      return false;
+    std::optional<FValue> init = carriedValue(before, name, *type, loc);
+    if (!init)
+      return false;
+    types.push_back(*type);
+    inits.push_back(init->value);
+  }
+  return true;
+}
+
+bool Emitter::yieldCarried(const std::vector<std::string> &names,
+                           const std::vector<TritonType> &types, SMLoc loc) {
+  llvm::SmallVector<mlir::Value> yields;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::optional<FValue> v =
+        carriedValue(scopes.back(), names[i], types[i], loc);
+    if (!v)
+      return false;
+    yields.push_back(v->value);
+  }
+  mlir::scf::YieldOp::create(builder, location(loc), yields);
+  return true;
+}
+
+void Emitter::bindCarried(const std::vector<std::string> &names,
+                          const std::vector<TritonType> &types,
+                          mlir::ValueRange values) {
+  for (size_t i = 0; i < names.size(); ++i)
+    scopes.back()[names[i]] = FValue::runtime(values[i], types[i]);
+}
+
 bool Emitter::emitStaticFor(const ForStmt &stmt, const Expr &target,
                             const std::vector<FValue> &bounds) {
   int64_t start = 0, end, step = 1;
@@ -540,16 +579,8 @@ bool Emitter::emitFor(const ForStmt &stmt) {
   Scope before = scopes.back();
   std::vector<TritonType> types;
   llvm::SmallVector<mlir::Value> inits;
-  for (const std::string &name : *rebound) {
-    auto type = carriedType(*this, before[name], probed[name], name, loc);
-    if (!type)
-      return false;
-    std::optional<FValue> init = carriedValue(before, name, *type, loc);
-    if (!init)
-      return false;
-    types.push_back(*type);
-    inits.push_back(init->value);
-  }
+  if (!carriedInits(*rebound, before, loc, types, inits))
+    return false;
 
   auto forOp = mlir::scf::ForOp::create(builder, l, lb, ub, step, inits);
   for (const mlir::NamedAttribute &attr : loopAttrs)
@@ -562,25 +593,14 @@ bool Emitter::emitFor(const ForStmt &stmt) {
     builder.setInsertionPointToEnd(body);
     scopes.back()[llvm::cast<NameExpr>(stmt.target.get())->name] =
         FValue::runtime(forOp.getInductionVar(), ivType);
-    for (size_t i = 0; i < rebound->size(); ++i)
-      scopes.back()[(*rebound)[i]] =
-          FValue::runtime(forOp.getRegionIterArgs()[i], types[i]);
+    bindCarried(*rebound, types, forOp.getRegionIterArgs());
     if (!emitBlock(stmt.body))
       return false;
-    llvm::SmallVector<mlir::Value> yields;
-    for (size_t i = 0; i < rebound->size(); ++i) {
-      std::optional<FValue> v =
-          carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
-      if (!v)
-        return false;
-      yields.push_back(v->value);
-    }
-    mlir::scf::YieldOp::create(builder, l, yields);
+    if (!yieldCarried(*rebound, types, loc))
+      return false;
   }
   scopes.back() = before;
-  for (size_t i = 0; i < rebound->size(); ++i)
-    scopes.back()[(*rebound)[i]] =
-        FValue::runtime(forOp.getResult(i), types[i]);
+  bindCarried(*rebound, types, forOp.getResults());
   return true;
 }
 
@@ -596,25 +616,15 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
   Scope before = scopes.back();
   std::vector<TritonType> types;
   llvm::SmallVector<mlir::Value> inits;
+  if (!carriedInits(*rebound, before, loc, types, inits))
+    return false;
   llvm::SmallVector<mlir::Type> mlirTypes;
-  llvm::SmallVector<mlir::Location> locs;
-  for (const std::string &name : *rebound) {
-    auto type = carriedType(*this, before[name], probed[name], name, loc);
-    if (!type)
-      return false;
-    std::optional<FValue> init = carriedValue(before, name, *type, loc);
-    if (!init)
-      return false;
-    types.push_back(*type);
-    inits.push_back(init->value);
-    mlirTypes.push_back(type->toMLIR(&context));
-    locs.push_back(l);
-  }
+  for (const TritonType &type : types)
+    mlirTypes.push_back(type.toMLIR(&context));
+  llvm::SmallVector<mlir::Location> locs(types.size(), l);
   auto whileOp = mlir::scf::WhileOp::create(builder, l, mlirTypes, inits);
   auto bind = [&](mlir::Block *block) {
-    for (size_t i = 0; i < rebound->size(); ++i)
-      scopes.back()[(*rebound)[i]] =
-          FValue::runtime(block->getArgument(i), types[i]);
+    bindCarried(*rebound, types, block->getArguments());
   };
   {
     mlir::OpBuilder::InsertionGuard guard(builder);
@@ -639,19 +649,10 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
     bind(afterBlock);
     if (!emitBlock(stmt.body))
       return false;
-    llvm::SmallVector<mlir::Value> yields;
-    for (size_t i = 0; i < rebound->size(); ++i) {
-      std::optional<FValue> v =
-          carriedValue(scopes.back(), (*rebound)[i], types[i], loc);
-      if (!v)
-        return false;
-      yields.push_back(v->value);
-    }
-    mlir::scf::YieldOp::create(builder, l, yields);
+    if (!yieldCarried(*rebound, types, loc))
+      return false;
   }
   scopes.back() = before;
-  for (size_t i = 0; i < rebound->size(); ++i)
-    scopes.back()[(*rebound)[i]] =
-        FValue::runtime(whileOp.getResult(i), types[i]);
+  bindCarried(*rebound, types, whileOp.getResults());
   return true;
 }

@@ -56,7 +56,8 @@ public:
   const FunctionDefStmt *findKernel(llvm::StringRef name);
 
   /// Parameter declarations of `kernel`, for signature parsing.
-  std::optional<std::vector<ParamDecl>> paramDecls(const FunctionDefStmt &kernel);
+  std::optional<std::vector<ParamDecl>>
+  paramDecls(const FunctionDefStmt &kernel);
 
   /// Emits `kernel` specialized for `spec` into a new module.
   mlir::OwningOpRef<mlir::ModuleOp> emitKernel(const FunctionDefStmt &kernel,
@@ -74,15 +75,16 @@ public:
   mlir::MLIRContext *getContext() { return &context; }
 
   /// A run-time scalar or block from a compile-time number, typed `type`.
-  FValue constant(const FValue &number, const TritonType &type, llvm::SMLoc loc);
+  FValue constant(const FValue &number, const TritonType &type,
+                  llvm::SMLoc loc);
   /// Makes `v` a run-time value; numbers get Triton's literal types
   /// (int → i32 or i64 by value, float → fp32, bool → i1).
   std::optional<FValue> materialize(const FValue &v, llvm::SMLoc loc);
   /// Broadcasts a run-time value to `shape` as numpy does: scalars splat,
   /// blocks gain leading size-1 dimensions and repeat along size-1 ones
   /// (identity when already that shape).
-  std::optional<FValue> broadcastTo(const FValue &v, llvm::ArrayRef<int64_t> shape,
-                                    llvm::SMLoc loc);
+  std::optional<FValue>
+  broadcastTo(const FValue &v, llvm::ArrayRef<int64_t> shape, llvm::SMLoc loc);
   /// The shape two operands of these shapes broadcast to (numpy rules: align
   /// trailing dimensions; a size-1 or missing dimension takes the other's).
   std::optional<llvm::SmallVector<int64_t>>
@@ -130,6 +132,18 @@ private:
   std::optional<bool> emitIfWithReturn(const IfStmt &stmt,
                                        Block::const_iterator rest,
                                        Block::const_iterator end);
+  /// A loop's carried names (from probeRebound): their types and initial
+  /// values from the scope before the loop.
+  bool carriedInits(const std::vector<std::string> &names, const Scope &before,
+                    llvm::SMLoc loc, std::vector<TritonType> &types,
+                    llvm::SmallVectorImpl<mlir::Value> &inits);
+  /// Ends a loop body with the carried names' values.
+  bool yieldCarried(const std::vector<std::string> &names,
+                    const std::vector<TritonType> &types, llvm::SMLoc loc);
+  /// Binds the carried names to `values` (block arguments or op results).
+  void bindCarried(const std::vector<std::string> &names,
+                   const std::vector<TritonType> &types,
+                   mlir::ValueRange values);
   /// `a if cond else b` on a run-time scalar condition: an scf.if.
   std::optional<FValue> emitConditionalExpr(const IfExpExpr &expr,
                                             const FValue &cond);
