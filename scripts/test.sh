@@ -29,7 +29,10 @@ tests/e2e/bazel_rule_errors_test.sh || failed+=("bazel rule errors")
 
 # The front end under libFuzzer + ASan for a minute (fixed seed), seeded from
 # the kernel corpus; longer runs: scripts/fuzz.sh SECONDS.
-JOBS="$jobs" scripts/fuzz.sh 60 -seed=1 || failed+=("fuzz")
+# Its report is repeated at the end of the log when it fails.
+mkdir -p build
+JOBS="$jobs" scripts/fuzz.sh 60 -seed=1 2>&1 | tee build/fuzz.out
+((PIPESTATUS[0] == 0)) || failed+=("fuzz")
 
 if ((${#failed[@]})); then
   echo "test.sh: FAILED so far: ${failed[*]}"
@@ -43,6 +46,10 @@ if [[ -f build/CTestTestfile.cmake ]]; then
   nfailed=$(grep -oE "[0-9]+ tests failed out of" build/ctest.log | tail -1 | grep -oE "^[0-9]+")
   nskipped=$(grep -cE "^\s+[0-9]+ - .*\(Skipped\)$" build/ctest.log)
   if [[ -n $total ]]; then
+    if [[ " ${failed[*]} " == *" fuzz "* ]]; then
+      echo "test.sh: the fuzzer's report:"
+      sed -n '/^fuzz.sh: FAILED/,$p' build/fuzz.out | head -c 6000
+    fi
     ((${#failed[@]} == 0)) || echo "test.sh: FAILED: ${failed[*]}"
     echo "$((total - ${nfailed:-0} - nskipped)) passed, ${nfailed:-0} failed, $nskipped skipped"
   fi

@@ -413,6 +413,16 @@ bool Emitter::emitAssign(const Expr &target, const FValue &value) {
 }
 
 bool Emitter::emitStatement(const Stmt &stmt) {
+  // Unrolled tl.static_range loops and inlined helpers replay statements; a
+  // budget keeps a runaway unroll an error instead of a compile that never
+  // ends.
+  if (++statementsEmitted > statementBudget)
+    return error(stmt.getLoc(),
+                 "the kernel is too large: more than " +
+                     std::to_string(statementBudget) +
+                     " statements after unrolling tl.static_range loops and "
+                     "inlining helpers"),
+           false;
   switch (stmt.getKind()) {
   case Stmt::Kind::Expr: {
     auto &s = llvm::cast<ExprStmt>(stmt);
@@ -814,6 +824,10 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
     if (frame.function == &function)
       return error(args.loc, "recursion is not supported: '" + function.name +
                                  "' calls itself");
+  if (frames.size() > kMaxInlineDepth)
+    return error(args.loc, "helper calls are nested more than " +
+                               std::to_string(kMaxInlineDepth) +
+                               " deep at this call to '" + function.name + "'");
   if (args.args.size() > function.params.size())
     return error(args.loc, "'" + function.name + "' takes " +
                                std::to_string(function.params.size()) +

@@ -109,6 +109,9 @@ public:
 
   bool debugEnabled() const { return debug; }
   void setDebug(bool enabled) { debug = enabled; }
+  /// Bounds the statements one kernel may replay through unrolled
+  /// tl.static_range loops and inlined helpers (default: 2^20).
+  void setStatementBudget(size_t budget) { statementBudget = budget; }
 
 private:
   using Scope = llvm::StringMap<FValue>;
@@ -190,6 +193,10 @@ private:
     bool returned = false;
   };
   std::vector<Frame> frames;
+
+  static constexpr size_t kMaxInlineDepth = 64;
+  size_t statementBudget = size_t(1) << 20;
+  size_t statementsEmitted = 0;
 };
 
 } // namespace kiln::frontend

@@ -97,12 +97,27 @@ private:
     Parser &parser;
     explicit DepthGuard(Parser &parser) : parser(parser) { ++parser.depth; }
     ~DepthGuard() { --parser.depth; }
-    bool tooDeep() {
+    bool tooDeep() { return tooDeep(parser); }
+    static bool tooDeep(Parser &parser) {
       if (parser.depth <= kMaxDepth)
         return false;
       parser.error(parser.tok().loc, "too deeply nested (more than " +
                                          llvm::Twine(kMaxDepth) + " levels)");
       return true;
+    }
+  };
+  /// Left-associative chains (`a + b + c`, `x[0][1]`, `a.b.c`) are built in a
+  /// loop but nest one tree level per link, and the emitter recurses over the
+  /// tree: each link counts as a level until the chain is done.
+  struct ChainDepth {
+    Parser &parser;
+    unsigned links = 0;
+    explicit ChainDepth(Parser &parser) : parser(parser) {}
+    ~ChainDepth() { parser.depth -= links; }
+    bool tooDeep() {
+      ++links;
+      ++parser.depth;
+      return DepthGuard::tooDeep(parser);
     }
   };
   static constexpr unsigned kMaxDepth = 200;
@@ -722,10 +737,13 @@ ExprPtr Parser::parseBinary(int level) {
   if (level == static_cast<int>(kLevels.size()))
     return parseFactor();
   ExprPtr lhs = parseBinary(level + 1);
+  ChainDepth chain(*this);
   while (lhs) {
     const Token &t = tok();
     if (t.kind != TokenKind::Op || !llvm::is_contained(kLevels[level], t.text))
       break;
+    if (chain.tooDeep())
+      return nullptr;
     std::string op = t.text.str();
     SMLoc opLoc = t.loc;
     advance();
@@ -768,8 +786,12 @@ ExprPtr Parser::parsePower() {
 
 ExprPtr Parser::parseAtomWithTrailers() {
   ExprPtr value = parseAtom();
+  ChainDepth chain(*this);
   while (value) {
     SMLoc loc = tok().loc;
+    if ((tok().isOp("(") || tok().isOp("[") || tok().isOp(".")) &&
+        chain.tooDeep())
+      return nullptr;
     if (consumeOp("(")) {
       auto call = std::make_unique<CallExpr>(value->getLoc(), std::move(value));
       if (!parseCallArguments(*call))

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -24,7 +25,8 @@ using llvm::StringRef;
 // Materialization, broadcasting and casts
 //===----------------------------------------------------------------------===//
 
-FValue Emitter::constant(const FValue &number, const TritonType &type, SMLoc loc) {
+FValue Emitter::constant(const FValue &number, const TritonType &type,
+                         SMLoc loc) {
   mlir::Type elementType = type.element.toMLIR(&context);
   mlir::TypedAttr scalarAttr;
   if (type.element.isFloat()) {
@@ -56,7 +58,9 @@ std::optional<FValue> Emitter::materialize(const FValue &v, SMLoc loc) {
   case FValue::Kind::Int: {
     bool fits32 = v.intValue >= INT32_MIN && v.intValue <= INT32_MAX;
     return constant(
-        v, TritonType{DType(fits32 ? ScalarKind::I32 : ScalarKind::I64), false, {}},
+        v,
+        TritonType{
+            DType(fits32 ? ScalarKind::I32 : ScalarKind::I64), false, {}},
         loc);
   }
   case FValue::Kind::Float:
@@ -153,30 +157,34 @@ FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
   if (src.isInteger() && dst.isInteger()) {
     if (dst.isBool()) {
       FValue zero = constant(FValue::integer(0), v.type, loc);
-      out = mlir::arith::CmpIOp::create(builder, l, mlir::arith::CmpIPredicate::ne,
-                                        in, zero.value);
+      out = mlir::arith::CmpIOp::create(
+          builder, l, mlir::arith::CmpIPredicate::ne, in, zero.value);
     } else if (dst.getBitWidth() > src.getBitWidth()) {
-      out = src.isSigned() && !src.isBool()
-                ? mlir::Value(mlir::arith::ExtSIOp::create(builder, l, type, in))
-                : mlir::Value(mlir::arith::ExtUIOp::create(builder, l, type, in));
+      out =
+          src.isSigned() && !src.isBool()
+              ? mlir::Value(mlir::arith::ExtSIOp::create(builder, l, type, in))
+              : mlir::Value(mlir::arith::ExtUIOp::create(builder, l, type, in));
     } else if (dst.getBitWidth() < src.getBitWidth()) {
       out = mlir::arith::TruncIOp::create(builder, l, type, in);
     } else {
       out = in; // same width, other signedness: same bits
     }
   } else if (src.isInteger()) {
-    out = src.isSigned() && !src.isBool()
-              ? mlir::Value(mlir::arith::SIToFPOp::create(builder, l, type, in))
-              : mlir::Value(mlir::arith::UIToFPOp::create(builder, l, type, in));
+    out =
+        src.isSigned() && !src.isBool()
+            ? mlir::Value(mlir::arith::SIToFPOp::create(builder, l, type, in))
+            : mlir::Value(mlir::arith::UIToFPOp::create(builder, l, type, in));
   } else if (dst.isInteger()) {
     if (dst.isBool()) {
       FValue zero = constant(FValue::floating(0), v.type, loc);
-      out = mlir::arith::CmpFOp::create(builder, l, mlir::arith::CmpFPredicate::UNE,
-                                        in, zero.value);
+      out = mlir::arith::CmpFOp::create(
+          builder, l, mlir::arith::CmpFPredicate::UNE, in, zero.value);
     } else {
-      out = dst.isSigned()
-                ? mlir::Value(mlir::arith::FPToSIOp::create(builder, l, type, in))
-                : mlir::Value(mlir::arith::FPToUIOp::create(builder, l, type, in));
+      out =
+          dst.isSigned()
+              ? mlir::Value(mlir::arith::FPToSIOp::create(builder, l, type, in))
+              : mlir::Value(
+                    mlir::arith::FPToUIOp::create(builder, l, type, in));
     }
   } else if (dst.getBitWidth() > src.getBitWidth() ||
              (dst.getBitWidth() == src.getBitWidth() &&
@@ -192,8 +200,8 @@ FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
   return FValue::runtime(out, resultType);
 }
 
-std::optional<FValue> Emitter::bitcastTo(const FValue &v, const TritonType &type,
-                                         SMLoc loc) {
+std::optional<FValue> Emitter::bitcastTo(const FValue &v,
+                                         const TritonType &type, SMLoc loc) {
   if (v.type.isBlockPointer() || type.isBlockPointer())
     return error(loc, "block pointers cannot be bitcast");
   TritonType result = type.withShape(v.type.shape);
@@ -298,65 +306,115 @@ static int64_t floorDiv(int64_t a, int64_t b) {
 static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
                                          const FValue &lhs, const FValue &rhs,
                                          SMLoc loc) {
-  bool isFloat = lhs.kind == FValue::Kind::Float || rhs.kind == FValue::Kind::Float;
-  double x = lhs.kind == FValue::Kind::Float ? lhs.floatValue : double(lhs.intValue);
-  double y = rhs.kind == FValue::Kind::Float ? rhs.floatValue : double(rhs.intValue);
+  bool isFloat =
+      lhs.kind == FValue::Kind::Float || rhs.kind == FValue::Kind::Float;
+  double x =
+      lhs.kind == FValue::Kind::Float ? lhs.floatValue : double(lhs.intValue);
+  double y =
+      rhs.kind == FValue::Kind::Float ? rhs.floatValue : double(rhs.intValue);
   int64_t a = lhs.intValue, b = rhs.intValue;
-  if (op == "<") return FValue::boolean(isFloat ? x < y : a < b);
-  if (op == "<=") return FValue::boolean(isFloat ? x <= y : a <= b);
-  if (op == ">") return FValue::boolean(isFloat ? x > y : a > b);
-  if (op == ">=") return FValue::boolean(isFloat ? x >= y : a >= b);
-  if (op == "==") return FValue::boolean(isFloat ? x == y : a == b);
-  if (op == "!=") return FValue::boolean(isFloat ? x != y : a != b);
+  auto overflow = [&] {
+    return emitter.error(loc, "integer overflow in a compile-time expression "
+                              "(compile-time integers are 64-bit)");
+  };
+  if (op == "<")
+    return FValue::boolean(isFloat ? x < y : a < b);
+  if (op == "<=")
+    return FValue::boolean(isFloat ? x <= y : a <= b);
+  if (op == ">")
+    return FValue::boolean(isFloat ? x > y : a > b);
+  if (op == ">=")
+    return FValue::boolean(isFloat ? x >= y : a >= b);
+  if (op == "==")
+    return FValue::boolean(isFloat ? x == y : a == b);
+  if (op == "!=")
+    return FValue::boolean(isFloat ? x != y : a != b);
   if (op == "/") {
     if (y == 0)
-      return emitter.error(loc, "division by zero in a compile-time expression");
+      return emitter.error(loc,
+                           "division by zero in a compile-time expression");
     return FValue::floating(x / y);
   }
   if (op == "**") {
     if (!isFloat && b >= 0) {
-      int64_t r = 1;
-      for (int64_t i = 0; i < b; ++i)
-        r *= a;
+      // Square and multiply, checked: Python's integers are unbounded, ours
+      // are 64-bit.
+      int64_t r = 1, base = a;
+      for (int64_t e = b; e > 0; e >>= 1) {
+        if ((e & 1) && llvm::MulOverflow(r, base, r))
+          return overflow();
+        if (e > 1 && llvm::MulOverflow(base, base, base))
+          return overflow();
+      }
       return FValue::integer(r);
     }
     return FValue::floating(std::pow(x, y));
   }
   if (isFloat) {
-    if (op == "+") return FValue::floating(x + y);
-    if (op == "-") return FValue::floating(x - y);
-    if (op == "*") return FValue::floating(x * y);
+    if (op == "+")
+      return FValue::floating(x + y);
+    if (op == "-")
+      return FValue::floating(x - y);
+    if (op == "*")
+      return FValue::floating(x * y);
     if (op == "//") {
       if (y == 0)
-        return emitter.error(loc, "division by zero in a compile-time expression");
+        return emitter.error(loc,
+                             "division by zero in a compile-time expression");
       return FValue::floating(std::floor(x / y));
     }
     if (op == "%") {
       if (y == 0)
-        return emitter.error(loc, "division by zero in a compile-time expression");
+        return emitter.error(loc,
+                             "division by zero in a compile-time expression");
       double r = std::fmod(x, y);
       return FValue::floating(r != 0 && ((r < 0) != (y < 0)) ? r + y : r);
     }
     return emitter.error(loc, "operator '" + op + "' is not defined on floats");
   }
-  bool bothBool = lhs.kind == FValue::Kind::Bool && rhs.kind == FValue::Kind::Bool;
+  bool bothBool =
+      lhs.kind == FValue::Kind::Bool && rhs.kind == FValue::Kind::Bool;
   auto result = [&](int64_t v) {
     return bothBool ? FValue::boolean(v) : FValue::integer(v);
   };
-  if (op == "+") return FValue::integer(a + b);
-  if (op == "-") return FValue::integer(a - b);
-  if (op == "*") return FValue::integer(a * b);
+  if (op == "+" || op == "-" || op == "*") {
+    int64_t r;
+    bool overflowed = op == "+"   ? llvm::AddOverflow(a, b, r)
+                      : op == "-" ? llvm::SubOverflow(a, b, r)
+                                  : llvm::MulOverflow(a, b, r);
+    if (overflowed)
+      return overflow();
+    return FValue::integer(r);
+  }
   if (op == "//" || op == "%") {
     if (b == 0)
-      return emitter.error(loc, "division by zero in a compile-time expression");
+      return emitter.error(loc,
+                           "division by zero in a compile-time expression");
+    if (a == INT64_MIN && b == -1)
+      return overflow();
     int64_t q = floorDiv(a, b);
     return FValue::integer(op == "//" ? q : a - q * b); // Python semantics
   }
-  if (op == "&") return result(a & b);
-  if (op == "|") return result(a | b);
-  if (op == "^") return result(a ^ b);
-  if (op == "<<") return FValue::integer(a << b);
-  if (op == ">>") return FValue::integer(a >> b);
+  if (op == "&")
+    return result(a & b);
+  if (op == "|")
+    return result(a | b);
+  if (op == "^")
+    return result(a ^ b);
+  if (op == "<<" || op == ">>") {
+    if (b < 0)
+      return emitter.error(loc, "negative shift count in a compile-time "
+                                "expression");
+    if (op == ">>")
+      return FValue::integer(b >= 64 ? (a < 0 ? -1 : 0) : a >> b);
+    if (a == 0)
+      return FValue::integer(0);
+    // Shifting left must keep every bit, sign included.
+    int64_t shifted = b >= 64 ? 0 : int64_t(uint64_t(a) << b);
+    if (b >= 64 || (shifted >> b) != a)
+      return overflow();
+    return FValue::integer(shifted);
+  }
   return emitter.error(loc, "operator '" + op + "' is not supported here");
 }
 
@@ -399,7 +457,8 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
   }
   if (lhs.isNumber() && rhs.isNumber())
     return foldNumbers(*this, op, lhs, rhs, loc);
-  if (!(lhs.isRuntime() || lhs.isNumber()) || !(rhs.isRuntime() || rhs.isNumber()))
+  if (!(lhs.isRuntime() || lhs.isNumber()) ||
+      !(rhs.isRuntime() || rhs.isNumber()))
     return error(loc, "operator '" + op + "' cannot combine " + lhs.describe() +
                           " and " + rhs.describe());
   if (op == "@")
@@ -435,8 +494,9 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     if (lhsPtr && rhsPtr)
       return error(loc, "operator '" + op + "' cannot combine two pointers");
     if (!(op == "+" || (op == "-" && lhsPtr)))
-      return error(loc, "operator '" + op + "' is not defined on pointers; "
-                        "only pointer + int and pointer - int are");
+      return error(loc, "operator '" + op +
+                            "' is not defined on pointers; "
+                            "only pointer + int and pointer - int are");
     std::optional<FValue> off = materialize(offset, loc);
     if (!off)
       return std::nullopt;
@@ -457,8 +517,8 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     off = off ? broadcastTo(*off, shape, loc) : std::nullopt;
     if (!p || !off)
       return std::nullopt;
-    mlir::Value result =
-        kiln::AddPtrOp::create(builder, l, p->value.getType(), p->value, off->value);
+    mlir::Value result = kiln::AddPtrOp::create(builder, l, p->value.getType(),
+                                                p->value, off->value);
     return FValue::runtime(result, p->type);
   }
 
@@ -504,25 +564,29 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
 
   if (isComparison(op)) {
     if (isFloat) {
-      arith::CmpFPredicate pred =
-          op == "<"    ? arith::CmpFPredicate::OLT
-          : op == "<=" ? arith::CmpFPredicate::OLE
-          : op == ">"  ? arith::CmpFPredicate::OGT
-          : op == ">=" ? arith::CmpFPredicate::OGE
-          : op == "==" ? arith::CmpFPredicate::OEQ
-                       : arith::CmpFPredicate::UNE;
+      arith::CmpFPredicate pred = op == "<"    ? arith::CmpFPredicate::OLT
+                                  : op == "<=" ? arith::CmpFPredicate::OLE
+                                  : op == ">"  ? arith::CmpFPredicate::OGT
+                                  : op == ">=" ? arith::CmpFPredicate::OGE
+                                  : op == "==" ? arith::CmpFPredicate::OEQ
+                                               : arith::CmpFPredicate::UNE;
       result = arith::CmpFOp::create(builder, l, pred, u, v);
     } else {
       arith::CmpIPredicate pred =
-          op == "<"    ? (isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt)
-          : op == "<=" ? (isUnsigned ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
-          : op == ">"  ? (isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
-          : op == ">=" ? (isUnsigned ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge)
+          op == "<"    ? (isUnsigned ? arith::CmpIPredicate::ult
+                                     : arith::CmpIPredicate::slt)
+          : op == "<=" ? (isUnsigned ? arith::CmpIPredicate::ule
+                                     : arith::CmpIPredicate::sle)
+          : op == ">"  ? (isUnsigned ? arith::CmpIPredicate::ugt
+                                     : arith::CmpIPredicate::sgt)
+          : op == ">=" ? (isUnsigned ? arith::CmpIPredicate::uge
+                                     : arith::CmpIPredicate::sge)
           : op == "==" ? arith::CmpIPredicate::eq
                        : arith::CmpIPredicate::ne;
       result = arith::CmpIOp::create(builder, l, pred, u, v);
     }
-    return FValue::runtime(result, TritonType{DType(ScalarKind::I1), false, shape});
+    return FValue::runtime(result,
+                           TritonType{DType(ScalarKind::I1), false, shape});
   }
 
   if (op == "+")
@@ -540,9 +604,10 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     result = isUnsigned ? mlir::Value(arith::DivUIOp::create(builder, l, u, v))
                         : mlir::Value(arith::DivSIOp::create(builder, l, u, v));
   else if (op == "%")
-    result = isFloat      ? mlir::Value(arith::RemFOp::create(builder, l, u, v))
-             : isUnsigned ? mlir::Value(arith::RemUIOp::create(builder, l, u, v))
-                          : mlir::Value(arith::RemSIOp::create(builder, l, u, v));
+    result = isFloat ? mlir::Value(arith::RemFOp::create(builder, l, u, v))
+             : isUnsigned
+                 ? mlir::Value(arith::RemUIOp::create(builder, l, u, v))
+                 : mlir::Value(arith::RemSIOp::create(builder, l, u, v));
   else if (op == "&")
     result = arith::AndIOp::create(builder, l, u, v);
   else if (op == "|")
@@ -555,7 +620,8 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     result = isUnsigned ? mlir::Value(arith::ShRUIOp::create(builder, l, u, v))
                         : mlir::Value(arith::ShRSIOp::create(builder, l, u, v));
   else
-    return error(loc, "operator '" + op + "' is not supported on run-time values");
+    return error(loc,
+                 "operator '" + op + "' is not supported on run-time values");
   return FValue::runtime(result, operandType);
 }
 
@@ -570,10 +636,13 @@ std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
   if (operand.isNumber()) {
     if (op == "+")
       return operand;
+    if (op == "-" && operand.kind == FValue::Kind::Float)
+      return FValue::floating(-operand.floatValue);
+    if (op == "-" && operand.intValue == INT64_MIN)
+      return error(loc, "integer overflow in a compile-time expression "
+                        "(compile-time integers are 64-bit)");
     if (op == "-")
-      return operand.kind == FValue::Kind::Float
-                 ? FValue::floating(-operand.floatValue)
-                 : FValue::integer(-operand.intValue);
+      return FValue::integer(-operand.intValue);
     if (op == "~" && operand.kind != FValue::Kind::Float)
       return FValue::integer(~operand.intValue);
     return error(loc, "operator '" + op + "' is not defined on " +
@@ -600,7 +669,8 @@ std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
       return binary("==", operand, FValue::integer(0), loc);
     FValue ones = constant(FValue::integer(-1), type, loc);
     return FValue::runtime(
-        mlir::arith::XOrIOp::create(builder, l, operand.value, ones.value), type);
+        mlir::arith::XOrIOp::create(builder, l, operand.value, ones.value),
+        type);
   }
   return error(loc, "unknown unary operator '" + op + "'");
 }

@@ -32,6 +32,9 @@ namespace {
 
 // Kernels per input: bounds the time one input can take.
 constexpr unsigned kMaxKernelsPerInput = 8;
+// Statements one kernel may replay (unrolled loops, inlined helpers): a few
+// tenths of a second under ASan, so that no input nears the timeout.
+constexpr size_t kStatementBudget = 4096;
 // MLIR contexts intern every type and attribute they see; a fresh one now
 // and then keeps memory flat over long runs.
 constexpr unsigned kInputsPerContext = 2000;
@@ -106,6 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       continue;
     for (unsigned variant = 0; variant < 2; ++variant) {
       Emitter emitter(sourceMgr, context, *ast);
+      emitter.setStatementBudget(kStatementBudget);
       const FunctionDefStmt *kernel = emitter.findKernel(def->name);
       if (!kernel || kernel != def)
         break; // not @triton.jit, or a duplicate name
