@@ -1,0 +1,28 @@
+//===- OpFamilyLowerings.h - pattern sets of the kiln op families -*- C++ -*-===//
+//
+// One populate function per lowering file: each adds the patterns of one
+// family of kiln ops (atomics, library calls, inline PTX, scans, ...) to the
+// kiln-to-llvm conversion. The core families (element-wise, memory,
+// reductions) are declared in LoweringUtils.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CONVERSION_OPFAMILYLOWERINGS_H
+#define KILN_CONVERSION_OPFAMILYLOWERINGS_H
+
+#include "compiler/conversion/LoweringUtils.h"
+
+namespace kiln {
+
+/// kiln.extern_elementwise: calls of declared libdevice functions.
+void populateExternCallsToLLVMPatterns(KilnTypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+/// kiln.precise_sqrt, kiln.precise_divf: sqrt.rn and div.rn.
+void populatePreciseMathToNVVMPatterns(KilnTypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+/// kiln.ptr_cast.
+void populatePointerCastsToLLVMPatterns(KilnTypeConverter &converter,
+                                        mlir::RewritePatternSet &patterns);
+
+} // namespace kiln
+
+#endif // KILN_CONVERSION_OPFAMILYLOWERINGS_H
