@@ -70,7 +70,7 @@ struct TensorConstantLowering : OpConversionPattern<arith::ConstantOp> {
       return failure();
     Value scalar = arith::ConstantOp::create(
         rewriter, op.getLoc(), cast<TypedAttr>(dense.getSplatValue<Attribute>()));
-    unsigned n = kiln::BlockedLayout1D::get(tensorType)->elementsPerThread();
+    unsigned n = kiln::elementsPerThread(tensorType);
     rewriter.replaceOp(op, kiln::packElements(rewriter, op.getLoc(), resultType,
                                               SmallVector<Value>(n, scalar)));
     return success();
@@ -98,47 +98,6 @@ struct GridRegisterLowering : OpConversionPattern<SourceOp> {
       break;
     }
     rewriter.replaceOp(op, v);
-    return success();
-  }
-};
-
-struct MakeRangeLowering : OpConversionPattern<kiln::MakeRangeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(kiln::MakeRangeOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto layout = kiln::BlockedLayout1D::get(op.getType());
-    Type resultType = getTypeConverter()->convertType(op.getType());
-    if (!layout || !resultType)
-      return rewriter.notifyMatchFailure(op, "range without a layout");
-    Location loc = op.getLoc();
-    Value tid = kiln::threadIdX(rewriter, loc);
-    Value start = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
-                                           op.getStartAttr());
-    SmallVector<Value> elements;
-    for (unsigned k = 0; k < layout->elementsPerThread(); ++k) {
-      Value index = layout->elementIndex(rewriter, loc, tid, k);
-      elements.push_back(op.getStart() == 0
-                             ? index
-                             : LLVM::AddOp::create(rewriter, loc, index, start));
-    }
-    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, elements));
-    return success();
-  }
-};
-
-struct SplatLowering : OpConversionPattern<kiln::SplatOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(kiln::SplatOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto layout = kiln::BlockedLayout1D::get(op.getType());
-    Type resultType = getTypeConverter()->convertType(op.getType());
-    if (!layout || !resultType)
-      return rewriter.notifyMatchFailure(op, "splat without a layout");
-    SmallVector<Value> elements(layout->elementsPerThread(), adaptor.getSrc());
-    rewriter.replaceOp(op, kiln::packElements(rewriter, op.getLoc(), resultType,
-                                              elements));
     return success();
   }
 };
@@ -175,7 +134,7 @@ void kiln::populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
   patterns.add<ElementwiseOpLowering>(converter, ctx);
   // Before arith's own constant lowering, which knows no layouts.
   patterns.add<TensorConstantLowering>(converter, ctx, /*benefit=*/2);
-  patterns.add<MakeRangeLowering, SplatLowering, AddPtrLowering>(converter, ctx);
+  patterns.add<AddPtrLowering>(converter, ctx);
   patterns.add<GridRegisterLowering<kiln::ProgramIdOp, NVVM::BlockIdXOp,
                                     NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
                GridRegisterLowering<kiln::NumProgramsOp, NVVM::GridDimXOp,

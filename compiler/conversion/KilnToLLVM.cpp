@@ -1,5 +1,6 @@
 //===- KilnToLLVM.cpp - the kiln-to-llvm pass ------------------------------===//
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -69,12 +70,25 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
         return signalPassFailure();
     }
 
+    // Ops without a lowering yet: one clear error at the kernel line.
+    WalkResult unsupported = module.walk([&](kiln::DotOp dot) {
+      dot.emitError("tl.dot is not supported by the GPU backend yet (tensor "
+                    "core lowering comes next)");
+      return WalkResult::interrupt();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+
     kiln::KilnTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);
     kiln::populateReduceToLLVMPatterns(converter, patterns);
     kiln::populateMathToNVVMPatterns(converter, patterns);
     kiln::populateElementwiseToLLVMPatterns(converter, patterns);
+    kiln::populateLayoutToLLVMPatterns(converter, patterns);
     kiln::populateMemoryToLLVMPatterns(converter, widths, patterns);
+    kiln::populateExternCallsToLLVMPatterns(converter, patterns);
+    kiln::populatePreciseMathToNVVMPatterns(converter, patterns);
+    kiln::populatePointerCastsToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
@@ -83,7 +97,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     ConversionTarget target(*ctx);
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
     target.addLegalOp<ModuleOp>();
-    target.addIllegalDialect<kiln::KilnDialect, arith::ArithDialect,
+    target.addIllegalDialect<kiln::KilnDialect, kiln::gpu::KilnGPUDialect,
+                             arith::ArithDialect,
                              math::MathDialect, func::FuncDialect,
                              cf::ControlFlowDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -1,5 +1,6 @@
 //===- LoweringUtils.cpp - shared pieces of the kiln_gpu → LLVM lowering --===//
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/DistributedLayout.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -34,19 +35,23 @@ Value kiln::BlockedLayout1D::elementIndex(OpBuilder &b, Location loc, Value tid,
   return index;
 }
 
+unsigned kiln::elementsPerThread(RankedTensorType type) {
+  std::optional<layout::LinearLayout> layout = getLinearLayout(type);
+  return layout ? unsigned(layout->getInDimSize(layout::kRegister)) : 0;
+}
+
 kiln::KilnTypeConverter::KilnTypeConverter(MLIRContext *context)
     : LLVMTypeConverter(context) {
   addConversion([context](kiln::PointerType) -> Type {
     return LLVM::LLVMPointerType::get(context, /*addressSpace=*/1);
   });
   addConversion([this](RankedTensorType type) -> std::optional<Type> {
-    auto layout = BlockedLayout1D::get(type);
-    if (!layout)
+    unsigned n = elementsPerThread(type);
+    if (n == 0)
       return std::nullopt;
     Type element = convertType(type.getElementType());
     if (!element)
       return std::nullopt;
-    unsigned n = layout->elementsPerThread();
     if (n == 1)
       return element;
     return LLVM::LLVMStructType::getLiteral(type.getContext(),
@@ -78,4 +83,24 @@ Value kiln::packElements(OpBuilder &b, Location loc, Type type,
 
 Value kiln::threadIdX(OpBuilder &b, Location loc) {
   return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+}
+
+Value kiln::allocateSharedArray(OpBuilder &b, Operation *op, Type elementType,
+                                int64_t count) {
+  auto module = op->getParentOfType<ModuleOp>();
+  Location loc = op->getLoc();
+  std::string name;
+  unsigned id = 0;
+  do {
+    name = "kiln_smem_" + std::to_string(id++);
+  } while (module.lookupSymbol(name));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(elementType, count),
+                           /*isConstant=*/false, LLVM::Linkage::Internal, name,
+                           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+  }
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), name);
 }

@@ -35,6 +35,10 @@ struct BlockedLayout1D {
                            mlir::Value tid, unsigned k) const;
 };
 
+/// Elements one thread holds of a tensor with a layout (registers of its
+/// linear layout); 0 without one.
+unsigned elementsPerThread(mlir::RankedTensorType type);
+
 /// The LLVM type converter of Kiln: pointers to `!llvm.ptr<1>`, tensors with
 /// a layout to the struct of one thread's elements.
 class KilnTypeConverter : public mlir::LLVMTypeConverter {
@@ -52,6 +56,11 @@ mlir::Value packElements(mlir::OpBuilder &b, mlir::Location loc,
 /// `nvvm.read.ptx.sreg.tid.x`.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 
+/// The address of a fresh static shared-memory array of `count` elements of
+/// `elementType` (one per op: no reuse yet), 16-byte aligned.
+mlir::Value allocateSharedArray(mlir::OpBuilder &b, mlir::Operation *op,
+                                mlir::Type elementType, int64_t count);
+
 /// Vector widths of global accesses, decided before conversion (when axis
 /// info can still read the kiln ops).
 using AccessWidths = llvm::DenseMap<mlir::Operation *, unsigned>;
@@ -62,6 +71,8 @@ void populateReduceToLLVMPatterns(KilnTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
 void populateMathToNVVMPatterns(KilnTypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);
+void populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
 void populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
                                   const AccessWidths &widths,
                                   mlir::RewritePatternSet &patterns);

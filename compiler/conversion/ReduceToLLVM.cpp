@@ -1,19 +1,27 @@
-//===- ReduceToLLVM.cpp - reductions of 1-D blocked tensors ---------------===//
+//===- ReduceToLLVM.cpp - reductions along one axis of a tensor -----------===//
 //
-// A reduction runs in three steps, each applying the op's combine region to
-// scalars: over the elements a thread holds, across the lanes of a warp with
-// butterfly shuffles, and across warps through shared memory (one slot per
-// warp, read back by every thread, so every thread ends with the result).
-// Threads that hold copies of elements (tensors smaller than the CTA) take
-// no part in the combining, so nothing is counted twice.
+// A reduction along `axis` runs in three steps, each applying the op's
+// combine region to scalars: over the elements a thread holds at the same
+// position along the other dimensions, across the lanes that differ along
+// the axis with butterfly shuffles, and across the warps that differ along
+// it through shared memory (one slot per warp position and result element,
+// read back by every thread). The result is in the operand layout's slice
+// along the axis; reducing a 1-D tensor gives scalars. Registers, lanes and
+// warps that hold copies of elements take no part in the combining, so
+// nothing is counted twice.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <map>
+
 using namespace mlir;
+using kiln::layout::LinearLayout;
+namespace layout = kiln::layout;
 
 namespace {
 
@@ -35,7 +43,8 @@ SmallVector<Value> combine(ConversionPatternRewriter &rewriter, Region &region,
 }
 
 Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(v));
 }
 
 /// `shfl.sync.bfly` of any scalar of up to 64 bits.
@@ -52,27 +61,43 @@ Value shuffleXor(OpBuilder &b, Location loc, Value v, int32_t offset) {
   };
   if (bits == 64) {
     Type i64 = b.getI64Type();
-    Value whole = type == i64 ? v : Value(LLVM::BitcastOp::create(b, loc, i64, v));
+    Value whole =
+        type == i64 ? v : Value(LLVM::BitcastOp::create(b, loc, i64, v));
     Value lo = LLVM::TruncOp::create(b, loc, i32, whole);
     Value hi = LLVM::TruncOp::create(
         b, loc, i32,
-        LLVM::LShrOp::create(b, loc, whole,
-                             LLVM::ConstantOp::create(b, loc, i64,
-                                                      b.getI64IntegerAttr(32))));
+        LLVM::LShrOp::create(
+            b, loc, whole,
+            LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(32))));
     Value lo2 = LLVM::ZExtOp::create(b, loc, i64, shfl(lo));
     Value hi2 = LLVM::ShlOp::create(
         b, loc, LLVM::ZExtOp::create(b, loc, i64, shfl(hi)),
         LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(32)));
     Value joined = LLVM::OrOp::create(b, loc, lo2, hi2);
-    return type == i64 ? joined : Value(LLVM::BitcastOp::create(b, loc, type, joined));
+    return type == i64 ? joined
+                       : Value(LLVM::BitcastOp::create(b, loc, type, joined));
   }
   Type intType = b.getIntegerType(bits);
-  Value asInt = type == intType ? v : Value(LLVM::BitcastOp::create(b, loc, intType, v));
-  Value word = bits == 32 ? asInt : Value(LLVM::ZExtOp::create(b, loc, i32, asInt));
+  Value asInt =
+      type == intType ? v : Value(LLVM::BitcastOp::create(b, loc, intType, v));
+  Value word =
+      bits == 32 ? asInt : Value(LLVM::ZExtOp::create(b, loc, i32, asInt));
   Value out = shfl(word);
   if (bits != 32)
     out = LLVM::TruncOp::create(b, loc, intType, out);
-  return type == intType ? out : Value(LLVM::BitcastOp::create(b, loc, type, out));
+  return type == intType ? out
+                         : Value(LLVM::BitcastOp::create(b, loc, type, out));
+}
+
+/// The lane or warp bits whose basis moves along tensor dimension `axis`
+/// (bits that only copy data, with a zero basis, are left out).
+SmallVector<int32_t> bitsAlong(const LinearLayout &layout, StringRef hw,
+                               unsigned axis) {
+  SmallVector<int32_t> bits;
+  for (int32_t i = 0; i < layout.getInDimSizeLog2(hw); ++i)
+    if (layout.getBasis(hw, i)[axis] != 0)
+      bits.push_back(i);
+  return bits;
 }
 
 struct ReduceLowering : OpConversionPattern<kiln::ReduceOp> {
@@ -82,90 +107,196 @@ struct ReduceLowering : OpConversionPattern<kiln::ReduceOp> {
   matchAndRewrite(kiln::ReduceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto srcType = cast<RankedTensorType>(op.getSrcs().front().getType());
-    auto layout = kiln::BlockedLayout1D::get(srcType);
+    std::optional<LinearLayout> layout = kiln::getLinearLayout(srcType);
     if (!layout)
-      return rewriter.notifyMatchFailure(op, "only 1-D blocked reductions");
+      return rewriter.notifyMatchFailure(op, "reduction without a layout");
     Location loc = op.getLoc();
     Region &region = op.getCombineOp();
     size_t numOperands = op.getSrcs().size();
+    unsigned axis = op.getAxis();
+    auto dropAxis = [axis](ArrayRef<int32_t> coords) {
+      SmallVector<int32_t> kept(coords);
+      kept.erase(kept.begin() + axis);
+      return kept;
+    };
 
-    // 1. Within the thread.
+    // 1. Within the thread: registers grouped by where they sit along the
+    // other dimensions. Copies (registers with a zero-basis bit) are left
+    // out, so nothing is combined twice.
     SmallVector<SmallVector<Value>> elements;
     for (Value src : adaptor.getSrcs())
       elements.push_back(kiln::unpackElements(rewriter, loc, src));
-    SmallVector<Value> acc;
-    for (auto &e : elements)
-      acc.push_back(e[0]);
-    for (size_t k = 1; k < elements[0].size(); ++k) {
+    std::map<SmallVector<int32_t>, SmallVector<Value>> groups;
+    SmallVector<SmallVector<int32_t>> groupOrder;
+    for (unsigned k = 0; k < elements[0].size(); ++k) {
+      if (!kiln::isRepresentativeRegister(*layout, k))
+        continue;
+      SmallVector<int32_t> key =
+          dropAxis(kiln::registerCoordinates(*layout, k));
       SmallVector<Value> next;
       for (auto &e : elements)
         next.push_back(e[k]);
-      acc = combine(rewriter, region, acc, next);
+      auto [it, inserted] = groups.try_emplace(key, next);
+      if (inserted)
+        groupOrder.push_back(key);
+      else
+        it->second = combine(rewriter, region, it->second, next);
     }
 
-    // 2. Across lanes. Threads holding distinct elements: size / sizePerThread.
-    int64_t distinctThreads = std::min<int64_t>(
-        layout->threadsPerCTA, std::max<int64_t>(1, layout->size / layout->sizePerThread));
-    int64_t lanes = std::min<int64_t>(32, distinctThreads);
-    for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
-      SmallVector<Value> next;
-      for (Value v : acc)
-        next.push_back(shuffleXor(rewriter, loc, v, int32_t(offset)));
-      acc = combine(rewriter, region, acc, next);
-    }
+    // 2. Across the lanes that differ along the axis: butterfly shuffles.
+    for (int32_t bit : bitsAlong(*layout, layout::kLane, axis))
+      for (auto &key : groupOrder) {
+        SmallVector<Value> &acc = groups[key];
+        SmallVector<Value> next;
+        for (Value v : acc)
+          next.push_back(shuffleXor(rewriter, loc, v, int32_t(1) << bit));
+        acc = combine(rewriter, region, acc, next);
+      }
 
-    // 3. Across warps, through shared memory.
-    int64_t warps = std::max<int64_t>(1, distinctThreads / 32);
-    if (warps > 1) {
-      auto module = op->getParentOfType<ModuleOp>();
+    // 3. Across the warps that differ along the axis, through shared
+    // memory: one slot per (warp position along the axis, result element).
+    SmallVector<int32_t> warpBits = bitsAlong(*layout, layout::kWarp, axis);
+    bool scalarResult = srcType.getRank() == 1;
+    std::optional<LinearLayout> resultLayout;
+    if (!scalarResult) {
+      resultLayout = kiln::getLinearLayout(
+          cast<RankedTensorType>(op.getResult(0).getType()));
+      if (!resultLayout)
+        return rewriter.notifyMatchFailure(op, "result without a layout");
+    }
+    if (!warpBits.empty()) {
+      int64_t warpsAlong = int64_t(1) << warpBits.size();
+      SmallVector<int64_t> resultShape(srcType.getShape());
+      resultShape.erase(resultShape.begin() + axis);
+      int64_t resultElements = 1;
+      for (int64_t n : resultShape)
+        resultElements *= n;
       Value tid = kiln::threadIdX(rewriter, loc);
-      Value warp = LLVM::URemOp::create(
-          rewriter, loc,
-          LLVM::UDivOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 32)),
-          i32Constant(rewriter, loc, int32_t(warps)));
-      SmallVector<Value> slots;
-      for (size_t i = 0; i < numOperands; ++i) {
-        Type elementType = acc[i].getType();
-        auto arrayType = LLVM::LLVMArrayType::get(elementType, warps);
-        // A fresh static shared-memory array for this reduction.
-        std::string name;
-        unsigned id = 0;
-        do {
-          name = "kiln_reduce_smem_" + std::to_string(id++);
-        } while (module.lookupSymbol(name));
-        {
-          OpBuilder::InsertionGuard guard(rewriter);
-          rewriter.setInsertionPointToStart(module.getBody());
-          LLVM::GlobalOp::create(rewriter, loc, arrayType, /*isConstant=*/false,
-                                 LLVM::Linkage::Internal, name, Attribute(),
-                                 /*alignment=*/16, /*addrSpace=*/3);
+      Value warp = LLVM::LShrOp::create(rewriter, loc, tid,
+                                        i32Constant(rewriter, loc, 5));
+      // This warp's position along the axis: its axis bits, packed.
+      Value position;
+      for (auto [t, bit] : llvm::enumerate(warpBits)) {
+        Value b = LLVM::AndOp::create(
+            rewriter, loc,
+            LLVM::LShrOp::create(rewriter, loc, warp,
+                                 i32Constant(rewriter, loc, bit)),
+            i32Constant(rewriter, loc, 1));
+        if (t > 0)
+          b = LLVM::ShlOp::create(rewriter, loc, b,
+                                  i32Constant(rewriter, loc, int32_t(t)));
+        position = position
+                       ? Value(LLVM::OrOp::create(rewriter, loc, position, b))
+                       : b;
+      }
+      // Row-major offsets of the groups' result elements.
+      SmallVector<Value> groupOffsets;
+      if (scalarResult) {
+        groupOffsets.push_back(i32Constant(rewriter, loc, 0));
+      } else {
+        // The thread part of each group's coordinates: those of a result
+        // register with the same register coordinates.
+        SmallVector<kiln::Coordinates> coords =
+            kiln::emitCoordinates(rewriter, loc, *resultLayout);
+        std::map<SmallVector<int32_t>, unsigned> resultRegister;
+        for (unsigned k = unsigned(coords.size()); k-- > 0;)
+          resultRegister[kiln::registerCoordinates(*resultLayout, k)] = k;
+        for (auto &key : groupOrder) {
+          auto it = resultRegister.find(key);
+          if (it == resultRegister.end())
+            return op.emitError("the reduction's result layout does not hold "
+                                "its groups");
+          Value offset;
+          int64_t stride = 1;
+          for (int64_t d = int64_t(resultShape.size()) - 1; d >= 0; --d) {
+            Value term = coords[it->second][d];
+            if (stride > 1)
+              term = LLVM::MulOp::create(
+                  rewriter, loc, term,
+                  i32Constant(rewriter, loc, int32_t(stride)));
+            offset =
+                offset ? Value(LLVM::AddOp::create(rewriter, loc, offset, term))
+                       : term;
+            stride *= resultShape[d];
+          }
+          groupOffsets.push_back(offset);
         }
-        auto sharedPtr = LLVM::LLVMPointerType::get(rewriter.getContext(), 3);
-        Value base = LLVM::AddressOfOp::create(rewriter, loc, sharedPtr, name);
-        // Every lane of a warp writes the same value: no predicate needed.
-        Value slot = LLVM::GEPOp::create(rewriter, loc, sharedPtr, elementType,
-                                         base, ValueRange{warp});
-        LLVM::StoreOp::create(rewriter, loc, acc[i], slot);
-        slots.push_back(base);
+      }
+      Value slotBase = LLVM::MulOp::create(
+          rewriter, loc, position,
+          i32Constant(rewriter, loc, int32_t(resultElements)));
+      SmallVector<Value> arrays;
+      for (size_t i = 0; i < numOperands; ++i) {
+        Type elementType = groups[groupOrder[0]][i].getType();
+        Type stored =
+            elementType.isInteger(1) ? rewriter.getI8Type() : elementType;
+        arrays.push_back(kiln::allocateSharedArray(
+            rewriter, op, stored, warpsAlong * resultElements));
+      }
+      auto slot = [&](size_t i, Type stored, Value index) {
+        return LLVM::GEPOp::create(rewriter, loc, arrays[i].getType(), stored,
+                                   arrays[i], ValueRange{index});
+      };
+      // Lanes holding the same result element write the same value.
+      for (auto [g, key] : llvm::enumerate(groupOrder)) {
+        Value index =
+            LLVM::AddOp::create(rewriter, loc, slotBase, groupOffsets[g]);
+        for (size_t i = 0; i < numOperands; ++i) {
+          Value v = groups[key][i];
+          if (v.getType().isInteger(1))
+            v = LLVM::ZExtOp::create(rewriter, loc, rewriter.getI8Type(), v);
+          LLVM::StoreOp::create(rewriter, loc, v, slot(i, v.getType(), index));
+        }
       }
       NVVM::Barrier0Op::create(rewriter, loc);
-      SmallVector<Value> total;
-      for (int64_t w = 0; w < warps; ++w) {
-        SmallVector<Value> value;
-        for (size_t i = 0; i < numOperands; ++i) {
-          Type elementType = acc[i].getType();
-          Value slot = LLVM::GEPOp::create(
-              rewriter, loc, slots[i].getType(), elementType, slots[i],
-              ArrayRef<LLVM::GEPArg>{int32_t(w)});
-          value.push_back(LLVM::LoadOp::create(rewriter, loc, elementType, slot));
+      for (auto [g, key] : llvm::enumerate(groupOrder)) {
+        SmallVector<Value> total;
+        for (int64_t w = 0; w < warpsAlong; ++w) {
+          Value index = LLVM::AddOp::create(
+              rewriter, loc, groupOffsets[g],
+              i32Constant(rewriter, loc, int32_t(w * resultElements)));
+          SmallVector<Value> value;
+          for (size_t i = 0; i < numOperands; ++i) {
+            Type elementType = groups[key][i].getType();
+            Type stored =
+                elementType.isInteger(1) ? rewriter.getI8Type() : elementType;
+            Value v = LLVM::LoadOp::create(rewriter, loc, stored,
+                                           slot(i, stored, index));
+            if (stored != elementType)
+              v = LLVM::TruncOp::create(rewriter, loc, elementType, v);
+            value.push_back(v);
+          }
+          total = w == 0 ? value : combine(rewriter, region, total, value);
         }
-        total = w == 0 ? value : combine(rewriter, region, total, value);
+        groups[key] = total;
       }
       // The slots may be written again (a reduction in a loop).
       NVVM::Barrier0Op::create(rewriter, loc);
-      acc = total;
     }
-    rewriter.replaceOp(op, acc);
+
+    if (scalarResult) {
+      rewriter.replaceOp(op, groups[groupOrder[0]]);
+      return success();
+    }
+    // Results in the slice layout's register order.
+    SmallVector<Value> results;
+    for (size_t i = 0; i < numOperands; ++i) {
+      auto resultType = cast<RankedTensorType>(op.getResult(i).getType());
+      Type converted = getTypeConverter()->convertType(resultType);
+      if (!converted)
+        return failure();
+      SmallVector<Value> values;
+      for (unsigned k = 0;
+           k < unsigned(resultLayout->getInDimSize(layout::kRegister)); ++k) {
+        auto it = groups.find(kiln::registerCoordinates(*resultLayout, k));
+        if (it == groups.end())
+          return op.emitError("the reduction's result layout does not match "
+                              "its operand's");
+        values.push_back(it->second[i]);
+      }
+      results.push_back(kiln::packElements(rewriter, loc, converted, values));
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

@@ -29,6 +29,9 @@
 #define GET_OP_CLASSES
 #include "compiler/ir/KilnOps.h.inc"
 
+#define GET_OP_CLASSES
+#include "compiler/ir/KilnGPUOps.h.inc"
+
 namespace kiln {
 /// Registers every dialect kilnc and kiln-opt use.
 void registerAllDialects(mlir::DialectRegistry &registry);

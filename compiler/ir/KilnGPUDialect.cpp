@@ -12,10 +12,17 @@ using namespace mlir;
 #define GET_ATTRDEF_CLASSES
 #include "compiler/ir/KilnGPUAttrs.cpp.inc"
 
+#define GET_OP_CLASSES
+#include "compiler/ir/KilnGPUOps.cpp.inc"
+
 void kiln::gpu::KilnGPUDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "compiler/ir/KilnGPUAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "compiler/ir/KilnGPUOps.cpp.inc"
       >();
 }
 
@@ -32,21 +39,20 @@ Attribute kiln::gpu::BlockedEncodingAttr::parse(AsmParser &parser, Type) {
       return {};
     if (parser.parseKeyword(names[i]) || parser.parseEqual())
       return {};
-    if (parser.parseCommaSeparatedList(
-            AsmParser::Delimiter::Square, [&]() -> ParseResult {
-              unsigned v;
-              if (parser.parseInteger(v))
-                return failure();
-              fields[i].push_back(v);
-              return success();
-            }))
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                       [&]() -> ParseResult {
+                                         unsigned v;
+                                         if (parser.parseInteger(v))
+                                           return failure();
+                                         fields[i].push_back(v);
+                                         return success();
+                                       }))
       return {};
   }
   if (parser.parseRBrace() || parser.parseGreater())
     return {};
-  return parser.getChecked<BlockedEncodingAttr>(parser.getContext(), fields[0],
-                                                fields[1], fields[2],
-                                                fields[3]);
+  return parser.getChecked<BlockedEncodingAttr>(
+      parser.getContext(), fields[0], fields[1], fields[2], fields[3]);
 }
 
 void kiln::gpu::BlockedEncodingAttr::print(AsmPrinter &printer) const {
@@ -67,17 +73,77 @@ void kiln::gpu::BlockedEncodingAttr::print(AsmPrinter &printer) const {
 }
 
 LogicalResult kiln::gpu::BlockedEncodingAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, ArrayRef<unsigned> sizePerThread,
-    ArrayRef<unsigned> threadsPerWarp, ArrayRef<unsigned> warpsPerCTA,
-    ArrayRef<unsigned> order) {
+    function_ref<InFlightDiagnostic()> emitError,
+    ArrayRef<unsigned> sizePerThread, ArrayRef<unsigned> threadsPerWarp,
+    ArrayRef<unsigned> warpsPerCTA, ArrayRef<unsigned> order) {
   size_t rank = sizePerThread.size();
-  if (rank == 0 || threadsPerWarp.size() != rank || warpsPerCTA.size() != rank ||
-      order.size() != rank)
+  if (rank == 0 || threadsPerWarp.size() != rank ||
+      warpsPerCTA.size() != rank || order.size() != rank)
     return emitError() << "blocked layout fields must all have the same, "
                           "non-zero rank";
-  for (unsigned v : llvm::concat<const unsigned>(sizePerThread, threadsPerWarp,
-                                                 warpsPerCTA))
+  for (unsigned v :
+       llvm::concat<const unsigned>(sizePerThread, threadsPerWarp, warpsPerCTA))
     if (v == 0 || !llvm::isPowerOf2_32(v))
       return emitError() << "blocked layout sizes must be powers of two";
+  return success();
+}
+
+/// The rank of the tensors a layout applies to, or 0 if it is not one of
+/// ours.
+static unsigned layoutRank(Attribute layout) {
+  if (auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(layout))
+    return blocked.getOrder().size();
+  if (auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(layout)) {
+    unsigned parentRank = layoutRank(slice.getParent());
+    return parentRank > 1 ? parentRank - 1 : 0;
+  }
+  return 0;
+}
+
+// Syntax: #kiln_gpu.slice<{dim = 1, parent = #kiln_gpu.blocked<...>}>
+Attribute kiln::gpu::SliceEncodingAttr::parse(AsmParser &parser, Type) {
+  unsigned dim;
+  Attribute parent;
+  if (parser.parseLess() || parser.parseLBrace() ||
+      parser.parseKeyword("dim") || parser.parseEqual() ||
+      parser.parseInteger(dim) || parser.parseComma() ||
+      parser.parseKeyword("parent") || parser.parseEqual() ||
+      parser.parseAttribute(parent) || parser.parseRBrace() ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<SliceEncodingAttr>(parser.getContext(), dim, parent);
+}
+
+void kiln::gpu::SliceEncodingAttr::print(AsmPrinter &printer) const {
+  printer << "<{dim = " << getDim() << ", parent = " << getParent() << "}>";
+}
+
+LogicalResult kiln::gpu::SliceEncodingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, unsigned dim,
+    Attribute parent) {
+  unsigned parentRank = layoutRank(parent);
+  if (parentRank < 2)
+    return emitError() << "the parent of a slice layout must be a blocked or "
+                          "slice layout of rank 2 or more";
+  if (dim >= parentRank)
+    return emitError() << "slice dimension " << dim
+                       << " is out of range for a parent of rank "
+                       << parentRank;
+  return success();
+}
+
+LogicalResult kiln::gpu::ConvertLayoutOp::verify() {
+  auto src = getSrc().getType(), result = getResult().getType();
+  if (src.getShape() != result.getShape() ||
+      src.getElementType() != result.getElementType())
+    return emitOpError("changes only the layout: shape and element type must "
+                       "stay, got ")
+           << src << " -> " << result;
+  for (RankedTensorType type : {src, result})
+    if (type.getEncoding() &&
+        layoutRank(type.getEncoding()) != unsigned(type.getRank()))
+      return emitOpError("layout of rank ")
+             << layoutRank(type.getEncoding()) << " on a tensor of rank "
+             << type.getRank();
   return success();
 }

@@ -10,6 +10,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def KilnGPU_Dialect : Dialect {
   let name = "kiln_gpu";
@@ -41,6 +42,37 @@ def KilnGPU_BlockedEncodingAttr : AttrDef<KilnGPU_Dialect, "BlockedEncoding"> {
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+}
+
+def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding"> {
+  let mnemonic = "slice";
+  let summary = "The parent layout with one dimension reduced away";
+  let description = [{
+    The layout of a tensor of rank r whose elements sit where `parent` (of
+    rank r + 1) puts the elements of a reduction along `dim`: the threads
+    that held a row along `dim` all hold its reduced value. Results of
+    reductions have it, and `expand_dims(x, dim)` turns it back into
+    `parent` without moving data.
+  }];
+  let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+class KilnGPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<KilnGPU_Dialect, mnemonic, traits>;
+
+def KilnGPU_ConvertLayoutOp : KilnGPU_Op<"convert_layout", [Pure]> {
+  let summary = "The same tensor in another layout";
+  let description = [{
+    Moves elements between threads (through registers, shuffles or shared
+    memory) so that the result holds the operand's values under the result
+    type's layout. Shape and element type stay.
+  }];
+  let arguments = (ins AnyRankedTensor:$src);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // KILN_GPU_DIALECT_TD

@@ -1,13 +1,27 @@
 //===- AssignLayouts.cpp - pick a thread layout for every tensor ----------===//
 //
 // The layout decides coalescing: consecutive lanes should touch consecutive
-// 16-byte chunks. For each tensor shape this pass makes each thread own as
-// many contiguous elements as the widest vectorizable global access of that
-// shape allows (so one thread issues one 128-bit access per chunk), and
-// rewrites every tensor type with that blocked layout.
+// 16-byte chunks. The pass works per function, in three steps.
 //
-// Only 1-D tensors get a chosen layout for now; the layout algebra that makes
-// multi-dimensional layouts and conversions uniform comes with reductions.
+// 1. Preferred layouts. A 1-D tensor of n elements gets a blocked layout in
+//    which each thread owns as many contiguous elements as the widest
+//    vectorizable global access of that size allows. Tensors of rank r >= 2
+//    share one blocked encoding per rank, chosen for the largest global
+//    access of that rank: rows along the last dimension, each thread owning
+//    one vector of it, lanes and then warps filling the fastest dimensions
+//    first.
+// 2. Propagation, in program order. Memory ops, make_range, splat and
+//    constants take the preferred layout; elementwise ops take their
+//    operands' layout; expand_dims takes a slice of the preferred encoding,
+//    and reductions give slices of theirs (so that `x[:, None]` and
+//    `tl.sum(x, 1)[:, None]` move no data); broadcast keeps its operand's
+//    encoding and trans permutes it. Where an operand's layout differs from
+//    the one its user needs, a kiln_gpu.convert_layout is inserted. Loops and
+//    ifs carry their initial or then-branch layouts; yields convert to them.
+// 3. Rematerialization. A conversion of a value computed only from
+//    make_range, splat and constants through elementwise ops (index
+//    arithmetic) is replaced by a copy of that computation in the wanted
+//    layout: cheaper than moving data through shared memory.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/transforms/AxisInfo.h"
@@ -15,7 +29,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNASSIGNLAYOUTS
@@ -27,6 +44,52 @@ using namespace mlir;
 namespace {
 
 constexpr unsigned kThreadsPerWarp = 32;
+using kiln::gpu::BlockedEncodingAttr;
+using kiln::gpu::SliceEncodingAttr;
+
+/// A blocked encoding for tensors of `shape` with `vec` contiguous elements
+/// per thread along the last dimension: lanes, then warps, go to the fastest
+/// dimensions first, as far as the shape has room; what is left over goes to
+/// the slowest dimension (its elements are then held twice).
+BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                   unsigned vec, unsigned numWarps) {
+  size_t rank = shape.size();
+  SmallVector<unsigned> order, spt(rank, 1), tpw(rank, 1), wpc(rank, 1);
+  for (size_t i = 0; i < rank; ++i)
+    order.push_back(unsigned(rank - 1 - i));
+  spt[rank - 1] = unsigned(std::min<int64_t>(vec, shape[rank - 1]));
+  unsigned lanes = kThreadsPerWarp, warps = numWarps;
+  for (unsigned d : order) {
+    int64_t room = std::max<int64_t>(1, shape[d] / spt[d]);
+    tpw[d] = unsigned(std::min<int64_t>(lanes, room));
+    lanes /= tpw[d];
+    room = std::max<int64_t>(1, room / tpw[d]);
+    wpc[d] = unsigned(std::min<int64_t>(warps, room));
+    warps /= wpc[d];
+  }
+  tpw[order.back()] *= lanes;
+  wpc[order.back()] *= warps;
+  return BlockedEncodingAttr::get(ctx, spt, tpw, wpc, order);
+}
+
+unsigned encodingRank(Attribute encoding) {
+  if (auto blocked = dyn_cast<BlockedEncodingAttr>(encoding))
+    return blocked.getOrder().size();
+  if (auto slice = dyn_cast<SliceEncodingAttr>(encoding))
+    return encodingRank(slice.getParent()) - 1;
+  return 0;
+}
+
+RankedTensorType withEncoding(Type type, Attribute encoding) {
+  auto tensor = cast<RankedTensorType>(type);
+  return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
+                               encoding);
+}
+
+Attribute encodingOf(Value v) {
+  auto tensor = dyn_cast<RankedTensorType>(v.getType());
+  return tensor ? tensor.getEncoding() : Attribute();
+}
 
 struct AssignLayoutsPass
     : kiln::impl::KilnAssignLayoutsBase<AssignLayoutsPass> {
@@ -40,12 +103,10 @@ struct AssignLayoutsPass
           << numWarps;
       return signalPassFailure();
     }
-    unsigned threads = numWarps * kThreadsPerWarp;
-
     kiln::AxisInfoAnalysis axisInfo(module);
     bool failed = false;
     module.walk([&](func::FuncOp func) {
-      failed |= assignLayouts(func, axisInfo, threads).failed();
+      failed |= assignLayouts(func, axisInfo).failed();
     });
     if (failed)
       return signalPassFailure();
@@ -56,92 +117,454 @@ struct AssignLayoutsPass
                     b.getI32IntegerAttr(kThreadsPerWarp));
   }
 
-  /// Layouts for one function: each shape's chunk is as wide as its widest
-  /// vectorizable access in this function.
-  LogicalResult assignLayouts(func::FuncOp func,
-                              kiln::AxisInfoAnalysis &axisInfo,
-                              unsigned threads) {
+  //===--------------------------------------------------------------------===//
+  // 1. Preferred layouts
+  //===--------------------------------------------------------------------===//
+
+  llvm::DenseMap<int64_t, unsigned> widest1D; // 1-D size → elements per chunk
+  llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
+
+  void choosePreferred(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo) {
     MLIRContext *ctx = &getContext();
-    llvm::DenseMap<int64_t, unsigned> widest; // 1-D size → elements per chunk
+    widest1D.clear();
+    encodingOfRank.clear();
+    // Per rank >= 2: the largest access, and its vector width.
+    llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
     auto noteAccess = [&](Value ptr, Type valueType) {
       auto tensor = dyn_cast<RankedTensorType>(valueType);
-      if (!tensor || tensor.getRank() != 1)
+      if (!tensor)
         return;
       unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
       // The mask does not limit the layout, only the vector instructions.
       unsigned vec = axisInfo.vectorWidth(ptr, /*mask=*/nullptr, bits);
-      unsigned &w = widest[tensor.getDimSize(0)];
-      w = std::max(w, vec);
+      if (tensor.getRank() == 1) {
+        unsigned &w = widest1D[tensor.getDimSize(0)];
+        w = std::max(w, vec);
+        return;
+      }
+      auto &anchor = anchors[unsigned(tensor.getRank())];
+      if (!anchor.first ||
+          tensor.getNumElements() > anchor.first.getNumElements() ||
+          (tensor.getNumElements() == anchor.first.getNumElements() &&
+           vec > anchor.second))
+        anchor = {tensor, vec};
     };
     func.walk([&](Operation *op) {
       if (auto load = dyn_cast<kiln::LoadOp>(op))
         noteAccess(load.getPtr(), load.getType());
       else if (auto store = dyn_cast<kiln::StoreOp>(op))
         noteAccess(store.getPtr(), store.getValue().getType());
-    });
-
-    auto layoutFor = [&](RankedTensorType type) -> Attribute {
-      if (type.getRank() != 1)
-        return {};
-      int64_t n = type.getDimSize(0);
-      unsigned perThread = std::max(1u, widest.lookup(n));
-      // Never more than the thread's share, so that no thread sits idle.
-      perThread =
-          std::min<int64_t>(perThread, std::max<int64_t>(1, n / threads));
-      return kiln::gpu::BlockedEncodingAttr::get(
-          ctx, {perThread}, {kThreadsPerWarp}, {numWarps}, {0});
-    };
-    auto retype = [&](Type type) -> Type {
-      auto tensor = dyn_cast<RankedTensorType>(type);
-      if (!tensor || tensor.getEncoding())
-        return type;
-      Attribute layout = layoutFor(tensor);
-      if (!layout)
-        return type;
-      return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
-                                   layout);
-    };
-
-    // The first op with a source location that needs an unsupported layout:
-    // one error there, pointing at the kernel line.
-    Operation *unsupported = nullptr;
-    int64_t unsupportedRank = 0;
-    func.walk([&](Operation *op) {
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          for (BlockArgument arg : block.getArguments())
-            arg.setType(retype(arg.getType()));
-      for (OpResult result : op->getResults()) {
-        auto tensor = dyn_cast<RankedTensorType>(result.getType());
-        if (tensor && tensor.getRank() != 1 &&
-            (!unsupported || (!isa<FileLineColLoc>(unsupported->getLoc()) &&
-                              isa<FileLineColLoc>(op->getLoc())))) {
-          unsupported = op;
-          unsupportedRank = tensor.getRank();
+      // Tensors of a rank no memory op uses still need an encoding: the
+      // largest of them decides.
+      for (Value result : op->getResults())
+        if (auto tensor = dyn_cast<RankedTensorType>(result.getType());
+            tensor && tensor.getRank() >= 2) {
+          auto &anchor = anchors[unsigned(tensor.getRank())];
+          if (!anchor.first)
+            anchor = {tensor, 1};
         }
-        result.setType(retype(result.getType()));
+    });
+    for (auto &[rank, anchor] : anchors) {
+      RankedTensorType type = anchor.first;
+      // Never more per thread than the thread's share of the tensor.
+      int64_t share = std::max<int64_t>(
+          1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+      unsigned vec = unsigned(std::min<int64_t>(anchor.second, share));
+      encodingOfRank[rank] =
+          defaultBlocked(ctx, type.getShape(), std::max(1u, vec), numWarps);
+    }
+  }
+
+  /// The layout a tensor of this type gets where nothing else decides.
+  Attribute preferred(RankedTensorType type) {
+    if (type.getRank() == 1) {
+      int64_t n = type.getDimSize(0);
+      unsigned perThread = std::max(1u, widest1D.lookup(n));
+      perThread = unsigned(std::min<int64_t>(
+          perThread,
+          std::max<int64_t>(1, n / int64_t(numWarps * kThreadsPerWarp))));
+      return BlockedEncodingAttr::get(&getContext(), {perThread},
+                                      {kThreadsPerWarp}, {numWarps}, {0});
+    }
+    auto it = encodingOfRank.find(unsigned(type.getRank()));
+    if (it != encodingOfRank.end())
+      return it->second;
+    Attribute encoding =
+        defaultBlocked(&getContext(), type.getShape(), 1, numWarps);
+    encodingOfRank[unsigned(type.getRank())] = encoding;
+    return encoding;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 2. Propagation
+  //===--------------------------------------------------------------------===//
+
+  /// Makes operand `i` of `op` have `encoding`, converting if needed.
+  void requireOperand(Operation *op, unsigned i, Attribute encoding) {
+    Value v = op->getOperand(i);
+    auto tensor = dyn_cast<RankedTensorType>(v.getType());
+    if (!tensor || tensor.getEncoding() == encoding)
+      return;
+    OpBuilder b(op);
+    Value converted = kiln::gpu::ConvertLayoutOp::create(
+        b, op->getLoc(), withEncoding(tensor, encoding), v);
+    op->setOperand(i, converted);
+  }
+
+  void setResult(Value result, Attribute encoding) {
+    if (isa<RankedTensorType>(result.getType()))
+      result.setType(withEncoding(result.getType(), encoding));
+  }
+
+  /// Permutes a blocked encoding for kiln.trans (result dim i = src order[i]).
+  Attribute permuted(Attribute encoding, ArrayRef<int32_t> perm) {
+    auto blocked = dyn_cast<BlockedEncodingAttr>(encoding);
+    if (!blocked)
+      return {};
+    size_t rank = perm.size();
+    SmallVector<unsigned> spt(rank), tpw(rank), wpc(rank), order, inverse(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      spt[i] = blocked.getSizePerThread()[perm[i]];
+      tpw[i] = blocked.getThreadsPerWarp()[perm[i]];
+      wpc[i] = blocked.getWarpsPerCTA()[perm[i]];
+      inverse[perm[i]] = unsigned(i);
+    }
+    for (unsigned d : blocked.getOrder())
+      order.push_back(inverse[d]);
+    return BlockedEncodingAttr::get(&getContext(), spt, tpw, wpc, order);
+  }
+
+  /// True when `v` is computed from make_range, splat and constants alone
+  /// (through elementwise ops): such values are rematerialized, not moved.
+  bool isCheap(Value v, unsigned depth = 0) {
+    Operation *def = v.getDefiningOp();
+    if (!def || depth > 8)
+      return false;
+    if (isa<kiln::MakeRangeOp, kiln::SplatOp, arith::ConstantOp>(def))
+      return true;
+    if (isa<kiln::gpu::ConvertLayoutOp>(def))
+      return isCheap(def->getOperand(0), depth + 1);
+    if (!isElementwise(def) || def->getNumResults() != 1)
+      return false;
+    return llvm::all_of(def->getOperands(), [&](Value operand) {
+      return !isa<RankedTensorType>(operand.getType()) ||
+             isCheap(operand, depth + 1);
+    });
+  }
+
+  /// Ops that combine elements at the same position only: no regions, no
+  /// memory effects, every tensor operand and result of one shape.
+  static bool isElementwise(Operation *op) {
+    if (op->getNumRegions() != 0 || !isMemoryEffectFree(op) ||
+        op->getNumResults() == 0)
+      return false;
+    std::optional<ArrayRef<int64_t>> shape;
+    for (Type type :
+         llvm::concat<Type>(SmallVector<Type>(op->getOperandTypes()),
+                            SmallVector<Type>(op->getResultTypes()))) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor)
+        continue;
+      if (shape && *shape != tensor.getShape())
+        return false;
+      shape = tensor.getShape();
+    }
+    return shape.has_value();
+  }
+
+  LogicalResult propagate(func::FuncOp func) {
+    LogicalResult status = success();
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
+      // Scalar regions (combine functions) have nothing to lay out.
+      if (isa<kiln::ReduceOp, kiln::ScanOp>(op)) {
+        visitReduceOrScan(op);
+        return WalkResult::skip();
       }
-      // Dense constants carry their type in the attribute too.
-      if (auto constant = dyn_cast<arith::ConstantOp>(op))
-        if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
-          if (dense.getType() != constant.getType())
-            constant.setValueAttr(
-                dense.reshape(cast<ShapedType>(constant.getType())));
+      if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+        for (auto [init, arg, result] :
+             llvm::zip_equal(forOp.getInitArgs(), forOp.getRegionIterArgs(),
+                             forOp.getResults()))
+          if (Attribute e = encodingOf(init)) {
+            arg.setType(init.getType());
+            result.setType(init.getType());
+          }
+        return WalkResult::advance();
+      }
+      if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
+        for (auto [init, arg] :
+             llvm::zip_equal(whileOp.getInits(), whileOp.getBeforeArguments()))
+          arg.setType(init.getType());
+        return WalkResult::advance();
+      }
+      if (isa<scf::IfOp>(op))
+        return WalkResult::advance(); // results decided at the yields
+      if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+        visitYield(yield);
+        return WalkResult::advance();
+      }
+      if (auto condition = dyn_cast<scf::ConditionOp>(op)) {
+        auto whileOp = cast<scf::WhileOp>(op->getParentOp());
+        for (auto [i, v] : llvm::enumerate(condition.getArgs())) {
+          whileOp.getAfterArguments()[i].setType(v.getType());
+          whileOp.getResult(i).setType(v.getType());
+        }
+        return WalkResult::advance();
+      }
+      if (failed(visit(op)))
+        status = failure();
+      return WalkResult::advance();
+    });
+    return status;
+  }
+
+  void visitYield(scf::YieldOp yield) {
+    Operation *parent = yield->getParentOp();
+    if (auto ifOp = dyn_cast<scf::IfOp>(parent)) {
+      bool isThen = yield->getParentRegion() == &ifOp.getThenRegion();
+      for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+        if (!isa<RankedTensorType>(v.getType()))
+          continue;
+        if (isThen)
+          ifOp.getResult(i).setType(v.getType());
+        else
+          requireOperand(yield, unsigned(i), encodingOf(ifOp.getResult(i)));
+      }
+      return;
+    }
+    // Loops: back to the carried layout.
+    ValueRange targets;
+    if (auto forOp = dyn_cast<scf::ForOp>(parent))
+      targets = forOp.getRegionIterArgs();
+    else if (auto whileOp = dyn_cast<scf::WhileOp>(parent))
+      targets = whileOp.getBeforeArguments();
+    for (auto [i, target] : llvm::enumerate(targets))
+      if (Attribute e = encodingOf(target))
+        requireOperand(yield, unsigned(i), e);
+  }
+
+  void visitReduceOrScan(Operation *op) {
+    // All operands share the first one's layout.
+    Attribute e = encodingOf(op->getOperand(0));
+    for (unsigned i = 1; i < op->getNumOperands(); ++i)
+      requireOperand(op, i, e);
+    auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
+    for (Value result : op->getResults()) {
+      if (!isa<RankedTensorType>(result.getType()))
+        continue; // a full reduction gives scalars
+      if (auto reduce = dyn_cast<kiln::ReduceOp>(op))
+        setResult(result,
+                  SliceEncodingAttr::get(&getContext(), reduce.getAxis(), e));
+      else
+        setResult(result, e);
+    }
+    (void)srcType;
+  }
+
+  LogicalResult visit(Operation *op) {
+    auto tensorResult = [&]() -> RankedTensorType {
+      return op->getNumResults() == 1
+                 ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                 : RankedTensorType();
+    };
+    if (isa<kiln::MakeRangeOp, kiln::SplatOp, arith::ConstantOp>(op)) {
+      if (RankedTensorType t = tensorResult())
+        setResult(op->getResult(0), preferred(t));
+      return success();
+    }
+    if (auto expand = dyn_cast<kiln::ExpandDimsOp>(op)) {
+      Attribute src = encodingOf(expand.getSrc());
+      auto slice = dyn_cast_or_null<SliceEncodingAttr>(src);
+      Attribute parent;
+      if (slice && slice.getDim() == expand.getAxis())
+        parent = slice.getParent();
+      else
+        parent = preferred(expand.getType());
+      requireOperand(
+          op, 0,
+          SliceEncodingAttr::get(&getContext(), expand.getAxis(), parent));
+      setResult(expand.getResult(), parent);
+      return success();
+    }
+    if (auto broadcast = dyn_cast<kiln::BroadcastOp>(op)) {
+      setResult(broadcast.getResult(), encodingOf(broadcast.getSrc()));
+      return success();
+    }
+    if (auto trans = dyn_cast<kiln::TransOp>(op)) {
+      Attribute src = encodingOf(trans.getSrc());
+      Attribute result = permuted(src, trans.getOrder());
+      if (!result) {
+        Attribute blocked = preferred(trans.getSrc().getType());
+        requireOperand(op, 0, blocked);
+        result = permuted(blocked, trans.getOrder());
+      }
+      setResult(trans.getResult(), result);
+      return success();
+    }
+    if (auto store = dyn_cast<kiln::StoreOp>(op)) {
+      // A value computed in another layout (a reduction's slice, say) is
+      // stored where it is: its pointers are cheap to recompute, the value
+      // is not.
+      Value value = store.getValue();
+      if (Attribute e = encodingOf(value); e && !isCheap(value)) {
+        for (OpOperand &operand : op->getOpOperands())
+          if (isa<RankedTensorType>(operand.get().getType()))
+            requireOperand(op, operand.getOperandNumber(), e);
+        return success();
+      }
+    }
+    if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
+            kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp,
+            kiln::DotOp>(op) ||
+        !isElementwise(op)) {
+      // Memory ops use the coalesced preferred layout; ops that reorganize
+      // elements start from it too.
+      for (OpOperand &operand : op->getOpOperands())
+        if (auto t = dyn_cast<RankedTensorType>(operand.get().getType()))
+          requireOperand(op, operand.getOperandNumber(), preferred(t));
+      for (Value result : op->getResults())
+        if (auto t = dyn_cast<RankedTensorType>(result.getType()))
+          setResult(result, preferred(t));
+      return success();
+    }
+    // Elementwise: the layout of the first operand that is not cheap to
+    // recompute, else the preferred one.
+    RankedTensorType resultType = tensorResult();
+    Attribute chosen;
+    for (Value operand : op->getOperands())
+      if (Attribute e = encodingOf(operand); e && !isCheap(operand)) {
+        chosen = e;
+        break;
+      }
+    if (!chosen) {
+      for (Value operand : op->getOperands())
+        if (Attribute e = encodingOf(operand)) {
+          chosen = e;
+          break;
+        }
+    }
+    if (!chosen && resultType)
+      chosen = preferred(resultType);
+    if (!chosen)
+      return success(); // scalars only
+    for (OpOperand &operand : op->getOpOperands())
+      if (isa<RankedTensorType>(operand.get().getType()))
+        requireOperand(op, operand.getOperandNumber(), chosen);
+    for (Value result : op->getResults())
+      setResult(result, chosen);
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 3. Rematerialization
+  //===--------------------------------------------------------------------===//
+
+  /// `v` recomputed in `encoding` before `before` (memoized per pair).
+  Value
+  rematerialize(Value v, Attribute encoding, Operation *before,
+                llvm::DenseMap<std::pair<Value, Attribute>, Value> &done) {
+    if (encodingOf(v) == encoding)
+      return v;
+    auto key = std::make_pair(v, encoding);
+    if (Value known = done.lookup(key))
+      return known;
+    Operation *def = v.getDefiningOp();
+    if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(def))
+      return rematerialize(convert.getSrc(), encoding, before, done);
+    OpBuilder b(before);
+    // Clone next to the original, so that it dominates every later use.
+    b.setInsertionPointAfter(def);
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        mapping.map(operand, rematerialize(operand, encoding, def, done));
+    Operation *clone = b.clone(*def, mapping);
+    Value result = clone->getResult(0);
+    result.setType(withEncoding(result.getType(), encoding));
+    if (auto constant = dyn_cast<arith::ConstantOp>(clone))
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+        constant.setValueAttr(
+            dense.reshape(cast<ShapedType>(result.getType())));
+    done[key] = result;
+    return result;
+  }
+
+  void rematerializeConversions(func::FuncOp func) {
+    SmallVector<kiln::gpu::ConvertLayoutOp> converts;
+    func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
+    llvm::DenseMap<std::pair<Value, Attribute>, Value> done;
+    llvm::SetVector<Operation *> replaced;
+    for (kiln::gpu::ConvertLayoutOp convert : converts) {
+      Value src = convert.getSrc();
+      Attribute target = encodingOf(convert.getResult());
+      if (encodingOf(src) == target) {
+        convert.getResult().replaceAllUsesWith(src);
+        convert->erase();
+        continue;
+      }
+      if (!isCheap(src))
+        continue;
+      if (Operation *def = src.getDefiningOp())
+        replaced.insert(def);
+      Value remat = rematerialize(src, target, convert, done);
+      convert.getResult().replaceAllUsesWith(remat);
+      convert->erase();
+    }
+    // Originals nobody uses any more (and only those: other dead code is
+    // not this pass's business).
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation *op : llvm::make_early_inc_range(replaced)) {
+        if (!op->use_empty())
+          continue;
+        for (Value operand : op->getOperands())
+          if (Operation *def = operand.getDefiningOp(); def && isCheap(operand))
+            replaced.insert(def);
+        replaced.remove(op);
+        op->erase();
+        changed = true;
+        break; // the set changed under us
+      }
+    }
+  }
+
+  LogicalResult assignLayouts(func::FuncOp func,
+                              kiln::AxisInfoAnalysis &axisInfo) {
+    choosePreferred(func, axisInfo);
+    // Shapes must be powers of two (as in Triton): the layouts split them
+    // into bit fields.
+    Operation *bad = nullptr;
+    func.walk([&](Operation *op) {
+      for (Value result : op->getResults())
+        if (auto t = dyn_cast<RankedTensorType>(result.getType()))
+          for (int64_t n : t.getShape())
+            if (n <= 0 || !llvm::isPowerOf2_64(uint64_t(n)))
+              if (!bad)
+                bad = op;
+    });
+    if (bad) {
+      bad->emitError("tensor dimensions must be powers of two, got ")
+          << bad->getResult(0).getType();
+      return failure();
+    }
+    if (failed(propagate(func)))
+      return failure();
+    rematerializeConversions(func);
+
+    // Dense constants carry their type in the attribute too.
+    func.walk([&](arith::ConstantOp constant) {
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+        if (dense.getType() != constant.getType())
+          constant.setValueAttr(
+              dense.reshape(cast<ShapedType>(constant.getType())));
     });
     // Function types follow their (retyped) entry block arguments.
     if (!func.isExternal()) {
       auto type = func.getFunctionType();
-      SmallVector<Type> inputs(func.getArgumentTypes());
-      for (auto [i, arg] : llvm::enumerate(func.getArguments()))
-        inputs[i] = arg.getType();
-      func.setType(FunctionType::get(ctx, inputs, type.getResults()));
-    }
-    if (unsupported) {
-      unsupported->emitError("tensors of rank ")
-          << unsupportedRank
-          << " are not supported by the GPU backend yet (only 1-D tensors "
-             "have layouts so far)";
-      return failure();
+      SmallVector<Type> inputs;
+      for (BlockArgument arg : func.getArguments())
+        inputs.push_back(arg.getType());
+      func.setType(FunctionType::get(&getContext(), inputs, type.getResults()));
     }
     return success();
   }

@@ -60,7 +60,7 @@ kiln::AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) {
       for (BlockArgument arg : func.getArguments()) {
         int64_t div = 1;
         if (auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                            "kiln.divisibility"))
+                                                           "kiln.divisibility"))
           div = attr.getInt();
         infos[arg] = splatInfo(arg, div);
       }
@@ -144,9 +144,9 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
               isSub ? std::gcd(a.contiguity[d], b.constancy[d])
                     : std::max(std::gcd(a.contiguity[d], b.constancy[d]),
                                std::gcd(b.contiguity[d], a.constancy[d]));
-          out.divisibility[d] = std::gcd(
-              a.divisibility[d],
-              std::min(b.divisibility[d] * scale, AxisInfo::kMaxDivisibility));
+          out.divisibility[d] =
+              std::gcd(a.divisibility[d], std::min(b.divisibility[d] * scale,
+                                                   AxisInfo::kMaxDivisibility));
           out.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
         });
         if (a.constantValue && b.constantValue && !isa<kiln::AddPtrOp>(op)) {
@@ -161,8 +161,16 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
           out.contiguity[d] = b.constantValue == 1   ? a.contiguity[d]
                               : a.constantValue == 1 ? b.contiguity[d]
                                                      : 1;
-          out.divisibility[d] = std::min(a.divisibility[d] * b.divisibility[d],
-                                         AxisInfo::kMaxDivisibility);
+          // Divisibility speaks of the first element of each contiguous run;
+          // the product's runs are single elements unless multiplied by 1.
+          auto perElement = [&](const AxisInfo &x) {
+            return x.contiguity[d] > 1 ? int64_t(1) : x.divisibility[d];
+          };
+          out.divisibility[d] = b.constantValue == 1 ? a.divisibility[d]
+                                : a.constantValue == 1
+                                    ? b.divisibility[d]
+                                    : std::min(perElement(a) * perElement(b),
+                                               AxisInfo::kMaxDivisibility);
           out.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
         });
         if (a.constantValue && b.constantValue)
@@ -177,11 +185,13 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
           // A contiguous run compared with a uniform bound flips at most once,
           // and only at a multiple of both divisibilities.
           if (b.constancy[d] == shape[d])
-            c = std::max(c, std::gcd(a.contiguity[d],
-                                     std::gcd(a.divisibility[d], b.divisibility[d])));
+            c = std::max(
+                c, std::gcd(a.contiguity[d],
+                            std::gcd(a.divisibility[d], b.divisibility[d])));
           if (a.constancy[d] == shape[d])
-            c = std::max(c, std::gcd(b.contiguity[d],
-                                     std::gcd(a.divisibility[d], b.divisibility[d])));
+            c = std::max(
+                c, std::gcd(b.contiguity[d],
+                            std::gcd(a.divisibility[d], b.divisibility[d])));
           out.constancy[d] = c;
         });
       })
@@ -195,11 +205,38 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
         const AxisInfo &c = operand(0), &a = operand(1), &b = operand(2);
         return combine(result, a, b, [&](size_t d, AxisInfo &out) {
           if (c.constancy.size() == out.constancy.size())
-            out.constancy[d] = std::gcd(c.constancy[d],
-                                        std::gcd(a.constancy[d], b.constancy[d]));
+            out.constancy[d] = std::gcd(
+                c.constancy[d], std::gcd(a.constancy[d], b.constancy[d]));
           out.divisibility[d] = std::gcd(a.divisibility[d], b.divisibility[d]);
         });
       })
+      .Case<kiln::ExpandDimsOp>([&](kiln::ExpandDimsOp e) {
+        const AxisInfo &src = operand(0);
+        AxisInfo info = src;
+        // The new dimension has size 1: its runs are single elements, each
+        // as divisible as every element is.
+        int64_t div = AxisInfo::kMaxDivisibility;
+        for (size_t d = 0; d < src.divisibility.size(); ++d)
+          div = std::gcd(div, src.contiguity[d] > 1 ? int64_t(1)
+                                                    : src.divisibility[d]);
+        unsigned axis = e.getAxis();
+        info.contiguity.insert(info.contiguity.begin() + axis, 1);
+        info.divisibility.insert(info.divisibility.begin() + axis, div);
+        info.constancy.insert(info.constancy.begin() + axis, 1);
+        return info;
+      })
+      .Case<kiln::BroadcastOp>([&](kiln::BroadcastOp b) {
+        AxisInfo info = operand(0);
+        ArrayRef<int64_t> from = b.getSrc().getType().getShape();
+        ArrayRef<int64_t> to = b.getType().getShape();
+        for (size_t d = 0; d < from.size(); ++d)
+          if (from[d] == 1 && to[d] != 1) {
+            info.contiguity[d] = 1;
+            info.constancy[d] = to[d];
+          }
+        return info;
+      })
+      .Case<kiln::gpu::ConvertLayoutOp>([&](Operation *) { return operand(0); })
       .Default([&](Operation *) { return conservative(result); });
 }
 

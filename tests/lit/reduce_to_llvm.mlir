@@ -3,13 +3,13 @@
 // A 1-D reduction over 4 warps: 8 elements combined in each thread, 5
 // butterfly shuffles across the warp, then one shared-memory slot per warp,
 // read back by every thread between two barriers.
-// CHECK-DAG: llvm.mlir.global internal @kiln_reduce_smem_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<4 x f32>
-// CHECK-DAG: llvm.mlir.global internal @kiln_reduce_smem_1() {{.*}} : !llvm.array<2 x i32>
+// CHECK-DAG: llvm.mlir.global internal @kiln_smem_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<4 x f32>
+// CHECK-DAG: llvm.mlir.global internal @kiln_smem_1() {{.*}} : !llvm.array<2 x i32>
 // CHECK-LABEL: llvm.func @rowmax
 // CHECK-COUNT-8: ex2.approx.f32
 // CHECK-COUNT-7: llvm.call @__nv_fmaxf
 // CHECK-COUNT-5: nvvm.shfl.sync {{ *}}bfly
-// CHECK: llvm.mlir.addressof @kiln_reduce_smem_0 : !llvm.ptr<3>
+// CHECK: llvm.mlir.addressof @kiln_smem_0 : !llvm.ptr<3>
 // CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK-COUNT-4: llvm.load {{.*}} : !llvm.ptr<3> -> f32

@@ -1,0 +1,219 @@
+//===- DistributedLayout.cpp - kiln_gpu encodings as linear layouts -------===//
+#include "compiler/conversion/DistributedLayout.h"
+
+#include "compiler/ir/Dialects.h"
+#include "compiler/layout/BlockedLayouts.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <map>
+
+using namespace mlir;
+using kiln::layout::LinearLayout;
+
+namespace {
+
+constexpr unsigned kLaneBits = 5; // 32 threads per warp
+
+bool isPowerOfTwoShape(ArrayRef<int64_t> shape) {
+  return !shape.empty() && llvm::all_of(shape, [](int64_t n) {
+    return n > 0 && llvm::isPowerOf2_64(uint64_t(n));
+  });
+}
+
+/// How far one tile of `encoding` reaches along `dim`: the size a parent
+/// dimension gets back when a slice is expanded for its linear layout.
+std::optional<int64_t> tileExtent(Attribute encoding, unsigned dim) {
+  if (auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(encoding))
+    return int64_t(blocked.getSizePerThread()[dim]) *
+           blocked.getThreadsPerWarp()[dim] * blocked.getWarpsPerCTA()[dim];
+  if (auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(encoding))
+    return tileExtent(slice.getParent(), dim < slice.getDim() ? dim : dim + 1);
+  return std::nullopt;
+}
+
+std::optional<LinearLayout> linearLayoutOf(Attribute encoding,
+                                           ArrayRef<int64_t> shape) {
+  if (!isPowerOfTwoShape(shape))
+    return std::nullopt;
+  if (auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(encoding)) {
+    if (blocked.getOrder().size() != shape.size())
+      return std::nullopt;
+    return kiln::layout::blocked(shape, blocked.getSizePerThread(),
+                                 blocked.getThreadsPerWarp(),
+                                 blocked.getWarpsPerCTA(), blocked.getOrder());
+  }
+  if (auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(encoding)) {
+    unsigned dim = slice.getDim();
+    if (dim > shape.size())
+      return std::nullopt;
+    // The parent over the shape with the sliced dimension one tile long:
+    // slicing then removes exactly the registers that moved along it.
+    std::optional<int64_t> extent = tileExtent(slice.getParent(), dim);
+    if (!extent)
+      return std::nullopt;
+    SmallVector<int64_t> parentShape(shape);
+    parentShape.insert(parentShape.begin() + dim, *extent);
+    std::optional<LinearLayout> parent =
+        linearLayoutOf(slice.getParent(), parentShape);
+    if (!parent)
+      return std::nullopt;
+    return kiln::layout::slice(*parent, dim);
+  }
+  return std::nullopt;
+}
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(int32_t(v)));
+}
+
+} // namespace
+
+std::optional<LinearLayout> kiln::getLinearLayout(RankedTensorType type) {
+  if (!type.getEncoding())
+    return std::nullopt;
+  return linearLayoutOf(type.getEncoding(), type.getShape());
+}
+
+SmallVector<int32_t> kiln::registerCoordinates(const LinearLayout &layout,
+                                               unsigned k) {
+  SmallVector<std::pair<StringRef, int32_t>> inputs;
+  for (const LinearLayout::InDim &in : layout.getInDims())
+    inputs.push_back({in.name, in.name == layout::kRegister ? int32_t(k) : 0});
+  SmallVector<int32_t> coords;
+  for (auto &[name, value] : layout.apply(inputs))
+    coords.push_back(value);
+  return coords;
+}
+
+bool kiln::isRepresentativeRegister(const LinearLayout &layout, unsigned k) {
+  unsigned r = layout.getInDimIndex(layout::kRegister);
+  return (layout.getZeroBasisMasks()[r] & k) == 0;
+}
+
+SmallVector<kiln::Coordinates>
+kiln::emitCoordinates(OpBuilder &b, Location loc, const LinearLayout &layout) {
+  size_t rank = layout.getOutDims().size();
+  int32_t laneBits = layout.getInDimSizeLog2(layout::kLane);
+  int32_t warpBits = layout.getInDimSizeLog2(layout::kWarp);
+  int32_t tidBits = kLaneBits + warpBits;
+  // Basis of tid.x bit i (lanes are the low five bits, warps the rest).
+  auto tidBasis = [&](int32_t i, unsigned d) -> int32_t {
+    if (i < kLaneBits)
+      return i < laneBits ? layout.getBasis(layout::kLane, i)[d] : 0;
+    return layout.getBasis(layout::kWarp, i - kLaneBits)[d];
+  };
+  int32_t regBits = layout.getInDimSizeLog2(layout::kRegister);
+
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  // Per dimension: the thread's part of the coordinate, and whether register
+  // bits and thread bits never overlap (then + is the same as ^, and lets
+  // LLVM fold register offsets into addresses).
+  SmallVector<Value> threadPart(rank);
+  SmallVector<bool> disjoint(rank, true);
+  for (unsigned d = 0; d < rank; ++d) {
+    uint64_t threadMask = 0, regMask = 0;
+    for (int32_t i = 0; i < regBits; ++i)
+      regMask |= uint64_t(layout.getBasis(layout::kRegister, i)[d]);
+    Value part;
+    // Terms over disjoint bits combine with `or` (LLVM sees that it is an
+    // add), overlapping ones with `xor`, as the algebra says.
+    auto accumulate = [&](Value term, uint64_t termMask) {
+      if (!part)
+        part = term;
+      else if ((threadMask & termMask) == 0)
+        part = LLVM::OrOp::create(b, loc, part, term);
+      else
+        part = LLVM::XOrOp::create(b, loc, part, term);
+      threadMask |= termMask;
+    };
+    for (int32_t i = 0; i < tidBits;) {
+      int32_t v = tidBasis(i, d);
+      if (v == 0) {
+        ++i;
+        continue;
+      }
+      if (!llvm::isPowerOf2_32(uint32_t(v))) {
+        // A general linear basis: one bit at a time.
+        Value bit = LLVM::AndOp::create(
+            b, loc, LLVM::LShrOp::create(b, loc, tid, i32Constant(b, loc, i)),
+            i32Constant(b, loc, 1));
+        accumulate(LLVM::MulOp::create(b, loc, bit, i32Constant(b, loc, v)),
+                   uint64_t(uint32_t(v)));
+        ++i;
+        continue;
+      }
+      // A run of bits i, i+1, ... mapping to v, 2v, ...: one field.
+      int32_t len = 1;
+      while (i + len < tidBits && tidBasis(i + len, d) == v << len)
+        ++len;
+      Value field = i == 0 ? tid
+                           : Value(LLVM::LShrOp::create(
+                                 b, loc, tid, i32Constant(b, loc, i)));
+      // tid.x < 32 * warps, so a run that reaches the top needs no mask.
+      if (i + len < tidBits)
+        field = LLVM::AndOp::create(
+            b, loc, field, i32Constant(b, loc, (int64_t(1) << len) - 1));
+      if (v > 1)
+        field = LLVM::ShlOp::create(b, loc, field,
+                                    i32Constant(b, loc, llvm::Log2_32(v)));
+      accumulate(field, ((uint64_t(1) << len) - 1) << llvm::Log2_32(v));
+      i += len;
+    }
+    disjoint[d] = (threadMask & regMask) == 0;
+    threadPart[d] = part;
+  }
+
+  SmallVector<Coordinates> result;
+  unsigned registers = unsigned(layout.getInDimSize(layout::kRegister));
+  for (unsigned k = 0; k < registers; ++k) {
+    SmallVector<int32_t> regCoords = registerCoordinates(layout, k);
+    Coordinates coords;
+    for (unsigned d = 0; d < rank; ++d) {
+      Value c = threadPart[d];
+      if (!c)
+        c = i32Constant(b, loc, regCoords[d]);
+      else if (regCoords[d] != 0)
+        c = disjoint[d]
+                ? Value(LLVM::AddOp::create(b, loc, c,
+                                            i32Constant(b, loc, regCoords[d])))
+                : Value(LLVM::XOrOp::create(b, loc, c,
+                                            i32Constant(b, loc, regCoords[d])));
+      coords.push_back(c);
+    }
+    result.push_back(std::move(coords));
+  }
+  return result;
+}
+
+std::optional<SmallVector<unsigned>>
+kiln::registerMapping(const LinearLayout &from, const LinearLayout &to,
+                      CoordinateMap project) {
+  for (StringRef hw : {layout::kLane, layout::kWarp, layout::kBlock}) {
+    int32_t bits = to.hasInDim(hw) ? to.getInDimSizeLog2(hw) : 0;
+    int32_t fromBits = from.hasInDim(hw) ? from.getInDimSizeLog2(hw) : 0;
+    if (bits != fromBits)
+      return std::nullopt;
+    for (int32_t i = 0; i < bits; ++i) {
+      ArrayRef<int32_t> fromBasis = from.getBasis(hw, i);
+      if (ArrayRef<int32_t>(project(to.getBasis(hw, i))) != fromBasis)
+        return std::nullopt;
+    }
+  }
+  // Registers of `from` by their coordinates.
+  std::map<SmallVector<int32_t>, unsigned> byCoordinates;
+  unsigned fromRegisters = unsigned(from.getInDimSize(layout::kRegister));
+  for (unsigned k = fromRegisters; k-- > 0;)
+    byCoordinates[registerCoordinates(from, k)] = k; // lowest index wins
+  SmallVector<unsigned> mapping;
+  unsigned toRegisters = unsigned(to.getInDimSize(layout::kRegister));
+  for (unsigned k = 0; k < toRegisters; ++k) {
+    auto it = byCoordinates.find(project(registerCoordinates(to, k)));
+    if (it == byCoordinates.end())
+      return std::nullopt;
+    mapping.push_back(it->second);
+  }
+  return mapping;
+}

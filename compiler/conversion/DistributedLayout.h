@@ -1,0 +1,63 @@
+//===- DistributedLayout.h - kiln_gpu encodings as linear layouts -*- C++
+//-*-===//
+//
+// Every lowering that needs to know which thread holds which element asks
+// here: a tensor type's kiln_gpu encoding (blocked or slice) becomes a
+// layout::LinearLayout from (register, lane, warp, block) to the tensor's
+// coordinates. Register k of a thread is element k of the LLVM struct the
+// type converter gives the tensor.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CONVERSION_DISTRIBUTEDLAYOUT_H
+#define KILN_CONVERSION_DISTRIBUTEDLAYOUT_H
+
+#include "compiler/layout/LinearLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// The linear layout of `type`'s encoding over its shape, or std::nullopt
+/// when it has none we know (or its shape is not made of powers of two).
+std::optional<layout::LinearLayout>
+getLinearLayout(mlir::RankedTensorType type);
+
+/// The coordinates of a register's element, as i32 values: one per tensor
+/// dimension.
+using Coordinates = llvm::SmallVector<mlir::Value, 4>;
+
+/// The coordinates of every element this thread holds under `layout`, in
+/// register order. Lane and warp contributions are computed once from
+/// tid.x; a register adds a constant.
+llvm::SmallVector<Coordinates>
+emitCoordinates(mlir::OpBuilder &b, mlir::Location loc,
+                const layout::LinearLayout &layout);
+
+/// Maps coordinates of one tensor to those of another (a projection such as
+/// dropping or zeroing dimensions). Must be linear over XOR.
+using CoordinateMap =
+    llvm::function_ref<llvm::SmallVector<int32_t>(llvm::ArrayRef<int32_t>)>;
+
+/// For each register of `to`, the register of `from` holding the element at
+/// `project(coordinates)`, when lanes and warps already agree (every lane
+/// and warp basis of `to`, projected, is the one of `from`): then the
+/// conversion needs no data movement between threads. std::nullopt
+/// otherwise.
+std::optional<llvm::SmallVector<unsigned>>
+registerMapping(const layout::LinearLayout &from,
+                const layout::LinearLayout &to, CoordinateMap project);
+
+/// The coordinates of register `k` alone (lane = warp = 0).
+llvm::SmallVector<int32_t>
+registerCoordinates(const layout::LinearLayout &layout, unsigned k);
+
+/// Registers that are copies of lower ones (their index has a bit whose
+/// basis is zero) are not representatives; the others are.
+bool isRepresentativeRegister(const layout::LinearLayout &layout, unsigned k);
+
+} // namespace kiln
+
+#endif // KILN_CONVERSION_DISTRIBUTEDLAYOUT_H
