@@ -22,6 +22,11 @@ void populatePreciseMathToNVVMPatterns(KilnTypeConverter &converter,
 /// kiln.ptr_cast.
 void populatePointerCastsToLLVMPatterns(KilnTypeConverter &converter,
                                         mlir::RewritePatternSet &patterns);
+/// kiln.atomic_rmw, kiln.atomic_cas: predicated atom.global instructions.
+/// `computeCapability` (80 for sm_80) picks native or emulated bf16 adds.
+void populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
+                                   unsigned computeCapability,
+                                   mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

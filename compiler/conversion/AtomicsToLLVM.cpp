@@ -1,0 +1,368 @@
+//===- AtomicsToLLVM.cpp - atomic read-modify-write and compare-and-swap --===//
+//
+// Each element of kiln.atomic_rmw / kiln.atomic_cas is one
+// `atom.global.<sem>.<scope>.<op>.<type>` in inline PTX, predicated on its
+// mask, as upstream Triton emits them. An element is updated once: threads
+// holding a copy of it (tensors smaller than the CTA) are masked off, and a
+// scalar atomic runs in thread 0 only, which then hands the old value to
+// every thread through shared memory when the result is used.
+//
+// Floats have no atom.max/min: like upstream Triton they use integer
+// atomics on the bits, signed max (min) where the value is non-negative and
+// unsigned min (max) where its sign bit is set, which orders -0.0 below
+// +0.0. bf16 addition is native from sm_90; before that it is a 16-bit
+// compare-and-swap loop.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/conversion/SharedScratch.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+
+namespace {
+
+Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+}
+
+/// `.acq_rel.gpu` and the like.
+std::string orderingSuffix(kiln::MemSemantic sem, kiln::MemScope scope) {
+  return "." + kiln::stringifyMemSemantic(sem).str() + "." +
+         kiln::stringifyMemScope(scope).str();
+}
+
+/// The inline-asm constraint of an integer register of `bits`.
+const char *registerConstraint(unsigned bits) {
+  return bits == 16 ? "h" : bits == 32 ? "r" : "l";
+}
+
+/// Builds the inline PTX of one element. Operands: $0 the old value, $1 the
+/// address, then the values, then (if any) the predicate; the old value
+/// falls back to zero where the predicate is false.
+Value emitAtomicAsm(OpBuilder &b, Location loc, StringRef instruction,
+                    Value ptr, ValueRange values, Value pred, unsigned bits,
+                    bool instructionReadsPredicate = false) {
+  MLIRContext *ctx = b.getContext();
+  Type word = b.getIntegerType(bits);
+  std::string constraints = std::string("=") + registerConstraint(bits) + ",l";
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::string(",") + registerConstraint(bits);
+  SmallVector<Value> operands{ptr};
+  llvm::append_range(operands, values);
+  std::string text = instruction.str();
+  if (pred) {
+    unsigned predIndex = 2 + values.size();
+    if (!instructionReadsPredicate)
+      text = "@$" + std::to_string(predIndex) + " " + text;
+    constraints += ",b,0";
+    operands.push_back(pred);
+    operands.push_back(LLVM::ZeroOp::create(b, loc, word));
+  }
+  return LLVM::InlineAsmOp::create(
+             b, loc, word, operands, b.getStringAttr(text),
+             b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
+             /*is_align_stack=*/UnitAttr(),
+             LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+/// bf16 addition before sm_90: load, add in f32, round, compare-and-swap,
+/// until no other thread got in between. $2 is the addend as f32 bits.
+std::string bf16AddLoop(StringRef ordering, bool predicated) {
+  std::string skip = predicated ? "@!$3 bra kiln_atom_done_${:uid};\n" : "";
+  return "{\n"
+         ".reg .pred %kiln_retry;\n"
+         ".reg .b16 %kiln_seen, %kiln_new;\n"
+         ".reg .b32 %kiln_wide;\n"
+         ".reg .f32 %kiln_sum;\n" +
+         skip +
+         "ld.global.b16 %kiln_seen, [ $1 + 0 ];\n"
+         "kiln_atom_retry_${:uid}:\n"
+         "cvt.u32.u16 %kiln_wide, %kiln_seen;\n"
+         "shl.b32 %kiln_wide, %kiln_wide, 16;\n"
+         "mov.b32 %kiln_sum, %kiln_wide;\n"
+         "add.rn.f32 %kiln_sum, %kiln_sum, $2;\n"
+         "cvt.rn.bf16.f32 %kiln_new, %kiln_sum;\n"
+         "atom.global" +
+         ordering.str() +
+         ".cas.b16 $0, [ $1 + 0 ], %kiln_seen, %kiln_new;\n"
+         "setp.ne.b16 %kiln_retry, $0, %kiln_seen;\n"
+         "mov.b16 %kiln_seen, $0;\n"
+         "@%kiln_retry bra kiln_atom_retry_${:uid};\n"
+         "kiln_atom_done_${:uid}:\n"
+         "}";
+}
+
+/// Which threads update: those owning their elements (copies are masked
+/// off), or thread 0 for a scalar. Null when every thread does.
+Value ownerPredicate(OpBuilder &b, Location loc, Type ptrType) {
+  auto tensor = dyn_cast<RankedTensorType>(ptrType);
+  if (!tensor)
+    return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                kiln::threadIdX(b, loc), i32Constant(b, loc, 0));
+  auto layout = kiln::BlockedLayout1D::get(tensor);
+  if (layout->tileSize() <= layout->size)
+    return Value();
+  int64_t owners = std::max<int64_t>(1, layout->size / layout->sizePerThread);
+  return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult,
+                              kiln::threadIdX(b, loc),
+                              i32Constant(b, loc, int32_t(owners)));
+}
+
+Value andPredicates(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return LLVM::AndOp::create(b, loc, x, y);
+}
+
+/// The old value of a scalar atomic, which only thread 0 holds, in every
+/// thread: through a shared slot, between barriers (the slot may be
+/// written again by a later iteration).
+Value broadcastFromThreadZero(OpBuilder &b, Operation *op, Value value) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  Type type = value.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Value slot = kiln::allocateSharedScratch(b, op, "kiln_atomic_smem", type, 1);
+  Value isFirst = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                       kiln::threadIdX(b, loc),
+                                       i32Constant(b, loc, 0));
+  std::string store = "@$0 st.shared.b" + std::to_string(bits) + " [ $1 + 0 ], $2;";
+  LLVM::InlineAsmOp::create(
+      b, loc, /*res=*/Type(), ValueRange{isFirst, slot, value},
+      b.getStringAttr(store),
+      b.getStringAttr(std::string("b,l,") + registerConstraint(bits)),
+      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  NVVM::Barrier0Op::create(b, loc);
+  Value loaded = LLVM::LoadOp::create(b, loc, type, slot);
+  NVVM::Barrier0Op::create(b, loc);
+  return loaded;
+}
+
+/// Shared by both ops: element types, predicates, packing, broadcast.
+template <typename AtomicOp>
+struct AtomicLoweringBase : OpConversionPattern<AtomicOp> {
+  AtomicLoweringBase(kiln::KilnTypeConverter &converter, MLIRContext *ctx,
+                     unsigned computeCapability)
+      : OpConversionPattern<AtomicOp>(converter, ctx),
+        computeCapability(computeCapability) {}
+
+  /// Checks the layout; the element type and its width.
+  LogicalResult checkOperands(AtomicOp op, ConversionPatternRewriter &rewriter,
+                              Type &element, unsigned &bits) const {
+    if (auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType()))
+      if (!kiln::BlockedLayout1D::get(tensor))
+        return rewriter.notifyMatchFailure(op, "only 1-D blocked tensors");
+    element = this->getTypeConverter()->convertType(
+        kiln::getElementTypeOrSelf(op.getResult().getType()));
+    if (!element || !element.isIntOrFloat())
+      return rewriter.notifyMatchFailure(op, "element type not convertible");
+    bits = element.getIntOrFloatBitWidth();
+    return success();
+  }
+
+  /// Integer bits of a scalar, and back.
+  static Value toBits(OpBuilder &b, Location loc, Value v) {
+    Type bitsType = b.getIntegerType(v.getType().getIntOrFloatBitWidth());
+    return v.getType() == bitsType ? v : LLVM::BitcastOp::create(b, loc, bitsType, v);
+  }
+  static Value fromBits(OpBuilder &b, Location loc, Value v, Type type) {
+    return v.getType() == type ? v : LLVM::BitcastOp::create(b, loc, type, v);
+  }
+
+  /// Replaces `op` by the old values, broadcast when scalar and used.
+  void replaceWithOldValues(AtomicOp op, ConversionPatternRewriter &rewriter,
+                            SmallVector<Value> &olds) const {
+    Location loc = op.getLoc();
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
+    if (!isa<RankedTensorType>(op.getType()) && !op.getResult().use_empty())
+      olds[0] = broadcastFromThreadZero(rewriter, op, olds[0]);
+    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, olds));
+  }
+
+  unsigned computeCapability;
+};
+
+struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
+  using AtomicLoweringBase::AtomicLoweringBase;
+
+  LogicalResult
+  matchAndRewrite(kiln::AtomicRMWOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element;
+    unsigned bits;
+    if (failed(checkOperands(op, rewriter, element, bits)))
+      return failure();
+    Location loc = op.getLoc();
+    kiln::RMWOp kind = op.getRmwOp();
+    bool isFloat = isa<FloatType>(element);
+    std::string ordering = orderingSuffix(op.getSem(), op.getScope());
+    std::string atom = "atom.global" + ordering;
+    std::string b = std::to_string(bits);
+
+    // The instruction for values of each sign (floats' max/min split).
+    std::string forAll, forNonNegative, forNegative;
+    bool bf16Loop = false;
+    switch (kind) {
+    case kiln::RMWOp::Add:
+    case kiln::RMWOp::FAdd:
+      if (!isFloat)
+        forAll = atom + ".add.u" + b;
+      else if (element.isF32() || element.isF64())
+        forAll = atom + ".add.f" + b;
+      else if (element.isF16())
+        forAll = atom + ".add.noftz.f16";
+      else if (element.isBF16() && computeCapability >= 90)
+        forAll = atom + ".add.noftz.bf16";
+      else if (element.isBF16())
+        bf16Loop = true;
+      break;
+    case kiln::RMWOp::Max:
+    case kiln::RMWOp::Min: {
+      bool max = kind == kiln::RMWOp::Max;
+      if (!isFloat) {
+        forAll = atom + (max ? ".max.s" : ".min.s") + b;
+      } else if (bits >= 32) {
+        forNonNegative = atom + (max ? ".max.s" : ".min.s") + b;
+        forNegative = atom + (max ? ".min.u" : ".max.u") + b;
+      }
+      break;
+    }
+    case kiln::RMWOp::UMax:
+      forAll = atom + ".max.u" + b;
+      break;
+    case kiln::RMWOp::UMin:
+      forAll = atom + ".min.u" + b;
+      break;
+    case kiln::RMWOp::And:
+      forAll = atom + ".and.b" + b;
+      break;
+    case kiln::RMWOp::Or:
+      forAll = atom + ".or.b" + b;
+      break;
+    case kiln::RMWOp::Xor:
+      forAll = atom + ".xor.b" + b;
+      break;
+    case kiln::RMWOp::Xchg:
+      forAll = atom + ".exch.b" + b;
+      break;
+    }
+    bool supported = bf16Loop || !forNegative.empty() ||
+                     (!forAll.empty() && (bits != 16 || isFloat) && bits >= 16);
+    if (!supported || bits < 16 || (bits == 16 && !isFloat))
+      return op.emitOpError("no ")
+             << kiln::stringifyRMWOp(kind) << " atomic on " << element;
+    const char *operandsText = " $0, [ $1 + 0 ], $2;";
+
+    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> vals = kiln::unpackElements(rewriter, loc, adaptor.getVal());
+    SmallVector<Value> masks;
+    if (adaptor.getMask())
+      masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
+    Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType());
+
+    SmallVector<Value> olds;
+    for (size_t k = 0; k < ptrs.size(); ++k) {
+      Value pred = andPredicates(rewriter, loc, masks.empty() ? Value() : masks[k], owner);
+      Value old;
+      if (bf16Loop) {
+        Value addend = LLVM::BitcastOp::create(
+            rewriter, loc, rewriter.getI32Type(),
+            LLVM::FPExtOp::create(rewriter, loc, rewriter.getF32Type(), vals[k]));
+        // The addend travels as 32 bits, the old value as 16.
+        MLIRContext *ctx = getContext();
+        SmallVector<Value> operands{ptrs[k], addend};
+        std::string constraints = "=h,l,r";
+        if (pred) {
+          operands.push_back(pred);
+          operands.push_back(LLVM::ZeroOp::create(rewriter, loc, rewriter.getI16Type()));
+          constraints += ",b,0";
+        }
+        old = LLVM::InlineAsmOp::create(
+                  rewriter, loc, rewriter.getI16Type(), operands,
+                  rewriter.getStringAttr(bf16AddLoop(ordering, bool(pred))),
+                  rewriter.getStringAttr(constraints), rewriter.getUnitAttr(),
+                  UnitAttr(),
+                  LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+                  LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+                  ArrayAttr())
+                  .getResult(0);
+      } else if (!forAll.empty()) {
+        old = emitAtomicAsm(rewriter, loc, forAll + operandsText, ptrs[k],
+                            toBits(rewriter, loc, vals[k]), pred, bits);
+      } else {
+        Value valBits = toBits(rewriter, loc, vals[k]);
+        Value negative = LLVM::ICmpOp::create(
+            rewriter, loc, LLVM::ICmpPredicate::slt, valBits,
+            LLVM::ZeroOp::create(rewriter, loc, valBits.getType()));
+        Value nonNegative = LLVM::XOrOp::create(
+            rewriter, loc, negative,
+            LLVM::ConstantOp::create(rewriter, loc, rewriter.getI1Type(),
+                                     rewriter.getBoolAttr(true)));
+        Value oldIfNonNegative = emitAtomicAsm(
+            rewriter, loc, forNonNegative + operandsText, ptrs[k], valBits,
+            andPredicates(rewriter, loc, pred, nonNegative), bits);
+        Value oldIfNegative = emitAtomicAsm(
+            rewriter, loc, forNegative + operandsText, ptrs[k], valBits,
+            andPredicates(rewriter, loc, pred, negative), bits);
+        old = LLVM::SelectOp::create(rewriter, loc, negative, oldIfNegative,
+                                     oldIfNonNegative);
+      }
+      olds.push_back(fromBits(rewriter, loc, old, element));
+    }
+    replaceWithOldValues(op, rewriter, olds);
+    return success();
+  }
+};
+
+struct AtomicCASLowering : AtomicLoweringBase<kiln::AtomicCASOp> {
+  using AtomicLoweringBase::AtomicLoweringBase;
+
+  LogicalResult
+  matchAndRewrite(kiln::AtomicCASOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element;
+    unsigned bits;
+    if (failed(checkOperands(op, rewriter, element, bits)))
+      return failure();
+    if (bits < 16)
+      return op.emitOpError("no compare-and-swap on ") << element;
+    Location loc = op.getLoc();
+    std::string instruction = "atom.global" +
+                              orderingSuffix(op.getSem(), op.getScope()) +
+                              ".cas.b" + std::to_string(bits) +
+                              " $0, [ $1 + 0 ], $2, $3;";
+    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> cmps = kiln::unpackElements(rewriter, loc, adaptor.getCmp());
+    SmallVector<Value> vals = kiln::unpackElements(rewriter, loc, adaptor.getVal());
+    Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType());
+    SmallVector<Value> olds;
+    for (size_t k = 0; k < ptrs.size(); ++k) {
+      Value old = emitAtomicAsm(
+          rewriter, loc, instruction, ptrs[k],
+          ValueRange{toBits(rewriter, loc, cmps[k]), toBits(rewriter, loc, vals[k])},
+          owner, bits);
+      olds.push_back(fromBits(rewriter, loc, old, element));
+    }
+    replaceWithOldValues(op, rewriter, olds);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
+                                         unsigned computeCapability,
+                                         RewritePatternSet &patterns) {
+  patterns.add<AtomicRMWLowering, AtomicCASLowering>(
+      converter, patterns.getContext(), computeCapability);
+}
