@@ -25,6 +25,8 @@ using namespace mlir;
 namespace {
 
 struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
+  using KilnToLLVMBase::KilnToLLVMBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -89,6 +91,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateExternCallsToLLVMPatterns(converter, patterns);
     kiln::populatePreciseMathToNVVMPatterns(converter, patterns);
     kiln::populatePointerCastsToLLVMPatterns(converter, patterns);
+    kiln::populateAtomicsToLLVMPatterns(converter, computeCapability, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

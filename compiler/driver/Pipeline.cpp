@@ -185,7 +185,9 @@ int kiln::compileKernel(const CompileOptions &options) {
   // Stage 4: LLVM and NVVM dialects.
   {
     mlir::PassManager pm(&context);
-    pm.addPass(kiln::createKilnToLLVM());
+    kiln::KilnToLLVMOptions llvmOptions;
+    llvmOptions.computeCapability = arch->major * 10 + arch->minor;
+    pm.addPass(kiln::createKilnToLLVM(llvmOptions));
     pm.addPass(mlir::createReconcileUnrealizedCastsPass());
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());

@@ -30,6 +30,12 @@ def KilnToLLVM : Pass<"kiln-to-llvm", "mlir::ModuleOp"> {
     as wide as axis info proves the access contiguous, aligned and uniformly
     masked). The kernel function gets `nvvm.kernel` and its thread count.
   }];
+  let options = [
+    Option<"computeCapability", "compute-capability", "unsigned",
+           /*default=*/"80",
+           "Target compute capability (90 for sm_90a): picks native or "
+           "emulated instructions where the architectures differ">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
 }
 
