@@ -92,6 +92,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populatePreciseMathToNVVMPatterns(converter, patterns);
     kiln::populatePointerCastsToLLVMPatterns(converter, patterns);
     kiln::populateAtomicsToLLVMPatterns(converter, computeCapability, patterns);
+    kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

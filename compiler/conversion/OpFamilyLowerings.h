@@ -27,6 +27,9 @@ void populatePointerCastsToLLVMPatterns(KilnTypeConverter &converter,
 void populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
                                    unsigned computeCapability,
                                    mlir::RewritePatternSet &patterns);
+/// kiln.inline_asm_elementwise: the user's PTX per (packed) element group.
+void populateInlineAsmToLLVMPatterns(KilnTypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

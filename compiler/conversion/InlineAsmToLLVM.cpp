@@ -1,0 +1,124 @@
+//===- InlineAsmToLLVM.cpp - tl.inline_asm_elementwise --------------------===//
+//
+// The user's PTX runs once per group of `packed_element` consecutive
+// elements the thread holds. A packed group of narrow elements travels as
+// one integer register (four u8 in a `r`), as upstream Triton passes them;
+// several results come back as a struct and are split per result.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/conversion/OpFamilyLowerings.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The register type of `pack` elements of `element`: the element itself,
+/// or an integer of all their bits.
+Type packedType(Type element, unsigned pack) {
+  if (pack == 1)
+    return element;
+  return IntegerType::get(element.getContext(),
+                          element.getIntOrFloatBitWidth() * pack);
+}
+
+Value packGroup(OpBuilder &b, Location loc, ArrayRef<Value> group) {
+  if (group.size() == 1)
+    return group.front();
+  Type element = group.front().getType();
+  auto vectorType = VectorType::get({int64_t(group.size())}, element);
+  Value vector = LLVM::UndefOp::create(b, loc, vectorType);
+  for (auto [i, e] : llvm::enumerate(group))
+    vector = LLVM::InsertElementOp::create(
+        b, loc, vector, e,
+        LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(i)));
+  return LLVM::BitcastOp::create(b, loc, packedType(element, group.size()),
+                                 vector);
+}
+
+void unpackGroup(OpBuilder &b, Location loc, Value packed, Type element,
+                 unsigned pack, SmallVectorImpl<Value> &out) {
+  if (pack == 1) {
+    out.push_back(packed);
+    return;
+  }
+  Value vector = LLVM::BitcastOp::create(
+      b, loc, VectorType::get({int64_t(pack)}, element), packed);
+  for (unsigned i = 0; i < pack; ++i)
+    out.push_back(LLVM::ExtractElementOp::create(
+        b, loc, vector,
+        LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(i))));
+}
+
+struct InlineAsmElementwiseLowering
+    : OpConversionPattern<kiln::InlineAsmElementwiseOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(kiln::InlineAsmElementwiseOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = getContext();
+    unsigned pack = op.getPackedElement();
+    SmallVector<Type> resultTypes, resultElements;
+    for (Type t : op.getResultTypes()) {
+      Type converted = getTypeConverter()->convertType(t);
+      Type element = getTypeConverter()->convertType(kiln::getElementTypeOrSelf(t));
+      if (!converted || !element)
+        return rewriter.notifyMatchFailure(op, "result type not convertible");
+      resultTypes.push_back(converted);
+      resultElements.push_back(element);
+    }
+    SmallVector<SmallVector<Value>> args;
+    for (Value arg : adaptor.getArgs())
+      args.push_back(kiln::unpackElements(rewriter, loc, arg));
+    size_t count = 1;
+    if (auto s = dyn_cast<LLVM::LLVMStructType>(resultTypes.front()))
+      count = s.getBody().size();
+    if (count % pack != 0)
+      return op.emitOpError("packs ")
+             << pack << " elements but each thread holds " << count;
+
+    SmallVector<Type> asmResults;
+    for (Type element : resultElements)
+      asmResults.push_back(packedType(element, pack));
+    Type asmResultType =
+        asmResults.size() == 1
+            ? asmResults.front()
+            : LLVM::LLVMStructType::getLiteral(ctx, asmResults);
+
+    SmallVector<SmallVector<Value>> results(resultTypes.size());
+    for (size_t k = 0; k < count; k += pack) {
+      SmallVector<Value> operands;
+      for (auto &elements : args)
+        operands.push_back(
+            packGroup(rewriter, loc, ArrayRef<Value>(elements).slice(k, pack)));
+      auto asmOp = LLVM::InlineAsmOp::create(
+          rewriter, loc, asmResultType, operands, op.getAsmStringAttr(),
+          op.getConstraintsAttr(),
+          /*has_side_effects=*/op.getPure() ? UnitAttr() : rewriter.getUnitAttr(),
+          /*is_align_stack=*/UnitAttr(),
+          LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr());
+      SmallVector<Value> packed =
+          asmResults.size() == 1
+              ? SmallVector<Value>{asmOp.getResult(0)}
+              : kiln::unpackElements(rewriter, loc, asmOp.getResult(0));
+      for (size_t r = 0; r < packed.size(); ++r)
+        unpackGroup(rewriter, loc, packed[r], resultElements[r], pack, results[r]);
+    }
+    SmallVector<Value> replacements;
+    for (size_t r = 0; r < resultTypes.size(); ++r)
+      replacements.push_back(
+          kiln::packElements(rewriter, loc, resultTypes[r], results[r]));
+    rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateInlineAsmToLLVMPatterns(KilnTypeConverter &converter,
+                                           RewritePatternSet &patterns) {
+  patterns.add<InlineAsmElementwiseLowering>(converter, patterns.getContext());
+}
