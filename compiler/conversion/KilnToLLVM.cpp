@@ -93,6 +93,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populatePointerCastsToLLVMPatterns(converter, patterns);
     kiln::populateAtomicsToLLVMPatterns(converter, computeCapability, patterns);
     kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
+    kiln::populateScanToLLVMPatterns(converter, patterns);
+    kiln::populateCatToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

@@ -30,6 +30,12 @@ void populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
 /// kiln.inline_asm_elementwise: the user's PTX per (packed) element group.
 void populateInlineAsmToLLVMPatterns(KilnTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
+/// kiln.scan on 1-D blocked tensors: in-thread, shuffles, shared memory.
+void populateScanToLLVMPatterns(KilnTypeConverter &converter,
+                                mlir::RewritePatternSet &patterns);
+/// kiln.cat on 1-D blocked tensors.
+void populateCatToLLVMPatterns(KilnTypeConverter &converter,
+                               mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

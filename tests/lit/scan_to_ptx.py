@@ -1,0 +1,63 @@
+# Scans of 1-D blocks: in-thread, across lanes with shfl.up (shfl.down in
+# reverse) over the five lane bits, across warps through shared memory
+# between barriers; custom combine functions on tuples.
+# RUN: %kilnc compile %s -n cumsum -s "*fp32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SUM
+# RUN: %kilnc compile %s -n reversed -s "*i32, *i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=REV
+# RUN: %kilnc compile %s -n segmented -s "*fp32, *i32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SEG
+# RUN: %kilnc compile %s -n concat -s "*i32, *i32, *i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=CAT
+import triton
+import triton.language as tl
+
+
+# SUM: .shared .align 16 .b8 kiln_scan_smem_0[128];
+# SUM: shfl.sync.up.b32 {{.*}}, 1, 0, -1;
+# SUM: shfl.sync.up.b32 {{.*}}, 2, 0, -1;
+# SUM: shfl.sync.up.b32 {{.*}}, 4, 0, -1;
+# SUM: shfl.sync.up.b32 {{.*}}, 8, 0, -1;
+# SUM: shfl.sync.up.b32 {{.*}}, 16, 0, -1;
+# SUM: shfl.sync.idx.b32
+# SUM: st.shared.b32
+# SUM: bar.sync 0;
+# SUM: ld.shared.v4.b32
+# SUM: bar.sync 0;
+@triton.jit
+def cumsum(x_ptr, out_ptr):
+    offs = tl.arange(0, 1024)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0))
+
+
+# REV-NOT: shfl.sync.up
+# REV: shfl.sync.down.b32 {{.*}}, 1, 31, -1;
+# REV: shfl.sync.down.b32 {{.*}}, 16, 31, -1;
+@triton.jit
+def reversed(x_ptr, out_ptr):
+    offs = tl.arange(0, 256)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0, reverse=True))
+
+
+@triton.jit
+def _segment_combine(v_left, f_left, v_right, f_right):
+    return tl.where(f_right != 0, v_right, v_left + v_right), f_left | f_right
+
+
+# Two operands: two shuffles per step.
+# SEG-COUNT-2: shfl.sync.up.b32 {{.*}}, 1, 0, -1;
+@triton.jit
+def segmented(x_ptr, flag_ptr, out_ptr):
+    offs = tl.arange(0, 512)
+    sums, flags = tl.associative_scan((tl.load(x_ptr + offs), tl.load(flag_ptr + offs)),
+                                      axis=0, combine_fn=_segment_combine)
+    tl.store(out_ptr + offs, sums)
+
+
+# 64-element operands on 128 threads hold copies: through shared memory.
+# CAT: .shared .align 16 .b8 kiln_cat_smem_0[512];
+# CAT: st.shared.b32
+# CAT: st.shared.b32
+# CAT: bar.sync 0;
+# CAT: ld.shared.b32
+@triton.jit
+def concat(x_ptr, y_ptr, out_ptr):
+    offs = tl.arange(0, 64)
+    both = tl.cat(tl.load(x_ptr + offs), tl.load(y_ptr + offs), can_reorder=True)
+    tl.store(out_ptr, tl.sum(both, axis=0))
