@@ -95,6 +95,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
     kiln::populateScanToLLVMPatterns(converter, patterns);
     kiln::populateCatToLLVMPatterns(converter, patterns);
+    kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

@@ -36,6 +36,10 @@ void populateScanToLLVMPatterns(KilnTypeConverter &converter,
 /// kiln.cat on 1-D blocked tensors.
 void populateCatToLLVMPatterns(KilnTypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
+/// arith.truncf/extf to and from fp8: cvt from sm_89, software before.
+void populateFp8CastsToLLVMPatterns(KilnTypeConverter &converter,
+                                    unsigned computeCapability,
+                                    mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

@@ -1,0 +1,189 @@
+//===- Fp8CastsToLLVM.cpp - conversions to and from fp8 -------------------===//
+//
+// fp8 values (f8E4M3FN as tl.float8e4nv, f8E5M2 as tl.float8e5) are bytes
+// to LLVM, which has no fp8 arithmetic, so arith.truncf/extf to and from
+// them become PTX conversions. From sm_89 these are the cvt instructions
+// with satfinite (out-of-range values saturate to the largest finite
+// value, NaN stays NaN), as upstream Triton emits. Before sm_89:
+//   - e5m2 is the high byte of an f16, so widening is a shift, and
+//     narrowing rounds an f16 to its high byte (to nearest even), with the
+//     same saturation; f32 first goes to f16 rounding to odd, which keeps
+//     the final rounding correct;
+//   - e4m3 is not supported, as in upstream Triton (a clear error).
+// Wider and narrower sides (f32, f64, bf16) pass through f16 or f32, which
+// hold every fp8 value exactly.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/conversion/ElementMapping.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+
+namespace {
+
+bool isFp8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
+Value asmValue(OpBuilder &b, Location loc, Type result, StringRef text,
+               StringRef constraints, ValueRange operands) {
+  MLIRContext *ctx = b.getContext();
+  return LLVM::InlineAsmOp::create(
+             b, loc, result, operands, b.getStringAttr(text),
+             b.getStringAttr(constraints), /*has_side_effects=*/UnitAttr(),
+             /*is_align_stack=*/UnitAttr(),
+             LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+Value i16Constant(OpBuilder &b, Location loc, int16_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI16Type(), b.getI16IntegerAttr(v));
+}
+
+/// An f16 rounded to its high byte (e5m2), to nearest even, saturating.
+Value f16ToE5M2Software(OpBuilder &b, Location loc, Value half) {
+  Value bits = LLVM::BitcastOp::create(b, loc, b.getI16Type(), half);
+  Value sign = LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, int16_t(0x8000)));
+  Value magnitude = LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, 0x7fff));
+  Value lsb = LLVM::AndOp::create(
+      b, loc, LLVM::LShrOp::create(b, loc, magnitude, i16Constant(b, loc, 8)),
+      i16Constant(b, loc, 1));
+  Value rounded = LLVM::LShrOp::create(
+      b, loc,
+      LLVM::AddOp::create(b, loc, magnitude,
+                          LLVM::AddOp::create(b, loc, lsb, i16Constant(b, loc, 0x7f))),
+      i16Constant(b, loc, 8));
+  // Largest finite e5m2: 0x7b (57344).
+  Value tooLarge = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt, rounded,
+                                        i16Constant(b, loc, 0x7b));
+  rounded = LLVM::SelectOp::create(b, loc, tooLarge, i16Constant(b, loc, 0x7b), rounded);
+  Value isNaN = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt, magnitude,
+                                     i16Constant(b, loc, 0x7c00));
+  rounded = LLVM::SelectOp::create(b, loc, isNaN, i16Constant(b, loc, 0x7f), rounded);
+  Value byte = LLVM::OrOp::create(
+      b, loc, LLVM::LShrOp::create(b, loc, sign, i16Constant(b, loc, 8)), rounded);
+  return LLVM::TruncOp::create(b, loc, b.getI8Type(), byte);
+}
+
+/// f32 to f16 rounding to odd: truncate, and set the last bit if inexact.
+Value f32ToF16RoundToOdd(OpBuilder &b, Location loc, Value x) {
+  Value truncated = asmValue(b, loc, b.getI16Type(), "cvt.rz.f16.f32 $0, $1;",
+                             "=h,f", x);
+  Value back = LLVM::FPExtOp::create(
+      b, loc, b.getF32Type(), LLVM::BitcastOp::create(b, loc, b.getF16Type(), truncated));
+  Value inexact = LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::one, back, x);
+  Value odd = LLVM::OrOp::create(b, loc, truncated, i16Constant(b, loc, 1));
+  Value bits = LLVM::SelectOp::create(b, loc, inexact, odd, truncated);
+  return LLVM::BitcastOp::create(b, loc, b.getF16Type(), bits);
+}
+
+/// One element of `from` (already converted) to the fp8 byte; null when
+/// the target cannot.
+Value truncToFp8(OpBuilder &b, Location loc, Value x, bool e4m3,
+                 unsigned computeCapability) {
+  Type from = x.getType();
+  auto toF32 = [&](Value v) -> Value {
+    if (v.getType().isF32())
+      return v;
+    if (v.getType().isBF16())
+      return LLVM::FPExtOp::create(b, loc, b.getF32Type(), v);
+    return LLVM::FPTruncOp::create(b, loc, b.getF32Type(), v);
+  };
+  if (computeCapability >= 89) {
+    std::string format = e4m3 ? "e4m3x2" : "e5m2x2";
+    Value pair;
+    if (from.isF16())
+      pair = asmValue(b, loc, b.getI16Type(),
+                      "{ .reg .b32 kiln_pair; mov.b32 kiln_pair, {$1, $1}; "
+                      "cvt.rn.satfinite." + format + ".f16x2 $0, kiln_pair; }",
+                      "=h,h", ValueRange{LLVM::BitcastOp::create(b, loc, b.getI16Type(), x)});
+    else
+      pair = asmValue(b, loc, b.getI16Type(),
+                      "cvt.rn.satfinite." + format + ".f32 $0, $1, $1;", "=h,f",
+                      toF32(x));
+    return LLVM::TruncOp::create(b, loc, b.getI8Type(), pair);
+  }
+  if (e4m3)
+    return Value();
+  Value half = from.isF16() ? x : f32ToF16RoundToOdd(b, loc, toF32(x));
+  return f16ToE5M2Software(b, loc, half);
+}
+
+/// One fp8 byte to `to`; null when the target cannot.
+Value extFromFp8(OpBuilder &b, Location loc, Value byte, Type to, bool e4m3,
+                 unsigned computeCapability) {
+  Value halfBits;
+  if (computeCapability >= 89) {
+    std::string format = e4m3 ? "e4m3x2" : "e5m2x2";
+    halfBits = asmValue(
+        b, loc, b.getI16Type(),
+        "{ .reg .b32 kiln_pair; .reg .b16 kiln_lo, kiln_hi; "
+        "cvt.rn.f16x2." + format + " kiln_pair, $1; "
+        "mov.b32 {kiln_lo, kiln_hi}, kiln_pair; mov.b16 $0, kiln_lo; }",
+        "=h,h", ValueRange{LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte)});
+  } else if (e4m3) {
+    return Value();
+  } else {
+    halfBits = LLVM::ShlOp::create(b, loc,
+                                   LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte),
+                                   i16Constant(b, loc, 8));
+  }
+  Value half = LLVM::BitcastOp::create(b, loc, b.getF16Type(), halfBits);
+  if (to.isF16())
+    return half;
+  if (to.isBF16())
+    return LLVM::FPTruncOp::create(
+        b, loc, to, LLVM::FPExtOp::create(b, loc, b.getF32Type(), half));
+  return LLVM::FPExtOp::create(b, loc, to, half);
+}
+
+/// arith.truncf to fp8 or arith.extf from fp8, on scalars or per element;
+/// ahead of the generic element-wise split, which would build fp8 scalars.
+template <typename CastOp>
+struct Fp8CastLowering : OpConversionPattern<CastOp> {
+  Fp8CastLowering(TypeConverter &converter, MLIRContext *ctx,
+                  unsigned computeCapability)
+      : OpConversionPattern<CastOp>(converter, ctx, /*benefit=*/20),
+        computeCapability(computeCapability) {}
+
+  LogicalResult
+  matchAndRewrite(CastOp op, typename CastOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    constexpr bool narrowing = std::is_same_v<CastOp, arith::TruncFOp>;
+    Type fp8 = kiln::getElementTypeOrSelf(narrowing ? op.getType()
+                                                    : op.getIn().getType());
+    if (!isFp8(fp8))
+      return failure();
+    bool e4m3 = isa<Float8E4M3FNType>(fp8);
+    if (e4m3 && computeCapability < 89)
+      return op.emitOpError("fp8e4nv conversions need sm_89 or newer, as in "
+                            "Triton (fp8e5 works from sm_80)");
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
+    Type resultElement = this->getTypeConverter()->convertType(
+        kiln::getElementTypeOrSelf(op.getType()));
+    if (!resultType || !resultElement)
+      return failure();
+    Location loc = op.getLoc();
+    Value result = kiln::mapElements(
+        rewriter, loc, resultType, adaptor.getIn(), [&](ValueRange x) {
+          return narrowing ? truncToFp8(rewriter, loc, x[0], e4m3, computeCapability)
+                           : extFromFp8(rewriter, loc, x[0], resultElement, e4m3,
+                                        computeCapability);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  unsigned computeCapability;
+};
+
+} // namespace
+
+void kiln::populateFp8CastsToLLVMPatterns(KilnTypeConverter &converter,
+                                          unsigned computeCapability,
+                                          RewritePatternSet &patterns) {
+  patterns.add<Fp8CastLowering<arith::TruncFOp>, Fp8CastLowering<arith::ExtFOp>>(
+      converter, patterns.getContext(), computeCapability);
+}
