@@ -7,6 +7,7 @@
 // exactly what the analysis proved — the same form upstream Triton emits.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -17,10 +18,10 @@ namespace {
 
 /// How one vector access is split into PTX registers.
 struct AccessShape {
-  unsigned memoryBits;   // bits of one element in memory (bools are bytes)
-  unsigned vec;          // elements per access
-  unsigned wordBits;     // 32, 16 or 8
-  unsigned words;        // registers per access (1, 2 or 4)
+  unsigned memoryBits; // bits of one element in memory (bools are bytes)
+  unsigned vec;        // elements per access
+  unsigned wordBits;   // 64, 32, 16 or 8
+  unsigned words;      // registers per access (1, 2 or 4)
   unsigned elementsPerWord() const { return wordBits / memoryBits; }
 
   static AccessShape get(unsigned elementBits, unsigned vec) {
@@ -28,8 +29,9 @@ struct AccessShape {
     s.memoryBits = elementBits == 1 ? 8 : elementBits;
     s.vec = vec;
     unsigned total = s.memoryBits * vec;
-    s.wordBits = total >= 32 ? 32 : total;
-    s.words = total >= 32 ? total / 32 : 1;
+    // 64-bit elements travel whole, in 64-bit registers.
+    s.wordBits = s.memoryBits == 64 ? 64 : total >= 32 ? 32 : total;
+    s.words = total >= s.wordBits ? total / s.wordBits : 1;
     return s;
   }
   /// `.v4.b32`, `.b16`, ...
@@ -37,7 +39,9 @@ struct AccessShape {
     return (words > 1 ? ".v" + std::to_string(words) : std::string()) + ".b" +
            std::to_string(wordBits);
   }
-  const char *constraint() const { return wordBits == 32 ? "r" : "h"; }
+  const char *constraint() const {
+    return wordBits == 64 ? "l" : wordBits == 32 ? "r" : "h";
+  }
   Type wordType(MLIRContext *ctx) const {
     return IntegerType::get(ctx, wordBits == 8 ? 16 : wordBits);
   }
@@ -61,8 +65,9 @@ Type memoryType(Type elementType) {
 }
 
 /// Packs `vec` elements into the access's registers.
-SmallVector<Value> packWords(OpBuilder &b, Location loc, const AccessShape &shape,
-                             ArrayRef<Value> elements, Type elementType) {
+SmallVector<Value> packWords(OpBuilder &b, Location loc,
+                             const AccessShape &shape, ArrayRef<Value> elements,
+                             Type elementType) {
   MLIRContext *ctx = b.getContext();
   Type memType = memoryType(elementType);
   Type wordType = shape.wordType(ctx);
@@ -79,9 +84,9 @@ SmallVector<Value> packWords(OpBuilder &b, Location loc, const AccessShape &shap
     if (per == 1) {
       word = element(0);
       if (shape.memoryBits == 8) // bytes travel in 16-bit registers
-        word = LLVM::ZExtOp::create(b, loc, wordType,
-                                    LLVM::BitcastOp::create(
-                                        b, loc, IntegerType::get(ctx, 8), word));
+        word = LLVM::ZExtOp::create(
+            b, loc, wordType,
+            LLVM::BitcastOp::create(b, loc, IntegerType::get(ctx, 8), word));
       else if (word.getType() != wordType)
         word = LLVM::BitcastOp::create(b, loc, wordType, word);
     } else {
@@ -90,7 +95,8 @@ SmallVector<Value> packWords(OpBuilder &b, Location loc, const AccessShape &shap
       for (unsigned i = 0; i < per; ++i)
         v = LLVM::InsertElementOp::create(
             b, loc, v, element(i),
-            LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(i)));
+            LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                     b.getI32IntegerAttr(i)));
       word = LLVM::BitcastOp::create(b, loc, wordType, v);
     }
     words.push_back(word);
@@ -99,8 +105,9 @@ SmallVector<Value> packWords(OpBuilder &b, Location loc, const AccessShape &shap
 }
 
 /// Unpacks the access's registers into `vec` elements.
-SmallVector<Value> unpackWords(OpBuilder &b, Location loc, const AccessShape &shape,
-                               ArrayRef<Value> words, Type elementType) {
+SmallVector<Value> unpackWords(OpBuilder &b, Location loc,
+                               const AccessShape &shape, ArrayRef<Value> words,
+                               Type elementType) {
   MLIRContext *ctx = b.getContext();
   Type memType = memoryType(elementType);
   SmallVector<Value> elements;
@@ -125,7 +132,8 @@ SmallVector<Value> unpackWords(OpBuilder &b, Location loc, const AccessShape &sh
     for (unsigned i = 0; i < per; ++i)
       finish(LLVM::ExtractElementOp::create(
           b, loc, v,
-          LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(i))));
+          LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                   b.getI32IntegerAttr(i))));
   }
   return elements;
 }
@@ -135,16 +143,30 @@ unsigned accessWidth(Operation *op, const kiln::AccessWidths &widths,
   auto tensor = dyn_cast<RankedTensorType>(tensorOrScalar);
   if (!tensor)
     return 1;
-  auto layout = kiln::BlockedLayout1D::get(tensor);
-  unsigned vec = widths.lookup(op);
-  vec = std::max(1u, vec);
-  // Never across a chunk boundary: the next chunk is another tile's.
-  return layout ? std::min(vec, layout->sizePerThread) : 1;
+  std::optional<kiln::layout::LinearLayout> layout =
+      kiln::getLinearLayout(tensor);
+  if (!layout)
+    return 1;
+  // Axis info measures vectors along the last dimension: the thread's
+  // leading registers must step along it one element at a time.
+  unsigned last = unsigned(tensor.getRank() - 1);
+  unsigned contiguous = 1;
+  for (int32_t i = 0; i < layout->getInDimSizeLog2(kiln::layout::kRegister);
+       ++i) {
+    ArrayRef<int32_t> basis = layout->getBasis(kiln::layout::kRegister, i);
+    bool step = true;
+    for (auto [d, c] : llvm::enumerate(basis))
+      step &= c == (d == last ? (int32_t(1) << i) : 0);
+    if (!step)
+      break;
+    contiguous *= 2;
+  }
+  return std::min(std::max(1u, widths.lookup(op)), contiguous);
 }
 
 struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
-  LoadLowering(kiln::KilnTypeConverter &converter, const kiln::AccessWidths &widths,
-               MLIRContext *ctx)
+  LoadLowering(kiln::KilnTypeConverter &converter,
+               const kiln::AccessWidths &widths, MLIRContext *ctx)
       : OpConversionPattern(converter, ctx), widths(widths) {}
 
   LogicalResult
@@ -153,11 +175,12 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = getContext();
     Type resultType = getTypeConverter()->convertType(op.getType());
-    Type elementType =
-        getTypeConverter()->convertType(kiln::getElementTypeOrSelf(op.getType()));
+    Type elementType = getTypeConverter()->convertType(
+        kiln::getElementTypeOrSelf(op.getType()));
     if (!resultType || !elementType)
       return failure();
-    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> ptrs =
+        kiln::unpackElements(rewriter, loc, adaptor.getPtr());
     SmallVector<Value> masks, others;
     if (adaptor.getMask())
       masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
@@ -165,12 +188,13 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
       others = kiln::unpackElements(rewriter, loc, adaptor.getOther());
 
     unsigned vec = accessWidth(op, widths, op.getType());
-    AccessShape shape = AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
+    AccessShape shape =
+        AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
     Type wordType = shape.wordType(ctx);
-    Type asmResult =
-        shape.words == 1
-            ? wordType
-            : LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(shape.words, wordType));
+    Type asmResult = shape.words == 1
+                         ? wordType
+                         : LLVM::LLVMStructType::getLiteral(
+                               ctx, SmallVector<Type>(shape.words, wordType));
     bool masked = !masks.empty();
     // Operands: $0.. outputs, then the address, then (masked) the predicate
     // and the fall-back values tied to the outputs.
@@ -199,9 +223,10 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
         if (!others.empty())
           fallback.assign(others.begin() + k, others.begin() + k + vec);
         else
-          fallback.assign(vec, LLVM::ZeroOp::create(rewriter, loc, elementType));
-        llvm::append_range(operands,
-                           packWords(rewriter, loc, shape, fallback, elementType));
+          fallback.assign(vec,
+                          LLVM::ZeroOp::create(rewriter, loc, elementType));
+        llvm::append_range(
+            operands, packWords(rewriter, loc, shape, fallback, elementType));
       }
       auto load = LLVM::InlineAsmOp::create(
           rewriter, loc, asmResult, operands, rewriter.getStringAttr(asmString),
@@ -209,16 +234,19 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
           // Ordered with stores: PTX loads are not pure to LLVM.
           /*has_side_effects=*/rewriter.getUnitAttr(),
           /*is_align_stack=*/UnitAttr(),
-          LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+          LLVM::TailCallKindAttr::get(ctx,
+                                      LLVM::tailcallkind::TailCallKind::None),
           LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
           /*operand_attrs=*/ArrayAttr());
       SmallVector<Value> words =
-          shape.words == 1 ? SmallVector<Value>{load.getResult(0)}
-                           : kiln::unpackElements(rewriter, loc, load.getResult(0));
+          shape.words == 1
+              ? SmallVector<Value>{load.getResult(0)}
+              : kiln::unpackElements(rewriter, loc, load.getResult(0));
       llvm::append_range(results,
                          unpackWords(rewriter, loc, shape, words, elementType));
     }
-    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, results));
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, resultType, results));
     return success();
   }
 
@@ -239,7 +267,8 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
         kiln::getElementTypeOrSelf(op.getValue().getType()));
     if (!elementType)
       return failure();
-    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> ptrs =
+        kiln::unpackElements(rewriter, loc, adaptor.getPtr());
     SmallVector<Value> values =
         kiln::unpackElements(rewriter, loc, adaptor.getValue());
     SmallVector<Value> masks;
@@ -247,14 +276,14 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
       masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
 
     unsigned vec = accessWidth(op, widths, op.getValue().getType());
-    AccessShape shape = AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
+    AccessShape shape =
+        AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
     bool masked = !masks.empty();
     // Operands: $0 address, then (masked) $1 predicate, then the values.
     unsigned firstValue = masked ? 2 : 1;
     std::string asmString =
-        llvm::formatv("{0}st.global{1} [ $0 + 0 ], {2};",
-                      masked ? "@$1 " : "", shape.suffix(),
-                      registerList(firstValue, shape.words))
+        llvm::formatv("{0}st.global{1} [ $0 + 0 ], {2};", masked ? "@$1 " : "",
+                      shape.suffix(), registerList(firstValue, shape.words))
             .str();
     std::string constraints = masked ? "l,b" : "l";
     for (unsigned w = 0; w < shape.words; ++w)
@@ -264,16 +293,18 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
       SmallVector<Value> operands{ptrs[k]};
       if (masked)
         operands.push_back(masks[k]);
-      llvm::append_range(
-          operands,
-          packWords(rewriter, loc, shape,
-                    ArrayRef<Value>(values).slice(k, vec), elementType));
+      llvm::append_range(operands,
+                         packWords(rewriter, loc, shape,
+                                   ArrayRef<Value>(values).slice(k, vec),
+                                   elementType));
       LLVM::InlineAsmOp::create(
           rewriter, loc, /*res=*/Type(), operands,
-          rewriter.getStringAttr(asmString), rewriter.getStringAttr(constraints),
+          rewriter.getStringAttr(asmString),
+          rewriter.getStringAttr(constraints),
           /*has_side_effects=*/rewriter.getUnitAttr(),
           /*is_align_stack=*/UnitAttr(),
-          LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+          LLVM::TailCallKindAttr::get(ctx,
+                                      LLVM::tailcallkind::TailCallKind::None),
           LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
           /*operand_attrs=*/ArrayAttr());
     }

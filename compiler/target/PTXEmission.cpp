@@ -3,12 +3,12 @@
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
-#include "llvm/Linker/Linker.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
@@ -25,8 +25,8 @@ void LLVMInitializeNVPTXAsmPrinter();
 using namespace llvm;
 
 Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef name) {
-  static const char *const kSupported[] = {"sm_80", "sm_86",   "sm_89", "sm_90",
-                                           "sm_90a", "sm_100a", "sm_120a"};
+  static const char *const kSupported[] = {
+      "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"};
   if (!is_contained(kSupported, name))
     return createStringError(
         inconvertibleErrorCode(),
@@ -61,13 +61,16 @@ static Error linkLibdevice(Module &module) {
                              "cannot read libdevice at " + path + ": " +
                                  buffer.getError().message() +
                                  " (set CUDA_HOME to the CUDA toolkit)");
-  auto libdevice = parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+  auto libdevice =
+      parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
   if (!libdevice)
     return libdevice.takeError();
   (*libdevice)->setTargetTriple(module.getTargetTriple());
   (*libdevice)->setDataLayout(module.getDataLayout());
-  if (Linker::linkModules(module, std::move(*libdevice), Linker::LinkOnlyNeeded))
-    return createStringError(inconvertibleErrorCode(), "linking libdevice failed");
+  if (Linker::linkModules(module, std::move(*libdevice),
+                          Linker::LinkOnlyNeeded))
+    return createStringError(inconvertibleErrorCode(),
+                             "linking libdevice failed");
   // libdevice's __nvvm_reflect queries: no flush-to-zero, as upstream.
   module.addModuleFlag(Module::Override, "nvvm-reflect-ftz", uint32_t(0));
   for (Function &f : module.functions())
@@ -92,6 +95,11 @@ Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch) {
                              "NVPTX backend unavailable: " + error);
   // PTX ISA 8.7: what ptxas 12.8+ reads, and enough for every listed arch.
   TargetOptions options;
+  // a * b + c may become one FMA, as upstream Triton allows by default
+  // (enable_fp_fusion): PTX then carries add/mul without a rounding mode,
+  // which leaves ptxas free to fuse too. tl.div_rn/sqrt_rn and the
+  // libdevice calls keep their own rounding.
+  options.AllowFPOpFusion = FPOpFusion::Fast;
   std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
       triple, arch.name, "+ptx87", options, Reloc::PIC_, std::nullopt,
       CodeGenOptLevel::Aggressive));
@@ -116,7 +124,8 @@ Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch) {
     builder.registerFunctionAnalyses(fam);
     builder.registerLoopAnalyses(lam);
     builder.crossRegisterProxies(lam, fam, cgam, mam);
-    ModulePassManager mpm = builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+    ModulePassManager mpm =
+        builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
     mpm.run(module, mam);
   }
 

@@ -150,6 +150,15 @@ struct AssignLayoutsPass
         anchor = {tensor, vec};
     };
     func.walk([&](Operation *op) {
+      // Packed inline asm takes that many consecutive elements of a thread
+      // at a time.
+      if (auto asmOp = dyn_cast<kiln::InlineAsmElementwiseOp>(op))
+        for (Type type : asmOp->getResultTypes())
+          if (auto tensor = dyn_cast<RankedTensorType>(type);
+              tensor && tensor.getRank() == 1 && asmOp.getPackedElement() > 1) {
+            unsigned &w = widest1D[tensor.getDimSize(0)];
+            w = std::max(w, unsigned(asmOp.getPackedElement()));
+          }
       if (auto load = dyn_cast<kiln::LoadOp>(op))
         noteAccess(load.getPtr(), load.getType());
       else if (auto store = dyn_cast<kiln::StoreOp>(op))
