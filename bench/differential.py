@@ -99,6 +99,68 @@ CASES = [
          args=dict(dw_part_ptr=("randn", "float32", 40 * 300), db_part_ptr=("randn", "float32", 40 * 300),
                    dw_ptr=("zeros", "float16", 300), db_ptr=("zeros", "float16", 300), G=40, N=300),
          grid=(cdiv(300, 128),), outputs=["dw_ptr", "db_ptr"], tol=2e-3),
+    dict(id="complex_multiply", file="shapes/join_split.py", kernel="complex_multiply",
+         sig="a_ptr=*fp32, b_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         args=dict(a_ptr=("randn", "float32", 600), b_ptr=("randn", "float32", 600),
+                   out_ptr=("zeros", "float32", 600), n=300),
+         grid=(cdiv(300, 256),), outputs=["out_ptr"], tol=1e-6),
+    dict(id="interleave_halves", file="shapes/join_split.py", kernel="interleave_halves",
+         sig="x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, BLOCK=128",
+         args=dict(x_ptr=("randn", "float16", 128), y_ptr=("randn", "float16", 128),
+                   out_ptr=("zeros", "float16", 256)),
+         grid=(1,), outputs=["out_ptr"], tol=0),
+    dict(id="sort_rows_f32", file="reductions/sort.py", kernel="sort_rows",
+         sig="x_ptr=*fp32, out_ptr=*fp32, DESCENDING=0, N=128",
+         args=dict(x_ptr=("randn", "float32", 4 * 128), out_ptr=("zeros", "float32", 4 * 128)),
+         grid=(4,), outputs=["out_ptr"], tol=0),
+    dict(id="sort_rows_i32", file="reductions/sort.py", kernel="sort_rows",
+         sig="x_ptr=*i32, out_ptr=*i32, DESCENDING=1, N=256",
+         args=dict(x_ptr=("randint", "int32", 4 * 256), out_ptr=("zeros", "int32", 4 * 256)),
+         grid=(4,), outputs=["out_ptr"], tol=0),
+    dict(id="prefix_sums_f32", file="reductions/scans.py", kernel="prefix_sums",
+         sig="x_ptr=*fp32, sum_ptr=*fp32, prod_ptr=*fp32, n=i32, BLOCK=1024",
+         args=dict(x_ptr=("uniform", "float32", 1000), sum_ptr=("zeros", "float32", 1000),
+                   prod_ptr=("zeros", "float32", 1000), n=1000),
+         grid=(1,), outputs=["sum_ptr", "prod_ptr"], tol=1e-5),
+    dict(id="prefix_sums_i32", file="reductions/scans.py", kernel="prefix_sums",
+         sig="x_ptr=*i32, sum_ptr=*i32, prod_ptr=*i32, n=i32, BLOCK=256",
+         args=dict(x_ptr=("small", "int32", 200), sum_ptr=("zeros", "int32", 200),
+                   prod_ptr=("zeros", "int32", 200), n=200),
+         grid=(1,), outputs=["sum_ptr", "prod_ptr"], tol=0),
+    dict(id="running_max", file="reductions/scans.py", kernel="running_max",
+         sig="x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
+         args=dict(x_ptr=("randn", "float32", 500), out_ptr=("zeros", "float32", 500), n=500),
+         grid=(1,), outputs=["out_ptr"], tol=0),
+    dict(id="segmented_sum", file="reductions/scans.py", kernel="segmented_sum",
+         sig="x_ptr=*fp32, flag_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=512",
+         args=dict(x_ptr=("randn", "float32", 500), flag_ptr=("bits", "int32", 500),
+                   out_ptr=("zeros", "float32", 500), n=500),
+         grid=(1,), outputs=["out_ptr"], tol=1e-5),
+    dict(id="atomic_rmw_i32", file="memory/atomics.py", kernel="atomic_rmw",
+         sig="counts_ptr=*i32, vals_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=256",
+         args=dict(counts_ptr=("randint", "int32", 1000), vals_ptr=("randint", "int32", 1000),
+                   out_ptr=("zeros", "int32", 1000), n=1000),
+         grid=(cdiv(1000, 256),), outputs=["counts_ptr", "out_ptr"], tol=0),
+    dict(id="histogram_atomic", file="memory/atomics.py", kernel="histogram_atomic",
+         sig="x_ptr=*i32, hist_ptr=*i32, n=i32, BINS=64, BLOCK=1024",
+         args=dict(x_ptr=("natural", "int32", 5000), hist_ptr=("zeros", "int32", 64), n=5000),
+         grid=(cdiv(5000, 1024),), outputs=["hist_ptr"], tol=0),
+    dict(id="packed_bytes_asm", file="language/inline_asm.py", kernel="packed_bytes",
+         sig="x_ptr=*u8, out_ptr=*u8, n=i32, BLOCK=1024",
+         args=dict(x_ptr=("natural", "uint8", 3000), out_ptr=("zeros", "uint8", 3000), n=3000),
+         grid=(cdiv(3000, 1024),), outputs=["out_ptr"], tol=0),
+    dict(id="asin_libdevice", file="tutorials/libdevice_math.py", kernel="asin_kernel",
+         sig="x_ptr=*fp32, y_ptr=*fp32, n=i32, BLOCK=1024",
+         args=dict(x_ptr=("uniform", "float32", 5000), y_ptr=("zeros", "float32", 5000), n=5000),
+         grid=(cdiv(5000, 1024),), outputs=["y_ptr"], tol=1e-6),
+    dict(id="gelu_tanh_libdevice", file="tutorials/libdevice_math.py", kernel="gelu_tanh",
+         sig="x_ptr=*fp32, y_ptr=*fp32, n=i32, BLOCK=1024",
+         args=dict(x_ptr=("randn", "float32", 5000), y_ptr=("zeros", "float32", 5000), n=5000),
+         grid=(cdiv(5000, 1024),), outputs=["y_ptr"], tol=1e-6),
+    dict(id="convert_f16_fp8e4nv", file="elementwise/casts.py", kernel="convert",
+         sig="in_ptr=*fp16, out_ptr=*fp8e4nv, n=i32, BLOCK=1024",
+         args=dict(in_ptr=("randn", "float16", 3000), out_ptr=("zeros", "float8_e4m3fn", 3000), n=3000),
+         grid=(cdiv(3000, 1024),), outputs=["out_ptr"], tol=0),
     dict(id="row_argmax_f32", file="reductions/argminmax.py", kernel="row_argmax",
          sig="x_ptr=*fp32, idx_ptr=*i32, val_ptr=*fp32, N=i32, BLOCK=1024",
          args=dict(x_ptr=("randn", "float32", 8 * 1000), idx_ptr=("zeros", "int32", 8),
@@ -159,8 +221,12 @@ def main():
                 dt = getattr(torch, dtype)
                 if kind == "randn":
                     return torch.randn(numel, generator=gen, device="cuda").to(dt)
-                if kind == "randint":
-                    return torch.randint(-1000, 1000, (numel,), generator=gen,
+                if kind == "uniform":
+                    return (torch.rand(numel, generator=gen, device="cuda") * 2 - 1).to(dt)
+                bounds = dict(randint=(-1000, 1000), small=(-3, 4), natural=(0, 1000),
+                              bits=(0, 2)).get(kind)
+                if bounds:
+                    return torch.randint(*bounds, (numel,), generator=gen,
                                          device="cuda").to(dt)
                 return torch.zeros(numel, dtype=dt, device="cuda")
 
@@ -210,8 +276,11 @@ def main():
             worst, ok = 0.0, True
             for name in case["outputs"]:
                 a, b = kiln_args[name], triton_args[name]
+                if a.element_size() == 1 and a.dtype != torch.uint8:
+                    a, b = a.view(torch.uint8), b.view(torch.uint8)  # fp8: the bits
                 if case["tol"] == 0 or not a.is_floating_point():
-                    same = torch.equal(a, b)
+                    same = torch.equal(a, b) if not a.is_floating_point() else bool(
+                        ((a == b) | (a.isnan() & b.isnan())).all())
                     ok &= same
                     worst = max(worst, 0.0 if same else float("inf"))
                 else:

@@ -12,8 +12,11 @@
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <functional>
+
 using namespace mlir;
 using kiln::layout::LinearLayout;
+namespace layout = kiln::layout;
 
 namespace {
 
@@ -142,9 +145,91 @@ struct TransLowering : OpConversionPattern<kiln::TransOp> {
   }
 };
 
-/// Converts through shared memory unless only registers need renaming: every
-/// thread writes its elements at their row-major offsets, then reads the
-/// ones the result layout gives it.
+/// The row-major offset of `coords` in a tensor of `shape`, times `scale`
+/// plus `plus` (join and split interleave two tensors).
+Value rowMajorOffset(OpBuilder &b, Location loc,
+                     const kiln::Coordinates &coords, ArrayRef<int64_t> shape,
+                     int64_t scale = 1, int64_t plus = 0) {
+  Value offset;
+  int64_t stride = scale;
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+    Value term = coords[d];
+    if (stride > 1)
+      term = LLVM::MulOp::create(b, loc, term, i32Constant(b, loc, stride));
+    offset = offset ? Value(LLVM::AddOp::create(b, loc, offset, term)) : term;
+    stride *= shape[d];
+  }
+  if (!offset)
+    offset = i32Constant(b, loc, 0);
+  if (plus)
+    offset = LLVM::AddOp::create(b, loc, offset, i32Constant(b, loc, plus));
+  return offset;
+}
+
+/// One tensor written to the exchange array: its thread's elements, its
+/// layout, and where each element goes.
+struct ExchangeSource {
+  SmallVector<Value> elements;
+  LinearLayout layout;
+  std::function<Value(const kiln::Coordinates &)> offset;
+};
+
+/// One tensor read back: its layout and where each element comes from.
+struct ExchangeTarget {
+  LinearLayout layout;
+  std::function<Value(const kiln::Coordinates &)> offset;
+};
+
+/// Moves elements between threads through a shared-memory array of `size`
+/// elements: every thread writes the sources' elements (one copy of each),
+/// all threads meet at a barrier, then read the targets' elements. A second
+/// barrier lets the array be written again (the op may sit in a loop).
+SmallVector<SmallVector<Value>>
+exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
+                      ArrayRef<ExchangeSource> sources,
+                      ArrayRef<ExchangeTarget> targets, int64_t size) {
+  Location loc = op->getLoc();
+  Type elementType = sources.front().elements.front().getType();
+  // Booleans travel as bytes.
+  Type storedType =
+      elementType.isInteger(1) ? rewriter.getI8Type() : elementType;
+  Value base = kiln::allocateSharedArray(rewriter, op, storedType, size);
+  auto address = [&](Value offset) {
+    return LLVM::GEPOp::create(rewriter, loc, base.getType(), storedType, base,
+                               ValueRange{offset});
+  };
+  for (const ExchangeSource &source : sources) {
+    SmallVector<kiln::Coordinates> coords =
+        kiln::emitCoordinates(rewriter, loc, source.layout);
+    for (auto [k, value] : llvm::enumerate(source.elements)) {
+      if (!kiln::isRepresentativeRegister(source.layout, unsigned(k)))
+        continue; // a copy of an element written already
+      Value stored = value;
+      if (storedType != elementType)
+        stored = LLVM::ZExtOp::create(rewriter, loc, storedType, value);
+      LLVM::StoreOp::create(rewriter, loc, stored,
+                            address(source.offset(coords[k])));
+    }
+  }
+  NVVM::Barrier0Op::create(rewriter, loc);
+  SmallVector<SmallVector<Value>> results;
+  for (const ExchangeTarget &target : targets) {
+    SmallVector<Value> elements;
+    for (const kiln::Coordinates &coords :
+         kiln::emitCoordinates(rewriter, loc, target.layout)) {
+      Value loaded = LLVM::LoadOp::create(rewriter, loc, storedType,
+                                          address(target.offset(coords)));
+      if (storedType != elementType)
+        loaded = LLVM::TruncOp::create(rewriter, loc, elementType, loaded);
+      elements.push_back(loaded);
+    }
+    results.push_back(std::move(elements));
+  }
+  NVVM::Barrier0Op::create(rewriter, loc);
+  return results;
+}
+
+/// Converts through shared memory unless only registers need renaming.
 struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -161,64 +246,164 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
     auto same = [](ArrayRef<int32_t> c) { return SmallVector<int32_t>(c); };
+    SmallVector<Value> elements;
     if (auto mapping = kiln::registerMapping(*from, *to, same)) {
-      SmallVector<Value> elements;
       for (unsigned k : *mapping)
         elements.push_back(src[k]);
-      rewriter.replaceOp(
-          op, kiln::packElements(rewriter, loc, converted, elements));
-      return success();
+    } else {
+      ArrayRef<int64_t> shape = srcType.getShape();
+      auto offset = [&](const kiln::Coordinates &c) {
+        return rowMajorOffset(rewriter, loc, c, shape);
+      };
+      elements =
+          exchangeThroughShared(rewriter, op, {{src, *from, offset}},
+                                {{*to, offset}}, srcType.getNumElements())
+              .front();
     }
-
-    // Booleans travel as bytes.
-    Type elementType = src.front().getType();
-    Type storedType = elementType;
-    if (elementType.isInteger(1))
-      storedType = rewriter.getI8Type();
-    ArrayRef<int64_t> shape = srcType.getShape();
-    Value base = kiln::allocateSharedArray(rewriter, op, storedType,
-                                           srcType.getNumElements());
-    auto sharedPtr = base.getType();
-    auto offsetOf = [&](const kiln::Coordinates &coords) {
-      Value offset;
-      int64_t stride = 1;
-      for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-        Value term = coords[d];
-        if (stride > 1)
-          term = LLVM::MulOp::create(rewriter, loc, term,
-                                     i32Constant(rewriter, loc, stride));
-        offset = offset
-                     ? Value(LLVM::AddOp::create(rewriter, loc, offset, term))
-                     : term;
-        stride *= shape[d];
-      }
-      return LLVM::GEPOp::create(rewriter, loc, sharedPtr, storedType, base,
-                                 ValueRange{offset});
-    };
-    SmallVector<kiln::Coordinates> srcCoords =
-        kiln::emitCoordinates(rewriter, loc, *from);
-    for (auto [k, value] : llvm::enumerate(src)) {
-      if (!kiln::isRepresentativeRegister(*from, unsigned(k)))
-        continue; // a copy of an element written already
-      Value stored = value;
-      if (storedType != elementType)
-        stored = LLVM::ZExtOp::create(rewriter, loc, storedType, value);
-      LLVM::StoreOp::create(rewriter, loc, stored, offsetOf(srcCoords[k]));
-    }
-    NVVM::Barrier0Op::create(rewriter, loc);
-    SmallVector<Value> elements;
-    for (const kiln::Coordinates &coords :
-         kiln::emitCoordinates(rewriter, loc, *to)) {
-      Value loaded =
-          LLVM::LoadOp::create(rewriter, loc, storedType, offsetOf(coords));
-      if (storedType != elementType)
-        loaded = LLVM::TruncOp::create(rewriter, loc, elementType, loaded);
-      elements.push_back(loaded);
-    }
-    // The array is written again if this runs in a loop.
-    NVVM::Barrier0Op::create(rewriter, loc);
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
+    return success();
+  }
+};
+
+/// Row-major reinterpretation: element i of the operand is element i of the
+/// result (also when reordering is allowed, which this does not exploit).
+struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
+    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
+    Type converted = getTypeConverter()->convertType(resultType);
+    if (!from || !to || !converted)
+      return rewriter.notifyMatchFailure(op, "tensors without layouts");
+    Location loc = op.getLoc();
+    SmallVector<Value> src =
+        kiln::unpackElements(rewriter, loc, adaptor.getSrc());
+    SmallVector<Value> elements =
+        exchangeThroughShared(
+            rewriter, op,
+            {{src, *from,
+              [&](const kiln::Coordinates &c) {
+                return rowMajorOffset(rewriter, loc, c, srcType.getShape());
+              }}},
+            {{*to,
+              [&](const kiln::Coordinates &c) {
+                return rowMajorOffset(rewriter, loc, c, resultType.getShape());
+              }}},
+            srcType.getNumElements())
+            .front();
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, converted, elements));
+    return success();
+  }
+};
+
+/// join(lhs, rhs)[..., 0] = lhs, [..., 1] = rhs: the operands interleave in
+/// the row-major order of the result.
+struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::JoinOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getLhs().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
+    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
+    Type converted = getTypeConverter()->convertType(resultType);
+    if (!from || !to || !converted)
+      return rewriter.notifyMatchFailure(op, "tensors without layouts");
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> srcShape = srcType.getShape();
+    auto half = [&](int64_t which) {
+      return [&, which](const kiln::Coordinates &c) {
+        return rowMajorOffset(rewriter, loc, c, srcShape, 2, which);
+      };
+    };
+    SmallVector<Value> elements =
+        exchangeThroughShared(
+            rewriter, op,
+            {{kiln::unpackElements(rewriter, loc, adaptor.getLhs()), *from,
+              half(0)},
+             {kiln::unpackElements(rewriter, loc, adaptor.getRhs()), *from,
+              half(1)}},
+            {{*to,
+              [&](const kiln::Coordinates &c) {
+                return rowMajorOffset(rewriter, loc, c, resultType.getShape());
+              }}},
+            resultType.getNumElements())
+            .front();
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, converted, elements));
+    return success();
+  }
+};
+
+/// The inverse of join: even positions of the last dimension to lhs, odd
+/// ones to rhs (scalars when the operand is 1-D).
+struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::SplitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
+    if (!from)
+      return rewriter.notifyMatchFailure(op, "tensor without a layout");
+    Location loc = op.getLoc();
+    SmallVector<Value> src =
+        kiln::unpackElements(rewriter, loc, adaptor.getSrc());
+    auto resultType = dyn_cast<RankedTensorType>(op.getLhs().getType());
+    if (!resultType) {
+      // 1-D: every thread reads both elements, through shared memory with a
+      // one-element layout for each half.
+      LinearLayout scalar =
+          LinearLayout::identity1D(1, layout::kRegister,
+                                   layout::tensorDimName(0)) *
+          LinearLayout::identity1D(1, layout::kLane, layout::tensorDimName(0)) *
+          LinearLayout::identity1D(1, layout::kWarp, layout::tensorDimName(0));
+      auto results = exchangeThroughShared(
+          rewriter, op,
+          {{src, *from,
+            [&](const kiln::Coordinates &c) {
+              return rowMajorOffset(rewriter, loc, c, srcType.getShape());
+            }}},
+          {{scalar,
+            [&](const kiln::Coordinates &) {
+              return i32Constant(rewriter, loc, 0);
+            }},
+           {scalar,
+            [&](const kiln::Coordinates &) {
+              return i32Constant(rewriter, loc, 1);
+            }}},
+          2);
+      SmallVector<Value> both{results[0][0], results[1][0]};
+      rewriter.replaceOp(op, both);
+      return success();
+    }
+    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
+    Type converted = getTypeConverter()->convertType(resultType);
+    if (!to || !converted)
+      return rewriter.notifyMatchFailure(op, "results without layouts");
+    ArrayRef<int64_t> halfShape = resultType.getShape();
+    auto half = [&](int64_t which) {
+      return [&, which](const kiln::Coordinates &c) {
+        return rowMajorOffset(rewriter, loc, c, halfShape, 2, which);
+      };
+    };
+    auto results = exchangeThroughShared(
+        rewriter, op,
+        {{src, *from,
+          [&](const kiln::Coordinates &c) {
+            return rowMajorOffset(rewriter, loc, c, srcType.getShape());
+          }}},
+        {{*to, half(0)}, {*to, half(1)}}, srcType.getNumElements());
+    rewriter.replaceOp(
+        op, {kiln::packElements(rewriter, loc, converted, results[0]),
+             kiln::packElements(rewriter, loc, converted, results[1])});
     return success();
   }
 };
@@ -228,6 +413,7 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
 void kiln::populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
                                         RewritePatternSet &patterns) {
   patterns.add<MakeRangeLowering, SplatLowering, ExpandDimsLowering,
-               BroadcastLowering, TransLowering, ConvertLayoutLowering>(
+               BroadcastLowering, TransLowering, ConvertLayoutLowering,
+               ReshapeLowering, JoinLowering, SplitLowering>(
       converter, patterns.getContext());
 }
