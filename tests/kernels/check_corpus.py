@@ -147,17 +147,20 @@ def first_error_line(output, returncode):
     return f"kilnc exited with status {returncode} and no message"
 
 
-def compile_variant(kilnc, root, arch, timeout, v):
-    cmd = [kilnc, "compile", os.path.join(root, v.path)] + v.args + [
-        "--arch", arch, "--emit", "kiln", "-o", os.devnull]
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout, errors="replace")
-    except subprocess.TimeoutExpired:
-        return False, f"kilnc timed out after {timeout} s"
-    if p.returncode == 0:
-        return True, ""
-    return False, first_error_line(p.stdout.replace(root + os.sep, ""), p.returncode)
+def compile_variant(kilnc, root, archs, emit, timeout, v):
+    """Compiles `v` for every arch; the first failure is the variant's."""
+    for arch in archs:
+        cmd = [kilnc, "compile", os.path.join(root, v.path)] + v.args + [
+            "--arch", arch, "--emit", emit, "-o", os.devnull]
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               timeout=timeout, errors="replace")
+        except subprocess.TimeoutExpired:
+            return False, f"[{arch}] kilnc timed out after {timeout} s"
+        if p.returncode != 0:
+            message = first_error_line(p.stdout.replace(root + os.sep, ""), p.returncode)
+            return False, (f"[{arch}] " if len(archs) > 1 else "") + message
+    return True, ""
 
 
 def known_entry(known, v):
@@ -167,7 +170,7 @@ def known_entry(known, v):
     return None
 
 
-def write_known_failures(path, variants, known):
+def write_known_failures(path, variants, known, header):
     """Rewrites KNOWN_FAILURES: one entry per failing kernel (or variant)."""
     by_kernel = OrderedDict()
     for v in variants:
@@ -190,7 +193,7 @@ def write_known_failures(path, variants, known):
             name = kernel_ + (f"@{index}" if index else "")
             lines.append(f"{rel_} {name} {reason}")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(HEADER_KNOWN)
+        f.write(header)
         f.write("\n".join(lines) + ("\n" if lines else ""))
 
 
@@ -199,6 +202,14 @@ HEADER_KNOWN = """\
 # check_corpus.py expects each listed variant to fail and fails itself when
 # one passes, so shrink this list as the front end grows:
 #   python3 tests/kernels/check_corpus.py --kilnc KILNC --update-known-failures
+"""
+
+HEADER_KNOWN_BACKEND = """\
+# Corpus variants that do not compile to cubins for every arch yet (the GPU
+# backend's counterpart of KNOWN_FAILURES): FILE KERNEL[@N] REASON. Kept
+# honest the same way; regenerate with
+#   python3 tests/kernels/check_corpus.py --kilnc KILNC --emit cubin \\
+#     --archs sm_80,sm_86,sm_89,sm_90a,sm_100a,sm_120a --update-known-failures
 """
 
 
@@ -304,7 +315,12 @@ def main():
     ap.add_argument("--kilnc", default=os.environ.get("KILNC", "kilnc"), help="the kilnc binary")
     ap.add_argument("--root", default=HERE, help="the corpus directory (default: this script's)")
     ap.add_argument("--arch", default="sm_90a")
-    ap.add_argument("--known-failures", default=None, help="default: ROOT/KNOWN_FAILURES")
+    ap.add_argument("--archs", default="",
+                    help="comma-separated archs, each variant compiled for all (default: --arch)")
+    ap.add_argument("--emit", default="kiln", choices=["kiln", "ptx", "cubin"],
+                    help="how far to compile (kiln: verified IR; cubin: through the GPU backend and ptxas)")
+    ap.add_argument("--known-failures", default=None,
+                    help="default: ROOT/KNOWN_FAILURES, or ROOT/KNOWN_BACKEND_FAILURES past --emit kiln")
     ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=int, default=120, help="seconds per variant")
     ap.add_argument("--filter", default="", help="only variants whose 'file -n kernel' contains this")
@@ -316,7 +332,10 @@ def main():
     args = ap.parse_args()
 
     root = os.path.abspath(args.root)
-    known_path = args.known_failures or os.path.join(root, "KNOWN_FAILURES")
+    backend = args.emit != "kiln"
+    archs = [a for a in args.archs.split(",") if a] or [args.arch]
+    known_path = args.known_failures or os.path.join(
+        root, "KNOWN_BACKEND_FAILURES" if backend else "KNOWN_FAILURES")
     variants, covers, problems = read_corpus(root)
     surface_path = os.path.join(root, "SURFACE")
     surface = read_surface(surface_path) if os.path.exists(surface_path) else []
@@ -331,7 +350,8 @@ def main():
         variants = [v for v in variants if args.filter in f"{v.path} -n {v.kernel}"]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(compile_variant, args.kilnc, root, args.arch, args.timeout, v)
+        futures = [pool.submit(compile_variant, args.kilnc, root, archs, args.emit,
+                               args.timeout, v)
                    for v in variants]
         for v, fut in zip(variants, futures):
             ok, message = fut.result()
@@ -362,7 +382,8 @@ def main():
     failed += len(problems)
 
     if args.update_known_failures:
-        write_known_failures(known_path, variants, known)
+        write_known_failures(known_path, variants, known,
+                             HEADER_KNOWN_BACKEND if backend else HEADER_KNOWN)
         print(f"wrote {known_path}")
     if args.write_language_doc:
         with open(args.write_language_doc, "w", encoding="utf-8") as f:
@@ -373,8 +394,9 @@ def main():
     xfail = sum(v.status == "XFAIL" for v in variants)
     kernels = len({(v.path, v.kernel) for v in variants})
     files = len({v.path for v in variants})
-    print(f"{files} files, {kernels} kernels, {len(variants)} variants; "
-          f"{xfail} known failures (KNOWN_FAILURES)")
+    print(f"{files} files, {kernels} kernels, {len(variants)} variants"
+          f" (--emit {args.emit}, {','.join(archs)}); "
+          f"{xfail} known failures ({os.path.basename(known_path)})")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
