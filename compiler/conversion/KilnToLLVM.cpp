@@ -110,6 +110,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                              cf::ControlFlowDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    kiln::poolSharedMemory(module);
 
     // Mark kernels: entry points, their thread count, aligned pointers.
     auto numWarps = module->getAttrOfType<IntegerAttr>(

@@ -3,6 +3,8 @@
 #include "compiler/conversion/DistributedLayout.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 
@@ -20,7 +22,8 @@ Value kiln::BlockedLayout1D::elementIndex(OpBuilder &b, Location loc, Value tid,
                                           unsigned k) const {
   Type i32 = b.getI32Type();
   auto constant = [&](int64_t v) {
-    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(int32_t(v)));
+    return LLVM::ConstantOp::create(b, loc, i32,
+                                    b.getI32IntegerAttr(int32_t(v)));
   };
   // index = (k / S) * tile + tid * S + k % S, wrapped when the tile is
   // larger than the tensor (threads then hold copies).
@@ -59,7 +62,8 @@ kiln::KilnTypeConverter::KilnTypeConverter(MLIRContext *context)
   });
 }
 
-SmallVector<Value> kiln::unpackElements(OpBuilder &b, Location loc, Value value) {
+SmallVector<Value> kiln::unpackElements(OpBuilder &b, Location loc,
+                                        Value value) {
   auto structType = dyn_cast<LLVM::LLVMStructType>(value.getType());
   if (!structType)
     return {value};
@@ -97,10 +101,64 @@ Value kiln::allocateSharedArray(OpBuilder &b, Operation *op, Type elementType,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(elementType, count),
-                           /*isConstant=*/false, LLVM::Linkage::Internal, name,
-                           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    auto global = LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(elementType, count),
+        /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute(),
+        /*alignment=*/16, /*addrSpace=*/3);
+    // Ops stay alive (and distinct) until the conversion ends.
+    global->setAttr(kSharedOwnerAttr, b.getI64IntegerAttr(int64_t(
+                                          reinterpret_cast<intptr_t>(op))));
   }
   return LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), name);
+}
+
+void kiln::poolSharedMemory(ModuleOp module) {
+  // Arrays per owning op, in the order they were made.
+  llvm::MapVector<int64_t, SmallVector<LLVM::GlobalOp>> owners;
+  for (auto global : module.getOps<LLVM::GlobalOp>())
+    if (auto owner = global->getAttrOfType<IntegerAttr>(kSharedOwnerAttr))
+      owners[owner.getInt()].push_back(global);
+  if (owners.empty())
+    return;
+  DataLayout layout(module);
+  llvm::StringMap<int64_t> offsets;
+  int64_t poolBytes = 0;
+  for (auto &[owner, globals] : owners) {
+    int64_t offset = 0;
+    for (LLVM::GlobalOp global : globals) {
+      offset = llvm::alignTo(offset, 16);
+      offsets[global.getSymName()] = offset;
+      offset += int64_t(layout.getTypeSize(global.getType()));
+    }
+    poolBytes = std::max(poolBytes, offset);
+  }
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  Location loc = module.getLoc();
+  std::string poolName = "kiln_smem";
+  LLVM::GlobalOp::create(
+      b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), poolBytes),
+      /*isConstant=*/false, LLVM::Linkage::Internal, poolName, Attribute(),
+      /*alignment=*/16, /*addrSpace=*/3);
+  auto sharedPtr = LLVM::LLVMPointerType::get(module.getContext(), 3);
+  module.walk([&](LLVM::AddressOfOp addressOf) {
+    auto it = offsets.find(addressOf.getGlobalName());
+    if (it == offsets.end())
+      return;
+    b.setInsertionPoint(addressOf);
+    Value pool =
+        LLVM::AddressOfOp::create(b, addressOf.getLoc(), sharedPtr, poolName);
+    Value address =
+        it->second == 0
+            ? pool
+            : Value(LLVM::GEPOp::create(
+                  b, addressOf.getLoc(), sharedPtr, b.getI8Type(), pool,
+                  ArrayRef<LLVM::GEPArg>{int32_t(it->second)}));
+    addressOf.getResult().replaceAllUsesWith(address);
+    addressOf->erase();
+  });
+  for (auto &[owner, globals] : owners)
+    for (LLVM::GlobalOp global : globals)
+      global->erase();
 }

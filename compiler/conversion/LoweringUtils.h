@@ -19,9 +19,9 @@ namespace kiln {
 
 /// Where a 1-D blocked tensor's elements live (see BlockedEncodingAttr).
 struct BlockedLayout1D {
-  int64_t size;            // elements in the tensor
-  unsigned sizePerThread;  // contiguous elements per chunk
-  unsigned threadsPerCTA;  // threads per warp × warps
+  int64_t size;           // elements in the tensor
+  unsigned sizePerThread; // contiguous elements per chunk
+  unsigned threadsPerCTA; // threads per warp × warps
 
   static std::optional<BlockedLayout1D> get(mlir::RankedTensorType type);
   /// Elements of the tile covered once by all threads.
@@ -47,19 +47,29 @@ public:
 };
 
 /// The thread's elements of a converted tensor (or the scalar itself).
-llvm::SmallVector<mlir::Value> unpackElements(mlir::OpBuilder &b,
-                                              mlir::Location loc,
-                                              mlir::Value value);
+llvm::SmallVector<mlir::Value>
+unpackElements(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value);
 /// Builds a value of `type` (a struct, or a scalar when one element).
 mlir::Value packElements(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Type type, mlir::ValueRange elements);
 /// `nvvm.read.ptx.sreg.tid.x`.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 
-/// The address of a fresh static shared-memory array of `count` elements of
-/// `elementType` (one per op: no reuse yet), 16-byte aligned.
+/// The address of a fresh shared-memory array of `count` elements of
+/// `elementType` for `op`'s lowering, 16-byte aligned. Contract: the
+/// lowering ends every use of its arrays with a barrier, so that the arrays
+/// of different ops never hold live data at once; poolSharedMemory then
+/// places all ops' arrays in one pool, each op's at offset 0.
 mlir::Value allocateSharedArray(mlir::OpBuilder &b, mlir::Operation *op,
                                 mlir::Type elementType, int64_t count);
+
+/// The attribute naming, on each array's global, the op it was made for.
+inline constexpr llvm::StringLiteral kSharedOwnerAttr = "kiln.smem_owner";
+
+/// Replaces the module's per-op shared arrays by one pool: the arrays of one
+/// op sit side by side, the ops share the pool (see allocateSharedArray).
+/// The pool is as large as the largest op's arrays.
+void poolSharedMemory(mlir::ModuleOp module);
 
 /// Vector widths of global accesses, decided before conversion (when axis
 /// info can still read the kiln ops).

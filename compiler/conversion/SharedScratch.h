@@ -30,10 +30,13 @@ inline mlir::Value allocateSharedScratch(mlir::OpBuilder &b, mlir::Operation *op
   {
     mlir::OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    mlir::LLVM::GlobalOp::create(
+    auto global = mlir::LLVM::GlobalOp::create(
         b, loc, mlir::LLVM::LLVMArrayType::get(elementType, count),
         /*isConstant=*/false, mlir::LLVM::Linkage::Internal, name,
         mlir::Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    // Pooled with the other ops' arrays (see kiln::allocateSharedArray).
+    global->setAttr("kiln.smem_owner",
+                    b.getI64IntegerAttr(int64_t(reinterpret_cast<intptr_t>(op))));
   }
   return mlir::LLVM::AddressOfOp::create(
       b, loc, mlir::LLVM::LLVMPointerType::get(b.getContext(), 3), name);

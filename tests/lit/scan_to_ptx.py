@@ -9,7 +9,7 @@ import triton
 import triton.language as tl
 
 
-# SUM: .shared .align 16 .b8 kiln_scan_smem_0[128];
+# SUM: .shared .align 16 .b8 kiln_smem[128];
 # SUM: shfl.sync.up.b32 {{.*}}, 1, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 2, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 4, 0, -1;
@@ -51,7 +51,7 @@ def segmented(x_ptr, flag_ptr, out_ptr):
 
 
 # 64-element operands on 128 threads hold copies: through shared memory.
-# CAT: .shared .align 16 .b8 kiln_cat_smem_0[512];
+# CAT: .shared .align 16 .b8 kiln_smem[512];
 # CAT: st.shared.b32
 # CAT: st.shared.b32
 # CAT: bar.sync 0;
