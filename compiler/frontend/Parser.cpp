@@ -788,7 +788,6 @@ ExprPtr Parser::parseAtomWithTrailers() {
   ExprPtr value = parseAtom();
   ChainDepth chain(*this);
   while (value) {
-    SMLoc loc = tok().loc;
     if ((tok().isOp("(") || tok().isOp("[") || tok().isOp(".")) &&
         chain.tooDeep())
       return nullptr;
