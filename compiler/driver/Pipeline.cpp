@@ -149,6 +149,8 @@ int kiln::compileKernel(const CompileOptions &options) {
                                "': " + toString(spec.takeError()));
     return 1;
   }
+  if (!emitter.applyHeuristics(*kernel, *spec))
+    return 1;
   if (options.numWarpsGiven && options.signature.find("num_warps") == std::string::npos)
     spec->numWarps = options.numWarps;
   if (options.numStagesGiven && options.signature.find("num_stages") == std::string::npos)

@@ -34,10 +34,10 @@ std::optional<FValue> programIdLike(Emitter &e, const CallArgs &args,
     return r.bad(0, "0, 1 or 2");
   mlir::Location l = e.location(args.loc);
   auto &b = e.getBuilder();
-  mlir::Value v =
-      numPrograms
-          ? mlir::Value(kiln::NumProgramsOp::create(b, l, b.getI32Type(), int32_t(*axis)))
-          : mlir::Value(kiln::ProgramIdOp::create(b, l, b.getI32Type(), int32_t(*axis)));
+  mlir::Value v = numPrograms ? mlir::Value(kiln::NumProgramsOp::create(
+                                    b, l, b.getI32Type(), int32_t(*axis)))
+                              : mlir::Value(kiln::ProgramIdOp::create(
+                                    b, l, b.getI32Type(), int32_t(*axis)));
   return FValue::runtime(v, TritonType{DType(ScalarKind::I32), false, {}});
 }
 
@@ -115,8 +115,8 @@ std::optional<FValue> zeros(Emitter &e, const CallArgs &args) {
   const FValue *dtype = r.get(1);
   if (!dtype || dtype->kind != FValue::Kind::DType || dtype->type.isPointer)
     return r.bad(1, "a dtype such as tl.float32");
-  return e.constant(FValue::integer(0), TritonType{dtype->type.element, false, *shape},
-                    args.loc);
+  return e.constant(FValue::integer(0),
+                    TritonType{dtype->type.element, false, *shape}, args.loc);
 }
 
 /// tl.zeros_like(input) and full_like(input, value, dtype=None): a block of
@@ -189,8 +189,8 @@ std::optional<FValue> where(Emitter &e, const CallArgs &args) {
       a ? e.broadcastTo((*xy)[1], *shape, r.loc(2)) : std::nullopt;
   if (!b)
     return std::nullopt;
-  mlir::Value v = mlir::arith::SelectOp::create(e.getBuilder(), e.location(args.loc),
-                                                c->value, a->value, b->value);
+  mlir::Value v = mlir::arith::SelectOp::create(
+      e.getBuilder(), e.location(args.loc), c->value, a->value, b->value);
   return FValue::runtime(v, a->type);
 }
 
@@ -234,14 +234,20 @@ std::optional<FValue> minMax(Emitter &e, const CallArgs &args, bool isMax) {
               : mlir::Value(
                     arith::MinimumFOp::create(builder, l, a->value, b->value));
   else if (type.isFloat())
-    v = isMax ? mlir::Value(arith::MaxNumFOp::create(builder, l, a->value, b->value))
-              : mlir::Value(arith::MinNumFOp::create(builder, l, a->value, b->value));
+    v = isMax ? mlir::Value(
+                    arith::MaxNumFOp::create(builder, l, a->value, b->value))
+              : mlir::Value(
+                    arith::MinNumFOp::create(builder, l, a->value, b->value));
   else if (type.isUnsigned() || type.isBool())
-    v = isMax ? mlir::Value(arith::MaxUIOp::create(builder, l, a->value, b->value))
-              : mlir::Value(arith::MinUIOp::create(builder, l, a->value, b->value));
+    v = isMax ? mlir::Value(
+                    arith::MaxUIOp::create(builder, l, a->value, b->value))
+              : mlir::Value(
+                    arith::MinUIOp::create(builder, l, a->value, b->value));
   else
-    v = isMax ? mlir::Value(arith::MaxSIOp::create(builder, l, a->value, b->value))
-              : mlir::Value(arith::MinSIOp::create(builder, l, a->value, b->value));
+    v = isMax ? mlir::Value(
+                    arith::MaxSIOp::create(builder, l, a->value, b->value))
+              : mlir::Value(
+                    arith::MinSIOp::create(builder, l, a->value, b->value));
   return FValue::runtime(v, probe->type);
 }
 std::optional<FValue> maximum(Emitter &e, const CallArgs &args) {
@@ -261,7 +267,28 @@ std::optional<FValue> cdiv(Emitter &e, const CallArgs &args) {
   std::optional<FValue> sum = e.binary("+", *r.get(0), *r.get(1), args.loc);
   std::optional<FValue> minusOne =
       sum ? e.binary("-", *sum, FValue::integer(1), args.loc) : std::nullopt;
-  return minusOne ? e.binary("//", *minusOne, *r.get(1), args.loc) : std::nullopt;
+  return minusOne ? e.binary("//", *minusOne, *r.get(1), args.loc)
+                  : std::nullopt;
+}
+
+/// triton.next_power_of_2(n): the smallest power of two >= n (1 for n <= 1),
+/// for heuristics and constexpr arithmetic.
+std::optional<FValue> nextPowerOf2(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"n"};
+  ArgReader r(e, args, "triton.next_power_of_2", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  if (!r.get(0)->isInt())
+    return e.error(r.loc(0), "triton.next_power_of_2 needs a compile-time "
+                             "int, got " +
+                                 r.get(0)->describe());
+  int64_t n = r.get(0)->intValue;
+  if (n > (int64_t(1) << 62))
+    return e.error(r.loc(0), "triton.next_power_of_2 of " + std::to_string(n) +
+                                 " does not fit 64 bits");
+  return FValue::integer(n <= 1 ? 1 : int64_t(llvm::PowerOf2Ceil(uint64_t(n))));
 }
 
 /// Hints that only refine analysis (`tl.multiple_of`, ...): the value
@@ -495,8 +522,8 @@ std::optional<FValue> pyFloat(Emitter &e, const CallArgs &args) {
 } // namespace
 
 std::optional<llvm::SmallVector<int64_t>>
-kiln::frontend::readShape(Emitter &e, const FValue &v,
-                                                    SMLoc loc, StringRef what) {
+kiln::frontend::readShape(Emitter &e, const FValue &v, SMLoc loc,
+                          StringRef what) {
   llvm::SmallVector<int64_t> shape;
   auto add = [&](const FValue &d) {
     if (!d.isInt() || d.intValue <= 0)
@@ -504,10 +531,13 @@ kiln::frontend::readShape(Emitter &e, const FValue &v,
     shape.push_back(d.intValue);
     return true;
   };
-  bool ok = v.kind == FValue::Kind::Tuple ? llvm::all_of(v.elements, add) : add(v);
+  bool ok =
+      v.kind == FValue::Kind::Tuple ? llvm::all_of(v.elements, add) : add(v);
   if (!ok || shape.empty()) {
-    e.error(loc, what + " must be a positive compile-time int or a tuple of "
-                        "them, got " + v.describe());
+    e.error(loc, what +
+                     " must be a positive compile-time int or a tuple of "
+                     "them, got " +
+                     v.describe());
     return std::nullopt;
   }
   for (int64_t d : shape)
@@ -533,6 +563,7 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.minimum", minimum},
       {"tl.cdiv", cdiv},
       {"triton.cdiv", cdiv},
+      {"triton.next_power_of_2", nextPowerOf2},
       {"tl.multiple_of", passThroughHint},
       {"tl.max_contiguous", passThroughHint},
       {"tl.max_constancy", passThroughHint},

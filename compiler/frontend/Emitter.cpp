@@ -44,6 +44,8 @@ std::string FValue::describe() const {
     return "the method " + text;
   case Kind::Marker:
     return text;
+  case Kind::Dict:
+    return "a dict of " + std::to_string(elements.size() / 2);
   }
   return "a value";
 }
@@ -234,55 +236,64 @@ static bool isConstexprAnnotation(const Expr *annotation) {
   return false;
 }
 
+std::optional<ConstexprLiteral> kiln::frontend::valueToLiteral(const FValue &v) {
+  ConstexprLiteral lit;
+  switch (v.kind) {
+  case FValue::Kind::Int:
+    lit.kind = ConstexprLiteral::Kind::Int;
+    lit.intValue = v.intValue;
+    lit.text = std::to_string(v.intValue);
+    return lit;
+  case FValue::Kind::Bool:
+    lit.kind = ConstexprLiteral::Kind::Bool;
+    lit.intValue = v.intValue;
+    lit.text = v.intValue ? "True" : "False";
+    return lit;
+  case FValue::Kind::Float:
+    lit.kind = ConstexprLiteral::Kind::Float;
+    lit.floatValue = v.floatValue;
+    lit.text = std::to_string(v.floatValue);
+    return lit;
+  case FValue::Kind::String:
+    lit.kind = ConstexprLiteral::Kind::String;
+    lit.text = v.text;
+    return lit;
+  case FValue::Kind::None:
+    lit.kind = ConstexprLiteral::Kind::None;
+    lit.text = "None";
+    return lit;
+  default:
+    return std::nullopt;
+  }
+}
+
 std::optional<std::vector<ParamDecl>>
 Emitter::paramDecls(const FunctionDefStmt &kernel) {
   std::vector<ParamDecl> decls;
   for (const Param &p : kernel.params) {
     ParamDecl decl{p.name, isConstexprAnnotation(p.annotation.get()), {}};
+    decl.fromHeuristic =
+        decl.isConstexpr && heuristicFor(kernel, p.name) != nullptr;
     if (decl.isConstexpr && p.defaultValue) {
       scopes.emplace_back();
       std::optional<FValue> v = evaluate(*p.defaultValue);
       scopes.pop_back();
       if (!v)
         return std::nullopt;
-      ConstexprLiteral lit;
-      switch (v->kind) {
-      case FValue::Kind::Int:
-        lit.kind = ConstexprLiteral::Kind::Int;
-        lit.intValue = v->intValue;
-        lit.text = std::to_string(v->intValue);
-        break;
-      case FValue::Kind::Bool:
-        lit.kind = ConstexprLiteral::Kind::Bool;
-        lit.intValue = v->intValue;
-        lit.text = v->intValue ? "True" : "False";
-        break;
-      case FValue::Kind::Float:
-        lit.kind = ConstexprLiteral::Kind::Float;
-        lit.floatValue = v->floatValue;
-        lit.text = std::to_string(v->floatValue);
-        break;
-      case FValue::Kind::String:
-        lit.kind = ConstexprLiteral::Kind::String;
-        lit.text = v->text;
-        break;
-      case FValue::Kind::None:
-        lit.kind = ConstexprLiteral::Kind::None;
-        lit.text = "None";
-        break;
-      default:
+      std::optional<ConstexprLiteral> lit = valueToLiteral(*v);
+      if (!lit) {
         error(p.defaultValue->getLoc(),
               "unsupported default value for a tl.constexpr parameter");
         return std::nullopt;
       }
-      decl.defaultValue = lit;
+      decl.defaultValue = *lit;
     }
     decls.push_back(std::move(decl));
   }
   return decls;
 }
 
-static FValue literalToValue(const ConstexprLiteral &lit) {
+FValue kiln::frontend::literalToValue(const ConstexprLiteral &lit) {
   switch (lit.kind) {
   case ConstexprLiteral::Kind::Int:
     return FValue::integer(lit.intValue);
@@ -705,6 +716,29 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
   std::optional<FValue> base = evaluate(*expr.value);
   if (!base)
     return std::nullopt;
+  if (base->kind == FValue::Kind::Dict) {
+    std::optional<FValue> key =
+        expr.indices.size() == 1 ? evaluate(*expr.indices[0]) : std::nullopt;
+    if (!key)
+      return expr.indices.size() == 1
+                 ? std::nullopt
+                 : error(expr.getLoc(), "a dict takes one key");
+    for (size_t i = 0; i + 1 < base->elements.size(); i += 2)
+      if (key->kind == FValue::Kind::String &&
+          base->elements[i].text == key->text) {
+        const FValue &value = base->elements[i + 1];
+        if (value.kind == FValue::Kind::Marker && value.text == "run-time")
+          return error(expr.indices[0]->getLoc(),
+                       "the heuristic for '" + base->text + "' reads '" +
+                           key->text +
+                           "', a run-time parameter whose value is not known "
+                           "when compiling: give " + base->text +
+                           " in the signature");
+        return value;
+      }
+    return error(expr.indices[0]->getLoc(),
+                 "no parameter " + key->describe() + " in the arguments");
+  }
   if (base->kind == FValue::Kind::Tuple) {
     if (expr.indices.size() != 1)
       return error(expr.getLoc(), "a tuple takes one index");

@@ -46,6 +46,11 @@ using BuiltinFn = std::optional<FValue> (*)(Emitter &, const CallArgs &);
 /// Looks up a builtin by its canonical name ("tl.load", "range", ...).
 BuiltinFn lookupBuiltin(llvm::StringRef name);
 
+/// Compile-time values to and from the signature's constexpr literals
+/// (std::nullopt for values a signature cannot hold).
+std::optional<ConstexprLiteral> valueToLiteral(const FValue &v);
+FValue literalToValue(const ConstexprLiteral &lit);
+
 class Emitter {
 public:
   Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
@@ -58,6 +63,16 @@ public:
   /// Parameter declarations of `kernel`, for signature parsing.
   std::optional<std::vector<ParamDecl>>
   paramDecls(const FunctionDefStmt &kernel);
+
+  /// Gives each parameter the signature left to @triton.heuristics its
+  /// value: the heuristic's lambda evaluated over the parameters known when
+  /// compiling (constexprs, and earlier heuristics' results). Reports an
+  /// error (naming the parameter) and returns false if one reads a run-time
+  /// parameter or does not give a constant.
+  bool applyHeuristics(const FunctionDefStmt &kernel, KernelSpec &spec);
+  /// The lambda @triton.heuristics gives for `param`, if any.
+  const LambdaExpr *heuristicFor(const FunctionDefStmt &kernel,
+                                 llvm::StringRef param);
 
   /// Emits `kernel` specialized for `spec` into a new module.
   mlir::OwningOpRef<mlir::ModuleOp> emitKernel(const FunctionDefStmt &kernel,

@@ -197,6 +197,12 @@ kiln::frontend::parseSignature(StringRef signature,
         spec.params[i].fromDefault = true;
         continue;
       }
+      if (params[i].fromHeuristic) {
+        spec.params[i].name = params[i].name;
+        spec.params[i].isConstexpr = true;
+        spec.params[i].pendingHeuristic = true;
+        continue;
+      }
       return makeError(llvm::formatv("parameter '{0}' is missing from the "
                                      "signature ({1})",
                                      params[i].name,

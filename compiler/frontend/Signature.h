@@ -36,6 +36,7 @@ struct ParamSpec {
   unsigned divisibility = 1; // 16 when the variant assumes it
   ConstexprLiteral value; // constexpr parameters
   bool fromDefault = false;
+  bool pendingHeuristic = false; // left out: @triton.heuristics decides
 };
 
 struct KernelSpec {
@@ -53,6 +54,7 @@ struct ParamDecl {
   std::string name;
   bool isConstexpr;
   std::optional<ConstexprLiteral> defaultValue; // constexpr defaults only
+  bool fromHeuristic = false; // a @triton.heuristics key: may be left out
 };
 
 /// Parses `signature` for a kernel with `params`. `aligned` marks every

@@ -36,6 +36,7 @@ struct FValue {
     Builtin,  // text: "tl.load", "range", "libdevice.exp", ...
     Method,   // text: method name, elements[0]: the receiver
     Marker,   // text: "triton.jit", "tl.constexpr", ... (decorators, annotations)
+    Dict,     // elements: key (String), value, ...; text: the heuristic's name
   };
 
   Kind kind = Kind::None;

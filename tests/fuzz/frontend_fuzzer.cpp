@@ -124,6 +124,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         llvm::consumeError(spec.takeError());
         break;
       }
+      if (!emitter.applyHeuristics(*kernel, *spec))
+        break;
       mlir::OwningOpRef<mlir::ModuleOp> module = emitter.emitKernel(*kernel, *spec);
       // The front end must report bad input itself: IR that fails to
       // verify is a front-end bug (issue 3), so it is a finding here.
