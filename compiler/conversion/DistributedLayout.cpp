@@ -14,7 +14,7 @@ using kiln::layout::LinearLayout;
 
 namespace {
 
-constexpr unsigned kLaneBits = 5; // 32 threads per warp
+constexpr int32_t kLaneBits = 5; // 32 threads per warp
 
 bool isPowerOfTwoShape(ArrayRef<int64_t> shape) {
   return !shape.empty() && llvm::all_of(shape, [](int64_t n) {

@@ -434,7 +434,7 @@ std::optional<FValue> dtypePredicate(Emitter &e, const CallArgs &args) {
                .Case("is_int", !ptr && d.isInteger())
                .Case("is_int_signed", !ptr && d.isSigned() && !d.isBool())
                .Case("is_int_unsigned", !ptr && (d.isUnsigned() || d.isBool()))
-               .Cases("is_bool", "is_int1", is(ScalarKind::I1))
+               .Cases({"is_bool", "is_int1"}, is(ScalarKind::I1))
                .Case("is_int8", is(ScalarKind::I8))
                .Case("is_int16", is(ScalarKind::I16))
                .Case("is_int32", is(ScalarKind::I32))
