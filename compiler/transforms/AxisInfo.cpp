@@ -52,30 +52,126 @@ AxisInfo kiln::AxisInfoAnalysis::conservative(Value value) {
   return uniform(value, 1, 1, 1);
 }
 
-kiln::AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) {
-  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto func = dyn_cast<func::FuncOp>(op)) {
-      if (func.isExternal())
-        return;
-      for (BlockArgument arg : func.getArguments()) {
-        int64_t div = 1;
-        if (auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                           "kiln.divisibility"))
-          div = attr.getInt();
-        infos[arg] = splatInfo(arg, div);
-      }
+/// What holds of both `a` and `b`: the value may be either.
+static AxisInfo meet(const AxisInfo &a, const AxisInfo &b) {
+  AxisInfo info = a;
+  for (size_t d = 0; d < info.contiguity.size(); ++d) {
+    info.contiguity[d] = std::gcd(a.contiguity[d], b.contiguity[d]);
+    info.divisibility[d] = std::gcd(a.divisibility[d], b.divisibility[d]);
+    info.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
+  }
+  if (a.constantValue != b.constantValue)
+    info.constantValue.reset();
+  return info;
+}
+
+static bool operator==(const AxisInfo &a, const AxisInfo &b) {
+  return a.contiguity == b.contiguity && a.divisibility == b.divisibility &&
+         a.constancy == b.constancy && a.constantValue == b.constantValue;
+}
+
+kiln::AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) { visit(root); }
+
+void kiln::AxisInfoAnalysis::visit(Operation *op) {
+  if (auto func = dyn_cast<func::FuncOp>(op)) {
+    if (func.isExternal())
       return;
+    for (BlockArgument arg : func.getArguments()) {
+      int64_t div = 1;
+      if (auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                         "kiln.divisibility"))
+        div = attr.getInt();
+      infos[arg] = splatInfo(arg, div);
     }
-    for (Value result : op->getResults())
-      infos[result] = compute(op, result);
-    // A loop's induction variable starts at lb and moves by step: it is
-    // divisible by whatever divides both.
-    if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      int64_t div = std::gcd(get(loop.getLowerBound()).divisibility[0],
-                             get(loop.getStep()).divisibility[0]);
-      infos[loop.getInductionVar()] = splatInfo(loop.getInductionVar(), div);
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return visitFor(loop);
+  if (auto loop = dyn_cast<scf::WhileOp>(op))
+    return visitWhile(loop);
+  for (Region &region : op->getRegions())
+    visitRegion(region);
+  if (auto branch = dyn_cast<scf::IfOp>(op)) {
+    // Either branch's value.
+    if (branch.getNumResults() == 0)
+      return;
+    auto thenValues = branch.thenYield().getOperands();
+    auto elseValues = branch.elseYield().getOperands();
+    for (auto [result, a, b] :
+         llvm::zip(branch.getResults(), thenValues, elseValues))
+      infos[result] = meet(get(a), get(b));
+    return;
+  }
+  for (Value result : op->getResults())
+    infos[result] = compute(op, result);
+}
+
+void kiln::AxisInfoAnalysis::visitRegion(Region &region) {
+  for (Block &block : region)
+    for (Operation &op : block)
+      visit(&op);
+}
+
+// Loop-carried values: start from the initial values' facts, analyze the
+// body, weaken by what it yields, and repeat until nothing changes. Facts only
+// weaken (gcd), so this ends; a bound guards against slow descents.
+static constexpr int kMaxLoopPasses = 8;
+
+void kiln::AxisInfoAnalysis::visitFor(scf::ForOp loop) {
+  // The induction variable starts at lb and moves by step: it is divisible by
+  // whatever divides both.
+  int64_t div = std::gcd(get(loop.getLowerBound()).divisibility[0],
+                         get(loop.getStep()).divisibility[0]);
+  infos[loop.getInductionVar()] = splatInfo(loop.getInductionVar(), div);
+  SmallVector<AxisInfo> carried;
+  for (Value init : loop.getInitArgs())
+    carried.push_back(get(init));
+  auto yielded = loop.getYieldedValues();
+  for (int pass = 0;; ++pass) {
+    for (auto [arg, info] : llvm::zip(loop.getRegionIterArgs(), carried))
+      infos[arg] = pass < kMaxLoopPasses ? info : conservative(arg);
+    visitRegion(loop.getRegion());
+    if (pass == kMaxLoopPasses)
+      break;
+    bool changed = false;
+    for (auto [info, value] : llvm::zip(carried, yielded)) {
+      AxisInfo next = meet(info, get(value));
+      changed |= !(next == info);
+      info = next;
     }
-  });
+    if (!changed)
+      break;
+  }
+  for (auto [result, arg] :
+       llvm::zip(loop.getResults(), loop.getRegionIterArgs()))
+    infos[result] = get(arg);
+}
+
+void kiln::AxisInfoAnalysis::visitWhile(scf::WhileOp loop) {
+  SmallVector<AxisInfo> carried;
+  for (Value init : loop.getInits())
+    carried.push_back(get(init));
+  scf::ConditionOp condition = loop.getConditionOp();
+  for (int pass = 0;; ++pass) {
+    for (auto [arg, info] : llvm::zip(loop.getBeforeArguments(), carried))
+      infos[arg] = pass < kMaxLoopPasses ? info : conservative(arg);
+    visitRegion(loop.getBefore());
+    for (auto [arg, value] :
+         llvm::zip(loop.getAfterArguments(), condition.getArgs()))
+      infos[arg] = get(value);
+    visitRegion(loop.getAfter());
+    if (pass == kMaxLoopPasses)
+      break;
+    bool changed = false;
+    for (auto [info, value] : llvm::zip(carried, loop.getYieldedValues())) {
+      AxisInfo next = meet(info, get(value));
+      changed |= !(next == info);
+      info = next;
+    }
+    if (!changed)
+      break;
+  }
+  for (auto [result, value] : llvm::zip(loop.getResults(), condition.getArgs()))
+    infos[result] = get(value);
 }
 
 const AxisInfo &kiln::AxisInfoAnalysis::get(Value value) {

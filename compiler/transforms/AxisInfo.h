@@ -11,6 +11,7 @@
 #ifndef KILN_TRANSFORMS_AXISINFO_H
 #define KILN_TRANSFORMS_AXISINFO_H
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
@@ -46,6 +47,10 @@ public:
                        unsigned maxBits = 128);
 
 private:
+  void visit(mlir::Operation *op);
+  void visitRegion(mlir::Region &region);
+  void visitFor(mlir::scf::ForOp loop);
+  void visitWhile(mlir::scf::WhileOp loop);
   AxisInfo compute(mlir::Operation *op, mlir::Value result);
   AxisInfo conservative(mlir::Value value);
 
