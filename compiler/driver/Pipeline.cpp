@@ -4,7 +4,8 @@
 // and the IR after each is written by --dump-ir (and by --emit for the stage
 // where compilation stops).
 //
-//   source ──parse──► AST ──emit──► kiln IR ──assign layouts──► kiln_gpu IR
+//   source ──parse──► AST ──emit──► kiln IR ──rewrite block pointers,
+//     assign layouts──► kiln_gpu IR
 //     ──lower──► LLVM+NVVM dialects ──translate──► LLVM IR ──O3, NVPTX──► PTX
 //     ──ptxas──► cubin + metadata
 //
@@ -170,9 +171,10 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (writer.done)
     return 0;
 
-  // Stage 3: layouts.
+  // Stage 3: block pointers to tensors of pointers, then layouts.
   {
     mlir::PassManager pm(&context);
+    pm.addPass(kiln::createKilnRewriteBlockPointers());
     kiln::KilnAssignLayoutsOptions layoutOptions;
     layoutOptions.numWarps = spec->numWarps;
     pm.addPass(kiln::createKilnAssignLayouts(layoutOptions));

@@ -4,6 +4,21 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnRewriteBlockPointers : Pass<"kiln-rewrite-block-pointers", "mlir::ModuleOp"> {
+  let summary = "Replace block pointers by their scalar parts and tensors of pointers";
+  let description = [{
+    Every `!kiln.block_ptr` value becomes its base pointer, shape and strides
+    (i64) and offsets (i32); kiln.advance adds to the offsets. A load or
+    store through a block pointer becomes one on the tensor of pointers
+    base + sum over d of (offset_d + arange(0, B_d)) * stride_d, masked by
+    0 <= offset_d + i_d < shape_d over its boundary_check dimensions, with
+    out-of-bounds loads reading zero or NaN as padding says. Loops and ifs
+    that carry block pointers carry the parts that change instead.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def KilnAssignLayouts : Pass<"kiln-assign-layouts", "mlir::ModuleOp"> {
   let summary = "Give every tensor a kiln_gpu layout chosen for coalesced, vectorized access";
   let description = [{
