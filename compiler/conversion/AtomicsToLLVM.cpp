@@ -3,9 +3,10 @@
 // Each element of kiln.atomic_rmw / kiln.atomic_cas is one
 // `atom.global.<sem>.<scope>.<op>.<type>` in inline PTX, predicated on its
 // mask, as upstream Triton emits them. An element is updated once: threads
-// holding a copy of it (tensors smaller than the CTA) are masked off, and a
-// scalar atomic runs in thread 0 only, which then hands the old value to
-// every thread through shared memory when the result is used.
+// and registers holding a copy of it (where a lane, warp or register bit of
+// the layout moves nothing) are left out, and a scalar atomic runs in thread
+// 0 only, which then hands the old value to every thread through shared
+// memory when the result is used.
 //
 // Floats have no atom.max/min: like upstream Triton they use integer
 // atomics on the bits, signed max (min) where the value is non-negative and
@@ -14,12 +15,14 @@
 // compare-and-swap loop.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
-#include "compiler/conversion/SharedScratch.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
+using kiln::layout::LinearLayout;
+namespace layout = kiln::layout;
 
 namespace {
 
@@ -97,20 +100,44 @@ std::string bf16AddLoop(StringRef ordering, bool predicated) {
          "}";
 }
 
-/// Which threads update: those owning their elements (copies are masked
-/// off), or thread 0 for a scalar. Null when every thread does.
+/// Which threads update: for a tensor, those holding no copies (a thread is
+/// a copy of another where a lane or warp bit it has set moves nothing); for
+/// a scalar, thread 0. Null when every thread does.
 Value ownerPredicate(OpBuilder &b, Location loc, Type ptrType) {
+  Value tid = kiln::threadIdX(b, loc);
   auto tensor = dyn_cast<RankedTensorType>(ptrType);
   if (!tensor)
-    return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
-                                kiln::threadIdX(b, loc), i32Constant(b, loc, 0));
-  auto layout = kiln::BlockedLayout1D::get(tensor);
-  if (layout->tileSize() <= layout->size)
+    return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, tid,
+                                i32Constant(b, loc, 0));
+  LinearLayout layout = *kiln::getLinearLayout(tensor);
+  SmallVector<uint64_t> zeroBases = layout.getZeroBasisMasks();
+  auto copyBits = [&](StringRef hw) -> uint64_t {
+    return layout.hasInDim(hw) ? zeroBases[layout.getInDimIndex(hw)] : 0;
+  };
+  // tid.x: lanes in the low five bits, warps above.
+  uint64_t copies = copyBits(layout::kLane) | copyBits(layout::kWarp) << 5;
+  if (copies == 0)
     return Value();
-  int64_t owners = std::max<int64_t>(1, layout->size / layout->sizePerThread);
-  return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult,
-                              kiln::threadIdX(b, loc),
-                              i32Constant(b, loc, int32_t(owners)));
+  return LLVM::ICmpOp::create(
+      b, loc, LLVM::ICmpPredicate::eq,
+      LLVM::AndOp::create(b, loc, tid, i32Constant(b, loc, int32_t(copies))),
+      i32Constant(b, loc, 0));
+}
+
+/// For each of `count` registers of a tensor of `ptrType`, the register
+/// whose element it copies (itself when it is no copy): copies take the
+/// old value of the original instead of updating the element again.
+SmallVector<unsigned> originalRegisters(Type ptrType, unsigned count) {
+  uint64_t copies = 0;
+  if (auto tensor = dyn_cast<RankedTensorType>(ptrType)) {
+    LinearLayout layout = *kiln::getLinearLayout(tensor);
+    copies =
+        layout.getZeroBasisMasks()[layout.getInDimIndex(layout::kRegister)];
+  }
+  SmallVector<unsigned> originals;
+  for (unsigned k = 0; k < count; ++k)
+    originals.push_back(unsigned(k & ~copies));
+  return originals;
 }
 
 Value andPredicates(OpBuilder &b, Location loc, Value x, Value y) {
@@ -129,7 +156,7 @@ Value broadcastFromThreadZero(OpBuilder &b, Operation *op, Value value) {
   MLIRContext *ctx = b.getContext();
   Type type = value.getType();
   unsigned bits = type.getIntOrFloatBitWidth();
-  Value slot = kiln::allocateSharedScratch(b, op, "kiln_atomic_smem", type, 1);
+  Value slot = kiln::allocateSharedArray(b, op, type, 1);
   Value isFirst = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
                                        kiln::threadIdX(b, loc),
                                        i32Constant(b, loc, 0));
@@ -160,8 +187,8 @@ struct AtomicLoweringBase : OpConversionPattern<AtomicOp> {
   LogicalResult checkOperands(AtomicOp op, ConversionPatternRewriter &rewriter,
                               Type &element, unsigned &bits) const {
     if (auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType()))
-      if (!kiln::BlockedLayout1D::get(tensor))
-        return rewriter.notifyMatchFailure(op, "only 1-D blocked tensors");
+      if (!kiln::getLinearLayout(tensor))
+        return rewriter.notifyMatchFailure(op, "tensor without a layout");
     element = this->getTypeConverter()->convertType(
         kiln::getElementTypeOrSelf(op.getResult().getType()));
     if (!element || !element.isIntOrFloat())
@@ -269,9 +296,15 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
     if (adaptor.getMask())
       masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
     Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType());
+    SmallVector<unsigned> originals =
+        originalRegisters(op.getPtr().getType(), ptrs.size());
 
     SmallVector<Value> olds;
     for (size_t k = 0; k < ptrs.size(); ++k) {
+      if (originals[k] != k) {
+        olds.push_back(olds[originals[k]]);
+        continue;
+      }
       Value pred = andPredicates(rewriter, loc, masks.empty() ? Value() : masks[k], owner);
       Value old;
       if (bf16Loop) {
@@ -345,8 +378,14 @@ struct AtomicCASLowering : AtomicLoweringBase<kiln::AtomicCASOp> {
     SmallVector<Value> cmps = kiln::unpackElements(rewriter, loc, adaptor.getCmp());
     SmallVector<Value> vals = kiln::unpackElements(rewriter, loc, adaptor.getVal());
     Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType());
+    SmallVector<unsigned> originals =
+        originalRegisters(op.getPtr().getType(), ptrs.size());
     SmallVector<Value> olds;
     for (size_t k = 0; k < ptrs.size(); ++k) {
+      if (originals[k] != k) {
+        olds.push_back(olds[originals[k]]);
+        continue;
+      }
       Value old = emitAtomicAsm(
           rewriter, loc, instruction, ptrs[k],
           ValueRange{toBits(rewriter, loc, cmps[k]), toBits(rewriter, loc, vals[k])},

@@ -8,6 +8,7 @@
 # RUN: %kilnc compile %s -n half_add -s "*bf16, *bf16, i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=BF16-NATIVE
 # RUN: %kilnc compile %s -n half_add -s "*bf16, *bf16, i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=BF16-LOOP
 # RUN: %kilnc compile %s -n wide -s "*i64, *i64, i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=WIDE
+# RUN: %kilnc compile %s -n tile_add -s "*fp32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=TILE
 import triton
 import triton.language as tl
 
@@ -76,3 +77,16 @@ def wide(ptr, val_ptr, n):
     v = tl.load(val_ptr + offs)
     tl.atomic_max(ptr + offs, v, mask=offs < n)
     tl.atomic_cas(ptr + offs, v, v + 1)
+
+
+# A 4x8 tile over 128 threads: only the 32 threads of warp 0 hold distinct
+# elements; the other warps' copies stay out.
+# TILE-LABEL: .entry tile_add
+# TILE: setp.lt.u32 [[P:%p[0-9]+]], %r{{[0-9]+}}, 32;
+# TILE: @[[P]] atom.global.acq_rel.gpu.add.f32
+# TILE-NOT: atom.global
+@triton.jit
+def tile_add(ptr, out):
+    offs = tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :]
+    old = tl.atomic_add(out + offs, tl.load(ptr + offs))
+    tl.store(ptr + offs, old)
