@@ -10,7 +10,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/OpFamilyLowerings.h"
-#include "compiler/conversion/SharedScratch.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -45,8 +44,8 @@ struct CatLowering : OpConversionPattern<kiln::CatOp> {
 
     // Through shared memory, in order: lhs at [0, n), rhs at [n, 2n).
     Type elementType = lhs.front().getType();
-    Value base = kiln::allocateSharedScratch(rewriter, op, "kiln_cat_smem",
-                                             elementType, to->size);
+    Value base =
+        kiln::allocateSharedArray(rewriter, op, elementType, to->size);
     auto sharedPtr = LLVM::LLVMPointerType::get(getContext(), 3);
     Value tid = kiln::threadIdX(rewriter, loc);
     auto slot = [&](Value index) {

@@ -18,7 +18,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/OpFamilyLowerings.h"
-#include "compiler/conversion/SharedScratch.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -216,8 +215,8 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
       SmallVector<Value> slots;
       for (size_t i = 0; i < numOperands; ++i) {
         Type type = warpTotals[0][i].getType();
-        Value base = kiln::allocateSharedScratch(b, op, "kiln_scan_smem", type,
-                                                 int64_t(reps) * warps);
+        Value base =
+            kiln::allocateSharedArray(b, op, type, int64_t(reps) * warps);
         slots.push_back(base);
         for (unsigned r = 0; r < reps; ++r) {
           // Every lane of the warp stores the same total.
