@@ -357,47 +357,6 @@ std::optional<FValue> Emitter::emitConditionalExpr(const IfExpExpr &expr,
 // Loops
 //===----------------------------------------------------------------------===//
 
-std::optional<std::vector<std::string>>
-Emitter::probeRebound(const Block &body, const Expr *target,
-                      mlir::Type ivType) {
-  Scope before = scopes.back();
-  auto block = std::make_unique<mlir::Block>();
-  bool ok;
-  {
-    mlir::OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToEnd(block.get());
-    if (target) {
-      mlir::Value iv = block->addArgument(ivType, builder.getUnknownLoc());
-      unsigned width = ivType.getIntOrFloatBitWidth();
-      scopes.back()[llvm::cast<NameExpr>(target)->name] = FValue::runtime(
-          iv, TritonType{DType(width == 64 ? ScalarKind::I64 : ScalarKind::I32),
-                         false,
-                         {}});
-    }
-    ok = emitBlock(body);
-  }
-  Scope after = scopes.back();
-  scopes.back() = before;
-  discard(std::move(block));
-  if (!ok)
-    return std::nullopt;
-  if (frames.back().returned) {
-    error(body.front()->getLoc(), "'return' inside a loop is not supported");
-    return std::nullopt;
-  }
-  std::vector<std::string> rebound;
-  for (const std::string &name : sortedKeys(before)) {
-    if (target && name == llvm::cast<NameExpr>(target)->name)
-      continue;
-    auto it = after.find(name);
-    if (it != after.end() && !sameBinding(before[name], it->second)) {
-      rebound.push_back(name);
-      probed[name] = it->second;
-    }
-  }
-  return rebound;
-}
-
 /// The type a loop carries `name` with: the initial value's if it is a
 /// tensor, else (a python number) the type the body gives it.
 static std::optional<TritonType> carriedType(Emitter &e, const FValue &init,
@@ -419,6 +378,92 @@ static std::optional<TritonType> carriedType(Emitter &e, const FValue &init,
                    init.describe() +
                    ", which cannot be carried from one iteration to the next");
   return std::nullopt;
+}
+
+std::optional<std::vector<std::string>>
+Emitter::probeRebound(const Block &body, const Expr *target,
+                      mlir::Type ivType) {
+  // A name the loop rebinds is a run-time value inside it, even if it starts
+  // as a Python number: probing with the number could fold a branch that
+  // rebinds another name (`if i > 4: x = ...` with i = 0 before a while).
+  // So probe again with the rebound names as run-time placeholders until no
+  // new name turns up.
+  std::vector<std::string> carried;
+  for (unsigned round = 0;; ++round) {
+    std::optional<std::vector<std::string>> found =
+        probeOnce(body, target, ivType, carried);
+    if (!found)
+      return std::nullopt;
+    bool grew = false;
+    for (const std::string &name : *found)
+      if (!llvm::is_contained(carried, name)) {
+        carried.push_back(name);
+        grew = true;
+      }
+    if (!grew || round == 8)
+      break;
+  }
+  // In the scope's (sorted) order, as before.
+  std::vector<std::string> ordered;
+  for (const std::string &name : sortedKeys(scopes.back()))
+    if (llvm::is_contained(carried, name))
+      ordered.push_back(name);
+  return ordered;
+}
+
+std::optional<std::vector<std::string>>
+Emitter::probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
+                   const std::vector<std::string> &assumeRuntime) {
+  Scope before = scopes.back();
+  auto block = std::make_unique<mlir::Block>();
+  bool ok = true;
+  Scope start;
+  {
+    mlir::OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block.get());
+    if (target) {
+      mlir::Value iv = block->addArgument(ivType, builder.getUnknownLoc());
+      unsigned width = ivType.getIntOrFloatBitWidth();
+      scopes.back()[llvm::cast<NameExpr>(target)->name] = FValue::runtime(
+          iv, TritonType{DType(width == 64 ? ScalarKind::I64 : ScalarKind::I32),
+                         false,
+                         {}});
+    }
+    for (const std::string &name : assumeRuntime) {
+      std::optional<TritonType> type =
+          carriedType(*this, before.lookup(name), probed[name], name,
+                      body.front()->getLoc());
+      if (!type) {
+        ok = false;
+        break;
+      }
+      mlir::Value arg =
+          block->addArgument(type->toMLIR(&context), builder.getUnknownLoc());
+      scopes.back()[name] = FValue::runtime(arg, *type);
+    }
+    start = scopes.back();
+    ok = ok && emitBlock(body);
+  }
+  Scope after = scopes.back();
+  scopes.back() = before;
+  discard(std::move(block));
+  if (!ok)
+    return std::nullopt;
+  if (frames.back().returned) {
+    error(body.front()->getLoc(), "'return' inside a loop is not supported");
+    return std::nullopt;
+  }
+  std::vector<std::string> rebound;
+  for (const std::string &name : sortedKeys(before)) {
+    if (target && name == llvm::cast<NameExpr>(target)->name)
+      continue;
+    auto it = after.find(name);
+    if (it != after.end() && !sameBinding(start[name], it->second)) {
+      rebound.push_back(name);
+      probed[name] = it->second;
+    }
+  }
+  return rebound;
 }
 
 bool Emitter::carriedInits(const std::vector<std::string> &names,

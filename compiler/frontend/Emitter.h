@@ -172,6 +172,11 @@ private:
   /// op must carry. The block is then discarded.
   std::optional<std::vector<std::string>>
   probeRebound(const Block &body, const Expr *target, mlir::Type ivType);
+  /// One probe of `body`, with `assumeRuntime` bound to run-time
+  /// placeholders of the types the loop would carry them with.
+  std::optional<std::vector<std::string>>
+  probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
+            const std::vector<std::string> &assumeRuntime);
   /// The value `name` has after a region whose scope is `scope`, typed as
   /// `type` (compile-time numbers are materialized).
   std::optional<FValue> carriedValue(const Scope &scope, llvm::StringRef name,

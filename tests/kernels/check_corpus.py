@@ -368,7 +368,8 @@ def main():
             elif v.status == "FAIL":
                 print(f"FAIL {v.label()}: {message}")
             elif v.status == "XPASS":
-                print(f"FAIL {v.label()}: listed in KNOWN_FAILURES but passes now; remove it")
+                print(f"FAIL {v.label()}: listed in {os.path.basename(known_path)} but passes "
+                      f"now; remove it")
             sys.stdout.flush()
 
     failed = sum(v.status in ("FAIL", "XPASS") for v in variants)
