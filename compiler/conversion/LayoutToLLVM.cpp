@@ -229,6 +229,27 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   return results;
 }
 
+/// `src` (laid out by `from` over `srcType`) read back under `to` over
+/// `resultType`, element i of the one in row-major order being element i of
+/// the other: a layout conversion when the shapes agree, a reshape when not.
+SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
+                                    Operation *op, ArrayRef<Value> src,
+                                    const LinearLayout &from,
+                                    RankedTensorType srcType,
+                                    const LinearLayout &to,
+                                    RankedTensorType resultType) {
+  Location loc = op->getLoc();
+  auto offsetIn = [&](RankedTensorType type) {
+    return [&rewriter, loc, type](const kiln::Coordinates &c) {
+      return rowMajorOffset(rewriter, loc, c, type.getShape());
+    };
+  };
+  return exchangeThroughShared(
+             rewriter, op, {{SmallVector<Value>(src), from, offsetIn(srcType)}},
+             {{to, offsetIn(resultType)}}, srcType.getNumElements())
+      .front();
+}
+
 /// Converts through shared memory unless only registers need renaming.
 struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -251,14 +272,8 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
       for (unsigned k : *mapping)
         elements.push_back(src[k]);
     } else {
-      ArrayRef<int64_t> shape = srcType.getShape();
-      auto offset = [&](const kiln::Coordinates &c) {
-        return rowMajorOffset(rewriter, loc, c, shape);
-      };
       elements =
-          exchangeThroughShared(rewriter, op, {{src, *from, offset}},
-                                {{*to, offset}}, srcType.getNumElements())
-              .front();
+          exchangeRowMajor(rewriter, op, src, *from, srcType, *to, resultType);
     }
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
@@ -284,18 +299,7 @@ struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
     SmallVector<Value> elements =
-        exchangeThroughShared(
-            rewriter, op,
-            {{src, *from,
-              [&](const kiln::Coordinates &c) {
-                return rowMajorOffset(rewriter, loc, c, srcType.getShape());
-              }}},
-            {{*to,
-              [&](const kiln::Coordinates &c) {
-                return rowMajorOffset(rewriter, loc, c, resultType.getShape());
-              }}},
-            srcType.getNumElements())
-            .front();
+        exchangeRowMajor(rewriter, op, src, *from, srcType, *to, resultType);
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
     return success();
