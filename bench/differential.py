@@ -1,18 +1,34 @@
 #!/usr/bin/env python3
 """Differential check: corpus kernels through Kiln and through upstream Triton.
 
-Runs on the GPU machine (torch + triton installed). For each case below, the
-Kiln cubin (built here by bench/build_differential.sh, carried over in
-.devbuild/differential/) is launched through the CUDA driver with ctypes, the
-same kernel source is launched through upstream Triton, both on identical
-inputs, and every output buffer is compared: bitwise for integers and data
-movement, within a stated relative tolerance for floating-point math.
+Runs on the GPU machine (torch + triton installed). For each case of
+bench/differential_cases.py, the Kiln cubin (built here by
+bench/build_differential.sh, carried over in .devbuild/differential/) is
+launched through the CUDA driver with ctypes, the same kernel source is
+launched through upstream Triton's JIT, both on identical inputs, and every
+buffer the kernel writes is compared: bitwise for integers and data
+movement, within a stated bound for floating-point math (see the cases file).
 
     python3 bench/differential.py --cubins .devbuild/differential [--out DIR]
+                                  [--filter TEXT] [--timeout S]
+    python3 bench/differential.py --list       # id|file|kernel|signature|flags
+    python3 bench/differential.py --coverage   # corpus kernels without a case
+    python3 bench/differential.py --self-check # the case list against the corpus
 
-Prints one line per case (`ok`, `MISMATCH`, `ERROR`) and `N passed, N
-failed`; writes differential.json to --out. Exit status 1 on any failure.
-The case list is also read by bench/build_differential.sh (--list).
+Prints one line per case (`ok`, `MISMATCH`, `ERROR`, `NOT RUN`) and `N
+passed, N failed`; writes differential.json to --out. Exit status 1 on any
+failure. A case whose cubin is missing (build_differential.sh skipped it) is
+`NOT RUN` and counts as a failure.
+
+The cases run in a child process; when a kernel leaves the CUDA context
+unusable (an illegal address, a trap) or runs past --timeout seconds, that
+case is an ERROR and a fresh child goes on with the next case.
+
+Triton's JIT types a run-time scalar by its Python value (an int is i32 when
+it fits, else i64, or u64 from 2**63; a float is fp32; a bool is i1), while
+the Kiln cubin takes the signature's type. Cases choose values for which the
+two agree (an i64 seed >= 2**31) or for which the kernel's result does not
+depend on the difference; the cases file says so where it matters.
 """
 
 import argparse
@@ -20,306 +36,589 @@ import ctypes
 import importlib.util
 import json
 import os
+import re
+import subprocess
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "tests", "kernels")
+sys.path.insert(0, HERE)
+from differential_cases import CASES  # noqa: E402
+
+# Scalar parameter types of kilnc signatures, with their ctypes.
+SCALAR_CTYPES = {
+    "i1": ctypes.c_uint8, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
+    "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp16": ctypes.c_uint16,
+    "bf16": ctypes.c_uint16, "fp32": ctypes.c_float, "fp64": ctypes.c_double,
+}
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
+# CUDA errors after which the context cannot be used any more.
+STICKY_ERRORS = {700, 701, 702, 709, 710, 714, 715, 716, 717, 718, 719, 720, 999}
 
 
-def cdiv(a, b):
-    return (a + b - 1) // b
-
-
-# Each case: corpus file, kernel, the kilnc signature (named form), the
-# run-time arguments (name -> ("randn"|"randint"|"zeros", dtype, numel) for
-# buffers, a number for scalars), the grid, the buffers to compare and the
-# float tolerance (0: bitwise), as the largest difference over the largest
-# magnitude of the output. Sums may differ in the last bits (the order of
-# additions differs between the two compilers), a*b+c by one rounding where
-# one compiler contracts it into an FMA and the other does not.
-CASES = [
-    dict(id="row_stats_f32", file="reductions/row_reductions.py", kernel="row_stats",
-         sig="x_ptr=*fp32, sum_ptr=*fp32, max_ptr=*fp32, min_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128",
-         args=dict(x_ptr=("randn", "float32", 100 * 100), sum_ptr=("zeros", "float32", 100),
-                   max_ptr=("zeros", "float32", 100), min_ptr=("zeros", "float32", 100),
-                   M=100, N=100, stride=100),
-         grid=(cdiv(100, 16),), outputs=["sum_ptr", "max_ptr", "min_ptr"], tol=1e-6),
-    dict(id="row_stats_i32", file="reductions/row_reductions.py", kernel="row_stats",
-         sig="x_ptr=*i32, sum_ptr=*i32, max_ptr=*i32, min_ptr=*i32, M=i32, N=i32, stride=i32, BM=8, BN=256",
-         args=dict(x_ptr=("randint", "int32", 37 * 200), sum_ptr=("zeros", "int32", 37),
-                   max_ptr=("zeros", "int32", 37), min_ptr=("zeros", "int32", 37),
-                   M=37, N=200, stride=200),
-         grid=(cdiv(37, 8),), outputs=["sum_ptr", "max_ptr", "min_ptr"], tol=0),
-    dict(id="row_stats_f16", file="reductions/row_reductions.py", kernel="row_stats",
-         sig="x_ptr=*fp16, sum_ptr=*fp32, max_ptr=*fp16, min_ptr=*fp16, M=i32, N=i32, stride=i32, BM=32, BN=64",
-         args=dict(x_ptr=("randn", "float16", 70 * 64), sum_ptr=("zeros", "float32", 70),
-                   max_ptr=("zeros", "float16", 70), min_ptr=("zeros", "float16", 70),
-                   M=70, N=60, stride=64),
-         # tl.sum of fp16 adds in fp16 (as upstream does): a few fp16 ulps
-         # (2^-10 each) apart when the order of additions differs.
-         grid=(cdiv(70, 32),), outputs=["sum_ptr", "max_ptr", "min_ptr"], tol=4e-3),
-    dict(id="column_sum_keepdims", file="reductions/row_reductions.py", kernel="column_sum_keepdims",
-         sig="x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, BM=64, BN=32",
-         args=dict(x_ptr=("randn", "float32", 50 * 70), out_ptr=("zeros", "float32", 50 * 70), M=50, N=70),
-         grid=(cdiv(70, 32),), outputs=["out_ptr"], tol=1e-6),
-    dict(id="transpose_f32", file="memory/strided_access.py", kernel="transpose_tile",
-         sig="src_ptr=*fp32, dst_ptr=*fp32, M=i32, N=i32, src_stride=i32, dst_stride=i32, BM=32, BN=32",
-         args=dict(src_ptr=("randn", "float32", 70 * 45), dst_ptr=("zeros", "float32", 45 * 70),
-                   M=70, N=45, src_stride=45, dst_stride=70),
-         grid=(cdiv(70, 32), cdiv(45, 32)), outputs=["dst_ptr"], tol=0),
-    dict(id="transpose_f16", file="memory/strided_access.py", kernel="transpose_tile",
-         sig="src_ptr=*fp16, dst_ptr=*fp16, M=i32, N=i32, src_stride=i32, dst_stride=i32, BM=64, BN=64",
-         args=dict(src_ptr=("randn", "float16", 130 * 100), dst_ptr=("zeros", "float16", 100 * 130),
-                   M=130, N=100, src_stride=100, dst_stride=130),
-         grid=(cdiv(130, 64), cdiv(100, 64)), outputs=["dst_ptr"], tol=0),
-    dict(id="broadcasting", file="shapes/reshape_permute.py", kernel="broadcasting",
-         sig="row_ptr=*fp32, col_ptr=*fp32, out_ptr=*fp32, M=32, N=64",
-         args=dict(row_ptr=("randn", "float32", 64), col_ptr=("randn", "float32", 32),
-                   out_ptr=("zeros", "float32", 32 * 64)),
-         grid=(1,), outputs=["out_ptr"], tol=1e-6),
-    dict(id="outer_product", file="shapes/reshape_permute.py", kernel="outer_product",
-         sig="a_ptr=*fp32, b_ptr=*fp32, out_ptr=*fp32, M=64, N=32",
-         args=dict(a_ptr=("randn", "float32", 64), b_ptr=("randn", "float32", 32),
-                   out_ptr=("zeros", "float32", 64 * 32)),
-         grid=(1,), outputs=["out_ptr"], tol=0),
-    dict(id="nested_loops", file="control_flow/loops.py", kernel="nested_loops",
-         sig="x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, BM=16, BN=64",
-         args=dict(x_ptr=("randn", "float32", 50 * 150), out_ptr=("zeros", "float32", 16 * 64), M=50, N=150),
-         grid=(1,), outputs=["out_ptr"], tol=1e-5),
-    dict(id="fill_2d_i32", file="language/constructors.py", kernel="fill_2d",
-         sig="out_ptr=*i32, fill=i32, M=16, N=32",
-         args=dict(out_ptr=("zeros", "int32", 16 * 32), fill=7),
-         grid=(1,), outputs=["out_ptr"], tol=0),
-    dict(id="fill_2d_u8", file="language/constructors.py", kernel="fill_2d",
-         sig="out_ptr=*u8, fill=i32, M=8, N=8",
-         args=dict(out_ptr=("zeros", "uint8", 64), fill=9),
-         grid=(1,), outputs=["out_ptr"], tol=0),
-    dict(id="layer_norm_bwd_dwdb", file="tutorials/layer_norm.py", kernel="layer_norm_bwd_dwdb",
-         sig="dw_part_ptr=*fp32, db_part_ptr=*fp32, dw_ptr=*fp16, db_ptr=*fp16, G=i32, N=i32, BLOCK_G=32, BLOCK_N=128",
-         args=dict(dw_part_ptr=("randn", "float32", 40 * 300), db_part_ptr=("randn", "float32", 40 * 300),
-                   dw_ptr=("zeros", "float16", 300), db_ptr=("zeros", "float16", 300), G=40, N=300),
-         grid=(cdiv(300, 128),), outputs=["dw_ptr", "db_ptr"], tol=2e-3),
-    dict(id="complex_multiply", file="shapes/join_split.py", kernel="complex_multiply",
-         sig="a_ptr=*fp32, b_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
-         args=dict(a_ptr=("randn", "float32", 600), b_ptr=("randn", "float32", 600),
-                   out_ptr=("zeros", "float32", 600), n=300),
-         grid=(cdiv(300, 256),), outputs=["out_ptr"], tol=1e-6),
-    dict(id="interleave_halves", file="shapes/join_split.py", kernel="interleave_halves",
-         sig="x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, BLOCK=128",
-         args=dict(x_ptr=("randn", "float16", 128), y_ptr=("randn", "float16", 128),
-                   out_ptr=("zeros", "float16", 256)),
-         grid=(1,), outputs=["out_ptr"], tol=0),
-    dict(id="sort_rows_f32", file="reductions/sort.py", kernel="sort_rows",
-         sig="x_ptr=*fp32, out_ptr=*fp32, DESCENDING=0, N=128",
-         args=dict(x_ptr=("randn", "float32", 4 * 128), out_ptr=("zeros", "float32", 4 * 128)),
-         grid=(4,), outputs=["out_ptr"], tol=0),
-    dict(id="sort_rows_i32", file="reductions/sort.py", kernel="sort_rows",
-         sig="x_ptr=*i32, out_ptr=*i32, DESCENDING=1, N=256",
-         args=dict(x_ptr=("randint", "int32", 4 * 256), out_ptr=("zeros", "int32", 4 * 256)),
-         grid=(4,), outputs=["out_ptr"], tol=0),
-    dict(id="prefix_sums_f32", file="reductions/scans.py", kernel="prefix_sums",
-         sig="x_ptr=*fp32, sum_ptr=*fp32, prod_ptr=*fp32, n=i32, BLOCK=1024",
-         args=dict(x_ptr=("uniform", "float32", 1000), sum_ptr=("zeros", "float32", 1000),
-                   prod_ptr=("zeros", "float32", 1000), n=1000),
-         grid=(1,), outputs=["sum_ptr", "prod_ptr"], tol=1e-5),
-    dict(id="prefix_sums_i32", file="reductions/scans.py", kernel="prefix_sums",
-         sig="x_ptr=*i32, sum_ptr=*i32, prod_ptr=*i32, n=i32, BLOCK=256",
-         args=dict(x_ptr=("small", "int32", 200), sum_ptr=("zeros", "int32", 200),
-                   prod_ptr=("zeros", "int32", 200), n=200),
-         grid=(1,), outputs=["sum_ptr", "prod_ptr"], tol=0),
-    dict(id="running_max", file="reductions/scans.py", kernel="running_max",
-         sig="x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
-         args=dict(x_ptr=("randn", "float32", 500), out_ptr=("zeros", "float32", 500), n=500),
-         grid=(1,), outputs=["out_ptr"], tol=0),
-    dict(id="segmented_sum", file="reductions/scans.py", kernel="segmented_sum",
-         sig="x_ptr=*fp32, flag_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=512",
-         args=dict(x_ptr=("randn", "float32", 500), flag_ptr=("bits", "int32", 500),
-                   out_ptr=("zeros", "float32", 500), n=500),
-         grid=(1,), outputs=["out_ptr"], tol=1e-5),
-    dict(id="atomic_rmw_i32", file="memory/atomics.py", kernel="atomic_rmw",
-         sig="counts_ptr=*i32, vals_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=256",
-         args=dict(counts_ptr=("randint", "int32", 1000), vals_ptr=("randint", "int32", 1000),
-                   out_ptr=("zeros", "int32", 1000), n=1000),
-         grid=(cdiv(1000, 256),), outputs=["counts_ptr", "out_ptr"], tol=0),
-    dict(id="histogram_atomic", file="memory/atomics.py", kernel="histogram_atomic",
-         sig="x_ptr=*i32, hist_ptr=*i32, n=i32, BINS=64, BLOCK=1024",
-         args=dict(x_ptr=("natural", "int32", 5000), hist_ptr=("zeros", "int32", 64), n=5000),
-         grid=(cdiv(5000, 1024),), outputs=["hist_ptr"], tol=0),
-    dict(id="packed_bytes_asm", file="language/inline_asm.py", kernel="packed_bytes",
-         sig="x_ptr=*u8, out_ptr=*u8, n=i32, BLOCK=1024",
-         args=dict(x_ptr=("natural", "uint8", 3000), out_ptr=("zeros", "uint8", 3000), n=3000),
-         grid=(cdiv(3000, 1024),), outputs=["out_ptr"], tol=0),
-    dict(id="asin_libdevice", file="tutorials/libdevice_math.py", kernel="asin_kernel",
-         sig="x_ptr=*fp32, y_ptr=*fp32, n=i32, BLOCK=1024",
-         args=dict(x_ptr=("uniform", "float32", 5000), y_ptr=("zeros", "float32", 5000), n=5000),
-         grid=(cdiv(5000, 1024),), outputs=["y_ptr"], tol=1e-6),
-    dict(id="gelu_tanh_libdevice", file="tutorials/libdevice_math.py", kernel="gelu_tanh",
-         sig="x_ptr=*fp32, y_ptr=*fp32, n=i32, BLOCK=1024",
-         args=dict(x_ptr=("randn", "float32", 5000), y_ptr=("zeros", "float32", 5000), n=5000),
-         grid=(cdiv(5000, 1024),), outputs=["y_ptr"], tol=1e-6),
-    dict(id="convert_f16_fp8e4nv", file="elementwise/casts.py", kernel="convert",
-         sig="in_ptr=*fp16, out_ptr=*fp8e4nv, n=i32, BLOCK=1024",
-         args=dict(in_ptr=("randn", "float16", 3000), out_ptr=("zeros", "float8_e4m3fn", 3000), n=3000),
-         grid=(cdiv(3000, 1024),), outputs=["out_ptr"], tol=0),
-    dict(id="tile_copy_block_ptr", file="memory/block_pointers.py", kernel="tile_copy",
-         sig="src_ptr=*fp32, dst_ptr=*fp32, M=i32, N=i32, stride_m=i32, stride_n=i32, BM=64, BN=64",
-         args=dict(src_ptr=("randn", "float32", 100 * 150), dst_ptr=("zeros", "float32", 100 * 150),
-                   M=100, N=150, stride_m=150, stride_n=1),
-         grid=(cdiv(100, 64), cdiv(150, 64)), outputs=["dst_ptr"], tol=0),
-    dict(id="tile_copy_block_ptr_f16", file="memory/block_pointers.py", kernel="tile_copy",
-         sig="src_ptr=*fp16, dst_ptr=*fp16, M=i32, N=i32, stride_m=i32, stride_n=i32, BM=128, BN=32",
-         args=dict(src_ptr=("randn", "float16", 300 * 64), dst_ptr=("zeros", "float16", 300 * 64),
-                   M=300, N=50, stride_m=64, stride_n=1),
-         grid=(cdiv(300, 128), cdiv(50, 32)), outputs=["dst_ptr"], tol=0),
-    dict(id="row_sum_block_ptr", file="memory/block_pointers.py", kernel="row_sum_block_ptr",
-         sig="x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, stride_m=i64, BM=32, BN=128",
-         args=dict(x_ptr=("randn", "float32", 70 * 300), out_ptr=("zeros", "float32", 70),
-                   M=70, N=300, stride_m=300),
-         grid=(cdiv(70, 32),), outputs=["out_ptr"], tol=1e-6),
-    dict(id="row_argmax_f32", file="reductions/argminmax.py", kernel="row_argmax",
-         sig="x_ptr=*fp32, idx_ptr=*i32, val_ptr=*fp32, N=i32, BLOCK=1024",
-         args=dict(x_ptr=("randn", "float32", 8 * 1000), idx_ptr=("zeros", "int32", 8),
-                   val_ptr=("zeros", "float32", 8), N=1000),
-         grid=(8,), outputs=["idx_ptr", "val_ptr"], tol=0),
-]
+def split_top_level(text):
+    """Splits 'a=*fp32, MODE="x,y", B=1' at the commas outside quotes and brackets."""
+    parts, depth, quote, cur = [], 0, None, ""
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
 
 
 def parse_signature(sig):
-    """[(name, type-or-None, constexpr-value-or-None)], num_warps."""
-    params, num_warps = [], 4
-    for entry in sig.split(","):
-        name, value = (s.strip() for s in entry.split("="))
-        if name == "num_warps":
-            num_warps = int(value)
-        elif value.startswith("*") or value in ("i32", "i64", "fp32", "u32"):
-            params.append((name, value, None))
+    """Returns ([(name, type, constexpr-text)], launch options).
+
+    `type` is a pointer ("*fp32") or scalar ("i64") type of a run-time
+    parameter, else None; `constexpr-text` is the value text of a constexpr
+    ("1024", "True", "'copy'", "tl.float16", "0.25") or "None" for a pointer
+    specialized for None (it then leaves the kernel's ABI, as in kilnc).
+    """
+    params, options = [], {}
+    for entry in split_top_level(sig):
+        name, _, value = entry.partition("=")
+        name, value = name.strip(), value.strip()
+        if name in LAUNCH_OPTIONS:
+            options[name] = int(value)
+        elif value.startswith("*") or value.split(":")[0] in SCALAR_CTYPES:
+            params.append((name, value.split(":")[0], None))
         else:
-            params.append((name, None, int(value)))
-    return params, num_warps
+            params.append((name, None, value))
+    return params, options
+
+
+def constexpr_value(text, tl=None):
+    """The Python value of a constexpr's text (tl: triton.language, for tl.X)."""
+    if text in ("True", "False"):
+        return text == "True"
+    if text == "None":
+        return None
+    if text[:1] in "'\"":
+        return text[1:-1]
+    if text.startswith("tl."):
+        return getattr(tl, text[3:]) if tl else text
+    try:
+        return int(text, 0)
+    except ValueError:
+        return float(text)
+
+
+def runtime_params(case):
+    """The case's run-time parameters, in order: [(name, type)]."""
+    return [(n, t) for n, t, _ in parse_signature(case["sig"])[0] if t is not None]
 
 
 def cubin_name(case):
     return case["id"] + ".cubin"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cubins", help="directory of the Kiln cubins")
-    parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
-    parser.add_argument("--list", action="store_true",
-                        help="print `id|file|kernel|signature` per case (for the build script)")
-    opts = parser.parse_args()
-    if opts.list:
-        for case in CASES:
-            print(f"{case['id']}|{case['file']}|{case['kernel']}|{case['sig']}")
-        return 0
+# ---------------------------------------------------------------------------
+# Corpus enumeration (--coverage, --self-check): check_corpus.py's reading.
 
+def corpus_kernels():
+    """{(file, kernel): [signature, ...]} and {(file, kernel): why excluded}."""
+    sys.path.insert(0, CORPUS)
+    import check_corpus
+    variants, _, _ = check_corpus.read_corpus(os.path.abspath(CORPUS))
+    kernels = {}
+    for v in variants:
+        sig = v.args[v.args.index("-s") + 1] if "-s" in v.args else ""
+        kernels.setdefault((v.path, v.kernel), []).append(sig)
+    known = check_corpus.read_known_failures(os.path.join(CORPUS, "KNOWN_BACKEND_FAILURES"))
+    excluded = {}
+    for (path, kernel, _), reason in known.items():
+        if "tl.dot" in reason:
+            excluded[(path, kernel)] = "tl.dot (KNOWN_BACKEND_FAILURES)"
+    for (path, kernel) in kernels:
+        if (path, kernel) not in excluded and "tl.dot(" in kernel_source(path, kernel):
+            excluded[(path, kernel)] = "tl.dot"
+    return kernels, excluded
+
+
+def kernel_source(path, kernel):
+    """The text of `def kernel(...)` up to the next top-level statement."""
+    with open(os.path.join(CORPUS, path), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^def %s\(.*?(?=^\S)" % re.escape(kernel), text + "\n#", re.M | re.S)
+    return m.group(0) if m else ""
+
+
+def coverage():
+    kernels, excluded = corpus_kernels()
+    covered = {(c["file"], c["kernel"]) for c in CASES}
+    missing = [k for k in kernels if k not in excluded and k not in covered]
+    for path, kernel in missing:
+        print(f"no case: {path} -n {kernel}")
+    for (path, kernel), why in sorted(excluded.items()):
+        print(f"excluded: {path} -n {kernel} ({why})")
+    eligible = len(kernels) - len(excluded)
+    print(f"{len(CASES)} cases cover {eligible - len(missing)} of the {eligible} corpus "
+          f"kernels without tl.dot ({len(kernels)} kernels in all)")
+    return 1 if missing else 0
+
+
+def self_check():
+    """Checks the case list without torch: names, arguments, outputs."""
+    kernels, excluded = corpus_kernels()
+    problems, ids = [], set()
+    for case in CASES:
+        cid = case["id"]
+        if cid in ids:
+            problems.append(f"{cid}: duplicate id")
+        ids.add(cid)
+        if (case["file"], case["kernel"]) not in kernels:
+            problems.append(f"{cid}: {case['file']} -n {case['kernel']} is not a corpus kernel")
+        elif (case["file"], case["kernel"]) in excluded:
+            problems.append(f"{cid}: {case['kernel']} uses tl.dot")
+        params, _ = parse_signature(case["sig"])
+        names = [n for n, _, _ in params]
+        src = kernel_source(case["file"], case["kernel"])
+        m = re.match(r"def \w+\((.*?)\):", src, re.S)
+        declared = [p.split(":")[0].split("=")[0].strip() for p in m.group(1).split(",")] if m else []
+        defaults = {p.split(":")[0].split("=")[0].strip() for p in (m.group(1).split(",") if m else [])
+                    if "=" in p}
+        for n in names:
+            if n not in declared:
+                problems.append(f"{cid}: signature names '{n}', which {case['kernel']} lacks")
+        if [n for n in declared if n in names] != names:
+            problems.append(f"{cid}: signature order differs from the kernel's parameters")
+        runtime = [n for n, t in runtime_params(case)]
+        if sorted(runtime) != sorted(case["args"]):
+            problems.append(f"{cid}: args {sorted(case['args'])} != run-time parameters {sorted(runtime)}")
+        missing = [n for n in declared if n not in names and n not in defaults]
+        if missing and not case.get("heuristics"):
+            problems.append(f"{cid}: parameters {missing} have no value (and no default)")
+        for out in case["outputs"]:
+            if out not in case["args"] or not isinstance(case["args"][out], tuple):
+                problems.append(f"{cid}: output '{out}' is not a buffer argument")
+        for name, spec in case["args"].items():
+            t = dict(runtime_params(case)).get(name)
+            if t is None:
+                continue
+            if t.startswith("*") != (isinstance(spec, tuple) or callable(spec)):
+                problems.append(f"{cid}: '{name}' is {t} but its argument is {spec!r}")
+        for name in case.get("per_output", {}):
+            if name not in case["outputs"]:
+                problems.append(f"{cid}: per_output names '{name}', not an output")
+        if not case["outputs"]:
+            problems.append(f"{cid}: no outputs")
+        if "tol" not in case and "ulp" not in case:
+            problems.append(f"{cid}: no tol= or ulp=")
+        if len(case["grid"]) not in (1, 2, 3):
+            problems.append(f"{cid}: grid {case['grid']}")
+    for p in problems:
+        print("FAIL " + p)
+    print(f"self-check: {len(CASES)} cases, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+# ---------------------------------------------------------------------------
+# On the GPU machine.
+
+def make_input(torch, spec, gen, name):
+    """A CUDA tensor for an argument spec (see differential_cases.py)."""
+    if callable(spec):
+        return spec(torch, gen)
+    kind, dtype, numel, *extra = spec
+    dt = getattr(torch, dtype)
+    dev = "cuda"
+
+    def f32(t):
+        return t.to(dt)
+
+    if kind == "zeros":
+        return torch.zeros(numel, dtype=dt, device=dev)
+    if kind == "full":
+        return torch.full((numel,), extra[0], dtype=dt, device=dev)
+    if kind == "arange":
+        return torch.arange(numel, device=dev).to(dt)
+    if kind == "randn":
+        scale = extra[0] if extra else 1.0
+        return f32(torch.randn(numel, generator=gen, device=dev, dtype=torch.float64 if dt == torch.float64
+                               else torch.float32) * scale)
+    if kind == "uniform":
+        lo, hi = extra if extra else (-1.0, 1.0)
+        base = torch.rand(numel, generator=gen, device=dev,
+                          dtype=torch.float64 if dt == torch.float64 else torch.float32)
+        return f32(base * (hi - lo) + lo)
+    if kind == "wide":  # magnitudes from 1e-8 to 1e6, both signs
+        mant = torch.randn(numel, generator=gen, device=dev)
+        expo = torch.rand(numel, generator=gen, device=dev) * 14 - 8
+        return f32(mant * torch.pow(10.0, expo))
+    if kind == "ties":  # small integers: many equal values
+        return torch.randint(-3, 4, (numel,), generator=gen, device=dev).to(dt)
+    if kind in ("specials", "coarse"):
+        # specials: normal values with 0, -0, ±inf and NaN sprinkled in;
+        # coarse: small integers (many ties) with a few NaNs.
+        if kind == "coarse":
+            x = torch.randint(-3, 4, (numel,), generator=gen, device=dev).float()
+            picks = torch.tensor([float("nan")], device=dev)
+        else:
+            x = torch.randn(numel, generator=gen, device=dev)
+            picks = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan")], device=dev)
+        which = torch.randint(0, 100, (numel,), generator=gen, device=dev)
+        sel = torch.randint(0, len(picks), (numel,), generator=gen, device=dev)
+        x = torch.where(which < 15, picks[sel], x)
+        return f32(x)
+    if kind == "randbits":  # every bit pattern of the dtype
+        size = torch.empty(0, dtype=dt).element_size()
+        raw = torch.randint(0, 256, (numel * size,), generator=gen, device=dev, dtype=torch.uint8)
+        return raw.view(dt)
+    if kind == "perm":
+        return torch.randperm(numel, generator=gen, device=dev).to(dt)
+    if kind == "window":  # zeros except randn in [start, start + length)
+        start, length = extra
+        t = torch.zeros(numel, dtype=dt, device=dev)
+        t[start:start + length] = torch.randn(length, generator=gen, device=dev).to(dt)
+        return t
+    bounds = dict(randint=(-1000, 1000), small=(-3, 4), natural=(0, 1000), bits=(0, 2)).get(kind)
+    if kind in ("randint", "index", "nonzero") and extra:
+        bounds = tuple(extra) if kind != "index" else (0, extra[0])
+    if bounds is None:
+        raise ValueError(f"argument {name}: unknown input kind {kind!r}")
+    vals = torch.randint(*bounds, (numel,), generator=gen, device=dev, dtype=torch.int64)
+    if kind == "nonzero":  # magnitudes in [lo, hi), random signs
+        vals = vals * (torch.randint(0, 2, (numel,), generator=gen, device=dev) * 2 - 1)
+    if dt.is_floating_point or dt == torch.bool:
+        return vals.to(dt)
+    # Unsigned types wider than 8 bits: through the signed type of their width.
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(dt)
+    if dt == torch.uint64:
+        return vals.view(torch.uint64)
+    return vals.to(signed).view(dt) if signed else vals.to(dt)
+
+
+def scalar_holder(type_, value):
+    """A ctypes object holding a scalar argument in the kernel's ABI."""
+    import struct
+    if type_ == "fp16":
+        return ctypes.c_uint16(struct.unpack("<H", struct.pack("<e", value))[0])
+    if type_ == "bf16":  # round to nearest even from fp32
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+        return ctypes.c_uint16((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16)
+    return SCALAR_CTYPES[type_](value)
+
+
+def compare(torch, a, b, spec):
+    """(ok, metric, detail) for one output: a from Kiln, b from Triton."""
+    n_bad, first = 0, None
+    if not a.is_floating_point() or (spec.get("tol", 0) == 0 and "ulp" not in spec):
+        if a.is_floating_point():
+            ai, bi = bits_of(torch, a), bits_of(torch, b)
+            bad = (ai != bi) & ~(a.float().isnan() & b.float().isnan())
+        else:
+            width = a.element_size()
+            ai = a.view(torch.uint8).view(-1, width)
+            bi = b.view(torch.uint8).view(-1, width)
+            bad = (ai != bi).any(dim=1)
+        n_bad = int(bad.sum().item())
+        metric = 0.0 if n_bad == 0 else float("inf")
+    elif "ulp" in spec:
+        oa, ob = ordered(torch, a), ordered(torch, b)
+        nan_a, nan_b = a.float().isnan(), b.float().isnan()
+        dist = (oa.double() - ob.double()).abs()
+        dist = torch.where(nan_a & nan_b, torch.zeros_like(dist), dist)
+        dist = torch.where(nan_a ^ nan_b, torch.full_like(dist, float("inf")), dist)
+        bad = dist > spec["ulp"]
+        n_bad = int(bad.sum().item())
+        metric = dist.max().item() if dist.numel() else 0.0
+    else:
+        # Relative to the output's scale: sums near zero would make a
+        # per-element relative error meaningless.
+        af, bf = a.double(), b.double()
+        same = (af == bf) | (af.isnan() & bf.isnan())
+        finite = bf.isfinite()
+        scale = bf[finite].abs().max().clamp_min(1e-30) if finite.any() else torch.tensor(1.0)
+        diff = ((af - bf).abs() / scale)
+        diff = torch.where(same, torch.zeros_like(diff), diff)
+        diff = torch.where(diff.isnan(), torch.full_like(diff, float("inf")), diff)
+        bad = diff > spec["tol"]
+        n_bad = int(bad.sum().item())
+        metric = diff.max().item() if diff.numel() else 0.0
+    if n_bad:
+        i = int(bad.nonzero()[0].item())
+        first = f"{n_bad} of {a.numel()} differ, first at [{i}]: kiln {show(torch, a, i)} triton {show(torch, b, i)}"
+    return n_bad == 0, metric, first
+
+
+def bits_of(torch, t):
+    """The bits of a tensor as signed integers of its width."""
+    return t.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def ordered(torch, t):
+    """Float bits mapped to integers that order like the values (+0 and -0 → 0)."""
+    b = bits_of(torch, t).long()
+    mag = b & ((1 << (8 * t.element_size() - 1)) - 1)
+    return torch.where(b < 0, -mag, mag)
+
+
+def show(torch, t, i):
+    if t.is_floating_point():
+        mask = (1 << (8 * t.element_size())) - 1
+        return f"{t[i].float().item()!r} (0x{int(bits_of(torch, t)[i].item()) & mask:x})"
+    if t.dtype == torch.uint64:
+        return str(int(t.view(torch.int64)[i].item()) & ((1 << 64) - 1))
+    return str(int(t[i].long().item()) if t.element_size() < 8 else int(t[i].item()))
+
+
+def unwrap_triton(kernel_obj):
+    """(JITFunction, [Heuristics wrappers, outermost first])."""
+    from triton.runtime.autotuner import Heuristics
+    from triton.runtime.jit import JITFunction
+    wrappers = []
+    fn = kernel_obj
+    while not isinstance(fn, JITFunction):
+        if isinstance(fn, Heuristics):
+            wrappers.append(fn)
+        fn = fn.fn
+    return fn, wrappers
+
+
+def run_case(case, opts, torch, triton, cuda):
+    params, options = parse_signature(case["sig"])
+    meta = {}
+    meta_path = os.path.join(opts.cubins, case["id"] + ".json")
+    cubin_path = os.path.join(opts.cubins, cubin_name(case))
+    if not os.path.exists(cubin_path):
+        return dict(status="NOT RUN", error="no cubin (kilnc did not compile it)")
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            meta = json.load(f)
+    num_warps = meta.get("num_warps", options.get("num_warps", 4))
+    num_stages = options.get("num_stages", meta.get("num_stages", 3))
+    shared = meta.get("shared_bytes", 0)
+    abi = [(p["name"], p["type"]) for p in meta.get("params", [])]
+    ours = [(n, t) for n, t, _ in params if t is not None]
+    if abi and abi != ours:
+        return dict(status="ERROR", error=f"cubin parameters {abi} differ from the signature's {ours}")
+
+    gen = torch.Generator(device="cuda").manual_seed(case.get("seed", 1234))
+    inputs = {}
+    for name, spec in case["args"].items():
+        inputs[name] = make_input(torch, spec, gen, name) if isinstance(spec, tuple) or callable(spec) else spec
+    # Buffers the kernel writes get one copy each; read-only inputs are shared.
+    kiln_args = dict(inputs)
+    triton_args = dict(inputs)
+    for name in case["outputs"]:
+        kiln_args[name] = inputs[name].clone()
+
+    # Kiln: the cubin through the driver API.
+    def check(status, what):
+        if status != 0:
+            raise CudaError(status, f"{what} failed with CUresult {status}")
+
+    with open(cubin_path, "rb") as f:
+        image = f.read()
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    check(cuda.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
+    try:
+        check(cuda.cuModuleGetFunction(ctypes.byref(function), module,
+                                       meta.get("entry", case["kernel"]).encode()), "cuModuleGetFunction")
+        if shared > 48 * 1024:
+            check(cuda.cuFuncSetAttribute(function, 8, shared),  # MAX_DYNAMIC_SHARED_SIZE_BYTES
+                  "cuFuncSetAttribute")
+        holders = []
+        for name, type_ in ours:
+            value = kiln_args[name]
+            if type_.startswith("*"):
+                holders.append(ctypes.c_uint64(value.data_ptr()))
+            else:
+                holders.append(scalar_holder(type_, value))
+        pointers = (ctypes.c_void_p * max(1, len(holders)))(
+            *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+        grid = tuple(case["grid"]) + (1,) * (3 - len(case["grid"]))
+        torch.cuda.synchronize()
+        check(cuda.cuLaunchKernel(function, grid[0], grid[1], grid[2], 32 * num_warps, 1, 1,
+                                  shared, None, pointers, None), "cuLaunchKernel")
+        check(cuda.cuCtxSynchronize(), "kernel (cuCtxSynchronize)")
+    finally:
+        cuda.cuModuleUnload(module)
+
+    # Upstream Triton: the same source file, through its JIT.
+    import triton.language as tl
+    spec = importlib.util.spec_from_file_location(
+        "corpus_" + case["id"], os.path.join(CORPUS, case["file"]))
+    source = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(source)
+    jit_fn, heuristics = unwrap_triton(getattr(source, case["kernel"]))
+    kwargs = {}
+    for name, type_, const in params:
+        kwargs[name] = triton_args[name] if type_ is not None else constexpr_value(const, tl)
+    # Constexprs the signature leaves out: the kernel's heuristics (outermost
+    # first, as upstream applies them), else the parameter's default.
+    for h in heuristics:
+        for name, fn in h.values.items():
+            if name not in kwargs:
+                kwargs[name] = fn(dict(kwargs))
+    # kilnc resolves the same heuristics itself: a disagreement is a Kiln bug.
+    for c in meta.get("constexprs", []):
+        ours = kwargs.get(c["name"])
+        if isinstance(ours, (bool, int)) and str(ours) != c["value"]:
+            return dict(status="MISMATCH", worst=float("inf"), bound=0, unit="",
+                        detail=f"kilnc resolved {c['name']}={c['value']}, Triton {ours}")
+    jit_fn[case["grid"]](**kwargs, num_warps=num_warps, num_stages=num_stages)
+    torch.cuda.synchronize()
+
+    worst, ok, details = 0.0, True, []
+    for name in case["outputs"]:
+        rule = dict(tol=case.get("tol", 0))
+        if "ulp" in case:
+            rule = dict(ulp=case["ulp"])
+        rule = case.get("per_output", {}).get(name, rule)
+        good, metric, detail = compare(torch, kiln_args[name], triton_args[name], rule)
+        ok &= good
+        worst = max(worst, metric)
+        if detail:
+            details.append(f"{name}: {detail}")
+    bound = case.get("ulp", case.get("tol", 0))
+    unit = "ulp" if "ulp" in case else "relative"
+    return dict(status="ok" if ok else "MISMATCH", worst=worst, bound=bound, unit=unit,
+                detail="; ".join(details))
+
+
+class CudaError(RuntimeError):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def child(opts, cases, start, log_path):
+    """Runs cases[start:], appending one JSON line per event to log_path."""
     import torch
     import triton
 
     cuda = ctypes.CDLL("libcuda.so.1")
     torch.zeros(1, device="cuda")  # the primary context, current on this thread
+    log = open(log_path, "a")
 
-    def check(status, what):
-        if status != 0:
-            raise RuntimeError(f"{what} failed with CUresult {status}")
+    def emit(**record):
+        log.write(json.dumps(record) + "\n")
+        log.flush()
 
-    results, passed, failed = [], 0, 0
-    for case in CASES:
-        label = f"{case['id']} ({case['file']} -n {case['kernel']})"
+    emit(event="env", device=torch.cuda.get_device_name(), triton=triton.__version__,
+         torch=torch.__version__)
+    for index in range(start, len(cases)):
+        case = cases[index]
+        emit(event="start", index=index, id=case["id"])
+        timer = threading.Timer(opts.timeout, lambda: (emit(
+            event="result", index=index, id=case["id"], status="ERROR",
+            error=f"timed out after {opts.timeout} s"), os._exit(4)))
+        timer.start()
         try:
-            params, num_warps = parse_signature(case["sig"])
-            gen = torch.Generator(device="cuda").manual_seed(1234)
-
-            def make(spec):
-                kind, dtype, numel = spec
-                dt = getattr(torch, dtype)
-                if kind == "randn":
-                    return torch.randn(numel, generator=gen, device="cuda").to(dt)
-                if kind == "uniform":
-                    return (torch.rand(numel, generator=gen, device="cuda") * 2 - 1).to(dt)
-                bounds = dict(randint=(-1000, 1000), small=(-3, 4), natural=(0, 1000),
-                              bits=(0, 2)).get(kind)
-                if bounds:
-                    return torch.randint(*bounds, (numel,), generator=gen,
-                                         device="cuda").to(dt)
-                return torch.zeros(numel, dtype=dt, device="cuda")
-
-            inputs = {n: make(v) if isinstance(v, tuple) else v for n, v in case["args"].items()}
-            kiln_args = {n: v.clone() if torch.is_tensor(v) else v for n, v in inputs.items()}
-            triton_args = {n: v.clone() if torch.is_tensor(v) else v for n, v in inputs.items()}
-
-            # Kiln: the cubin through the driver API.
-            with open(os.path.join(opts.cubins, cubin_name(case)), "rb") as f:
-                image = f.read()
-            module, function = ctypes.c_void_p(), ctypes.c_void_p()
-            check(cuda.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
-            check(cuda.cuModuleGetFunction(ctypes.byref(function), module,
-                                           case["kernel"].encode()), "cuModuleGetFunction")
-            holders = []
-            for name, type_, const in params:
-                if const is not None:
-                    continue
-                value = kiln_args[name]
-                if type_.startswith("*"):
-                    holders.append(ctypes.c_uint64(value.data_ptr()))
-                elif type_ == "i64":
-                    holders.append(ctypes.c_int64(value))
-                elif type_ == "fp32":
-                    holders.append(ctypes.c_float(value))
-                else:
-                    holders.append(ctypes.c_int32(value))
-            pointers = (ctypes.c_void_p * len(holders))(
-                *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-            grid = tuple(case["grid"]) + (1,) * (3 - len(case["grid"]))
-            torch.cuda.synchronize()
-            check(cuda.cuLaunchKernel(function, grid[0], grid[1], grid[2], 32 * num_warps, 1, 1,
-                                      0, None, pointers, None), "cuLaunchKernel")
-            check(cuda.cuCtxSynchronize(), "cuCtxSynchronize")
-            cuda.cuModuleUnload(module)
-
-            # Upstream Triton: the same source file.
-            spec = importlib.util.spec_from_file_location(
-                "corpus_" + case["id"], os.path.join(CORPUS, case["file"]))
-            source = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(source)
-            kernel = getattr(source, case["kernel"])
-            call = [triton_args[n] if c is None else c for n, _, c in params]
-            kernel[case["grid"]](*call, num_warps=num_warps)
-            torch.cuda.synchronize()
-
-            worst, ok = 0.0, True
-            for name in case["outputs"]:
-                a, b = kiln_args[name], triton_args[name]
-                if a.element_size() == 1 and a.dtype != torch.uint8:
-                    a, b = a.view(torch.uint8), b.view(torch.uint8)  # fp8: the bits
-                if case["tol"] == 0 or not a.is_floating_point():
-                    same = torch.equal(a, b) if not a.is_floating_point() else bool(
-                        ((a == b) | (a.isnan() & b.isnan())).all())
-                    ok &= same
-                    worst = max(worst, 0.0 if same else float("inf"))
-                else:
-                    # Relative to the output's scale: sums near zero would
-                    # make a per-element relative error meaningless.
-                    scale = b.float().abs().max().clamp_min(1e-6)
-                    diff = ((a.float() - b.float()).abs().max() / scale).item()
-                    worst = max(worst, diff)
-                    ok &= diff <= case["tol"]
-            status = "ok" if ok else "MISMATCH"
-            print(f"{status:8} {label}: worst relative difference {worst:.3g} (tolerance {case['tol']})")
-            results.append(dict(id=case["id"], status=status, worst=worst, tol=case["tol"]))
+            result = run_case(case, opts, torch, triton, cuda)
+        except CudaError as error:
+            result = dict(status="ERROR", error=str(error))
+            if error.status in STICKY_ERRORS:
+                timer.cancel()
+                emit(event="result", index=index, id=case["id"], **result)
+                os._exit(3)  # the context is lost: the parent starts a fresh child
         except Exception as error:  # a case that cannot run is a failure too
-            ok = False
-            print(f"ERROR    {label}: {error}")
-            results.append(dict(id=case["id"], status="ERROR", error=str(error)))
-        passed += ok
-        failed += not ok
+            result = dict(status="ERROR", error=f"{type(error).__name__}: {error}")
+        timer.cancel()
+        emit(event="result", index=index, id=case["id"], **result)
+        torch.cuda.empty_cache()
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cubins", help="directory of the Kiln cubins (and their .json metadata)")
+    parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
+    parser.add_argument("--filter", default="", help="only cases whose id or file contains this")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds per case")
+    parser.add_argument("--list", action="store_true",
+                        help="print `id|file|kernel|signature|flags` per case (for the build script)")
+    parser.add_argument("--coverage", action="store_true",
+                        help="list corpus kernels without tl.dot that have no case; exit 1 if any")
+    parser.add_argument("--self-check", action="store_true",
+                        help="check the case list against the corpus (no torch needed)")
+    parser.add_argument("--child-from", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-log", help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.list:
+        for case in CASES:
+            flags = "may-fail" if case.get("may_fail") else ""
+            print(f"{case['id']}|{case['file']}|{case['kernel']}|{case['sig']}|{flags}")
+        return 0
+    if opts.coverage:
+        return coverage()
+    if opts.self_check:
+        return self_check()
+    cases = [c for c in CASES if opts.filter in c["id"] or opts.filter in c["file"]]
+    if opts.child_from is not None:
+        return child(opts, cases, opts.child_from, opts.child_log)
+    if not opts.cubins:
+        parser.error("--cubins is required")
+
     os.makedirs(opts.out, exist_ok=True)
+    log_path = os.path.join(opts.out, "differential.log.jsonl")
+    open(log_path, "w").close()
+    results, env, start, printed = {}, {}, 0, 0
+    while start < len(cases):
+        cmd = [sys.executable, os.path.abspath(__file__), "--cubins", opts.cubins,
+               "--filter", opts.filter, "--timeout", str(opts.timeout),
+               "--child-from", str(start), "--child-log", log_path]
+        code = subprocess.call(cmd)
+        started = None
+        with open(log_path) as f:
+            for line in f:
+                record = json.loads(line)
+                if record["event"] == "env":
+                    env = record
+                elif record["event"] == "start":
+                    started = max(record["index"], started if started is not None else -1)
+                elif record["event"] == "result":
+                    results.setdefault(record["index"], record)
+        while printed in results:
+            print_result(cases[printed], results[printed])
+            printed += 1
+        if code == 0:
+            break
+        if started is None or started < start:  # died before its first case
+            reason = f"the runner exited with status {code} before the case"
+            for index in range(start, len(cases)):
+                results.setdefault(index, dict(id=cases[index]["id"], status="ERROR", error=reason))
+            break
+        results.setdefault(started, dict(id=cases[started]["id"], status="ERROR",
+                                         error=f"the runner died during the case (exit status {code})"))
+        start = started + 1
+    for index in range(printed, len(cases)):
+        results.setdefault(index, dict(id=cases[index]["id"], status="ERROR", error="not reached"))
+        print_result(cases[index], results[index])
+    passed = sum(r["status"] == "ok" for r in results.values())
+    failed = len(cases) - passed
     with open(os.path.join(opts.out, "differential.json"), "w") as f:
-        json.dump(dict(device=torch.cuda.get_device_name(), triton=triton.__version__,
-                       cases=results), f, indent=1)
+        json.dump(dict(device=env.get("device"), triton=env.get("triton"), torch=env.get("torch"),
+                       cases=[results[i] for i in sorted(results)]), f, indent=1)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def print_result(case, r):
+    label = f"{case['id']} ({case['file']} -n {case['kernel']})"
+    status = r["status"]
+    if status in ("ok", "MISMATCH"):
+        line = f"{status:8} {label}: worst {r['unit']} difference {r['worst']:.3g} (bound {r['bound']})"
+        if r.get("detail"):
+            line += f"; {r['detail']}"
+    else:
+        line = f"{status:8} {label}: {r.get('error', '')}"
+    print(line, flush=True)
 
 
 if __name__ == "__main__":
