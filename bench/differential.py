@@ -236,14 +236,17 @@ def make_input(torch, spec, gen, name):
     kind, dtype, numel, *extra = spec
     dt = getattr(torch, dtype)
     dev = "cuda"
+    # torch supports little more than copies and views of uint16/32/64:
+    # those go through the signed type of their width.
+    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}.get(dt)
 
     def f32(t):
         return t.to(dt)
 
     if kind == "zeros":
-        return torch.zeros(numel, dtype=dt, device=dev)
+        return torch.zeros(numel, dtype=signed or dt, device=dev).view(dt)
     if kind == "full":
-        return torch.full((numel,), extra[0], dtype=dt, device=dev)
+        return torch.full((numel,), extra[0], dtype=signed or dt, device=dev).view(dt)
     if kind == "arange":
         return torch.arange(numel, device=dev).to(dt)
     if kind == "randn":
@@ -295,10 +298,6 @@ def make_input(torch, spec, gen, name):
         vals = vals * (torch.randint(0, 2, (numel,), generator=gen, device=dev) * 2 - 1)
     if dt.is_floating_point or dt == torch.bool:
         return vals.to(dt)
-    # Unsigned types wider than 8 bits: through the signed type of their width.
-    signed = {torch.uint16: torch.int16, torch.uint32: torch.int32}.get(dt)
-    if dt == torch.uint64:
-        return vals.view(torch.uint64)
     return vals.to(signed).view(dt) if signed else vals.to(dt)
 
 
@@ -330,7 +329,9 @@ def compare(torch, a, b, spec):
     elif "ulp" in spec:
         oa, ob = ordered(torch, a), ordered(torch, b)
         nan_a, nan_b = a.float().isnan(), b.float().isnan()
-        dist = (oa.double() - ob.double()).abs()
+        # In int64 while the signs agree (exact); else far apart anyway.
+        same_sign = (oa >= 0) == (ob >= 0)
+        dist = torch.where(same_sign, (oa - ob).abs().double(), oa.abs().double() + ob.abs().double())
         dist = torch.where(nan_a & nan_b, torch.zeros_like(dist), dist)
         dist = torch.where(nan_a ^ nan_b, torch.full_like(dist, float("inf")), dist)
         bad = dist > spec["ulp"]
@@ -368,12 +369,12 @@ def ordered(torch, t):
 
 
 def show(torch, t, i):
+    """Element i as a value (and its bits, for floats), read from its bytes."""
+    w = t.element_size()
+    raw = bytes(t.reshape(-1).view(torch.uint8)[i * w:(i + 1) * w].cpu().tolist())
     if t.is_floating_point():
-        mask = (1 << (8 * t.element_size())) - 1
-        return f"{t[i].float().item()!r} (0x{int(bits_of(torch, t)[i].item()) & mask:x})"
-    if t.dtype == torch.uint64:
-        return str(int(t.view(torch.int64)[i].item()) & ((1 << 64) - 1))
-    return str(int(t[i].long().item()) if t.element_size() < 8 else int(t[i].item()))
+        return f"{t[i].float().item()!r} (0x{int.from_bytes(raw, 'little'):x})"
+    return str(int.from_bytes(raw, "little", signed=t.dtype.is_signed))
 
 
 def unwrap_triton(kernel_obj):
@@ -467,10 +468,10 @@ def run_case(case, opts, torch, triton, cuda):
                 kwargs[name] = fn(dict(kwargs))
     # kilnc resolves the same heuristics itself: a disagreement is a Kiln bug.
     for c in meta.get("constexprs", []):
-        ours = kwargs.get(c["name"])
-        if isinstance(ours, (bool, int)) and str(ours) != c["value"]:
+        theirs = kwargs.get(c["name"])
+        if isinstance(theirs, (bool, int)) and str(theirs) != c["value"]:
             return dict(status="MISMATCH", worst=float("inf"), bound=0, unit="",
-                        detail=f"kilnc resolved {c['name']}={c['value']}, Triton {ours}")
+                        detail=f"kilnc resolved {c['name']}={c['value']}, Triton {theirs}")
     jit_fn[case["grid"]](**kwargs, num_warps=num_warps, num_stages=num_stages)
     torch.cuda.synchronize()
 
