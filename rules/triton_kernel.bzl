@@ -25,6 +25,12 @@ action (`TritonCodegen`) then embeds everything in NAME.cc and declares the
 typed launchers in NAME.h. docs/usage.md documents the attributes; the
 contract of both tools is docs/architecture.md.
 
+With `autotune = True`, each specialization gives the parameter types only
+and is crossed with the kernel's @triton.autotune configs: one TritonCompile
+action per (arch, specialization, general/aligned) compiles every config into
+a directory (a tree artifact), since how many configs there are is in the
+source, which analysis cannot read.
+
 The specializations are checked when the rule is analyzed, so a mistake fails
 only the targets that have it, with an error naming the attribute, the
 element and the kernel parameter. What needs the kernel's source (a
@@ -369,8 +375,26 @@ def _check_consistency(checked):
                 return "specializations[%d] lacks parameter '%s' (of type %s in specializations[%d]); every element gives the type of every parameter that is not tl.constexpr" % (j, param, kinds[param][1], i)
     return None
 
-def check_specializations(name, specializations):
+def _check_autotune_specialization(index, spec, kinds):
+    """With autotune = True, the configs give the constexpr values and launch options."""
+    where = "specializations[%d]" % index
+    if type(kinds) == type([]):
+        return ("%s is positional, but with autotune = True the @triton.autotune configs supply " +
+                "the constexpr values: name the parameters instead, as in \"x_ptr=*fp32, n=i32\" " +
+                "or a dict") % where
+    keys = spec.keys() if type(spec) == type({}) else [p.split("=")[0].strip() for p in spec.split(",")]
+    for key in keys:
+        if key in LAUNCH_OPTIONS:
+            return ("%s sets %s, but with autotune = True each @triton.autotune config sets the " +
+                    "launch options (triton.Config's defaults: num_warps=4, num_stages=3, " +
+                    "num_ctas=1); leave it out") % (where, key)
+    return None
+
+def check_specializations(name, specializations, autotune = False):
     """Returns (signatures, error) for a triton_kernel's `specializations`.
+
+    With `autotune`, each element gives the parameter types (and constexprs
+    no config sets) in the named form, without launch options.
 
     Public so that tests can call it; `triton_kernel` fails with the error.
     """
@@ -382,6 +406,10 @@ def check_specializations(name, specializations):
         signature, kinds, error = _check_specialization(index, spec)
         if error:
             return None, _message(name, "specializations", error)
+        if autotune:
+            error = _check_autotune_specialization(index, spec, kinds)
+            if error:
+                return None, _message(name, "specializations", error)
         if signature in signatures:
             return None, _message(name, "specializations", "specializations[%d] repeats specializations[%d]: %s" % (
                 index,
@@ -428,6 +456,11 @@ def _package_dir(label, a_file):
     return "/".join([p for p in parts if p]) or "."
 
 def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, emit_ptx):
+    """Declares the kilnc action of one image; returns its outputs.
+
+    [metadata, cubin], or [ptx]; with autotune, one tree artifact (a
+    directory of config<K>.json and config<K>.cubin, or config<K>.ptx).
+    """
     stem = "%s.kiln/%s/s%d_%s" % (ctx.attr.library_name, arch, index, variant)
     outputs = []
     args = ctx.actions.args()
@@ -439,7 +472,16 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, alig
     args.add("--arch", arch)
     if aligned:
         args.add("--aligned")
-    if emit_ptx:
+    if ctx.attr.autotune:
+        # How many configs there are is in the source, which analysis cannot
+        # read: one action compiles them all into a directory.
+        directory = ctx.actions.declare_directory(stem + ("_autotune_ptx" if emit_ptx else "_autotune"))
+        args.add("--autotune")
+        if emit_ptx:
+            args.add("--emit", "ptx")
+        args.add("-o", directory.path)
+        outputs = [directory]
+    elif emit_ptx:
         ptx = ctx.actions.declare_file(stem + ".ptx")
         args.add("--emit", "ptx")
         args.add("-o", ptx)
@@ -457,9 +499,9 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, alig
         outputs = outputs,
         mnemonic = "TritonPtx" if emit_ptx else "TritonCompile",
         progress_message = "Compiling Triton kernel %s for %s to %s, %s %s: specializations[%d] = %s" % (
-            kernel_desc,
+            kernel_desc + ("'s @triton.autotune configs" if ctx.attr.autotune else ""),
             arch,
-            "PTX" if emit_ptx else "a cubin",
+            ("PTX" if emit_ptx else "cubins" if ctx.attr.autotune else "a cubin"),
             ctx.label,
             variant,
             index,
@@ -478,23 +520,21 @@ def _triton_kernel_codegen_impl(ctx):
         if type(spec) == type([]):  # a dict, as [[key, value], ...] to keep its order
             spec = {pair[0]: pair[1] for pair in spec}
         specializations.append(spec)
-    signatures, error = check_specializations(name, specializations)
+    signatures, error = check_specializations(name, specializations, ctx.attr.autotune)
     error = error or check_archs(name, ctx.attr.archs) or check_namespace(name, ctx.attr.namespace)
     if error:
         fail(error)
-    if ctx.attr.autotune:
-        fail(_message(name, "autotune", "using the kernel's @triton.autotune configs needs " +
-                                        "`kilnc configs FILE.py -n KERNEL` during analysis, where Bazel " +
-                                        "runs no tools; add the configs it prints, with the parameter " +
-                                        "types, to `specializations` for now"))
 
     src = ctx.files.srcs[0]
     kernel_desc = ctx.attr.kernel or src.short_path
-    compiled = []  # (metadata, cubin or ptx) of every image, in a fixed order.
+    # (metadata, cubin or ptx) of every image, in a fixed order; with
+    # autotune, (directory, directory) pairs that kiln-codegen expands.
+    compiled = []
     for arch in ctx.attr.archs:
         for index, signature in enumerate(signatures):
             for variant, aligned in _VARIANTS:
-                metadata, cubin = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, False)
+                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, False)
+                metadata, cubin = (outputs[0], outputs[0]) if ctx.attr.autotune else outputs
                 compiled.append((metadata, cubin))
                 if ctx.attr.ptx:
                     ptx = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, True)
@@ -527,20 +567,26 @@ def _triton_kernel_codegen_impl(ctx):
         inputs = inputs.keys() + templates,
         outputs = [out_header, out_source],
         mnemonic = "TritonCodegen",
-        progress_message = "Generating launchers %s for Triton kernel %s (%d images)" % (
+        progress_message = "Generating launchers %s for Triton kernel %s (%d %s)" % (
             include_path,
             kernel_desc,
             len(compiled),
+            "directories of autotune configs" if ctx.attr.autotune else "images",
         ),
     )
-    return [
-        DefaultInfo(files = depset([out_header, out_source])),
-        OutputGroupInfo(
+    if ctx.attr.autotune:
+        groups = OutputGroupInfo(
+            cubins = depset([image for _, image in compiled if not image.basename.endswith("_ptx")]),
+            ptx = depset([image for _, image in compiled if image.basename.endswith("_ptx")]),
+            metadata = depset([m for m, image in compiled if m == image]),
+        )
+    else:
+        groups = OutputGroupInfo(
             cubins = depset([image for _, image in compiled if image.extension == "cubin"]),
             ptx = depset([image for _, image in compiled if image.extension == "ptx"]),
             metadata = depset([m for m, image in compiled if image.extension == "cubin"]),
-        ),
-    ]
+        )
+    return [DefaultInfo(files = depset([out_header, out_source])), groups]
 
 triton_kernel_codegen = rule(
     implementation = _triton_kernel_codegen_impl,
@@ -571,8 +617,10 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
         ),
         "autotune": attr.bool(
             default = False,
-            doc = "Use the kernel's @triton.autotune configs as further specializations " +
-                  "(needs `kilnc configs`; an error until kilnc has it).",
+            doc = "Cross every specialization with the kernel's @triton.autotune configs: " +
+                  "the specializations give the parameter types by name, each config the " +
+                  "constexpr values and launch options; one TritonCompile action per (arch, " +
+                  "specialization, general/aligned) compiles every config into a directory.",
         ),
         "ptx": attr.bool(
             default = False,
@@ -664,8 +712,11 @@ def triton_kernel(
       namespace: C++ namespace of the launchers ("a::b" allowed).
       ptx: also embed PTX, JIT-compiled by the driver only on a device that
         none of the cubins fits. Off by default: no JIT unless asked for.
-      autotune: also compile the kernel's @triton.autotune configs (reserved:
-        an error until kilnc can list them).
+      autotune: take the constexpr values and launch options from the
+        kernel's @triton.autotune configs: each specialization (dict or named
+        string, parameter types only, no launch options) is compiled once per
+        config, and the first config is the default. `key` is not used: the
+        caller picks a config through the config type.
       deps: extra deps of the cc_library.
       visibility: visibility of the cc_library and the codegen target.
       kilnc: overrides //compiler/driver:kilnc (for example a prebuilt one).

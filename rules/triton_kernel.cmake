@@ -10,12 +10,16 @@
 #       # or "*fp32, *fp32, *fp32, i32, 1024"
 #     [KERNEL add_kernel]              # the @triton.jit function; optional if the file has one
 #     [NAMESPACE kernels]              # C++ namespace of the launchers (default: kernels)
-#     [PTX])                           # also embed PTX, JIT-compiled only where no cubin fits
+#     [PTX]                            # also embed PTX, JIT-compiled only where no cubin fits
+#     [AUTOTUNE])                      # cross SPECIALIZATIONS with the @triton.autotune configs
 #   target_link_libraries(app PRIVATE add)   # #include "<dir>/add.h", <dir> relative to the source root
 #
 # Every specialization x arch is compiled twice by `kilnc compile`: a general
 # variant and an `--aligned` one (every pointer and integer argument divisible
-# by 16); the launcher picks at run time. kiln-codegen then writes
+# by 16); the launcher picks at run time. With AUTOTUNE, each specialization
+# names the parameter types only, and one `kilnc compile --autotune` command
+# compiles it with every config of the kernel's @triton.autotune into a
+# directory (the number of configs is in the source, not known here). kiln-codegen then writes
 # ${CMAKE_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc} with the cubins embedded.
 # docs/usage.md documents the arguments; the tools' contract is
 # docs/architecture.md; the Bazel twin is triton_kernel.bzl.
@@ -217,7 +221,7 @@ endfunction()
 # _kiln_kernel_params) describe the kernel; when they do, the element is
 # checked against them. Fails naming NAME, the element and the parameter.
 function(_kiln_check_specialization name kernel index spec params_known params constexprs
-         defaulted out)
+         defaulted autotune out)
   set(where "triton_kernel(NAME ${name}): SPECIALIZATIONS element ${index} (\"${spec}\")")
   string(STRIP "${spec}" spec)
   if(spec STREQUAL "")
@@ -226,6 +230,11 @@ function(_kiln_check_specialization name kernel index spec params_known params c
   string(REPLACE "," ";" entries "${spec}")
   list(LENGTH entries entry_count)
   list(LENGTH params param_count)
+  if(autotune AND NOT spec MATCHES "=")
+    message(FATAL_ERROR "${where} is positional, but with AUTOTUNE the @triton.autotune configs "
+                        "supply the constexpr values: name the parameters instead, as in "
+                        "\"x_ptr=*fp32, n=i32\"")
+  endif()
   if(params_known AND NOT spec MATCHES "=" AND NOT entry_count EQUAL param_count)
     string(REPLACE ";" ", " list "${params}")
     message(FATAL_ERROR "${where} has ${entry_count} positional entries but kernel ${kernel} has "
@@ -310,10 +319,18 @@ function(_kiln_check_specialization name kernel index spec params_known params c
   if(named GREATER 0 AND named EQUAL option_count)
     message(FATAL_ERROR "${where} names only launch options, no kernel parameters")
   endif()
+  if(autotune)
+    if(option_count GREATER 0)
+      message(FATAL_ERROR "${where} sets a launch option, but with AUTOTUNE each @triton.autotune "
+                          "config sets num_warps, num_stages and num_ctas (triton.Config's defaults: "
+                          "4, 3, 1); leave them out")
+    endif()
+  endif()
   if(params_known)
     if(named GREATER 0)
       foreach(param IN LISTS params)
-        if(NOT param IN_LIST keys AND NOT param IN_LIST defaulted)
+        if(NOT param IN_LIST keys AND NOT param IN_LIST defaulted
+           AND NOT (autotune AND param IN_LIST constexprs))
           if(param IN_LIST constexprs)
             set(what "it is tl.constexpr: give its value")
           else()
@@ -340,7 +357,7 @@ function(triton_kernel)
   set(where "triton_kernel(NAME ${name})")
   if(TK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${TK_UNPARSED_ARGUMENTS} "
-                        "(expected NAME SRCS ARCHS SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX])")
+                        "(expected NAME SRCS ARCHS SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX] [AUTOTUNE])")
   endif()
   if(TK_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: no value given for ${TK_KEYWORDS_MISSING_VALUES}")
@@ -350,12 +367,6 @@ function(triton_kernel)
   endif()
   if(TARGET "${name}")
     message(FATAL_ERROR "${where}: NAME: a target named '${name}' already exists")
-  endif()
-  if(TK_AUTOTUNE)
-    message(FATAL_ERROR "${where}: AUTOTUNE (the kernel's @triton.autotune configs as specializations) "
-                        "needs `kilnc configs FILE.py -n KERNEL` at configure time, before this build "
-                        "has built kilnc; add the lines it prints, with the parameter types, to "
-                        "SPECIALIZATIONS for now")
   endif()
 
   if(NOT TK_SRCS)
@@ -424,8 +435,12 @@ function(triton_kernel)
   set(specs "")
   set(index 0)
   foreach(spec IN LISTS TK_SPECIALIZATIONS)
+    set(autotune FALSE)
+    if(TK_AUTOTUNE)
+      set(autotune TRUE)
+    endif()
     _kiln_check_specialization("${name}" "${kernel_label}" ${index} "${spec}" ${params_known}
-                               "${params}" "${constexprs}" "${defaulted}" signature)
+                               "${params}" "${constexprs}" "${defaulted}" ${autotune} signature)
     if(signature IN_LIST specs)
       message(FATAL_ERROR "${where}: SPECIALIZATIONS element ${index} repeats an earlier one: ${spec}")
     endif()
@@ -482,6 +497,32 @@ function(triton_kernel)
           set(aligned_flag --aligned)
         endif()
         set(what "${where} SPECIALIZATIONS element ${index} (${variant}): ${spec}")
+        if(TK_AUTOTUNE)
+          # The directories' configs.txt stands for every config<K> file.
+          foreach(format IN ITEMS cubin ptx)
+            set(dir "${stem}_autotune")
+            set(emit "")
+            if(format STREQUAL "ptx")
+              if(NOT TK_PTX)
+                continue()
+              endif()
+              set(dir "${stem}_autotune_ptx")
+              set(emit --emit ptx)
+            endif()
+            add_custom_command(
+              OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
+              COMMAND ${tool_env} "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
+                      -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${emit} -o "${dir}"
+              DEPENDS ${KILN_KILNC_TARGET} ${srcs}
+              WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+              COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to ${format}, ${what}"
+              VERBATIM)
+            list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt")
+            list(APPEND variant_pairs "${stem}_autotune=${dir}")
+            math(EXPR image_count "${image_count} + 1")
+          endforeach()
+          continue()
+        endif()
         add_custom_command(
           OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
           COMMAND ${tool_env} "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
@@ -513,6 +554,11 @@ function(triton_kernel)
     endforeach()
   endforeach()
 
+  set(image_kind images)
+  if(TK_AUTOTUNE)
+    set(image_kind "directories of autotune configs")
+  endif()
+
   # --- one kiln-codegen action -----------------------------------------------
   file(GLOB_RECURSE template_files CONFIGURE_DEPENDS "${KILN_TEMPLATES_DIR}/*.tmpl")
   add_custom_command(
@@ -525,7 +571,7 @@ function(triton_kernel)
     DEPENDS ${KILN_CODEGEN_TARGET} ${variant_outputs} ${template_files}
     # Relative variant paths keep the generated bytes free of build paths.
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-    COMMENT "Generating launchers ${include_path} for Triton kernel ${kernel_desc} (${image_count} images)"
+    COMMENT "Generating launchers ${include_path} for Triton kernel ${kernel_desc} (${image_count} ${image_kind})"
     VERBATIM)
 
   add_library(${name} STATIC "${out_source}" "${out_header}")

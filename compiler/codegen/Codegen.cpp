@@ -11,10 +11,12 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <map>
 #include <set>
 
 using namespace llvm;
@@ -688,6 +690,48 @@ Expected<VariantInput> readVariantInput(StringRef argument) {
   if (input.isPtx)
     input.cubin.push_back('\0'); // cuModuleLoadData reads PTX up to a NUL
   return input;
+}
+
+Expected<std::vector<VariantInput>> readVariantInputs(StringRef argument) {
+  auto [metadataDir, imageDir] = argument.split('=');
+  if (metadataDir.empty() || !sys::fs::is_directory(metadataDir)) {
+    Expected<VariantInput> input = readVariantInput(argument);
+    if (!input)
+      return input.takeError();
+    return std::vector<VariantInput>{std::move(*input)};
+  }
+  // config<K>.json, by K: the order of the @triton.autotune configs, whose
+  // first is the default config.
+  std::map<unsigned, std::string> configs;
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(metadataDir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef name = sys::path::filename(it->path());
+    StringRef stem = name;
+    unsigned index;
+    if (stem.consume_front("config") && stem.consume_back(".json") &&
+        !stem.getAsInteger(10, index))
+      configs[index] = stem.str();
+  }
+  if (ec)
+    return makeError("cannot list " + metadataDir + ": " + ec.message());
+  if (configs.empty())
+    return makeError("directory " + metadataDir +
+                     " has no config<K>.json (written by kilnc compile "
+                     "--autotune)");
+  std::vector<VariantInput> inputs;
+  for (const auto &[index, stem] : configs) {
+    SmallString<128> json(metadataDir), image(imageDir);
+    sys::path::append(json, "config" + stem + ".json");
+    sys::path::append(image, "config" + stem + ".cubin");
+    if (!sys::fs::exists(image))
+      sys::path::replace_extension(image, "ptx");
+    Expected<VariantInput> input = readVariantInput((json + "=" + image).str());
+    if (!input)
+      return input.takeError();
+    inputs.push_back(std::move(*input));
+  }
+  return inputs;
 }
 
 Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,

@@ -62,6 +62,13 @@ llvm::Expected<Templates> loadTemplates(llvm::StringRef directory);
 /// for the driver to JIT on devices no cubin fits (the rules' opt-in).
 llvm::Expected<VariantInput> readVariantInput(llvm::StringRef argument);
 
+/// Reads one command-line argument: a "VARIANT.json=IMAGE" pair as above,
+/// or "METADATA_DIR=IMAGE_DIR", two directories written by `kilnc compile
+/// --autotune` (the same one for cubins): every config<K>.json in the first,
+/// in the order of K, with config<K>.cubin or config<K>.ptx from the second.
+llvm::Expected<std::vector<VariantInput>>
+readVariantInputs(llvm::StringRef argument);
+
 /// Generates the header and the source for `inputs`. Errors on bad options,
 /// bad metadata and variants that cannot share a launcher (see
 /// buildLauncherModel), each naming the input or kernel at fault.

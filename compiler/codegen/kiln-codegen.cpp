@@ -2,7 +2,7 @@
 //
 //   kiln-codegen --name NAME --namespace NS --include-path PATH/NAME.h
 //                --templates DIR --out-header OUT.h --out-source OUT.cc
-//                VARIANT.json=VARIANT.cubin ...
+//                VARIANT.json=VARIANT.cubin ... | METADATA_DIR=IMAGE_DIR ...
 //
 // Reads every compiled variant's metadata and cubin, and writes the header and
 // source of the typed launchers (docs/architecture.md section 3). Exit status
@@ -45,7 +45,8 @@ cl::opt<std::string> outSource("out-source",
                                cl::desc("where to write the source"),
                                cl::Required, cl::cat(category));
 cl::list<std::string> variants(cl::Positional, cl::OneOrMore,
-                               cl::desc("VARIANT.json=VARIANT.cubin..."),
+                               cl::desc("VARIANT.json=VARIANT.cubin... or "
+                                        "METADATA_DIR=IMAGE_DIR..."),
                                cl::cat(category));
 
 int fail(const Twine &message) {
@@ -82,10 +83,11 @@ int main(int argc, char **argv) {
     return fail(toString(templates.takeError()));
   std::vector<VariantInput> inputs;
   for (const std::string &argument : variants) {
-    Expected<VariantInput> input = readVariantInput(argument);
-    if (!input)
-      return fail(toString(input.takeError()));
-    inputs.push_back(std::move(*input));
+    Expected<std::vector<VariantInput>> read = readVariantInputs(argument);
+    if (!read)
+      return fail(toString(read.takeError()));
+    for (VariantInput &input : *read)
+      inputs.push_back(std::move(input));
   }
   Expected<GeneratedFiles> files = generateLaunchers(
       CodegenOptions{name, cppNamespace, includePath}, *templates, inputs);

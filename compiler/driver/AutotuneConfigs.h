@@ -2,7 +2,8 @@
 //
 // Reads the configs of a kernel's @triton.autotune decorator as named
 // signature fragments ("BLOCK=128, num_warps=4, num_stages=3"), so that they
-// can serve as the kernel's variant list (`kilnc configs`).
+// can serve as the kernel's variant list: `kilnc configs` prints them, and
+// `kilnc compile --autotune` compiles one variant per config.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_DRIVER_AUTOTUNECONFIGS_H
@@ -12,11 +13,20 @@
 
 namespace kiln {
 
+struct CompileOptions;
+
 /// Prints the configs of kernel `kernelName` in `sourcePath`, one per line,
 /// to stdout. Diagnostics go to stderr as `file:line:col: error: ...`.
 /// Returns the process exit status.
 int printAutotuneConfigs(const std::string &sourcePath,
                          const std::string &kernelName);
+
+/// Compiles `options.signature` (named form, without the values the configs
+/// set) merged with each of the kernel's autotune configs. `outputPath` is a
+/// directory that receives `config<K>.<ext>` per config K (and, for cubins,
+/// `config<K>.json` metadata) plus `configs.txt`, one line per config; files
+/// of an earlier run are removed first. Returns the process exit status.
+int compileAutotuneConfigs(const CompileOptions &options);
 
 } // namespace kiln
 

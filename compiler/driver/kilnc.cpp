@@ -4,6 +4,9 @@
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
 //         [--aligned] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
 //         [--metadata OUT.json] [--dump-ir DIR] [--ptxas PATH]
+//   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [--aligned]
+//         --autotune -o DIR [--emit ...]
+//         compiles one variant per @triton.autotune config into DIR
 //   kilnc configs FILE.py [-n KERNEL]
 //         prints the kernel's @triton.autotune configs, one signature
 //         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
@@ -37,7 +40,8 @@ int main(int argc, char **argv) {
     errs() << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
               "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] -o OUT "
               "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
-              "[--dump-ir DIR]\n       kilnc configs FILE.py [-n KERNEL]\n";
+              "[--dump-ir DIR] [--autotune]\n       kilnc configs FILE.py [-n "
+              "KERNEL]\n";
     return 2;
   }
   cl::OptionCategory category("kilnc compile options");
@@ -59,8 +63,14 @@ int main(int argc, char **argv) {
       "aligned",
       cl::desc("assume every pointer and integer is divisible by 16"),
       cl::cat(category));
-  cl::opt<std::string> output("o", cl::desc("output file"), cl::Required,
-                              cl::cat(category));
+  cl::opt<std::string> output(
+      "o", cl::desc("output file (with --autotune, a directory)"), cl::Required,
+      cl::cat(category));
+  cl::opt<bool> autotune(
+      "autotune",
+      cl::desc("one variant per @triton.autotune config, into the -o "
+               "directory (config<K>.cubin, config<K>.json, configs.txt)"),
+      cl::cat(category));
   cl::opt<kiln::Stage> emit(
       "emit", cl::desc("stop after this stage"), cl::init(kiln::Stage::Cubin),
       cl::values(
@@ -105,6 +115,17 @@ int main(int argc, char **argv) {
   if (!options.metadataPath.empty() && options.emit != kiln::Stage::Cubin) {
     WithColor::error(errs(), "kilnc") << "--metadata needs --emit cubin\n";
     return 2;
+  }
+  if (autotune) {
+    if (!options.metadataPath.empty() || !options.dumpDir.empty() ||
+        options.numWarpsGiven || options.numStagesGiven) {
+      WithColor::error(errs(), "kilnc")
+          << "--autotune writes each config's metadata into the -o directory "
+             "and takes num_warps/num_stages from the configs: drop "
+             "--metadata, --dump-ir, -w and -ns\n";
+      return 2;
+    }
+    return kiln::compileAutotuneConfigs(options);
   }
   return kiln::compileKernel(options);
 }

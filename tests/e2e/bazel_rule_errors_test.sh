@@ -51,6 +51,10 @@ expect analysis_bad_value $a "specializations[0]: parameter 'BLOCK' must map to 
 expect analysis_positional_length $a \
   "specializations[1] has 4 positional entries but specializations[0] has 5"
 expect analysis_repeat $a "specializations[1] repeats specializations[0]"
+expect analysis_autotune_positional $a "$(printf "$attr" analysis_autotune_positional)" \
+  "specializations[0] is positional, but with autotune = True the @triton.autotune configs supply the constexpr values"
+expect analysis_autotune_num_warps $a \
+  "specializations[0] sets num_warps, but with autotune = True each @triton.autotune config sets the launch options"
 expect analysis_bad_arch $a "attribute 'archs': unknown arch \"sm90a\" (did you mean \"sm_90a\"?)"
 
 if [[ ${1:-} != --analysis-only ]]; then
@@ -59,6 +63,8 @@ if [[ ${1:-} != --analysis-only ]]; then
   expect kilnc_value_for_type "" "specializations[0]" \
     "parameter 'n' is not tl.constexpr, so it needs a type"
   expect kilnc_extra "" "specializations[0]" "the kernel has no parameter 'gamma'"
+  expect kilnc_autotune_no_decorator "" "scale_kernel's @triton.autotune configs for sm_80" \
+    "error: --autotune: 'scale_kernel' has no @triton.autotune(configs=[...]) decorator"
   expect kilnc_syntax_error "" \
     "tests/e2e/bazel_rule_errors/syntax_error.py:7:31: error: unmatched ')'" \
     "    offs = tl.arange(0, BLOCK))" \

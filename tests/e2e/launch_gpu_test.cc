@@ -1,7 +1,8 @@
 // The generated API and the runtime on a real GPU, through kernels compiled by
 // kilnc from examples/vector_add/add.py (tests/e2e/CMakeLists.txt and
 // BUILD.bazel): configs chosen by the caller, grids as functions of the
-// config, PTX for devices no cubin fits, the launch observer, introspection,
+// config, @triton.autotune configs as the variant list (tuned_saxpy.py), PTX
+// for devices no cubin fits, the launch observer, introspection,
 // 16 threads launching on 2 streams, and CUDA graph capture. Labelled `gpu`;
 // every test skips, saying why, without a driver or GPU.
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +22,7 @@
 #include "kiln/runtime.h"
 #include "tests/e2e/add_configs.h"
 #include "tests/e2e/add_ptx.h"
+#include "tests/e2e/tuned_saxpy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -199,6 +202,72 @@ TEST_F(LaunchGpuTest, ConfigsAndGridFunctions) {
   EXPECT_TRUE(kiln::SynchronizeStream(nullptr).ok());
   kiln::SetLaunchObserver(nullptr, nullptr);
   EXPECT_GE(seen.launches.load(), 3);
+}
+
+// tuned_saxpy's variants are its three @triton.autotune configs, each general
+// and aligned; the first config is the default, and each runs when asked.
+TEST_F(LaunchGpuTest, AutotuneConfigsAreTheVariants) {
+  const kiln::KernelInfo &info = e2e::tuned::tuned_saxpy_info();
+  ASSERT_EQ(info.num_variants, 6);
+  std::vector<std::string> blocks;
+  for (int v = 0; v < info.num_variants; ++v) {
+    blocks.push_back(ConstexprOf(info.variants[v], "BLOCK") + "/" +
+                     std::to_string(info.variants[v].num_warps) + "/" +
+                     std::to_string(info.variants[v].num_stages));
+  }
+  EXPECT_THAT(blocks, ::testing::UnorderedElementsAre("1024/4/3", "1024/4/3",
+                                                      "256/2/3", "256/2/3",
+                                                      "4096/8/2", "4096/8/2"));
+
+  Buffers b = MakeBuffers(20000);
+  const int32_t n = static_cast<int32_t>(b.n);
+  Seen seen;
+  kiln::SetLaunchObserver(&Record, &seen);
+  // The default config is the first: BLOCK=1024, 4 warps. alpha = 1 makes
+  // out = 3i, as for add_kernel.
+  ASSERT_TRUE(e2e::tuned::launch_tuned_saxpy(
+                  [&](const e2e::tuned::tuned_saxpy_config &c) {
+                    EXPECT_EQ(c.BLOCK, 1024);
+                    return kiln::Grid(kiln::cdiv(n, c.BLOCK));
+                  },
+                  nullptr, b.x.data<float>(), b.y.data<float>(),
+                  b.out.data<float>(), 1.0f, n)
+                  .ok());
+  ASSERT_TRUE(Check(b, 0, n));
+  EXPECT_EQ(ConstexprOf(*seen.last_variant, "BLOCK"), "1024");
+
+  for (auto [block, warps, stages] :
+       {std::tuple{256, 2, 3}, std::tuple{4096, 8, 2}}) {
+    ASSERT_TRUE(b.out.Fill(0xff).ok());
+    e2e::tuned::tuned_saxpy_config config;
+    config.BLOCK = block;
+    config.num_warps = warps;
+    config.num_stages = stages;
+    absl::Status status = e2e::tuned::launch_tuned_saxpy(
+        config,
+        [&](const e2e::tuned::tuned_saxpy_config &c) {
+          return kiln::Grid(kiln::cdiv(n, c.BLOCK));
+        },
+        nullptr, b.x.data<float>(), b.y.data<float>(), b.out.data<float>(),
+        1.0f, n);
+    ASSERT_TRUE(status.ok()) << status;
+    ASSERT_TRUE(Check(b, 0, n)) << "BLOCK=" << block;
+    EXPECT_EQ(ConstexprOf(*seen.last_variant, "BLOCK"), std::to_string(block));
+    EXPECT_EQ(seen.last_variant.load()->num_warps, warps);
+    EXPECT_EQ(seen.last_grid_x.load(), kiln::cdiv(n, block));
+  }
+
+  // A config the decorator does not list is refused, listing those it does.
+  e2e::tuned::tuned_saxpy_config missing;
+  missing.BLOCK = 512;
+  absl::Status status = e2e::tuned::launch_tuned_saxpy(
+      missing, kiln::Grid(1), nullptr, b.x.data<float>(), b.y.data<float>(),
+      b.out.data<float>(), 1.0f, n);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("(BLOCK=4096, num_warps=8, num_stages=2)"));
+  kiln::SetLaunchObserver(nullptr, nullptr);
+  EXPECT_TRUE(kiln::SynchronizeStream(nullptr).ok());
 }
 
 TEST_F(LaunchGpuTest, MisalignedArgumentsTakeTheGeneralVariant) {
