@@ -96,6 +96,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateScanToLLVMPatterns(converter, patterns);
     kiln::populateCatToLLVMPatterns(converter, patterns);
     kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability, patterns);
+    kiln::populateRoundTowardZeroToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

@@ -6,6 +6,7 @@
 // for the rest; the target links libdevice. fp16/bf16 compute in fp32.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/conversion/ElementMapping.h"
 #include "compiler/conversion/LoweringUtils.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -16,37 +17,53 @@ using namespace mlir;
 
 namespace {
 
-/// exp and exp2 on f32 (and on f16/bf16 through f32): ex2.approx.f32.
+Value inlinePtx(OpBuilder &b, Location loc, Type result, StringRef text,
+                StringRef constraints, ValueRange operands) {
+  MLIRContext *ctx = b.getContext();
+  return LLVM::InlineAsmOp::create(
+             b, loc, result, operands, b.getStringAttr(text),
+             b.getStringAttr(constraints), UnitAttr(), UnitAttr(),
+             LLVM::TailCallKindAttr::get(
+                 ctx, LLVM::tailcallkind::TailCallKind::None),
+             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+             ArrayAttr())
+      .getResult(0);
+}
+
+/// exp and exp2 on f32 (and on f16/bf16 through f32): ex2.approx.f32, on
+/// scalars and on tensors alike (a tensor of one element per thread
+/// converts to a scalar, and must not fall to the libdevice pattern).
 template <typename MathOp, bool isNatural>
 struct FastExpLowering : OpConversionPattern<MathOp> {
   using OpConversionPattern<MathOp>::OpConversionPattern;
   LogicalResult
   matchAndRewrite(MathOp op, typename MathOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Type type = op.getType();
+    Type type = kiln::getElementTypeOrSelf(op.getType());
     if (!(type.isF32() || type.isF16() || type.isBF16()))
+      return failure();
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
+    if (!resultType)
       return failure();
     Location loc = op.getLoc();
     Type f32 = rewriter.getF32Type();
-    Value x = adaptor.getOperand();
-    if (!type.isF32())
-      x = LLVM::FPExtOp::create(rewriter, loc, f32, x);
-    if (isNatural)
-      x = LLVM::FMulOp::create(
-          rewriter, loc, x,
-          LLVM::ConstantOp::create(rewriter, loc, f32,
-                                   rewriter.getF32FloatAttr(1.4426950408889634f)));
-    auto asmOp = LLVM::InlineAsmOp::create(
-        rewriter, loc, f32, ValueRange{x},
-        rewriter.getStringAttr("ex2.approx.f32 $0, $1;"),
-        rewriter.getStringAttr("=f,f"), UnitAttr(), UnitAttr(),
-        LLVM::TailCallKindAttr::get(rewriter.getContext(),
-                                    LLVM::tailcallkind::TailCallKind::None),
-        LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
-        ArrayAttr());
-    Value result = asmOp.getResult(0);
-    if (!type.isF32())
-      result = LLVM::FPTruncOp::create(rewriter, loc, type, result);
+    Value result = kiln::mapElements(
+        rewriter, loc, resultType, adaptor.getOperand(), [&](ValueRange xs) {
+          Value x = xs[0];
+          if (!type.isF32())
+            x = LLVM::FPExtOp::create(rewriter, loc, f32, x);
+          if (isNatural)
+            x = LLVM::FMulOp::create(
+                rewriter, loc, x,
+                LLVM::ConstantOp::create(
+                    rewriter, loc, f32,
+                    rewriter.getF32FloatAttr(1.4426950408889634f)));
+          Value r = inlinePtx(rewriter, loc, f32, "ex2.approx.f32 $0, $1;",
+                              "=f,f", x);
+          if (!type.isF32())
+            r = LLVM::FPTruncOp::create(rewriter, loc, type, r);
+          return r;
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -59,18 +76,19 @@ struct FastDivLowering : OpConversionPattern<arith::DivFOp> {
   LogicalResult
   matchAndRewrite(arith::DivFOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!op.getType().isF32() || op->hasAttr("kiln.div_rn"))
+    if (!kiln::getElementTypeOrSelf(op.getType()).isF32() ||
+        op->hasAttr("kiln.div_rn"))
       return failure();
-    auto asmOp = LLVM::InlineAsmOp::create(
-        rewriter, op.getLoc(), rewriter.getF32Type(),
-        ValueRange{adaptor.getLhs(), adaptor.getRhs()},
-        rewriter.getStringAttr("div.full.f32 $0, $1, $2;"),
-        rewriter.getStringAttr("=r,r,r"), UnitAttr(), UnitAttr(),
-        LLVM::TailCallKindAttr::get(rewriter.getContext(),
-                                    LLVM::tailcallkind::TailCallKind::None),
-        LLVM::AsmDialectAttr::get(rewriter.getContext(), LLVM::AsmDialect::AD_ATT),
-        ArrayAttr());
-    rewriter.replaceOp(op, asmOp.getResult(0));
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!resultType)
+      return failure();
+    Value result = kiln::mapElements(
+        rewriter, op.getLoc(), resultType,
+        ValueRange{adaptor.getLhs(), adaptor.getRhs()}, [&](ValueRange xy) {
+          return inlinePtx(rewriter, op.getLoc(), rewriter.getF32Type(),
+                           "div.full.f32 $0, $1, $2;", "=r,r,r", xy);
+        });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

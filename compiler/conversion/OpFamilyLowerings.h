@@ -40,6 +40,9 @@ void populateCatToLLVMPatterns(KilnTypeConverter &converter,
 void populateFp8CastsToLLVMPatterns(KilnTypeConverter &converter,
                                     unsigned computeCapability,
                                     mlir::RewritePatternSet &patterns);
+/// arith.truncf rounding toward zero (fp_downcast_rounding="rtz"): cvt.rz.
+void populateRoundTowardZeroToLLVMPatterns(KilnTypeConverter &converter,
+                                           mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

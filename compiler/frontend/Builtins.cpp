@@ -374,6 +374,10 @@ std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
                                    self.type.scalar().str() + " to " +
                                    to.str());
     if (rounding->text == "rtz") {
+      if (to.element.getBitWidth() == 8)
+        return e.error(r.loc(2), "fp_downcast_rounding=\"rtz\" to " + to.str() +
+                                     " is not supported (as in Triton): fp8 "
+                                     "conversions round to nearest even");
       TritonType result = self.type;
       result.element = to.element;
       auto mode = mlir::arith::RoundingModeAttr::get(

@@ -245,23 +245,25 @@ std::optional<FValue> Emitter::bitcastTo(const FValue &v,
 //===----------------------------------------------------------------------===//
 
 /// The type two typed operands are converted to before an arithmetic op.
+/// Floats follow upstream's precedence, not width: fp64, then fp32, then fp16
+/// (so fp16 with bf16 is fp16), then bf16 only with bf16 (bf16 with an
+/// integer or an fp8 is fp32), then two different fp8 kinds give fp16.
 static DType promote(DType a, DType b) {
   if (a == b)
     return a;
-  if (a.isFloat() && b.isFloat()) {
-    auto isHalf = [](DType d) {
-      return d.getKind() == ScalarKind::F16 || d.getKind() == ScalarKind::BF16;
+  if (a.isFloat() || b.isFloat()) {
+    auto either = [&](ScalarKind kind) {
+      return a.getKind() == kind || b.getKind() == kind;
     };
-    if (isHalf(a) && isHalf(b))
+    for (ScalarKind kind : {ScalarKind::F64, ScalarKind::F32, ScalarKind::F16})
+      if (either(kind))
+        return DType(kind);
+    if (either(ScalarKind::BF16))
       return DType(ScalarKind::F32);
-    if (a.getBitWidth() == b.getBitWidth()) // the two fp8 kinds
+    if (a.isFloat() && b.isFloat()) // the two fp8 kinds
       return DType(ScalarKind::F16);
-    return a.getBitWidth() > b.getBitWidth() ? a : b;
+    return a.isFloat() ? a : b; // fp8 with an integer: refused by the caller
   }
-  if (a.isFloat())
-    return a;
-  if (b.isFloat())
-    return b;
   if (a.isBool())
     return b;
   if (b.isBool())
@@ -529,8 +531,18 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     computeType = weakType(lhs, rhs.type.element);
   else if (!rhs.isRuntime())
     computeType = weakType(rhs, lhs.type.element);
-  else
-    computeType = promote(lhs.type.element, rhs.type.element);
+  else {
+    DType l = lhs.type.element, r = rhs.type.element;
+    auto isFp8 = [](DType d) {
+      return d.getKind() == ScalarKind::F8E4NV ||
+             d.getKind() == ScalarKind::F8E5;
+    };
+    if ((isFp8(l) && r.isInteger()) || (isFp8(r) && l.isInteger()))
+      return error(loc, "operator '" + op + "' cannot combine " +
+                            l.getShortName() + " and " + r.getShortName() +
+                            " (as in Triton); convert one with .to()");
+    computeType = promote(l, r);
+  }
   if (op == "/" && computeType.isInteger())
     computeType = DType(ScalarKind::F32);
   // PTX has no fp16/bf16 division or remainder: Triton computes them in fp32.

@@ -71,8 +71,10 @@ static Error linkLibdevice(Module &module) {
                           Linker::LinkOnlyNeeded))
     return createStringError(inconvertibleErrorCode(),
                              "linking libdevice failed");
-  // libdevice's __nvvm_reflect queries: no flush-to-zero, as upstream.
-  module.addModuleFlag(Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  // libdevice's __nvvm_reflect queries take its flush-to-zero paths, as
+  // upstream sets them (its set_nvvm_reflect_ftz): libdevice results then
+  // match Triton's bit for bit. The kernel's own arithmetic keeps denormals.
+  module.addModuleFlag(Module::Override, "nvvm-reflect-ftz", uint32_t(1));
   for (Function &f : module.functions())
     if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
       f.setLinkage(GlobalValue::InternalLinkage);

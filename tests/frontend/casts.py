@@ -11,7 +11,7 @@ import triton.language as tl
 
 # FLOAT-LABEL: func.func @float_casts
 # FLOAT: arith.truncf %{{.*}} : tensor<32xf32> to tensor<32xf8E4M3FN>
-# FLOAT: arith.truncf %{{.*}} toward_zero : tensor<32xf32> to tensor<32xf8E5M2>
+# FLOAT: arith.truncf %{{.*}} toward_zero : tensor<32xf32> to tensor<32xf16>
 # fp8e4nv to fp8e5 goes through fp32.
 # FLOAT: arith.extf %{{.*}} : tensor<32xf8E4M3FN> to tensor<32xf32>
 # FLOAT: arith.truncf %{{.*}} : tensor<32xf32> to tensor<32xf8E5M2>
@@ -24,7 +24,7 @@ def float_casts(f_ptr, e4_ptr, e5_ptr, b_ptr, h_ptr):
     x = tl.load(f_ptr + r)
     e4 = x.to(tl.float8e4nv)
     tl.store(e4_ptr + r, e4)
-    tl.store(e5_ptr + r, x.to(tl.float8e5, fp_downcast_rounding="rtz"))
+    tl.store(h_ptr + r, x.to(tl.float16, fp_downcast_rounding="rtz"))
     tl.store(e5_ptr + r, e4.to(tl.float8e5))
     tl.store(h_ptr + r, tl.load(b_ptr + r).to(tl.float16))
 

@@ -9,6 +9,8 @@
 # RUN: %kilnc compile %s -n inline_asm -s "*u32, *fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=ASM
 # RUN: %kilnc compile %s -n promotions -s "*fp16, *fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PROMOTE
 # RUN: %kilnc compile %s -n math_module -s "*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=MODULE
+# RUN: %kilnc compile %s -n float_precedence -s "*fp16, *bf16, *fp8e5, *fp8e4nv, *i32, *fp32" --arch sm_90a --emit kiln -o /dev/null
+# RUN: not %kilnc compile %s -n fp8_with_int -s "*fp8e5, *i32" --arch sm_90a --emit kiln -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8INT
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
@@ -142,6 +144,41 @@ def promotions(h_ptr, out_ptr):
     q = h / h
     tl.static_assert(q.dtype == tl.float32)
     tl.store(out_ptr + r, q)
+
+
+# Upstream's float precedence, not width: fp32, then fp16 (over bf16 and
+# fp8), bf16 only with bf16, two different fp8 kinds give fp16. The static
+# asserts fail the compile if a rule breaks.
+@triton.jit
+def float_precedence(h_ptr, b_ptr, e5_ptr, e4_ptr, i_ptr, out_ptr):
+    r = tl.arange(0, 64)
+    h = tl.load(h_ptr + r)
+    b = tl.load(b_ptr + r)
+    e5 = tl.load(e5_ptr + r)
+    e4 = tl.load(e4_ptr + r)
+    i = tl.load(i_ptr + r)
+    tl.static_assert((h * b).dtype == tl.float16)
+    tl.static_assert((b * h).dtype == tl.float16)
+    tl.static_assert((h + e5).dtype == tl.float16)
+    tl.static_assert((h + i).dtype == tl.float16)
+    tl.static_assert((b + i).dtype == tl.float32)
+    tl.static_assert((b + e5).dtype == tl.float32)
+    tl.static_assert((b + b).dtype == tl.bfloat16)
+    tl.static_assert((b / b).dtype == tl.float32)
+    tl.static_assert((e5 + e4).dtype == tl.float16)
+    tl.static_assert((e5 + e5).dtype == tl.float8e5)
+    tl.static_assert((b * 2.0).dtype == tl.bfloat16)
+    tl.static_assert((h * b + tl.load(out_ptr + r)).dtype == tl.float32)
+    tl.store(out_ptr + r, (h * b).to(tl.float32))
+
+
+# FP8INT: math_ops.py:[[@LINE+5]]:14: error: operator '+' cannot combine fp8e5 and i32 (as in Triton); convert one with .to()
+@triton.jit
+def fp8_with_int(e5_ptr, i_ptr):
+    r = tl.arange(0, 64)
+    e5 = tl.load(e5_ptr + r)
+    bad = e5 + tl.load(i_ptr + r)
+    tl.store(e5_ptr + r, bad)
 
 
 # tl.math.NAME is tl.NAME (not libdevice).

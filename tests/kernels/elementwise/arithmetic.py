@@ -69,7 +69,7 @@ def mixed_promotion(a_ptr, b_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
     b = tl.load(b_ptr + offs, mask=m, other=0)   # float16
     c = tl.load(c_ptr + offs, mask=m, other=0)   # bfloat16
     ab = a + b          # int32 + fp16 → fp16
-    bc = b * c          # fp16 * bf16 → fp32
+    bc = b * c          # fp16 * bf16 → fp16 (fp16 outranks bf16)
     half = b * 0.5      # a Python float keeps fp16
     scaled = a * 3      # a Python int keeps int32
     tl.store(out_ptr + offs, ab + bc + half + scaled, mask=m)
