@@ -805,11 +805,30 @@ CASES += [
          dict(x_ptr=("small", "int32", 200), sum_ptr=("zeros", "int32", 200),
               prod_ptr=("zeros", "int32", 200), n=200),
          (1,), ["sum_ptr", "prod_ptr"], tol=0),
-    # Does not compile to a cubin yet (KNOWN_BACKEND_FAILURES): NOT RUN until
-    # it does.
+    # 2-D scans along either axis: lanes, warps and register repetitions
+    # along the scanned axis in turn, depending on the tile's shape.
     case("tile_scans", F, "tile_scans", "x_ptr=*fp32, out_ptr=*fp32, BM=16, BN=64",
          dict(x_ptr=("uniform", "float32", 16 * 64), out_ptr=("zeros", "float32", 16 * 64)),
-         (1,), ["out_ptr"], tol=1e-5, may_fail=True),  # scans associate in another order
+         (1,), ["out_ptr"], tol=1e-5),  # scans associate in another order
+    case("tile_scans_tall", F, "tile_scans", "x_ptr=*fp32, out_ptr=*fp32, BM=128, BN=8",
+         dict(x_ptr=("uniform", "float32", 128 * 8), out_ptr=("zeros", "float32", 128 * 8)),
+         (1,), ["out_ptr"], tol=1e-5),
+    case("tile_scans_wide", F, "tile_scans", "x_ptr=*fp32, out_ptr=*fp32, BM=2, BN=1024, num_warps=8",
+         dict(x_ptr=("uniform", "float32", 2 * 1024), out_ptr=("zeros", "float32", 2 * 1024)),
+         (1,), ["out_ptr"], tol=1e-5),
+    case("tile_int_cumsum", F, "tile_int_cumsum", "x_ptr=*i32, out_ptr=*i32, BM=64, BN=32, num_warps=8",
+         dict(x_ptr=("randint", "int32", 64 * 32), out_ptr=("zeros", "int32", 64 * 32)),
+         (1,), ["out_ptr"], tol=0),
+    case("tile_running_argmax_rows", F, "tile_running_argmax",
+         "x_ptr=*fp32, val_ptr=*fp32, idx_ptr=*i32, AXIS=0, BM=64, BN=16",
+         dict(x_ptr=("randn", "float32", 64 * 16), val_ptr=("zeros", "float32", 64 * 16),
+              idx_ptr=("zeros", "int32", 64 * 16)),
+         (1,), ["val_ptr", "idx_ptr"], tol=0),
+    case("tile_running_argmax_cols", F, "tile_running_argmax",
+         "x_ptr=*fp32, val_ptr=*fp32, idx_ptr=*i32, AXIS=1, BM=8, BN=256",
+         dict(x_ptr=("randn", "float32", 8 * 256), val_ptr=("zeros", "float32", 8 * 256),
+              idx_ptr=("zeros", "int32", 8 * 256)),
+         (1,), ["val_ptr", "idx_ptr"], tol=0),
     case("running_max", F, "running_max", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
          dict(x_ptr=("randn", "float32", 500), out_ptr=("zeros", "float32", 500), n=500),
          (1,), ["out_ptr"], tol=0),

@@ -1,35 +1,43 @@
-//===- ScanToLLVM.cpp - inclusive scans of 1-D blocked tensors ------------===//
+//===- ScanToLLVM.cpp - inclusive scans along one axis
+//---------------------===//
 //
-// A scan combines, for every element, all the elements before it in scan
-// order (increasing index, or decreasing when `reverse`), always as
-// combine(earlier, later) since combine regions need not commute. With a
-// 1-D blocked layout each thread holds chunks of sizePerThread contiguous
-// elements, one chunk per repetition of the CTA-wide tile, so:
+// A scan combines, for every element, all the elements before it along the
+// axis in scan order (increasing index, or decreasing when `reverse`),
+// always as combine(earlier, later) since combine regions need not commute.
+// The operand's linear layout says how the axis is spread: its lowest
+// positions lie in each thread's registers (a chunk), the next across a
+// contiguous run of lane bits, the next across warp bits, and the highest in
+// further registers (repetitions of the CTA-wide tile). Every other
+// register, lane and warp bit moves along other dimensions (or copies), and
+// so separates independent rows. Per row and repetition:
 //   1. each chunk is scanned in the thread;
-//   2. the chunk totals are scanned across the lanes of a warp (shfl.up,
-//      or shfl.down in reverse), which also gives each lane the total of
-//      the lanes before it;
+//   2. the chunk totals are scanned across the lanes along the axis
+//      (shfl.up, or shfl.down in reverse), which also gives each lane the
+//      total of the lanes before it;
 //   3. warp totals go through shared memory, from which every thread takes
 //      the total of the warps before its own and the tile's total;
-//   4. tiles before the chunk's contribute their totals (a carry).
+//   4. repetitions before the chunk's contribute their totals (a carry).
 // A chunk's prefix is carry · earlier warps · earlier lanes, combined into
-// each element. Threads holding copies (tensors smaller than the CTA) scan
-// their copy as a separate segment of lanes or warps, so they agree.
+// each element. Threads holding copies scan them as rows of their own.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
+using kiln::layout::LinearLayout;
+namespace layout = kiln::layout;
 
 namespace {
 
 using Values = SmallVector<Value>;
 
 Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(v));
 }
 
 /// One 32-bit `shfl.sync` of the given kind.
@@ -50,22 +58,30 @@ Value shuffle(OpBuilder &b, Location loc, Value v, Value laneOrOffset,
   unsigned bits = type.getIntOrFloatBitWidth();
   Type i32 = b.getI32Type();
   Type intType = b.getIntegerType(bits);
-  Value asInt = type == intType ? v : Value(LLVM::BitcastOp::create(b, loc, intType, v));
+  Value asInt =
+      type == intType ? v : Value(LLVM::BitcastOp::create(b, loc, intType, v));
   Value out;
   if (bits == 64) {
-    Value shift = LLVM::ConstantOp::create(b, loc, intType, b.getI64IntegerAttr(32));
+    Value shift =
+        LLVM::ConstantOp::create(b, loc, intType, b.getI64IntegerAttr(32));
     Value lo = LLVM::TruncOp::create(b, loc, i32, asInt);
-    Value hi = LLVM::TruncOp::create(b, loc, i32, LLVM::LShrOp::create(b, loc, asInt, shift));
-    lo = LLVM::ZExtOp::create(b, loc, intType, shuffleWord(b, loc, lo, laneOrOffset, kind));
-    hi = LLVM::ZExtOp::create(b, loc, intType, shuffleWord(b, loc, hi, laneOrOffset, kind));
-    out = LLVM::OrOp::create(b, loc, lo, LLVM::ShlOp::create(b, loc, hi, shift));
+    Value hi = LLVM::TruncOp::create(
+        b, loc, i32, LLVM::LShrOp::create(b, loc, asInt, shift));
+    lo = LLVM::ZExtOp::create(b, loc, intType,
+                              shuffleWord(b, loc, lo, laneOrOffset, kind));
+    hi = LLVM::ZExtOp::create(b, loc, intType,
+                              shuffleWord(b, loc, hi, laneOrOffset, kind));
+    out =
+        LLVM::OrOp::create(b, loc, lo, LLVM::ShlOp::create(b, loc, hi, shift));
   } else {
-    Value word = bits == 32 ? asInt : Value(LLVM::ZExtOp::create(b, loc, i32, asInt));
+    Value word =
+        bits == 32 ? asInt : Value(LLVM::ZExtOp::create(b, loc, i32, asInt));
     out = shuffleWord(b, loc, word, laneOrOffset, kind);
     if (bits != 32)
       out = LLVM::TruncOp::create(b, loc, intType, out);
   }
-  return type == intType ? out : Value(LLVM::BitcastOp::create(b, loc, type, out));
+  return type == intType ? out
+                         : Value(LLVM::BitcastOp::create(b, loc, type, out));
 }
 
 /// Values that may be absent: `present` is null when they are there for
@@ -76,6 +92,101 @@ struct MaybeValues {
   bool absent() const { return values.empty(); }
 };
 
+/// How a layout spreads the scan axis over registers, lanes and warps.
+struct AxisSpread {
+  SmallVector<int32_t> chunkBits;    // register bits, lowest axis positions
+  SmallVector<int32_t> repBits;      // register bits, highest axis positions
+  SmallVector<int32_t> rowBits;      // register bits along other dimensions
+  int32_t laneLo = 0, laneCount = 0; // lane bits [laneLo, laneLo + laneCount)
+  int32_t warpLo = 0, warpCount = 0; // warp bits likewise
+  int32_t numWarps = 1;
+};
+
+/// The spread of `axis` under `l`, or why the scan cannot use it.
+FailureOr<AxisSpread> spreadOf(const LinearLayout &l, unsigned axis,
+                               std::string &why) {
+  AxisSpread spread;
+  spread.numWarps = l.getInDimSize(layout::kWarp);
+  // Every basis moving along the axis, by its step along it.
+  struct Step {
+    int32_t value;
+    StringRef dim;
+    int32_t bit;
+  };
+  SmallVector<Step> steps;
+  for (StringRef dim : {layout::kRegister, layout::kLane, layout::kWarp}) {
+    for (int32_t bit = 0; bit < l.getInDimSizeLog2(dim); ++bit) {
+      ArrayRef<int32_t> basis = l.getBasis(dim, bit);
+      if (basis[axis] == 0) {
+        if (dim == layout::kRegister)
+          spread.rowBits.push_back(bit);
+        continue;
+      }
+      for (auto [d, v] : llvm::enumerate(basis))
+        if (d != axis && v != 0) {
+          why = "a basis moves along the scan axis and another dimension";
+          return failure();
+        }
+      steps.push_back({basis[axis], dim, bit});
+    }
+  }
+  llvm::sort(steps,
+             [](const Step &a, const Step &b) { return a.value < b.value; });
+  // Positions 1, 2, 4, ...: registers, then lanes, then warps, then
+  // registers again.
+  int stage = 0; // 0 chunk, 1 lanes, 2 warps, 3 repetitions
+  for (auto [i, step] : llvm::enumerate(steps)) {
+    if (step.value != int32_t(1) << i) {
+      why = "the axis positions are not a product of register, lane and warp "
+            "bits";
+      return failure();
+    }
+    int want = step.dim == layout::kRegister ? (stage == 0 ? 0 : 3)
+               : step.dim == layout::kLane   ? 1
+                                             : 2;
+    if (want < stage) {
+      why = "the axis is spread over lanes, warps and registers in an order "
+            "the scan does not handle";
+      return failure();
+    }
+    stage = want;
+    switch (want) {
+    case 0:
+      spread.chunkBits.push_back(step.bit);
+      break;
+    case 1:
+      if (spread.laneCount == 0)
+        spread.laneLo = step.bit;
+      if (step.bit != spread.laneLo + spread.laneCount) {
+        why = "the lanes along the axis are not contiguous lane bits";
+        return failure();
+      }
+      ++spread.laneCount;
+      break;
+    case 2:
+      if (spread.warpCount == 0)
+        spread.warpLo = step.bit;
+      if (step.bit != spread.warpLo + spread.warpCount) {
+        why = "the warps along the axis are not contiguous warp bits";
+        return failure();
+      }
+      ++spread.warpCount;
+      break;
+    default:
+      spread.repBits.push_back(step.bit);
+    }
+  }
+  return spread;
+}
+
+/// `index` with the bits of `value` placed at `bits` (lowest first).
+unsigned deposit(unsigned index, ArrayRef<int32_t> bits, unsigned value) {
+  for (auto [j, bit] : llvm::enumerate(bits))
+    if (value & (1u << j))
+      index |= 1u << bit;
+  return index;
+}
+
 struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -83,9 +194,13 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
   matchAndRewrite(kiln::ScanOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto srcType = cast<RankedTensorType>(op.getSrcs().front().getType());
-    auto layout = kiln::BlockedLayout1D::get(srcType);
-    if (!layout || op.getAxis() != 0)
-      return rewriter.notifyMatchFailure(op, "only 1-D blocked scans");
+    std::optional<LinearLayout> layout = kiln::getLinearLayout(srcType);
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "scan without a layout");
+    std::string why;
+    FailureOr<AxisSpread> spread = spreadOf(*layout, op.getAxis(), why);
+    if (failed(spread))
+      return op.emitOpError("cannot scan this layout: ") << why;
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     Region &region = op.getCombineOp();
@@ -129,7 +244,7 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
       return {both, present};
     };
 
-    // Elements, as [element][operand].
+    // Elements, as [register][operand].
     size_t numOperands = op.getSrcs().size();
     SmallVector<Values> perOperand;
     for (Value src : adaptor.getSrcs())
@@ -142,37 +257,51 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
       return v;
     };
 
-    unsigned chunk = layout->sizePerThread;
-    unsigned reps = count / chunk;
-    int64_t distinctThreads = std::min<int64_t>(
-        layout->threadsPerCTA, std::max<int64_t>(1, layout->size / chunk));
-    int32_t laneSpan = int32_t(std::min<int64_t>(32, distinctThreads));
-    int32_t warps = int32_t(std::max<int64_t>(1, distinctThreads / 32));
+    unsigned chunk = 1u << spread->chunkBits.size();
+    unsigned reps = 1u << spread->repBits.size();
+    unsigned rows = 1u << spread->rowBits.size();
+    int32_t laneSpan = int32_t(1) << spread->laneCount;
+    int32_t warps = int32_t(1) << spread->warpCount;
     auto inScanOrder = [&](unsigned n, unsigned i) {
       return reverse ? n - 1 - i : i;
     };
+    // Register of (row, repetition, position in chunk).
+    auto registerOf = [&](unsigned row, unsigned rep, unsigned i) {
+      unsigned k = deposit(0, spread->rowBits, row);
+      k = deposit(k, spread->repBits, rep);
+      return deposit(k, spread->chunkBits, i);
+    };
+    // Work items: (row, repetition), as row * reps + rep.
+    unsigned items = rows * reps;
 
     // 1. In-thread scan of every chunk.
     SmallVector<Values> scanned(count);
-    SmallVector<Values> chunkTotals(reps);
-    for (unsigned r = 0; r < reps; ++r) {
+    SmallVector<Values> chunkTotals(items);
+    for (unsigned item = 0; item < items; ++item) {
       Values acc;
       for (unsigned i = 0; i < chunk; ++i) {
-        unsigned k = r * chunk + inScanOrder(chunk, i);
+        unsigned k =
+            registerOf(item / reps, item % reps, inScanOrder(chunk, i));
         acc = i == 0 ? element(k) : combine(acc, element(k));
         scanned[k] = acc;
       }
-      chunkTotals[r] = acc;
+      chunkTotals[item] = acc;
     }
 
-    // 2. Across lanes: position in scan order within the lane segment.
+    // 2. Across lanes: the position along the axis among the lanes.
     Value tid = kiln::threadIdX(b, loc);
     Value lane = LLVM::AndOp::create(b, loc, tid, i32Constant(b, loc, 31));
-    Value position = LLVM::AndOp::create(b, loc, lane, i32Constant(b, loc, laneSpan - 1));
+    int32_t laneLo = spread->laneLo;
+    Value position = LLVM::AndOp::create(
+        b, loc, LLVM::LShrOp::create(b, loc, lane, i32Constant(b, loc, laneLo)),
+        i32Constant(b, loc, laneSpan - 1));
     if (reverse)
-      position = LLVM::SubOp::create(b, loc, i32Constant(b, loc, laneSpan - 1), position);
-    NVVM::ShflKind towardsLater = reverse ? NVVM::ShflKind::down : NVVM::ShflKind::up;
-    auto shuffleAll = [&](ValueRange values, Value laneOrOffset, NVVM::ShflKind kind) {
+      position = LLVM::SubOp::create(b, loc, i32Constant(b, loc, laneSpan - 1),
+                                     position);
+    NVVM::ShflKind towardsLater =
+        reverse ? NVVM::ShflKind::down : NVVM::ShflKind::up;
+    auto shuffleAll = [&](ValueRange values, Value laneOrOffset,
+                          NVVM::ShflKind kind) {
       Values out;
       for (Value v : values)
         out.push_back(shuffle(b, loc, v, laneOrOffset, kind));
@@ -182,61 +311,110 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
       return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, v,
                                   i32Constant(b, loc, bound));
     };
-    // The lane whose position is last in the segment holds the warp total.
+    // The lane last in scan order along the axis, in this lane's row, holds
+    // the warp's total.
+    int32_t laneAxisMask = (laneSpan - 1) << laneLo;
     Value lastLane = LLVM::OrOp::create(
-        b, loc, LLVM::AndOp::create(b, loc, lane, i32Constant(b, loc, ~(laneSpan - 1))),
-        i32Constant(b, loc, reverse ? 0 : laneSpan - 1));
-    SmallVector<MaybeValues> lanePrefix(reps);
-    SmallVector<Values> warpTotals(reps);
-    for (unsigned r = 0; r < reps; ++r) {
-      Values inclusive = chunkTotals[r];
+        b, loc,
+        LLVM::AndOp::create(b, loc, lane, i32Constant(b, loc, ~laneAxisMask)),
+        i32Constant(b, loc, reverse ? 0 : laneAxisMask));
+    SmallVector<MaybeValues> lanePrefix(items);
+    SmallVector<Values> warpTotals(items);
+    for (unsigned item = 0; item < items; ++item) {
+      Values inclusive = chunkTotals[item];
       for (int32_t offset = 1; offset < laneSpan; offset *= 2) {
-        Values from = shuffleAll(inclusive, i32Constant(b, loc, offset), towardsLater);
-        inclusive = select(atLeast(position, offset), combine(from, inclusive), inclusive);
+        Values from = shuffleAll(
+            inclusive, i32Constant(b, loc, offset << laneLo), towardsLater);
+        inclusive = select(atLeast(position, offset), combine(from, inclusive),
+                           inclusive);
       }
       if (laneSpan > 1)
-        lanePrefix[r] = {shuffleAll(inclusive, i32Constant(b, loc, 1), towardsLater),
-                         atLeast(position, 1)};
-      warpTotals[r] = laneSpan > 1
-                          ? shuffleAll(inclusive, lastLane, NVVM::ShflKind::idx)
-                          : inclusive;
+        lanePrefix[item] = {shuffleAll(inclusive,
+                                       i32Constant(b, loc, 1 << laneLo),
+                                       towardsLater),
+                            atLeast(position, 1)};
+      warpTotals[item] =
+          laneSpan > 1 ? shuffleAll(inclusive, lastLane, NVVM::ShflKind::idx)
+                       : inclusive;
     }
 
-    // 3. Across warps, through shared memory: slot [operand][rep][warp].
-    SmallVector<MaybeValues> warpPrefix(reps);
+    // 3. Across warps, through shared memory: slot
+    // [operand][item][lane off the axis][warp off the axis][warp position].
+    SmallVector<MaybeValues> warpPrefix(items);
     SmallVector<Values> tileTotals = warpTotals;
     if (warps > 1) {
+      int32_t warpLo = spread->warpLo;
+      Value warpId = LLVM::LShrOp::create(b, loc, tid, i32Constant(b, loc, 5));
       Value warp = LLVM::AndOp::create(
-          b, loc, LLVM::LShrOp::create(b, loc, tid, i32Constant(b, loc, 5)),
+          b, loc,
+          LLVM::LShrOp::create(b, loc, warpId, i32Constant(b, loc, warpLo)),
           i32Constant(b, loc, warps - 1));
       if (reverse)
-        warp = LLVM::SubOp::create(b, loc, i32Constant(b, loc, warps - 1), warp);
+        warp =
+            LLVM::SubOp::create(b, loc, i32Constant(b, loc, warps - 1), warp);
+      // An index from the bits of `id` off the axis bits [lo, lo + n).
+      auto offAxis = [&](Value id, int32_t lo, int32_t n) -> Value {
+        Value low =
+            LLVM::AndOp::create(b, loc, id, i32Constant(b, loc, (1 << lo) - 1));
+        Value high = LLVM::ShlOp::create(
+            b, loc,
+            LLVM::LShrOp::create(b, loc, id, i32Constant(b, loc, lo + n)),
+            i32Constant(b, loc, lo));
+        return LLVM::OrOp::create(b, loc, low, high);
+      };
+      int32_t laneRows = 32 >> spread->laneCount;
+      int32_t warpRows = spread->numWarps / warps;
+      // Slot of (item, w) for this thread's row: ((item * laneRows +
+      // laneOff) * warpRows + warpOff) * warps + w.
+      Value rowSlot = LLVM::AddOp::create(
+          b, loc,
+          LLVM::MulOp::create(b, loc, offAxis(lane, laneLo, spread->laneCount),
+                              i32Constant(b, loc, warpRows * warps)),
+          LLVM::MulOp::create(b, loc,
+                              offAxis(warpId, warpLo, spread->warpCount),
+                              i32Constant(b, loc, warps)));
+      int32_t itemStride = laneRows * warpRows * warps;
+      auto slotIndex = [&](unsigned item, Value w) {
+        return LLVM::AddOp::create(
+            b, loc, rowSlot,
+            LLVM::AddOp::create(
+                b, loc, w, i32Constant(b, loc, int32_t(item) * itemStride)));
+      };
       auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+      auto storedType = [&](Type t) {
+        return t.isInteger(1) ? Type(b.getI8Type()) : t;
+      };
       SmallVector<Value> slots;
       for (size_t i = 0; i < numOperands; ++i) {
-        Type type = warpTotals[0][i].getType();
+        Type type = storedType(warpTotals[0][i].getType());
         Value base =
-            kiln::allocateSharedArray(b, op, type, int64_t(reps) * warps);
+            kiln::allocateSharedArray(b, op, type, int64_t(items) * itemStride);
         slots.push_back(base);
-        for (unsigned r = 0; r < reps; ++r) {
-          // Every lane of the warp stores the same total.
-          Value index = LLVM::AddOp::create(b, loc, warp,
-                                            i32Constant(b, loc, int32_t(r) * warps));
-          Value slot = LLVM::GEPOp::create(b, loc, sharedPtr, type, base, ValueRange{index});
-          LLVM::StoreOp::create(b, loc, warpTotals[r][i], slot);
+        for (unsigned item = 0; item < items; ++item) {
+          // Every lane along the axis stores the same total.
+          Value slot = LLVM::GEPOp::create(b, loc, sharedPtr, type, base,
+                                           ValueRange{slotIndex(item, warp)});
+          Value v = warpTotals[item][i];
+          if (v.getType() != type)
+            v = LLVM::ZExtOp::create(b, loc, type, v);
+          LLVM::StoreOp::create(b, loc, v, slot);
         }
       }
       NVVM::Barrier0Op::create(b, loc);
-      for (unsigned r = 0; r < reps; ++r) {
+      for (unsigned item = 0; item < items; ++item) {
         Values acc, prefix;
         for (int32_t w = 0; w < warps; ++w) {
           Values total;
           for (size_t i = 0; i < numOperands; ++i) {
             Type type = warpTotals[0][i].getType();
+            Type stored = storedType(type);
             Value slot = LLVM::GEPOp::create(
-                b, loc, sharedPtr, type, slots[i],
-                ArrayRef<LLVM::GEPArg>{int32_t(r) * warps + w});
-            total.push_back(LLVM::LoadOp::create(b, loc, type, slot));
+                b, loc, sharedPtr, stored, slots[i],
+                ValueRange{slotIndex(item, i32Constant(b, loc, w))});
+            Value v = LLVM::LoadOp::create(b, loc, stored, slot);
+            if (stored != type)
+              v = LLVM::TruncOp::create(b, loc, type, v);
+            total.push_back(v);
           }
           if (w == 0) {
             acc = prefix = total;
@@ -248,24 +426,28 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
           prefix = w == 1 ? acc : select(isThis, acc, prefix);
           acc = combine(acc, total);
         }
-        warpPrefix[r] = {prefix, atLeast(warp, 1)};
-        tileTotals[r] = acc;
+        warpPrefix[item] = {prefix, atLeast(warp, 1)};
+        tileTotals[item] = acc;
       }
       // The slots may be written again (a scan in a loop).
       NVVM::Barrier0Op::create(b, loc);
     }
 
-    // 4. Tiles earlier in scan order, then every element.
-    MaybeValues carry;
+    // 4. Repetitions earlier in scan order, then every element.
     SmallVector<Values> results(count);
-    for (unsigned i = 0; i < reps; ++i) {
-      unsigned r = inScanOrder(reps, i);
-      MaybeValues prefix = combineMaybe(combineMaybe(carry, warpPrefix[r]), lanePrefix[r]);
-      for (unsigned j = 0; j < chunk; ++j) {
-        unsigned k = r * chunk + j;
-        results[k] = combineMaybe(prefix, {scanned[k], Value()}).values;
+    for (unsigned row = 0; row < rows; ++row) {
+      MaybeValues carry;
+      for (unsigned i = 0; i < reps; ++i) {
+        unsigned rep = inScanOrder(reps, i);
+        unsigned item = row * reps + rep;
+        MaybeValues prefix = combineMaybe(combineMaybe(carry, warpPrefix[item]),
+                                          lanePrefix[item]);
+        for (unsigned j = 0; j < chunk; ++j) {
+          unsigned k = registerOf(row, rep, j);
+          results[k] = combineMaybe(prefix, {scanned[k], Value()}).values;
+        }
+        carry = combineMaybe(carry, {tileTotals[item], Value()});
       }
-      carry = combineMaybe(carry, {tileTotals[r], Value()});
     }
 
     SmallVector<Value> replacements;

@@ -5,11 +5,18 @@
 # kiln-variant: -n prefix_sums -s "x_ptr=*fp32, sum_ptr=*fp32, prod_ptr=*fp32, n=i32, BLOCK=1024"
 # kiln-variant: -n prefix_sums -s "x_ptr=*i32, sum_ptr=*i32, prod_ptr=*i32, n=i32, BLOCK=256"
 # kiln-variant: -n tile_scans -s "x_ptr=*fp32, out_ptr=*fp32, BM=16, BN=64"
+# kiln-variant: -n tile_scans -s "x_ptr=*fp32, out_ptr=*fp32, BM=128, BN=8"
+# kiln-variant: -n tile_scans -s "x_ptr=*fp32, out_ptr=*fp32, BM=2, BN=1024, num_warps=8"
+# kiln-variant: -n tile_int_cumsum -s "x_ptr=*i32, out_ptr=*i32, BM=64, BN=32, num_warps=8"
+# kiln-variant: -n tile_running_argmax -s "x_ptr=*fp32, val_ptr=*fp32, idx_ptr=*i32, AXIS=0, BM=64, BN=16"
+# kiln-variant: -n tile_running_argmax -s "x_ptr=*fp32, val_ptr=*fp32, idx_ptr=*i32, AXIS=1, BM=8, BN=256"
 # kiln-variant: -n running_max -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512"
 # kiln-variant: -n segmented_sum -s "x_ptr=*fp32, flag_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=512"
 # kiln-covers: prefix_sums: tl.cumsum; tl.cumprod
 # kiln-covers: tile_scans: tl.cumsum; tl.cumprod; scans (reverse=)
 # kiln-covers: running_max: tl.associative_scan; tl.maximum
+# kiln-covers: tile_int_cumsum: tl.cumsum; scans (reverse=)
+# kiln-covers: tile_running_argmax: tl.associative_scan; helper returning a tuple
 # kiln-covers: segmented_sum: tl.associative_scan; helper returning a tuple; tuple unpacking
 import triton
 import triton.language as tl
@@ -33,6 +40,35 @@ def tile_scans(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
     down_cols = tl.cumsum(x, axis=0, reverse=True)
     prods = tl.cumprod(x * 0.5, axis=1, reverse=True)
     tl.store(out_ptr + r * BN + c, along_rows + down_cols + prods)
+
+
+@triton.jit
+def tile_int_cumsum(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    # Integer sums: exact, so any order of combining gives the same bits.
+    r = tl.arange(0, BM)[:, None]
+    c = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + r * BN + c)
+    down = tl.cumsum(x, axis=0)
+    back = tl.cumsum(x, axis=1, reverse=True)
+    tl.store(out_ptr + r * BN + c, down * 3 + back)
+
+
+@triton.jit
+def _running_argmax(v1, i1, v2, i2):
+    take = v2 > v1
+    return tl.where(take, v2, v1), tl.where(take, i2, i1)
+
+
+@triton.jit
+def tile_running_argmax(x_ptr, val_ptr, idx_ptr, AXIS: tl.constexpr, BM: tl.constexpr,
+                        BN: tl.constexpr):
+    # A two-operand scan along either axis: the running maximum and where it is.
+    r = tl.arange(0, BM)[:, None]
+    c = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + r * BN + c)
+    v, i = tl.associative_scan((x, r * BN + c), AXIS, _running_argmax)
+    tl.store(val_ptr + r * BN + c, v)
+    tl.store(idx_ptr + r * BN + c, i)
 
 
 @triton.jit
