@@ -10,7 +10,7 @@ PACKAGES=(
   # Runtime and tests.
   libabsl-dev googletest libgtest-dev libgmock-dev
   # Build systems.
-  cmake ninja-build ccache g++
+  cmake ninja-build ccache g++ lld
   bazel-bootstrap bazel-rules-cc bazel-rules-java bazel-rules-proto
   bazel-skylib bazel-platforms
   # The libFuzzer target and its runtime.

@@ -1,8 +1,8 @@
 //===- MathToNVVM.cpp - math functions on NVIDIA GPUs ---------------------===//
 //
-// Scalar math ops (tensor ones were split per element before) become what
-// upstream Triton uses: the fast hardware approximation for fp32 exp/exp2
-// (ex2.approx, with exp(x) = 2^(x·log2 e)), and libdevice's __nv_* functions
+// Math ops become what upstream Triton uses: the fast hardware approximation
+// for fp32 exp/exp2 (ex2.approx, with exp(x) = 2^(x·log2 e)), div.full for
+// fp32 division, LLVM's min/max intrinsics, and libdevice's __nv_* functions
 // for the rest; the target links libdevice. fp16/bf16 compute in fp32.
 //
 //===----------------------------------------------------------------------===//
@@ -93,13 +93,42 @@ struct FastDivLowering : OpConversionPattern<arith::DivFOp> {
   }
 };
 
+/// Float min/max as LLVM's intrinsics, which NVPTX selects to min/max.f32
+/// (max.NaN.f32 for the NaN-propagating forms), as upstream does: the
+/// libdevice pattern would parse all of libdevice for an fmaxf.
+template <typename ArithOp, typename LLVMOp>
+struct MinMaxLowering : OpConversionPattern<ArithOp> {
+  using OpConversionPattern<ArithOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArithOp op, typename ArithOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = kiln::getElementTypeOrSelf(op.getType());
+    if (!(type.isF32() || type.isF64() || type.isF16() || type.isBF16()))
+      return failure();
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
+    if (!resultType)
+      return failure();
+    Value result = kiln::mapElements(
+        rewriter, op.getLoc(), resultType,
+        ValueRange{adaptor.getLhs(), adaptor.getRhs()}, [&](ValueRange xy) {
+          return LLVMOp::create(rewriter, op.getLoc(), xy[0], xy[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateMathToNVVMPatterns(KilnTypeConverter &converter,
                                       RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<FastExpLowering<math::ExpOp, true>,
-               FastExpLowering<math::Exp2Op, false>, FastDivLowering>(
+               FastExpLowering<math::Exp2Op, false>, FastDivLowering,
+               MinMaxLowering<arith::MaxNumFOp, LLVM::MaxNumOp>,
+               MinMaxLowering<arith::MinNumFOp, LLVM::MinNumOp>,
+               MinMaxLowering<arith::MaximumFOp, LLVM::MaximumOp>,
+               MinMaxLowering<arith::MinimumFOp, LLVM::MinimumOp>>(
       converter, ctx, /*benefit=*/20);
   // libdevice for everything NVPTX has no instruction for; ahead of
   // math-to-llvm, whose intrinsics NVPTX cannot always select.
