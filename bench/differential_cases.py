@@ -985,7 +985,9 @@ F = "tutorials/libdevice_math.py"
 CASES += [
     case("asin_libdevice", F, "asin_kernel", "x_ptr=*fp32, y_ptr=*fp32, n=i32, BLOCK=1024",
          dict(x_ptr=("uniform", "float32", 5000), y_ptr=("zeros", "float32", 5000), n=5000),
-         (cdiv(5000, 1024),), ["y_ptr"], ulp=2),  # libdevice asinf
+         (cdiv(5000, 1024),), ["y_ptr"], ulp=4),
+    # libdevice asinf: Triton 3.6 ships CUDA 12.8's libdevice, Kiln links the
+    # CUDA 13 toolkit's, whose asinf has another polynomial (3 ulp apart seen).
     case("asin_libdevice_f64", F, "asin_kernel", "x_ptr=*fp64, y_ptr=*fp64, n=i32, BLOCK=512",
          dict(x_ptr=("uniform", "float64", 5000), y_ptr=("zeros", "float64", 5000), n=5000),
          (cdiv(5000, 512),), ["y_ptr"], ulp=2),  # libdevice asin

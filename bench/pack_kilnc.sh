@@ -13,6 +13,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/kilnc/lib" "$dest"
 cp -L "$kilnc" "$stage/kilnc/"
+strip --strip-unneeded "$stage/kilnc/kilnc"
 # The C/C++ runtime comes from the GPU machine itself.
 ldd "$kilnc" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
   case "$(basename "$lib")" in

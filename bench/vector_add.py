@@ -7,7 +7,9 @@ Run on the GPU machine, from the repository root:
 Upstream Triton runs add_kernel imported from examples/vector_add/add.py (the
 file Kiln compiles), with the configurations of examples/vector_add/BUILD.bazel,
 timed by triton.testing.do_bench (median and 20/80% quantiles). The Kiln
-figures come from our `vector_add` binary, run once per size with
+figures come from our `vector_add` binary, which times its launches the way
+do_bench does (L2 flush before each run, events around it, the median), run
+once per size with
 `--bench-n=N` (the first run also checks its results, the others add
 `--bench-only`); it prints one line per measurement:
 

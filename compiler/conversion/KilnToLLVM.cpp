@@ -1,4 +1,5 @@
-//===- KilnToLLVM.cpp - the kiln-to-llvm pass ------------------------------===//
+//===- KilnToLLVM.cpp - the kiln-to-llvm pass
+//------------------------------===//
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/transforms/Passes.h"
@@ -8,12 +9,12 @@
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNTOLLVM
@@ -37,9 +38,10 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
       kiln::AxisInfoAnalysis axisInfo(module);
       module.walk([&](Operation *op) {
         if (auto load = dyn_cast<kiln::LoadOp>(op))
-          widths[op] = axisInfo.vectorWidth(
-              load.getPtr(), load.getMask(),
-              kiln::getElementTypeOrSelf(load.getType()).getIntOrFloatBitWidth());
+          widths[op] =
+              axisInfo.vectorWidth(load.getPtr(), load.getMask(),
+                                   kiln::getElementTypeOrSelf(load.getType())
+                                       .getIntOrFloatBitWidth());
         else if (auto store = dyn_cast<kiln::StoreOp>(op))
           widths[op] = axisInfo.vectorWidth(
               store.getPtr(), store.getMask(),
@@ -68,7 +70,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
       ConversionTarget scfTarget(*ctx);
       scfTarget.addIllegalDialect<scf::SCFDialect>();
       scfTarget.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-      if (failed(applyPartialConversion(module, scfTarget, std::move(scfPatterns))))
+      if (failed(applyPartialConversion(module, scfTarget,
+                                        std::move(scfPatterns))))
         return signalPassFailure();
     }
 
@@ -95,7 +98,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
     kiln::populateScanToLLVMPatterns(converter, patterns);
     kiln::populateCatToLLVMPatterns(converter, patterns);
-    kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability, patterns);
+    kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability,
+                                         patterns);
     kiln::populateRoundTowardZeroToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
@@ -106,9 +110,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
     target.addLegalOp<ModuleOp>();
     target.addIllegalDialect<kiln::KilnDialect, kiln::gpu::KilnGPUDialect,
-                             arith::ArithDialect,
-                             math::MathDialect, func::FuncDialect,
-                             cf::ControlFlowDialect>();
+                             arith::ArithDialect, math::MathDialect,
+                             func::FuncDialect, cf::ControlFlowDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     kiln::poolSharedMemory(module);
@@ -129,8 +132,9 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
       auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
       if (!func || func.isPrivate())
         continue;
-      func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
-      func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+      func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                    b.getUnitAttr());
+      func->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                     b.getDenseI32ArrayAttr({threads, 1, 1}));
       for (unsigned i : aligned)
         func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),

@@ -7,8 +7,11 @@
 // x and y with fresh random numbers, poisons out with NaNs, launches
 // out = x + y and compares with the CPU; once more with x one element past an
 // aligned address, so that the launcher must take the general variant. Then it
-// times n = 2^28 (--bench-n; 0 skips it) with CUDA events: a warm-up, then the
-// median of 20 launches, as GB/s of 3 * n * element size bytes moved. The last
+// times n = 2^28 (--bench-n; 0 skips it) as triton.testing.do_bench times
+// Triton's kernel, so that bench/vector_add.py compares like with like: random
+// inputs, a warm-up, then per run a 256 MB fill that flushes the L2 (and keeps
+// the GPU busy while the host launches), CUDA events around the launch; the
+// median of 100 runs, as GB/s of 3 * n * element size bytes moved. The last
 // lines read "RESULT <type> n=<n> GBps=<rate>".
 //
 // Exits 0 when every result is right, 1 when one is wrong or a call fails. On
@@ -188,19 +191,31 @@ absl::StatusOr<double> Bench(int64_t n) {
   if (!y.ok()) return y.status();
   absl::StatusOr<kiln::DeviceBuffer> out = kiln::DeviceBuffer::Allocate(bytes);
   if (!out.ok()) return out.status();
-  absl::Status status = x->Fill(0);
-  if (status.ok()) status = y->Fill(0);
-  if (!status.ok()) return status;
+  // Random inputs, as torch.rand gives Triton's side.
+  {
+    using E = Element<T>;
+    Random random(static_cast<uint64_t>(n));
+    std::vector<T> host(static_cast<size_t>(n));
+    for (T& v : host) v = E::Make(random.Next());
+    absl::Status status = x->CopyFromHost(host.data(), bytes);
+    if (status.ok()) status = y->CopyFromHost(host.data(), bytes);
+    if (!status.ok()) return status;
+  }
+  absl::StatusOr<kiln::DeviceBuffer> flush =
+      kiln::DeviceBuffer::Allocate(size_t{256} << 20);  // larger than the L2
+  if (!flush.ok()) return flush.status();
   absl::StatusOr<kiln::EventTimer> timer = kiln::EventTimer::Create();
   if (!timer.ok()) return timer.status();
 
+  absl::Status status;
   for (int i = 0; i < 5; ++i) {  // warm-up: module load, clocks, caches
     status = Add<T>(*x, 0, *y, *out, n);
     if (!status.ok()) return status;
   }
   std::vector<float> milliseconds;
-  for (int i = 0; i < 20; ++i) {
-    status = timer->Start(nullptr);
+  for (int i = 0; i < 100; ++i) {
+    status = flush->Fill(static_cast<uint8_t>(i));
+    if (status.ok()) status = timer->Start(nullptr);
     if (status.ok()) status = Add<T>(*x, 0, *y, *out, n);
     if (status.ok()) status = timer->Stop(nullptr);
     if (!status.ok()) return status;

@@ -5,7 +5,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
   // The kernel is an NVVM kernel with its thread count and aligned pointers.
   // CHECK-LABEL: llvm.func @copy(%{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64}, %{{.*}}: i32)
   // CHECK-SAME: nvvm.kernel
-  // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
+  // CHECK-SAME: nvvm.reqntid = array<i32: 128, 1, 1>
   // CHECK: nvvm.read.ptx.sreg.ctaid.x
   // CHECK: nvvm.read.ptx.sreg.tid.x
   // Each thread's 8 elements are two chunks of 4: two predicated 128-bit

@@ -8,7 +8,7 @@
 // CHECK-NOT: llvm.mlir.global
 // CHECK-LABEL: llvm.func @rowmax
 // CHECK-COUNT-8: ex2.approx.f32
-// CHECK-COUNT-7: llvm.call @__nv_fmaxf
+// CHECK-COUNT-7: llvm.intr.maxnum
 // CHECK-COUNT-5: nvvm.shfl.sync {{ *}}bfly
 // CHECK: llvm.mlir.addressof @kiln_smem : !llvm.ptr<3>
 // CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
