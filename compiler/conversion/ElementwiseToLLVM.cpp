@@ -48,7 +48,8 @@ struct ElementwiseOpLowering : ConversionPattern {
       state.addAttributes(op->getAttrs());
       results.push_back(rewriter.create(state)->getResult(0));
     }
-    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, results));
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, resultType, results));
     return success();
   }
 };
@@ -69,7 +70,8 @@ struct TensorConstantLowering : OpConversionPattern<arith::ConstantOp> {
     if (!resultType)
       return failure();
     Value scalar = arith::ConstantOp::create(
-        rewriter, op.getLoc(), cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+        rewriter, op.getLoc(),
+        cast<TypedAttr>(dense.getSplatValue<Attribute>()));
     unsigned n = kiln::elementsPerThread(tensorType);
     rewriter.replaceOp(op, kiln::packElements(rewriter, op.getLoc(), resultType,
                                               SmallVector<Value>(n, scalar)));
@@ -109,19 +111,35 @@ struct AddPtrLowering : OpConversionPattern<kiln::AddPtrOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type resultType = getTypeConverter()->convertType(op.getType());
-    auto pointer = cast<kiln::PointerType>(kiln::getElementTypeOrSelf(op.getType()));
-    Type elementType = getTypeConverter()->convertType(pointer.getPointeeType());
+    auto pointer =
+        cast<kiln::PointerType>(kiln::getElementTypeOrSelf(op.getType()));
+    Type elementType =
+        getTypeConverter()->convertType(pointer.getPointeeType());
     if (!resultType || !elementType)
       return failure();
     auto ptrType = LLVM::LLVMPointerType::get(getContext(), 1);
-    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> ptrs =
+        kiln::unpackElements(rewriter, loc, adaptor.getPtr());
     SmallVector<Value> offsets =
         kiln::unpackElements(rewriter, loc, adaptor.getOffset());
     SmallVector<Value> results;
     for (auto [ptr, offset] : llvm::zip_equal(ptrs, offsets))
       results.push_back(LLVM::GEPOp::create(rewriter, loc, ptrType, elementType,
                                             ptr, ValueRange{offset}));
-    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, results));
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, resultType, results));
+    return success();
+  }
+};
+
+/// kiln.barrier: bar.sync 0 across the program's threads.
+struct BarrierLowering : OpConversionPattern<kiln::BarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::BarrierOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::Barrier0Op::create(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
     return success();
   }
 };
@@ -134,7 +152,7 @@ void kiln::populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
   patterns.add<ElementwiseOpLowering>(converter, ctx);
   // Before arith's own constant lowering, which knows no layouts.
   patterns.add<TensorConstantLowering>(converter, ctx, /*benefit=*/2);
-  patterns.add<AddPtrLowering>(converter, ctx);
+  patterns.add<AddPtrLowering, BarrierLowering>(converter, ctx);
   patterns.add<GridRegisterLowering<kiln::ProgramIdOp, NVVM::BlockIdXOp,
                                     NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
                GridRegisterLowering<kiln::NumProgramsOp, NVVM::GridDimXOp,

@@ -326,6 +326,15 @@ std::optional<FValue> ignoredInRelease(Emitter &e, const CallArgs &args) {
   return FValue::none();
 }
 
+/// tl.debug_barrier(): a barrier across the program's threads, as upstream
+/// (despite the name, it is kept in every build).
+std::optional<FValue> debugBarrier(Emitter &e, const CallArgs &args) {
+  if (!args.args.empty() || !args.keywords.empty())
+    return e.error(args.loc, "tl.debug_barrier() takes no arguments");
+  kiln::BarrierOp::create(e.getBuilder(), e.location(args.loc));
+  return FValue::none();
+}
+
 std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"self", "dtype", "fp_downcast_rounding",
                                       "bitcast"};
@@ -575,7 +584,7 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.static_print", ignoredInRelease},
       {"tl.device_assert", ignoredInRelease},
       {"tl.device_print", ignoredInRelease},
-      {"tl.debug_barrier", ignoredInRelease},
+      {"tl.debug_barrier", debugBarrier},
       {"print", ignoredInRelease},
       {"method.to", methodTo},
       {"tl.cast", methodTo},

@@ -1,8 +1,9 @@
 //===- KilnMemoryOps.td - atomics and block pointers -------*- tablegen -*-===//
 //
 // Atomic read-modify-write and compare-and-swap on global memory, block
-// pointers (tl.make_block_ptr / tl.advance), and the enums that kiln.load
-// and kiln.store carry (cache modifier, eviction policy, padding).
+// pointers (tl.make_block_ptr / tl.advance), the program-wide barrier, and
+// the enums that kiln.load and kiln.store carry (cache modifier, eviction
+// policy, padding).
 // Verifiers are in KilnMemoryOps.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -193,6 +194,15 @@ def Kiln_AtomicCASOp : Kiln_Op<"atomic_cas", [
     $sem $scope $ptr `,` $cmp `,` $val attr-dict `:` type($ptr) `,` type($val)
   }];
   let hasVerifier = 1;
+}
+
+def Kiln_BarrierOp : Kiln_Op<"barrier", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Synchronizes the program's threads (tl.debug_barrier)";
+  let description = [{
+    Every thread of the program waits here until all have arrived, and their
+    memory accesses before it are visible to all after it (bar.sync 0).
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // KILN_MEMORY_OPS_TD
