@@ -34,5 +34,11 @@ while IFS='|' read -r id file kernel sig flags; do
     failed+=("$id")
   fi
 done <<< "$list"
+# For bench/debug_ops_check.py: device_print, and device_assert in a debug build.
+checks=tests/kernels/control_flow/checks_and_printing.py
+"$kilnc" compile "$checks" -n printing -s "x_ptr=*i32, n=i32, BLOCK=32" --arch sm_90a \
+  -o "$dest/debug_print.cubin" || failed+=(debug_print)
+"$kilnc" compile "$checks" -n checked_copy -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256" \
+  --arch sm_90a --debug -o "$dest/debug_assert.cubin" || failed+=(debug_assert)
 echo "build_differential: $built cubins in $dest, $skipped skipped, ${#failed[@]} failed"
 [[ ${#failed[@]} -eq 0 ]] || { echo "build_differential: failed: ${failed[*]}" >&2; exit 1; }

@@ -472,6 +472,8 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, alig
     args.add("--arch", arch)
     if aligned:
         args.add("--aligned")
+    if ctx.attr.debug:
+        args.add("--debug")
     if ctx.attr.autotune:
         # How many configs there are is in the source, which analysis cannot
         # read: one action compiles them all into a directory.
@@ -622,6 +624,11 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
                   "constexpr values and launch options; one TritonCompile action per (arch, " +
                   "specialization, general/aligned) compiles every config into a directory.",
         ),
+        "debug": attr.bool(
+            default = False,
+            doc = "Keep tl.device_assert and asserts on run-time values (kilnc --debug, " +
+                  "upstream's debug=True); tl.device_print prints in every build.",
+        ),
         "ptx": attr.bool(
             default = False,
             doc = "Also embed each variant's PTX, which the runtime JIT-compiles on a device " +
@@ -673,6 +680,7 @@ def triton_kernel(
         namespace = "kernels",
         ptx = False,
         autotune = False,
+        debug = False,
         deps = [],
         visibility = None,
         kilnc = None,
@@ -717,6 +725,9 @@ def triton_kernel(
         string, parameter types only, no launch options) is compiled once per
         config, and the first config is the default. `key` is not used: the
         caller picks a config through the config type.
+      debug: keep tl.device_assert and `assert` on run-time values (kilnc
+        --debug, as upstream's debug=True); a failed one stops the kernel and
+        the launch's stream reports an error.
       deps: extra deps of the cc_library.
       visibility: visibility of the cc_library and the codegen target.
       kilnc: overrides //compiler/driver:kilnc (for example a prebuilt one).
@@ -766,6 +777,7 @@ def triton_kernel(
         archs = archs,
         specializations = encoded,
         autotune = autotune,
+        debug = debug,
         ptx = ptx,
         namespace = namespace,
         library_name = name,

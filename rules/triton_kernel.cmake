@@ -11,7 +11,8 @@
 #     [KERNEL add_kernel]              # the @triton.jit function; optional if the file has one
 #     [NAMESPACE kernels]              # C++ namespace of the launchers (default: kernels)
 #     [PTX]                            # also embed PTX, JIT-compiled only where no cubin fits
-#     [AUTOTUNE])                      # cross SPECIALIZATIONS with the @triton.autotune configs
+#     [AUTOTUNE]                       # cross SPECIALIZATIONS with the @triton.autotune configs
+#     [DEBUG])                         # keep tl.device_assert (kilnc --debug)
 #   target_link_libraries(app PRIVATE add)   # #include "<dir>/add.h", <dir> relative to the source root
 #
 # Every specialization x arch is compiled twice by `kilnc compile`: a general
@@ -346,7 +347,7 @@ function(_kiln_check_specialization name kernel index spec params_known params c
 endfunction()
 
 function(triton_kernel)
-  cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;AUTOTUNE" "NAME;KERNEL;NAMESPACE"
+  cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;AUTOTUNE;DEBUG" "NAME;KERNEL;NAMESPACE"
                         "SRCS;ARCHS;SPECIALIZATIONS")
 
   # --- arguments -------------------------------------------------------------
@@ -357,7 +358,7 @@ function(triton_kernel)
   set(where "triton_kernel(NAME ${name})")
   if(TK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${TK_UNPARSED_ARGUMENTS} "
-                        "(expected NAME SRCS ARCHS SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX] [AUTOTUNE])")
+                        "(expected NAME SRCS ARCHS SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX] [AUTOTUNE] [DEBUG])")
   endif()
   if(TK_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: no value given for ${TK_KEYWORDS_MISSING_VALUES}")
@@ -495,6 +496,9 @@ function(triton_kernel)
         set(aligned_flag "")
         if(variant STREQUAL "aligned")
           set(aligned_flag --aligned)
+        endif()
+        if(TK_DEBUG)
+          list(APPEND aligned_flag --debug)
         endif()
         set(what "${where} SPECIALIZATIONS element ${index} (${variant}): ${spec}")
         if(TK_AUTOTUNE)

@@ -43,6 +43,9 @@ void populateFp8CastsToLLVMPatterns(KilnTypeConverter &converter,
 /// arith.truncf rounding toward zero (fp_downcast_rounding="rtz"): cvt.rz.
 void populateRoundTowardZeroToLLVMPatterns(KilnTypeConverter &converter,
                                            mlir::RewritePatternSet &patterns);
+/// kiln.print and kiln.assert: the driver's vprintf and __assertfail.
+void populateDebugOpsToLLVMPatterns(KilnTypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

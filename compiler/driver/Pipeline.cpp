@@ -45,7 +45,8 @@ namespace {
 /// Writes each stage's output where the options ask for it.
 class StageWriter {
 public:
-  explicit StageWriter(const kiln::CompileOptions &options) : options(options) {}
+  explicit StageWriter(const kiln::CompileOptions &options)
+      : options(options) {}
 
   /// Writes `text` to the dump directory, if any, as `dumpName`.
   bool dump(StringRef dumpName, StringRef text) {
@@ -71,8 +72,8 @@ public:
     std::error_code ec;
     ToolOutputFile out(path, ec, sys::fs::OF_None);
     if (ec) {
-      WithColor::error(errs(), "kilnc") << "cannot write " << path << ": "
-                                        << ec.message() << "\n";
+      WithColor::error(errs(), "kilnc")
+          << "cannot write " << path << ": " << ec.message() << "\n";
       return false;
     }
     out.os() << bytes;
@@ -117,7 +118,8 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (!file)
     return fail("cannot read " + options.sourcePath + ": " +
                 file.getError().message());
-  std::string sourceHash = utohexstr(xxh3_64bits((*file)->getBuffer()), true, 16);
+  std::string sourceHash =
+      utohexstr(xxh3_64bits((*file)->getBuffer()), true, 16);
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
 
@@ -137,13 +139,16 @@ int kiln::compileKernel(const CompileOptions &options) {
 
   // Stage 2: staged evaluation into kiln IR for this signature.
   frontend::Emitter emitter(sourceMgr, context, *ast);
-  const frontend::FunctionDefStmt *kernel = emitter.findKernel(options.kernelName);
+  emitter.setDebug(options.debug);
+  const frontend::FunctionDefStmt *kernel =
+      emitter.findKernel(options.kernelName);
   if (!kernel)
     return 1;
   auto decls = emitter.paramDecls(*kernel);
   if (!decls)
     return 1;
-  auto spec = frontend::parseSignature(options.signature, *decls, options.aligned);
+  auto spec =
+      frontend::parseSignature(options.signature, *decls, options.aligned);
   if (!spec) {
     sourceMgr.PrintMessage(kernel->nameLoc, SourceMgr::DK_Error,
                            "bad signature for '" + kernel->name +
@@ -152,9 +157,11 @@ int kiln::compileKernel(const CompileOptions &options) {
   }
   if (!emitter.applyHeuristics(*kernel, *spec))
     return 1;
-  if (options.numWarpsGiven && options.signature.find("num_warps") == std::string::npos)
+  if (options.numWarpsGiven &&
+      options.signature.find("num_warps") == std::string::npos)
     spec->numWarps = options.numWarps;
-  if (options.numStagesGiven && options.signature.find("num_stages") == std::string::npos)
+  if (options.numStagesGiven &&
+      options.signature.find("num_stages") == std::string::npos)
     spec->numStages = options.numStages;
   mlir::OwningOpRef<mlir::ModuleOp> module = emitter.emitKernel(*kernel, *spec);
   if (!module || failed(mlir::verify(*module)))
@@ -229,8 +236,12 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (!options.metadataPath.empty()) {
     std::string json;
     raw_string_ostream os(json);
-    VariantMetadata metadata{kernel->name, arch->name, &*spec, &*cubin,
-                             /*dynamicSharedBytes=*/0, sourceHash};
+    VariantMetadata metadata{kernel->name,
+                             arch->name,
+                             &*spec,
+                             &*cubin,
+                             /*dynamicSharedBytes=*/0,
+                             sourceHash};
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
       return 1;

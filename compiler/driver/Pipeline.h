@@ -11,13 +11,14 @@ enum class Stage { Kiln, Gpu, LLVM, PTX, Cubin };
 
 struct CompileOptions {
   std::string sourcePath;
-  std::string kernelName;   // empty: the file's only kernel
+  std::string kernelName; // empty: the file's only kernel
   std::string signature;
-  std::string arch;         // sm_90a, ...
+  std::string arch; // sm_90a, ...
   unsigned numWarps = 4;
   unsigned numStages = 3;
   bool numWarpsGiven = false, numStagesGiven = false;
-  bool aligned = false;     // every pointer and integer divisible by 16
+  bool aligned = false; // every pointer and integer divisible by 16
+  bool debug = false;   // keep tl.device_assert and run-time asserts
   Stage emit = Stage::Cubin;
   std::string outputPath;   // "-" for stdout
   std::string metadataPath; // optional, with Stage::Cubin

@@ -2,7 +2,7 @@
 //--------------------------------===//
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
-//         [--aligned] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
+//         [--aligned] [--debug] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
 //         [--metadata OUT.json] [--dump-ir DIR] [--ptxas PATH]
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [--aligned]
 //         --autotune -o DIR [--emit ...]
@@ -37,11 +37,12 @@ int main(int argc, char **argv) {
     return kiln::printAutotuneConfigs(argv[2], kernel);
   }
   if (argc < 2 || StringRef(argv[1]) != "compile") {
-    errs() << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
-              "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] -o OUT "
-              "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
-              "[--dump-ir DIR] [--autotune]\n       kilnc configs FILE.py [-n "
-              "KERNEL]\n";
+    errs()
+        << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
+           "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] [--debug] -o OUT "
+           "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
+           "[--dump-ir DIR] [--autotune]\n       kilnc configs FILE.py [-n "
+           "KERNEL]\n";
     return 2;
   }
   cl::OptionCategory category("kilnc compile options");
@@ -62,6 +63,11 @@ int main(int argc, char **argv) {
   cl::opt<bool> aligned(
       "aligned",
       cl::desc("assume every pointer and integer is divisible by 16"),
+      cl::cat(category));
+  cl::opt<bool> debug(
+      "debug",
+      cl::desc("keep tl.device_assert and asserts on run-time values (as "
+               "upstream's debug=True)"),
       cl::cat(category));
   cl::opt<std::string> output(
       "o", cl::desc("output file (with --autotune, a directory)"), cl::Required,
@@ -107,6 +113,7 @@ int main(int argc, char **argv) {
   options.numStages = numStages;
   options.numStagesGiven = numStages.getNumOccurrences() > 0;
   options.aligned = aligned;
+  options.debug = debug;
   options.emit = emit;
   options.outputPath = output;
   options.metadataPath = metadata;

@@ -31,8 +31,9 @@ public:
         values(params.size(), nullptr), locs(params.size(), args.loc) {
     if (args.args.size() > params.size()) {
       emitter.error(args.argLocs[params.size()],
-                    builtin + " takes at most " + std::to_string(params.size()) +
-                        " arguments, got " + std::to_string(args.args.size()));
+                    builtin + " takes at most " +
+                        std::to_string(params.size()) + " arguments, got " +
+                        std::to_string(args.args.size()));
       ok = false;
       return;
     }
@@ -78,9 +79,10 @@ public:
   }
   std::nullopt_t bad(size_t i, const llvm::Twine &expectation) const {
     const FValue *v = values[i];
-    return emitter.error(locs[i], "argument '" + params[i] + "' of " + builtin +
-                                      " must be " + expectation + ", got " +
-                                      (v ? v->describe() : std::string("nothing")));
+    return emitter.error(locs[i],
+                         "argument '" + params[i] + "' of " + builtin +
+                             " must be " + expectation + ", got " +
+                             (v ? v->describe() : std::string("nothing")));
   }
   /// A required compile-time int.
   std::optional<int64_t> constInt(size_t i) const {
@@ -112,11 +114,9 @@ private:
   bool ok = true;
 };
 
-
 /// A shape argument: an int or a tuple/list of positive powers of two.
-std::optional<llvm::SmallVector<int64_t>> readShape(Emitter &e, const FValue &v,
-                                                    llvm::SMLoc loc,
-                                                    llvm::StringRef what);
+std::optional<llvm::SmallVector<int64_t>>
+readShape(Emitter &e, const FValue &v, llvm::SMLoc loc, llvm::StringRef what);
 
 /// Converts the operands of an element-wise builtin to one dtype and shape,
 /// as an arithmetic operator would (python numbers weakly typed, numpy
@@ -166,13 +166,20 @@ emitReduce(Emitter &e, std::vector<FValue> inputs, std::optional<int64_t> axis,
            bool keepDims, const CombineFn &combine, llvm::SMLoc loc,
            llvm::StringRef builtin);
 
+/// Emits kiln.assert of `condition` (a bool, or a number compared with 0) at
+/// `loc`: used by tl.device_assert and by `assert` on run-time values, in
+/// debug builds. Reports an error and returns false on a bad condition.
+bool emitDeviceAssert(Emitter &e, const FValue &condition,
+                      const std::string &message, llvm::SMLoc loc,
+                      llvm::SMLoc condLoc);
+
 // Families of builtins, one file each.
-void addCoreBuiltins(BuiltinTable &table);     // Builtins.cpp
-void addShapeBuiltins(BuiltinTable &table);    // BuiltinsShape.cpp
-void addReduceBuiltins(BuiltinTable &table);   // BuiltinsReduce.cpp
-void addMathBuiltins(BuiltinTable &table);     // BuiltinsMath.cpp
-void addMemoryBuiltins(BuiltinTable &table);   // BuiltinsMemory.cpp (+ tl.dot)
-void addRandomBuiltins(BuiltinTable &table);   // BuiltinsRandom.cpp
+void addCoreBuiltins(BuiltinTable &table);   // Builtins.cpp
+void addShapeBuiltins(BuiltinTable &table);  // BuiltinsShape.cpp
+void addReduceBuiltins(BuiltinTable &table); // BuiltinsReduce.cpp
+void addMathBuiltins(BuiltinTable &table);   // BuiltinsMath.cpp
+void addMemoryBuiltins(BuiltinTable &table); // BuiltinsMemory.cpp (+ tl.dot)
+void addRandomBuiltins(BuiltinTable &table); // BuiltinsRandom.cpp
 
 } // namespace kiln::frontend
 

@@ -11,6 +11,7 @@
 #include "compiler/ir/Dialects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -326,6 +327,115 @@ std::optional<FValue> ignoredInRelease(Emitter &e, const CallArgs &args) {
   return FValue::none();
 }
 
+} // namespace
+
+bool kiln::frontend::emitDeviceAssert(Emitter &e, const FValue &condition,
+                                      const std::string &message, SMLoc loc,
+                                      SMLoc condLoc) {
+  std::optional<FValue> cond = e.materialize(condition, condLoc);
+  if (!cond)
+    return false;
+  if (cond->type.isPointer || cond->type.isBlockPointer())
+    return e.error(condLoc, "an assertion needs a condition (bool or number), "
+                            "not a pointer"),
+           false;
+  if (!cond->type.element.isBool())
+    cond = e.binary("!=", *cond, FValue::integer(0), condLoc);
+  if (!cond)
+    return false;
+  mlir::Location location = e.location(loc);
+  std::string file = "<unknown>";
+  unsigned line = 0;
+  if (auto fileLoc = mlir::dyn_cast<mlir::FileLineColLoc>(location)) {
+    file = fileLoc.getFilename().str();
+    line = fileLoc.getLine();
+  }
+  std::string function = "<kernel>";
+  mlir::Operation *parent = e.getBuilder().getInsertionBlock()->getParentOp();
+  auto func = mlir::dyn_cast<mlir::func::FuncOp>(parent);
+  if (!func)
+    func = parent->getParentOfType<mlir::func::FuncOp>();
+  if (func)
+    function = func.getSymName().str();
+  kiln::AssertOp::create(e.getBuilder(), location, cond->value, message, file,
+                         line, function);
+  return true;
+}
+
+namespace {
+
+/// tl.device_print(prefix, *args, hex=False): kept in every build, as
+/// upstream prints whatever its debug setting.
+std::optional<FValue> devicePrint(Emitter &e, const CallArgs &args) {
+  if (args.args.empty() || args.args[0].kind != FValue::Kind::String)
+    return e.error(args.loc, "tl.device_print needs a prefix string first, "
+                             "as in tl.device_print(\"x: \", x)");
+  bool hex = false;
+  for (size_t k = 0; k < args.keywords.size(); ++k) {
+    const auto &[name, value] = args.keywords[k];
+    if (name != "hex")
+      return e.error(args.keywordLocs[k], "tl.device_print has no keyword '" +
+                                              name + "' (it takes hex=)");
+    if (!value.isNumber())
+      return e.error(args.keywordLocs[k],
+                     "hex= must be a compile-time bool, got " +
+                         value.describe());
+    hex = value.intValue != 0;
+  }
+  // Upstream separates a prefix from what precedes it with a space.
+  std::string prefix = args.args[0].text;
+  if (!prefix.empty() && prefix[0] != ' ')
+    prefix = " " + prefix;
+  llvm::SmallVector<mlir::Value> values;
+  llvm::SmallVector<bool> isSigned;
+  for (size_t i = 1; i < args.args.size(); ++i) {
+    std::optional<FValue> v = e.materialize(args.args[i], args.argLocs[i]);
+    if (!v)
+      return std::nullopt;
+    if (v->type.isBlockPointer())
+      return e.error(args.argLocs[i], "tl.device_print cannot print block "
+                                      "pointers; print the offsets instead");
+    values.push_back(v->value);
+    isSigned.push_back(!v->type.isPointer && v->type.element.isSigned() &&
+                       !v->type.element.isBool());
+  }
+  kiln::PrintOp::create(e.getBuilder(), e.location(args.loc), prefix, hex,
+                        isSigned, values);
+  return FValue::none();
+}
+
+/// tl.device_assert(cond, msg="", mask=None): a kiln.assert in debug builds
+/// (kilnc --debug), nothing otherwise, as upstream with and without debug.
+std::optional<FValue> deviceAssert(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"cond", "msg", "mask"};
+  ArgReader r(e, args, "tl.device_assert", kParams);
+  if (!r.isOk() || !r.get(0))
+    return r.isOk() ? r.missing(0) : std::nullopt;
+  std::string message;
+  if (const FValue *msg = r.get(1)) {
+    if (msg->kind != FValue::Kind::String)
+      return r.bad(1, "a string");
+    message = msg->text;
+  }
+  if (!e.debugEnabled())
+    return FValue::none();
+  std::optional<FValue> cond = *r.get(0);
+  if (const FValue *mask = r.get(2)) {
+    // Masked-off elements pass: cond | ~mask.
+    std::optional<FValue> asBool = e.materialize(*cond, r.loc(0));
+    if (asBool && !asBool->type.element.isBool())
+      asBool = e.binary("!=", *asBool, FValue::integer(0), r.loc(0));
+    std::optional<FValue> off =
+        asBool ? e.unary("~", *mask, r.loc(2)) : std::nullopt;
+    cond = off ? e.binary("|", *asBool, *off, r.loc(2)) : std::nullopt;
+    if (!cond)
+      return std::nullopt;
+  }
+  if (!emitDeviceAssert(e, *cond, message, args.loc, r.loc(0)))
+    return std::nullopt;
+  return FValue::none();
+}
+
 /// tl.debug_barrier(): a barrier across the program's threads, as upstream
 /// (despite the name, it is kept in every build).
 std::optional<FValue> debugBarrier(Emitter &e, const CallArgs &args) {
@@ -582,8 +692,8 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.max_constancy", passThroughHint},
       {"tl.static_assert", staticAssert},
       {"tl.static_print", ignoredInRelease},
-      {"tl.device_assert", ignoredInRelease},
-      {"tl.device_print", ignoredInRelease},
+      {"tl.device_assert", deviceAssert},
+      {"tl.device_print", devicePrint},
       {"tl.debug_barrier", debugBarrier},
       {"print", ignoredInRelease},
       {"method.to", methodTo},

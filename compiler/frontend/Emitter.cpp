@@ -1,6 +1,8 @@
 //===- Emitter.cpp - staged evaluation of kernel source into kiln IR ------===//
 #include "compiler/frontend/Emitter.h"
 
+#include "compiler/frontend/BuiltinSupport.h"
+
 #include "compiler/ir/Dialects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,8 +54,8 @@ std::string FValue::describe() const {
 
 Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
                  const Module &module)
-    : sourceMgr(sourceMgr), context(context), module(module),
-      builder(&context), filename(module.filename) {
+    : sourceMgr(sourceMgr), context(context), module(module), builder(&context),
+      filename(module.filename) {
   collectGlobals();
 }
 
@@ -101,8 +103,8 @@ void Emitter::collectGlobals() {
       }
     } else if (auto *from = llvm::dyn_cast<ImportFromStmt>(stmt.get())) {
       for (auto &[name, alias] : from->names)
-        globals[alias] = FValue::named(FValue::Kind::Module,
-                                       canonicalModule(from->module + "." + name));
+        globals[alias] = FValue::named(
+            FValue::Kind::Module, canonicalModule(from->module + "." + name));
     } else if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
       FValue f;
       f.kind = FValue::Kind::Function;
@@ -134,7 +136,8 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
                           other->what +
                           "' statement, which Triton kernels cannot use");
   if (evaluatingGlobals.lookup(name))
-    return error(loc, "the global '" + name + "' is defined in terms of itself");
+    return error(loc,
+                 "the global '" + name + "' is defined in terms of itself");
   evaluatingGlobals[name] = true;
   const Expr *valueExpr = nullptr;
   if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt))
@@ -170,8 +173,9 @@ std::optional<FValue> Emitter::lookup(StringRef name, SMLoc loc) {
   if (globalDefs.count(name))
     return evaluateGlobal(name, loc);
   static const char *const kPythonBuiltins[] = {
-      "range", "min", "max", "len", "int", "float", "bool", "print",
-      "isinstance", "abs", "getattr", "hasattr", "tuple", "list", "str"};
+      "range",   "min",     "max",   "len",        "int",
+      "float",   "bool",    "print", "isinstance", "abs",
+      "getattr", "hasattr", "tuple", "list",       "str"};
   if (llvm::is_contained(kPythonBuiltins, name))
     return FValue::named(FValue::Kind::Builtin, name.str());
   return error(loc, "name '" + name + "' is not defined");
@@ -209,18 +213,17 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name) {
     for (const FunctionDefStmt *f : jitFunctions)
       if (f->name == name)
         return f;
-    error(fileStart, "no @triton.jit function named '" + name + "' in " +
-                         filename +
-                         (names.empty() ? " (it has none)"
-                                        : " (it has: " + names + ")"));
+    error(fileStart,
+          "no @triton.jit function named '" + name + "' in " + filename +
+              (names.empty() ? " (it has none)" : " (it has: " + names + ")"));
     return nullptr;
   }
   if (jitFunctions.size() == 1)
     return jitFunctions.front();
   error(fileStart, jitFunctions.empty()
                        ? "no @triton.jit function in " + filename
-                       : "several @triton.jit functions in " + filename +
-                             " (" + names + "); choose one with -n");
+                       : "several @triton.jit functions in " + filename + " (" +
+                             names + "); choose one with -n");
   return nullptr;
 }
 
@@ -236,7 +239,8 @@ static bool isConstexprAnnotation(const Expr *annotation) {
   return false;
 }
 
-std::optional<ConstexprLiteral> kiln::frontend::valueToLiteral(const FValue &v) {
+std::optional<ConstexprLiteral>
+kiln::frontend::valueToLiteral(const FValue &v) {
   ConstexprLiteral lit;
   switch (v.kind) {
   case FValue::Kind::Int:
@@ -340,7 +344,8 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
     if (p.divisibility > 1)
       func.setArgAttr(argIndex, "kiln.divisibility",
                       builder.getI32IntegerAttr(p.divisibility));
-    scopes.back()[p.name] = FValue::runtime(entry->getArgument(argIndex), p.type);
+    scopes.back()[p.name] =
+        FValue::runtime(entry->getArgument(argIndex), p.type);
     ++argIndex;
   }
   bool ok = emitBlock(kernel.body);
@@ -378,7 +383,8 @@ bool Emitter::emitBlock(const Block &block) {
     // the rest of the block becomes the else branch.
     auto *ifStmt = llvm::dyn_cast<IfStmt>(it->get());
     if (ifStmt && frames.size() == 1 && endsWithBareReturn(ifStmt->thenBody)) {
-      std::optional<bool> handled = emitIfWithReturn(*ifStmt, std::next(it), block.end());
+      std::optional<bool> handled =
+          emitIfWithReturn(*ifStmt, std::next(it), block.end());
       if (!handled)
         return false;
       if (*handled)
@@ -497,8 +503,17 @@ bool Emitter::emitStatement(const Stmt &stmt) {
     std::optional<FValue> cond = evaluate(*s.cond);
     if (!cond)
       return false;
-    if (cond->isRuntime())
-      return true; // run-time asserts are device_asserts, kept in debug only
+    if (cond->isRuntime()) {
+      // Run-time asserts are device_asserts, kept in debug builds only.
+      if (!debug)
+        return true;
+      std::string message;
+      if (s.message)
+        if (auto *str = llvm::dyn_cast<StringExpr>(s.message.get()))
+          message = str->value;
+      return emitDeviceAssert(*this, *cond, message, s.getLoc(),
+                              s.cond->getLoc());
+    }
     std::optional<bool> truth = truthiness(*cond, s.cond->getLoc());
     if (!truth)
       return false;
@@ -732,8 +747,8 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
                        "the heuristic for '" + base->text + "' reads '" +
                            key->text +
                            "', a run-time parameter whose value is not known "
-                           "when compiling: give " + base->text +
-                           " in the signature");
+                           "when compiling: give " +
+                           base->text + " in the signature");
         return value;
       }
     return error(expr.indices[0]->getLoc(),
@@ -828,8 +843,8 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
                            : callee.text;
     BuiltinFn fn = lookupBuiltin(name);
     if (!fn)
-      return error(args.loc, "'" + callee.text +
-                                 "' is not supported by Kiln yet");
+      return error(args.loc,
+                   "'" + callee.text + "' is not supported by Kiln yet");
     if (callee.kind == FValue::Kind::Method) {
       args.args.insert(args.args.begin(), callee.elements[0]);
       args.argLocs.insert(args.argLocs.begin(), args.loc);
@@ -866,7 +881,8 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
     return error(args.loc, "'" + function.name + "' takes " +
                                std::to_string(function.params.size()) +
                                " arguments but " +
-                               std::to_string(args.args.size()) + " were given");
+                               std::to_string(args.args.size()) +
+                               " were given");
   Scope scope;
   std::vector<bool> bound(function.params.size(), false);
   for (size_t i = 0; i < args.args.size(); ++i) {
@@ -878,13 +894,12 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
     auto it = llvm::find_if(function.params,
                             [&](const Param &p) { return p.name == name; });
     if (it == function.params.end())
-      return error(args.keywordLocs[k], "'" + function.name +
-                                            "' has no parameter '" + name + "'");
+      return error(args.keywordLocs[k],
+                   "'" + function.name + "' has no parameter '" + name + "'");
     size_t index = it - function.params.begin();
     if (bound[index])
-      return error(args.keywordLocs[k],
-                   "parameter '" + name + "' of '" + function.name +
-                       "' is given twice");
+      return error(args.keywordLocs[k], "parameter '" + name + "' of '" +
+                                            function.name + "' is given twice");
     scope[name] = value;
     bound[index] = true;
   }
@@ -892,8 +907,9 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
     const Param &p = function.params[i];
     if (!bound[i]) {
       if (!p.defaultValue)
-        return error(args.loc, "missing argument '" + p.name + "' in the call "
-                                                               "to '" +
+        return error(args.loc, "missing argument '" + p.name +
+                                   "' in the call "
+                                   "to '" +
                                    function.name + "'");
       scopes.emplace_back();
       std::optional<FValue> v = evaluate(*p.defaultValue);
@@ -947,8 +963,9 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     if (StringRef(path).starts_with("triton.language.extra"))
       return FValue::named(FValue::Kind::Module,
                            canonicalModule(path.str() + "." + attr.str()));
-    return error(loc, "module '" + path + "' cannot be used inside a Triton "
-                                          "kernel");
+    return error(loc, "module '" + path +
+                          "' cannot be used inside a Triton "
+                          "kernel");
   }
   case FValue::Kind::Runtime: {
     if (attr == "dtype")
@@ -990,9 +1007,8 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       return FValue::dtype(element);
     }
     if (attr == "primitive_bitwidth")
-      return FValue::integer(value.type.isPointer
-                                 ? 64
-                                 : value.type.element.getBitWidth());
+      return FValue::integer(
+          value.type.isPointer ? 64 : value.type.element.getBitWidth());
     // Predicates are methods (x.dtype.is_int()) that the builtins
     // "method.dtype.NAME" compute.
     if (lookupBuiltin("method.dtype." + attr.str())) {

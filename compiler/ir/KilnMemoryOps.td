@@ -205,4 +205,30 @@ def Kiln_BarrierOp : Kiln_Op<"barrier", [MemoryEffects<[MemRead, MemWrite]>]> {
   let assemblyFormat = "attr-dict";
 }
 
+def Kiln_PrintOp : Kiln_Op<"print", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Prints values from every thread (tl.device_print)";
+  let description = [{
+    Every thread prints, through the CUDA driver's printf, one line per
+    element it holds of each operand: the program id, the element's index,
+    `prefix` and the value (`hex`: as hexadecimal bits). `isSigned` tells,
+    per operand, whether integers are signed.
+  }];
+  let arguments = (ins StrAttr:$prefix, BoolAttr:$hex,
+                       DenseBoolArrayAttr:$isSigned, Variadic<AnyType>:$args);
+  let assemblyFormat = "$prefix attr-dict ($args^ `:` type($args))?";
+}
+
+def Kiln_AssertOp : Kiln_Op<"assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Stops the kernel where a condition is false (tl.device_assert)";
+  let description = [{
+    When any element of `condition` is false, the thread calls the CUDA
+    driver's __assertfail with `message`, `file`, `line` and `function`: the
+    kernel stops and the launch's stream reports an error. Emitted only in
+    debug builds (kilnc --debug), as upstream keeps it only with debug=True.
+  }];
+  let arguments = (ins Kiln_BoolLike:$condition, StrAttr:$message,
+                       StrAttr:$file, I32Attr:$line, StrAttr:$function);
+  let assemblyFormat = "$condition `,` $message attr-dict `:` type($condition)";
+}
+
 #endif // KILN_MEMORY_OPS_TD
