@@ -58,6 +58,10 @@ registerCoordinates(const layout::LinearLayout &layout, unsigned k);
 /// basis is zero) are not representatives; the others are.
 bool isRepresentativeRegister(const layout::LinearLayout &layout, unsigned k);
 
+/// How many leading registers of a thread step along the tensor's last
+/// dimension one element at a time (1 when the first does not).
+unsigned contiguousRegistersAlongLastDim(const layout::LinearLayout &layout);
+
 } // namespace kiln
 
 #endif // KILN_CONVERSION_DISTRIBUTEDLAYOUT_H

@@ -5,6 +5,7 @@
 // (program_id, make_range) read the thread and block registers.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,10 +18,13 @@ namespace {
 
 /// Any arith/math op on tensors: the scalar op once per element.
 struct ElementwiseOpLowering : ConversionPattern {
-  ElementwiseOpLowering(TypeConverter &converter, MLIRContext *context)
+  ElementwiseOpLowering(TypeConverter &converter,
+                        const kiln::Constancies &constancies,
+                        MLIRContext *context)
       // Ahead of arith/math's own patterns, which would build ops on structs.
       : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/10,
-                          context) {}
+                          context),
+        constancies(constancies) {}
 
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
@@ -39,8 +43,20 @@ struct ElementwiseOpLowering : ConversionPattern {
     for (Value operand : operands)
       elements.push_back(kiln::unpackElements(rewriter, loc, operand));
     size_t n = elements.empty() ? 0 : elements.front().size();
+    // Registers in runs of equal results: compute the first of each run.
+    unsigned run = 1;
+    if (unsigned constancy = constancies.lookup(op); constancy > 1)
+      if (std::optional<kiln::layout::LinearLayout> layout =
+              kiln::getLinearLayout(tensorType))
+        run =
+            std::min<unsigned>(llvm::bit_floor(constancy),
+                               kiln::contiguousRegistersAlongLastDim(*layout));
     SmallVector<Value> results;
     for (size_t k = 0; k < n; ++k) {
+      if (k % run != 0) {
+        results.push_back(results[k - k % run]);
+        continue;
+      }
       OperationState state(loc, op->getName());
       for (auto &operandElements : elements)
         state.addOperands(operandElements[k]);
@@ -52,6 +68,8 @@ struct ElementwiseOpLowering : ConversionPattern {
                        kiln::packElements(rewriter, loc, resultType, results));
     return success();
   }
+
+  const kiln::Constancies &constancies;
 };
 
 /// Dense splat constants: one scalar constant, repeated.
@@ -147,9 +165,10 @@ struct BarrierLowering : OpConversionPattern<kiln::BarrierOp> {
 } // namespace
 
 void kiln::populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
+                                             const Constancies &constancies,
                                              RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ElementwiseOpLowering>(converter, ctx);
+  patterns.add<ElementwiseOpLowering>(converter, constancies, ctx);
   // Before arith's own constant lowering, which knows no layouts.
   patterns.add<TensorConstantLowering>(converter, ctx, /*benefit=*/2);
   patterns.add<AddPtrLowering, BarrierLowering>(converter, ctx);

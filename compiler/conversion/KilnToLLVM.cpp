@@ -34,9 +34,20 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
 
     // Vector widths need axis info over the kiln ops, before they are gone.
     kiln::AccessWidths widths;
+    kiln::Constancies constancies;
     {
       kiln::AxisInfoAnalysis axisInfo(module);
       module.walk([&](Operation *op) {
+        // Integer element-wise results that repeat along the last dimension.
+        if (isa<arith::ArithDialect>(op->getDialect()) &&
+            op->getNumResults() == 1 && !isa<arith::ConstantOp>(op))
+          if (auto type =
+                  dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+            if (type.getElementType().isIntOrIndex()) {
+              const kiln::AxisInfo &info = axisInfo.get(op->getResult(0));
+              if (!info.constancy.empty() && info.constancy.back() > 1)
+                constancies[op] = unsigned(info.constancy.back());
+            }
         if (auto load = dyn_cast<kiln::LoadOp>(op))
           widths[op] =
               axisInfo.vectorWidth(load.getPtr(), load.getMask(),
@@ -88,7 +99,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     RewritePatternSet patterns(ctx);
     kiln::populateReduceToLLVMPatterns(converter, patterns);
     kiln::populateMathToNVVMPatterns(converter, patterns);
-    kiln::populateElementwiseToLLVMPatterns(converter, patterns);
+    kiln::populateElementwiseToLLVMPatterns(converter, constancies, patterns);
     kiln::populateLayoutToLLVMPatterns(converter, patterns);
     kiln::populateMemoryToLLVMPatterns(converter, widths, patterns);
     kiln::populateExternCallsToLLVMPatterns(converter, patterns);

@@ -75,7 +75,14 @@ void poolSharedMemory(mlir::ModuleOp module);
 /// info can still read the kiln ops).
 using AccessWidths = llvm::DenseMap<mlir::Operation *, unsigned>;
 
+/// For element-wise integer ops whose result repeats along the last
+/// dimension (axis info's constancy), the length of the runs of equal
+/// values: the lowering computes one element per run and reuses it, as
+/// upstream does (e.g. one `cols < N` compare per 8 columns).
+using Constancies = llvm::DenseMap<mlir::Operation *, unsigned>;
+
 void populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
+                                       const Constancies &constancies,
                                        mlir::RewritePatternSet &patterns);
 void populateReduceToLLVMPatterns(KilnTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);

@@ -149,19 +149,8 @@ unsigned accessWidth(Operation *op, const kiln::AccessWidths &widths,
     return 1;
   // Axis info measures vectors along the last dimension: the thread's
   // leading registers must step along it one element at a time.
-  unsigned last = unsigned(tensor.getRank() - 1);
-  unsigned contiguous = 1;
-  for (int32_t i = 0; i < layout->getInDimSizeLog2(kiln::layout::kRegister);
-       ++i) {
-    ArrayRef<int32_t> basis = layout->getBasis(kiln::layout::kRegister, i);
-    bool step = true;
-    for (auto [d, c] : llvm::enumerate(basis))
-      step &= c == (d == last ? (int32_t(1) << i) : 0);
-    if (!step)
-      break;
-    contiguous *= 2;
-  }
-  return std::min(std::max(1u, widths.lookup(op)), contiguous);
+  return std::min(std::max(1u, widths.lookup(op)),
+                  kiln::contiguousRegistersAlongLastDim(*layout));
 }
 
 struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
