@@ -108,7 +108,6 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateAtomicsToLLVMPatterns(converter, computeCapability, patterns);
     kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
     kiln::populateScanToLLVMPatterns(converter, patterns);
-    kiln::populateCatToLLVMPatterns(converter, patterns);
     kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability,
                                          patterns);
     kiln::populateRoundTowardZeroToLLVMPatterns(converter, patterns);

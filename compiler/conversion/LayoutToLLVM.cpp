@@ -346,6 +346,64 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
   }
 };
 
+/// tl.cat (can_reorder=True: the order of the result's elements is left to
+/// the compiler). When no layout involved holds copies and the result gives
+/// each thread room for both operands' elements, they are put side by side:
+/// a permutation of the concatenation, with no data movement. Otherwise lhs
+/// then rhs go through shared memory in row-major order, which is their
+/// concatenation along dimension 0, read back under the result's layout.
+struct CatLowering : OpConversionPattern<kiln::CatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::CatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getLhs().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
+    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
+    Type converted = getTypeConverter()->convertType(resultType);
+    if (!from || !to || !converted)
+      return rewriter.notifyMatchFailure(op, "tensors without layouts");
+    Location loc = op.getLoc();
+    SmallVector<Value> lhs =
+        kiln::unpackElements(rewriter, loc, adaptor.getLhs());
+    SmallVector<Value> rhs =
+        kiln::unpackElements(rewriter, loc, adaptor.getRhs());
+    auto holdsCopies = [](const LinearLayout &l) {
+      return llvm::any_of(l.getFreeVariableMasks(),
+                          [](uint64_t mask) { return mask != 0; });
+    };
+    if (!holdsCopies(*from) && !holdsCopies(*to) &&
+        size_t(to->getInDimSize(layout::kRegister)) ==
+            lhs.size() + rhs.size()) {
+      SmallVector<Value> elements(lhs);
+      llvm::append_range(elements, rhs);
+      rewriter.replaceOp(
+          op, kiln::packElements(rewriter, loc, converted, elements));
+      return success();
+    }
+    ArrayRef<int64_t> srcShape = srcType.getShape();
+    int64_t lhsSize = srcType.getNumElements();
+    auto at = [&](int64_t plus) {
+      return [&, plus](const kiln::Coordinates &c) {
+        return rowMajorOffset(rewriter, loc, c, srcShape, 1, plus);
+      };
+    };
+    SmallVector<Value> elements =
+        exchangeThroughShared(
+            rewriter, op, {{lhs, *from, at(0)}, {rhs, *from, at(lhsSize)}},
+            {{*to,
+              [&](const kiln::Coordinates &c) {
+                return rowMajorOffset(rewriter, loc, c, resultType.getShape());
+              }}},
+            resultType.getNumElements())
+            .front();
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, converted, elements));
+    return success();
+  }
+};
+
 /// The inverse of join: even positions of the last dimension to lhs, odd
 /// ones to rhs (scalars when the operand is 1-D).
 struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
@@ -418,6 +476,6 @@ void kiln::populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
                                         RewritePatternSet &patterns) {
   patterns.add<MakeRangeLowering, SplatLowering, ExpandDimsLowering,
                BroadcastLowering, TransLowering, ConvertLayoutLowering,
-               ReshapeLowering, JoinLowering, SplitLowering>(
+               ReshapeLowering, JoinLowering, SplitLowering, CatLowering>(
       converter, patterns.getContext());
 }

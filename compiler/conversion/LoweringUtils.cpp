@@ -8,36 +8,6 @@
 
 using namespace mlir;
 
-std::optional<kiln::BlockedLayout1D>
-kiln::BlockedLayout1D::get(RankedTensorType type) {
-  auto layout = dyn_cast_or_null<gpu::BlockedEncodingAttr>(type.getEncoding());
-  if (!layout || type.getRank() != 1)
-    return std::nullopt;
-  return BlockedLayout1D{type.getDimSize(0), layout.getSizePerThread()[0],
-                         layout.getThreadsPerWarp()[0] *
-                             layout.getWarpsPerCTA()[0]};
-}
-
-Value kiln::BlockedLayout1D::elementIndex(OpBuilder &b, Location loc, Value tid,
-                                          unsigned k) const {
-  Type i32 = b.getI32Type();
-  auto constant = [&](int64_t v) {
-    return LLVM::ConstantOp::create(b, loc, i32,
-                                    b.getI32IntegerAttr(int32_t(v)));
-  };
-  // index = (k / S) * tile + tid * S + k % S, wrapped when the tile is
-  // larger than the tensor (threads then hold copies).
-  int64_t offset = int64_t(k / sizePerThread) * tileSize() + k % sizePerThread;
-  Value index = tid;
-  if (sizePerThread > 1)
-    index = LLVM::MulOp::create(b, loc, index, constant(sizePerThread));
-  if (offset != 0)
-    index = LLVM::AddOp::create(b, loc, index, constant(offset));
-  if (tileSize() > size)
-    index = LLVM::AndOp::create(b, loc, index, constant(size - 1));
-  return index;
-}
-
 unsigned kiln::elementsPerThread(RankedTensorType type) {
   std::optional<layout::LinearLayout> layout = getLinearLayout(type);
   return layout ? unsigned(layout->getInDimSize(layout::kRegister)) : 0;

@@ -17,24 +17,6 @@
 
 namespace kiln {
 
-/// Where a 1-D blocked tensor's elements live (see BlockedEncodingAttr).
-struct BlockedLayout1D {
-  int64_t size;           // elements in the tensor
-  unsigned sizePerThread; // contiguous elements per chunk
-  unsigned threadsPerCTA; // threads per warp × warps
-
-  static std::optional<BlockedLayout1D> get(mlir::RankedTensorType type);
-  /// Elements of the tile covered once by all threads.
-  int64_t tileSize() const { return int64_t(sizePerThread) * threadsPerCTA; }
-  /// Elements each thread holds.
-  unsigned elementsPerThread() const {
-    return sizePerThread * unsigned(std::max<int64_t>(1, size / tileSize()));
-  }
-  /// The tensor index of element `k` of thread `tid` (an i32 value).
-  mlir::Value elementIndex(mlir::OpBuilder &b, mlir::Location loc,
-                           mlir::Value tid, unsigned k) const;
-};
-
 /// Elements one thread holds of a tensor with a layout (registers of its
 /// linear layout); 0 without one.
 unsigned elementsPerThread(mlir::RankedTensorType type);

@@ -1,4 +1,5 @@
-//===- OpFamilyLowerings.h - pattern sets of the kiln op families -*- C++ -*-===//
+//===- OpFamilyLowerings.h - pattern sets of the kiln op families -*- C++
+//-*-===//
 //
 // One populate function per lowering file: each adds the patterns of one
 // family of kiln ops (atomics, library calls, inline PTX, scans, ...) to the
@@ -30,12 +31,9 @@ void populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
 /// kiln.inline_asm_elementwise: the user's PTX per (packed) element group.
 void populateInlineAsmToLLVMPatterns(KilnTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
-/// kiln.scan on 1-D blocked tensors: in-thread, shuffles, shared memory.
+/// kiln.scan along any axis: in-thread, shuffles, shared memory.
 void populateScanToLLVMPatterns(KilnTypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);
-/// kiln.cat on 1-D blocked tensors.
-void populateCatToLLVMPatterns(KilnTypeConverter &converter,
-                               mlir::RewritePatternSet &patterns);
 /// arith.truncf/extf to and from fp8: cvt from sm_89, software before.
 void populateFp8CastsToLLVMPatterns(KilnTypeConverter &converter,
                                     unsigned computeCapability,
