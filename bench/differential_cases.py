@@ -871,16 +871,6 @@ CASES += [
     case("concat_blocks", F, "concat_blocks", "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=64",
          dict(x_ptr=("randint", "int32", 64), y_ptr=("randint", "int32", 64), out_ptr=("zeros", "int32", 1)),
          (1,), ["out_ptr"], tol=0),
-    # 2-D cat: through registers side by side (32x16 on 128 threads) and
-    # through shared memory (2x8, whose threads hold copies).
-    case("concat_tiles", F, "concat_tiles", "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BM=32, BN=16",
-         dict(x_ptr=("randint", "int32", 32 * 16), y_ptr=("randint", "int32", 32 * 16),
-              out_ptr=("zeros", "int32", 2)),
-         (1,), ["out_ptr"], tol=0),
-    case("concat_tiles_small", F, "concat_tiles", "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BM=2, BN=8",
-         dict(x_ptr=("randint", "int32", 16), y_ptr=("randint", "int32", 16),
-              out_ptr=("zeros", "int32", 2)),
-         (1,), ["out_ptr"], tol=0),
 ]
 
 # --- shapes/reshape_permute.py -----------------------------------------------

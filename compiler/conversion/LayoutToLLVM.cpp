@@ -347,7 +347,8 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
 };
 
 /// tl.cat (can_reorder=True: the order of the result's elements is left to
-/// the compiler). When no layout involved holds copies and the result gives
+/// the compiler). The front end takes 1-D blocks only, as upstream; this
+/// lowering handles any rank. When no layout involved holds copies and the result gives
 /// each thread room for both operands' elements, they are put side by side:
 /// a permutation of the concatenation, with no data movement. Otherwise lhs
 /// then rhs go through shared memory in row-major order, which is their

@@ -480,6 +480,11 @@ std::optional<FValue> cat(Emitter &e, const CallArgs &args) {
   if (a->type != b->type)
     return e.error(args.loc, "tl.cat needs two blocks of one type, got " +
                                  a->type.str() + " and " + b->type.str());
+  if (a->type.shape.size() != 1)
+    return e.error(args.loc, "tl.cat joins 1-D blocks only, as in Triton; "
+                             "got " +
+                                 a->type.str() +
+                                 " (tl.join and tl.reshape build larger ones)");
   llvm::SmallVector<int64_t> shape(a->type.shape);
   shape[0] *= 2;
   TritonType type = a->type.withShape(shape);

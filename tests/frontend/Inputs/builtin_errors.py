@@ -171,3 +171,9 @@ def int_to_fp8(x_ptr):
 def rand_float_offset(x_ptr):
     r = tl.arange(0, 16)
     tl.store(x_ptr + r, tl.rand(0, r.to(tl.float32)))
+
+
+@triton.jit
+def cat_rank(x_ptr):
+    a = tl.arange(0, 16)[:, None] + tl.arange(0, 4)[None, :]
+    tl.store(x_ptr + tl.arange(0, 32), tl.sum(tl.cat(a, a, can_reorder=True), axis=1))

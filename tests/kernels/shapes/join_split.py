@@ -4,12 +4,9 @@
 # kiln-variant: -n complex_multiply -s "a_ptr=*fp32, b_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256"
 # kiln-variant: -n interleave_halves -s "x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, BLOCK=128"
 # kiln-variant: -n concat_blocks -s "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=64"
-# kiln-variant: -n concat_tiles -s "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BM=32, BN=16"
-# kiln-variant: -n concat_tiles -s "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BM=2, BN=8"
 # kiln-covers: complex_multiply: tl.join; tl.split; tuple unpacking; tl.reshape
 # kiln-covers: interleave_halves: tl.interleave
 # kiln-covers: concat_blocks: tl.cat; tl.sum
-# kiln-covers: concat_tiles: tl.cat; tl.sum
 import triton
 import triton.language as tl
 
@@ -41,18 +38,4 @@ def concat_blocks(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     both = tl.cat(tl.load(x_ptr + offs), tl.load(y_ptr + offs), can_reorder=True)
     # cat may reorder elements: only order-independent results are meaningful.
     tl.store(out_ptr, tl.sum(both, axis=0))
-
-
-@triton.jit
-def concat_tiles(x_ptr, y_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
-    # 2-D tiles concatenated along dimension 0. cat may reorder elements, so
-    # only the total and the square sum (order-independent) are stored.
-    r = tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    x = tl.load(x_ptr + r * BN + c)
-    y = tl.load(y_ptr + r * BN + c)
-    both = tl.cat(x, y, can_reorder=True)
-    tl.static_assert(both.shape[0] == 2 * BM)
-    tl.store(out_ptr, tl.sum(tl.sum(both, axis=1), axis=0))
-    tl.store(out_ptr + 1, tl.sum(tl.sum(both * both, axis=1), axis=0))
 
