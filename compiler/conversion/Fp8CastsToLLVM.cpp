@@ -25,55 +25,51 @@ namespace {
 
 bool isFp8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 
-Value asmValue(OpBuilder &b, Location loc, Type result, StringRef text,
-               StringRef constraints, ValueRange operands) {
-  MLIRContext *ctx = b.getContext();
-  return LLVM::InlineAsmOp::create(
-             b, loc, result, operands, b.getStringAttr(text),
-             b.getStringAttr(constraints), /*has_side_effects=*/UnitAttr(),
-             /*is_align_stack=*/UnitAttr(),
-             LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
-             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
-}
-
 Value i16Constant(OpBuilder &b, Location loc, int16_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI16Type(), b.getI16IntegerAttr(v));
+  return LLVM::ConstantOp::create(b, loc, b.getI16Type(),
+                                  b.getI16IntegerAttr(v));
 }
 
 /// An f16 rounded to its high byte (e5m2), to nearest even, saturating.
 Value f16ToE5M2Software(OpBuilder &b, Location loc, Value half) {
   Value bits = LLVM::BitcastOp::create(b, loc, b.getI16Type(), half);
-  Value sign = LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, int16_t(0x8000)));
-  Value magnitude = LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, 0x7fff));
+  Value sign =
+      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, int16_t(0x8000)));
+  Value magnitude =
+      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, 0x7fff));
   Value lsb = LLVM::AndOp::create(
       b, loc, LLVM::LShrOp::create(b, loc, magnitude, i16Constant(b, loc, 8)),
       i16Constant(b, loc, 1));
   Value rounded = LLVM::LShrOp::create(
       b, loc,
-      LLVM::AddOp::create(b, loc, magnitude,
-                          LLVM::AddOp::create(b, loc, lsb, i16Constant(b, loc, 0x7f))),
+      LLVM::AddOp::create(
+          b, loc, magnitude,
+          LLVM::AddOp::create(b, loc, lsb, i16Constant(b, loc, 0x7f))),
       i16Constant(b, loc, 8));
   // Largest finite e5m2: 0x7b (57344).
-  Value tooLarge = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt, rounded,
-                                        i16Constant(b, loc, 0x7b));
-  rounded = LLVM::SelectOp::create(b, loc, tooLarge, i16Constant(b, loc, 0x7b), rounded);
-  Value isNaN = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt, magnitude,
-                                     i16Constant(b, loc, 0x7c00));
-  rounded = LLVM::SelectOp::create(b, loc, isNaN, i16Constant(b, loc, 0x7f), rounded);
+  Value tooLarge = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt,
+                                        rounded, i16Constant(b, loc, 0x7b));
+  rounded = LLVM::SelectOp::create(b, loc, tooLarge, i16Constant(b, loc, 0x7b),
+                                   rounded);
+  Value isNaN = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt,
+                                     magnitude, i16Constant(b, loc, 0x7c00));
+  rounded =
+      LLVM::SelectOp::create(b, loc, isNaN, i16Constant(b, loc, 0x7f), rounded);
   Value byte = LLVM::OrOp::create(
-      b, loc, LLVM::LShrOp::create(b, loc, sign, i16Constant(b, loc, 8)), rounded);
+      b, loc, LLVM::LShrOp::create(b, loc, sign, i16Constant(b, loc, 8)),
+      rounded);
   return LLVM::TruncOp::create(b, loc, b.getI8Type(), byte);
 }
 
 /// f32 to f16 rounding to odd: truncate, and set the last bit if inexact.
 Value f32ToF16RoundToOdd(OpBuilder &b, Location loc, Value x) {
-  Value truncated = asmValue(b, loc, b.getI16Type(), "cvt.rz.f16.f32 $0, $1;",
-                             "=h,f", x);
+  Value truncated = kiln::inlinePtx(b, loc, b.getI16Type(),
+                                    "cvt.rz.f16.f32 $0, $1;", "=h,f", x);
   Value back = LLVM::FPExtOp::create(
-      b, loc, b.getF32Type(), LLVM::BitcastOp::create(b, loc, b.getF16Type(), truncated));
-  Value inexact = LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::one, back, x);
+      b, loc, b.getF32Type(),
+      LLVM::BitcastOp::create(b, loc, b.getF16Type(), truncated));
+  Value inexact =
+      LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::one, back, x);
   Value odd = LLVM::OrOp::create(b, loc, truncated, i16Constant(b, loc, 1));
   Value bits = LLVM::SelectOp::create(b, loc, inexact, odd, truncated);
   return LLVM::BitcastOp::create(b, loc, b.getF16Type(), bits);
@@ -95,14 +91,17 @@ Value truncToFp8(OpBuilder &b, Location loc, Value x, bool e4m3,
     std::string format = e4m3 ? "e4m3x2" : "e5m2x2";
     Value pair;
     if (from.isF16())
-      pair = asmValue(b, loc, b.getI16Type(),
-                      "{ .reg .b32 kiln_pair; mov.b32 kiln_pair, {$1, $1}; "
-                      "cvt.rn.satfinite." + format + ".f16x2 $0, kiln_pair; }",
-                      "=h,h", ValueRange{LLVM::BitcastOp::create(b, loc, b.getI16Type(), x)});
+      pair = kiln::inlinePtx(
+          b, loc, b.getI16Type(),
+          "{ .reg .b32 kiln_pair; mov.b32 kiln_pair, {$1, $1}; "
+          "cvt.rn.satfinite." +
+              format + ".f16x2 $0, kiln_pair; }",
+          "=h,h",
+          ValueRange{LLVM::BitcastOp::create(b, loc, b.getI16Type(), x)});
     else
-      pair = asmValue(b, loc, b.getI16Type(),
-                      "cvt.rn.satfinite." + format + ".f32 $0, $1, $1;", "=h,f",
-                      toF32(x));
+      pair = kiln::inlinePtx(b, loc, b.getI16Type(),
+                             "cvt.rn.satfinite." + format + ".f32 $0, $1, $1;",
+                             "=h,f", toF32(x));
     return LLVM::TruncOp::create(b, loc, b.getI8Type(), pair);
   }
   if (e4m3)
@@ -117,18 +116,20 @@ Value extFromFp8(OpBuilder &b, Location loc, Value byte, Type to, bool e4m3,
   Value halfBits;
   if (computeCapability >= 89) {
     std::string format = e4m3 ? "e4m3x2" : "e5m2x2";
-    halfBits = asmValue(
+    halfBits = kiln::inlinePtx(
         b, loc, b.getI16Type(),
         "{ .reg .b32 kiln_pair; .reg .b16 kiln_lo, kiln_hi; "
-        "cvt.rn.f16x2." + format + " kiln_pair, $1; "
-        "mov.b32 {kiln_lo, kiln_hi}, kiln_pair; mov.b16 $0, kiln_lo; }",
+        "cvt.rn.f16x2." +
+            format +
+            " kiln_pair, $1; "
+            "mov.b32 {kiln_lo, kiln_hi}, kiln_pair; mov.b16 $0, kiln_lo; }",
         "=h,h", ValueRange{LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte)});
   } else if (e4m3) {
     return Value();
   } else {
-    halfBits = LLVM::ShlOp::create(b, loc,
-                                   LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte),
-                                   i16Constant(b, loc, 8));
+    halfBits = LLVM::ShlOp::create(
+        b, loc, LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte),
+        i16Constant(b, loc, 8));
   }
   Value half = LLVM::BitcastOp::create(b, loc, b.getF16Type(), halfBits);
   if (to.isF16())
@@ -168,9 +169,10 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
     Location loc = op.getLoc();
     Value result = kiln::mapElements(
         rewriter, loc, resultType, adaptor.getIn(), [&](ValueRange x) {
-          return narrowing ? truncToFp8(rewriter, loc, x[0], e4m3, computeCapability)
-                           : extFromFp8(rewriter, loc, x[0], resultElement, e4m3,
-                                        computeCapability);
+          return narrowing
+                     ? truncToFp8(rewriter, loc, x[0], e4m3, computeCapability)
+                     : extFromFp8(rewriter, loc, x[0], resultElement, e4m3,
+                                  computeCapability);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -184,6 +186,7 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
 void kiln::populateFp8CastsToLLVMPatterns(KilnTypeConverter &converter,
                                           unsigned computeCapability,
                                           RewritePatternSet &patterns) {
-  patterns.add<Fp8CastLowering<arith::TruncFOp>, Fp8CastLowering<arith::ExtFOp>>(
-      converter, patterns.getContext(), computeCapability);
+  patterns
+      .add<Fp8CastLowering<arith::TruncFOp>, Fp8CastLowering<arith::ExtFOp>>(
+          converter, patterns.getContext(), computeCapability);
 }

@@ -55,6 +55,20 @@ Value kiln::packElements(OpBuilder &b, Location loc, Type type,
   return result;
 }
 
+Value kiln::inlinePtx(OpBuilder &b, Location loc, Type result, StringRef text,
+                      StringRef constraints, ValueRange operands) {
+  MLIRContext *ctx = b.getContext();
+  return LLVM::InlineAsmOp::create(
+             b, loc, result, operands, b.getStringAttr(text),
+             b.getStringAttr(constraints), /*has_side_effects=*/UnitAttr(),
+             /*is_align_stack=*/UnitAttr(),
+             LLVM::TailCallKindAttr::get(
+                 ctx, LLVM::tailcallkind::TailCallKind::None),
+             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
 Value kiln::threadIdX(OpBuilder &b, Location loc) {
   return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
 }

@@ -37,6 +37,13 @@ mlir::Value packElements(mlir::OpBuilder &b, mlir::Location loc,
 /// `nvvm.read.ptx.sreg.tid.x`.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 
+/// One PTX instruction (or `{ ... }` block) without side effects as inline
+/// asm with one result of type `result`: `$0` is the result, `$1...` the
+/// operands, as `constraints` ("=f,f") say.
+mlir::Value inlinePtx(mlir::OpBuilder &b, mlir::Location loc, mlir::Type result,
+                      llvm::StringRef text, llvm::StringRef constraints,
+                      mlir::ValueRange operands);
+
 /// The address of a fresh shared-memory array of `count` elements of
 /// `elementType` for `op`'s lowering, 16-byte aligned. Contract: the
 /// lowering ends every use of its arrays with a barrier, so that the arrays

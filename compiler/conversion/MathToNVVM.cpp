@@ -17,19 +17,6 @@ using namespace mlir;
 
 namespace {
 
-Value inlinePtx(OpBuilder &b, Location loc, Type result, StringRef text,
-                StringRef constraints, ValueRange operands) {
-  MLIRContext *ctx = b.getContext();
-  return LLVM::InlineAsmOp::create(
-             b, loc, result, operands, b.getStringAttr(text),
-             b.getStringAttr(constraints), UnitAttr(), UnitAttr(),
-             LLVM::TailCallKindAttr::get(
-                 ctx, LLVM::tailcallkind::TailCallKind::None),
-             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-             ArrayAttr())
-      .getResult(0);
-}
-
 /// exp and exp2 on f32 (and on f16/bf16 through f32): ex2.approx.f32, on
 /// scalars and on tensors alike (a tensor of one element per thread
 /// converts to a scalar, and must not fall to the libdevice pattern).
@@ -58,8 +45,8 @@ struct FastExpLowering : OpConversionPattern<MathOp> {
                 LLVM::ConstantOp::create(
                     rewriter, loc, f32,
                     rewriter.getF32FloatAttr(1.4426950408889634f)));
-          Value r = inlinePtx(rewriter, loc, f32, "ex2.approx.f32 $0, $1;",
-                              "=f,f", x);
+          Value r = kiln::inlinePtx(rewriter, loc, f32,
+                                    "ex2.approx.f32 $0, $1;", "=f,f", x);
           if (!type.isF32())
             r = LLVM::FPTruncOp::create(rewriter, loc, type, r);
           return r;
@@ -85,8 +72,8 @@ struct FastDivLowering : OpConversionPattern<arith::DivFOp> {
     Value result = kiln::mapElements(
         rewriter, op.getLoc(), resultType,
         ValueRange{adaptor.getLhs(), adaptor.getRhs()}, [&](ValueRange xy) {
-          return inlinePtx(rewriter, op.getLoc(), rewriter.getF32Type(),
-                           "div.full.f32 $0, $1, $2;", "=r,r,r", xy);
+          return kiln::inlinePtx(rewriter, op.getLoc(), rewriter.getF32Type(),
+                                 "div.full.f32 $0, $1, $2;", "=r,r,r", xy);
         });
     rewriter.replaceOp(op, result);
     return success();

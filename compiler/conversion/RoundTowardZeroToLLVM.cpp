@@ -40,17 +40,7 @@ Value cvtRz(OpBuilder &b, Location loc, Value x, Type to) {
       ("cvt.rz." + ptxName(to) + "." + ptxName(from) + " $0, $1;").str();
   std::string constraints =
       ("=" + constraint(to) + "," + constraint(from)).str();
-  MLIRContext *ctx = b.getContext();
-  Value result =
-      LLVM::InlineAsmOp::create(
-          b, loc, asmResult, ValueRange{x}, b.getStringAttr(text),
-          b.getStringAttr(constraints), /*has_side_effects=*/UnitAttr(),
-          /*is_align_stack=*/UnitAttr(),
-          LLVM::TailCallKindAttr::get(ctx,
-                                      LLVM::tailcallkind::TailCallKind::None),
-          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/ArrayAttr())
-          .getResult(0);
+  Value result = kiln::inlinePtx(b, loc, asmResult, text, constraints, x);
   return sixteen ? LLVM::BitcastOp::create(b, loc, to, result) : result;
 }
 
