@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/layout/LinearLayout.h"
+#include "compiler/layout/Echelon.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVectorExtras.h"
@@ -32,56 +33,6 @@ int32_t log2Exact(int64_t size, const Twine &what) {
     fail(what + " size " + Twine(size) + " is not a power of two");
   return int32_t(Log2_64(uint64_t(size)));
 }
-
-/// An incrementally built row-echelon basis of a set of GF(2) vectors, each
-/// remembering which of the original vectors ("columns") it combines. Columns
-/// are added in order; a column that is a combination of earlier ones adds
-/// nothing (it is *free*); the others are *pivots*.
-class Echelon {
-public:
-  /// Adds column `index` with value `value`; returns whether it is a pivot.
-  bool add(uint64_t value, unsigned index) {
-    uint64_t combination = uint64_t(1) << index;
-    reduce(value, combination);
-    if (value == 0)
-      return false;
-    Row row{value, combination, 63 - countl_zero(value)};
-    auto pos =
-        llvm::find_if(rows, [&](const Row &r) { return r.lead < row.lead; });
-    rows.insert(pos, row);
-    return true;
-  }
-
-  /// The combination of pivot columns equal to `target`, as a mask of column
-  /// indices; std::nullopt if `target` is not in their span.
-  std::optional<uint64_t> solve(uint64_t target) const {
-    uint64_t combination = 0;
-    reduce(target, combination);
-    if (target != 0)
-      return std::nullopt;
-    return combination;
-  }
-
-  unsigned rank() const { return rows.size(); }
-
-private:
-  struct Row {
-    uint64_t value;       // no bit above `lead` is set
-    uint64_t combination; // columns whose XOR is `value`
-    int lead;             // highest set bit; rows sorted by it, descending
-  };
-
-  void reduce(uint64_t &value, uint64_t &combination) const {
-    for (const Row &row : rows) {
-      if ((value >> row.lead) & 1) {
-        value ^= row.value;
-        combination ^= row.combination;
-      }
-    }
-  }
-
-  SmallVector<Row, 32> rows;
-};
 
 Echelon echelonOf(ArrayRef<uint64_t> columns) {
   Echelon echelon;
