@@ -3,16 +3,19 @@
 // make_range and splat create a thread's elements from its coordinates;
 // expand_dims, broadcast and trans only rename registers when the layouts
 // assigned to their operand and result agree on lanes and warps (the layout
-// pass arranges that); convert_layout moves elements between threads, through
-// shared memory when they do not.
+// pass arranges that); convert_layout moves elements between threads: by
+// warp shuffles when they stay in each warp and that is cheaper, through
+// shared memory otherwise.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/layout/WarpShuffle.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include <functional>
+#include <map>
 
 using namespace mlir;
 using kiln::layout::LinearLayout;
@@ -250,7 +253,109 @@ SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
       .front();
 }
 
-/// Converts through shared memory unless only registers need renaming.
+/// The parity of the tid bits in `mask`, as i32 0 or 1.
+Value tidParity(OpBuilder &b, Location loc, Value tid, uint32_t mask) {
+  if (llvm::isPowerOf2_32(mask))
+    return LLVM::AndOp::create(
+        b, loc,
+        LLVM::LShrOp::create(b, loc, tid,
+                             i32Constant(b, loc, llvm::Log2_32(mask))),
+        i32Constant(b, loc, 1));
+  Value bits = LLVM::AndOp::create(b, loc, tid, i32Constant(b, loc, mask));
+  return LLVM::AndOp::create(b, loc, LLVM::CtPopOp::create(b, loc, bits),
+                             i32Constant(b, loc, 1));
+}
+
+/// `f(tid)` as an i32.
+Value emitThreadLinear(OpBuilder &b, Location loc, Value tid,
+                       const layout::ThreadLinear &f) {
+  Value value = i32Constant(b, loc, f.constant);
+  for (const layout::ThreadLinear::ParityTerm &term : f.parityTerms()) {
+    Value parity = tidParity(b, loc, tid, term.threadMask);
+    Value scaled =
+        llvm::isPowerOf2_32(uint32_t(term.value))
+            ? Value(LLVM::ShlOp::create(
+                  b, loc, parity,
+                  i32Constant(b, loc, llvm::Log2_32(uint32_t(term.value)))))
+            : Value(LLVM::MulOp::create(b, loc, parity,
+                                        i32Constant(b, loc, term.value)));
+    value = LLVM::XOrOp::create(b, loc, value, scaled);
+  }
+  return value;
+}
+
+/// Runs a warp-shuffle plan: per step, each thread picks the register it
+/// sends (selects on its tid's parity bits), reads its lane's value with
+/// shfl.sync.idx, and keeps it where the plan says.
+SmallVector<Value> shuffleWithinWarps(OpBuilder &b, Location loc,
+                                      ArrayRef<Value> src,
+                                      const layout::WarpShufflePlan &plan,
+                                      unsigned dstRegisters) {
+  Value tid = kiln::threadIdX(b, loc);
+  llvm::DenseMap<uint32_t, Value> parityBits; // mask -> i1
+  auto parityBit = [&](uint32_t mask) {
+    Value &bit = parityBits[mask];
+    if (!bit)
+      bit = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne,
+                                 tidParity(b, loc, tid, mask),
+                                 i32Constant(b, loc, 0));
+    return bit;
+  };
+  // The value of register `send(tid)`, by a tree of selects.
+  std::function<Value(ArrayRef<layout::ThreadLinear::ParityTerm>, int32_t)>
+      pick = [&](ArrayRef<layout::ThreadLinear::ParityTerm> terms,
+                 int32_t reg) -> Value {
+    if (terms.empty())
+      return src[reg];
+    Value odd = pick(terms.drop_front(), reg ^ terms.front().value);
+    Value even = pick(terms.drop_front(), reg);
+    return LLVM::SelectOp::create(b, loc, parityBit(terms.front().threadMask),
+                                  odd, even);
+  };
+  bool exchanges = !plan.readsOwnLane();
+  Value selector = plan.selector.isConstant()
+                       ? Value()
+                       : emitThreadLinear(b, loc, tid, plan.selector);
+  std::map<SmallVector<int32_t>, Value> laneBases; // readLane.byBit -> value
+  SmallVector<Value> dst(dstRegisters);
+  for (const layout::ShuffleStep &step : plan.steps) {
+    SmallVector<layout::ThreadLinear::ParityTerm> terms =
+        step.send.parityTerms();
+    Value value = pick(terms, step.send.constant);
+    if (exchanges) {
+      Value &base = laneBases[step.readLane.byBit];
+      if (!base)
+        base = emitThreadLinear(b, loc, tid, {0, step.readLane.byBit});
+      Value lane =
+          step.readLane.constant == 0
+              ? base
+              : Value(LLVM::XOrOp::create(
+                    b, loc, base, i32Constant(b, loc, step.readLane.constant)));
+      value = kiln::shuffle(b, loc, value, lane, NVVM::ShflKind::idx);
+    }
+    Value keep;
+    if (selector)
+      keep = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, selector,
+                                  i32Constant(b, loc, step.selectorValue));
+    for (int32_t r : step.destinations)
+      dst[r] = keep && dst[r]
+                   ? Value(LLVM::SelectOp::create(b, loc, keep, value, dst[r]))
+                   : value;
+  }
+  return dst;
+}
+
+/// Bits an element occupies in a shuffle (pointers are 64-bit).
+int32_t elementBits(Type type) {
+  return isa<LLVM::LLVMPointerType>(type)
+             ? 64
+             : int32_t(type.getIntOrFloatBitWidth());
+}
+
+/// Renames registers when no data moves between threads; shuffles within
+/// warps when the plan costs no more instructions than a shared-memory
+/// exchange (a store per source element, a load per destination element and
+/// two barriers); otherwise goes through shared memory.
 struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -271,6 +376,11 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
     if (auto mapping = kiln::registerMapping(*from, *to, same)) {
       for (unsigned k : *mapping)
         elements.push_back(src[k]);
+    } else if (std::optional<layout::WarpShufflePlan> plan =
+                   cheaperWarpShuffle(*from, *to, src)) {
+      elements =
+          shuffleWithinWarps(rewriter, loc, src, *plan,
+                             unsigned(to->getInDimSize(layout::kRegister)));
     } else {
       elements =
           exchangeRowMajor(rewriter, op, src, *from, srcType, *to, resultType);
@@ -278,6 +388,27 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
     return success();
+  }
+
+  static std::optional<layout::WarpShufflePlan>
+  cheaperWarpShuffle(const LinearLayout &from, const LinearLayout &to,
+                     ArrayRef<Value> src) {
+    std::optional<layout::WarpShufflePlan> plan =
+        layout::planWarpShuffle(from, to);
+    if (!plan)
+      return std::nullopt;
+    int64_t stores = 0;
+    for (unsigned k = 0; k < src.size(); ++k)
+      stores += kiln::isRepresentativeRegister(from, k);
+    // Shuffles and shared-memory accesses issue at about the same rate;
+    // each barrier counts as a few instructions for the wait it adds.
+    constexpr int64_t kBarrierCost = 4;
+    int64_t shared =
+        stores + to.getInDimSize(layout::kRegister) + 2 * kBarrierCost;
+    if (plan->estimatedInstructions(elementBits(src.front().getType())) >
+        shared)
+      return std::nullopt;
+    return plan;
   }
 };
 
@@ -348,11 +479,11 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
 
 /// tl.cat (can_reorder=True: the order of the result's elements is left to
 /// the compiler). The front end takes 1-D blocks only, as upstream; this
-/// lowering handles any rank. When no layout involved holds copies and the result gives
-/// each thread room for both operands' elements, they are put side by side:
-/// a permutation of the concatenation, with no data movement. Otherwise lhs
-/// then rhs go through shared memory in row-major order, which is their
-/// concatenation along dimension 0, read back under the result's layout.
+/// lowering handles any rank. When no layout involved holds copies and the
+/// result gives each thread room for both operands' elements, they are put side
+/// by side: a permutation of the concatenation, with no data movement.
+/// Otherwise lhs then rhs go through shared memory in row-major order, which is
+/// their concatenation along dimension 0, read back under the result's layout.
 struct CatLowering : OpConversionPattern<kiln::CatOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult

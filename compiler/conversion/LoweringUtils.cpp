@@ -73,6 +73,62 @@ Value kiln::threadIdX(OpBuilder &b, Location loc) {
   return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
 }
 
+namespace {
+
+Value shuffleWord(OpBuilder &b, Location loc, Value word, Value lane,
+                  NVVM::ShflKind kind) {
+  Type i32 = b.getI32Type();
+  auto constant = [&](int32_t v) {
+    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
+  };
+  // The `c` operand: lanes clamp at 0 going up, at 31 otherwise.
+  int32_t clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
+  return NVVM::ShflOp::create(
+      b, loc, i32, constant(-1), word, lane, constant(clamp),
+      NVVM::ShflKindAttr::get(b.getContext(), kind), UnitAttr());
+}
+
+} // namespace
+
+Value kiln::shuffle(OpBuilder &b, Location loc, Value value, Value lane,
+                    NVVM::ShflKind kind) {
+  Type type = value.getType();
+  if (isa<LLVM::LLVMPointerType>(type)) {
+    Type i64 = b.getI64Type();
+    Value asInt = LLVM::PtrToIntOp::create(b, loc, i64, value);
+    return LLVM::IntToPtrOp::create(b, loc, type,
+                                    shuffle(b, loc, asInt, lane, kind));
+  }
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type i32 = b.getI32Type();
+  Type intType = b.getIntegerType(bits);
+  Value asInt = type == intType
+                    ? value
+                    : Value(LLVM::BitcastOp::create(b, loc, intType, value));
+  Value out;
+  if (bits == 64) {
+    Value shift =
+        LLVM::ConstantOp::create(b, loc, intType, b.getI64IntegerAttr(32));
+    Value lo = LLVM::TruncOp::create(b, loc, i32, asInt);
+    Value hi = LLVM::TruncOp::create(
+        b, loc, i32, LLVM::LShrOp::create(b, loc, asInt, shift));
+    lo = LLVM::ZExtOp::create(b, loc, intType,
+                              shuffleWord(b, loc, lo, lane, kind));
+    hi = LLVM::ZExtOp::create(b, loc, intType,
+                              shuffleWord(b, loc, hi, lane, kind));
+    out =
+        LLVM::OrOp::create(b, loc, lo, LLVM::ShlOp::create(b, loc, hi, shift));
+  } else {
+    Value word =
+        bits == 32 ? asInt : Value(LLVM::ZExtOp::create(b, loc, i32, asInt));
+    out = shuffleWord(b, loc, word, lane, kind);
+    if (bits != 32)
+      out = LLVM::TruncOp::create(b, loc, intType, out);
+  }
+  return type == intType ? out
+                         : Value(LLVM::BitcastOp::create(b, loc, type, out));
+}
+
 Value kiln::allocateSharedArray(OpBuilder &b, Operation *op, Type elementType,
                                 int64_t count) {
   auto module = op->getParentOfType<ModuleOp>();

@@ -13,6 +13,7 @@
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln {
@@ -43,6 +44,13 @@ mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 mlir::Value inlinePtx(mlir::OpBuilder &b, mlir::Location loc, mlir::Type result,
                       llvm::StringRef text, llvm::StringRef constraints,
                       mlir::ValueRange operands);
+
+/// `shfl.sync` of one scalar across the whole warp: of kind idx (`lane` is
+/// the lane read from), up, down or bfly (`lane` is the offset or XOR mask).
+/// Any integer, float or pointer of up to 64 bits: narrower ones travel in
+/// one 32-bit word, 64-bit ones in two.
+mlir::Value shuffle(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                    mlir::Value lane, mlir::NVVM::ShflKind kind);
 
 /// The address of a fresh shared-memory array of `count` elements of
 /// `elementType` for `op`'s lowering, 16-byte aligned. Contract: the

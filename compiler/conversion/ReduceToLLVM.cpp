@@ -47,48 +47,6 @@ Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
                                   b.getI32IntegerAttr(v));
 }
 
-/// `shfl.sync.bfly` of any scalar of up to 64 bits.
-Value shuffleXor(OpBuilder &b, Location loc, Value v, int32_t offset) {
-  Type type = v.getType();
-  unsigned bits = type.getIntOrFloatBitWidth();
-  Type i32 = b.getI32Type();
-  auto shfl = [&](Value word) {
-    return NVVM::ShflOp::create(
-        b, loc, i32, i32Constant(b, loc, -1), word, i32Constant(b, loc, offset),
-        i32Constant(b, loc, 0x1f),
-        NVVM::ShflKindAttr::get(b.getContext(), NVVM::ShflKind::bfly),
-        UnitAttr());
-  };
-  if (bits == 64) {
-    Type i64 = b.getI64Type();
-    Value whole =
-        type == i64 ? v : Value(LLVM::BitcastOp::create(b, loc, i64, v));
-    Value lo = LLVM::TruncOp::create(b, loc, i32, whole);
-    Value hi = LLVM::TruncOp::create(
-        b, loc, i32,
-        LLVM::LShrOp::create(
-            b, loc, whole,
-            LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(32))));
-    Value lo2 = LLVM::ZExtOp::create(b, loc, i64, shfl(lo));
-    Value hi2 = LLVM::ShlOp::create(
-        b, loc, LLVM::ZExtOp::create(b, loc, i64, shfl(hi)),
-        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(32)));
-    Value joined = LLVM::OrOp::create(b, loc, lo2, hi2);
-    return type == i64 ? joined
-                       : Value(LLVM::BitcastOp::create(b, loc, type, joined));
-  }
-  Type intType = b.getIntegerType(bits);
-  Value asInt =
-      type == intType ? v : Value(LLVM::BitcastOp::create(b, loc, intType, v));
-  Value word =
-      bits == 32 ? asInt : Value(LLVM::ZExtOp::create(b, loc, i32, asInt));
-  Value out = shfl(word);
-  if (bits != 32)
-    out = LLVM::TruncOp::create(b, loc, intType, out);
-  return type == intType ? out
-                         : Value(LLVM::BitcastOp::create(b, loc, type, out));
-}
-
 /// The lane or warp bits whose basis moves along tensor dimension `axis`
 /// (bits that only copy data, with a zero basis, are left out).
 SmallVector<int32_t> bitsAlong(const LinearLayout &layout, StringRef hw,
@@ -149,7 +107,9 @@ struct ReduceLowering : OpConversionPattern<kiln::ReduceOp> {
         SmallVector<Value> &acc = groups[key];
         SmallVector<Value> next;
         for (Value v : acc)
-          next.push_back(shuffleXor(rewriter, loc, v, int32_t(1) << bit));
+          next.push_back(kiln::shuffle(
+              rewriter, loc, v, i32Constant(rewriter, loc, int32_t(1) << bit),
+              NVVM::ShflKind::bfly));
         acc = combine(rewriter, region, acc, next);
       }
 

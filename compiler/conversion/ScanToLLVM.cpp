@@ -40,50 +40,6 @@ Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
                                   b.getI32IntegerAttr(v));
 }
 
-/// One 32-bit `shfl.sync` of the given kind.
-Value shuffleWord(OpBuilder &b, Location loc, Value word, Value laneOrOffset,
-                  NVVM::ShflKind kind) {
-  // `c`: lane clamp for up (0), down and idx (31).
-  int32_t clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
-  return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32Constant(b, loc, -1),
-                              word, laneOrOffset, i32Constant(b, loc, clamp),
-                              NVVM::ShflKindAttr::get(b.getContext(), kind),
-                              UnitAttr());
-}
-
-/// `shfl.sync` of any scalar of up to 64 bits (two shuffles for 64).
-Value shuffle(OpBuilder &b, Location loc, Value v, Value laneOrOffset,
-              NVVM::ShflKind kind) {
-  Type type = v.getType();
-  unsigned bits = type.getIntOrFloatBitWidth();
-  Type i32 = b.getI32Type();
-  Type intType = b.getIntegerType(bits);
-  Value asInt =
-      type == intType ? v : Value(LLVM::BitcastOp::create(b, loc, intType, v));
-  Value out;
-  if (bits == 64) {
-    Value shift =
-        LLVM::ConstantOp::create(b, loc, intType, b.getI64IntegerAttr(32));
-    Value lo = LLVM::TruncOp::create(b, loc, i32, asInt);
-    Value hi = LLVM::TruncOp::create(
-        b, loc, i32, LLVM::LShrOp::create(b, loc, asInt, shift));
-    lo = LLVM::ZExtOp::create(b, loc, intType,
-                              shuffleWord(b, loc, lo, laneOrOffset, kind));
-    hi = LLVM::ZExtOp::create(b, loc, intType,
-                              shuffleWord(b, loc, hi, laneOrOffset, kind));
-    out =
-        LLVM::OrOp::create(b, loc, lo, LLVM::ShlOp::create(b, loc, hi, shift));
-  } else {
-    Value word =
-        bits == 32 ? asInt : Value(LLVM::ZExtOp::create(b, loc, i32, asInt));
-    out = shuffleWord(b, loc, word, laneOrOffset, kind);
-    if (bits != 32)
-      out = LLVM::TruncOp::create(b, loc, intType, out);
-  }
-  return type == intType ? out
-                         : Value(LLVM::BitcastOp::create(b, loc, type, out));
-}
-
 /// Values that may be absent: `present` is null when they are there for
 /// sure, else an i1 saying whether they are.
 struct MaybeValues {
@@ -304,7 +260,7 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
                           NVVM::ShflKind kind) {
       Values out;
       for (Value v : values)
-        out.push_back(shuffle(b, loc, v, laneOrOffset, kind));
+        out.push_back(kiln::shuffle(b, loc, v, laneOrOffset, kind));
       return out;
     };
     auto atLeast = [&](Value v, int32_t bound) {
