@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/layout/SharedSwizzle.h"
 #include "compiler/layout/WarpShuffle.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -148,83 +149,122 @@ struct TransLowering : OpConversionPattern<kiln::TransOp> {
   }
 };
 
-/// The row-major offset of `coords` in a tensor of `shape`, times `scale`
-/// plus `plus` (join and split interleave two tensors).
-Value rowMajorOffset(OpBuilder &b, Location loc,
-                     const kiln::Coordinates &coords, ArrayRef<int64_t> shape,
-                     int64_t scale = 1, int64_t plus = 0) {
-  Value offset;
-  int64_t stride = scale;
-  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-    Value term = coords[d];
-    if (stride > 1)
-      term = LLVM::MulOp::create(b, loc, term, i32Constant(b, loc, stride));
-    offset = offset ? Value(LLVM::AddOp::create(b, loc, offset, term)) : term;
-    stride *= shape[d];
-  }
-  if (!offset)
-    offset = i32Constant(b, loc, 0);
-  if (plus)
-    offset = LLVM::AddOp::create(b, loc, offset, i32Constant(b, loc, plus));
-  return offset;
+/// From `tensorLayout`'s hardware dimensions to the element's row-major
+/// index, times 2^shift: an access to an exchange array ("offset" of
+/// 2^shift times the tensor's size).
+LinearLayout rowMajorAccess(const LinearLayout &tensorLayout,
+                            int32_t shift = 0) {
+  SmallVector<std::string> names = tensorLayout.getOutDimNames();
+  std::reverse(names.begin(), names.end()); // last dimension fastest
+  int32_t size = int32_t(tensorLayout.getTotalOutDimSize());
+  LinearLayout flat = tensorLayout.transposeOuts(names).reshapeOuts(
+      {{std::string(layout::kOffset), size}});
+  if (shift == 0)
+    return flat;
+  LinearLayout::InDim in{std::string(layout::kOffset), {}};
+  for (int32_t bit = 0; (int32_t(1) << bit) < size; ++bit)
+    in.bases.push_back({int32_t(1) << (bit + shift)});
+  SmallVector<LinearLayout::InDim, 3> ins = {in};
+  SmallVector<LinearLayout::OutDim, 1> outs = {
+      {std::string(layout::kOffset), size << shift}};
+  return flat.compose(LinearLayout(ins, outs));
 }
 
-/// One tensor written to the exchange array: its thread's elements, its
-/// layout, and where each element goes.
+/// One tensor written to the exchange array: its thread's elements and
+/// where each goes (see layout::SharedAccess).
 struct ExchangeSource {
   SmallVector<Value> elements;
-  LinearLayout layout;
-  std::function<Value(const kiln::Coordinates &)> offset;
+  layout::SharedAccess access;
 };
 
-/// One tensor read back: its layout and where each element comes from.
-struct ExchangeTarget {
-  LinearLayout layout;
-  std::function<Value(const kiln::Coordinates &)> offset;
-};
-
-/// Moves elements between threads through a shared-memory array of `size`
-/// elements: every thread writes the sources' elements (one copy of each),
-/// all threads meet at a barrier, then read the targets' elements. A second
-/// barrier lets the array be written again (the op may sit in a loop).
+/// Moves elements between threads through a shared-memory array: every
+/// thread writes the sources' elements (one copy of each), all threads meet
+/// at a barrier, then read the targets' accesses. A second barrier lets the
+/// array be written again (the op may sit in a loop). The array is laid out
+/// by layout::chooseSharedSwizzle: swizzled against bank conflicts, and
+/// moving runs of registers as one vector where every access allows.
 SmallVector<SmallVector<Value>>
 exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
                       ArrayRef<ExchangeSource> sources,
-                      ArrayRef<ExchangeTarget> targets, int64_t size) {
+                      ArrayRef<layout::SharedAccess> targets) {
   Location loc = op->getLoc();
   Type elementType = sources.front().elements.front().getType();
   // Booleans travel as bytes.
   Type storedType =
       elementType.isInteger(1) ? rewriter.getI8Type() : elementType;
+  int32_t elementBytes = isa<LLVM::LLVMPointerType>(storedType)
+                             ? 8
+                             : int32_t(storedType.getIntOrFloatBitWidth() / 8);
+  SmallVector<layout::SharedAccess, 2> writers;
+  for (const ExchangeSource &source : sources)
+    writers.push_back(source.access);
+  layout::SharedSwizzle plan =
+      layout::chooseSharedSwizzle(writers, targets, elementBytes);
+  int64_t size = plan.swizzle.getOutDimSize(layout::kOffset);
+  int32_t vector = plan.vectorElements;
+  Type accessType =
+      vector == 1 ? storedType : Type(VectorType::get({vector}, storedType));
+  unsigned alignment = unsigned(vector * elementBytes);
+
   Value base = kiln::allocateSharedArray(rewriter, op, storedType, size);
+  // The physical offset of each register of `access` (vector starts only
+  // are used).
+  auto offsets = [&](const layout::SharedAccess &access) {
+    LinearLayout physical = access.layout.compose(plan.swizzle);
+    int32_t constant = int32_t(plan.swizzle.applyFlat(access.xorOffset));
+    SmallVector<Value> result;
+    for (kiln::Coordinates &coords :
+         kiln::emitCoordinates(rewriter, loc, physical))
+      result.push_back(constant == 0
+                           ? coords[0]
+                           : Value(LLVM::XOrOp::create(
+                                 rewriter, loc, coords[0],
+                                 i32Constant(rewriter, loc, constant))));
+    return std::make_pair(physical, result);
+  };
   auto address = [&](Value offset) {
     return LLVM::GEPOp::create(rewriter, loc, base.getType(), storedType, base,
                                ValueRange{offset});
   };
   for (const ExchangeSource &source : sources) {
-    SmallVector<kiln::Coordinates> coords =
-        kiln::emitCoordinates(rewriter, loc, source.layout);
-    for (auto [k, value] : llvm::enumerate(source.elements)) {
-      if (!kiln::isRepresentativeRegister(source.layout, unsigned(k)))
-        continue; // a copy of an element written already
-      Value stored = value;
-      if (storedType != elementType)
-        stored = LLVM::ZExtOp::create(rewriter, loc, storedType, value);
-      LLVM::StoreOp::create(rewriter, loc, stored,
-                            address(source.offset(coords[k])));
+    auto [physical, at] = offsets(source.access);
+    for (size_t k = 0; k < source.elements.size(); k += vector) {
+      if (!kiln::isRepresentativeRegister(physical, unsigned(k)))
+        continue; // a copy of elements written already
+      Value stored;
+      for (int32_t i = 0; i < vector; ++i) {
+        Value v = source.elements[k + i];
+        if (storedType != elementType)
+          v = LLVM::ZExtOp::create(rewriter, loc, storedType, v);
+        stored = vector == 1 ? v
+                             : Value(LLVM::InsertElementOp::create(
+                                   rewriter, loc,
+                                   i ? stored
+                                     : Value(LLVM::UndefOp::create(
+                                           rewriter, loc, accessType)),
+                                   v, i32Constant(rewriter, loc, i)));
+      }
+      LLVM::StoreOp::create(rewriter, loc, stored, address(at[k]), alignment);
     }
   }
   NVVM::Barrier0Op::create(rewriter, loc);
   SmallVector<SmallVector<Value>> results;
-  for (const ExchangeTarget &target : targets) {
+  for (const layout::SharedAccess &target : targets) {
+    auto [physical, at] = offsets(target);
     SmallVector<Value> elements;
-    for (const kiln::Coordinates &coords :
-         kiln::emitCoordinates(rewriter, loc, target.layout)) {
-      Value loaded = LLVM::LoadOp::create(rewriter, loc, storedType,
-                                          address(target.offset(coords)));
-      if (storedType != elementType)
-        loaded = LLVM::TruncOp::create(rewriter, loc, elementType, loaded);
-      elements.push_back(loaded);
+    for (size_t k = 0; k < at.size(); k += vector) {
+      Value loaded = LLVM::LoadOp::create(rewriter, loc, accessType,
+                                          address(at[k]), alignment);
+      for (int32_t i = 0; i < vector; ++i) {
+        Value v =
+            vector == 1
+                ? loaded
+                : Value(LLVM::ExtractElementOp::create(
+                      rewriter, loc, loaded, i32Constant(rewriter, loc, i)));
+        if (storedType != elementType)
+          v = LLVM::TruncOp::create(rewriter, loc, elementType, v);
+        elements.push_back(v);
+      }
     }
     results.push_back(std::move(elements));
   }
@@ -232,24 +272,16 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   return results;
 }
 
-/// `src` (laid out by `from` over `srcType`) read back under `to` over
-/// `resultType`, element i of the one in row-major order being element i of
-/// the other: a layout conversion when the shapes agree, a reshape when not.
+/// `src` (laid out by `from`) read back under `to`, element i of the one in
+/// row-major order being element i of the other: a layout conversion when
+/// the shapes agree, a reshape when not.
 SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
                                     Operation *op, ArrayRef<Value> src,
                                     const LinearLayout &from,
-                                    RankedTensorType srcType,
-                                    const LinearLayout &to,
-                                    RankedTensorType resultType) {
-  Location loc = op->getLoc();
-  auto offsetIn = [&](RankedTensorType type) {
-    return [&rewriter, loc, type](const kiln::Coordinates &c) {
-      return rowMajorOffset(rewriter, loc, c, type.getShape());
-    };
-  };
+                                    const LinearLayout &to) {
   return exchangeThroughShared(
-             rewriter, op, {{SmallVector<Value>(src), from, offsetIn(srcType)}},
-             {{to, offsetIn(resultType)}}, srcType.getNumElements())
+             rewriter, op, {{SmallVector<Value>(src), {rowMajorAccess(from)}}},
+             {{rowMajorAccess(to)}})
       .front();
 }
 
@@ -382,8 +414,7 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
           shuffleWithinWarps(rewriter, loc, src, *plan,
                              unsigned(to->getInDimSize(layout::kRegister)));
     } else {
-      elements =
-          exchangeRowMajor(rewriter, op, src, *from, srcType, *to, resultType);
+      elements = exchangeRowMajor(rewriter, op, src, *from, *to);
     }
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
@@ -430,7 +461,7 @@ struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
     SmallVector<Value> elements =
-        exchangeRowMajor(rewriter, op, src, *from, srcType, *to, resultType);
+        exchangeRowMajor(rewriter, op, src, *from, *to);
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
     return success();
@@ -452,24 +483,15 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
     if (!from || !to || !converted)
       return rewriter.notifyMatchFailure(op, "tensors without layouts");
     Location loc = op.getLoc();
-    ArrayRef<int64_t> srcShape = srcType.getShape();
-    auto half = [&](int64_t which) {
-      return [&, which](const kiln::Coordinates &c) {
-        return rowMajorOffset(rewriter, loc, c, srcShape, 2, which);
-      };
-    };
+    LinearLayout interleaved = rowMajorAccess(*from, /*shift=*/1);
     SmallVector<Value> elements =
         exchangeThroughShared(
             rewriter, op,
-            {{kiln::unpackElements(rewriter, loc, adaptor.getLhs()), *from,
-              half(0)},
-             {kiln::unpackElements(rewriter, loc, adaptor.getRhs()), *from,
-              half(1)}},
-            {{*to,
-              [&](const kiln::Coordinates &c) {
-                return rowMajorOffset(rewriter, loc, c, resultType.getShape());
-              }}},
-            resultType.getNumElements())
+            {{kiln::unpackElements(rewriter, loc, adaptor.getLhs()),
+              {interleaved, 0}},
+             {kiln::unpackElements(rewriter, loc, adaptor.getRhs()),
+              {interleaved, 1}}},
+            {{rowMajorAccess(*to)}})
             .front();
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
@@ -514,21 +536,14 @@ struct CatLowering : OpConversionPattern<kiln::CatOp> {
           op, kiln::packElements(rewriter, loc, converted, elements));
       return success();
     }
-    ArrayRef<int64_t> srcShape = srcType.getShape();
     int64_t lhsSize = srcType.getNumElements();
-    auto at = [&](int64_t plus) {
-      return [&, plus](const kiln::Coordinates &c) {
-        return rowMajorOffset(rewriter, loc, c, srcShape, 1, plus);
-      };
-    };
+    LinearLayout operand = rowMajorAccess(*from).resizeOutDim(
+        layout::kOffset, int32_t(2 * lhsSize));
     SmallVector<Value> elements =
         exchangeThroughShared(
-            rewriter, op, {{lhs, *from, at(0)}, {rhs, *from, at(lhsSize)}},
-            {{*to,
-              [&](const kiln::Coordinates &c) {
-                return rowMajorOffset(rewriter, loc, c, resultType.getShape());
-              }}},
-            resultType.getNumElements())
+            rewriter, op,
+            {{lhs, {operand, 0}}, {rhs, {operand, uint64_t(lhsSize)}}},
+            {{rowMajorAccess(*to)}})
             .front();
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, converted, elements));
@@ -554,26 +569,16 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
     if (!resultType) {
       // 1-D: every thread reads both elements, through shared memory with a
       // one-element layout for each half.
-      LinearLayout scalar =
-          LinearLayout::identity1D(1, layout::kRegister,
-                                   layout::tensorDimName(0)) *
-          LinearLayout::identity1D(1, layout::kLane, layout::tensorDimName(0)) *
-          LinearLayout::identity1D(1, layout::kWarp, layout::tensorDimName(0));
-      auto results = exchangeThroughShared(
-          rewriter, op,
-          {{src, *from,
-            [&](const kiln::Coordinates &c) {
-              return rowMajorOffset(rewriter, loc, c, srcType.getShape());
-            }}},
-          {{scalar,
-            [&](const kiln::Coordinates &) {
-              return i32Constant(rewriter, loc, 0);
-            }},
-           {scalar,
-            [&](const kiln::Coordinates &) {
-              return i32Constant(rewriter, loc, 1);
-            }}},
-          2);
+      SmallVector<LinearLayout::InDim, 3> ins = {
+          {std::string(layout::kRegister), {}},
+          {std::string(layout::kLane), {}},
+          {std::string(layout::kWarp), {}}};
+      SmallVector<LinearLayout::OutDim, 1> outs = {
+          {std::string(layout::kOffset), 2}};
+      LinearLayout scalar(ins, outs);
+      auto results =
+          exchangeThroughShared(rewriter, op, {{src, {rowMajorAccess(*from)}}},
+                                {{scalar, 0}, {scalar, 1}});
       SmallVector<Value> both{results[0][0], results[1][0]};
       rewriter.replaceOp(op, both);
       return success();
@@ -582,19 +587,10 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
     Type converted = getTypeConverter()->convertType(resultType);
     if (!to || !converted)
       return rewriter.notifyMatchFailure(op, "results without layouts");
-    ArrayRef<int64_t> halfShape = resultType.getShape();
-    auto half = [&](int64_t which) {
-      return [&, which](const kiln::Coordinates &c) {
-        return rowMajorOffset(rewriter, loc, c, halfShape, 2, which);
-      };
-    };
-    auto results = exchangeThroughShared(
-        rewriter, op,
-        {{src, *from,
-          [&](const kiln::Coordinates &c) {
-            return rowMajorOffset(rewriter, loc, c, srcType.getShape());
-          }}},
-        {{*to, half(0)}, {*to, half(1)}}, srcType.getNumElements());
+    LinearLayout interleaved = rowMajorAccess(*to, /*shift=*/1);
+    auto results =
+        exchangeThroughShared(rewriter, op, {{src, {rowMajorAccess(*from)}}},
+                              {{interleaved, 0}, {interleaved, 1}});
     rewriter.replaceOp(
         op, {kiln::packElements(rewriter, loc, converted, results[0]),
              kiln::packElements(rewriter, loc, converted, results[1])});
