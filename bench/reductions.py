@@ -1,4 +1,4 @@
-"""Softmax (fp32) and layer norm (fp16): Kiln's ahead-of-time build against
+"""Softmax (fp32), layer norm (fp16) and transpose (fp32, fp16): Kiln's ahead-of-time build against
 upstream Triton's JIT, on the same kernel sources (bench/kernels/*.py).
 
 Run on the GPU machine, from the repository root:
@@ -12,7 +12,9 @@ timed by triton.testing.do_bench (median). The Kiln figures come from our
 `reductions_bench` binary, which checks every row against a CPU reference and
 then times the same way (L2 flushed before each run, median of 20), printing
 `RESULT softmax M=4096 N=16384 GBps=...` lines. GB/s counts 8 bytes per
-softmax element and 4 per layer-norm element, as ../shared/bench does.
+softmax element and 4 per layer-norm element, as ../shared/bench does; the
+transpose (8192 x 8192, 64 x 64 tiles, 4 warps) counts a read and a write of
+each element.
 
 Prints a table (Triton GB/s, Kiln GB/s, Kiln/Triton) and writes
 OUT_DIR/reductions.json. Exits non-zero if the binary fails or a
@@ -29,6 +31,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = 4096
 SOFTMAX_N = [1024, 4096, 16384]
 LAYERNORM_N = [1024, 4096, 8192]
+TRANSPOSE_N = 8192
 
 
 def load(name, function):
@@ -79,6 +82,20 @@ def bench_triton():
         rows.append({"kernel": "layernorm", "M": ROWS, "N": n, "correct": correct,
                      "ms": ms, "GBps": 4 * ROWS * n / (ms * 1e-3) / 1e9})
         print(f"triton layernorm N={n}: {rows[-1]['GBps']:.1f} GB/s", flush=True)
+    transpose = load("transpose", "transpose_kernel")
+    n = TRANSPOSE_N
+    for name, dtype in (("transpose_fp32", torch.float32), ("transpose_fp16", torch.float16)):
+        x = torch.randn(n, n, device="cuda", dtype=dtype)
+        y = torch.empty_like(x)
+        run = lambda: transpose[(n // 64, n // 64)](x, y, n, n, BLOCK_M=64, BLOCK_N=64,
+                                                    num_warps=4)
+        run()
+        correct = bool(torch.equal(y, x.t()))
+        ms = do_bench(run, quantiles=[0.5])
+        ms = ms[0] if isinstance(ms, (list, tuple)) else ms
+        rows.append({"kernel": name, "M": n, "N": n, "correct": correct, "ms": ms,
+                     "GBps": 2 * x.element_size() * n * n / (ms * 1e-3) / 1e9})
+        print(f"triton {name}: {rows[-1]['GBps']:.1f} GB/s", flush=True)
     return rows
 
 
@@ -120,7 +137,7 @@ def main():
 
     print(f"\nreductions on {report['device']}, {ROWS} rows "
           "(GB/s: softmax 8 B/element, layer norm 4 B/element)")
-    print(f"{'kernel':10} {'N':>6} {'Triton GB/s':>12} {'Kiln GB/s':>10} {'Kiln/Triton':>12}")
+    print(f"{'kernel':14} {'N':>6} {'Triton GB/s':>12} {'Kiln GB/s':>10} {'Kiln/Triton':>12}")
     missing = False
     for t in triton_rows:
         k = next((r for r in kiln_rows if r["kernel"] == t["kernel"] and r["N"] == t["N"]), None)
@@ -128,7 +145,7 @@ def main():
             missing = True
         kiln = f"{k['GBps']:.1f}" if k else "-"
         ratio = f"{k['GBps'] / t['GBps']:.3f}" if k else "-"
-        print(f"{t['kernel']:10} {t['N']:>6} {t['GBps']:>12.1f} {kiln:>10} {ratio:>12}"
+        print(f"{t['kernel']:14} {t['N']:>6} {t['GBps']:>12.1f} {kiln:>10} {ratio:>12}"
               f"{'' if t['correct'] else '  (Triton result WRONG)'}")
     path = os.path.join(opts.out, "reductions.json")
     with open(path, "w") as f:

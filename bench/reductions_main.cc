@@ -1,4 +1,5 @@
-// Softmax (fp32) and layer norm (fp16) through Kiln's generated launchers:
+// Softmax (fp32), layer norm (fp16) and a tiled transpose (fp32, fp16)
+// through Kiln's generated launchers:
 // checks every row against a CPU reference, then times each configuration
 // the way triton.testing.do_bench does (L2 flushed before each run, CUDA
 // events around the kernel, median of the runs), so that bench/reductions.py
@@ -7,6 +8,7 @@
 // Prints one line per configuration:
 //   RESULT softmax M=4096 N=16384 GBps=... ms=...
 //   RESULT layernorm M=4096 N=8192 GBps=... ms=...
+//   RESULT transpose_fp32 M=8192 N=8192 GBps=... ms=...
 // Without a GPU it prints the kernels' inventory and exits 0.
 
 #include <algorithm>
@@ -23,6 +25,8 @@
 #include "bench/layernorm_1024.h"
 #include "bench/layernorm_4096.h"
 #include "bench/layernorm_8192.h"
+#include "bench/transpose_fp16.h"
+#include "bench/transpose_fp32.h"
 #include "bench/softmax_1024.h"
 #include "bench/softmax_16384.h"
 #include "bench/softmax_4096.h"
@@ -180,6 +184,51 @@ absl::Status RunLayerNorm(kiln::DeviceBuffer& flush, int n_cols,
   return absl::OkStatus();
 }
 
+// y = x^T for an 8192 x 8192 x of `T`, in 64 x 64 tiles; checks every
+// element, then times as above. GB/s counts a read and a write per element.
+template <typename T, typename Launcher>
+absl::Status RunTranspose(kiln::DeviceBuffer& flush, const char* name,
+                          Launcher launch, std::mt19937& rng) {
+  constexpr int kSize = 8192, kBlock = 64;
+  const size_t count = size_t{kSize} * kSize;
+  std::vector<T> input(count), output(count);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (T& v : input) v = T(dist(rng));
+  absl::StatusOr<kiln::DeviceBuffer> in =
+      kiln::DeviceBuffer::Allocate(count * sizeof(T));
+  if (!in.ok()) return in.status();
+  absl::StatusOr<kiln::DeviceBuffer> out =
+      kiln::DeviceBuffer::Allocate(count * sizeof(T));
+  if (!out.ok()) return out.status();
+  RETURN_IF_ERROR(in->CopyFromHost(input.data(), count * sizeof(T)));
+  RETURN_IF_ERROR(out->Fill(0xff));
+  auto run = [&] {
+    return launch(kiln::Grid(kSize / kBlock, kSize / kBlock), nullptr,
+                  in->data<T>(), out->data<T>(), kSize, kSize);
+  };
+  RETURN_IF_ERROR(run());
+  RETURN_IF_ERROR(kiln::SynchronizeStream(nullptr));
+  RETURN_IF_ERROR(out->CopyToHost(output.data(), count * sizeof(T)));
+  for (size_t r = 0; r < kSize; ++r) {
+    for (size_t c = 0; c < kSize; ++c) {
+      if (std::memcmp(&output[c * kSize + r], &input[r * kSize + c],
+                      sizeof(T)) != 0) {
+        return absl::InternalError(std::string(name) + ": y[" +
+                                   std::to_string(c) + "][" +
+                                   std::to_string(r) + "] is not x[" +
+                                   std::to_string(r) + "][" +
+                                   std::to_string(c) + "]");
+      }
+    }
+  }
+  std::printf("check %s M=%d N=%d: ok (bitwise)\n", name, kSize, kSize);
+  absl::StatusOr<double> ms = MedianMilliseconds(flush, run);
+  if (!ms.ok()) return ms.status();
+  std::printf("RESULT %s M=%d N=%d GBps=%.1f ms=%.5f\n", name, kSize, kSize,
+              2.0 * sizeof(T) * count / (*ms * 1e-3) / 1e9, *ms);
+  return absl::OkStatus();
+}
+
 absl::Status RunAll() {
   absl::StatusOr<kiln::DeviceBuffer> flush =
       kiln::DeviceBuffer::Allocate(kFlushBytes);
@@ -204,6 +253,12 @@ absl::Status RunAll() {
   RETURN_IF_ERROR(RunLayerNorm(
       *flush, 8192, LAUNCHER(bench::layernorm_8192::launch_layernorm_kernel),
       rng));
+  RETURN_IF_ERROR(RunTranspose<float>(
+      *flush, "transpose_fp32",
+      LAUNCHER(bench::transpose_fp32::launch_transpose_kernel), rng));
+  RETURN_IF_ERROR(RunTranspose<kiln::half>(
+      *flush, "transpose_fp16",
+      LAUNCHER(bench::transpose_fp16::launch_transpose_kernel), rng));
 #undef LAUNCHER
   return absl::OkStatus();
 }
