@@ -123,11 +123,14 @@ struct AssignLayoutsPass
 
   llvm::DenseMap<int64_t, unsigned> widest1D; // 1-D size → elements per chunk
   llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
+  /// Stores of rank ≥ 2 whose addresses run along the last dimension.
+  llvm::DenseSet<Operation *> rowContiguousStores;
 
   void choosePreferred(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo) {
     MLIRContext *ctx = &getContext();
     widest1D.clear();
     encodingOfRank.clear();
+    rowContiguousStores.clear();
     // Per rank >= 2: the largest access, and its vector width.
     llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
     auto noteAccess = [&](Value ptr, Type valueType) {
@@ -161,8 +164,13 @@ struct AssignLayoutsPass
           }
       if (auto load = dyn_cast<kiln::LoadOp>(op))
         noteAccess(load.getPtr(), load.getType());
-      else if (auto store = dyn_cast<kiln::StoreOp>(op))
+      else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
         noteAccess(store.getPtr(), store.getValue().getType());
+        if (auto t = dyn_cast<RankedTensorType>(store.getPtr().getType());
+            t && t.getRank() >= 2 &&
+            axisInfo.get(store.getPtr()).contiguity.back() > 1)
+          rowContiguousStores.insert(op);
+      }
       // Tensors of a rank no memory op uses still need an encoding: the
       // largest of them decides.
       for (Value result : op->getResults())
@@ -413,8 +421,17 @@ struct AssignLayoutsPass
       // A value computed in another layout (a reduction's slice, say) is
       // stored where it is: its pointers are cheap to recompute, the value
       // is not.
+      // Except a tile whose threads run down its columns while the
+      // addresses run along its rows (a transposed tile): storing it there
+      // would scatter every warp's stores, so it is converted (through
+      // shared memory) to the coalesced layout instead.
       Value value = store.getValue();
-      if (Attribute e = encodingOf(value); e && !isCheap(value)) {
+      Attribute e = encodingOf(value);
+      auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(e);
+      bool scattered =
+          blocked && rowContiguousStores.contains(op) &&
+          blocked.getOrder().front() + 1 != blocked.getOrder().size();
+      if (e && !isCheap(value) && !scattered) {
         for (OpOperand &operand : op->getOpOperands())
           if (isa<RankedTensorType>(operand.get().getType()))
             requireOperand(op, operand.getOperandNumber(), e);
