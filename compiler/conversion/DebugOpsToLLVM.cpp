@@ -73,6 +73,21 @@ std::pair<Value, std::string> printable(OpBuilder &b, Location loc, Value v,
   return {v, hex ? "0x%x" : isSigned ? "%d" : "%u"};
 }
 
+/// Emits `body` in a block of its own that runs only where `condition` (i1)
+/// holds, and continues after it: printing and asserting both guard a call.
+void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
+            llvm::function_ref<void()> body) {
+  Block *before = rewriter.getInsertionBlock();
+  Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+  Block *then = rewriter.createBlock(after);
+  rewriter.setInsertionPointToEnd(before);
+  LLVM::CondBrOp::create(rewriter, loc, condition, then, after);
+  rewriter.setInsertionPointToStart(then);
+  body();
+  LLVM::BrOp::create(rewriter, loc, after);
+  rewriter.setInsertionPointToStart(after);
+}
+
 struct PrintLowering : OpConversionPattern<kiln::PrintOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -146,46 +161,43 @@ struct PrintLowering : OpConversionPattern<kiln::PrintOp> {
       uint64_t laneFree = layout->getFreeVariableMask(kiln::layout::kLane);
       uint64_t warpFree = layout->getFreeVariableMask(kiln::layout::kWarp);
       uint64_t freeTid = laneFree | (warpFree << 5);
-      Block *after = nullptr;
-      if (freeTid) {
-        Value tid = kiln::threadIdX(rewriter, loc);
-        Value free = LLVM::AndOp::create(
-            rewriter, loc, tid,
-            LLVM::ConstantOp::create(
-                rewriter, loc, i32,
-                rewriter.getI32IntegerAttr(int32_t(freeTid))));
-        Value owner = LLVM::ICmpOp::create(
-            rewriter, loc, LLVM::ICmpPredicate::eq, free,
-            LLVM::ConstantOp::create(rewriter, loc, i32,
-                                     rewriter.getI32IntegerAttr(0)));
-        Block *before = rewriter.getInsertionBlock();
-        after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
-        Block *body = rewriter.createBlock(after);
-        rewriter.setInsertionPointToEnd(before);
-        LLVM::CondBrOp::create(rewriter, loc, owner, body, after);
-        rewriter.setInsertionPointToStart(body);
+      // Named copies: lambdas cannot capture structured bindings in C++17.
+      Value tensorValue = converted;
+      bool isSignedValue = isSigned[i];
+      auto printElements = [&] {
+        SmallVector<kiln::Coordinates> coords =
+            kiln::emitCoordinates(rewriter, loc, *layout);
+        SmallVector<Value> elements =
+            kiln::unpackElements(rewriter, loc, tensorValue);
+        std::string index = " idx (";
+        for (int64_t d = 0; d < tensorType.getRank(); ++d)
+          index += d ? ", %u" : "%u";
+        index += ")";
+        for (unsigned k = 0; k < elements.size(); ++k) {
+          if (!kiln::isRepresentativeRegister(*layout, k))
+            continue;
+          auto [value, format] =
+              printable(rewriter, loc, elements[k], isSignedValue, op.getHex());
+          SmallVector<Value> fields(coords[k].begin(), coords[k].end());
+          fields.push_back(value);
+          print(head + index + prefix + operand + format + "\n", fields);
+        }
+      };
+      if (!freeTid) {
+        printElements();
+        continue;
       }
-      SmallVector<kiln::Coordinates> coords =
-          kiln::emitCoordinates(rewriter, loc, *layout);
-      SmallVector<Value> elements =
-          kiln::unpackElements(rewriter, loc, converted);
-      std::string index = " idx (";
-      for (int64_t d = 0; d < tensorType.getRank(); ++d)
-        index += d ? ", %u" : "%u";
-      index += ")";
-      for (unsigned k = 0; k < elements.size(); ++k) {
-        if (!kiln::isRepresentativeRegister(*layout, k))
-          continue;
-        auto [value, format] =
-            printable(rewriter, loc, elements[k], isSigned[i], op.getHex());
-        SmallVector<Value> fields(coords[k].begin(), coords[k].end());
-        fields.push_back(value);
-        print(head + index + prefix + operand + format + "\n", fields);
-      }
-      if (after) {
-        LLVM::BrOp::create(rewriter, loc, after);
-        rewriter.setInsertionPointToStart(after);
-      }
+      Value tid = kiln::threadIdX(rewriter, loc);
+      Value free = LLVM::AndOp::create(
+          rewriter, loc, tid,
+          LLVM::ConstantOp::create(
+              rewriter, loc, i32,
+              rewriter.getI32IntegerAttr(int32_t(freeTid))));
+      Value owner = LLVM::ICmpOp::create(
+          rewriter, loc, LLVM::ICmpPredicate::eq, free,
+          LLVM::ConstantOp::create(rewriter, loc, i32,
+                                   rewriter.getI32IntegerAttr(0)));
+      emitIf(rewriter, loc, owner, printElements);
     }
     rewriter.eraseOp(op);
     return success();
@@ -216,22 +228,21 @@ struct AssertLowering : OpConversionPattern<kiln::AssertOp> {
       holds = holds ? Value(LLVM::AndOp::create(rewriter, loc, holds, element))
                     : element;
 
-    Block *before = rewriter.getInsertionBlock();
-    Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
-    Block *failing = rewriter.createBlock(after);
-    rewriter.setInsertionPointToEnd(before);
-    LLVM::CondBrOp::create(rewriter, loc, holds, after, failing);
-    rewriter.setInsertionPointToStart(failing);
-    Value message = globalString(rewriter, loc, module, op.getMessage());
-    Value file = globalString(rewriter, loc, module, op.getFile());
-    Value function = globalString(rewriter, loc, module, op.getFunction());
-    Value line = LLVM::ConstantOp::create(
-        rewriter, loc, i32, rewriter.getI32IntegerAttr(op.getLine()));
-    Value charSize = LLVM::ConstantOp::create(rewriter, loc, i64,
-                                              rewriter.getI64IntegerAttr(1));
-    LLVM::CallOp::create(rewriter, loc, *assertfail,
-                         ValueRange{message, file, line, function, charSize});
-    LLVM::BrOp::create(rewriter, loc, after);
+    Value fails = LLVM::XOrOp::create(
+        rewriter, loc, holds,
+        LLVM::ConstantOp::create(rewriter, loc, holds.getType(),
+                                 rewriter.getIntegerAttr(holds.getType(), 1)));
+    emitIf(rewriter, loc, fails, [&] {
+      Value message = globalString(rewriter, loc, module, op.getMessage());
+      Value file = globalString(rewriter, loc, module, op.getFile());
+      Value function = globalString(rewriter, loc, module, op.getFunction());
+      Value line = LLVM::ConstantOp::create(
+          rewriter, loc, i32, rewriter.getI32IntegerAttr(op.getLine()));
+      Value charSize = LLVM::ConstantOp::create(rewriter, loc, i64,
+                                                rewriter.getI64IntegerAttr(1));
+      LLVM::CallOp::create(rewriter, loc, *assertfail,
+                           ValueRange{message, file, line, function, charSize});
+    });
     rewriter.eraseOp(op);
     return success();
   }
