@@ -44,7 +44,7 @@ def _variants(torch):
         ("vector_add_fp32", "examples/vector_add/add.py", "add_kernel",
          "x_ptr=*fp32:16, y_ptr=*fp32:16, out_ptr=*fp32:16, n=i32:16, BLOCK=1024",
          (x, x, torch.empty_like(x), n), dict(BLOCK=1024), 4),
-        ("softmax_fp32", "bench/kernels/softmax.py", "softmax_kernel",
+        ("softmax_fp32", "examples/softmax/softmax.py", "softmax_kernel",
          "out_ptr=*fp32:16, in_ptr=*fp32:16, in_stride=i32:16, out_stride=i32:16, n_cols=i32:16, BLOCK=1024",
          (torch.empty_like(xs), xs, xs.stride(0), xs.stride(0), 1024), dict(BLOCK=1024), 4),
         ("layernorm_fp16", "bench/kernels/layernorm.py", "layernorm_kernel",

@@ -1,11 +1,12 @@
 """Softmax (fp32), layer norm (fp16) and transpose (fp32, fp16): Kiln's ahead-of-time build against
-upstream Triton's JIT, on the same kernel sources (bench/kernels/*.py).
+upstream Triton's JIT, on the same kernel sources (examples/softmax/softmax.py,
+bench/kernels/*.py).
 
 Run on the GPU machine, from the repository root:
 
     python3 bench/reductions.py --binary BIN_DIR/reductions_bench --out OUT_DIR
 
-Upstream Triton runs the kernels imported from bench/kernels/, in the
+Upstream Triton runs the kernels imported from those files, in the
 configurations bench/CMakeLists.txt compiles for Kiln (rows = 4096; softmax
 BLOCK = N with 4/8/16 warps, layer norm BLOCK = N with min(N/256, 8) warps),
 timed by triton.testing.do_bench (median). The Kiln figures come from our
@@ -35,7 +36,8 @@ TRANSPOSE_N = 8192
 
 
 def load(name, function):
-    path = os.path.join(REPO, "bench", "kernels", name + ".py")
+    directory = ("examples", "softmax") if name == "softmax" else ("bench", "kernels")
+    path = os.path.join(REPO, *directory, name + ".py")
     spec = importlib.util.spec_from_file_location("kiln_bench_" + name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # Triton's JIT looks the module up by name.
