@@ -1,4 +1,4 @@
-"""The cases of bench/differential.py: one or more per corpus kernel without tl.dot.
+"""The cases of bench/differential.py: one or more per corpus kernel.
 
 Each case is a dict:
 
@@ -1011,4 +1011,124 @@ CASES += [
     case("vector_add_bf16", F, "vector_add", "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*bf16, numel=i64, TILE=512",
          dict(a_ptr=("randn", "bfloat16", 98765), b_ptr=("randn", "bfloat16", 98765),
               c_ptr=("zeros", "bfloat16", 98765), numel=98765), (cdiv(98765, 512),), ["c_ptr"], tol=0),
+]
+
+# --- tl.dot ---------------------------------------------------------------------
+# Triton 3.6 multiplies on tensor cores; Kiln (for now) takes K fused
+# multiply-adds per element in fp32 (or in the integer accumulator). Products
+# of fp16/bf16/fp8/int8 operands are exact on both sides; what differs is the
+# order of the fp32 sums, and where Triton rounds more: tf32 operands (10-bit
+# mantissas), an fp16 accumulator. Each bound says which.
+F = "matmul/dot_variants.py"
+
+
+def dot_args(dtype, out, m, n, k, kind=("randn",)):
+    return dict(a_ptr=(kind[0], dtype, m * k) + tuple(kind[1:]),
+                b_ptr=(kind[0], dtype, k * n) + tuple(kind[1:]),
+                c_ptr=("zeros", out, m * n))
+
+
+CASES += [
+    case("dot_tile_f16", F, "dot_tile", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=64, N=64, K=32",
+         dot_args("float16", "float32", 64, 64, 32), (1,), ["c_ptr"],
+         tol=1e-5),  # fp32 sums in another order
+    case("dot_tile_bf16", F, "dot_tile", "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*fp32, M=64, N=128, K=64",
+         dot_args("bfloat16", "float32", 64, 128, 64), (1,), ["c_ptr"],
+         tol=1e-5),  # fp32 sums in another order
+    case("dot_tile_fp8e4nv", F, "dot_tile",
+         "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32, M=64, N=64, K=64",
+         dot_args("float8_e4m3fn", "float32", 64, 64, 64), (1,), ["c_ptr"],
+         # Triton's fp8 products on sm_90 accumulate with fewer mantissa bits
+         # (max_num_imprecise_acc defaults to 2^30 there): 2.1e-4 measured.
+         tol=1e-3),
+    case("dot_tile_fp8e5", F, "dot_tile", "a_ptr=*fp8e5, b_ptr=*fp8e5, c_ptr=*fp32, M=64, N=64, K=64",
+         dot_args("float8_e5m2", "float32", 64, 64, 64), (1,), ["c_ptr"],
+         tol=1e-3),  # as above: 1.0e-4 measured
+    case("dot_fp32_tf32", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='tf32', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=5e-3),  # Triton rounds the operands to tf32 (10-bit mantissas)
+    case("dot_fp32_tf32x3", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='tf32x3', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-5),  # three tf32 products recover about fp32's precision
+    case("dot_fp32_ieee", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='ieee', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-6),  # fp32 sums in another order
+    case("dot_fp16_out", F, "dot_fp16_out", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, M=64, N=64, K=64",
+         dot_args("float16", "float16", 64, 64, 64), (1,), ["c_ptr"],
+         tol=5e-3),  # Triton accumulates in fp16, Kiln in fp32 rounded once
+    case("dot_int8", F, "dot_int8", "a_ptr=*i8, b_ptr=*i8, c_ptr=*i32, M=64, N=64, K=64",
+         dot_args("int8", "int32", 64, 64, 64, ("randint", -128, 128)), (1,), ["c_ptr"], tol=0),
+    case("dot_transposed", F, "dot_transposed", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=64, N=64, K=64",
+         dot_args("float16", "float32", 64, 64, 64), (1,), ["c_ptr"],
+         tol=1e-5),  # fp32 sums in another order
+]
+
+F = "memory/block_pointers.py"
+CASES += [
+    case("block_ptr_matmul", F, "block_ptr_matmul",
+         "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=i32, N=i32, K=i32, sam=i32, sak=i32, sbk=i32, "
+         "sbn=i32, scm=i32, scn=i32, BM=64, BN=64, BK=32",
+         dict(a_ptr=("randn", "float16", 100 * 70), b_ptr=("randn", "float16", 70 * 90),
+              c_ptr=("zeros", "float32", 100 * 90), M=100, N=90, K=70,
+              sam=70, sak=1, sbk=90, sbn=1, scm=90, scn=1),
+         (cdiv(100, 64), cdiv(90, 64)), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+]
+
+F = "tutorials/matmul.py"
+MATMUL_SIG = ("a_ptr=*{t}, b_ptr=*{t}, c_ptr=*{o}, M=i32, N=i32, K=i32, stride_am=i32, "
+              "stride_ak=i32, stride_bk=i32, stride_bn=i32, stride_cm=i32, stride_cn=i32, {rest}")
+
+
+def matmul_args(dtype, out, m, n, k):
+    return dict(a_ptr=("randn", dtype, m * k), b_ptr=("randn", dtype, k * n),
+                c_ptr=("zeros", out, m * n), M=m, N=n, K=k, stride_am=k, stride_ak=1,
+                stride_bk=n, stride_bn=1, stride_cm=n, stride_cn=1)
+
+
+CASES += [
+    case("matmul_f16_leaky_relu", F, "matmul_kernel",
+         MATMUL_SIG.format(t="fp16", o="fp32",
+                           rest="BM=64, BN=64, BK=32, GROUP=4, ACTIVATION='leaky_relu'"),
+         matmul_args("float16", "float32", 200, 150, 100),
+         (cdiv(200, 64) * cdiv(150, 64),), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+    case("matmul_bf16_relu", F, "matmul_kernel",
+         MATMUL_SIG.format(t="bf16", o="bf16", rest="BM=128, BN=64, BK=64, GROUP=8, ACTIVATION='relu'"),
+         matmul_args("bfloat16", "bfloat16", 256, 192, 128),
+         (cdiv(256, 128) * cdiv(192, 64),), ["c_ptr"],
+         tol=1e-2),  # fp32 sums in another order, then one bf16 rounding (2^-8)
+]
+
+F = "tutorials/persistent_matmul.py"
+CASES += [
+    case("persistent_matmul_f16", F, "persistent_matmul",
+         MATMUL_SIG.format(t="fp16", o="fp16", rest="BM=128, BN=128, BK=64, GROUP=8, NUM_SMS=132, "
+                           "num_warps=8"),
+         matmul_args("float16", "float16", 384, 256, 128), (6,), ["c_ptr"],
+         tol=2e-3),  # fp32 sums in another order, then one fp16 rounding (2^-11)
+]
+
+F = "tutorials/fused_attention.py"
+ATTN_Z, ATTN_H, ATTN_N, ATTN_D = 2, 3, 128, 64
+ATTN_NUMEL = ATTN_Z * ATTN_H * ATTN_N * ATTN_D
+CASES += [
+    case("attention_fwd_bf16_causal", F, "attention_fwd",
+         "q_ptr=*bf16, k_ptr=*bf16, v_ptr=*bf16, o_ptr=*bf16, lse_ptr=*fp32, sm_scale=fp32, "
+         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
+         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
+         "H=i32, N_CTX=i32, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=32, CAUSAL=True",
+         dict(q_ptr=("randn", "bfloat16", ATTN_NUMEL), k_ptr=("randn", "bfloat16", ATTN_NUMEL),
+              v_ptr=("randn", "bfloat16", ATTN_NUMEL), o_ptr=("zeros", "bfloat16", ATTN_NUMEL),
+              lse_ptr=("zeros", "float32", ATTN_Z * ATTN_H * ATTN_N), sm_scale=0.125,
+              stride_qz=ATTN_H * ATTN_N * ATTN_D, stride_qh=ATTN_N * ATTN_D, stride_qm=ATTN_D,
+              stride_kz=ATTN_H * ATTN_N * ATTN_D, stride_kh=ATTN_N * ATTN_D, stride_kn=ATTN_D,
+              stride_vz=ATTN_H * ATTN_N * ATTN_D, stride_vh=ATTN_N * ATTN_D, stride_vn=ATTN_D,
+              stride_oz=ATTN_H * ATTN_N * ATTN_D, stride_oh=ATTN_N * ATTN_D, stride_om=ATTN_D,
+              H=ATTN_H, N_CTX=ATTN_N),
+         (cdiv(ATTN_N, 64), ATTN_Z * ATTN_H), ["o_ptr", "lse_ptr"],
+         # Scores summed in another order, then p rounded to bf16 (2^-8)
+         # before the second product: outputs agree to about bf16's precision.
+         tol=5e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
 ]

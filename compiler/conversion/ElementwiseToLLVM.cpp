@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -87,9 +88,13 @@ struct TensorConstantLowering : OpConversionPattern<arith::ConstantOp> {
     Type resultType = getTypeConverter()->convertType(tensorType);
     if (!resultType)
       return failure();
-    Value scalar = arith::ConstantOp::create(
-        rewriter, op.getLoc(),
-        cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+    auto splat = cast<TypedAttr>(dense.getSplatValue<Attribute>());
+    // fp8 values are bytes to LLVM: the constant is its bit pattern.
+    if (auto fp8 = dyn_cast<FloatAttr>(splat);
+        fp8 && isa<Float8E4M3FNType, Float8E5M2Type>(fp8.getType()))
+      splat = rewriter.getIntegerAttr(rewriter.getI8Type(),
+                                      fp8.getValue().bitcastToAPInt());
+    Value scalar = arith::ConstantOp::create(rewriter, op.getLoc(), splat);
     unsigned n = kiln::elementsPerThread(tensorType);
     rewriter.replaceOp(op, kiln::packElements(rewriter, op.getLoc(), resultType,
                                               SmallVector<Value>(n, scalar)));

@@ -86,11 +86,24 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
         return signalPassFailure();
     }
 
-    // Ops without a lowering yet: one clear error at the kernel line.
+    // fp8 dot operands become fp32 first, through the fp8 conversions
+    // (LLVM has no fp8 arithmetic to widen them in the dot's lowering).
     WalkResult unsupported = module.walk([&](kiln::DotOp dot) {
-      dot.emitError("tl.dot is not supported by the GPU backend yet (tensor "
-                    "core lowering comes next)");
-      return WalkResult::interrupt();
+      for (OpOperand *operand : {&dot.getAMutable(), &dot.getBMutable()}) {
+        auto type = cast<RankedTensorType>(operand->get().getType());
+        if (!isa<Float8E4M3FNType, Float8E5M2Type>(type.getElementType()))
+          continue;
+        if (isa<Float8E4M3FNType>(type.getElementType()) &&
+            computeCapability < 89) {
+          dot.emitError("tl.dot of fp8e4nv operands needs sm_89 or newer, as "
+                        "in Triton (fp8e5 works from sm_80)");
+          return WalkResult::interrupt();
+        }
+        OpBuilder b(dot);
+        operand->set(arith::ExtFOp::create(
+            b, dot.getLoc(), type.clone(b.getF32Type()), operand->get()));
+      }
+      return WalkResult::advance();
     });
     if (unsupported.wasInterrupted())
       return signalPassFailure();
@@ -108,6 +121,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateAtomicsToLLVMPatterns(converter, computeCapability, patterns);
     kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
     kiln::populateScanToLLVMPatterns(converter, patterns);
+    kiln::populateDotToLLVMPatterns(converter, patterns);
     kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability,
                                          patterns);
     kiln::populateRoundTowardZeroToLLVMPatterns(converter, patterns);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/layout/SharedSwizzle.h"
 #include "compiler/layout/WarpShuffle.h"
 

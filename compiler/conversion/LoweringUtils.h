@@ -78,19 +78,6 @@ using AccessWidths = llvm::DenseMap<mlir::Operation *, unsigned>;
 /// upstream does (e.g. one `cols < N` compare per 8 columns).
 using Constancies = llvm::DenseMap<mlir::Operation *, unsigned>;
 
-void populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
-                                       const Constancies &constancies,
-                                       mlir::RewritePatternSet &patterns);
-void populateReduceToLLVMPatterns(KilnTypeConverter &converter,
-                                  mlir::RewritePatternSet &patterns);
-void populateMathToNVVMPatterns(KilnTypeConverter &converter,
-                                mlir::RewritePatternSet &patterns);
-void populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
-                                  mlir::RewritePatternSet &patterns);
-void populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
-                                  const AccessWidths &widths,
-                                  mlir::RewritePatternSet &patterns);
-
 } // namespace kiln
 
 #endif // KILN_CONVERSION_LOWERINGUTILS_H

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/ElementMapping.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -2,9 +2,8 @@
 //-*-===//
 //
 // One populate function per lowering file: each adds the patterns of one
-// family of kiln ops (atomics, library calls, inline PTX, scans, ...) to the
-// kiln-to-llvm conversion. The core families (element-wise, memory,
-// reductions) are declared in LoweringUtils.h.
+// family of kiln ops (element-wise, memory, reductions, layouts, atomics,
+// library calls, inline PTX, scans, ...) to the kiln-to-llvm conversion.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CONVERSION_OPFAMILYLOWERINGS_H
@@ -14,6 +13,28 @@
 
 namespace kiln {
 
+/// Element-wise arith and kiln ops, one element at a time (or one per run
+/// of equal values, see Constancies).
+void populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
+                                       const Constancies &constancies,
+                                       mlir::RewritePatternSet &patterns);
+/// kiln.reduce along any axis: in-thread, shuffles, shared memory.
+void populateReduceToLLVMPatterns(KilnTypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
+/// math and kiln math ops: fast approximations, libdevice.
+void populateMathToNVVMPatterns(KilnTypeConverter &converter,
+                                mlir::RewritePatternSet &patterns);
+/// Ops that create tensors or move their elements between threads.
+void populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
+/// kiln.load and kiln.store: vectorized, predicated global accesses.
+void populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
+                                  const AccessWidths &widths,
+                                  mlir::RewritePatternSet &patterns);
+
+/// kiln.dot: per-thread fused multiply-adds over dot-operand layouts.
+void populateDotToLLVMPatterns(KilnTypeConverter &converter,
+                               mlir::RewritePatternSet &patterns);
 /// kiln.extern_elementwise: calls of declared libdevice functions.
 void populateExternCallsToLLVMPatterns(KilnTypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);

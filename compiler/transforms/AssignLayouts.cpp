@@ -47,17 +47,16 @@ constexpr unsigned kThreadsPerWarp = 32;
 using kiln::gpu::BlockedEncodingAttr;
 using kiln::gpu::SliceEncodingAttr;
 
-/// A blocked encoding for tensors of `shape` with `vec` contiguous elements
-/// per thread along the last dimension: lanes, then warps, go to the fastest
-/// dimensions first, as far as the shape has room; what is left over goes to
-/// the slowest dimension (its elements are then held twice).
-BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                                   unsigned vec, unsigned numWarps) {
+/// A blocked encoding for tensors of `shape` whose threads hold `spt`
+/// elements: lanes, then warps, go to the fastest dimensions first, as far as
+/// the shape has room; what is left over goes to the slowest dimension (its
+/// elements are then held twice).
+BlockedEncodingAttr blockedWith(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                SmallVector<unsigned> spt, unsigned numWarps) {
   size_t rank = shape.size();
-  SmallVector<unsigned> order, spt(rank, 1), tpw(rank, 1), wpc(rank, 1);
+  SmallVector<unsigned> order, tpw(rank, 1), wpc(rank, 1);
   for (size_t i = 0; i < rank; ++i)
     order.push_back(unsigned(rank - 1 - i));
-  spt[rank - 1] = unsigned(std::min<int64_t>(vec, shape[rank - 1]));
   unsigned lanes = kThreadsPerWarp, warps = numWarps;
   for (unsigned d : order) {
     int64_t room = std::max<int64_t>(1, shape[d] / spt[d]);
@@ -70,6 +69,32 @@ BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
   tpw[order.back()] *= lanes;
   wpc[order.back()] *= warps;
   return BlockedEncodingAttr::get(ctx, spt, tpw, wpc, order);
+}
+
+/// `vec` contiguous elements per thread along the last dimension.
+BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                   unsigned vec, unsigned numWarps) {
+  SmallVector<unsigned> spt(shape.size(), 1);
+  spt.back() = unsigned(std::min<int64_t>(vec, shape.back()));
+  return blockedWith(ctx, shape, spt, numWarps);
+}
+
+/// For a dot's result: each thread a nearly square block of the last two
+/// dimensions, so that its multiply-adds per k (rows x columns) need few
+/// operand loads (rows + columns).
+BlockedEncodingAttr dotBlocked(MLIRContext *ctx, RankedTensorType type,
+                               unsigned numWarps) {
+  ArrayRef<int64_t> shape = type.getShape();
+  size_t rank = shape.size();
+  int64_t perThread = std::max<int64_t>(
+      1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+  unsigned bits = llvm::Log2_64(uint64_t(perThread));
+  SmallVector<unsigned> spt(rank, 1);
+  spt[rank - 1] = unsigned(
+      std::min<int64_t>(shape[rank - 1], int64_t(1) << (bits - bits / 2)));
+  spt[rank - 2] =
+      unsigned(std::min<int64_t>(shape[rank - 2], perThread / spt[rank - 1]));
+  return blockedWith(ctx, shape, spt, numWarps);
 }
 
 unsigned encodingRank(Attribute encoding) {
@@ -181,7 +206,19 @@ struct AssignLayoutsPass
             anchor = {tensor, 1};
         }
     });
+    // A kernel that multiplies matrices lays out tensors of the dot's rank
+    // for the dot (the accumulator, often loop-carried, then never moves).
+    llvm::DenseMap<unsigned, RankedTensorType> dots;
+    func.walk([&](kiln::DotOp dot) {
+      RankedTensorType &largest = dots[unsigned(dot.getType().getRank())];
+      if (!largest || dot.getType().getNumElements() > largest.getNumElements())
+        largest = dot.getType();
+    });
     for (auto &[rank, anchor] : anchors) {
+      if (RankedTensorType dot = dots.lookup(rank)) {
+        encodingOfRank[rank] = dotBlocked(ctx, dot, numWarps);
+        continue;
+      }
       RankedTensorType type = anchor.first;
       // Never more per thread than the thread's share of the tensor.
       int64_t share = std::max<int64_t>(
@@ -273,7 +310,7 @@ struct AssignLayoutsPass
   /// memory effects, every tensor operand and result of one shape.
   static bool isElementwise(Operation *op) {
     if (op->getNumRegions() != 0 || !isMemoryEffectFree(op) ||
-        op->getNumResults() == 0)
+        op->getNumResults() == 0 || isa<kiln::DotOp>(op))
       return false;
     std::optional<ArrayRef<int64_t>> shape;
     for (Type type :
@@ -417,6 +454,15 @@ struct AssignLayoutsPass
       setResult(trans.getResult(), result);
       return success();
     }
+    if (auto dot = dyn_cast<kiln::DotOp>(op)) {
+      // The result and accumulator in the blocked layout of their rank; the
+      // operands stay where they are (the lowering stages them in shared
+      // memory, whatever their layout).
+      Attribute parent = preferred(dot.getType());
+      requireOperand(op, 2, parent);
+      setResult(dot.getD(), parent);
+      return success();
+    }
     if (auto store = dyn_cast<kiln::StoreOp>(op)) {
       // A value computed in another layout (a reduction's slice, say) is
       // stored where it is: its pointers are cheap to recompute, the value
@@ -439,8 +485,7 @@ struct AssignLayoutsPass
       }
     }
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
-            kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp,
-            kiln::DotOp>(op) ||
+            kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp>(op) ||
         !isElementwise(op)) {
       // Memory ops use the coalesced preferred layout; ops that reorganize
       // elements start from it too.

@@ -1,0 +1,329 @@
+//===- DotToLLVM.cpp - kiln.dot as multiply-adds over staged operands -----===//
+//
+// The result of a dot has a blocked layout (kiln-assign-layouts gives each
+// thread a nearly square block of it); the operands come in whatever layout
+// their producers have. The lowering stages a and b in shared memory, then
+// runs a loop over k in which every thread loads the k-th element of each of
+// its rows of a and columns of b and takes one fused multiply-add per result
+// element it holds, in K order, as upstream Triton's FMA dot does. Only the
+// accumulators stay live across the loop, so register use does not grow
+// with K.
+//
+// Products are taken in fp32 (fp64 for fp64) from float operands of any type
+// (fp8 is widened before, by the fp8 conversions), which is at least as
+// precise as any input_precision asks for; integer operands multiply and add
+// in the accumulator's type. Rows of a are padded by one 4-byte word so that
+// lanes reading one column of a hit different banks. When a and b do not fit
+// in kStagingBytes, K is staged in chunks. (Tensor-core instructions are the
+// next step.)
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
+#include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <map>
+
+using namespace mlir;
+using kiln::layout::LinearLayout;
+namespace layout = kiln::layout;
+
+namespace {
+
+/// Shared memory for a and b together: within the 48 KiB every target
+/// allows statically, with room for the accumulators' other users.
+constexpr int64_t kStagingBytes = 40 * 1024;
+/// k steps per loop iteration.
+constexpr int64_t kUnroll = 4;
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(int32_t(v)));
+}
+
+int64_t byteSize(Type type) {
+  if (isa<LLVM::LLVMPointerType>(type))
+    return 8;
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+/// Linearizes the dimensions before the last two (the batch) with the
+/// `rows` coordinate: batch-major, as the staged arrays are laid out.
+Value batchRow(OpBuilder &b, Location loc, ArrayRef<Value> coords,
+               ArrayRef<int64_t> shape, unsigned rowDim) {
+  Value index = coords[0];
+  for (unsigned d = 1; d <= rowDim; ++d)
+    index = LLVM::AddOp::create(
+        b, loc,
+        LLVM::MulOp::create(b, loc, index, i32Constant(b, loc, shape[d])),
+        coords[d]);
+  return index;
+}
+
+struct DotLowering : OpConversionPattern<kiln::DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(kiln::DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType aType = op.getA().getType(), bType = op.getB().getType();
+    RankedTensorType cType = op.getC().getType();
+    std::optional<LinearLayout> aLayout = kiln::getLinearLayout(aType);
+    std::optional<LinearLayout> bLayout = kiln::getLinearLayout(bType);
+    std::optional<LinearLayout> cLayout = kiln::getLinearLayout(cType);
+    Type converted = getTypeConverter()->convertType(op.getType());
+    if (!aLayout || !bLayout || !cLayout || !converted)
+      return rewriter.notifyMatchFailure(op, "operands without layouts");
+    if (isa<Float8E4M3FNType, Float8E5M2Type>(aType.getElementType()) ||
+        isa<Float8E4M3FNType, Float8E5M2Type>(bType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "fp8 operands not widened");
+    Location loc = op.getLoc();
+    unsigned rank = unsigned(cType.getRank());
+    unsigned mDim = rank - 2, nDim = rank - 1;
+    int64_t batch = 1;
+    for (unsigned d = 0; d + 2 < rank; ++d)
+      batch *= cType.getDimSize(d);
+    int64_t m = cType.getDimSize(mDim), n = cType.getDimSize(nDim);
+    int64_t k = aType.getDimSize(nDim);
+
+    Type cElement = cType.getElementType();
+    bool integer = isa<IntegerType>(cElement);
+    Type accType =
+        integer || cElement.isF64() ? cElement : Type(rewriter.getF32Type());
+    auto widen = [&](Value v) -> Value {
+      if (v.getType() == accType)
+        return v;
+      if (integer)
+        return LLVM::SExtOp::create(rewriter, loc, accType, v);
+      return LLVM::FPExtOp::create(rewriter, loc, accType, v);
+    };
+
+    SmallVector<Value> a = kiln::unpackElements(rewriter, loc, adaptor.getA());
+    SmallVector<Value> b = kiln::unpackElements(rewriter, loc, adaptor.getB());
+    SmallVector<Value> c = kiln::unpackElements(rewriter, loc, adaptor.getC());
+    Type aStored = a.front().getType(), bStored = b.front().getType();
+    int64_t aBytes = byteSize(aStored), bBytes = byteSize(bStored);
+    int64_t pad = std::max<int64_t>(1, 4 / aBytes);
+
+    // K in chunks that fit: a is (batch * m) rows of chunk + pad, b is
+    // (batch * chunk) rows of n; one extra element each takes the stores
+    // of elements outside the chunk being staged.
+    int64_t chunk = k;
+    auto bytesFor = [&](int64_t kc) {
+      return (batch * m * (kc + pad) + 1) * aBytes +
+             (batch * kc * n + 1) * bBytes;
+    };
+    while (chunk > 1 && bytesFor(chunk) > kStagingBytes)
+      chunk /= 2;
+    int64_t aSize = batch * m * (chunk + pad), bSize = batch * chunk * n;
+    Value aBase = kiln::allocateSharedArray(rewriter, op, aStored, aSize + 1);
+    Value bBase = kiln::allocateSharedArray(rewriter, op, bStored, bSize + 1);
+    auto at = [&](Value base, Type element, Value offset) {
+      return LLVM::GEPOp::create(rewriter, loc, base.getType(), element, base,
+                                 ValueRange{offset});
+    };
+
+    // Where each thread's elements of a and b go, and which k they hold.
+    SmallVector<kiln::Coordinates> aCoords =
+        kiln::emitCoordinates(rewriter, loc, *aLayout);
+    SmallVector<kiln::Coordinates> bCoords =
+        kiln::emitCoordinates(rewriter, loc, *bLayout);
+    // The thread's result rows and columns: registers that share their
+    // coordinates (in thread 0) share the row's or column's loads.
+    SmallVector<kiln::Coordinates> cCoords =
+        kiln::emitCoordinates(rewriter, loc, *cLayout);
+    std::map<SmallVector<int32_t>, unsigned> rowOf, columnOf;
+    SmallVector<Value> rowOffsets, columnOffsets; // into a (k = 0), b (k = 0)
+    SmallVector<std::pair<unsigned, unsigned>> sources; // per result register
+    for (unsigned r = 0; r < c.size(); ++r) {
+      SmallVector<int32_t> coords = kiln::registerCoordinates(*cLayout, r);
+      SmallVector<int32_t> rowKey(coords), columnKey(coords);
+      rowKey[nDim] = 0;
+      columnKey[mDim] = 0;
+      auto [row, newRow] = rowOf.insert({rowKey, unsigned(rowOffsets.size())});
+      if (newRow)
+        rowOffsets.push_back(LLVM::MulOp::create(
+            rewriter, loc,
+            batchRow(rewriter, loc, cCoords[r], cType.getShape(), mDim),
+            i32Constant(rewriter, loc, chunk + pad)));
+      auto [column, newColumn] =
+          columnOf.insert({columnKey, unsigned(columnOffsets.size())});
+      if (newColumn) {
+        Value offset = cCoords[r][nDim];
+        if (rank > 2) {
+          SmallVector<Value> batchOnly(cCoords[r].begin(),
+                                       cCoords[r].begin() + mDim);
+          batchOnly.push_back(i32Constant(rewriter, loc, 0));
+          SmallVector<int64_t> shape(cType.getShape().take_front(mDim));
+          shape.push_back(chunk);
+          offset = LLVM::AddOp::create(
+              rewriter, loc,
+              LLVM::MulOp::create(
+                  rewriter, loc,
+                  batchRow(rewriter, loc, batchOnly, shape, mDim),
+                  i32Constant(rewriter, loc, n)),
+              offset);
+        }
+        columnOffsets.push_back(offset);
+      }
+      sources.push_back({row->second, column->second});
+    }
+
+    SmallVector<Value> acc;
+    for (Value v : c)
+      acc.push_back(widen(v));
+    int64_t chunkBits = llvm::Log2_64(uint64_t(chunk));
+    for (int64_t first = 0; first < k; first += chunk) {
+      // Stage this chunk of a and b.
+      auto stage = [&](ArrayRef<Value> elements,
+                       ArrayRef<kiln::Coordinates> coords,
+                       const LinearLayout &layout, unsigned kDim, Value base,
+                       Type element, int64_t size, bool isA) {
+        for (unsigned j = 0; j < elements.size(); ++j) {
+          if (!kiln::isRepresentativeRegister(layout, j))
+            continue;
+          Value kk = coords[j][kDim];
+          Value inChunk;
+          if (chunk != k) {
+            inChunk = LLVM::ICmpOp::create(
+                rewriter, loc, LLVM::ICmpPredicate::eq,
+                LLVM::LShrOp::create(rewriter, loc, kk,
+                                     i32Constant(rewriter, loc, chunkBits)),
+                i32Constant(rewriter, loc, first >> chunkBits));
+            kk = LLVM::AndOp::create(rewriter, loc, kk,
+                                     i32Constant(rewriter, loc, chunk - 1));
+          }
+          Value offset;
+          if (isA) {
+            offset = LLVM::AddOp::create(
+                rewriter, loc,
+                LLVM::MulOp::create(
+                    rewriter, loc,
+                    batchRow(rewriter, loc, coords[j], aType.getShape(), mDim),
+                    i32Constant(rewriter, loc, chunk + pad)),
+                kk);
+          } else {
+            SmallVector<Value> rowCoords(coords[j].begin(),
+                                         coords[j].begin() + mDim);
+            rowCoords.push_back(kk);
+            SmallVector<int64_t> shape(bType.getShape().take_front(mDim));
+            shape.push_back(chunk);
+            offset = LLVM::AddOp::create(
+                rewriter, loc,
+                LLVM::MulOp::create(
+                    rewriter, loc,
+                    batchRow(rewriter, loc, rowCoords, shape, mDim),
+                    i32Constant(rewriter, loc, n)),
+                coords[j][nDim]);
+          }
+          // Elements of other chunks go to the spare slot at the end.
+          if (inChunk)
+            offset = LLVM::SelectOp::create(rewriter, loc, inChunk, offset,
+                                            i32Constant(rewriter, loc, size));
+          LLVM::StoreOp::create(rewriter, loc, elements[j],
+                                at(base, element, offset));
+        }
+      };
+      stage(a, aCoords, *aLayout, nDim, aBase, aStored, aSize, true);
+      stage(b, bCoords, *bLayout, mDim, bBase, bStored, bSize, false);
+      NVVM::Barrier0Op::create(rewriter, loc);
+      acc = multiplyChunk(rewriter, loc, acc, aBase, aStored, bBase, bStored,
+                          rowOffsets, columnOffsets, sources, chunk, n, integer,
+                          widen);
+      NVVM::Barrier0Op::create(rewriter, loc);
+    }
+
+    SmallVector<Value> d;
+    for (Value v : acc)
+      d.push_back(v.getType() == cElement ? v
+                                          : Value(LLVM::FPTruncOp::create(
+                                                rewriter, loc, cElement, v)));
+    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, converted, d));
+    return success();
+  }
+
+  /// The loop over the k of one staged chunk: kUnroll steps per iteration,
+  /// the accumulators as the loop's block arguments.
+  static SmallVector<Value> multiplyChunk(
+      ConversionPatternRewriter &rewriter, Location loc, ArrayRef<Value> acc,
+      Value aBase, Type aStored, Value bBase, Type bStored,
+      ArrayRef<Value> rowOffsets, ArrayRef<Value> columnOffsets,
+      ArrayRef<std::pair<unsigned, unsigned>> sources, int64_t chunk, int64_t n,
+      bool integer, llvm::function_ref<Value(Value)> widen) {
+    int64_t unroll = std::min(chunk, kUnroll);
+    Type i32 = rewriter.getI32Type();
+    SmallVector<Type> argTypes{i32};
+    SmallVector<Location> argLocs{loc};
+    for (Value v : acc) {
+      argTypes.push_back(v.getType());
+      argLocs.push_back(loc);
+    }
+    Block *before = rewriter.getInsertionBlock();
+    Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+    Block *header = rewriter.createBlock(after, argTypes, argLocs);
+    Block *body = rewriter.createBlock(after);
+    rewriter.setInsertionPointToEnd(before);
+    SmallVector<Value> initial{i32Constant(rewriter, loc, 0)};
+    llvm::append_range(initial, acc);
+    LLVM::BrOp::create(rewriter, loc, initial, header);
+
+    rewriter.setInsertionPointToStart(header);
+    Value kk = header->getArgument(0);
+    Value more = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::slt,
+                                      kk, i32Constant(rewriter, loc, chunk));
+    LLVM::CondBrOp::create(rewriter, loc, more, body, after);
+
+    rewriter.setInsertionPointToStart(body);
+    SmallVector<Value> sums(header->getArguments().drop_front());
+    Value bRow =
+        LLVM::MulOp::create(rewriter, loc, kk, i32Constant(rewriter, loc, n));
+    for (int64_t step = 0; step < unroll; ++step) {
+      SmallVector<Value> rows, columns;
+      for (Value offset : rowOffsets) {
+        Value index = LLVM::AddOp::create(
+            rewriter, loc, offset,
+            LLVM::AddOp::create(rewriter, loc, kk,
+                                i32Constant(rewriter, loc, step)));
+        rows.push_back(widen(LLVM::LoadOp::create(
+            rewriter, loc, aStored,
+            LLVM::GEPOp::create(rewriter, loc, aBase.getType(), aStored, aBase,
+                                ValueRange{index}))));
+      }
+      for (Value offset : columnOffsets) {
+        Value index = LLVM::AddOp::create(
+            rewriter, loc, offset,
+            LLVM::AddOp::create(rewriter, loc, bRow,
+                                i32Constant(rewriter, loc, step * n)));
+        columns.push_back(widen(LLVM::LoadOp::create(
+            rewriter, loc, bStored,
+            LLVM::GEPOp::create(rewriter, loc, bBase.getType(), bStored, bBase,
+                                ValueRange{index}))));
+      }
+      for (auto [r, source] : llvm::enumerate(sources)) {
+        Value x = rows[source.first], y = columns[source.second];
+        sums[r] =
+            integer ? Value(LLVM::AddOp::create(
+                          rewriter, loc,
+                          LLVM::MulOp::create(rewriter, loc, x, y), sums[r]))
+                    : Value(LLVM::FMAOp::create(rewriter, loc, x, y, sums[r]));
+      }
+    }
+    SmallVector<Value> next{LLVM::AddOp::create(
+        rewriter, loc, kk, i32Constant(rewriter, loc, unroll))};
+    llvm::append_range(next, sums);
+    LLVM::BrOp::create(rewriter, loc, next, header);
+
+    rewriter.setInsertionPointToStart(after);
+    return SmallVector<Value>(header->getArguments().drop_front());
+  }
+};
+
+} // namespace
+
+void kiln::populateDotToLLVMPatterns(KilnTypeConverter &converter,
+                                     RewritePatternSet &patterns) {
+  patterns.add<DotLowering>(converter, patterns.getContext());
+}

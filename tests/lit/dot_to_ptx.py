@@ -1,0 +1,40 @@
+# tl.dot: the result gets the blocked layout of its rank (a nearly square
+# block per thread: 16x16 over 128 threads is 1x2), the operands stay in
+# their producers' layouts; the lowering stages a and b in shared memory and
+# takes K fused multiply-adds per result element in fp32 (fp16 operands
+# widened on load; fp8 widened to fp32 before staging), or multiply-adds in
+# the accumulator's integer type. fp8e4nv needs sm_89, as in Triton.
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F16
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*i8, b_ptr=*i8, c_ptr=*i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=I8
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F8
+# RUN: not %kilnc compile %s -n dot16 -s "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32" --arch sm_80 --emit ptx -o - 2>&1 | FileCheck %s --check-prefix=F8-SM80
+import triton
+import triton.language as tl
+
+
+# GPU-NOT: kiln_gpu.convert_layout
+# GPU: kiln.dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.blocked<{sizePerThread = [1, 2]
+# F16: st.shared.b16
+# F16: bar.sync 0
+# F16: ld.shared
+# F16: cvt.f32.f16
+# F16-COUNT-32: fma.rn.f32
+# F16-NOT: fma.rn.f32
+# F16: bar.sync 0
+# F16-NOT: mma
+# I8: st.shared.b8
+# I8: bar.sync 0
+# I8: mul.wide.s16
+# I8: add.s32
+# F8: cvt.rn.f16x2.e4m3x2
+# F8: st.shared.b32
+# F8: bar.sync 0
+# F8: fma.rn.f32
+# F8-SM80: dot_to_ptx.py:[[@LINE+6]]:52: error: tl.dot of fp8e4nv operands needs sm_89 or newer, as in Triton (fp8e5 works from sm_80)
+@triton.jit
+def dot16(a_ptr, b_ptr, c_ptr):
+    i = tl.arange(0, 16)
+    a = tl.load(a_ptr + i[:, None] * 16 + i[None, :])
+    b = tl.load(b_ptr + i[:, None] * 16 + i[None, :])
+    tl.store(c_ptr + i[:, None] * 16 + i[None, :], tl.dot(a, b))
