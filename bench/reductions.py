@@ -15,7 +15,8 @@ then times the same way (L2 flushed before each run, median of 20), printing
 `RESULT softmax M=4096 N=16384 GBps=...` lines. GB/s counts 8 bytes per
 softmax element and 4 per layer-norm element, as ../shared/bench does; the
 transpose (8192 x 8192, 64 x 64 tiles, 4 warps) counts a read and a write of
-each element.
+each element; the matmul (tests/kernels/tutorials/matmul.py, fp16, 4096^3,
+128 x 128 x 32 tiles, 8 warps) is in TFLOPS.
 
 Prints a table (Triton GB/s, Kiln GB/s, Kiln/Triton) and writes
 OUT_DIR/reductions.json. Exits non-zero if the binary fails or a
@@ -33,6 +34,17 @@ ROWS = 4096
 SOFTMAX_N = [1024, 4096, 16384]
 LAYERNORM_N = [1024, 4096, 8192]
 TRANSPOSE_N = 8192
+MATMUL_N = 4096
+
+
+def load_path(relative, function):
+    path = os.path.join(REPO, relative)
+    name = os.path.splitext(os.path.basename(relative))[0]
+    spec = importlib.util.spec_from_file_location("kiln_bench_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # Triton's JIT looks the module up by name.
+    spec.loader.exec_module(module)
+    return getattr(module, function)
 
 
 def load(name, function):
@@ -98,6 +110,21 @@ def bench_triton():
         rows.append({"kernel": name, "M": n, "N": n, "correct": correct, "ms": ms,
                      "GBps": 2 * x.element_size() * n * n / (ms * 1e-3) / 1e9})
         print(f"triton {name}: {rows[-1]['GBps']:.1f} GB/s", flush=True)
+    matmul = load_path(os.path.join("tests", "kernels", "tutorials", "matmul.py"), "matmul_kernel")
+    n = MATMUL_N
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.float16)
+    grid = ((n // 128) * (n // 128),)
+    run = lambda: matmul[grid](a, b, c, n, n, n, n, 1, n, 1, n, 1, BM=128, BN=128, BK=32,
+                               GROUP=8, num_warps=8)
+    run()
+    correct = bool(torch.allclose(c.float(), (a.float() @ b.float()), atol=0.5, rtol=1e-2))
+    ms = do_bench(run, quantiles=[0.5])
+    ms = ms[0] if isinstance(ms, (list, tuple)) else ms
+    rows.append({"kernel": "matmul_fp16", "M": n, "N": n, "correct": correct, "ms": ms,
+                 "TFLOPS": 2 * n ** 3 / (ms * 1e-3) / 1e12})
+    print(f"triton matmul_fp16: {rows[-1]['TFLOPS']:.1f} TFLOPS", flush=True)
     return rows
 
 
@@ -138,16 +165,17 @@ def main():
                    "kiln_exit_code": proc.returncode})
 
     print(f"\nreductions on {report['device']}, {ROWS} rows "
-          "(GB/s: softmax 8 B/element, layer norm 4 B/element)")
+          "(GB/s: softmax 8 B/element, layer norm 4 B/element; matmul in TFLOPS)")
     print(f"{'kernel':14} {'N':>6} {'Triton GB/s':>12} {'Kiln GB/s':>10} {'Kiln/Triton':>12}")
     missing = False
     for t in triton_rows:
         k = next((r for r in kiln_rows if r["kernel"] == t["kernel"] and r["N"] == t["N"]), None)
         if k is None:
             missing = True
-        kiln = f"{k['GBps']:.1f}" if k else "-"
-        ratio = f"{k['GBps'] / t['GBps']:.3f}" if k else "-"
-        print(f"{t['kernel']:14} {t['N']:>6} {t['GBps']:>12.1f} {kiln:>10} {ratio:>12}"
+        unit = "TFLOPS" if "TFLOPS" in t else "GBps"
+        kiln = f"{k[unit]:.1f}" if k else "-"
+        ratio = f"{k[unit] / t[unit]:.3f}" if k else "-"
+        print(f"{t['kernel']:14} {t['N']:>6} {t[unit]:>12.1f} {kiln:>10} {ratio:>12}"
               f"{'' if t['correct'] else '  (Triton result WRONG)'}")
     path = os.path.join(opts.out, "reductions.json")
     with open(path, "w") as f:

@@ -9,6 +9,7 @@
 //   RESULT softmax M=4096 N=16384 GBps=... ms=...
 //   RESULT layernorm M=4096 N=8192 GBps=... ms=...
 //   RESULT transpose_fp32 M=8192 N=8192 GBps=... ms=...
+//   RESULT matmul_fp16 M=4096 N=4096 TFLOPS=... ms=...
 // Without a GPU it prints the kernels' inventory and exits 0.
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "bench/layernorm_1024.h"
 #include "bench/layernorm_4096.h"
 #include "bench/layernorm_8192.h"
+#include "bench/matmul_fp16.h"
 #include "bench/transpose_fp16.h"
 #include "bench/transpose_fp32.h"
 #include "bench/softmax_1024.h"
@@ -229,6 +231,68 @@ absl::Status RunTranspose(kiln::DeviceBuffer& flush, const char* name,
   return absl::OkStatus();
 }
 
+// C = A B for 4096 x 4096 fp16 matrices (the corpus's matmul tutorial,
+// 128 x 128 x 32 tiles, 8 warps): checks 256 sampled elements against a
+// double-precision reference, then times as above.
+template <typename Launcher>
+absl::Status RunMatmul(kiln::DeviceBuffer& flush, Launcher launch,
+                       std::mt19937& rng) {
+  constexpr int kSize = 4096, kBlock = 128;
+  const size_t count = size_t{kSize} * kSize;
+  std::vector<kiln::half> a(count), b(count), c(count);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (kiln::half& v : a) v = kiln::half(normal(rng));
+  for (kiln::half& v : b) v = kiln::half(normal(rng));
+  absl::StatusOr<kiln::DeviceBuffer> da =
+      kiln::DeviceBuffer::Allocate(count * sizeof(kiln::half));
+  if (!da.ok()) return da.status();
+  absl::StatusOr<kiln::DeviceBuffer> db =
+      kiln::DeviceBuffer::Allocate(count * sizeof(kiln::half));
+  if (!db.ok()) return db.status();
+  absl::StatusOr<kiln::DeviceBuffer> dc =
+      kiln::DeviceBuffer::Allocate(count * sizeof(kiln::half));
+  if (!dc.ok()) return dc.status();
+  RETURN_IF_ERROR(da->CopyFromHost(a.data(), count * sizeof(kiln::half)));
+  RETURN_IF_ERROR(db->CopyFromHost(b.data(), count * sizeof(kiln::half)));
+  RETURN_IF_ERROR(dc->Fill(0xff));
+  const int tiles = (kSize / kBlock) * (kSize / kBlock);
+  auto run = [&] {
+    return launch(kiln::Grid(tiles), nullptr, da->data<kiln::half>(),
+                  db->data<kiln::half>(), dc->data<kiln::half>(), kSize, kSize,
+                  kSize, kSize, 1, kSize, 1, kSize, 1);
+  };
+  RETURN_IF_ERROR(run());
+  RETURN_IF_ERROR(kiln::SynchronizeStream(nullptr));
+  RETURN_IF_ERROR(dc->CopyToHost(c.data(), count * sizeof(kiln::half)));
+  std::uniform_int_distribution<int> index(0, kSize - 1);
+  double worst = 0;
+  for (int sample = 0; sample < 256; ++sample) {
+    int i = index(rng), j = index(rng);
+    double expected = 0;
+    for (int k = 0; k < kSize; ++k)
+      expected += double(float(a[size_t(i) * kSize + k])) *
+                  double(float(b[size_t(k) * kSize + j]));
+    double got = float(c[size_t(i) * kSize + j]);
+    // fp16 output: one rounding (2^-11) of values up to about 4 sqrt(K).
+    double error = std::fabs(got - expected) / 256.0;
+    if (!(error <= 2e-3)) {
+      return absl::InternalError(
+          "matmul_fp16: C[" + std::to_string(i) + "][" + std::to_string(j) +
+          "] is " + std::to_string(got) + ", expected " +
+          std::to_string(expected));
+    }
+    worst = std::max(worst, error);
+  }
+  std::printf("check matmul_fp16 M=N=K=%d: ok (256 samples, max error %.2e "
+              "of 256)\n",
+              kSize, worst);
+  absl::StatusOr<double> ms = MedianMilliseconds(flush, run);
+  if (!ms.ok()) return ms.status();
+  std::printf("RESULT matmul_fp16 M=%d N=%d TFLOPS=%.2f ms=%.5f\n", kSize,
+              kSize, 2.0 * kSize * kSize * kSize / (*ms * 1e-3) / 1e12, *ms);
+  return absl::OkStatus();
+}
+
 absl::Status RunAll() {
   absl::StatusOr<kiln::DeviceBuffer> flush =
       kiln::DeviceBuffer::Allocate(kFlushBytes);
@@ -259,6 +323,8 @@ absl::Status RunAll() {
   RETURN_IF_ERROR(RunTranspose<kiln::half>(
       *flush, "transpose_fp16",
       LAUNCHER(bench::transpose_fp16::launch_transpose_kernel), rng));
+  RETURN_IF_ERROR(RunMatmul(
+      *flush, LAUNCHER(bench::matmul_fp16::launch_matmul_kernel), rng));
 #undef LAUNCHER
   return absl::OkStatus();
 }
