@@ -1131,4 +1131,22 @@ CASES += [
          # Scores summed in another order, then p rounded to bf16 (2^-8)
          # before the second product: outputs agree to about bf16's precision.
          tol=5e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
+    # HEAD_DIM 128: q and k^T (49 KiB in fp16) exceed the dot's staging
+    # budget, so K is staged in two chunks.
+    case("attention_fwd_f16_d128_causal", F, "attention_fwd",
+         "q_ptr=*fp16, k_ptr=*fp16, v_ptr=*fp16, o_ptr=*fp16, lse_ptr=*fp32, sm_scale=fp32, "
+         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
+         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
+         "H=i32, N_CTX=i32, HEAD_DIM=128, BLOCK_M=128, BLOCK_N=64, CAUSAL=True, num_warps=8",
+         dict(q_ptr=("randn", "float16", 2 * ATTN_N * 128), k_ptr=("randn", "float16", 2 * ATTN_N * 128),
+              v_ptr=("randn", "float16", 2 * ATTN_N * 128), o_ptr=("zeros", "float16", 2 * ATTN_N * 128),
+              lse_ptr=("zeros", "float32", 2 * ATTN_N), sm_scale=0.088,
+              stride_qz=ATTN_N * 128, stride_qh=ATTN_N * 128, stride_qm=128,
+              stride_kz=ATTN_N * 128, stride_kh=ATTN_N * 128, stride_kn=128,
+              stride_vz=ATTN_N * 128, stride_vh=ATTN_N * 128, stride_vn=128,
+              stride_oz=ATTN_N * 128, stride_oh=ATTN_N * 128, stride_om=128,
+              H=1, N_CTX=ATTN_N),
+         (cdiv(ATTN_N, 128), 2), ["o_ptr", "lse_ptr"],
+         # p rounded to fp16 (2^-11) before the second product.
+         tol=2e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
 ]
