@@ -30,6 +30,8 @@ std::optional<int64_t> tileExtent(Attribute encoding, unsigned dim) {
            blocked.getThreadsPerWarp()[dim] * blocked.getWarpsPerCTA()[dim];
   if (auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(encoding))
     return tileExtent(slice.getParent(), dim < slice.getDim() ? dim : dim + 1);
+  if (auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(encoding))
+    return int64_t(dim == 0 ? 16 : 8) * mma.getWarpsPerCTA()[dim];
   return std::nullopt;
 }
 
@@ -60,6 +62,11 @@ std::optional<LinearLayout> linearLayoutOf(Attribute encoding,
     if (!parent)
       return std::nullopt;
     return kiln::layout::slice(*parent, dim);
+  }
+  if (auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(encoding)) {
+    if (shape.size() != 2)
+      return std::nullopt;
+    return kiln::layout::mmaV2(shape, mma.getWarpsPerCTA());
   }
   return std::nullopt;
 }

@@ -25,7 +25,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <array>
 #include <map>
+#include <string>
 
 using namespace mlir;
 using kiln::layout::LinearLayout;
@@ -80,6 +82,9 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     if (isa<Float8E4M3FNType, Float8E5M2Type>(aType.getElementType()) ||
         isa<Float8E4M3FNType, Float8E5M2Type>(bType.getElementType()))
       return rewriter.notifyMatchFailure(op, "fp8 operands not widened");
+    if (isa<kiln::gpu::MmaEncodingAttr>(cType.getEncoding()))
+      return lowerOnTensorCores(op, adaptor, rewriter, *aLayout, *bLayout,
+                                *cLayout, converted);
     Location loc = op.getLoc();
     unsigned rank = unsigned(cType.getRank());
     unsigned mDim = rank - 2, nDim = rank - 1;
@@ -242,6 +247,210 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                                           : Value(LLVM::FPTruncOp::create(
                                                 rewriter, loc, cElement, v)));
     rewriter.replaceOp(op, kiln::packElements(rewriter, loc, converted, d));
+    return success();
+  }
+
+  /// fp16/bf16 operands into an fp32 accumulator in the mma layout
+  /// (kiln-assign-layouts chose it): a staged row-major, b staged
+  /// transposed (each n's K contiguous), both rows padded by one word; then
+  /// a loop over k in steps of 16 in which each warp loads its A fragments
+  /// (4 words per 16-row tile) and B fragments (2 words per 8-column tile)
+  /// and issues one mma.sync.m16n8k16 per accumulator tile.
+  static LogicalResult lowerOnTensorCores(kiln::DotOp op, OpAdaptor adaptor,
+                                          ConversionPatternRewriter &rewriter,
+                                          const LinearLayout &aLayout,
+                                          const LinearLayout &bLayout,
+                                          const LinearLayout &cLayout,
+                                          Type converted) {
+    Location loc = op.getLoc();
+    RankedTensorType aType = op.getA().getType();
+    Type element = aType.getElementType();
+    if (!(element.isF16() || element.isBF16()) ||
+        !op.getType().getElementType().isF32() || op.getType().getRank() != 2)
+      return op.emitOpError("the mma layout takes fp16 or bf16 operands into "
+                            "fp32 (kiln-assign-layouts chose it wrongly)");
+    int64_t m = op.getType().getDimSize(0), n = op.getType().getDimSize(1);
+    int64_t k = aType.getDimSize(1);
+    SmallVector<Value> a = kiln::unpackElements(rewriter, loc, adaptor.getA());
+    SmallVector<Value> b = kiln::unpackElements(rewriter, loc, adaptor.getB());
+    SmallVector<Value> acc =
+        kiln::unpackElements(rewriter, loc, adaptor.getC());
+    Type stored = a.front().getType();
+    constexpr int64_t pad = 2; // one 4-byte word of fp16/bf16
+    int64_t chunk = k;
+    auto bytesFor = [&](int64_t kc) { return ((m + n) * (kc + pad) + 2) * 2; };
+    while (chunk > 16 && bytesFor(chunk) > kStagingBytes)
+      chunk /= 2;
+    int64_t rowLength = chunk + pad;
+    int64_t aSize = m * rowLength, bSize = n * rowLength;
+    Value aBase = kiln::allocateSharedArray(rewriter, op, stored, aSize + 1);
+    Value bBase = kiln::allocateSharedArray(rewriter, op, stored, bSize + 1);
+    auto address = [&](Value base, Value offset) {
+      return LLVM::GEPOp::create(rewriter, loc, base.getType(), stored, base,
+                                 ValueRange{offset});
+    };
+
+    // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
+    // the tile's corner in thread 0.
+    std::map<std::pair<int32_t, int32_t>, std::array<int, 4>> tiles;
+    for (unsigned r = 0; r < acc.size(); ++r) {
+      SmallVector<int32_t> at = kiln::registerCoordinates(cLayout, r);
+      auto &slots = tiles
+                        .try_emplace({at[0] & ~15, at[1] & ~7},
+                                     std::array<int, 4>{-1, -1, -1, -1})
+                        .first->second;
+      int slot = ((at[0] & 15) / 8) * 2 + (at[1] & 7);
+      if (slot > 3 || slots[slot] >= 0)
+        return op.emitOpError("the accumulator is not in 16x8 mma tiles");
+      slots[slot] = int(r);
+    }
+    SmallVector<kiln::Coordinates> cCoords =
+        kiln::emitCoordinates(rewriter, loc, cLayout);
+    Value tid = kiln::threadIdX(rewriter, loc);
+    Value twoT = LLVM::ShlOp::create(
+        rewriter, loc,
+        LLVM::AndOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 3)),
+        i32Constant(rewriter, loc, 1));
+    Value g = LLVM::AndOp::create(
+        rewriter, loc,
+        LLVM::LShrOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 2)),
+        i32Constant(rewriter, loc, 7));
+    // Per tile row: where the thread's A fragment rows start (row g of the
+    // tile, column 2t); per tile column: its B column's start (column g).
+    std::map<int32_t, Value> aRows, bColumns;
+    for (auto &[corner, slots] : tiles) {
+      if (llvm::is_contained(slots, -1))
+        return op.emitOpError("an mma tile lacks registers");
+      const kiln::Coordinates &at = cCoords[slots[0]];
+      if (!aRows.count(corner.first))
+        aRows[corner.first] = LLVM::AddOp::create(
+            rewriter, loc,
+            LLVM::MulOp::create(rewriter, loc, at[0],
+                                i32Constant(rewriter, loc, rowLength)),
+            twoT);
+      if (!bColumns.count(corner.second)) {
+        Value column = LLVM::AddOp::create(
+            rewriter, loc, LLVM::SubOp::create(rewriter, loc, at[1], twoT), g);
+        bColumns[corner.second] = LLVM::AddOp::create(
+            rewriter, loc,
+            LLVM::MulOp::create(rewriter, loc, column,
+                                i32Constant(rewriter, loc, rowLength)),
+            twoT);
+      }
+    }
+
+    SmallVector<kiln::Coordinates> aCoords =
+        kiln::emitCoordinates(rewriter, loc, aLayout);
+    SmallVector<kiln::Coordinates> bCoords =
+        kiln::emitCoordinates(rewriter, loc, bLayout);
+    int64_t chunkBits = llvm::Log2_64(uint64_t(chunk));
+    for (int64_t first = 0; first < k; first += chunk) {
+      // a[row][kk] at row * rowLength + kk; b[kk][col] at col * rowLength +
+      // kk. Elements of other chunks go to the spare slot at the end.
+      auto stage = [&](ArrayRef<Value> elements,
+                       ArrayRef<kiln::Coordinates> coords,
+                       const LinearLayout &layout, unsigned kDim, Value base,
+                       int64_t size) {
+        for (unsigned j = 0; j < elements.size(); ++j) {
+          if (!kiln::isRepresentativeRegister(layout, j))
+            continue;
+          Value kk = coords[j][kDim];
+          Value inChunk;
+          if (chunk != k) {
+            inChunk = LLVM::ICmpOp::create(
+                rewriter, loc, LLVM::ICmpPredicate::eq,
+                LLVM::LShrOp::create(rewriter, loc, kk,
+                                     i32Constant(rewriter, loc, chunkBits)),
+                i32Constant(rewriter, loc, first >> chunkBits));
+            kk = LLVM::AndOp::create(rewriter, loc, kk,
+                                     i32Constant(rewriter, loc, chunk - 1));
+          }
+          Value offset = LLVM::AddOp::create(
+              rewriter, loc,
+              LLVM::MulOp::create(rewriter, loc, coords[j][1 - kDim],
+                                  i32Constant(rewriter, loc, rowLength)),
+              kk);
+          if (inChunk)
+            offset = LLVM::SelectOp::create(rewriter, loc, inChunk, offset,
+                                            i32Constant(rewriter, loc, size));
+          LLVM::StoreOp::create(rewriter, loc, elements[j],
+                                address(base, offset));
+        }
+      };
+      stage(a, aCoords, aLayout, 1, aBase, aSize);
+      stage(b, bCoords, bLayout, 0, bBase, bSize);
+      NVVM::Barrier0Op::create(rewriter, loc);
+
+      // The loop over k, 16 at a time, the accumulators as block arguments.
+      Type i32 = rewriter.getI32Type();
+      SmallVector<Type> argTypes{i32};
+      SmallVector<Location> argLocs{loc};
+      for (Value v : acc) {
+        argTypes.push_back(v.getType());
+        argLocs.push_back(loc);
+      }
+      Block *before = rewriter.getInsertionBlock();
+      Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+      Block *header = rewriter.createBlock(after, argTypes, argLocs);
+      Block *body = rewriter.createBlock(after);
+      rewriter.setInsertionPointToEnd(before);
+      SmallVector<Value> initial{i32Constant(rewriter, loc, 0)};
+      llvm::append_range(initial, acc);
+      LLVM::BrOp::create(rewriter, loc, initial, header);
+      rewriter.setInsertionPointToStart(header);
+      Value kk = header->getArgument(0);
+      LLVM::CondBrOp::create(
+          rewriter, loc,
+          LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::slt, kk,
+                               i32Constant(rewriter, loc, chunk)),
+          body, after);
+      rewriter.setInsertionPointToStart(body);
+      SmallVector<Value> sums(header->getArguments().drop_front());
+      auto word = [&](Value base, Value offset, int64_t plus) -> Value {
+        Value at = LLVM::AddOp::create(
+            rewriter, loc, offset,
+            LLVM::AddOp::create(rewriter, loc, kk,
+                                i32Constant(rewriter, loc, plus)));
+        return LLVM::LoadOp::create(rewriter, loc, i32, address(base, at),
+                                    /*alignment=*/4);
+      };
+      std::map<int32_t, std::array<Value, 4>> aFragments;
+      for (auto &[row, offset] : aRows)
+        aFragments[row] = {
+            word(aBase, offset, 0), word(aBase, offset, 8 * rowLength),
+            word(aBase, offset, 8), word(aBase, offset, 8 * rowLength + 8)};
+      std::map<int32_t, std::array<Value, 2>> bFragments;
+      for (auto &[column, offset] : bColumns)
+        bFragments[column] = {word(bBase, offset, 0), word(bBase, offset, 8)};
+      std::string type = element.isF16() ? "f16" : "bf16";
+      std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." +
+                         type +
+                         ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+                         "{$10, $11, $12, $13};";
+      Type f32 = rewriter.getF32Type();
+      Type quad = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
+                                                   {f32, f32, f32, f32});
+      for (auto &[corner, slots] : tiles) {
+        SmallVector<Value> operands(aFragments[corner.first].begin(),
+                                    aFragments[corner.first].end());
+        llvm::append_range(operands, bFragments[corner.second]);
+        for (int slot : slots)
+          operands.push_back(sums[slot]);
+        Value d = kiln::inlinePtx(rewriter, loc, quad, text,
+                                  "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", operands);
+        for (auto [i, slot] : llvm::enumerate(slots))
+          sums[slot] =
+              LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+      }
+      SmallVector<Value> next{LLVM::AddOp::create(
+          rewriter, loc, kk, i32Constant(rewriter, loc, 16))};
+      llvm::append_range(next, sums);
+      LLVM::BrOp::create(rewriter, loc, next, header);
+      rewriter.setInsertionPointToStart(after);
+      acc = SmallVector<Value>(header->getArguments().drop_front());
+      NVVM::Barrier0Op::create(rewriter, loc);
+    }
+    rewriter.replaceOp(op, kiln::packElements(rewriter, loc, converted, acc));
     return success();
   }
 

@@ -97,6 +97,8 @@ static unsigned layoutRank(Attribute layout) {
     unsigned parentRank = layoutRank(slice.getParent());
     return parentRank > 1 ? parentRank - 1 : 0;
   }
+  if (isa<kiln::gpu::MmaEncodingAttr>(layout))
+    return 2;
   return 0;
 }
 
@@ -129,6 +131,41 @@ LogicalResult kiln::gpu::SliceEncodingAttr::verify(
     return emitError() << "slice dimension " << dim
                        << " is out of range for a parent of rank "
                        << parentRank;
+  return success();
+}
+
+// Syntax: #kiln_gpu.mma<{warpsPerCTA = [4, 2]}>
+Attribute kiln::gpu::MmaEncodingAttr::parse(AsmParser &parser, Type) {
+  SmallVector<unsigned> warps;
+  auto parseWarp = [&]() -> ParseResult {
+    unsigned w;
+    if (parser.parseInteger(w))
+      return failure();
+    warps.push_back(w);
+    return success();
+  };
+  if (parser.parseLess() || parser.parseLBrace() ||
+      parser.parseKeyword("warpsPerCTA") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseWarp) ||
+      parser.parseRBrace() || parser.parseGreater())
+    return {};
+  return parser.getChecked<MmaEncodingAttr>(parser.getContext(), warps);
+}
+
+void kiln::gpu::MmaEncodingAttr::print(AsmPrinter &printer) const {
+  printer << "<{warpsPerCTA = [";
+  llvm::interleaveComma(getWarpsPerCTA(), printer);
+  printer << "]}>";
+}
+
+LogicalResult
+kiln::gpu::MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayRef<unsigned> warpsPerCTA) {
+  if (warpsPerCTA.size() != 2)
+    return emitError() << "an mma layout has warpsPerCTA for 2 dimensions";
+  for (unsigned w : warpsPerCTA)
+    if (w == 0 || !llvm::isPowerOf2_32(w))
+      return emitError() << "mma warpsPerCTA must be powers of two";
   return success();
 }
 

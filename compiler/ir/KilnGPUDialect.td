@@ -59,6 +59,21 @@ def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding"> {
   let genVerifyDecl = 1;
 }
 
+def KilnGPU_MmaEncodingAttr : AttrDef<KilnGPU_Dialect, "MmaEncoding"> {
+  let mnemonic = "mma";
+  let summary = "The accumulator layout of mma.sync m16n8 tensor-core tiles";
+  let description = [{
+    A 2-D tensor in 16 x 8 tiles, one per warp at a time, laid out as the
+    C/D fragments of NVIDIA's `mma.sync.aligned.m16n8k*` instructions (sm_80
+    and later): lane l holds columns 2(l%4), 2(l%4)+1 of rows l/4 and
+    l/4 + 8. Warps split the tensor `warpsPerCTA` = [along M, along N]; the
+    warps' tile repeats over larger tensors (layout::mmaV2).
+  }];
+  let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 class KilnGPU_Op<string mnemonic, list<Trait> traits = []>
     : Op<KilnGPU_Dialect, mnemonic, traits>;
 

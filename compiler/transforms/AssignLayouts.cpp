@@ -34,6 +34,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <algorithm>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNASSIGNLAYOUTS
 #include "compiler/transforms/Passes.h.inc"
@@ -79,6 +81,21 @@ BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
   return blockedWith(ctx, shape, spt, numWarps);
 }
 
+/// The mma.sync accumulator layout for a 2-D dot result: warps split M and
+/// N so that each warp's share is about square (and at least one 16 x 8
+/// tile where the shape allows).
+kiln::gpu::MmaEncodingAttr mmaFor(MLIRContext *ctx, RankedTensorType type,
+                                  unsigned numWarps) {
+  int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+  unsigned wm = unsigned(std::clamp<int64_t>(m / 16, 1, numWarps));
+  unsigned wn = numWarps / wm;
+  while (wm > 1 && m / wm < n / wn) {
+    wm /= 2;
+    wn *= 2;
+  }
+  return kiln::gpu::MmaEncodingAttr::get(ctx, {wm, wn});
+}
+
 /// For a dot's result: each thread a nearly square block of the last two
 /// dimensions, so that its multiply-adds per k (rows x columns) need few
 /// operand loads (rows + columns).
@@ -102,6 +119,8 @@ unsigned encodingRank(Attribute encoding) {
     return blocked.getOrder().size();
   if (auto slice = dyn_cast<SliceEncodingAttr>(encoding))
     return encodingRank(slice.getParent()) - 1;
+  if (isa<kiln::gpu::MmaEncodingAttr>(encoding))
+    return 2;
   return 0;
 }
 
@@ -214,9 +233,22 @@ struct AssignLayoutsPass
       if (!largest || dot.getType().getNumElements() > largest.getNumElements())
         largest = dot.getType();
     });
+    // 2-D dots of fp16 or bf16 into fp32, all of them, go to the tensor
+    // cores: their rank's encoding is the mma.sync accumulator layout.
+    bool tensorCores = dots.count(2) > 0;
+    func.walk([&](kiln::DotOp dot) {
+      Type a = dot.getA().getType().getElementType();
+      if (dot.getType().getRank() == 2 &&
+          (!(a.isF16() || a.isBF16()) ||
+           dot.getB().getType().getElementType() != a ||
+           !dot.getType().getElementType().isF32()))
+        tensorCores = false;
+    });
     for (auto &[rank, anchor] : anchors) {
       if (RankedTensorType dot = dots.lookup(rank)) {
-        encodingOfRank[rank] = dotBlocked(ctx, dot, numWarps);
+        encodingOfRank[rank] = rank == 2 && tensorCores
+                                   ? Attribute(mmaFor(ctx, dot, numWarps))
+                                   : Attribute(dotBlocked(ctx, dot, numWarps));
         continue;
       }
       RankedTensorType type = anchor.first;
@@ -448,6 +480,9 @@ struct AssignLayoutsPass
       Attribute result = permuted(src, trans.getOrder());
       if (!result) {
         Attribute blocked = preferred(trans.getSrc().getType());
+        if (!permuted(blocked, trans.getOrder())) // an mma layout
+          blocked = defaultBlocked(
+              &getContext(), trans.getSrc().getType().getShape(), 1, numWarps);
         requireOperand(op, 0, blocked);
         result = permuted(blocked, trans.getOrder());
       }

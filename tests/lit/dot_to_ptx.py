@@ -1,11 +1,17 @@
-# tl.dot: the result gets the blocked layout of its rank (a nearly square
-# block per thread: 16x16 over 128 threads is 1x2), the operands stay in
-# their producers' layouts; the lowering stages a and b in shared memory and
-# takes K fused multiply-adds per result element in fp32 (fp16 operands
-# widened on load; fp8 widened to fp32 before staging), or multiply-adds in
-# the accumulator's integer type. fp8e4nv needs sm_89, as in Triton.
+# tl.dot. fp16 and bf16 into fp32 go to the tensor cores: the layout pass
+# gives the kernel's 2-D tensors the mma.sync accumulator layout, the
+# lowering stages a (row-major) and b (transposed) in shared memory and issues
+# mma.sync.m16n8k16 per 16x8 tile and 16 of K. Other types run on the CUDA
+# cores: the result gets a blocked layout with a nearly square block per
+# thread (16x16 over 128 threads is 1x2), a and b are staged the same way and
+# each thread takes K fused multiply-adds per element in fp32 (fp8 widened
+# before staging), or multiply-adds in the integer accumulator's type. fp8e4nv
+# needs sm_89, as in Triton.
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F16
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*fp32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=BF16
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU32
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F32
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*i8, b_ptr=*i8, c_ptr=*i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=I8
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F8
 # RUN: not %kilnc compile %s -n dot16 -s "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32" --arch sm_80 --emit ptx -o - 2>&1 | FileCheck %s --check-prefix=F8-SM80
@@ -14,15 +20,22 @@ import triton.language as tl
 
 
 # GPU-NOT: kiln_gpu.convert_layout
-# GPU: kiln.dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.blocked<{sizePerThread = [1, 2]
+# GPU: kiln.dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.mma<{warpsPerCTA = [1, 4]}>>
 # F16: st.shared.b16
 # F16: bar.sync 0
-# F16: ld.shared
-# F16: cvt.f32.f16
-# F16-COUNT-32: fma.rn.f32
-# F16-NOT: fma.rn.f32
+# F16: ld.shared.b32
+# F16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# F16-NOT: fma.rn
 # F16: bar.sync 0
-# F16-NOT: mma
+# BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+# GPU32: kiln.dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.blocked<{sizePerThread = [1, 2]
+# F32: st.shared.b32
+# F32: bar.sync 0
+# F32: ld.shared
+# F32-COUNT-32: fma.rn.f32
+# F32-NOT: fma.rn.f32
+# F32: bar.sync 0
+# F32-NOT: mma
 # I8: st.shared.b8
 # I8: bar.sync 0
 # I8: mul.wide.s16
