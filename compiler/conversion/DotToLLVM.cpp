@@ -65,6 +65,63 @@ Value batchRow(OpBuilder &b, Location loc, ArrayRef<Value> coords,
   return index;
 }
 
+/// Where a staged element of k-coordinate `k` goes when K is staged in
+/// chunks of `chunk` (a power of two): its k within the chunk, and whether
+/// it belongs to the chunk that starts at `first` (null when K is one chunk).
+std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc, Value k,
+                                      int64_t chunk, int64_t kSize,
+                                      int64_t first) {
+  if (chunk == kSize)
+    return {k, Value()};
+  int64_t bits = llvm::Log2_64(uint64_t(chunk));
+  Value inChunk = LLVM::ICmpOp::create(
+      b, loc, LLVM::ICmpPredicate::eq,
+      LLVM::LShrOp::create(b, loc, k, i32Constant(b, loc, bits)),
+      i32Constant(b, loc, first >> bits));
+  return {LLVM::AndOp::create(b, loc, k, i32Constant(b, loc, chunk - 1)),
+          inChunk};
+}
+
+/// `for (kk = 0; kk < trip; kk += step)` carrying `carried` in the loop
+/// header's block arguments: `body(kk, values)` gives the next values. The
+/// insertion point ends after the loop; returns the values there.
+SmallVector<Value> emitCountedLoop(
+    ConversionPatternRewriter &rewriter, Location loc, int64_t trip,
+    int64_t step, ArrayRef<Value> carried,
+    llvm::function_ref<SmallVector<Value>(Value, ArrayRef<Value>)> body) {
+  SmallVector<Type> argTypes{rewriter.getI32Type()};
+  SmallVector<Location> argLocs{loc};
+  for (Value v : carried) {
+    argTypes.push_back(v.getType());
+    argLocs.push_back(loc);
+  }
+  Block *before = rewriter.getInsertionBlock();
+  Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+  Block *header = rewriter.createBlock(after, argTypes, argLocs);
+  Block *bodyBlock = rewriter.createBlock(after);
+  rewriter.setInsertionPointToEnd(before);
+  SmallVector<Value> initial{i32Constant(rewriter, loc, 0)};
+  llvm::append_range(initial, carried);
+  LLVM::BrOp::create(rewriter, loc, initial, header);
+
+  rewriter.setInsertionPointToStart(header);
+  Value kk = header->getArgument(0);
+  LLVM::CondBrOp::create(rewriter, loc,
+                         LLVM::ICmpOp::create(rewriter, loc,
+                                              LLVM::ICmpPredicate::slt, kk,
+                                              i32Constant(rewriter, loc, trip)),
+                         bodyBlock, after);
+
+  rewriter.setInsertionPointToStart(bodyBlock);
+  SmallVector<Value> next{
+      LLVM::AddOp::create(rewriter, loc, kk, i32Constant(rewriter, loc, step))};
+  SmallVector<Value> values(header->getArguments().drop_front());
+  llvm::append_range(next, body(kk, values));
+  LLVM::BrOp::create(rewriter, loc, next, header);
+  rewriter.setInsertionPointToStart(after);
+  return SmallVector<Value>(header->getArguments().drop_front());
+}
+
 struct DotLowering : OpConversionPattern<kiln::DotOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -180,7 +237,6 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     SmallVector<Value> acc;
     for (Value v : c)
       acc.push_back(widen(v));
-    int64_t chunkBits = llvm::Log2_64(uint64_t(chunk));
     for (int64_t first = 0; first < k; first += chunk) {
       // Stage this chunk of a and b.
       auto stage = [&](ArrayRef<Value> elements,
@@ -190,17 +246,8 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         for (unsigned j = 0; j < elements.size(); ++j) {
           if (!kiln::isRepresentativeRegister(layout, j))
             continue;
-          Value kk = coords[j][kDim];
-          Value inChunk;
-          if (chunk != k) {
-            inChunk = LLVM::ICmpOp::create(
-                rewriter, loc, LLVM::ICmpPredicate::eq,
-                LLVM::LShrOp::create(rewriter, loc, kk,
-                                     i32Constant(rewriter, loc, chunkBits)),
-                i32Constant(rewriter, loc, first >> chunkBits));
-            kk = LLVM::AndOp::create(rewriter, loc, kk,
-                                     i32Constant(rewriter, loc, chunk - 1));
-          }
+          auto [kk, inChunk] =
+              chunkPosition(rewriter, loc, coords[j][kDim], chunk, k, first);
           Value offset;
           if (isA) {
             offset = LLVM::AddOp::create(
@@ -343,7 +390,6 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         kiln::emitCoordinates(rewriter, loc, aLayout);
     SmallVector<kiln::Coordinates> bCoords =
         kiln::emitCoordinates(rewriter, loc, bLayout);
-    int64_t chunkBits = llvm::Log2_64(uint64_t(chunk));
     for (int64_t first = 0; first < k; first += chunk) {
       // a[row][kk] at row * rowLength + kk; b[kk][col] at col * rowLength +
       // kk. Elements of other chunks go to the spare slot at the end.
@@ -354,17 +400,8 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         for (unsigned j = 0; j < elements.size(); ++j) {
           if (!kiln::isRepresentativeRegister(layout, j))
             continue;
-          Value kk = coords[j][kDim];
-          Value inChunk;
-          if (chunk != k) {
-            inChunk = LLVM::ICmpOp::create(
-                rewriter, loc, LLVM::ICmpPredicate::eq,
-                LLVM::LShrOp::create(rewriter, loc, kk,
-                                     i32Constant(rewriter, loc, chunkBits)),
-                i32Constant(rewriter, loc, first >> chunkBits));
-            kk = LLVM::AndOp::create(rewriter, loc, kk,
-                                     i32Constant(rewriter, loc, chunk - 1));
-          }
+          auto [kk, inChunk] =
+              chunkPosition(rewriter, loc, coords[j][kDim], chunk, k, first);
           Value offset = LLVM::AddOp::create(
               rewriter, loc,
               LLVM::MulOp::create(rewriter, loc, coords[j][1 - kDim],
@@ -381,73 +418,53 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
       stage(b, bCoords, bLayout, 0, bBase, bSize);
       NVVM::Barrier0Op::create(rewriter, loc);
 
-      // The loop over k, 16 at a time, the accumulators as block arguments.
+      // The loop over k, 16 at a time, the accumulators carried.
       Type i32 = rewriter.getI32Type();
-      SmallVector<Type> argTypes{i32};
-      SmallVector<Location> argLocs{loc};
-      for (Value v : acc) {
-        argTypes.push_back(v.getType());
-        argLocs.push_back(loc);
-      }
-      Block *before = rewriter.getInsertionBlock();
-      Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
-      Block *header = rewriter.createBlock(after, argTypes, argLocs);
-      Block *body = rewriter.createBlock(after);
-      rewriter.setInsertionPointToEnd(before);
-      SmallVector<Value> initial{i32Constant(rewriter, loc, 0)};
-      llvm::append_range(initial, acc);
-      LLVM::BrOp::create(rewriter, loc, initial, header);
-      rewriter.setInsertionPointToStart(header);
-      Value kk = header->getArgument(0);
-      LLVM::CondBrOp::create(
-          rewriter, loc,
-          LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::slt, kk,
-                               i32Constant(rewriter, loc, chunk)),
-          body, after);
-      rewriter.setInsertionPointToStart(body);
-      SmallVector<Value> sums(header->getArguments().drop_front());
-      auto word = [&](Value base, Value offset, int64_t plus) -> Value {
-        Value at = LLVM::AddOp::create(
-            rewriter, loc, offset,
-            LLVM::AddOp::create(rewriter, loc, kk,
-                                i32Constant(rewriter, loc, plus)));
-        return LLVM::LoadOp::create(rewriter, loc, i32, address(base, at),
-                                    /*alignment=*/4);
-      };
-      std::map<int32_t, std::array<Value, 4>> aFragments;
-      for (auto &[row, offset] : aRows)
-        aFragments[row] = {
-            word(aBase, offset, 0), word(aBase, offset, 8 * rowLength),
-            word(aBase, offset, 8), word(aBase, offset, 8 * rowLength + 8)};
-      std::map<int32_t, std::array<Value, 2>> bFragments;
-      for (auto &[column, offset] : bColumns)
-        bFragments[column] = {word(bBase, offset, 0), word(bBase, offset, 8)};
-      std::string type = element.isF16() ? "f16" : "bf16";
-      std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." +
-                         type +
-                         ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
-                         "{$10, $11, $12, $13};";
-      Type f32 = rewriter.getF32Type();
-      Type quad = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
-                                                   {f32, f32, f32, f32});
-      for (auto &[corner, slots] : tiles) {
-        SmallVector<Value> operands(aFragments[corner.first].begin(),
-                                    aFragments[corner.first].end());
-        llvm::append_range(operands, bFragments[corner.second]);
-        for (int slot : slots)
-          operands.push_back(sums[slot]);
-        Value d = kiln::inlinePtx(rewriter, loc, quad, text,
+      acc = emitCountedLoop(
+          rewriter, loc, chunk, 16, acc,
+          [&](Value kk, ArrayRef<Value> carried) -> SmallVector<Value> {
+            SmallVector<Value> sums(carried);
+            auto word = [&](Value base, Value offset, int64_t plus) -> Value {
+              Value at = LLVM::AddOp::create(
+                  rewriter, loc, offset,
+                  LLVM::AddOp::create(rewriter, loc, kk,
+                                      i32Constant(rewriter, loc, plus)));
+              return LLVM::LoadOp::create(rewriter, loc, i32, address(base, at),
+                                          /*alignment=*/4);
+            };
+            std::map<int32_t, std::array<Value, 4>> aFragments;
+            for (auto &[row, offset] : aRows)
+              aFragments[row] = {word(aBase, offset, 0),
+                                 word(aBase, offset, 8 * rowLength),
+                                 word(aBase, offset, 8),
+                                 word(aBase, offset, 8 * rowLength + 8)};
+            std::map<int32_t, std::array<Value, 2>> bFragments;
+            for (auto &[column, offset] : bColumns)
+              bFragments[column] = {word(bBase, offset, 0),
+                                    word(bBase, offset, 8)};
+            std::string type = element.isF16() ? "f16" : "bf16";
+            std::string text =
+                "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
+                ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+                "{$10, $11, $12, $13};";
+            Type f32 = rewriter.getF32Type();
+            Type quad = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
+                                                         {f32, f32, f32, f32});
+            for (auto &[corner, slots] : tiles) {
+              SmallVector<Value> operands(aFragments[corner.first].begin(),
+                                          aFragments[corner.first].end());
+              llvm::append_range(operands, bFragments[corner.second]);
+              for (int slot : slots)
+                operands.push_back(sums[slot]);
+              Value d =
+                  kiln::inlinePtx(rewriter, loc, quad, text,
                                   "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", operands);
-        for (auto [i, slot] : llvm::enumerate(slots))
-          sums[slot] =
-              LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
-      }
-      SmallVector<Value> next{LLVM::AddOp::create(
-          rewriter, loc, kk, i32Constant(rewriter, loc, 16))};
-      llvm::append_range(next, sums);
-      LLVM::BrOp::create(rewriter, loc, next, header);
-      rewriter.setInsertionPointToStart(after);
-      acc = SmallVector<Value>(header->getArguments().drop_front());
+              for (auto [i, slot] : llvm::enumerate(slots))
+                sums[slot] =
+                    LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+            }
+            return sums;
+          });
       NVVM::Barrier0Op::create(rewriter, loc);
     }
     rewriter.replaceOp(op, kiln::packElements(rewriter, loc, converted, acc));
@@ -463,70 +480,47 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
       ArrayRef<std::pair<unsigned, unsigned>> sources, int64_t chunk, int64_t n,
       bool integer, llvm::function_ref<Value(Value)> widen) {
     int64_t unroll = std::min(chunk, kUnroll);
-    Type i32 = rewriter.getI32Type();
-    SmallVector<Type> argTypes{i32};
-    SmallVector<Location> argLocs{loc};
-    for (Value v : acc) {
-      argTypes.push_back(v.getType());
-      argLocs.push_back(loc);
-    }
-    Block *before = rewriter.getInsertionBlock();
-    Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
-    Block *header = rewriter.createBlock(after, argTypes, argLocs);
-    Block *body = rewriter.createBlock(after);
-    rewriter.setInsertionPointToEnd(before);
-    SmallVector<Value> initial{i32Constant(rewriter, loc, 0)};
-    llvm::append_range(initial, acc);
-    LLVM::BrOp::create(rewriter, loc, initial, header);
-
-    rewriter.setInsertionPointToStart(header);
-    Value kk = header->getArgument(0);
-    Value more = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::slt,
-                                      kk, i32Constant(rewriter, loc, chunk));
-    LLVM::CondBrOp::create(rewriter, loc, more, body, after);
-
-    rewriter.setInsertionPointToStart(body);
-    SmallVector<Value> sums(header->getArguments().drop_front());
-    Value bRow =
-        LLVM::MulOp::create(rewriter, loc, kk, i32Constant(rewriter, loc, n));
-    for (int64_t step = 0; step < unroll; ++step) {
-      SmallVector<Value> rows, columns;
-      for (Value offset : rowOffsets) {
-        Value index = LLVM::AddOp::create(
-            rewriter, loc, offset,
-            LLVM::AddOp::create(rewriter, loc, kk,
-                                i32Constant(rewriter, loc, step)));
-        rows.push_back(widen(LLVM::LoadOp::create(
-            rewriter, loc, aStored,
-            LLVM::GEPOp::create(rewriter, loc, aBase.getType(), aStored, aBase,
-                                ValueRange{index}))));
-      }
-      for (Value offset : columnOffsets) {
-        Value index = LLVM::AddOp::create(
-            rewriter, loc, offset,
-            LLVM::AddOp::create(rewriter, loc, bRow,
-                                i32Constant(rewriter, loc, step * n)));
-        columns.push_back(widen(LLVM::LoadOp::create(
-            rewriter, loc, bStored,
-            LLVM::GEPOp::create(rewriter, loc, bBase.getType(), bStored, bBase,
-                                ValueRange{index}))));
-      }
-      for (auto [r, source] : llvm::enumerate(sources)) {
-        Value x = rows[source.first], y = columns[source.second];
-        sums[r] =
-            integer ? Value(LLVM::AddOp::create(
-                          rewriter, loc,
-                          LLVM::MulOp::create(rewriter, loc, x, y), sums[r]))
-                    : Value(LLVM::FMAOp::create(rewriter, loc, x, y, sums[r]));
-      }
-    }
-    SmallVector<Value> next{LLVM::AddOp::create(
-        rewriter, loc, kk, i32Constant(rewriter, loc, unroll))};
-    llvm::append_range(next, sums);
-    LLVM::BrOp::create(rewriter, loc, next, header);
-
-    rewriter.setInsertionPointToStart(after);
-    return SmallVector<Value>(header->getArguments().drop_front());
+    return emitCountedLoop(
+        rewriter, loc, chunk, unroll, acc,
+        [&](Value kk, ArrayRef<Value> carried) -> SmallVector<Value> {
+          SmallVector<Value> sums(carried);
+          Value bRow = LLVM::MulOp::create(rewriter, loc, kk,
+                                           i32Constant(rewriter, loc, n));
+          for (int64_t step = 0; step < unroll; ++step) {
+            SmallVector<Value> rows, columns;
+            for (Value offset : rowOffsets) {
+              Value index = LLVM::AddOp::create(
+                  rewriter, loc, offset,
+                  LLVM::AddOp::create(rewriter, loc, kk,
+                                      i32Constant(rewriter, loc, step)));
+              rows.push_back(widen(LLVM::LoadOp::create(
+                  rewriter, loc, aStored,
+                  LLVM::GEPOp::create(rewriter, loc, aBase.getType(), aStored,
+                                      aBase, ValueRange{index}))));
+            }
+            for (Value offset : columnOffsets) {
+              Value index = LLVM::AddOp::create(
+                  rewriter, loc, offset,
+                  LLVM::AddOp::create(rewriter, loc, bRow,
+                                      i32Constant(rewriter, loc, step * n)));
+              columns.push_back(widen(LLVM::LoadOp::create(
+                  rewriter, loc, bStored,
+                  LLVM::GEPOp::create(rewriter, loc, bBase.getType(), bStored,
+                                      bBase, ValueRange{index}))));
+            }
+            for (auto [r, source] : llvm::enumerate(sources)) {
+              Value x = rows[source.first], y = columns[source.second];
+              sums[r] =
+                  integer
+                      ? Value(LLVM::AddOp::create(
+                            rewriter, loc,
+                            LLVM::MulOp::create(rewriter, loc, x, y), sums[r]))
+                      : Value(
+                            LLVM::FMAOp::create(rewriter, loc, x, y, sums[r]));
+            }
+          }
+          return sums;
+        });
   }
 };
 
