@@ -82,6 +82,31 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc, Value k,
           inChunk};
 }
 
+/// Stores one chunk of a dot operand into its staging array: each element
+/// this thread holds once (copies are skipped) goes to `offsetOf(coords, k
+/// within the chunk)`, or, when it belongs to another chunk, to the spare
+/// slot at index `spare`.
+void stageChunk(
+    OpBuilder &b, Location loc, ArrayRef<Value> elements,
+    ArrayRef<kiln::Coordinates> coords, const LinearLayout &layout,
+    unsigned kDim, int64_t chunk, int64_t kSize, int64_t first, Value base,
+    Type element, int64_t spare,
+    llvm::function_ref<Value(const kiln::Coordinates &, Value)> offsetOf) {
+  for (unsigned j = 0; j < elements.size(); ++j) {
+    if (!kiln::isRepresentativeRegister(layout, j))
+      continue;
+    auto [kk, inChunk] =
+        chunkPosition(b, loc, coords[j][kDim], chunk, kSize, first);
+    Value offset = offsetOf(coords[j], kk);
+    if (inChunk)
+      offset = LLVM::SelectOp::create(b, loc, inChunk, offset,
+                                      i32Constant(b, loc, spare));
+    LLVM::StoreOp::create(b, loc, elements[j],
+                          LLVM::GEPOp::create(b, loc, base.getType(), element,
+                                              base, ValueRange{offset}));
+  }
+}
+
 /// `for (kk = 0; kk < trip; kk += step)` carrying `carried` in the loop
 /// header's block arguments: `body(kk, values)` gives the next values. The
 /// insertion point ends after the loop; returns the values there.
@@ -183,11 +208,6 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     int64_t aSize = batch * m * (chunk + pad), bSize = batch * chunk * n;
     Value aBase = kiln::allocateSharedArray(rewriter, op, aStored, aSize + 1);
     Value bBase = kiln::allocateSharedArray(rewriter, op, bStored, bSize + 1);
-    auto at = [&](Value base, Type element, Value offset) {
-      return LLVM::GEPOp::create(rewriter, loc, base.getType(), element, base,
-                                 ValueRange{offset});
-    };
-
     // Where each thread's elements of a and b go, and which k they hold.
     SmallVector<kiln::Coordinates> aCoords =
         kiln::emitCoordinates(rewriter, loc, *aLayout);
@@ -238,49 +258,34 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     for (Value v : c)
       acc.push_back(widen(v));
     for (int64_t first = 0; first < k; first += chunk) {
-      // Stage this chunk of a and b.
-      auto stage = [&](ArrayRef<Value> elements,
-                       ArrayRef<kiln::Coordinates> coords,
-                       const LinearLayout &layout, unsigned kDim, Value base,
-                       Type element, int64_t size, bool isA) {
-        for (unsigned j = 0; j < elements.size(); ++j) {
-          if (!kiln::isRepresentativeRegister(layout, j))
-            continue;
-          auto [kk, inChunk] =
-              chunkPosition(rewriter, loc, coords[j][kDim], chunk, k, first);
-          Value offset;
-          if (isA) {
-            offset = LLVM::AddOp::create(
-                rewriter, loc,
-                LLVM::MulOp::create(
-                    rewriter, loc,
-                    batchRow(rewriter, loc, coords[j], aType.getShape(), mDim),
-                    i32Constant(rewriter, loc, chunk + pad)),
-                kk);
-          } else {
-            SmallVector<Value> rowCoords(coords[j].begin(),
-                                         coords[j].begin() + mDim);
+      // Stage this chunk: a[batch][row][kk] at (batch * m + row) * (chunk +
+      // pad) + kk, b[batch][kk][col] at (batch * chunk + kk) * n + col.
+      stageChunk(rewriter, loc, a, aCoords, *aLayout, nDim, chunk, k, first,
+                 aBase, aStored, aSize,
+                 [&](const kiln::Coordinates &at, Value kk) -> Value {
+                   return LLVM::AddOp::create(
+                       rewriter, loc,
+                       LLVM::MulOp::create(
+                           rewriter, loc,
+                           batchRow(rewriter, loc, at, aType.getShape(), mDim),
+                           i32Constant(rewriter, loc, chunk + pad)),
+                       kk);
+                 });
+      stageChunk(
+          rewriter, loc, b, bCoords, *bLayout, mDim, chunk, k, first, bBase,
+          bStored, bSize, [&](const kiln::Coordinates &at, Value kk) -> Value {
+            SmallVector<Value> rowCoords(at.begin(), at.begin() + mDim);
             rowCoords.push_back(kk);
             SmallVector<int64_t> shape(bType.getShape().take_front(mDim));
             shape.push_back(chunk);
-            offset = LLVM::AddOp::create(
+            return LLVM::AddOp::create(
                 rewriter, loc,
                 LLVM::MulOp::create(
                     rewriter, loc,
                     batchRow(rewriter, loc, rowCoords, shape, mDim),
                     i32Constant(rewriter, loc, n)),
-                coords[j][nDim]);
-          }
-          // Elements of other chunks go to the spare slot at the end.
-          if (inChunk)
-            offset = LLVM::SelectOp::create(rewriter, loc, inChunk, offset,
-                                            i32Constant(rewriter, loc, size));
-          LLVM::StoreOp::create(rewriter, loc, elements[j],
-                                at(base, element, offset));
-        }
-      };
-      stage(a, aCoords, *aLayout, nDim, aBase, aStored, aSize, true);
-      stage(b, bCoords, *bLayout, mDim, bBase, bStored, bSize, false);
+                at[nDim]);
+          });
       NVVM::Barrier0Op::create(rewriter, loc);
       acc = multiplyChunk(rewriter, loc, acc, aBase, aStored, bBase, bStored,
                           rowOffsets, columnOffsets, sources, chunk, n, integer,
@@ -392,30 +397,20 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         kiln::emitCoordinates(rewriter, loc, bLayout);
     for (int64_t first = 0; first < k; first += chunk) {
       // a[row][kk] at row * rowLength + kk; b[kk][col] at col * rowLength +
-      // kk. Elements of other chunks go to the spare slot at the end.
-      auto stage = [&](ArrayRef<Value> elements,
-                       ArrayRef<kiln::Coordinates> coords,
-                       const LinearLayout &layout, unsigned kDim, Value base,
-                       int64_t size) {
-        for (unsigned j = 0; j < elements.size(); ++j) {
-          if (!kiln::isRepresentativeRegister(layout, j))
-            continue;
-          auto [kk, inChunk] =
-              chunkPosition(rewriter, loc, coords[j][kDim], chunk, k, first);
-          Value offset = LLVM::AddOp::create(
+      // kk.
+      auto rowMajor = [&](unsigned rowDim) {
+        return [&, rowDim](const kiln::Coordinates &at, Value kk) -> Value {
+          return LLVM::AddOp::create(
               rewriter, loc,
-              LLVM::MulOp::create(rewriter, loc, coords[j][1 - kDim],
+              LLVM::MulOp::create(rewriter, loc, at[rowDim],
                                   i32Constant(rewriter, loc, rowLength)),
               kk);
-          if (inChunk)
-            offset = LLVM::SelectOp::create(rewriter, loc, inChunk, offset,
-                                            i32Constant(rewriter, loc, size));
-          LLVM::StoreOp::create(rewriter, loc, elements[j],
-                                address(base, offset));
-        }
+        };
       };
-      stage(a, aCoords, aLayout, 1, aBase, aSize);
-      stage(b, bCoords, bLayout, 0, bBase, bSize);
+      stageChunk(rewriter, loc, a, aCoords, aLayout, 1, chunk, k, first, aBase,
+                 stored, aSize, rowMajor(0));
+      stageChunk(rewriter, loc, b, bCoords, bLayout, 0, chunk, k, first, bBase,
+                 stored, bSize, rowMajor(1));
       NVVM::Barrier0Op::create(rewriter, loc);
 
       // The loop over k, 16 at a time, the accumulators carried.

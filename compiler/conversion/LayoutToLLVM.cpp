@@ -70,6 +70,25 @@ struct SplatLowering : OpConversionPattern<kiln::SplatOp> {
   }
 };
 
+/// What every lowering here starts from: the linear layouts of its operand
+/// and result types, and the result's LLVM type.
+struct LayoutChange {
+  LinearLayout from, to;
+  Type converted;
+};
+
+/// std::nullopt when either type has no layout (the pattern does not apply).
+std::optional<LayoutChange> layoutChange(RankedTensorType srcType,
+                                         RankedTensorType resultType,
+                                         const TypeConverter &converter) {
+  std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
+  std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
+  Type converted = converter.convertType(resultType);
+  if (!from || !to || !converted)
+    return std::nullopt;
+  return LayoutChange{*from, *to, converted};
+}
+
 /// Rewrites `op` (one tensor operand, one tensor result) as a renaming of
 /// registers, with `project` mapping result coordinates to operand ones.
 LogicalResult renameRegisters(Operation *op, Value convertedSrc,
@@ -78,13 +97,12 @@ LogicalResult renameRegisters(Operation *op, Value convertedSrc,
                               kiln::CoordinateMap project) {
   auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
-  std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
-  Type converted = converter.convertType(resultType);
-  if (!from || !to || !converted)
+  std::optional<LayoutChange> change =
+      layoutChange(srcType, resultType, converter);
+  if (!change)
     return rewriter.notifyMatchFailure(op, "tensors without layouts");
   std::optional<SmallVector<unsigned>> mapping =
-      kiln::registerMapping(*from, *to, project);
+      kiln::registerMapping(change->from, change->to, project);
   if (!mapping)
     return op->emitError("the layouts of operand and result (")
            << srcType << " -> " << resultType
@@ -95,8 +113,8 @@ LogicalResult renameRegisters(Operation *op, Value convertedSrc,
   SmallVector<Value> elements;
   for (unsigned k : *mapping)
     elements.push_back(src[k]);
-  rewriter.replaceOp(op,
-                     kiln::packElements(rewriter, loc, converted, elements));
+  rewriter.replaceOp(
+      op, kiln::packElements(rewriter, loc, change->converted, elements));
   return success();
 }
 
@@ -396,29 +414,28 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType srcType = op.getSrc().getType();
     RankedTensorType resultType = op.getResult().getType();
-    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
-    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
-    Type converted = getTypeConverter()->convertType(resultType);
-    if (!from || !to || !converted)
+    std::optional<LayoutChange> change =
+        layoutChange(srcType, resultType, *getTypeConverter());
+    if (!change)
       return rewriter.notifyMatchFailure(op, "tensors without layouts");
     Location loc = op.getLoc();
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
     auto same = [](ArrayRef<int32_t> c) { return SmallVector<int32_t>(c); };
     SmallVector<Value> elements;
-    if (auto mapping = kiln::registerMapping(*from, *to, same)) {
+    if (auto mapping = kiln::registerMapping(change->from, change->to, same)) {
       for (unsigned k : *mapping)
         elements.push_back(src[k]);
     } else if (std::optional<layout::WarpShufflePlan> plan =
-                   cheaperWarpShuffle(*from, *to, src)) {
-      elements =
-          shuffleWithinWarps(rewriter, loc, src, *plan,
-                             unsigned(to->getInDimSize(layout::kRegister)));
+                   cheaperWarpShuffle(change->from, change->to, src)) {
+      elements = shuffleWithinWarps(
+          rewriter, loc, src, *plan,
+          unsigned(change->to.getInDimSize(layout::kRegister)));
     } else {
-      elements = exchangeRowMajor(rewriter, op, src, *from, *to);
+      elements = exchangeRowMajor(rewriter, op, src, change->from, change->to);
     }
-    rewriter.replaceOp(op,
-                       kiln::packElements(rewriter, loc, converted, elements));
+    rewriter.replaceOp(
+        op, kiln::packElements(rewriter, loc, change->converted, elements));
     return success();
   }
 
@@ -453,18 +470,17 @@ struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto srcType = cast<RankedTensorType>(op.getSrc().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
-    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
-    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
-    Type converted = getTypeConverter()->convertType(resultType);
-    if (!from || !to || !converted)
+    std::optional<LayoutChange> change =
+        layoutChange(srcType, resultType, *getTypeConverter());
+    if (!change)
       return rewriter.notifyMatchFailure(op, "tensors without layouts");
     Location loc = op.getLoc();
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
     SmallVector<Value> elements =
-        exchangeRowMajor(rewriter, op, src, *from, *to);
-    rewriter.replaceOp(op,
-                       kiln::packElements(rewriter, loc, converted, elements));
+        exchangeRowMajor(rewriter, op, src, change->from, change->to);
+    rewriter.replaceOp(
+        op, kiln::packElements(rewriter, loc, change->converted, elements));
     return success();
   }
 };
@@ -478,13 +494,12 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto srcType = cast<RankedTensorType>(op.getLhs().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
-    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
-    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
-    Type converted = getTypeConverter()->convertType(resultType);
-    if (!from || !to || !converted)
+    std::optional<LayoutChange> change =
+        layoutChange(srcType, resultType, *getTypeConverter());
+    if (!change)
       return rewriter.notifyMatchFailure(op, "tensors without layouts");
     Location loc = op.getLoc();
-    LinearLayout interleaved = rowMajorAccess(*from, /*shift=*/1);
+    LinearLayout interleaved = rowMajorAccess(change->from, /*shift=*/1);
     SmallVector<Value> elements =
         exchangeThroughShared(
             rewriter, op,
@@ -492,10 +507,10 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
               {interleaved, 0}},
              {kiln::unpackElements(rewriter, loc, adaptor.getRhs()),
               {interleaved, 1}}},
-            {{rowMajorAccess(*to)}})
+            {{rowMajorAccess(change->to)}})
             .front();
-    rewriter.replaceOp(op,
-                       kiln::packElements(rewriter, loc, converted, elements));
+    rewriter.replaceOp(
+        op, kiln::packElements(rewriter, loc, change->converted, elements));
     return success();
   }
 };
@@ -514,10 +529,9 @@ struct CatLowering : OpConversionPattern<kiln::CatOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto srcType = cast<RankedTensorType>(op.getLhs().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
-    std::optional<LinearLayout> from = kiln::getLinearLayout(srcType);
-    std::optional<LinearLayout> to = kiln::getLinearLayout(resultType);
-    Type converted = getTypeConverter()->convertType(resultType);
-    if (!from || !to || !converted)
+    std::optional<LayoutChange> change =
+        layoutChange(srcType, resultType, *getTypeConverter());
+    if (!change)
       return rewriter.notifyMatchFailure(op, "tensors without layouts");
     Location loc = op.getLoc();
     SmallVector<Value> lhs =
@@ -528,26 +542,27 @@ struct CatLowering : OpConversionPattern<kiln::CatOp> {
       return llvm::any_of(l.getFreeVariableMasks(),
                           [](uint64_t mask) { return mask != 0; });
     };
-    if (!holdsCopies(*from) && !holdsCopies(*to) &&
-        size_t(to->getInDimSize(layout::kRegister)) ==
+    if (!holdsCopies(change->from) && !holdsCopies(change->to) &&
+        size_t(change->to.getInDimSize(layout::kRegister)) ==
             lhs.size() + rhs.size()) {
       SmallVector<Value> elements(lhs);
       llvm::append_range(elements, rhs);
       rewriter.replaceOp(
-          op, kiln::packElements(rewriter, loc, converted, elements));
+          op, kiln::packElements(rewriter, loc, change->converted, elements));
       return success();
     }
     int64_t lhsSize = srcType.getNumElements();
-    LinearLayout operand = rowMajorAccess(*from).resizeOutDim(
-        layout::kOffset, int32_t(2 * lhsSize));
+    LinearLayout operand =
+        rowMajorAccess(change->from)
+            .resizeOutDim(layout::kOffset, int32_t(2 * lhsSize));
     SmallVector<Value> elements =
         exchangeThroughShared(
             rewriter, op,
             {{lhs, {operand, 0}}, {rhs, {operand, uint64_t(lhsSize)}}},
-            {{rowMajorAccess(*to)}})
+            {{rowMajorAccess(change->to)}})
             .front();
-    rewriter.replaceOp(op,
-                       kiln::packElements(rewriter, loc, converted, elements));
+    rewriter.replaceOp(
+        op, kiln::packElements(rewriter, loc, change->converted, elements));
     return success();
   }
 };

@@ -8,6 +8,7 @@
 #ifndef KILN_LAYOUT_ECHELON_H
 #define KILN_LAYOUT_ECHELON_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/bit.h"
@@ -16,6 +17,16 @@
 #include <optional>
 
 namespace kiln::layout {
+
+/// The XOR of `columns[i]` over the set bits i of `mask`: a GF(2) matrix,
+/// given by its columns, times the vector `mask`.
+template <typename T> T xorOfColumns(llvm::ArrayRef<T> columns, uint64_t mask) {
+  T value = 0;
+  for (auto [i, column] : llvm::enumerate(columns))
+    if ((mask >> i) & 1)
+      value ^= column;
+  return value;
+}
 
 /// An incrementally built row-echelon basis of a set of GF(2) vectors, each
 /// remembering which of the original vectors ("columns") it combines. Columns

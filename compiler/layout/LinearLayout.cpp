@@ -334,11 +334,7 @@ uint64_t LinearLayout::applyFlat(uint64_t input) const {
   SmallVector<uint64_t> columns = flatColumns();
   if (columns.size() < 64 && (input >> columns.size()) != 0)
     fail("applyFlat: input " + Twine(input) + " is out of range");
-  uint64_t result = 0;
-  for (auto [j, column] : llvm::enumerate(columns))
-    if ((input >> j) & 1)
-      result ^= column;
-  return result;
+  return xorOfColumns<uint64_t>(columns, input);
 }
 
 //===----------------------------------------------------------------------===//

@@ -116,16 +116,6 @@ int64_t instructionsOf(ArrayRef<uint64_t> registers, int32_t vectorElements) {
   return std::max<int64_t>(1, representatives / vectorElements);
 }
 
-/// The physical image of a logical index under a swizzle given as the
-/// images of the logical bits.
-uint64_t applyColumns(ArrayRef<uint64_t> columns, uint64_t logical) {
-  uint64_t physical = 0;
-  for (auto [bit, column] : llvm::enumerate(columns))
-    if ((logical >> bit) & 1)
-      physical ^= column;
-  return physical;
-}
-
 /// The base arrangement of step 2 as images of the logical bits: physical
 /// bits 0..w-1 hold `vector`, the higher ones the logical bits independent
 /// of it, in increasing order.
@@ -150,7 +140,7 @@ bool isAligned(ArrayRef<AccessBases> accesses, ArrayRef<uint64_t> xorOffsets,
                ArrayRef<uint64_t> columns, int32_t vectorBits) {
   uint64_t lowMask = (uint64_t(1) << vectorBits) - 1;
   auto aligned = [&](uint64_t logical) {
-    return (applyColumns(columns, logical) & lowMask) == 0;
+    return (xorOfColumns<uint64_t>(columns, logical) & lowMask) == 0;
   };
   for (auto [access, xorOffset] : llvm::zip_equal(accesses, xorOffsets)) {
     if (!aligned(xorOffset) ||
@@ -258,7 +248,7 @@ SharedSwizzle chooseSharedSwizzle(ArrayRef<SharedAccess> writers,
     instructions.push_back(instructionsOf(access.registers, vectorElements));
     SmallVector<uint64_t, 8> lanes;
     for (uint64_t lane : access.lanes)
-      lanes.push_back(applyColumns(base, lane));
+      lanes.push_back(xorOfColumns<uint64_t>(base, lane));
     baseLanes.push_back(lanes);
   }
   // masks[h] is XORed into the physical index wherever its bit h is set; it

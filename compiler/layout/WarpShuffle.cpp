@@ -10,11 +10,7 @@ using namespace llvm;
 namespace kiln::layout {
 
 int32_t ThreadLinear::operator()(uint32_t tid) const {
-  int32_t value = constant;
-  for (auto [bit, v] : llvm::enumerate(byBit))
-    if ((tid >> bit) & 1)
-      value ^= v;
-  return value;
+  return constant ^ xorOfColumns<int32_t>(byBit, tid);
 }
 
 bool ThreadLinear::isConstant() const {
@@ -81,15 +77,6 @@ int32_t component(const LinearLayout &map, StringRef in, int32_t bit,
   return map.getBasis(in, bit, out);
 }
 
-/// The XOR of `columns[i]` over the set bits i of `mask`.
-int32_t combine(ArrayRef<int32_t> columns, uint64_t mask) {
-  int32_t value = 0;
-  for (auto [i, v] : llvm::enumerate(columns))
-    if ((mask >> i) & 1)
-      value ^= v;
-  return value;
-}
-
 } // namespace
 
 std::optional<WarpShufflePlan> planWarpShuffle(const LinearLayout &src,
@@ -147,13 +134,14 @@ std::optional<WarpShufflePlan> planWarpShuffle(const LinearLayout &src,
       return value;
     };
     std::optional<uint64_t> combination = echelon.solve(q(d[k]));
-    if (combination && combine(columnValues, *combination) != b[k]) {
+    if (combination &&
+        xorOfColumns<int32_t>(columnValues, *combination) != b[k]) {
       // Try the copies of the provider this reader would read.
       combination.reset();
       bool separated = false;
       for (uint64_t which = 1;
            which < (uint64_t(1) << copyLanes.size()) && !separated; ++which) {
-        int32_t moved = d[k] ^ combine(copyLanes, which);
+        int32_t moved = d[k] ^ xorOfColumns<int32_t>(copyLanes, which);
         if (!echelon.solve(q(moved))) {
           d[k] = moved;
           separated = true;
@@ -172,14 +160,17 @@ std::optional<WarpShufflePlan> planWarpShuffle(const LinearLayout &src,
       columnValues.push_back(0);
     }
     for (int32_t u = 0; u < threadBits; ++u)
-      m[u] = combine(columnValues, *echelon.solve(uint64_t(1) << u));
+      m[u] =
+          xorOfColumns<int32_t>(columnValues, *echelon.solve(uint64_t(1) << u));
   }
 
   // Destination registers that read the same (register, lane) of the source
   // share their steps.
   MapVector<std::pair<int32_t, int32_t>, SmallVector<int32_t>> groups;
   for (int32_t r = 0, e = int32_t(1) << registerBits; r < e; ++r)
-    groups[{combine(a, uint32_t(r)), combine(c, uint32_t(r))}].push_back(r);
+    groups[{xorOfColumns<int32_t>(a, uint32_t(r)),
+            xorOfColumns<int32_t>(c, uint32_t(r))}]
+        .push_back(r);
 
   ThreadLinear readLaneFromThread{0, d};
   if (providerSide) {
@@ -208,7 +199,7 @@ std::optional<WarpShufflePlan> planWarpShuffle(const LinearLayout &src,
   for (auto &[key, destinations] : groups) {
     auto [srcRegister, srcLane] = key;
     for (uint64_t which = 0; which < (uint64_t(1) << basis.size()); ++which) {
-      int32_t v = combine(basis, which);
+      int32_t v = xorOfColumns<int32_t>(basis, which);
       ShuffleStep step;
       step.send = {srcRegister ^ v, SmallVector<int32_t>(threadBits, 0)};
       step.readLane = readLaneFromThread;

@@ -227,16 +227,14 @@ struct AssignLayoutsPass
     });
     // A kernel that multiplies matrices lays out tensors of the dot's rank
     // for the dot (the accumulator, often loop-carried, then never moves).
+    // 2-D dots of fp16 or bf16 into fp32, all of them, go to the tensor
+    // cores: their rank's encoding is the mma.sync accumulator layout.
     llvm::DenseMap<unsigned, RankedTensorType> dots;
+    bool tensorCores = true;
     func.walk([&](kiln::DotOp dot) {
       RankedTensorType &largest = dots[unsigned(dot.getType().getRank())];
       if (!largest || dot.getType().getNumElements() > largest.getNumElements())
         largest = dot.getType();
-    });
-    // 2-D dots of fp16 or bf16 into fp32, all of them, go to the tensor
-    // cores: their rank's encoding is the mma.sync accumulator layout.
-    bool tensorCores = dots.count(2) > 0;
-    func.walk([&](kiln::DotOp dot) {
       Type a = dot.getA().getType().getElementType();
       if (dot.getType().getRank() == 2 &&
           (!(a.isF16() || a.isBF16()) ||
