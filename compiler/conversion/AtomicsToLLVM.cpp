@@ -21,14 +21,11 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
+using kiln::i32Constant;
 using kiln::layout::LinearLayout;
 namespace layout = kiln::layout;
 
 namespace {
-
-Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
-}
 
 /// `.acq_rel.gpu` and the like.
 std::string orderingSuffix(kiln::MemSemantic sem, kiln::MemScope scope) {

@@ -1,5 +1,6 @@
 //===- DistributedLayout.cpp - kiln_gpu encodings as linear layouts -------===//
 #include "compiler/conversion/DistributedLayout.h"
+#include "compiler/conversion/LoweringUtils.h"
 
 #include "compiler/ir/Dialects.h"
 #include "compiler/layout/BlockedLayouts.h"
@@ -10,6 +11,7 @@
 #include <map>
 
 using namespace mlir;
+using kiln::i32Constant;
 using kiln::layout::LinearLayout;
 
 namespace {
@@ -69,11 +71,6 @@ std::optional<LinearLayout> linearLayoutOf(Attribute encoding,
     return kiln::layout::mmaV2(shape, mma.getWarpsPerCTA());
   }
   return std::nullopt;
-}
-
-Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                  b.getI32IntegerAttr(int32_t(v)));
 }
 
 } // namespace

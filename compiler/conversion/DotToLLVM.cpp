@@ -30,6 +30,7 @@
 #include <string>
 
 using namespace mlir;
+using kiln::i32Constant;
 using kiln::layout::LinearLayout;
 namespace layout = kiln::layout;
 
@@ -40,11 +41,6 @@ namespace {
 constexpr int64_t kStagingBytes = 40 * 1024;
 /// k steps per loop iteration.
 constexpr int64_t kUnroll = 4;
-
-Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                  b.getI32IntegerAttr(int32_t(v)));
-}
 
 int64_t byteSize(Type type) {
   if (isa<LLVM::LLVMPointerType>(type))

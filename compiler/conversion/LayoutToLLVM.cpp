@@ -20,15 +20,11 @@
 #include <map>
 
 using namespace mlir;
+using kiln::i32Constant;
 using kiln::layout::LinearLayout;
 namespace layout = kiln::layout;
 
 namespace {
-
-Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                  b.getI32IntegerAttr(int32_t(v)));
-}
 
 struct MakeRangeLowering : OpConversionPattern<kiln::MakeRangeOp> {
   using OpConversionPattern::OpConversionPattern;

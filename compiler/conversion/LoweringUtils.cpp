@@ -69,6 +69,11 @@ Value kiln::inlinePtx(OpBuilder &b, Location loc, Type result, StringRef text,
       .getResult(0);
 }
 
+Value kiln::i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(int32_t(v)));
+}
+
 Value kiln::threadIdX(OpBuilder &b, Location loc) {
   return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
 }
@@ -78,14 +83,12 @@ namespace {
 Value shuffleWord(OpBuilder &b, Location loc, Value word, Value lane,
                   NVVM::ShflKind kind) {
   Type i32 = b.getI32Type();
-  auto constant = [&](int32_t v) {
-    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
-  };
   // The `c` operand: lanes clamp at 0 going up, at 31 otherwise.
   int32_t clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
-  return NVVM::ShflOp::create(
-      b, loc, i32, constant(-1), word, lane, constant(clamp),
-      NVVM::ShflKindAttr::get(b.getContext(), kind), UnitAttr());
+  return NVVM::ShflOp::create(b, loc, i32, kiln::i32Constant(b, loc, -1), word,
+                              lane, kiln::i32Constant(b, loc, clamp),
+                              NVVM::ShflKindAttr::get(b.getContext(), kind),
+                              UnitAttr());
 }
 
 } // namespace

@@ -35,6 +35,8 @@ unpackElements(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value);
 /// Builds a value of `type` (a struct, or a scalar when one element).
 mlir::Value packElements(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Type type, mlir::ValueRange elements);
+/// An i32 constant (`v` is truncated to 32 bits).
+mlir::Value i32Constant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 /// `nvvm.read.ptx.sreg.tid.x`.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 

@@ -21,6 +21,7 @@
 #include <map>
 
 using namespace mlir;
+using kiln::i32Constant;
 using kiln::layout::LinearLayout;
 namespace layout = kiln::layout;
 
@@ -41,11 +42,6 @@ SmallVector<Value> combine(ConversionPatternRewriter &rewriter, Region &region,
   for (Value v : block.getTerminator()->getOperands())
     results.push_back(mapping.lookupOrDefault(v));
   return results;
-}
-
-Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                  b.getI32IntegerAttr(v));
 }
 
 /// The lane or warp bits whose basis moves along tensor dimension `axis`

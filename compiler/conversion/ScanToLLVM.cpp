@@ -22,23 +22,20 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
+#include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
+using kiln::i32Constant;
 using kiln::layout::LinearLayout;
 namespace layout = kiln::layout;
 
 namespace {
 
 using Values = SmallVector<Value>;
-
-Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                  b.getI32IntegerAttr(v));
-}
 
 /// Values that may be absent: `present` is null when they are there for
 /// sure, else an i1 saying whether they are.
