@@ -2,6 +2,7 @@
 //------------------------------===//
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -24,6 +25,9 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
+
+/// The module attribute kilnc reads for the metadata's shared_bytes.
+constexpr llvm::StringLiteral kSharedBytesAttr = "kiln_gpu.shared_bytes";
 
 struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
   using KilnToLLVMBase::KilnToLLVMBase;
@@ -122,6 +126,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
     kiln::populateScanToLLVMPatterns(converter, patterns);
     kiln::populateDotToLLVMPatterns(converter, patterns);
+    kiln::populateSharedMemoryToLLVMPatterns(converter, patterns);
+    kiln::populateWgmmaToLLVMPatterns(converter, patterns);
     kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability,
                                          patterns);
     kiln::populateRoundTowardZeroToLLVMPatterns(converter, patterns);
@@ -139,7 +145,24 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                              func::FuncDialect, cf::ControlFlowDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
-    kiln::poolSharedMemory(module);
+    // Shared memory: the dynamic pool's size, within what the target allows.
+    int64_t sharedBytes = kiln::poolSharedMemory(module);
+    kiln::TargetInfo targetInfo = kiln::TargetInfo::of(module);
+    if (sharedBytes > targetInfo.maxSharedBytes()) {
+      std::string kernel = "the kernel";
+      module.walk([&](LLVM::LLVMFuncOp f) {
+        if (!f.isPrivate() && !f.isExternal())
+          kernel = "'" + f.getName().str() + "'";
+      });
+      module.emitError() << kernel << " needs " << sharedBytes
+                         << " bytes of shared memory; " << targetInfo.name()
+                         << " allows at most " << targetInfo.maxSharedBytes()
+                         << " per block (use fewer num_stages or smaller "
+                            "tiles)";
+      return signalPassFailure();
+    }
+    module->setAttr(kSharedBytesAttr,
+                    OpBuilder(ctx).getI64IntegerAttr(sharedBytes));
 
     // Mark kernels: entry points, their thread count, aligned pointers.
     auto numWarps = module->getAttrOfType<IntegerAttr>(

@@ -18,6 +18,11 @@ kiln::KilnTypeConverter::KilnTypeConverter(MLIRContext *context)
   addConversion([context](kiln::PointerType) -> Type {
     return LLVM::LLVMPointerType::get(context, /*addressSpace=*/1);
   });
+  // A shared buffer is its base address; shape and layout stay in the type
+  // the lowerings read.
+  addConversion([context](kiln::gpu::MemDescType) -> Type {
+    return LLVM::LLVMPointerType::get(context, /*addressSpace=*/3);
+  });
   addConversion([this](RankedTensorType type) -> std::optional<Type> {
     unsigned n = elementsPerThread(type);
     if (n == 0)
@@ -67,6 +72,21 @@ Value kiln::inlinePtx(OpBuilder &b, Location loc, Type result, StringRef text,
              LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
              /*operand_attrs=*/ArrayAttr())
       .getResult(0);
+}
+
+LLVM::InlineAsmOp kiln::inlinePtxEffect(OpBuilder &b, Location loc,
+                                        Type result, StringRef text,
+                                        StringRef constraints,
+                                        ValueRange operands) {
+  MLIRContext *ctx = b.getContext();
+  return LLVM::InlineAsmOp::create(
+      b, loc, result ? TypeRange{result} : TypeRange{}, operands,
+      b.getStringAttr(text), b.getStringAttr(constraints),
+      /*has_side_effects=*/b.getUnitAttr(),
+      /*is_align_stack=*/UnitAttr(),
+      LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
 }
 
 Value kiln::i32Constant(OpBuilder &b, Location loc, int64_t v) {
@@ -151,24 +171,45 @@ Value kiln::allocateSharedArray(OpBuilder &b, Operation *op, Type elementType,
     // Ops stay alive (and distinct) until the conversion ends.
     global->setAttr(kSharedOwnerAttr, b.getI64IntegerAttr(int64_t(
                                           reinterpret_cast<intptr_t>(op))));
+    if (auto base = op->getAttrOfType<IntegerAttr>(kScratchBaseAttr))
+      global->setAttr(kScratchBaseAttr, base);
   }
   return LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), name);
 }
 
-void kiln::poolSharedMemory(ModuleOp module) {
+Value kiln::sharedPoolBase(OpBuilder &b, Location loc) {
+  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(kSharedPoolName)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    // `.extern .shared .align 1024 .b8 kiln_smem[]`: dynamic shared memory,
+    // aligned for the 128-byte swizzle's 1024-byte pattern.
+    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                           /*isConstant=*/false, LLVM::Linkage::External,
+                           kSharedPoolName, Attribute(), /*alignment=*/1024,
+                           /*addrSpace=*/3);
+  }
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), kSharedPoolName);
+}
+
+int64_t kiln::poolSharedMemory(ModuleOp module) {
+  int64_t poolBytes = 0;
+  if (auto buffers = module->getAttrOfType<IntegerAttr>(kBufferBytesAttr))
+    poolBytes = buffers.getInt();
   // Arrays per owning op, in the order they were made.
   llvm::MapVector<int64_t, SmallVector<LLVM::GlobalOp>> owners;
   for (auto global : module.getOps<LLVM::GlobalOp>())
     if (auto owner = global->getAttrOfType<IntegerAttr>(kSharedOwnerAttr))
       owners[owner.getInt()].push_back(global);
-  if (owners.empty())
-    return;
   DataLayout layout(module);
   llvm::StringMap<int64_t> offsets;
-  int64_t poolBytes = 0;
   for (auto &[owner, globals] : owners) {
     int64_t offset = 0;
+    if (auto base = globals.front()->getAttrOfType<IntegerAttr>(
+            kScratchBaseAttr))
+      offset = base.getInt();
     for (LLVM::GlobalOp global : globals) {
       offset = llvm::alignTo(offset, 16);
       offsets[global.getSymName()] = offset;
@@ -177,26 +218,18 @@ void kiln::poolSharedMemory(ModuleOp module) {
     poolBytes = std::max(poolBytes, offset);
   }
   OpBuilder b(module.getContext());
-  b.setInsertionPointToStart(module.getBody());
-  Location loc = module.getLoc();
-  std::string poolName = "kiln_smem";
-  LLVM::GlobalOp::create(
-      b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), poolBytes),
-      /*isConstant=*/false, LLVM::Linkage::Internal, poolName, Attribute(),
-      /*alignment=*/16, /*addrSpace=*/3);
-  auto sharedPtr = LLVM::LLVMPointerType::get(module.getContext(), 3);
   module.walk([&](LLVM::AddressOfOp addressOf) {
     auto it = offsets.find(addressOf.getGlobalName());
     if (it == offsets.end())
       return;
     b.setInsertionPoint(addressOf);
-    Value pool =
-        LLVM::AddressOfOp::create(b, addressOf.getLoc(), sharedPtr, poolName);
+    Location loc = addressOf.getLoc();
+    Value pool = sharedPoolBase(b, loc);
     Value address =
         it->second == 0
             ? pool
             : Value(LLVM::GEPOp::create(
-                  b, addressOf.getLoc(), sharedPtr, b.getI8Type(), pool,
+                  b, loc, pool.getType(), b.getI8Type(), pool,
                   ArrayRef<LLVM::GEPArg>{int32_t(it->second)}));
     addressOf.getResult().replaceAllUsesWith(address);
     addressOf->erase();
@@ -204,4 +237,7 @@ void kiln::poolSharedMemory(ModuleOp module) {
   for (auto &[owner, globals] : owners)
     for (LLVM::GlobalOp global : globals)
       global->erase();
+  module->removeAttr(kBufferBytesAttr);
+  module.walk([](Operation *op) { op->removeAttr(kScratchBaseAttr); });
+  return poolBytes;
 }

@@ -47,6 +47,13 @@ mlir::Value inlinePtx(mlir::OpBuilder &b, mlir::Location loc, mlir::Type result,
                       llvm::StringRef text, llvm::StringRef constraints,
                       mlir::ValueRange operands);
 
+/// Inline PTX that must stay where it is and run (barriers, fences, async
+/// copies, wgmma): `result` may be null.
+mlir::LLVM::InlineAsmOp inlinePtxEffect(mlir::OpBuilder &b, mlir::Location loc,
+                                        mlir::Type result, llvm::StringRef text,
+                                        llvm::StringRef constraints,
+                                        mlir::ValueRange operands);
+
 /// `shfl.sync` of one scalar across the whole warp: of kind idx (`lane` is
 /// the lane read from), up, down or bfly (`lane` is the offset or XOR mask).
 /// Any integer, float or pointer of up to 64 bits: narrower ones travel in
@@ -64,11 +71,21 @@ mlir::Value allocateSharedArray(mlir::OpBuilder &b, mlir::Operation *op,
 
 /// The attribute naming, on each array's global, the op it was made for.
 inline constexpr llvm::StringLiteral kSharedOwnerAttr = "kiln.smem_owner";
+/// Where kiln-allocate-shared says an op's scratch arrays must start.
+inline constexpr llvm::StringLiteral kScratchBaseAttr = "kiln_gpu.scratch_base";
+/// The end of the highest shared buffer (kiln-allocate-shared).
+inline constexpr llvm::StringLiteral kBufferBytesAttr = "kiln_gpu.buffer_bytes";
+/// The kernel's dynamic shared memory.
+inline constexpr llvm::StringLiteral kSharedPoolName = "kiln_smem";
 
-/// Replaces the module's per-op shared arrays by one pool: the arrays of one
-/// op sit side by side, the ops share the pool (see allocateSharedArray).
-/// The pool is as large as the largest op's arrays.
-void poolSharedMemory(mlir::ModuleOp module);
+/// The address of the kernel's dynamic shared memory (declared on first use).
+mlir::Value sharedPoolBase(mlir::OpBuilder &b, mlir::Location loc);
+
+/// Replaces the module's per-op shared arrays by places in the dynamic pool:
+/// the arrays of one op sit side by side from the op's scratch base (0 where
+/// no buffer is live), the ops share the pool (see allocateSharedArray).
+/// Returns the pool's size: the largest op's end or the buffers' end.
+int64_t poolSharedMemory(mlir::ModuleOp module);
 
 /// Vector widths of global accesses, decided before conversion (when axis
 /// info can still read the kiln ops).

@@ -35,6 +35,13 @@ void populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
 /// kiln.dot: per-thread fused multiply-adds over dot-operand layouts.
 void populateDotToLLVMPatterns(KilnTypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
+/// kiln_gpu buffers, async copies (cp.async), their waits, barriers and
+/// proxy fences.
+void populateSharedMemoryToLLVMPatterns(KilnTypeConverter &converter,
+                                        mlir::RewritePatternSet &patterns);
+/// kiln_gpu.shared_dot as wgmma.mma_async with descriptors; dot_wait.
+void populateWgmmaToLLVMPatterns(KilnTypeConverter &converter,
+                                 mlir::RewritePatternSet &patterns);
 /// kiln.extern_elementwise: calls of declared libdevice functions.
 void populateExternCallsToLLVMPatterns(KilnTypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);

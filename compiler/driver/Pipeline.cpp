@@ -16,6 +16,7 @@
 #include "compiler/frontend/Emitter.h"
 #include "compiler/frontend/Parser.h"
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/TargetInfo.h"
 #include "compiler/target/Target.h"
 #include "compiler/transforms/Passes.h"
 
@@ -178,13 +179,21 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (writer.done)
     return 0;
 
-  // Stage 3: block pointers to tensors of pointers, then layouts.
+  // Stage 3: block pointers to tensors of pointers, layouts, the software
+  // pipeline of tensor-core loops, shared-memory offsets.
+  (*module)->setAttr(TargetInfo::kAttrName,
+                     mlir::StringAttr::get(&context, arch->name));
   {
     mlir::PassManager pm(&context);
     pm.addPass(kiln::createKilnRewriteBlockPointers());
     kiln::KilnAssignLayoutsOptions layoutOptions;
     layoutOptions.numWarps = spec->numWarps;
     pm.addPass(kiln::createKilnAssignLayouts(layoutOptions));
+    kiln::KilnPipelineDotsOptions pipelineOptions;
+    pipelineOptions.numStages = spec->numStages;
+    pm.addPass(kiln::createKilnPipelineDots(pipelineOptions));
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(kiln::createKilnAllocateShared());
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -207,6 +216,10 @@ int kiln::compileKernel(const CompileOptions &options) {
   }
   if (!writer.dump("03-llvm.mlir", printed(*module)))
     return 1;
+  int64_t sharedBytes = 0;
+  if (auto bytes =
+          (*module)->getAttrOfType<mlir::IntegerAttr>("kiln_gpu.shared_bytes"))
+    sharedBytes = bytes.getInt();
 
   // Stage 5: LLVM IR, optimized; then PTX.
   LLVMContext llvmContext;
@@ -240,7 +253,7 @@ int kiln::compileKernel(const CompileOptions &options) {
                              arch->name,
                              &*spec,
                              &*cubin,
-                             /*dynamicSharedBytes=*/0,
+                             /*dynamicSharedBytes=*/sharedBytes,
                              sourceHash};
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))

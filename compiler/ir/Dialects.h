@@ -26,6 +26,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "compiler/ir/KilnGPUAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "compiler/ir/KilnGPUTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "compiler/ir/KilnOps.h.inc"
 

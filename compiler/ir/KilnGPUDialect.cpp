@@ -12,6 +12,9 @@ using namespace mlir;
 #define GET_ATTRDEF_CLASSES
 #include "compiler/ir/KilnGPUAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "compiler/ir/KilnGPUTypes.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "compiler/ir/KilnGPUOps.cpp.inc"
 
@@ -19,6 +22,10 @@ void kiln::gpu::KilnGPUDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "compiler/ir/KilnGPUAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "compiler/ir/KilnGPUTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST
@@ -182,5 +189,103 @@ LogicalResult kiln::gpu::ConvertLayoutOp::verify() {
       return emitOpError("layout of rank ")
              << layoutRank(type.getEncoding()) << " on a tensor of rank "
              << type.getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+LogicalResult kiln::gpu::NVMMASharedEncodingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, unsigned swizzle) {
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "nvmma_shared swizzle must be 0, 32, 64 or 128 "
+                          "bytes, got "
+                       << swizzle;
+  return success();
+}
+
+// Syntax: !kiln_gpu.memdesc<3x128x64xf16, #kiln_gpu.nvmma_shared<...>>
+Type kiln::gpu::MemDescType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  Attribute encoding;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseAttribute(encoding) || parser.parseGreater())
+    return {};
+  return MemDescType::get(parser.getContext(), shape, elementType, encoding);
+}
+
+void kiln::gpu::MemDescType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t d : getShape())
+    printer << d << "x";
+  printer << getElementType() << ", " << getEncoding() << ">";
+}
+
+int64_t kiln::gpu::MemDescType::getTileBytes() const {
+  ArrayRef<int64_t> shape = getShape();
+  int64_t elements = 1;
+  for (int64_t d : shape.take_back(std::min<size_t>(2, shape.size())))
+    elements *= d;
+  return elements * std::max<int64_t>(
+                        1, getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+int64_t kiln::gpu::MemDescType::getSizeInBytes() const {
+  int64_t tiles = 1;
+  ArrayRef<int64_t> shape = getShape();
+  for (size_t d = 0; d + 2 < shape.size(); ++d)
+    tiles *= shape[d];
+  return tiles * getTileBytes();
+}
+
+LogicalResult kiln::gpu::MemDescIndexOp::verify() {
+  auto src = cast<MemDescType>(getSrc().getType());
+  auto result = cast<MemDescType>(getResult().getType());
+  if (src.getShape().size() < 3 ||
+      src.getShape().drop_front() != result.getShape() ||
+      src.getElementType() != result.getElementType() ||
+      src.getEncoding() != result.getEncoding())
+    return emitOpError("the result must be one tile of the source: ")
+           << src << " -> " << result;
+  return success();
+}
+
+LogicalResult kiln::gpu::AsyncCopyOp::verify() {
+  auto dst = cast<MemDescType>(getDst().getType());
+  auto ptrs = getPtrs().getType();
+  if (ptrs.getShape() != dst.getShape())
+    return emitOpError("pointers of shape ")
+           << ptrs << " do not match the tile " << dst;
+  auto pointer = dyn_cast<kiln::PointerType>(ptrs.getElementType());
+  if (!pointer || pointer.getPointeeType() != dst.getElementType())
+    return emitOpError("the pointers must point to the tile's element type");
+  if (getMask() && getMask().getType().getShape() != ptrs.getShape())
+    return emitOpError("the mask must have the pointers' shape");
+  return success();
+}
+
+LogicalResult kiln::gpu::SharedDotOp::verify() {
+  auto a = cast<MemDescType>(getA().getType());
+  auto b = cast<MemDescType>(getB().getType());
+  auto c = getC().getType();
+  if (a.getShape().size() != 2 || b.getShape().size() != 2 ||
+      c.getRank() != 2 || a.getShape()[1] != b.getShape()[0] ||
+      a.getShape()[0] != c.getShape()[0] ||
+      b.getShape()[1] != c.getShape()[1])
+    return emitOpError("expects a: M x K, b: K x N and c: M x N, got ")
+           << a << ", " << b << ", " << c;
+  if (c != getD().getType())
+    return emitOpError("c and d must have one type");
+  return success();
+}
+
+LogicalResult kiln::gpu::DotWaitOp::verify() {
+  if (getInputs().getTypes() != getOutputs().getTypes())
+    return emitOpError("passes its values through: result types must be the "
+                       "operand types");
   return success();
 }

@@ -17,6 +17,7 @@ def KilnGPU_Dialect : Dialect {
   let cppNamespace = "::kiln::gpu";
   let summary = "Thread layouts of kiln tensors";
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "kiln_gpu.num_warps";
     static constexpr ::llvm::StringLiteral kThreadsPerWarpAttrName = "kiln_gpu.threads_per_warp";
@@ -89,5 +90,7 @@ def KilnGPU_ConvertLayoutOp : KilnGPU_Op<"convert_layout", [Pure]> {
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
 }
+
+include "compiler/ir/KilnGPUSharedMemory.td"
 
 #endif // KILN_GPU_DIALECT_TD

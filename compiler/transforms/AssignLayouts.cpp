@@ -24,6 +24,7 @@
 //    layout: cheaper than moving data through shared memory.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -45,7 +46,7 @@ using namespace mlir;
 
 namespace {
 
-constexpr unsigned kThreadsPerWarp = 32;
+constexpr unsigned kThreadsPerWarp = kiln::TargetInfo::kThreadsPerWarp;
 using kiln::gpu::BlockedEncodingAttr;
 using kiln::gpu::SliceEncodingAttr;
 
@@ -85,8 +86,13 @@ BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// N so that each warp's share is about square (and at least one 16 x 8
 /// tile where the shape allows).
 kiln::gpu::MmaEncodingAttr mmaFor(MLIRContext *ctx, RankedTensorType type,
-                                  unsigned numWarps) {
+                                  unsigned numWarps, bool wgmma) {
   int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+  // wgmma: warpgroups of four warps, each 16 rows of an m64 tile, all
+  // along M (the accumulator of m64nN is the mma.sync one repeated).
+  if (wgmma && numWarps % 4 == 0 && m % 64 == 0 && m >= 16 * numWarps &&
+      n % 8 == 0 && n <= 256)
+    return kiln::gpu::MmaEncodingAttr::get(ctx, {numWarps, 1});
   unsigned wm = unsigned(std::clamp<int64_t>(m / 16, 1, numWarps));
   unsigned wn = numWarps / wm;
   while (wm > 1 && m / wm < n / wn) {
@@ -167,6 +173,13 @@ struct AssignLayoutsPass
 
   llvm::DenseMap<int64_t, unsigned> widest1D; // 1-D size → elements per chunk
   llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
+  /// In a kernel whose 2-D dots run on tensor cores: their accumulator
+  /// layout (null otherwise).
+  Attribute mmaEncoding;
+  /// The 2-D access with the fewest columns, and its vector width.
+  std::pair<RankedTensorType, unsigned> narrowest2D;
+  /// Loop-carried accumulators of tensor-core dots: (loop, iter arg index).
+  llvm::DenseSet<std::pair<Operation *, unsigned>> mmaCarried;
   /// Stores of rank ≥ 2 whose addresses run along the last dimension.
   llvm::DenseSet<Operation *> rowContiguousStores;
 
@@ -174,6 +187,7 @@ struct AssignLayoutsPass
     MLIRContext *ctx = &getContext();
     widest1D.clear();
     encodingOfRank.clear();
+    narrowest2D = {};
     rowContiguousStores.clear();
     // Per rank >= 2: the largest access, and its vector width.
     llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
@@ -188,6 +202,12 @@ struct AssignLayoutsPass
         unsigned &w = widest1D[tensor.getDimSize(0)];
         w = std::max(w, vec);
         return;
+      }
+      if (tensor.getRank() == 2) {
+        auto &[narrow, narrowVec] = narrowest2D;
+        if (!narrow || tensor.getDimSize(1) < narrow.getDimSize(1) ||
+            (tensor.getDimSize(1) == narrow.getDimSize(1) && vec > narrowVec))
+          narrowest2D = {tensor, vec};
       }
       auto &anchor = anchors[unsigned(tensor.getRank())];
       if (!anchor.first ||
@@ -231,6 +251,7 @@ struct AssignLayoutsPass
     // cores: their rank's encoding is the mma.sync accumulator layout.
     llvm::DenseMap<unsigned, RankedTensorType> dots;
     bool tensorCores = true;
+    mmaEncoding = {};
     func.walk([&](kiln::DotOp dot) {
       RankedTensorType &largest = dots[unsigned(dot.getType().getRank())];
       if (!largest || dot.getType().getNumElements() > largest.getNumElements())
@@ -244,9 +265,22 @@ struct AssignLayoutsPass
     });
     for (auto &[rank, anchor] : anchors) {
       if (RankedTensorType dot = dots.lookup(rank)) {
-        encodingOfRank[rank] = rank == 2 && tensorCores
-                                   ? Attribute(mmaFor(ctx, dot, numWarps))
-                                   : Attribute(dotBlocked(ctx, dot, numWarps));
+        if (rank == 2 && tensorCores) {
+          // The accumulator chain in the mma layout; everything else,
+          // operand tiles included, coalesced for the narrowest tile so
+          // that no lane holds a copy of another's elements.
+          mmaEncoding = mmaFor(ctx, dot, numWarps,
+                               kiln::TargetInfo::of(
+                                   func->getParentOfType<ModuleOp>())
+                                   .hasWgmma());
+          auto [narrow, vec] = narrowest2D;
+          encodingOfRank[rank] =
+              narrow ? Attribute(defaultBlocked(ctx, narrow.getShape(),
+                                                std::max(1u, vec), numWarps))
+                     : Attribute(mmaEncoding);
+          continue;
+        }
+        encodingOfRank[rank] = Attribute(dotBlocked(ctx, dot, numWarps));
         continue;
       }
       RankedTensorType type = anchor.first;
@@ -357,6 +391,21 @@ struct AssignLayoutsPass
   }
 
   LogicalResult propagate(func::FuncOp func) {
+    // Accumulators carried by loops stay in the mma layout across them.
+    mmaCarried.clear();
+    if (mmaEncoding)
+      func.walk([&](kiln::DotOp dot) {
+        Value c = dot.getC();
+        while (auto arg = dyn_cast<BlockArgument>(c)) {
+          auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+          if (!forOp || arg.getArgNumber() == 0 ||
+              dot.getType().getRank() != 2)
+            break;
+          unsigned index = arg.getArgNumber() - 1;
+          mmaCarried.insert({forOp, index});
+          c = forOp.getInitArgs()[index];
+        }
+      });
     LogicalResult status = success();
     func.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
       // Scalar regions (combine functions) have nothing to lay out.
@@ -365,6 +414,10 @@ struct AssignLayoutsPass
         return WalkResult::skip();
       }
       if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+        for (unsigned i = 0; i < forOp.getNumRegionIterArgs(); ++i)
+          if (mmaCarried.contains({op, i}))
+            requireOperand(op, forOp.getNumControlOperands() + i,
+                           mmaEncoding);
         for (auto [init, arg, result] :
              llvm::zip_equal(forOp.getInitArgs(), forOp.getRegionIterArgs(),
                              forOp.getResults()))
@@ -492,6 +545,8 @@ struct AssignLayoutsPass
       // operands stay where they are (the lowering stages them in shared
       // memory, whatever their layout).
       Attribute parent = preferred(dot.getType());
+      if (mmaEncoding && dot.getType().getRank() == 2)
+        parent = mmaEncoding;
       requireOperand(op, 2, parent);
       setResult(dot.getD(), parent);
       return success();
@@ -510,7 +565,13 @@ struct AssignLayoutsPass
       bool scattered =
           blocked && rowContiguousStores.contains(op) &&
           blocked.getOrder().front() + 1 != blocked.getOrder().size();
-      if (e && !isCheap(value) && !scattered) {
+      // And when the pointers cannot be recomputed either (they come
+      // through expand_dims and broadcast), the value moves: it is never
+      // wider than its 8-byte pointer, which would move otherwise (a
+      // tensor-core accumulator stored through 2-D pointers).
+      bool pointersMove = !isCheap(store.getPtr()) &&
+                          isa_and_nonnull<kiln::gpu::MmaEncodingAttr>(e);
+      if (e && !isCheap(value) && !scattered && !pointersMove) {
         for (OpOperand &operand : op->getOpOperands())
           if (isa<RankedTensorType>(operand.get().getType()))
             requireOperand(op, operand.getOperandNumber(), e);

@@ -273,6 +273,22 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
           info.constantValue = *a.constantValue * *b.constantValue;
         return info;
       })
+      .Case<arith::RemSIOp, arith::RemUIOp>([&](Operation *) {
+        // x % n with n uniform: a contiguous run of x stays contiguous until
+        // it crosses a multiple of n, which it cannot inside a run of
+        // length dividing n's divisibility and x's (tutorial matmuls'
+        // `(pid * BN + arange(BN)) % N`).
+        const AxisInfo &a = operand(0), &b = operand(1);
+        llvm::SmallVector<int64_t> shape = shapeOf(result);
+        return combine(result, a, b, [&](size_t d, AxisInfo &out) {
+          if (b.constancy[d] != shape[d])
+            return;
+          out.contiguity[d] = std::gcd(
+              a.contiguity[d], std::gcd(a.divisibility[d], b.divisibility[d]));
+          out.divisibility[d] = std::gcd(a.divisibility[d], b.divisibility[d]);
+          out.constancy[d] = a.constancy[d];
+        });
+      })
       .Case<arith::CmpIOp>([&](arith::CmpIOp) {
         const AxisInfo &a = operand(0), &b = operand(1);
         llvm::SmallVector<int64_t> shape = shapeOf(result);

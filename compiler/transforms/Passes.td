@@ -36,6 +36,36 @@ def KilnAssignLayouts : Pass<"kiln-assign-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
 }
 
+def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
+  let summary = "Software-pipeline the operand loads of loop dots through cp.async rings";
+  let description = [{
+    In a loop whose body loads both operands of one tensor-core dot (fp16 or
+    bf16 into fp32, mma layout), the loads become cp.async copies into rings
+    of `num-stages` shared tiles, issued num-stages - 1 iterations ahead, and
+    the dot becomes kiln_gpu.shared_dot on the tile that has landed (async,
+    with kiln_gpu.dot_wait keeping one in flight, where it will be wgmma).
+    A loop's `kiln.num_stages` attribute (tl.range's num_stages) overrides
+    the option. Loops it cannot prove safe to pipeline are left alone.
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "unsigned", /*default=*/"3",
+           "Pipeline stages (shared tiles per operand); below 2, nothing is pipelined">,
+  ];
+  let dependentDialects = ["::kiln::gpu::KilnGPUDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def KilnAllocateShared : Pass<"kiln-allocate-shared", "mlir::ModuleOp"> {
+  let summary = "Give every shared buffer an offset, reusing bytes of buffers whose lives do not overlap";
+  let description = [{
+    Sets `offset` on every kiln_gpu.local_alloc (first fit, 1024-byte
+    aligned, by liveness over program order with loops kept whole),
+    `kiln_gpu.scratch_base` on tensor ops inside a buffer's life (where the
+    scratch arrays of their lowering must start), and the module's
+    `kiln_gpu.buffer_bytes`.
+  }];
+}
+
 def KilnToLLVM : Pass<"kiln-to-llvm", "mlir::ModuleOp"> {
   let summary = "Lower kiln_gpu IR to the LLVM and NVVM dialects";
   let description = [{

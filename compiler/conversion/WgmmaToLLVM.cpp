@@ -1,0 +1,398 @@
+//===- WgmmaToLLVM.cpp - shared_dot as wgmma.mma_async, dot_wait ----------===//
+//
+// On sm_90a a kiln_gpu.shared_dot whose accumulator puts all warps along M
+// (mma layout [num_warps, 1]) is a sequence of `wgmma.mma_async.m64nNk16`:
+// warpgroup g (warps 4g .. 4g+3) owns the m64 tiles starting at rows
+// 64 g + 16 num_warps r, and each instruction multiplies one such tile by
+// the whole N for 16 of K. Its D fragment is the mma.sync accumulator
+// fragment repeated along N (lane l: rows l/4 and l/4 + 8 of its warp's 16,
+// columns 8 j + 2 (l % 4) + {0, 1}), so register i of the instruction is
+// found in the accumulator's linear layout by its coordinates.
+//
+// Operands are read through shared-memory descriptors: a (M x K, K
+// contiguous) is K-major, b (K x N, N contiguous) is N-major (transposed).
+// For the nvmma_shared layout (layout/NvmmaShared.h) with swizzle S:
+//   K-major:  stride byte offset = 8 rows * S; leading offset unused (16);
+//             the k-th 16 columns start k * 16 * bytes further (next panel
+//             after S bytes).
+//   MN-major: leading byte offset = the panel stride (rows * S): the next
+//             S bytes of N; stride byte offset = 8 rows (of K) * S; the k-th
+//             16 rows start 16 k S further.
+// The swizzle mode bits say 128/64/32 bytes; buffers are 1024-aligned so
+// the base offset field is 0.
+//
+// kiln_gpu.dot_wait is `wgmma.wait_group N` with the waited values tied
+// through it, so nothing reads them before the wait.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
+#include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/conversion/SharedTileAddress.h"
+#include "compiler/ir/TargetInfo.h"
+
+#include <array>
+#include <map>
+
+using namespace mlir;
+using kiln::i32Constant;
+
+namespace {
+
+/// The descriptor's fixed part: leading and stride byte offsets, swizzle.
+uint64_t descriptorConstant(int64_t leading, int64_t stride,
+                            unsigned swizzle) {
+  uint64_t mode = swizzle == 128 ? 1 : swizzle == 64 ? 2 : swizzle == 32 ? 3 : 0;
+  return ((uint64_t(leading) >> 4) & 0x3FFF) << 16 |
+         ((uint64_t(stride) >> 4) & 0x3FFF) << 32 | mode << 62;
+}
+
+/// `constant | ((address & 0x3FFFF) >> 4)` as i64.
+Value descriptor(OpBuilder &b, Location loc, Value address, uint64_t constant) {
+  Type i64 = b.getI64Type();
+  Value start = LLVM::LShrOp::create(
+      b, loc,
+      LLVM::AndOp::create(b, loc, address, i32Constant(b, loc, 0x3FFFF)),
+      i32Constant(b, loc, 4));
+  return LLVM::OrOp::create(
+      b, loc, LLVM::ZExtOp::create(b, loc, i64, start),
+      LLVM::ConstantOp::create(b, loc, i64,
+                               b.getI64IntegerAttr(int64_t(constant))));
+}
+
+/// Ties `values` through `text` (a wait): outputs "=f"-style, inputs tied.
+SmallVector<Value> tieThrough(OpBuilder &b, Location loc, StringRef text,
+                              ArrayRef<Value> values) {
+  if (values.empty()) {
+    kiln::inlinePtxEffect(b, loc, Type(), text, "", ValueRange{});
+    return {};
+  }
+  std::string constraints;
+  SmallVector<Type> types;
+  for (Value v : values) {
+    Type t = v.getType();
+    const char *c = t.isF32()                ? "f"
+                    : t.isF64()              ? "d"
+                    : t.getIntOrFloatBitWidth() == 64 ? "l"
+                    : t.getIntOrFloatBitWidth() == 16 ? "h"
+                                                      : "r";
+    constraints += (constraints.empty() ? "=" : ",=") + std::string(c);
+    types.push_back(t);
+  }
+  for (unsigned i = 0; i < values.size(); ++i)
+    constraints += "," + std::to_string(i);
+  Type result = values.size() == 1 ? types.front()
+                                   : Type(LLVM::LLVMStructType::getLiteral(
+                                         b.getContext(), types));
+  Value out = kiln::inlinePtxEffect(b, loc, result, text, constraints, values)
+                  .getResult(0);
+  if (values.size() == 1)
+    return {out};
+  SmallVector<Value> outs;
+  for (unsigned i = 0; i < values.size(); ++i)
+    outs.push_back(LLVM::ExtractValueOp::create(b, loc, out, int64_t(i)));
+  return outs;
+}
+
+std::string waitText(int64_t pending) {
+  return "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
+}
+
+LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
+                               kiln::gpu::SharedDotOp::Adaptor adaptor,
+                               ConversionPatternRewriter &rewriter,
+                               const kiln::layout::LinearLayout &cLayout);
+
+struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(kiln::gpu::SharedDotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto module = op->getParentOfType<ModuleOp>();
+    kiln::TargetInfo target = kiln::TargetInfo::of(module);
+    RankedTensorType cType = op.getC().getType();
+    auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(cType.getEncoding());
+    auto warpsAttr = module->getAttrOfType<IntegerAttr>(
+        kiln::gpu::KilnGPUDialect::kNumWarpsAttrName);
+    std::optional<kiln::layout::LinearLayout> cLayout =
+        kiln::getLinearLayout(cType);
+    if (!mma || !warpsAttr || !cLayout)
+      return rewriter.notifyMatchFailure(op, "accumulator without mma layout");
+    int64_t numWarps = warpsAttr.getInt();
+    int64_t m = cType.getDimSize(0), n = cType.getDimSize(1);
+    auto aTile = cast<kiln::gpu::MemDescType>(op.getA().getType());
+    auto bTile = cast<kiln::gpu::MemDescType>(op.getB().getType());
+    int64_t k = aTile.getShape()[1];
+    Type element = aTile.getElementType();
+    if (k % 16 != 0 || !(element.isF16() || element.isBF16()) ||
+        !cType.getElementType().isF32())
+      return op.emitOpError("tensor-core dots from shared tiles take fp16 or "
+                            "bf16 operands, K a multiple of 16, into fp32");
+    if (!target.hasWgmma() || mma.getWarpsPerCTA()[0] != numWarps ||
+        numWarps % 4 != 0 || m % (16 * numWarps) != 0 || m % 64 != 0 ||
+        n % 8 != 0 || n > 256)
+      return lowerWithMmaSync(op, adaptor, rewriter, *cLayout);
+
+    SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
+    std::map<std::pair<int32_t, int32_t>, unsigned> registerAt;
+    for (unsigned r = 0; r < acc.size(); ++r) {
+      SmallVector<int32_t> at = kiln::registerCoordinates(*cLayout, r);
+      registerAt[{at[0], at[1]}] = r;
+    }
+
+    kiln::SharedTileAddress aAddress(aTile), bAddress(bTile);
+    const kiln::layout::NvmmaShared &aShape = aAddress.shape();
+    const kiln::layout::NvmmaShared &bShape = bAddress.shape();
+    if (aShape.swizzle == 0 || bShape.swizzle == 0)
+      return op.emitOpError("wgmma operands need a swizzled shared layout");
+    uint64_t aConstant =
+        descriptorConstant(16, 8 * aShape.swizzle, aShape.swizzle);
+    uint64_t bConstant = descriptorConstant(bShape.panelStride(),
+                                            8 * bShape.swizzle, bShape.swizzle);
+    Type i32 = rewriter.getI32Type();
+    Value aBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
+    Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
+    // This warpgroup's first row, in bytes of a panel.
+    Value warpgroup = LLVM::LShrOp::create(
+        rewriter, loc, kiln::threadIdX(rewriter, loc),
+        i32Constant(rewriter, loc, 7));
+    Value aRows = LLVM::AddOp::create(
+        rewriter, loc, aBase,
+        LLVM::MulOp::create(rewriter, loc, warpgroup,
+                            i32Constant(rewriter, loc, 64 * aShape.swizzle)));
+
+    std::string type = element.isF16() ? "f16" : "bf16";
+    int64_t regs = n / 2;
+    // Operands: the fragment's registers, the two descriptors, the tied
+    // accumulators, then scale-d (1: d = a b + d) as a register.
+    std::string text = "{\n .reg .pred p;\n setp.ne.b32 p, $" +
+                       std::to_string(2 * regs + 2) +
+                       ", 0;\n "
+                       "wgmma.mma_async.sync.aligned.m64n" +
+                       std::to_string(n) + "k16.f32." + type + "." + type +
+                       " {";
+    for (int64_t i = 0; i < regs; ++i)
+      text += (i ? ", $" : "$") + std::to_string(i);
+    text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) +
+            ", p, 1, 1, 0, 1;\n}";
+    std::string constraints;
+    for (int64_t i = 0; i < regs; ++i)
+      constraints += (i ? ",=f" : "=f");
+    constraints += ",l,l";
+    for (int64_t i = 0; i < regs; ++i)
+      constraints += "," + std::to_string(i);
+    constraints += ",r";
+    Value scaleD = i32Constant(rewriter, loc, 1);
+    Type f32 = rewriter.getF32Type();
+    Type fragment = LLVM::LLVMStructType::getLiteral(
+        rewriter.getContext(), SmallVector<Type>(regs, f32));
+
+    kiln::inlinePtxEffect(rewriter, loc, Type(), "wgmma.fence.sync.aligned;",
+                          "", ValueRange{});
+    int64_t tilesPerWarpgroup = m / (16 * numWarps);
+    for (int64_t kk = 0; kk < k / 16; ++kk) {
+      // b: the k-th 16 rows; a: the k-th 16 columns of this tile's rows.
+      Value bDesc = descriptor(
+          rewriter, loc,
+          LLVM::AddOp::create(
+              rewriter, loc, bBase,
+              i32Constant(rewriter, loc,
+                          bShape.linearOffset(16 * kk, 0))),
+          bConstant);
+      for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
+        int64_t row0 = 16 * numWarps * t;
+        Value aStart = LLVM::AddOp::create(
+            rewriter, loc, aRows,
+            i32Constant(rewriter, loc, aShape.linearOffset(row0, 16 * kk)));
+        Value aDesc = descriptor(rewriter, loc, aStart, aConstant);
+        SmallVector<unsigned> slots;
+        for (int64_t i = 0; i < regs; ++i) {
+          auto it = registerAt.find(
+              {int32_t(row0 + 8 * ((i >> 1) & 1)), int32_t(8 * (i >> 2) + (i & 1))});
+          if (it == registerAt.end())
+            return op.emitOpError("the accumulator layout does not hold a "
+                                  "wgmma fragment");
+          slots.push_back(it->second);
+        }
+        // Inputs: a, b first after the outputs, then the tied accumulators.
+        SmallVector<Value> ordered{aDesc, bDesc};
+        for (unsigned slot : slots)
+          ordered.push_back(acc[slot]);
+        ordered.push_back(scaleD);
+        Value d = kiln::inlinePtxEffect(rewriter, loc, fragment, text,
+                                        constraints, ordered)
+                      .getResult(0);
+        for (auto [i, slot] : llvm::enumerate(slots))
+          acc[slot] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+      }
+    }
+    kiln::inlinePtxEffect(rewriter, loc, Type(),
+                          "wgmma.commit_group.sync.aligned;", "", ValueRange{});
+    if (!op.getAsync())
+      acc = tieThrough(rewriter, loc, waitText(0), acc);
+    rewriter.replaceOp(op, kiln::packElements(
+                               rewriter, loc,
+                               getTypeConverter()->convertType(op.getType()),
+                               acc));
+    return success();
+  }
+};
+
+/// The sm_80+ form: per 16 of K, each warp loads its A fragments (m16 x
+/// k16) with `ldmatrix.x4` and its B fragments (k16 x n8) with
+/// `ldmatrix.x2.trans` from the swizzled tiles, then issues one
+/// `mma.sync.m16n8k16` per 16 x 8 accumulator tile it holds.
+LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
+                               kiln::gpu::SharedDotOp::Adaptor adaptor,
+                               ConversionPatternRewriter &rewriter,
+                               const kiln::layout::LinearLayout &cLayout) {
+  Location loc = op.getLoc();
+  auto aTile = cast<kiln::gpu::MemDescType>(op.getA().getType());
+  auto bTile = cast<kiln::gpu::MemDescType>(op.getB().getType());
+  int64_t k = aTile.getShape()[1];
+  SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
+
+  // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
+  // the tile's corner in thread 0 of warp 0.
+  std::map<std::pair<int32_t, int32_t>, std::array<int, 4>> tiles;
+  for (unsigned r = 0; r < acc.size(); ++r) {
+    SmallVector<int32_t> at = kiln::registerCoordinates(cLayout, r);
+    auto &slots = tiles
+                      .try_emplace({at[0] & ~15, at[1] & ~7},
+                                   std::array<int, 4>{-1, -1, -1, -1})
+                      .first->second;
+    int slot = ((at[0] & 15) / 8) * 2 + (at[1] & 7);
+    if (slot > 3 || slots[slot] >= 0)
+      return op.emitOpError("the accumulator is not in 16x8 mma tiles");
+    slots[slot] = int(r);
+  }
+  SmallVector<kiln::Coordinates> cCoords =
+      kiln::emitCoordinates(rewriter, loc, cLayout);
+  Value lane = LLVM::AndOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
+                                   i32Constant(rewriter, loc, 31));
+  auto c = [&](int64_t v) { return i32Constant(rewriter, loc, v); };
+  Value g = LLVM::LShrOp::create(rewriter, loc, lane, c(2));
+  Value twoT = LLVM::ShlOp::create(
+      rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(3)), c(1));
+  // ldmatrix row addresses: lane l gives row (l % 8) + 8 ((l / 8) % 2) and
+  // the 8 columns starting 8 (l / 16) further.
+  Value rowInTile = LLVM::AddOp::create(
+      rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(7)),
+      LLVM::AndOp::create(rewriter, loc, lane, c(8)));
+  Value colHalf = LLVM::ShlOp::create(
+      rewriter, loc, LLVM::LShrOp::create(rewriter, loc, lane, c(4)), c(3));
+
+  kiln::SharedTileAddress aAddress(aTile), bAddress(bTile);
+  Type i32 = rewriter.getI32Type();
+  Value aBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
+  Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
+  // Per tile: its first row (for A) and column (for B) in this warp.
+  std::map<int32_t, Value> tileRows, tileCols;
+  for (auto &[corner, slots] : tiles) {
+    if (llvm::is_contained(slots, -1))
+      return op.emitOpError("an mma tile lacks registers");
+    const kiln::Coordinates &at = cCoords[slots[0]];
+    if (!tileRows.count(corner.first))
+      tileRows[corner.first] = LLVM::SubOp::create(rewriter, loc, at[0], g);
+    if (!tileCols.count(corner.second))
+      tileCols[corner.second] = LLVM::SubOp::create(rewriter, loc, at[1], twoT);
+  }
+
+  Type element = aTile.getElementType();
+  std::string type = element.isF16() ? "f16" : "bf16";
+  std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." +
+                        type +
+                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+                        "{$10, $11, $12, $13};";
+  Type f32 = rewriter.getF32Type();
+  Type quadF = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
+                                                {f32, f32, f32, f32});
+  Type quadI =
+      LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {i32, i32, i32, i32});
+  Type pairI = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {i32, i32});
+  auto words = [&](Value s, unsigned n) {
+    SmallVector<Value> out;
+    for (unsigned i = 0; i < n; ++i)
+      out.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, int64_t(i)));
+    return out;
+  };
+  for (int64_t kk = 0; kk < k; kk += 16) {
+    std::map<int32_t, SmallVector<Value>> aFragments, bFragments;
+    for (auto &[row, tileRow] : tileRows) {
+      Value r = LLVM::AddOp::create(rewriter, loc, tileRow, rowInTile);
+      Value col = LLVM::AddOp::create(rewriter, loc, colHalf, c(kk));
+      Value at = LLVM::AddOp::create(rewriter, loc, aBase,
+                                     aAddress.emit(rewriter, loc, r, col));
+      Value frag =
+          kiln::inlinePtxEffect(
+              rewriter, loc, quadI,
+              "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];",
+              "=r,=r,=r,=r,r", ValueRange{at})
+              .getResult(0);
+      aFragments[row] = words(frag, 4);
+    }
+    for (auto &[col, tileCol] : tileCols) {
+      Value kRow = LLVM::AddOp::create(rewriter, loc, rowInTile, c(kk));
+      Value at = LLVM::AddOp::create(
+          rewriter, loc, bBase, bAddress.emit(rewriter, loc, kRow, tileCol));
+      Value frag =
+          kiln::inlinePtxEffect(
+              rewriter, loc, pairI,
+              "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];",
+              "=r,=r,r", ValueRange{at})
+              .getResult(0);
+      bFragments[col] = words(frag, 2);
+    }
+    for (auto &[corner, slots] : tiles) {
+      SmallVector<Value> operands(aFragments[corner.first]);
+      llvm::append_range(operands, bFragments[corner.second]);
+      for (int slot : slots)
+        operands.push_back(acc[slot]);
+      Value d = kiln::inlinePtx(rewriter, loc, quadF, mmaText,
+                                "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", operands);
+      for (auto [i, slot] : llvm::enumerate(slots))
+        acc[slot] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+    }
+  }
+  rewriter.replaceOp(op, kiln::packElements(rewriter, loc,
+                                            adaptor.getC().getType(), acc));
+  return success();
+}
+
+struct DotWaitLowering : OpConversionPattern<kiln::gpu::DotWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::DotWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> flat;
+    SmallVector<unsigned> counts;
+    for (Value v : adaptor.getInputs()) {
+      SmallVector<Value> elements = kiln::unpackElements(rewriter, loc, v);
+      counts.push_back(unsigned(elements.size()));
+      llvm::append_range(flat, elements);
+    }
+    SmallVector<Value> waited =
+        tieThrough(rewriter, loc, waitText(op.getPending()), flat);
+    SmallVector<Value> results;
+    unsigned at = 0;
+    for (auto [v, count] : llvm::zip_equal(adaptor.getInputs(), counts)) {
+      results.push_back(kiln::packElements(
+          rewriter, loc, v.getType(),
+          ArrayRef<Value>(waited).slice(at, count)));
+      at += count;
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateWgmmaToLLVMPatterns(KilnTypeConverter &converter,
+                                       RewritePatternSet &patterns) {
+  patterns.add<SharedDotLowering, DotWaitLowering>(converter,
+                                                   patterns.getContext());
+}

@@ -1,0 +1,153 @@
+//===- KilnGPUSharedMemory.td - shared memory as IR --------*- tablegen -*-===//
+//
+// Shared memory that outlives one op: buffers with an explicit byte layout
+// (a shared encoding), copies into them from global memory that run
+// asynchronously, the waits and barriers that order them, and tensor-core
+// dots that read their operands straight from such buffers. The software
+// pipeliner (kiln-pipeline-dots) produces these ops; kiln-allocate-shared
+// gives each buffer its offset.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_GPU_SHARED_MEMORY_TD
+#define KILN_GPU_SHARED_MEMORY_TD
+
+def KilnGPU_NVMMASharedEncodingAttr
+    : AttrDef<KilnGPU_Dialect, "NVMMASharedEncoding"> {
+  let mnemonic = "nvmma_shared";
+  let summary = "The swizzled tile layout the tensor cores read";
+  let description = [{
+    A row-major tile (the last dimension contiguous) cut into panels of
+    `swizzle` bytes along that dimension; panel p holds, for every row r,
+    its `swizzle` bytes at p * rows * swizzle + r * swizzle. Within each
+    1024-byte group (8 rows of 128 bytes, 8 of 64, 8 of 32) the 16-byte
+    chunk index is XORed with address bits 7 and up, exactly as the
+    hardware's 128/64/32-byte swizzle modes do: so `ldmatrix`, `cp.async`
+    writers and `wgmma` descriptors see the same bytes conflict-free.
+    `swizzle` = 0 means no swizzle: plain row-major.
+    layout::nvmmaShared gives the map as a linear layout.
+  }];
+  let parameters = (ins "unsigned":$swizzle);
+  let assemblyFormat = "`<` `swizzle` `=` $swizzle `>`";
+  let genVerifyDecl = 1;
+}
+
+def KilnGPU_MemDescType : TypeDef<KilnGPU_Dialect, "MemDesc"> {
+  let mnemonic = "memdesc";
+  let summary = "A buffer in shared memory";
+  let description = [{
+    `!kiln_gpu.memdesc<3x128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>`:
+    a shared-memory buffer of that shape, element type and layout. The
+    leading dimensions index whole tiles (a ring of pipeline stages); the
+    encoding lays out each tile of the last two dimensions.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType,
+                        "::mlir::Attribute":$encoding);
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the whole buffer.
+    int64_t getSizeInBytes() const;
+    /// Bytes of one tile (the last two dimensions).
+    int64_t getTileBytes() const;
+  }];
+}
+
+def KilnGPU_MemDesc : Type<CPred<"::llvm::isa<::kiln::gpu::MemDescType>($_self)">,
+                           "shared-memory buffer", "::kiln::gpu::MemDescType">;
+
+def KilnGPU_LocalAllocOp : KilnGPU_Op<"local_alloc"> {
+  let summary = "A shared-memory buffer, placed by kiln-allocate-shared";
+  let description = [{
+    The buffer lives from here to its last use; `offset` (bytes from the
+    start of the kernel's shared memory) is set by kiln-allocate-shared,
+    which lets buffers whose lives do not overlap share bytes.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs KilnGPU_MemDesc:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def KilnGPU_MemDescIndexOp : KilnGPU_Op<"memdesc_index", [Pure]> {
+  let summary = "One tile of a buffer: the leading index applied";
+  let arguments = (ins KilnGPU_MemDesc:$src, I32:$index);
+  let results = (outs KilnGPU_MemDesc:$result);
+  let assemblyFormat = "$src `[` $index `]` attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AsyncCopyOp : KilnGPU_Op<"async_copy"> {
+  let summary = "Global memory to a shared tile, without waiting (cp.async)";
+  let description = [{
+    Each element addressed by `ptrs` is copied to its place in the tile
+    `dst`; where `mask` is false the element is zero. The copy joins the
+    current group of the issuing thread; kiln_gpu.async_wait waits for
+    groups. Lowered to 16-, 8- or 4-byte `cp.async` as wide as axis info
+    proves the addresses contiguous and aligned.
+  }];
+  let arguments = (ins AnyRankedTensor:$ptrs, KilnGPU_MemDesc:$dst,
+                       Optional<AnyRankedTensor>:$mask);
+  let assemblyFormat = [{
+    $ptrs `,` $dst (`mask` $mask^)? attr-dict `:` type($ptrs) `,` type($dst) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AsyncCommitGroupOp : KilnGPU_Op<"async_commit_group"> {
+  let summary = "Closes the thread's current group of async copies";
+  let assemblyFormat = "attr-dict";
+}
+
+def KilnGPU_AsyncWaitOp : KilnGPU_Op<"async_wait"> {
+  let summary = "Waits until at most `pending` groups of this thread's copies are in flight";
+  let arguments = (ins I32Attr:$pending);
+  let assemblyFormat = "attr-dict";
+}
+
+def KilnGPU_BarrierOp : KilnGPU_Op<"barrier"> {
+  let summary = "All threads of the CTA meet (bar.sync 0)";
+  let assemblyFormat = "attr-dict";
+}
+
+def KilnGPU_FenceAsyncSharedOp : KilnGPU_Op<"fence_async_shared"> {
+  let summary = "Orders generic-proxy shared writes before async-proxy reads";
+  let description = [{
+    `fence.proxy.async.shared::cta`: shared memory written by ordinary or
+    cp.async stores becomes visible to wgmma, which reads through the async
+    proxy.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
+  let summary = "d = a × b + c on the tensor cores, a and b read from shared tiles";
+  let description = [{
+    a (M × K) and b (K × N) are shared tiles in an nvmma_shared layout; c and
+    d are in the mma accumulator layout. On sm_90a with warps along M in
+    groups of four and M a multiple of 64 this is `wgmma.mma_async` with
+    shared-memory descriptors; when `async` is set the result is not ready
+    until a kiln_gpu.dot_wait releases it. Elsewhere it is `ldmatrix` plus
+    `mma.sync.m16n8k16`, synchronous.
+  }];
+  let arguments = (ins KilnGPU_MemDesc:$a, KilnGPU_MemDesc:$b,
+                       AnyRankedTensor:$c, UnitAttr:$async);
+  let results = (outs AnyRankedTensor:$d);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($d)
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_DotWaitOp : KilnGPU_Op<"dot_wait"> {
+  let summary = "Waits until at most `pending` async dots of this warpgroup are in flight";
+  let description = [{
+    `wgmma.wait_group`: the values pass through unchanged, but only from
+    here on may they be read (their registers are tied to the dots still
+    writing them).
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs, I32Attr:$pending);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($outputs)";
+  let hasVerifier = 1;
+}
+
+#endif // KILN_GPU_SHARED_MEMORY_TD

@@ -1,0 +1,100 @@
+//===- TargetInfo.h - what an NVIDIA architecture can do ------------------===//
+//
+// Passes and lowerings ask a TargetInfo instead of comparing compute
+// capabilities: which tensor-core instructions exist, whether cp.async and
+// TMA do, how much shared memory a CTA may have. The module names its target
+// in the `kiln_gpu.target` attribute ("sm_90a"); TargetInfo::of reads it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_IR_TARGETINFO_H
+#define KILN_IR_TARGETINFO_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+class TargetInfo {
+public:
+  static constexpr llvm::StringLiteral kAttrName = "kiln_gpu.target";
+
+  /// sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a; nullopt otherwise.
+  static std::optional<TargetInfo> parse(llvm::StringRef name) {
+    static const char *const kKnown[] = {"sm_80",  "sm_86",   "sm_89",  "sm_90",
+                                         "sm_90a", "sm_100a", "sm_120a"};
+    bool known = false;
+    for (const char *k : kKnown)
+      known |= name == k;
+    if (!known)
+      return std::nullopt;
+    TargetInfo t;
+    t.name_ = name.str();
+    llvm::StringRef digits = name.drop_front(3);
+    t.archSpecific_ = digits.consume_back("a");
+    digits.getAsInteger(10, t.computeCapability_);
+    return t;
+  }
+
+  /// The module's target, or sm_80 when it names none (kiln-opt on a
+  /// hand-written test).
+  static TargetInfo of(mlir::ModuleOp module) {
+    if (auto name = module->getAttrOfType<mlir::StringAttr>(kAttrName))
+      if (auto t = parse(name.getValue()))
+        return *t;
+    return *parse("sm_80");
+  }
+
+  llvm::StringRef name() const { return name_; }
+  /// 80, 86, 89, 90, 100, 120.
+  unsigned computeCapability() const { return computeCapability_; }
+  /// Threads per warp: 32 on every NVIDIA target.
+  static constexpr unsigned kThreadsPerWarp = 32;
+
+  /// mma.sync.m16n8k16 (fp16/bf16), m16n8k8 (tf32), m16n8k32 (int8).
+  bool hasMmaSync() const { return computeCapability_ >= 80; }
+  /// mma.sync with fp8 (e4m3/e5m2) operands.
+  bool hasFp8MmaSync() const { return computeCapability_ >= 89; }
+  /// wgmma.mma_async: only the arch-specific sm_90a.
+  bool hasWgmma() const { return computeCapability_ == 90 && archSpecific_; }
+  /// cp.async (Ampere and later).
+  bool hasCpAsync() const { return computeCapability_ >= 80; }
+  /// ldmatrix (sm_75 and later).
+  bool hasLdmatrix() const { return computeCapability_ >= 75; }
+  /// Bulk tensor copies (TMA) and mbarrier transaction counts.
+  bool hasTma() const { return computeCapability_ >= 90; }
+  /// Thread-block clusters.
+  bool hasClusters() const { return computeCapability_ >= 90; }
+
+  /// Shared memory any kernel may use without opting in.
+  static constexpr int64_t kStaticSharedLimit = 48 * 1024;
+  /// The most dynamic shared memory a CTA may opt in to
+  /// (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+  int64_t maxSharedBytes() const {
+    switch (computeCapability_) {
+    case 80:
+      return 163 * 1024;
+    case 86:
+    case 89:
+    case 120:
+      return 99 * 1024;
+    default: // 90, 100
+      return 227 * 1024;
+    }
+  }
+  /// Registers one thread may use.
+  static constexpr unsigned kMaxRegistersPerThread = 255;
+
+private:
+  std::string name_;
+  unsigned computeCapability_ = 0;
+  bool archSpecific_ = false;
+};
+
+} // namespace kiln
+
+#endif // KILN_IR_TARGETINFO_H
