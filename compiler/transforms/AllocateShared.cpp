@@ -8,7 +8,8 @@
 // need) that no buffer live at the same time holds.
 //
 // Lowerings also take scratch arrays for single ops (layout conversions,
-// reductions, scans: LoweringUtils' allocateSharedArray). An op inside some
+// reductions, scans, dots, atomics: LoweringUtils' allocateSharedArray;
+// usesScratch below lists them). An op inside some
 // buffer's life gets `kiln_gpu.scratch_base`, the first byte past the
 // buffers live there, so that its scratch never overlaps them; elsewhere
 // scratch starts at 0 and may reuse a dead buffer's bytes. The module gets
@@ -34,6 +35,13 @@ constexpr int64_t kBufferAlignment = 1024;
 struct Interval {
   int64_t first, last; // op indices, inclusive
 };
+
+/// Ops whose lowering takes scratch arrays (allocateSharedArray).
+bool usesScratch(Operation *op) {
+  return isa<kiln::gpu::ConvertLayoutOp, kiln::ReshapeOp, kiln::JoinOp,
+             kiln::SplitOp, kiln::CatOp, kiln::ReduceOp, kiln::ScanOp,
+             kiln::DotOp, kiln::AtomicRMWOp, kiln::AtomicCASOp>(op);
+}
 
 struct AllocateSharedPass
     : kiln::impl::KilnAllocateSharedBase<AllocateSharedPass> {
@@ -118,10 +126,7 @@ struct AllocateSharedPass
       for (const Buffer &buffer : buffers)
         if (buffer.live.first <= int64_t(i) && int64_t(i) <= buffer.live.last)
           base = std::max(base, buffer.offset + buffer.bytes);
-      auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
-      bool tensorOp = llvm::any_of(op->getOperandTypes(), isTensor) ||
-                      llvm::any_of(op->getResultTypes(), isTensor);
-      if (base > 0 && tensorOp && op->getNumRegions() == 0)
+      if (base > 0 && usesScratch(op))
         op->setAttr("kiln_gpu.scratch_base",
                     IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                      llvm::alignTo(base, 16)));

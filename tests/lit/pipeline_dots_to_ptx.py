@@ -17,8 +17,8 @@
 import triton
 import triton.language as tl
 
-# GPU: kiln_gpu.local_alloc {offset = 0 : i64} : !kiln_gpu.memdesc<3x128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
-# GPU: kiln_gpu.local_alloc {offset = 49152 : i64} : !kiln_gpu.memdesc<3x64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU: kiln_gpu.local_alloc {offset = 0 : i64} : <3x128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU: kiln_gpu.local_alloc {offset = 49152 : i64} : <3x64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
 # GPU: kiln_gpu.async_copy
 # GPU: kiln_gpu.async_copy
 # GPU: kiln_gpu.async_commit_group

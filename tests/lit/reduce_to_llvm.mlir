@@ -3,8 +3,10 @@
 // A 1-D reduction over 4 warps: 8 elements combined in each thread, 5
 // butterfly shuffles across the warp, then one shared-memory slot per warp,
 // read back by every thread between two barriers. The two reductions share
-// one pool (16 bytes: the larger one's four f32 slots).
-// CHECK: llvm.mlir.global internal @kiln_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<16 x i8>
+// one pool (16 bytes: the larger one's four f32 slots), the kernel's dynamic
+// shared memory.
+// CHECK: module attributes {{{.*}}kiln_gpu.shared_bytes = 16 : i64
+// CHECK: llvm.mlir.global external @kiln_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-NOT: llvm.mlir.global
 // CHECK-LABEL: llvm.func @rowmax
 // CHECK-COUNT-8: ex2.approx.f32

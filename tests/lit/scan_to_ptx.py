@@ -2,6 +2,9 @@
 # reverse) over the five lane bits, across warps through shared memory
 # between barriers; custom combine functions on tuples.
 # RUN: %kilnc compile %s -n cumsum -s "*fp32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SUM
+# The shared memory is dynamic; its size is in the metadata.
+# RUN: %kilnc compile %s -n cumsum -s "*fp32, *fp32" --arch sm_90a -o %t.sum.cubin --metadata %t.sum.json && FileCheck %s --check-prefix=SUM-BYTES < %t.sum.json
+# RUN: %kilnc compile %s -n concat -s "*i32, *i32, *i32" --arch sm_90a -o %t.cat.cubin --metadata %t.cat.json && FileCheck %s --check-prefix=CAT-BYTES < %t.cat.json
 # RUN: %kilnc compile %s -n reversed -s "*i32, *i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=REV
 # RUN: %kilnc compile %s -n segmented -s "*fp32, *i32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SEG
 # RUN: %kilnc compile %s -n concat -s "*i32, *i32, *i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=CAT
@@ -9,7 +12,8 @@ import triton
 import triton.language as tl
 
 
-# SUM: .shared .align 16 .b8 kiln_smem[128];
+# SUM: .extern .shared .align 1024 .b8 kiln_smem[];
+# SUM-BYTES: "shared_bytes": 128,
 # SUM: shfl.sync.up.b32 {{.*}}, 1, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 2, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 4, 0, -1;
@@ -51,7 +55,8 @@ def segmented(x_ptr, flag_ptr, out_ptr):
 
 
 # 64-element operands on 128 threads hold copies: through shared memory.
-# CAT: .shared .align 16 .b8 kiln_smem[512];
+# CAT: .extern .shared .align 1024 .b8 kiln_smem[];
+# CAT-BYTES: "shared_bytes": 512,
 # CAT: st.shared.b32
 # CAT: st.shared.b32
 # CAT: bar.sync 0;
