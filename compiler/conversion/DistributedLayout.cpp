@@ -224,12 +224,17 @@ kiln::registerMapping(const LinearLayout &from, const LinearLayout &to,
 
 unsigned
 kiln::contiguousRegistersAlongLastDim(const layout::LinearLayout &layout) {
-  unsigned last = unsigned(layout.getOutDims().size() - 1);
+  return contiguousRegistersAlong(
+      layout, unsigned(layout.getOutDims().size() - 1));
+}
+
+unsigned kiln::contiguousRegistersAlong(const layout::LinearLayout &layout,
+                                        unsigned dim) {
   unsigned contiguous = 1;
   for (int32_t i = 0; i < layout.getInDimSizeLog2(layout::kRegister); ++i) {
     llvm::ArrayRef<int32_t> basis = layout.getBasis(layout::kRegister, i);
     for (auto [d, c] : llvm::enumerate(basis))
-      if (c != (d == last ? (int32_t(1) << i) : 0))
+      if (c != (d == dim ? (int32_t(1) << i) : 0))
         return contiguous;
     contiguous *= 2;
   }

@@ -61,6 +61,9 @@ bool isRepresentativeRegister(const layout::LinearLayout &layout, unsigned k);
 /// How many leading registers of a thread step along the tensor's last
 /// dimension one element at a time (1 when the first does not).
 unsigned contiguousRegistersAlongLastDim(const layout::LinearLayout &layout);
+/// The same along dimension `dim`.
+unsigned contiguousRegistersAlong(const layout::LinearLayout &layout,
+                                  unsigned dim);
 
 } // namespace kiln
 

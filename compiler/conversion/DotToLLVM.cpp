@@ -160,7 +160,13 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     if (isa<Float8E4M3FNType, Float8E5M2Type>(aType.getElementType()) ||
         isa<Float8E4M3FNType, Float8E5M2Type>(bType.getElementType()))
       return rewriter.notifyMatchFailure(op, "fp8 operands not widened");
-    if (isa<kiln::gpu::MmaEncodingAttr>(cType.getEncoding()))
+    // fp16/bf16 operands in the mma layout: mma.sync. Other operands (fp8
+    // widened to fp32 on sm_90a, whose accumulator still has the mma layout
+    // when the dot could not go through wgmma) take the multiply-add loop,
+    // which works in any layout.
+    Type aElement = aType.getElementType();
+    if (isa<kiln::gpu::MmaEncodingAttr>(cType.getEncoding()) &&
+        (aElement.isF16() || aElement.isBF16()))
       return lowerOnTensorCores(op, adaptor, rewriter, *aLayout, *bLayout,
                                 *cLayout, converted);
     Location loc = op.getLoc();

@@ -70,7 +70,10 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     unsigned vec = 1;
     if (auto attr = op->getAttrOfType<IntegerAttr>("kiln_gpu.vec"))
       vec = unsigned(attr.getInt());
-    vec = std::min({vec, kiln::contiguousRegistersAlongLastDim(*layout),
+    kiln::SharedTileAddress address(tile);
+    // Chunks run along the tile's contiguous dimension.
+    unsigned dim = address.shape().transposed ? 0 : 1;
+    vec = std::min({vec, kiln::contiguousRegistersAlong(*layout, dim),
                     16 / elementBytes});
     unsigned bytes = vec * elementBytes;
     if (bytes < 4)
@@ -85,7 +88,6 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
       mask = kiln::unpackElements(rewriter, loc, adaptor.getMask());
     SmallVector<kiln::Coordinates> coords =
         kiln::emitCoordinates(rewriter, loc, *layout);
-    kiln::SharedTileAddress address(tile);
     Value base = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
                                           adaptor.getDst());
     // cg (L2 only) exists for 16-byte copies; smaller ones go through L1.

@@ -22,6 +22,7 @@ public:
     layout.elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     auto encoding = llvm::cast<gpu::NVMMASharedEncodingAttr>(tile.getEncoding());
     layout.swizzle = encoding.getSwizzle();
+    layout.transposed = encoding.getTransposed();
   }
 
   const layout::NvmmaShared &shape() const { return layout; }
@@ -31,12 +32,14 @@ public:
                    mlir::Value col) const {
     using namespace mlir;
     auto c = [&](int64_t v) { return i32Constant(b, loc, v); };
+    if (layout.transposed)
+      std::swap(row, col); // row: the line, col: along it
     Value byte = LLVM::MulOp::create(b, loc, col, c(layout.elementBytes));
     if (layout.swizzle == 0)
       return LLVM::AddOp::create(
           b, loc,
           LLVM::MulOp::create(b, loc, row,
-                              c(layout.cols * layout.elementBytes)),
+                              c(layout.lineLength() * layout.elementBytes)),
           byte);
     unsigned shift = llvm::Log2_32(layout.swizzle);
     Value panel = LLVM::LShrOp::create(b, loc, byte, c(shift));

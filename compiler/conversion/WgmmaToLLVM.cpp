@@ -126,13 +126,23 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     auto bTile = cast<kiln::gpu::MemDescType>(op.getB().getType());
     int64_t k = aTile.getShape()[1];
     Type element = aTile.getElementType();
-    if (k % 16 != 0 || !(element.isF16() || element.isBF16()) ||
+    Type bElement = bTile.getElementType();
+    bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(element) &&
+               isa<Float8E4M3FNType, Float8E5M2Type>(bElement);
+    // K per instruction: 32 bytes of each operand's row.
+    int64_t kStep = fp8 ? 32 : 16;
+    if (k % kStep != 0 ||
+        !(fp8 || ((element.isF16() || element.isBF16()) && bElement == element)) ||
         !cType.getElementType().isF32())
-      return op.emitOpError("tensor-core dots from shared tiles take fp16 or "
-                            "bf16 operands, K a multiple of 16, into fp32");
-    if (!target.hasWgmma() || mma.getWarpsPerCTA()[0] != numWarps ||
-        numWarps % 4 != 0 || m % (16 * numWarps) != 0 || m % 64 != 0 ||
-        n % 8 != 0 || n > 256)
+      return op.emitOpError("tensor-core dots from shared tiles take fp16, "
+                            "bf16 or (on wgmma) fp8 operands, K a multiple of ")
+             << kStep << ", into fp32";
+    bool wgmma = target.hasWgmma() && mma.getWarpsPerCTA()[0] == numWarps &&
+                 numWarps % 4 == 0 && m % (16 * numWarps) == 0 &&
+                 m % 64 == 0 && n % 8 == 0 && n <= 256;
+    if (!wgmma && fp8)
+      return op.emitOpError("fp8 dots from shared tiles need wgmma (sm_90a)");
+    if (!wgmma)
       return lowerWithMmaSync(op, adaptor, rewriter, *cLayout);
 
     SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
@@ -147,23 +157,35 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     const kiln::layout::NvmmaShared &bShape = bAddress.shape();
     if (aShape.swizzle == 0 || bShape.swizzle == 0)
       return op.emitOpError("wgmma operands need a swizzled shared layout");
-    uint64_t aConstant =
-        descriptorConstant(16, 8 * aShape.swizzle, aShape.swizzle);
-    uint64_t bConstant = descriptorConstant(bShape.panelStride(),
-                                            8 * bShape.swizzle, bShape.swizzle);
+    // a is K-major unless transposed (M contiguous); b is K-major when
+    // transposed (K contiguous), N-major otherwise.
+    bool aKMajor = !aShape.transposed, bKMajor = bShape.transposed;
+    auto constant = [](const kiln::layout::NvmmaShared &shape, bool kMajor) {
+      return descriptorConstant(kMajor ? 16 : shape.panelStride(),
+                                8 * shape.swizzle, shape.swizzle);
+    };
+    uint64_t aConstant = constant(aShape, aKMajor);
+    uint64_t bConstant = constant(bShape, bKMajor);
     Type i32 = rewriter.getI32Type();
     Value aBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
     Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
-    // This warpgroup's first row, in bytes of a panel.
+    // This warpgroup's first row: 64 rows are a whole number of lines or of
+    // panels, so its offset is linear in the warpgroup.
     Value warpgroup = LLVM::LShrOp::create(
         rewriter, loc, kiln::threadIdX(rewriter, loc),
         i32Constant(rewriter, loc, 7));
     Value aRows = LLVM::AddOp::create(
         rewriter, loc, aBase,
-        LLVM::MulOp::create(rewriter, loc, warpgroup,
-                            i32Constant(rewriter, loc, 64 * aShape.swizzle)));
+        LLVM::MulOp::create(
+            rewriter, loc, warpgroup,
+            i32Constant(rewriter, loc, aShape.linearOffset(64, 0))));
 
-    std::string type = element.isF16() ? "f16" : "bf16";
+    auto typeName = [](Type t) -> std::string {
+      return t.isF16()                   ? "f16"
+             : t.isBF16()                ? "bf16"
+             : isa<Float8E4M3FNType>(t) ? "e4m3"
+                                         : "e5m2";
+    };
     int64_t regs = n / 2;
     // Operands: the fragment's registers, the two descriptors, the tied
     // accumulators, then scale-d (1: d = a b + d) as a register.
@@ -171,12 +193,20 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                        std::to_string(2 * regs + 2) +
                        ", 0;\n "
                        "wgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(n) + "k16.f32." + type + "." + type +
+                       std::to_string(n) + "k" + std::to_string(kStep) +
+                       ".f32." + typeName(element) + "." + typeName(bElement) +
                        " {";
     for (int64_t i = 0; i < regs; ++i)
       text += (i ? ", $" : "$") + std::to_string(i);
+    // fp8 has no transpose operands: both tiles are K-major.
+    if (fp8 && !(aKMajor && bKMajor))
+      return op.emitOpError("fp8 wgmma needs both tiles K-contiguous");
     text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) +
-            ", p, 1, 1, 0, 1;\n}";
+            ", p, 1, 1" +
+            (fp8 ? std::string()
+                 : std::string(", ") + (aKMajor ? "0" : "1") + ", " +
+                       (bKMajor ? "0" : "1")) +
+            ";\n}";
     std::string constraints;
     for (int64_t i = 0; i < regs; ++i)
       constraints += (i ? ",=f" : "=f");
@@ -192,20 +222,21 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     kiln::inlinePtxEffect(rewriter, loc, Type(), "wgmma.fence.sync.aligned;",
                           "", ValueRange{});
     int64_t tilesPerWarpgroup = m / (16 * numWarps);
-    for (int64_t kk = 0; kk < k / 16; ++kk) {
-      // b: the k-th 16 rows; a: the k-th 16 columns of this tile's rows.
+    for (int64_t kk = 0; kk < k / kStep; ++kk) {
+      // b: the kk-th kStep rows; a: the kk-th kStep columns of this tile's
+      // rows.
       Value bDesc = descriptor(
           rewriter, loc,
           LLVM::AddOp::create(
               rewriter, loc, bBase,
               i32Constant(rewriter, loc,
-                          bShape.linearOffset(16 * kk, 0))),
+                          bShape.linearOffset(kStep * kk, 0))),
           bConstant);
       for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
         int64_t row0 = 16 * numWarps * t;
         Value aStart = LLVM::AddOp::create(
             rewriter, loc, aRows,
-            i32Constant(rewriter, loc, aShape.linearOffset(row0, 16 * kk)));
+            i32Constant(rewriter, loc, aShape.linearOffset(row0, kStep * kk)));
         Value aDesc = descriptor(rewriter, loc, aStart, aConstant);
         SmallVector<unsigned> slots;
         for (int64_t i = 0; i < regs; ++i) {
@@ -284,7 +315,15 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   Value colHalf = LLVM::ShlOp::create(
       rewriter, loc, LLVM::LShrOp::create(rewriter, loc, lane, c(4)), c(3));
 
+  // For column-major tiles: lane bits 0-2 pick the line, bit 3 the second
+  // 8 rows (or k), bit 4 (A only) the second 8 k.
+  Value lane7 = LLVM::AndOp::create(rewriter, loc, lane, c(7));
+  Value laneBit3 = LLVM::AndOp::create(rewriter, loc, lane, c(8));
+  Value kLine = LLVM::AddOp::create(rewriter, loc, lane7, colHalf);
+
   kiln::SharedTileAddress aAddress(aTile), bAddress(bTile);
+  bool aTransposed = aAddress.shape().transposed;
+  bool bTransposed = bAddress.shape().transposed;
   Type i32 = rewriter.getI32Type();
   Value aBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
   Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
@@ -321,28 +360,39 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   for (int64_t kk = 0; kk < k; kk += 16) {
     std::map<int32_t, SmallVector<Value>> aFragments, bFragments;
     for (auto &[row, tileRow] : tileRows) {
-      Value r = LLVM::AddOp::create(rewriter, loc, tileRow, rowInTile);
-      Value col = LLVM::AddOp::create(rewriter, loc, colHalf, c(kk));
+      // Row-major a: lanes give rows; column-major a (M contiguous): lanes
+      // give k lines and .trans transposes each 8x8 matrix.
+      Value r = LLVM::AddOp::create(rewriter, loc, tileRow,
+                                    aTransposed ? laneBit3 : rowInTile);
+      Value col = LLVM::AddOp::create(
+          rewriter, loc, aTransposed ? kLine : colHalf, c(kk));
       Value at = LLVM::AddOp::create(rewriter, loc, aBase,
                                      aAddress.emit(rewriter, loc, r, col));
-      Value frag =
-          kiln::inlinePtxEffect(
-              rewriter, loc, quadI,
-              "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];",
-              "=r,=r,=r,=r,r", ValueRange{at})
-              .getResult(0);
+      std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
+                         (aTransposed ? ".trans" : "") +
+                         ".shared.b16 {$0, $1, $2, $3}, [$4];";
+      Value frag = kiln::inlinePtxEffect(rewriter, loc, quadI, text,
+                                         "=r,=r,=r,=r,r", ValueRange{at})
+                       .getResult(0);
       aFragments[row] = words(frag, 4);
     }
     for (auto &[col, tileCol] : tileCols) {
-      Value kRow = LLVM::AddOp::create(rewriter, loc, rowInTile, c(kk));
-      Value at = LLVM::AddOp::create(
-          rewriter, loc, bBase, bAddress.emit(rewriter, loc, kRow, tileCol));
-      Value frag =
-          kiln::inlinePtxEffect(
-              rewriter, loc, pairI,
-              "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];",
-              "=r,=r,r", ValueRange{at})
-              .getResult(0);
+      // Row-major b (N contiguous): lanes give k rows, .trans; column-major
+      // b (K contiguous): lanes give n lines.
+      Value kRow = LLVM::AddOp::create(rewriter, loc,
+                                       bTransposed ? laneBit3 : rowInTile,
+                                       c(kk));
+      Value n = bTransposed
+                    ? Value(LLVM::AddOp::create(rewriter, loc, tileCol, lane7))
+                    : tileCol;
+      Value at = LLVM::AddOp::create(rewriter, loc, bBase,
+                                     bAddress.emit(rewriter, loc, kRow, n));
+      std::string text = std::string("ldmatrix.sync.aligned.m8n8.x2") +
+                         (bTransposed ? "" : ".trans") +
+                         ".shared.b16 {$0, $1}, [$2];";
+      Value frag = kiln::inlinePtxEffect(rewriter, loc, pairI, text, "=r,=r,r",
+                                         ValueRange{at})
+                       .getResult(0);
       bFragments[col] = words(frag, 2);
     }
     for (auto &[corner, slots] : tiles) {

@@ -197,7 +197,7 @@ LogicalResult kiln::gpu::ConvertLayoutOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult kiln::gpu::NVMMASharedEncodingAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, unsigned swizzle) {
+    function_ref<InFlightDiagnostic()> emitError, unsigned swizzle, bool) {
   if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
     return emitError() << "nvmma_shared swizzle must be 0, 32, 64 or 128 "
                           "bytes, got "

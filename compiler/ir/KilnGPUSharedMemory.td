@@ -16,18 +16,21 @@ def KilnGPU_NVMMASharedEncodingAttr
   let mnemonic = "nvmma_shared";
   let summary = "The swizzled tile layout the tensor cores read";
   let description = [{
-    A row-major tile (the last dimension contiguous) cut into panels of
-    `swizzle` bytes along that dimension; panel p holds, for every row r,
-    its `swizzle` bytes at p * rows * swizzle + r * swizzle. Within each
-    1024-byte group (8 rows of 128 bytes, 8 of 64, 8 of 32) the 16-byte
-    chunk index is XORed with address bits 7 and up, exactly as the
-    hardware's 128/64/32-byte swizzle modes do: so `ldmatrix`, `cp.async`
-    writers and `wgmma` descriptors see the same bytes conflict-free.
-    `swizzle` = 0 means no swizzle: plain row-major.
-    layout::nvmmaShared gives the map as a linear layout.
+    A tile whose contiguous dimension is the last one (or the first, when
+    `transposed`: a column-major tile, such as the K x N operand of
+    `x @ w.T`) cut into panels of `swizzle` bytes along that dimension;
+    panel p holds, for every line (row, or column when transposed), its
+    `swizzle` bytes at p * lines * swizzle + line * swizzle. Within each
+    1024-byte group the 16-byte chunk index is XORed with address bits 7
+    and up, exactly as the hardware's 128/64/32-byte swizzle modes do: so
+    `ldmatrix`, `cp.async` writers and `wgmma` descriptors see the same
+    bytes conflict-free. `swizzle` = 0 means no swizzle: plain row-major.
+    layout::NvmmaShared computes offsets; layout::nvmmaShared gives the map
+    as a linear layout.
   }];
-  let parameters = (ins "unsigned":$swizzle);
-  let assemblyFormat = "`<` `swizzle` `=` $swizzle `>`";
+  let parameters = (ins "unsigned":$swizzle,
+                        DefaultValuedParameter<"bool", "false">:$transposed);
+  let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
 

@@ -54,12 +54,15 @@ using kiln::gpu::SliceEncodingAttr;
 /// elements: lanes, then warps, go to the fastest dimensions first, as far as
 /// the shape has room; what is left over goes to the slowest dimension (its
 /// elements are then held twice).
+/// `fastest` lists the dimensions fastest first (default: last first).
 BlockedEncodingAttr blockedWith(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                                SmallVector<unsigned> spt, unsigned numWarps) {
+                                SmallVector<unsigned> spt, unsigned numWarps,
+                                ArrayRef<unsigned> fastest = {}) {
   size_t rank = shape.size();
-  SmallVector<unsigned> order, tpw(rank, 1), wpc(rank, 1);
-  for (size_t i = 0; i < rank; ++i)
-    order.push_back(unsigned(rank - 1 - i));
+  SmallVector<unsigned> order(fastest), tpw(rank, 1), wpc(rank, 1);
+  if (order.empty())
+    for (size_t i = 0; i < rank; ++i)
+      order.push_back(unsigned(rank - 1 - i));
   unsigned lanes = kThreadsPerWarp, warps = numWarps;
   for (unsigned d : order) {
     int64_t room = std::max<int64_t>(1, shape[d] / spt[d]);
@@ -178,6 +181,10 @@ struct AssignLayoutsPass
   Attribute mmaEncoding;
   /// The 2-D access with the fewest columns, and its vector width.
   std::pair<RankedTensorType, unsigned> narrowest2D;
+  /// Encodings decided backwards from tensor-core operand loads that run
+  /// down their columns (b of `x @ w.T`): the load, its pointers and mask,
+  /// and what computes them, through loops.
+  llvm::DenseMap<Value, Attribute> forced;
   /// Loop-carried accumulators of tensor-core dots: (loop, iter arg index).
   llvm::DenseSet<std::pair<Operation *, unsigned>> mmaCarried;
   /// Stores of rank ≥ 2 whose addresses run along the last dimension.
@@ -257,9 +264,16 @@ struct AssignLayoutsPass
       if (!largest || dot.getType().getNumElements() > largest.getNumElements())
         largest = dot.getType();
       Type a = dot.getA().getType().getElementType();
+      Type b = dot.getB().getType().getElementType();
+      auto isFp8 = [](Type t) {
+        return isa<Float8E4M3FNType, Float8E5M2Type>(t);
+      };
+      // fp8 goes to the tensor cores through wgmma only (sm_90a).
+      bool fp8 = isFp8(a) && isFp8(b) &&
+                 kiln::TargetInfo::of(func->getParentOfType<ModuleOp>())
+                     .hasWgmma();
       if (dot.getType().getRank() == 2 &&
-          (!(a.isF16() || a.isBF16()) ||
-           dot.getB().getType().getElementType() != a ||
+          (!((a.isF16() || a.isBF16()) && b == a) && !fp8 ||
            !dot.getType().getElementType().isF32()))
         tensorCores = false;
     });
@@ -390,6 +404,62 @@ struct AssignLayoutsPass
     return shape.has_value();
   }
 
+  /// Operand tiles of tensor-core dots whose addresses run along their
+  /// first dimension get a blocked layout with that dimension fastest (so
+  /// that they load, and copy to shared memory, 16 bytes at a time).
+  void forceColumnOperands(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo) {
+    forced.clear();
+    if (!mmaEncoding)
+      return;
+    func.walk([&](kiln::DotOp dot) {
+      if (dot.getType().getRank() != 2)
+        return;
+      for (Value operand : {dot.getA(), dot.getB()}) {
+        auto load = operand.getDefiningOp<kiln::LoadOp>();
+        auto type = dyn_cast<RankedTensorType>(operand.getType());
+        if (!load || !type || !isa<RankedTensorType>(load.getPtr().getType()))
+          continue;
+        unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+        unsigned down =
+            axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 0);
+        unsigned along =
+            axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 1);
+        if (down <= along)
+          continue;
+        int64_t share = std::max<int64_t>(
+            1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+        unsigned vec = unsigned(std::min<int64_t>(down, share));
+        Attribute encoding = blockedWith(&getContext(), type.getShape(),
+                                         {vec, 1}, numWarps, {0, 1});
+        for (Value v : load->getOperands())
+          force(v, encoding);
+        force(load.getResult(), encoding);
+      }
+    });
+  }
+
+  void force(Value v, Attribute encoding) {
+    if (!isa<RankedTensorType>(v.getType()) ||
+        !forced.try_emplace(v, encoding).second)
+      return;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (loop && arg.getArgNumber() > 0) {
+        unsigned i = arg.getArgNumber() - 1;
+        force(loop.getInitArgs()[i], encoding);
+        force(loop.getBody()->getTerminator()->getOperand(i), encoding);
+      }
+      return;
+    }
+    Operation *def = v.getDefiningOp();
+    if (def && (isa<kiln::BroadcastOp>(def) ||
+                (isElementwise(def) && def->getNumResults() == 1)))
+      for (Value operand : def->getOperands())
+        force(operand, encoding);
+    // make_range, splat, constants and expand_dims read `forced` when they
+    // are laid out.
+  }
+
   LogicalResult propagate(func::FuncOp func) {
     // Accumulators carried by loops stay in the mma layout across them.
     mmaCarried.clear();
@@ -504,15 +574,19 @@ struct AssignLayoutsPass
                  : RankedTensorType();
     };
     if (isa<kiln::MakeRangeOp, kiln::SplatOp, arith::ConstantOp>(op)) {
-      if (RankedTensorType t = tensorResult())
-        setResult(op->getResult(0), preferred(t));
+      if (RankedTensorType t = tensorResult()) {
+        Attribute f = forced.lookup(op->getResult(0));
+        setResult(op->getResult(0), f ? f : preferred(t));
+      }
       return success();
     }
     if (auto expand = dyn_cast<kiln::ExpandDimsOp>(op)) {
       Attribute src = encodingOf(expand.getSrc());
       auto slice = dyn_cast_or_null<SliceEncodingAttr>(src);
-      Attribute parent;
-      if (slice && slice.getDim() == expand.getAxis())
+      Attribute parent = forced.lookup(expand.getResult());
+      if (parent)
+        ;
+      else if (slice && slice.getDim() == expand.getAxis())
         parent = slice.getParent();
       else
         parent = preferred(expand.getType());
@@ -581,21 +655,25 @@ struct AssignLayoutsPass
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
             kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp>(op) ||
         !isElementwise(op)) {
-      // Memory ops use the coalesced preferred layout; ops that reorganize
-      // elements start from it too.
+      // Memory ops use the coalesced preferred layout (or the one decided
+      // backwards for a column operand tile); ops that reorganize elements
+      // start from it too.
+      Attribute f = isa<kiln::LoadOp>(op) ? forced.lookup(op->getResult(0))
+                                          : Attribute();
       for (OpOperand &operand : op->getOpOperands())
         if (auto t = dyn_cast<RankedTensorType>(operand.get().getType()))
-          requireOperand(op, operand.getOperandNumber(), preferred(t));
+          requireOperand(op, operand.getOperandNumber(), f ? f : preferred(t));
       for (Value result : op->getResults())
         if (auto t = dyn_cast<RankedTensorType>(result.getType()))
-          setResult(result, preferred(t));
+          setResult(result, f ? f : preferred(t));
       return success();
     }
     // Elementwise: the layout of the first operand that is not cheap to
     // recompute, else the preferred one.
     RankedTensorType resultType = tensorResult();
-    Attribute chosen;
-    for (Value operand : op->getOperands())
+    Attribute chosen =
+        op->getNumResults() == 1 ? forced.lookup(op->getResult(0)) : Attribute();
+    for (Value operand : chosen ? ValueRange{} : op->getOperands())
       if (Attribute e = encodingOf(operand); e && !isCheap(operand)) {
         chosen = e;
         break;
@@ -696,6 +774,7 @@ struct AssignLayoutsPass
   LogicalResult assignLayouts(func::FuncOp func,
                               kiln::AxisInfoAnalysis &axisInfo) {
     choosePreferred(func, axisInfo);
+    forceColumnOperands(func, axisInfo);
     // Shapes must be powers of two (as in Triton): the layouts split them
     // into bit fields.
     Operation *bad = nullptr;

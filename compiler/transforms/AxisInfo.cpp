@@ -359,9 +359,15 @@ static int64_t largestPowerOfTwoAtMost(int64_t v) {
 unsigned kiln::AxisInfoAnalysis::vectorWidth(Value ptr, Value mask,
                                              unsigned elementBits,
                                              unsigned maxBits) {
-  const AxisInfo &p = get(ptr);
   // The fastest-varying dimension of Kiln's row-major tensors is the last.
-  size_t d = p.contiguity.size() - 1;
+  return vectorWidthAlong(ptr, mask, elementBits,
+                          get(ptr).contiguity.size() - 1, maxBits);
+}
+
+unsigned kiln::AxisInfoAnalysis::vectorWidthAlong(Value ptr, Value mask,
+                                                  unsigned elementBits,
+                                                  size_t d, unsigned maxBits) {
+  const AxisInfo &p = get(ptr);
   int64_t elementBytes = std::max<unsigned>(1, elementBits / 8);
   int64_t vec = largestPowerOfTwoAtMost(p.contiguity[d]);
   vec = std::min(vec, std::max<int64_t>(1, p.divisibility[d] / elementBytes));

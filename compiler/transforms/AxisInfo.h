@@ -45,6 +45,10 @@ public:
   /// uniform over the vector.
   unsigned vectorWidth(mlir::Value ptr, mlir::Value mask, unsigned elementBits,
                        unsigned maxBits = 128);
+  /// The same along dimension `dim` instead of the last.
+  unsigned vectorWidthAlong(mlir::Value ptr, mlir::Value mask,
+                            unsigned elementBits, size_t dim,
+                            unsigned maxBits = 128);
 
 private:
   void visit(mlir::Operation *op);

@@ -21,7 +21,8 @@
 // last iteration are masked off (they write zeros to a slot never read).
 //
 // Only loops the rewrite is sure about are touched: one dot on the tensor
-// cores, both operands loaded in the body (masked loads read zero), a load
+// cores (fp16/bf16, or fp8 on wgmma with both tiles K-contiguous), both
+// operands loaded in the body (masked loads read zero), a load
 // stage that is pure apart from those loads and not used by the rest of the
 // body, and accesses of at least 4 bytes (cp.async's smallest).
 //
@@ -81,18 +82,21 @@ kiln::LoadOp producingLoad(Value v, Block *body) {
   return load;
 }
 
-/// The shared tile a dot operand of this type is staged in: rows of the
-/// last dimension, swizzled by as many bytes as a row has (up to 128).
-kiln::gpu::MemDescType ringType(RankedTensorType operand, unsigned stages) {
+/// The shared tile a dot operand of this type is staged in: lines along its
+/// contiguous dimension (the last, or the first when `transposed`),
+/// swizzled by as many bytes as a line has (up to 128).
+kiln::gpu::MemDescType ringType(RankedTensorType operand, unsigned stages,
+                                bool transposed) {
   Type element = operand.getElementType();
-  int64_t rowBytes =
-      operand.getShape().back() * (element.getIntOrFloatBitWidth() / 8);
-  unsigned swizzle = unsigned(std::min<int64_t>(128, rowBytes));
+  int64_t lineBytes = operand.getShape()[transposed ? 0 : 1] *
+                      (element.getIntOrFloatBitWidth() / 8);
+  unsigned swizzle = unsigned(std::min<int64_t>(128, lineBytes));
   SmallVector<int64_t> shape{int64_t(stages)};
   llvm::append_range(shape, operand.getShape());
   return kiln::gpu::MemDescType::get(
       operand.getContext(), shape, element,
-      kiln::gpu::NVMMASharedEncodingAttr::get(operand.getContext(), swizzle));
+      kiln::gpu::NVMMASharedEncodingAttr::get(operand.getContext(), swizzle,
+                                              transposed));
 }
 
 struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
@@ -152,9 +156,15 @@ private:
       return;
     RankedTensorType accType = dot.getType();
     Type aElement = dot.getA().getType().getElementType();
+    Type bElement = dot.getB().getType().getElementType();
+    auto isFp8 = [](Type t) {
+      return isa<Float8E4M3FNType, Float8E5M2Type>(t);
+    };
+    bool fp8 = isFp8(aElement) && isFp8(bElement);
     if (!isa<kiln::gpu::MmaEncodingAttr>(accType.getEncoding()) ||
-        accType.getRank() != 2 || !(aElement.isF16() || aElement.isBF16()) ||
-        dot.getB().getType().getElementType() != aElement ||
+        accType.getRank() != 2 ||
+        !(((aElement.isF16() || aElement.isBF16()) && bElement == aElement) ||
+          fp8) ||
         !accType.getElementType().isF32())
       return;
     auto yield = cast<scf::YieldOp>(body->getTerminator());
@@ -166,6 +176,9 @@ private:
         !accArg.hasOneUse())
       return;
     bool async = usesWgmma(accType);
+    // fp8 runs on wgmma only, with both tiles K-contiguous.
+    if (fp8 && !async)
+      return;
 
     // Both operands loaded here, zero where masked.
     PipelinedLoad loads[2];
@@ -177,13 +190,21 @@ private:
         return;
       auto type = cast<RankedTensorType>(load.getType());
       unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-      unsigned vec = axisInfo.vectorWidth(load.getPtr(), load.getMask(), bits);
+      // The tile is copied along its pointers' fastest dimension.
+      auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(
+          cast<RankedTensorType>(load.getPtr().getType()).getEncoding());
+      unsigned dim = blocked ? blocked.getOrder()[0] : 1;
+      unsigned vec =
+          axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
       if (vec * bits < 32)
         return; // cp.async moves 4, 8 or 16 bytes
-      int64_t rowBytes = type.getShape().back() * bits / 8;
-      if (rowBytes < 32 || !llvm::isPowerOf2_64(uint64_t(rowBytes)))
+      int64_t lineBytes = type.getShape()[dim] * bits / 8;
+      if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
         return;
-      loads[i] = {load, vec, ringType(type, stages)};
+      bool kContiguous = dim == (i == 0 ? 1u : 0u);
+      if (fp8 && !kContiguous)
+        return;
+      loads[i] = {load, vec, ringType(type, stages, dim == 0)};
     }
 
     // The load stage: the loads' backward slice in the body, closed over

@@ -84,3 +84,40 @@ def mm(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     cn = pid % tiles_n * BN + tl.arange(0, BN)
     tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], acc.to(c_ptr.dtype.element_ty),
              mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+# b transposed (x @ w.T: w is N x K, row-major): b's tile runs down its
+# columns, so it gets a column-major blocked layout, a transposed swizzled
+# ring, and is read K-major (imm-trans-b 0; ldmatrix without .trans).
+# RUN: %kilnc compile %s -n mm_bt -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=BT-GPU
+# RUN: %kilnc compile %s -n mm_bt -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=3" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=BT-WGMMA
+# RUN: %kilnc compile %s -n mm_bt -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=64, BN=64, BK=32, num_warps=4, num_stages=3" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=BT-MMA
+# BT-GPU: kiln_gpu.local_alloc {{.*}} <3x64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
+# BT-GPU: kiln_gpu.async_copy {{.*}} : tensor<64x128x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [8, 1], {{.*}} order = [0, 1]}>>
+# BT-WGMMA: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
+# BT-MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# BT-MMA: ldmatrix.sync.aligned.m8n8.x2.shared.b16
+# BT-MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+
+@triton.jit
+def mm_bt(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
+          BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    tiles_n = tl.cdiv(N, BN)
+    rm = (pid // tiles_n * BM + tl.arange(0, BM)) % M
+    rn = (pid % tiles_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a_tile = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_tile = b_ptr + rk[:, None] + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kt in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_tile, mask=rk[None, :] < K - kt * BK, other=0.0)
+        b = tl.load(b_tile, mask=rk[:, None] < K - kt * BK, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_tile += BK
+        b_tile += BK
+    cm = pid // tiles_n * BM + tl.arange(0, BM)
+    cn = pid % tiles_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(cm[:, None] < M) & (cn[None, :] < N))

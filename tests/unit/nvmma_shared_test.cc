@@ -125,6 +125,17 @@ TEST(NvmmaSharedTest, SwizzleIsTheHardwareAddressXor) {
   EXPECT_EQ(wide.panelStride(), 64 * 128);
 }
 
+TEST(NvmmaSharedTest, TransposedIsTheTransposeTile) {
+  // A column-major tile is laid out as its transpose would be row-major.
+  for (const Case &c : cases()) {
+    NvmmaShared rowMajor{c.rows, c.cols, c.elementBytes, c.swizzle};
+    NvmmaShared colMajor{c.cols, c.rows, c.elementBytes, c.swizzle, true};
+    for (int64_t r = 0; r < c.rows; ++r)
+      for (int64_t col = 0; col < c.cols; ++col)
+        ASSERT_EQ(colMajor.offset(col, r), rowMajor.offset(r, col));
+  }
+}
+
 TEST(NvmmaSharedTest, AgreesWithTheLinearLayout) {
   // The arithmetic the lowerings emit and layout::nvmmaShared (offset ->
   // coordinates over GF(2)) describe the same bytes.
@@ -132,10 +143,15 @@ TEST(NvmmaSharedTest, AgreesWithTheLinearLayout) {
     NvmmaShared tile{c.rows, c.cols, c.elementBytes, c.swizzle};
     LinearLayout linear =
         nvmmaShared({c.rows, c.cols}, c.swizzle, 8 * c.elementBytes, {1, 0});
+    NvmmaShared transposed{c.cols, c.rows, c.elementBytes, c.swizzle, true};
+    LinearLayout columns =
+        nvmmaShared({c.cols, c.rows}, c.swizzle, 8 * c.elementBytes, {0, 1});
     for (int64_t e = 0; e < c.rows * c.cols; ++e) {
       LinearLayout::Vector at = linear.apply({int32_t(e)});
       ASSERT_EQ(tile.offset(at[0], at[1]), e * c.elementBytes)
           << "swizzle " << c.swizzle << " element " << e;
+      LinearLayout::Vector t = columns.apply({int32_t(e)});
+      ASSERT_EQ(transposed.offset(t[0], t[1]), e * c.elementBytes);
     }
   }
 }
