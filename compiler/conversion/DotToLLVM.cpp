@@ -48,6 +48,19 @@ int64_t byteSize(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
+/// Threads of the CTA (kiln_gpu.num_warps warps of 32).
+int64_t threadsOf(Operation *op) {
+  auto warps = op->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
+      kiln::gpu::KilnGPUDialect::kNumWarpsAttrName);
+  return (warps ? warps.getInt() : 4) * 32;
+}
+
+/// This thread's spare slot after `size` elements.
+Value spareSlot(OpBuilder &b, Location loc, int64_t size) {
+  return LLVM::AddOp::create(b, loc, kiln::threadIdX(b, loc),
+                             i32Constant(b, loc, size));
+}
+
 /// Linearizes the dimensions before the last two (the batch) with the
 /// `rows` coordinate: batch-major, as the staged arrays are laid out.
 Value batchRow(OpBuilder &b, Location loc, ArrayRef<Value> coords,
@@ -81,12 +94,13 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc, Value k,
 /// Stores one chunk of a dot operand into its staging array: each element
 /// this thread holds once (copies are skipped) goes to `offsetOf(coords, k
 /// within the chunk)`, or, when it belongs to another chunk, to the spare
-/// slot at index `spare`.
+/// slot at index `spare` (one per thread, so that threads never write one
+/// address together).
 void stageChunk(
     OpBuilder &b, Location loc, ArrayRef<Value> elements,
     ArrayRef<kiln::Coordinates> coords, const LinearLayout &layout,
     unsigned kDim, int64_t chunk, int64_t kSize, int64_t first, Value base,
-    Type element, int64_t spare,
+    Type element, Value spare,
     llvm::function_ref<Value(const kiln::Coordinates &, Value)> offsetOf) {
   for (unsigned j = 0; j < elements.size(); ++j) {
     if (!kiln::isRepresentativeRegister(layout, j))
@@ -95,8 +109,7 @@ void stageChunk(
         chunkPosition(b, loc, coords[j][kDim], chunk, kSize, first);
     Value offset = offsetOf(coords[j], kk);
     if (inChunk)
-      offset = LLVM::SelectOp::create(b, loc, inChunk, offset,
-                                      i32Constant(b, loc, spare));
+      offset = LLVM::SelectOp::create(b, loc, inChunk, offset, spare);
     LLVM::StoreOp::create(b, loc, elements[j],
                           LLVM::GEPOp::create(b, loc, base.getType(), element,
                                               base, ValueRange{offset}));
@@ -198,18 +211,23 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     int64_t pad = std::max<int64_t>(1, 4 / aBytes);
 
     // K in chunks that fit: a is (batch * m) rows of chunk + pad, b is
-    // (batch * chunk) rows of n; one extra element each takes the stores
-    // of elements outside the chunk being staged.
+    // (batch * chunk) rows of n; one extra element per thread each takes
+    // the stores of elements outside the chunk being staged.
+    int64_t threads = threadsOf(op);
     int64_t chunk = k;
     auto bytesFor = [&](int64_t kc) {
-      return (batch * m * (kc + pad) + 1) * aBytes +
-             (batch * kc * n + 1) * bBytes;
+      return (batch * m * (kc + pad) + threads) * aBytes +
+             (batch * kc * n + threads) * bBytes;
     };
     while (chunk > 1 && bytesFor(chunk) > kStagingBytes)
       chunk /= 2;
     int64_t aSize = batch * m * (chunk + pad), bSize = batch * chunk * n;
-    Value aBase = kiln::allocateSharedArray(rewriter, op, aStored, aSize + 1);
-    Value bBase = kiln::allocateSharedArray(rewriter, op, bStored, bSize + 1);
+    Value aBase =
+        kiln::allocateSharedArray(rewriter, op, aStored, aSize + threads);
+    Value bBase =
+        kiln::allocateSharedArray(rewriter, op, bStored, bSize + threads);
+    Value aSpare = spareSlot(rewriter, loc, aSize);
+    Value bSpare = spareSlot(rewriter, loc, bSize);
     // Where each thread's elements of a and b go, and which k they hold.
     SmallVector<kiln::Coordinates> aCoords =
         kiln::emitCoordinates(rewriter, loc, *aLayout);
@@ -263,7 +281,7 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
       // Stage this chunk: a[batch][row][kk] at (batch * m + row) * (chunk +
       // pad) + kk, b[batch][kk][col] at (batch * chunk + kk) * n + col.
       stageChunk(rewriter, loc, a, aCoords, *aLayout, nDim, chunk, k, first,
-                 aBase, aStored, aSize,
+                 aBase, aStored, aSpare,
                  [&](const kiln::Coordinates &at, Value kk) -> Value {
                    return LLVM::AddOp::create(
                        rewriter, loc,
@@ -275,7 +293,7 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                  });
       stageChunk(
           rewriter, loc, b, bCoords, *bLayout, mDim, chunk, k, first, bBase,
-          bStored, bSize, [&](const kiln::Coordinates &at, Value kk) -> Value {
+          bStored, bSpare, [&](const kiln::Coordinates &at, Value kk) -> Value {
             SmallVector<Value> rowCoords(at.begin(), at.begin() + mDim);
             rowCoords.push_back(kk);
             SmallVector<int64_t> shape(bType.getShape().take_front(mDim));
@@ -332,13 +350,20 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     Type stored = a.front().getType();
     constexpr int64_t pad = 2; // one 4-byte word of fp16/bf16
     int64_t chunk = k;
-    auto bytesFor = [&](int64_t kc) { return ((m + n) * (kc + pad) + 2) * 2; };
+    int64_t threads = threadsOf(op);
+    auto bytesFor = [&](int64_t kc) {
+      return ((m + n) * (kc + pad) + 2 * threads) * 2;
+    };
     while (chunk > 16 && bytesFor(chunk) > kStagingBytes)
       chunk /= 2;
     int64_t rowLength = chunk + pad;
     int64_t aSize = m * rowLength, bSize = n * rowLength;
-    Value aBase = kiln::allocateSharedArray(rewriter, op, stored, aSize + 1);
-    Value bBase = kiln::allocateSharedArray(rewriter, op, stored, bSize + 1);
+    Value aBase =
+        kiln::allocateSharedArray(rewriter, op, stored, aSize + threads);
+    Value bBase =
+        kiln::allocateSharedArray(rewriter, op, stored, bSize + threads);
+    Value aSpare = spareSlot(rewriter, loc, aSize);
+    Value bSpare = spareSlot(rewriter, loc, bSize);
     auto address = [&](Value base, Value offset) {
       return LLVM::GEPOp::create(rewriter, loc, base.getType(), stored, base,
                                  ValueRange{offset});
@@ -410,9 +435,9 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         };
       };
       stageChunk(rewriter, loc, a, aCoords, aLayout, 1, chunk, k, first, aBase,
-                 stored, aSize, rowMajor(0));
+                 stored, aSpare, rowMajor(0));
       stageChunk(rewriter, loc, b, bCoords, bLayout, 0, chunk, k, first, bBase,
-                 stored, bSize, rowMajor(1));
+                 stored, bSpare, rowMajor(1));
       NVVM::Barrier0Op::create(rewriter, loc);
 
       // The loop over k, 16 at a time, the accumulators carried.
