@@ -222,33 +222,36 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     kiln::inlinePtxEffect(rewriter, loc, Type(), "wgmma.fence.sync.aligned;",
                           "", ValueRange{});
     int64_t tilesPerWarpgroup = m / (16 * numWarps);
-    for (int64_t kk = 0; kk < k / kStep; ++kk) {
-      // b: the kk-th kStep rows; a: the kk-th kStep columns of this tile's
-      // rows.
-      Value bDesc = descriptor(
+    // b's descriptor for each kStep rows.
+    SmallVector<Value> bDescs;
+    for (int64_t kk = 0; kk < k / kStep; ++kk)
+      bDescs.push_back(descriptor(
           rewriter, loc,
           LLVM::AddOp::create(
               rewriter, loc, bBase,
-              i32Constant(rewriter, loc,
-                          bShape.linearOffset(kStep * kk, 0))),
-          bConstant);
-      for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
-        int64_t row0 = 16 * numWarps * t;
+              i32Constant(rewriter, loc, bShape.linearOffset(kStep * kk, 0))),
+          bConstant));
+    // One m64 tile's whole K, then the next: each accumulator's chain of
+    // wgmmas issues back to back, as the hardware pipelines them.
+    for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
+      int64_t row0 = 16 * numWarps * t;
+      SmallVector<unsigned> slots;
+      for (int64_t i = 0; i < regs; ++i) {
+        auto it = registerAt.find({int32_t(row0 + 8 * ((i >> 1) & 1)),
+                                   int32_t(8 * (i >> 2) + (i & 1))});
+        if (it == registerAt.end())
+          return op.emitOpError("the accumulator layout does not hold a "
+                                "wgmma fragment");
+        slots.push_back(it->second);
+      }
+      for (int64_t kk = 0; kk < k / kStep; ++kk) {
+        // a: the kk-th kStep columns of this tile's rows.
         Value aStart = LLVM::AddOp::create(
             rewriter, loc, aRows,
             i32Constant(rewriter, loc, aShape.linearOffset(row0, kStep * kk)));
         Value aDesc = descriptor(rewriter, loc, aStart, aConstant);
-        SmallVector<unsigned> slots;
-        for (int64_t i = 0; i < regs; ++i) {
-          auto it = registerAt.find(
-              {int32_t(row0 + 8 * ((i >> 1) & 1)), int32_t(8 * (i >> 2) + (i & 1))});
-          if (it == registerAt.end())
-            return op.emitOpError("the accumulator layout does not hold a "
-                                  "wgmma fragment");
-          slots.push_back(it->second);
-        }
         // Inputs: a, b first after the outputs, then the tied accumulators.
-        SmallVector<Value> ordered{aDesc, bDesc};
+        SmallVector<Value> ordered{aDesc, bDescs[kk]};
         for (unsigned slot : slots)
           ordered.push_back(acc[slot]);
         ordered.push_back(scaleD);
