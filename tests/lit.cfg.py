@@ -30,3 +30,11 @@ config.environment["PATH"] = os.pathsep.join([llvm_tools, config.environment.get
 for var in ("CUDA_HOME", "HOME", "TMPDIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# Upstream Triton's tutorials, fetched unchanged into .upstream/ (never
+# committed; bench/README.md says how): the tests that compile them run only
+# where they are.
+upstream = os.path.join(os.path.dirname(config.test_source_root), ".upstream")
+if os.path.exists(os.path.join(upstream, "03-matrix-multiplication.py")):
+    config.available_features.add("upstream-tutorial-03")
+config.substitutions.append(("%upstream", upstream))

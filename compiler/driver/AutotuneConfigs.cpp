@@ -3,6 +3,7 @@
 
 #include "compiler/driver/Pipeline.h"
 #include "compiler/frontend/Emitter.h"
+#include "compiler/frontend/HostEval.h"
 #include "compiler/frontend/Parser.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -32,10 +33,14 @@ struct Config {
 /// Reads the kernel's decorators; reports errors through `sourceMgr`.
 class ConfigReader {
 public:
-  explicit ConfigReader(llvm::SourceMgr &sourceMgr) : sourceMgr(sourceMgr) {}
+  ConfigReader(llvm::SourceMgr &sourceMgr, const Module &module,
+               HostTarget target)
+      : sourceMgr(sourceMgr), module(module), target(std::move(target)) {}
 
   /// The configs, or std::nullopt after an error. No autotune decorator
-  /// gives an empty list.
+  /// gives an empty list. The configs expression is evaluated as Python
+  /// would when it reaches the kernel's def: after the module-level code
+  /// before it, calling the host functions it names.
   std::optional<std::vector<Config>> read(const FunctionDefStmt &kernel) {
     std::vector<Config> configs;
     for (const ExprPtr &decorator : kernel.decorators) {
@@ -48,12 +53,21 @@ public:
           list = kw.value.get();
       if (!list && !call->args.empty())
         list = call->args[0].get();
-      auto *elements = list ? llvm::dyn_cast<ListExpr>(list) : nullptr;
-      if (!elements)
-        return error(call->getLoc(), "@triton.autotune needs configs=[...] "
-                                     "written as a list of triton.Config(...)");
-      for (const ExprPtr &element : elements->elements) {
-        std::optional<Config> config = readConfig(*element);
+      if (!list)
+        return error(call->getLoc(), "@triton.autotune needs configs=[...], a "
+                                     "list of triton.Config(...)");
+      HostEvaluator evaluator(sourceMgr, module, target);
+      evaluator.runModuleUntil(&kernel);
+      std::optional<HostValue> value = evaluator.evaluate(*list);
+      if (!value)
+        return std::nullopt;
+      if (value->kind != HostValue::Kind::List &&
+          value->kind != HostValue::Kind::Tuple)
+        return error(list->getLoc(), "@triton.autotune's configs must be a "
+                                     "list of triton.Config(...), got " +
+                                         value->describe());
+      for (const HostValue &element : *value->items) {
+        std::optional<Config> config = readConfig(element, list->getLoc());
         if (!config)
           return std::nullopt;
         configs.push_back(*config);
@@ -76,81 +90,82 @@ private:
     return "";
   }
 
-  /// A literal, as a signature writes it.
-  std::optional<std::string> literal(const Expr &e) {
-    switch (e.getKind()) {
-    case Expr::Kind::Int:
-      return llvm::cast<IntExpr>(e).digits;
-    case Expr::Kind::Float: {
+  /// A value, as a signature writes it.
+  std::optional<std::string> literal(const HostValue &v, SMLoc fallback) {
+    switch (v.kind) {
+    case HostValue::Kind::Int:
+      return std::to_string(v.intValue);
+    case HostValue::Kind::Float: {
       std::string s;
       llvm::raw_string_ostream os(s);
-      os << llvm::cast<FloatExpr>(e).value;
+      os << v.floatValue;
       return s;
     }
-    case Expr::Kind::Bool:
-      return std::string(llvm::cast<BoolExpr>(e).value ? "True" : "False");
-    case Expr::Kind::None:
+    case HostValue::Kind::Bool:
+      return std::string(v.intValue ? "True" : "False");
+    case HostValue::Kind::None:
       return std::string("None");
-    case Expr::Kind::String:
-      return "\"" + llvm::cast<StringExpr>(e).value + "\"";
-    case Expr::Kind::Unary: {
-      auto &u = llvm::cast<UnaryExpr>(e);
-      if (u.op == "-")
-        if (auto inner = literal(*u.operand))
-          return "-" + *inner;
+    case HostValue::Kind::String:
+      return "\"" + v.text + "\"";
+    case HostValue::Kind::Object: {
+      // tl.float16 and the other dtypes, as a signature writes them.
+      llvm::StringRef name = v.text;
+      if (name.consume_front("triton.language.") && DType::parse(name) &&
+          DType::parse(name)->getLanguageName() == name)
+        return ("tl." + name).str();
       break;
     }
     default:
       break;
     }
-    error(e.getLoc(), "autotune config values must be literals (ints, floats, "
-                      "bools, strings, None)");
+    error(v.loc.isValid() ? v.loc : fallback,
+          "autotune config values must be ints, floats, bools, strings, None "
+          "or tl dtypes, got " +
+              v.describe());
     return std::nullopt;
   }
 
-  std::optional<Config> readConfig(const Expr &e) {
-    auto *call = llvm::dyn_cast<CallExpr>(&e);
-    if (!call || calleeName(*call->callee) != "Config")
-      return error(e.getLoc(), "expected triton.Config(...) in the autotune "
-                               "configs");
-    const Expr *dictExpr = call->args.empty() ? nullptr : call->args[0].get();
-    for (const Keyword &kw : call->keywords)
-      if (kw.name == "kwargs")
-        dictExpr = kw.value.get();
-    auto *dict = dictExpr ? llvm::dyn_cast<DictExpr>(dictExpr) : nullptr;
-    if (!dict)
-      return error(call->getLoc(), "triton.Config needs a dict of constexpr "
-                                   "values (first argument or kwargs=)");
+  std::optional<Config> readConfig(const HostValue &value, SMLoc listLoc) {
+    SMLoc loc = value.loc.isValid() ? value.loc : listLoc;
+    if (value.kind != HostValue::Kind::Config)
+      return error(loc, "expected triton.Config(...) in the autotune configs, "
+                        "got " +
+                            value.describe());
+    const HostValue &values = (*value.items)[0];
+    const HostValue &options = (*value.items)[1];
     Config config;
-    config.loc = call->getLoc();
-    auto add = [&](const std::string &key, const std::string &value) {
+    config.loc = loc;
+    auto add = [&](const std::string &key, const std::string &text) {
       config.fragment +=
-          (config.fragment.empty() ? "" : ", ") + key + "=" + value;
+          (config.fragment.empty() ? "" : ", ") + key + "=" + text;
       config.keys.push_back(key);
     };
-    for (size_t i = 0; i < dict->keys.size(); ++i) {
-      auto *key = llvm::dyn_cast<StringExpr>(dict->keys[i].get());
-      if (!key)
-        return error(dict->keys[i]->getLoc(), "autotune config keys must be "
-                                              "parameter names as strings");
-      std::optional<std::string> value = literal(*dict->values[i]);
-      if (!value)
+    for (size_t i = 0; i + 1 < values.items->size(); i += 2) {
+      const HostValue &key = (*values.items)[i];
+      if (key.kind != HostValue::Kind::String)
+        return error(key.loc.isValid() ? key.loc : loc,
+                     "autotune config keys must be parameter names as "
+                     "strings");
+      std::optional<std::string> text = literal((*values.items)[i + 1], loc);
+      if (!text)
         return std::nullopt;
-      add(key->value, *value);
+      add(key.text, *text);
     }
-    for (const Keyword &kw : call->keywords) {
-      if (kw.name != "num_warps" && kw.name != "num_stages" &&
-          kw.name != "num_ctas")
+    for (size_t i = 0; i + 1 < options.items->size(); i += 2) {
+      const std::string &name = (*options.items)[i].text;
+      if (name != "num_warps" && name != "num_stages" && name != "num_ctas")
         continue; // maxnreg, pre_hook, ...: not part of a variant
-      std::optional<std::string> value = literal(*kw.value);
-      if (!value)
+      std::optional<std::string> text = literal((*options.items)[i + 1], loc);
+      if (!text)
         return std::nullopt;
-      add(kw.name, *value);
+      add(name, *text);
     }
     return config;
   }
 
   llvm::SourceMgr &sourceMgr;
+  const Module &module;
+  HostTarget target;
 };
 
 } // namespace
@@ -166,8 +181,8 @@ struct KernelConfigs {
 /// Reads `sourcePath` and the configs of `kernelName` (empty: the only
 /// kernel). Reports errors and returns nullptr on failure.
 static std::unique_ptr<KernelConfigs>
-readKernelConfigs(const std::string &sourcePath,
-                  const std::string &kernelName) {
+readKernelConfigs(const std::string &sourcePath, const std::string &kernelName,
+                  const std::string &arch) {
   auto file = llvm::MemoryBuffer::getFile(sourcePath, /*IsText=*/true);
   if (!file) {
     llvm::WithColor::error(llvm::errs(), "kilnc")
@@ -186,7 +201,9 @@ readKernelConfigs(const std::string &sourcePath,
   if (!result->kernel)
     return nullptr;
   std::optional<std::vector<Config>> configs =
-      ConfigReader(result->sourceMgr).read(*result->kernel);
+      ConfigReader(result->sourceMgr, *result->module,
+                   HostTarget::forArch(arch))
+          .read(*result->kernel);
   if (!configs)
     return nullptr;
   result->configs = std::move(*configs);
@@ -194,9 +211,10 @@ readKernelConfigs(const std::string &sourcePath,
 }
 
 int kiln::printAutotuneConfigs(const std::string &sourcePath,
-                               const std::string &kernelName) {
+                               const std::string &kernelName,
+                               const std::string &arch) {
   std::unique_ptr<KernelConfigs> read =
-      readKernelConfigs(sourcePath, kernelName);
+      readKernelConfigs(sourcePath, kernelName, arch);
   if (!read)
     return 1;
   for (const Config &config : read->configs)
@@ -249,7 +267,7 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options) {
     return 1;
   };
   std::unique_ptr<KernelConfigs> read =
-      readKernelConfigs(options.sourcePath, options.kernelName);
+      readKernelConfigs(options.sourcePath, options.kernelName, options.arch);
   if (!read)
     return 1;
   llvm::SourceMgr &sourceMgr = read->sourceMgr;

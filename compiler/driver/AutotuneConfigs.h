@@ -16,10 +16,12 @@ namespace kiln {
 struct CompileOptions;
 
 /// Prints the configs of kernel `kernelName` in `sourcePath`, one per line,
-/// to stdout. Diagnostics go to stderr as `file:line:col: error: ...`.
-/// Returns the process exit status.
+/// to stdout. The decorator's host code sees the target of `arch` (may be
+/// empty: then reading the target's arch is an error). Diagnostics go to
+/// stderr as `file:line:col: error: ...`. Returns the process exit status.
 int printAutotuneConfigs(const std::string &sourcePath,
-                         const std::string &kernelName);
+                         const std::string &kernelName,
+                         const std::string &arch);
 
 /// Compiles `options.signature` (named form, without the values the configs
 /// set) merged with each of the kernel's autotune configs. `outputPath` is a

@@ -7,7 +7,7 @@
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [--aligned]
 //         --autotune -o DIR [--emit ...]
 //         compiles one variant per @triton.autotune config into DIR
-//   kilnc configs FILE.py [-n KERNEL]
+//   kilnc configs FILE.py [-n KERNEL] [--arch ARCH]
 //         prints the kernel's @triton.autotune configs, one signature
 //         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
 //
@@ -27,14 +27,19 @@ using namespace llvm;
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc >= 3 && StringRef(argv[1]) == "configs") {
-    std::string kernel;
-    if (argc == 5 && StringRef(argv[3]) == "-n")
-      kernel = argv[4];
-    else if (argc != 3) {
-      errs() << "usage: kilnc configs FILE.py [-n KERNEL]\n";
-      return 2;
+    std::string kernel, arch;
+    for (int i = 3; i < argc; i += 2) {
+      StringRef flag = argv[i];
+      if (i + 1 < argc && flag == "-n")
+        kernel = argv[i + 1];
+      else if (i + 1 < argc && flag == "--arch")
+        arch = argv[i + 1];
+      else {
+        errs() << "usage: kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n";
+        return 2;
+      }
     }
-    return kiln::printAutotuneConfigs(argv[2], kernel);
+    return kiln::printAutotuneConfigs(argv[2], kernel, arch);
   }
   if (argc < 2 || StringRef(argv[1]) != "compile") {
     errs()
@@ -42,7 +47,7 @@ int main(int argc, char **argv) {
            "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] [--debug] -o OUT "
            "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
            "[--dump-ir DIR] [--autotune]\n       kilnc configs FILE.py [-n "
-           "KERNEL]\n";
+           "KERNEL] [--arch ARCH]\n";
     return 2;
   }
   cl::OptionCategory category("kilnc compile options");

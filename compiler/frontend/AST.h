@@ -27,7 +27,7 @@ public:
   enum class Kind {
     Name, Int, Float, String, Bool, None, Attribute, Call, Binary, Unary,
     Compare, BoolOp, IfExp, Subscript, Tuple, List, Dict, Slice, Lambda,
-    Ellipsis,
+    Ellipsis, ListComp,
   };
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
@@ -143,6 +143,19 @@ struct LambdaExpr : ExprBase<Expr::Kind::Lambda> {
   std::vector<std::string> params;
   ExprPtr body;
 };
+/// One `for target in iter if cond ...` clause of a comprehension.
+struct Comprehension {
+  llvm::SMLoc loc; // of 'for'
+  ExprPtr target, iter;
+  std::vector<ExprPtr> conditions;
+};
+/// `[element for ... in ... if ...]`: host code (autotune config lists)
+/// uses them; kernels cannot.
+struct ListCompExpr : ExprBase<Expr::Kind::ListComp> {
+  using ExprBase::ExprBase;
+  ExprPtr element;
+  std::vector<Comprehension> generators;
+};
 
 //===----------------------------------------------------------------------===//
 // Statements
@@ -249,12 +262,17 @@ struct ImportFromStmt : StmtBase<Stmt::Kind::ImportFrom> {
   std::string module;
   std::vector<std::pair<std::string, std::string>> names; // (name, alias)
 };
-/// A module-level statement Kiln does not interpret (class, try, with, ...):
-/// kept so that using a name it defines gives a clear error.
+/// A module-level statement Kiln does not interpret (class, try, with, ...),
+/// or host code it cannot parse: kept so that using a name it defines gives a
+/// clear error.
 struct OtherStmt : StmtBase<Stmt::Kind::Other> {
   using StmtBase::StmtBase;
   std::string what;
   std::vector<std::string> definedNames;
+  /// For host code that does not parse: the parser's first error, reported
+  /// only if a kernel or its decorators use a name the statement defines.
+  llvm::SMLoc syntaxErrorLoc;
+  std::string syntaxError;
 };
 
 /// A parsed source file.

@@ -300,6 +300,25 @@ std::optional<FValue> passThroughHint(Emitter &e, const CallArgs &args) {
   return args.args[0];
 }
 
+/// `tl.assume(cond)`: a fact for the optimizer (upstream passes it to LLVM
+/// as llvm.assume). Kiln's analyses do not read it yet, so the condition is
+/// checked to be a boolean scalar and dropped, which is always correct.
+std::optional<FValue> assume(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"cond"};
+  ArgReader r(e, args, "tl.assume", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *cond = r.get(0);
+  if (!cond)
+    return r.missing(0);
+  if (cond->isRuntime() && (cond->type.isBlock() || cond->type.isPointer ||
+                            cond->type.element.getKind() != ScalarKind::I1))
+    return r.bad(0, "a boolean scalar");
+  if (!cond->isRuntime() && !cond->isNumber())
+    return r.bad(0, "a boolean scalar");
+  return FValue::none();
+}
+
 std::optional<FValue> staticAssert(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"cond", "msg"};
   ArgReader r(e, args, "tl.static_assert", kParams);
@@ -586,12 +605,34 @@ std::optional<FValue> pyMinMax(Emitter &e, const CallArgs &args, bool isMax) {
   if (items.empty())
     return e.error(args.loc, std::string(isMax ? "max" : "min") +
                                  "() needs at least one argument");
+  // On run-time values, upstream's builtin min/max is a chain of
+  // tl.minimum/tl.maximum (language.core.builtin_min).
+  if (llvm::any_of(items, [](const FValue &v) { return v.isRuntime(); })) {
+    if (items.size() < 2)
+      return e.error(args.loc, std::string(isMax ? "max" : "min") +
+                                   "() of run-time values needs at least two");
+    FValue folded = items[0];
+    for (size_t i = 1; i < items.size(); ++i) {
+      CallArgs pair;
+      pair.loc = args.loc;
+      pair.callee = isMax ? "maximum" : "minimum";
+      pair.args = {folded, items[i]};
+      pair.argLocs = {args.loc, args.loc};
+      std::optional<FValue> next = minMax(e, pair, isMax);
+      if (!next)
+        return std::nullopt;
+      folded = *next;
+    }
+    return folded;
+  }
   FValue best = items[0];
   for (size_t i = 1; i < items.size(); ++i) {
     if (!best.isNumber() || !items[i].isNumber())
       return e.error(args.loc, std::string(isMax ? "max" : "min") +
-                                   "() works on compile-time numbers; use "
-                                   "tl.maximum/tl.minimum for run-time values");
+                                   "() works on numbers and run-time values, "
+                                   "got " +
+                                   best.describe() + " and " +
+                                   items[i].describe());
     std::optional<FValue> less = e.binary("<", items[i], best, args.loc);
     if (!less)
       return std::nullopt;
@@ -687,6 +728,7 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.cdiv", cdiv},
       {"triton.cdiv", cdiv},
       {"triton.next_power_of_2", nextPowerOf2},
+      {"tl.assume", assume},
       {"tl.multiple_of", passThroughHint},
       {"tl.max_contiguous", passThroughHint},
       {"tl.max_constancy", passThroughHint},

@@ -131,10 +131,17 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
   if (it == globalDefs.end())
     return std::nullopt;
   const Stmt *stmt = it->second;
-  if (auto *other = llvm::dyn_cast<OtherStmt>(stmt))
-    return error(loc, "'" + name + "' is defined by a module-level '" +
-                          other->what +
-                          "' statement, which Triton kernels cannot use");
+  if (auto *other = llvm::dyn_cast<OtherStmt>(stmt)) {
+    if (other->syntaxError.empty())
+      return error(loc, "'" + name + "' is defined by a module-level '" +
+                            other->what +
+                            "' statement, which Triton kernels cannot use");
+    error(loc, "'" + name +
+                   "' is defined by module-level code that Kiln cannot parse");
+    sourceMgr.PrintMessage(other->syntaxErrorLoc, llvm::SourceMgr::DK_Note,
+                           other->syntaxError);
+    return std::nullopt;
+  }
   if (evaluatingGlobals.lookup(name))
     return error(loc,
                  "the global '" + name + "' is defined in terms of itself");
@@ -661,6 +668,9 @@ std::optional<FValue> Emitter::evaluate(const Expr &expr) {
     return error(expr.getLoc(), "a slice is only valid inside a subscript");
   case Expr::Kind::Lambda:
     return error(expr.getLoc(), "lambdas are not supported in Triton kernels");
+  case Expr::Kind::ListComp:
+    return error(llvm::cast<ListCompExpr>(expr).generators.front().loc,
+                 "list comprehensions are not supported in Triton kernels");
   }
   return std::nullopt;
 }

@@ -3,7 +3,10 @@
 // Recursive descent over the token stream, following Python's grammar for
 // the statements and expressions kernels use. Module-level compound
 // statements Kiln never interprets (class, with, try, ...) are skipped whole
-// and recorded, so host code beside kernels does not stop the build.
+// and recorded, so host code beside kernels does not stop the build. So is a
+// module-level statement outside the subset (`def f(*args)`, a generator
+// expression, ...) unless it is a @triton.jit function: its syntax error is
+// kept and reported only if a kernel uses a name the statement defines.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/frontend/Parser.h"
@@ -53,9 +56,13 @@ private:
   }
   bool expectOp(StringRef op, StringRef context);
   bool expectNewline();
+  /// Records the first error; parse() reports it, or defers it for host
+  /// code.
   bool error(SMLoc loc, const llvm::Twine &message) {
-    if (!failed)
-      sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
+    if (!failed) {
+      errorLoc = loc;
+      errorMessage = message.str();
+    }
     failed = true;
     return false;
   }
@@ -74,6 +81,8 @@ private:
   StmtPtr parseImportFrom();
   StmtPtr skipCompound(StringRef what);
   bool isStatementKeyword(const Token &t) const;
+  bool isJitDefinition(size_t start) const;
+  StmtPtr skipUnparsed(size_t start);
 
   // Expressions.
   ExprPtr parseTestList(bool allowTrailingTuple = true);
@@ -89,6 +98,7 @@ private:
   ExprPtr parseAtom();
   ExprPtr parseSubscriptItem();
   bool parseCallArguments(CallExpr &call);
+  bool parseComprehension(ListCompExpr &comp);
   std::string dottedName();
 
   /// Bounds recursion: nesting deeper than kMaxDepth is an error, not a
@@ -126,6 +136,8 @@ private:
   std::vector<Token> tokens;
   size_t pos = 0;
   bool failed = false;
+  SMLoc errorLoc;
+  std::string errorMessage;
   unsigned depth = 0;
 };
 
@@ -173,13 +185,93 @@ std::unique_ptr<Module> Parser::parse() {
       continue;
     }
     if (tok().is(TokenKind::Indent)) {
-      error(tok().loc, "unexpected indent");
+      sourceMgr.PrintMessage(tok().loc, llvm::SourceMgr::DK_Error,
+                             "unexpected indent");
       return nullptr;
     }
-    if (!parseStatement(module->body, /*topLevel=*/true))
+    size_t start = pos, statements = module->body.size();
+    if (parseStatement(module->body, /*topLevel=*/true))
+      continue;
+    if (isJitDefinition(start)) {
+      sourceMgr.PrintMessage(errorLoc, llvm::SourceMgr::DK_Error, errorMessage);
       return nullptr;
+    }
+    // Host code outside the subset: skipped, its error kept for later.
+    module->body.resize(statements);
+    module->body.push_back(skipUnparsed(start));
+    failed = false;
   }
-  return failed ? nullptr : std::move(module);
+  return module;
+}
+
+// Whether the statement at `start` defines a function decorated with
+// anything named `jit` (triton.jit, jit, triton.jit(...)): kernel code, whose
+// syntax errors are always reported.
+bool Parser::isJitDefinition(size_t start) const {
+  bool decorated = false;
+  for (size_t i = start; i < tokens.size(); ++i) {
+    const Token &t = tokens[i];
+    if (t.isOp("@"))
+      decorated = true;
+    else if (!decorated)
+      return false;
+    else if (t.isKeyword("jit"))
+      return true;
+    else if (t.isKeyword("def") || t.isKeyword("class") ||
+             t.is(TokenKind::Indent) || t.is(TokenKind::Eof))
+      return false;
+  }
+  return false;
+}
+
+// Skips the module-level statement at `start` (its decorators, its line and
+// its indented blocks, with elif/else/except/finally clauses) and records it
+// with the names it would define and its syntax error.
+StmtPtr Parser::skipUnparsed(size_t start) {
+  pos = start;
+  SMLoc loc = tok().loc;
+  while (tok().isOp("@")) { // decorator lines
+    while (!tok().is(TokenKind::Newline) && !tok().is(TokenKind::Eof))
+      advance();
+    advance();
+  }
+  auto stmt = std::make_unique<OtherStmt>(loc);
+  stmt->what = "host code";
+  stmt->syntaxErrorLoc = errorLoc;
+  stmt->syntaxError = errorMessage;
+  if ((tok().isKeyword("def") || tok().isKeyword("class")) &&
+      peek().is(TokenKind::Name)) {
+    stmt->definedNames.push_back(peek().text.str());
+  } else {
+    // `a = ...`, `a, b = ...`, `a: T = ...`: the names before the first '='.
+    std::vector<std::string> names;
+    size_t i = pos;
+    for (; tokens[i].is(TokenKind::Name) || tokens[i].isOp(","); ++i)
+      if (tokens[i].is(TokenKind::Name))
+        names.push_back(tokens[i].text.str());
+    if (tokens[i].isOp("=") || tokens[i].isOp(":"))
+      stmt->definedNames = std::move(names);
+  }
+  int level = 0;
+  while (!tok().is(TokenKind::Eof)) {
+    if (tok().is(TokenKind::Indent)) {
+      ++level;
+    } else if (tok().is(TokenKind::Dedent)) {
+      if (--level == 0) {
+        advance();
+        if (tok().isKeyword("elif") || tok().isKeyword("else") ||
+            tok().isKeyword("except") || tok().isKeyword("finally"))
+          continue;
+        break;
+      }
+    } else if (tok().is(TokenKind::Newline) && level == 0 &&
+               !peek().is(TokenKind::Indent)) {
+      advance();
+      break;
+    }
+    advance();
+  }
+  return stmt;
 }
 
 bool Parser::isStatementKeyword(const Token &t) const {
@@ -885,6 +977,39 @@ bool Parser::parseCallArguments(CallExpr &call) {
   return expectOp(")", "to close the argument list");
 }
 
+// The `for ... in ... if ...` clauses after a comprehension's element.
+bool Parser::parseComprehension(ListCompExpr &comp) {
+  while (tok().isKeyword("for")) {
+    Comprehension clause;
+    clause.loc = tok().loc;
+    advance();
+    auto target = std::make_unique<TupleExpr>(tok().loc);
+    do {
+      ExprPtr e = parseBinary(0);
+      if (!e)
+        return false;
+      target->elements.push_back(std::move(e));
+    } while (consumeOp(",") && !tok().isKeyword("in"));
+    clause.target = target->elements.size() == 1
+                        ? std::move(target->elements[0])
+                        : std::move(target);
+    if (!consumeKeyword("in"))
+      return error(tok().loc,
+                   "expected 'in' in comprehension, found " + describe(tok()));
+    clause.iter = parseOrTest();
+    if (!clause.iter)
+      return false;
+    while (consumeKeyword("if")) {
+      ExprPtr cond = parseOrTest();
+      if (!cond)
+        return false;
+      clause.conditions.push_back(std::move(cond));
+    }
+    comp.generators.push_back(std::move(clause));
+  }
+  return true;
+}
+
 ExprPtr Parser::parseAtom() {
   const Token &t = tok();
   SMLoc loc = t.loc;
@@ -974,9 +1099,13 @@ ExprPtr Parser::parseAtom() {
         ExprPtr e = parseTest();
         if (!e)
           return nullptr;
-        if (tok().isKeyword("for")) {
-          error(tok().loc, "list comprehensions are not supported in Triton kernels");
-          return nullptr;
+        if (list->elements.empty() && tok().isKeyword("for")) {
+          auto comp = std::make_unique<ListCompExpr>(loc);
+          comp->element = std::move(e);
+          if (!parseComprehension(*comp) ||
+              !expectOp("]", "to close the list comprehension"))
+            return nullptr;
+          return comp;
         }
         list->elements.push_back(std::move(e));
         if (!consumeOp(","))

@@ -4,13 +4,19 @@
 # compile-time integer overflow.
 #
 # Chains nest one tree level per link, so they share the nesting limit.
-# RUN: python3 -c "print('x = 1' + ' + 1' * 5000)" > %t.add.py
+# RUN: python3 -c "print('import triton\n@triton.jit\ndef k():\n    x = 1' + ' + 1' * 5000)" > %t.add.py
 # RUN: not %kilnc compile %t.add.py -s "" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=DEEP
-# RUN: python3 -c "print('x = y' + '[0]' * 5000)" > %t.sub.py
+# RUN: python3 -c "print('import triton\n@triton.jit\ndef k():\n    x = y' + '[0]' * 5000)" > %t.sub.py
 # RUN: not %kilnc compile %t.sub.py -s "" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=DEEP
-# RUN: python3 -c "print('x = tl' + '.a' * 5000)" > %t.attr.py
+# RUN: python3 -c "print('import triton\n@triton.jit\ndef k():\n    x = tl' + '.a' * 5000)" > %t.attr.py
 # RUN: not %kilnc compile %t.attr.py -s "" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=DEEP
-# DEEP: .py:1:{{[0-9]+}}: error: too deeply nested (more than 200 levels)
+# DEEP: .py:4:{{[0-9]+}}: error: too deeply nested (more than 200 levels)
+#
+# In host code the same chain is skipped like any host code outside the
+# subset; the kernel beside it compiles.
+# RUN: python3 -c "print('import triton\nx = 1' + ' + 1' * 5000 + '\n@triton.jit\ndef k(p):\n    pass')" > %t.host.py
+# RUN: %kilnc compile %t.host.py -s "*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=HOSTDEEP
+# HOSTDEEP: func.func @k
 #
 # Helpers nested 100 deep stop at 64, with a note per inlined call.
 # RUN: python3 -c "print('import triton\n' + ''.join('@triton.jit\ndef h%%d(x):\n    return h%%d(x) + 1\n' %% (i, i + 1) for i in range(100)) + '@triton.jit\ndef h100(x):\n    return x\n@triton.jit\ndef k(n):\n    y = h0(n)')" > %t.helpers.py

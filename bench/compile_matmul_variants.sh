@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Compiles one (arch, specialization, general/aligned) of upstream's matmul
+# tutorial for bench/matmul.py into DIR, laid out as `kilnc compile
+# --autotune` lays out a directory (config<K>.cubin, config<K>.json,
+# configs.txt), which kiln-codegen reads: every config of the tutorial's
+# @triton.autotune (as `kilnc configs --arch ARCH` evaluates the decorator),
+# then each EXTRA config fragment the list lacks, as config<100+J>.
+#
+# Unlike `kilnc compile --autotune`, a config that does not compile, or takes
+# more than KILN_MATMUL_CONFIG_TIMEOUT seconds (default 900) to, does not
+# stop the others: it leaves config<K>.error (kilnc's diagnostics) instead
+# of its cubin and metadata, for the bench to report as an error cell. The
+# run fails only if no config compiles. configs.txt lists every config.
+#
+#   bench/compile_matmul_variants.sh KILNC SOURCE KERNEL SIGNATURE ARCH \
+#       general|aligned DIR [EXTRA_FRAGMENT ...]
+set -uo pipefail
+if [[ $# -lt 7 ]]; then
+  echo "usage: $0 KILNC SOURCE KERNEL SIGNATURE ARCH general|aligned DIR [EXTRA ...]" >&2
+  exit 2
+fi
+kilnc=$1 source=$2 kernel=$3 signature=$4 arch=$5 variant=$6 dir=$7
+shift 7
+timeout_s=${KILN_MATMUL_CONFIG_TIMEOUT:-900}
+aligned=()
+[[ $variant == aligned ]] && aligned=(--aligned)
+
+configs=$("$kilnc" configs "$source" -n "$kernel" --arch "$arch") || exit 1
+rm -rf "$dir"
+mkdir -p "$dir"
+
+compiled=0
+# compile INDEX FRAGMENT
+compile() {
+  local stem="$dir/config$1"
+  echo "config$1: $2" >>"$dir/configs.txt"
+  # timeout(1) signals its whole process group: kilnc and its ptxas.
+  timeout --kill-after=10 "$timeout_s" "$kilnc" compile "$source" -n "$kernel" \
+    -s "$signature, $2" --arch "$arch" "${aligned[@]}" \
+    -o "$stem.cubin" --metadata "$stem.json" 2>"$stem.error"
+  local status=$?
+  if [[ $status -eq 0 ]]; then
+    rm -f "$stem.error"
+    compiled=$((compiled + 1))
+    return
+  fi
+  if [[ $status -eq 124 || $status -eq 137 ]]; then
+    echo "kilnc: error: compiling config $1 ($2) took more than ${timeout_s} s; stopped" >>"$stem.error"
+  fi
+  echo "compile_matmul_variants: $arch $variant config$1 ($2) did not compile:" >&2
+  cat "$stem.error" >&2
+  rm -f "$stem.cubin" "$stem.json"
+}
+
+index=0
+while IFS= read -r fragment; do
+  [[ -n $fragment ]] && compile "$index" "$fragment"
+  index=$((index + 1))
+done <<<"$configs"
+
+index=100
+for fragment in "$@"; do
+  # A fragment the decorator's list has is compiled already.
+  grep -qxF "$fragment" <<<"$configs" || compile "$index" "$fragment"
+  index=$((index + 1))
+done
+[[ $compiled -gt 0 ]]
