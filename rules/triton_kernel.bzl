@@ -92,7 +92,10 @@ _TYPE_HINTS = {
     "float8_e5m2": "fp8e5",
 }
 
-_VARIANTS = [("general", False), ("aligned", True)]
+# Integer types: those a `:1` hint applies to.
+_INTEGER_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+
+_VARIANTS = [("general", []), ("aligned", ["--aligned"])]
 
 # Powers of two: a CTA is num_warps warps, and Triton's layouts need 2^k.
 _NUM_WARPS = [1, 2, 4, 8, 16, 32]
@@ -148,9 +151,16 @@ def _parse_type(text):
     if ":" in base:
         base, hint = base.split(":", 1)
         if hint not in ["1", "16"]:
-            return "divisibility ':%s' must be ':16' or ':1'" % hint
+            return "hint ':%s' must be ':16' (divisible by 16) or ':1' (equal to 1)" % hint
     element = base[1:] if base.startswith("*") else base
     if element in ELEMENT_TYPES:
+        if hint == "1" and (base.startswith("*") or element not in _INTEGER_TYPES):
+            return ("':1' (the argument equals 1, which the variant folds in) applies to the " +
+                    "integer types %s only, not '%s'%s") % (
+                " ".join(_INTEGER_TYPES),
+                base,
+                "; a pointer takes ':16'" if base.startswith("*") else "",
+            )
         return None
     why = "unknown type '%s'" % text
     suggestion = _TYPE_HINTS.get(element) or _closest(element, ELEMENT_TYPES)
@@ -207,7 +217,8 @@ def _is_constexpr_literal(text):
             return text[len(prefix):] in _DTYPE_NAMES
     return _is_number(text)
 
-_TYPE_GRAMMAR = "*T or T with T one of " + " ".join(ELEMENT_TYPES) + ", optionally followed by :16"
+_TYPE_GRAMMAR = ("*T or T with T one of " + " ".join(ELEMENT_TYPES) + ", optionally followed by :16, " +
+                 "or an integer T by :1")
 
 def _classify_value(where, param, value):
     """(kind, text, error): kind is "type" or "value"; error is None or why."""
@@ -455,7 +466,7 @@ def _package_dir(label, a_file):
     parts = [a_file.root.path, label.workspace_root, label.package]
     return "/".join([p for p in parts if p]) or "."
 
-def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, emit_ptx):
+def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, emit_ptx):
     """Declares the kilnc action of one image; returns its outputs.
 
     [metadata, cubin], or [ptx]; with autotune, one tree artifact (a
@@ -470,8 +481,7 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, alig
         args.add("-n", ctx.attr.kernel)
     args.add("-s", signature)
     args.add("--arch", arch)
-    if aligned:
-        args.add("--aligned")
+    args.add_all(flags)
     if ctx.attr.debug:
         args.add("--debug")
     if ctx.attr.autotune:
@@ -534,12 +544,12 @@ def _triton_kernel_codegen_impl(ctx):
     compiled = []
     for arch in ctx.attr.archs:
         for index, signature in enumerate(signatures):
-            for variant, aligned in _VARIANTS:
-                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, False)
+            for variant, flags in _VARIANTS:
+                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, False)
                 metadata, cubin = (outputs[0], outputs[0]) if ctx.attr.autotune else outputs
                 compiled.append((metadata, cubin))
                 if ctx.attr.ptx:
-                    ptx = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, aligned, True)
+                    ptx = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, True)
                     compiled.append((metadata, ptx[0]))
 
     templates = ctx.files.templates

@@ -53,7 +53,8 @@ if(NOT DEFINED KILN_TEMPLATES_DIR)
 endif()
 
 set(KILN_ELEMENT_TYPES i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5)
-set(_KILN_TYPE_GRAMMAR "*T or T with T one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, optionally followed by :16")
+set(_KILN_INTEGER_TYPES i8 i16 i32 i64 u8 u16 u32 u64)
+set(_KILN_TYPE_GRAMMAR "*T or T with T one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, optionally followed by :16, or an integer T by :1")
 set(_KILN_CONSTEXPR_VALUES "an int, a float, True/False/None, a tl dtype such as tl.float16, or a quoted string")
 
 # Sets OUT to the Levenshtein distance of A and B (for "did you mean" hints).
@@ -139,6 +140,16 @@ function(_kiln_classify where param text out_kind)
   string(REGEX REPLACE ":(1|16)$" "" base "${text}")
   string(REGEX REPLACE "^\\*" "" element "${base}")
   if(element IN_LIST KILN_ELEMENT_TYPES AND NOT base MATCHES ":")
+    if(text MATCHES ":1$" AND (base MATCHES "^\\*" OR NOT element IN_LIST _KILN_INTEGER_TYPES))
+      set(pointer_hint "")
+      if(base MATCHES "^\\*")
+        set(pointer_hint "; a pointer takes ':16'")
+      endif()
+      string(REPLACE ";" " " integers "${_KILN_INTEGER_TYPES}")
+      message(FATAL_ERROR "${where}: parameter '${param}': ':1' (the argument equals 1, which the "
+                          "variant folds in) applies to the integer types ${integers} only, not "
+                          "'${base}'${pointer_hint}")
+    endif()
     set(${out_kind} type PARENT_SCOPE)
     return()
   endif()

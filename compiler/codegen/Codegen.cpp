@@ -449,6 +449,7 @@ private:
       param.set("param_name_literal", cppLiteral(p.name));
       param.set("param_type_literal", cppLiteral(p.type));
       param.set("divisibility", std::to_string(p.divisibility));
+      param.set("param_extra", p.equalToOne ? ", /*equal_to_1=*/true" : "");
       params.push_back(std::move(param));
     }
     dict.setList("params", std::move(params));
@@ -484,55 +485,117 @@ private:
     return dict;
   }
 
-  /// The candidates (aligned variants with their checks), the fallback
-  /// (general variant) and what the candidates require, for one config of
-  /// one overload; conditions wrapped for an `if (` at column `column`.
+  /// What variant `v` requires of the arguments beyond those every variant
+  /// of its config takes equal to 1 (`shared`): the launcher's tests, in
+  /// parameter order, and the same in words.
+  struct Requirement {
+    std::vector<std::string> terms;
+    std::string words;
+    bool equalToOne = false; // some argument must equal 1
+  };
+  static Requirement requirementOf(const VariantMetadata &v,
+                                   ArrayRef<std::string> names,
+                                   ArrayRef<unsigned> shared) {
+    Requirement r;
+    std::vector<std::string> pointers, ones, integers;
+    for (auto [i, p] : enumerate(v.params)) {
+      if (p.equalToOne && !is_contained(shared, unsigned(i))) {
+        r.terms.push_back(names[i] + " == 1");
+        ones.push_back(p.name);
+        r.equalToOne = true;
+      } else if (p.divisibility == 16 && isPointerType(p.type)) {
+        r.terms.push_back("kiln::internal::IsAligned16(" + names[i] + ")");
+        pointers.push_back(p.name);
+      } else if (p.divisibility == 16) {
+        r.terms.push_back(names[i] + " % 16 == 0");
+        integers.push_back(p.name);
+      }
+    }
+    std::vector<std::string> clauses;
+    if (!pointers.empty())
+      clauses.push_back(joinWords(pointers) +
+                        (pointers.size() == 1 ? " is" : " are") +
+                        " 16-byte aligned");
+    if (!ones.empty())
+      clauses.push_back(joinWords(ones) +
+                        (ones.size() == 1 ? " equals" : " equal") + " 1");
+    if (!integers.empty())
+      clauses.push_back(
+          joinWords(integers) +
+          (integers.size() == 1 ? " is a multiple" : " are multiples") +
+          " of 16");
+    r.words = joinWords(clauses);
+    return r;
+  }
+
+  /// The argument array of variant `v`, wrapped for column `column`: its
+  /// entry point's parameters, those it takes equal to 1 left out.
+  static std::string argsDeclaration(const VariantMetadata &v,
+                                     ArrayRef<std::string> names,
+                                     unsigned column) {
+    std::vector<std::string> addresses;
+    for (auto [i, p] : enumerate(v.params))
+      if (!p.equalToOne)
+        addresses.push_back("&" + names[i]);
+    if (addresses.empty())
+      return "void** args = nullptr;";
+    std::string declaration =
+        wrapList(column, "void* args[] = {", addresses, /*reserve=*/1);
+    declaration.back() = '}'; // wrapList closes with ')'
+    return declaration + ";";
+  }
+
+  /// The checks of the arguments every variant takes equal to 1, the
+  /// candidates (variants with assumptions, with their tests), the fallback
+  /// (the general variant) and what the candidates require, for one config
+  /// of one overload; conditions wrapped for an `if (` at column `column`.
+  /// With `ownArgs`, each candidate and the fallback declare their own
+  /// argument array.
   void chooserDict(TemplateDict &dict, const OverloadConfigModel &config,
-                   ArrayRef<std::string> names, unsigned column,
-                   std::string &requirementWords) {
-    std::vector<TemplateDict> candidates, fallback;
-    requirementWords.clear();
+                   ArrayRef<std::string> names, unsigned column, bool ownArgs,
+                   std::vector<Requirement> &requirements) {
+    std::vector<TemplateDict> checks, candidates, fallback;
+    requirements.clear();
+    const VariantMetadata &first =
+        kernel.variants[config.variants.front()].metadata;
+    for (unsigned i : config.equalToOne) {
+      TemplateDict check;
+      check.set("argument", names[i]);
+      check.set("argument_literal", cppLiteral(first.params[i].name));
+      checks.push_back(std::move(check));
+    }
     for (unsigned index : config.variants) {
       const VariantMetadata &v = kernel.variants[index].metadata;
-      std::vector<std::string> terms, pointers, integers;
-      for (auto [i, p] : enumerate(v.params)) {
-        if (p.divisibility != 16)
-          continue;
-        if (isPointerType(p.type)) {
-          terms.push_back("kiln::internal::IsAligned16(" + names[i] + ")");
-          pointers.push_back(p.name);
-        } else {
-          terms.push_back(names[i] + " % 16 == 0");
-          integers.push_back(p.name);
-        }
-      }
+      Requirement r = requirementOf(v, names, config.equalToOne);
       TemplateDict candidate;
       candidate.set("variant_index", std::to_string(index));
-      if (terms.empty()) {
+      // A candidate's array is inside its `if`, the fallback's beside it.
+      std::vector<TemplateDict> args;
+      if (ownArgs) {
+        TemplateDict declaration;
+        declaration.set(
+            "args_declaration",
+            argsDeclaration(v, names, r.terms.empty() ? column : column + 2));
+        args.push_back(std::move(declaration));
+      }
+      candidate.setList("own_args", std::move(args));
+      if (r.terms.empty()) {
         fallback.push_back(std::move(candidate));
         continue;
       }
-      candidate.set("condition", wrapConjunction(terms, column + 4, column + 4,
-                                                 /*reserve=*/3));
+      candidate.set("condition", wrapConjunction(r.terms, column + 4,
+                                                 column + 4, /*reserve=*/3));
       candidates.push_back(std::move(candidate));
-      if (requirementWords.empty()) {
-        std::vector<std::string> clauses;
-        if (!pointers.empty())
-          clauses.push_back(joinWords(pointers) +
-                            (pointers.size() == 1 ? " is" : " are") +
-                            " 16-byte aligned");
-        if (!integers.empty())
-          clauses.push_back(
-              joinWords(integers) +
-              (integers.size() == 1 ? " is a multiple" : " are multiples") +
-              " of 16");
-        requirementWords = joinWords(clauses);
-      }
+      requirements.push_back(std::move(r));
     }
+    std::vector<std::string> words;
+    for (const Requirement &r : requirements)
+      words.push_back(r.words);
     dict.set("config_index", std::to_string(config.config));
+    dict.setList("equal_to_one", std::move(checks));
     dict.setList("candidates", std::move(candidates));
     dict.setList("fallback", std::move(fallback));
-    dict.set("requirement_literal", cppLiteral(requirementWords));
+    dict.set("requirement_literal", cppLiteral(join(words, "; or ")));
   }
 
   /// The test that `config` equals compiled config `index`, wrapped for an
@@ -553,14 +616,27 @@ private:
   TemplateDict overloadDict(const OverloadModel &overload) {
     const VariantMetadata &m =
         kernel.variants[overload.configs.front().variants.front()].metadata;
-    std::vector<std::string> names, cppParams, argAddresses, typed, types;
+    std::vector<std::string> names, cppParams, typed, types;
     for (const ParamMetadata &p : m.params) {
       std::string name = cppParamName(p.name);
       cppParams.push_back(*cppTypeFor(p.type) + " " + name);
-      argAddresses.push_back("&" + name);
       typed.push_back(p.name + kNoBreakSpace + p.type);
       types.push_back(p.type);
       names.push_back(name);
+    }
+    // One argument array for the whole launcher, unless its variants leave
+    // out different arguments (those they take equal to 1).
+    std::set<std::string> declarations;
+    for (const OverloadConfigModel &config : overload.configs)
+      for (unsigned index : config.variants)
+        declarations.insert(argsDeclaration(kernel.variants[index].metadata,
+                                            names, /*column=*/2));
+    const bool ownArgs = declarations.size() > 1;
+    std::vector<TemplateDict> sharedArgs;
+    if (!ownArgs) {
+      TemplateDict declaration;
+      declaration.set("args_declaration", *declarations.begin());
+      sharedArgs.push_back(std::move(declaration));
     }
     const std::string gridType = "kiln::GridFor<" + configType + "> grid";
     std::vector<std::string> signatureItems = {gridType, "CUstream stream"};
@@ -575,15 +651,12 @@ private:
     dict.set("config_signature",
              wrapList(/*column=*/13, "launch_" + kernel.name + "(", configItems,
                       /*reserve=*/2));
-    dict.set("args_declaration",
-             m.params.empty()
-                 ? std::string("void** args = nullptr;")
-                 : "void* args[] = {" + join(argAddresses, ", ") + "};");
+    dict.setList("shared_args", std::move(sharedArgs));
 
-    std::string defaultRequirement;
+    std::vector<Requirement> defaultRequirements;
     TemplateDict defaultConfig;
     chooserDict(defaultConfig, overload.configs.front(), names, /*column=*/2,
-                defaultRequirement);
+                ownArgs, defaultRequirements);
     std::vector<TemplateDict> defaultList;
     defaultList.push_back(std::move(defaultConfig));
     dict.setList("default_config", std::move(defaultList));
@@ -592,8 +665,8 @@ private:
     std::vector<std::string> compiled;
     for (const OverloadConfigModel &config : overload.configs) {
       TemplateDict c;
-      std::string ignored;
-      chooserDict(c, config, names, /*column=*/4, ignored);
+      std::vector<Requirement> ignored;
+      chooserDict(c, config, names, /*column=*/4, ownArgs, ignored);
       c.set("config_condition", configCondition(config.config));
       configs.push_back(std::move(c));
       compiled.push_back(
@@ -617,13 +690,35 @@ private:
         kernel.name, join(typed, ", "), defaults,
         32 * kernel.configs[first.config].numWarps,
         join(sortedArchs(archs), ", "));
-    if (!defaultRequirement.empty() && first.hasGeneralVariant)
-      text += " Runs the variant compiled for 16-divisible arguments when " +
-              defaultRequirement + ", else the general one.";
-    else if (!defaultRequirement.empty())
-      text += " Requires that " + defaultRequirement +
+    if (!first.equalToOne.empty()) {
+      std::vector<std::string> ones;
+      for (unsigned i : first.equalToOne)
+        ones.push_back(m.params[i].name);
+      text += " Requires " + joinWords(ones) + " to be 1 (compiled for " +
+              (ones.size() == 1 ? "it" : "them") +
+              ", ':1'); another value gets an InvalidArgument status.";
+    }
+    if (defaultRequirements.size() == 1 && first.hasGeneralVariant)
+      text += std::string(" Runs the variant compiled for ") +
+              (defaultRequirements[0].equalToOne ? "such arguments"
+                                                 : "16-divisible arguments") +
+              " when " + defaultRequirements[0].words +
+              ", else the general one.";
+    else if (defaultRequirements.size() == 1)
+      text += " Requires that " + defaultRequirements[0].words +
               " (no general variant was built); other arguments get an "
               "InvalidArgument status.";
+    else if (!defaultRequirements.empty()) {
+      std::vector<std::string> numbered;
+      for (auto [i, r] : enumerate(defaultRequirements))
+        numbered.push_back(formatv("({0}) {1}", i + 1, r.words).str());
+      text += " Runs the first variant whose assumptions the arguments meet: " +
+              join(numbered, "; ") +
+              (first.hasGeneralVariant
+                   ? "; else the general one."
+                   : "; other arguments get an InvalidArgument status (no "
+                     "general variant was built).");
+    }
     text += " Errors name the kernel, the variant and the cause.";
     dict.set("overload_comment", wrapComment(text));
     std::vector<std::string> configWords;

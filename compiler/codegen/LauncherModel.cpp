@@ -25,7 +25,9 @@ std::string variantKey(const VariantMetadata &m) {
   std::string key =
       formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
   for (const ParamMetadata &p : m.params)
-    key += formatv("{0}:{1}:{2},", p.name, p.type, p.divisibility).str();
+    key += formatv("{0}:{1}:{2}{3},", p.name, p.type, p.divisibility,
+                   p.equalToOne ? "=1" : "")
+               .str();
   key += "|";
   for (const ConstexprMetadata &c : m.constexprs)
     key += c.name + "=" + c.value + ",";
@@ -49,7 +51,10 @@ std::string configKey(const VariantMetadata &m) {
 }
 
 std::string paramEntry(const ParamMetadata &p) {
-  return p.name + "=" + p.type + (p.divisibility == 16 ? ":16" : "");
+  return p.name + "=" + p.type +
+         (p.equalToOne           ? ":1"
+          : p.divisibility == 16 ? ":16"
+                                 : "");
 }
 
 /// The named signature in source order, recovered from the positional one
@@ -88,9 +93,18 @@ std::string namedSignature(const VariantMetadata &m) {
   return name;
 }
 
-unsigned assumptions(const VariantMetadata &m) {
+unsigned alignedCount(const VariantMetadata &m) {
   return count_if(m.params,
                   [](const ParamMetadata &p) { return p.divisibility == 16; });
+}
+
+unsigned equalToOneCount(const VariantMetadata &m) {
+  return count_if(m.params,
+                  [](const ParamMetadata &p) { return p.equalToOne; });
+}
+
+unsigned assumptions(const VariantMetadata &m) {
+  return alignedCount(m) + equalToOneCount(m);
 }
 
 /// (compute capability number, suffix) of "sm_90a"; unparsable names last.
@@ -107,7 +121,9 @@ std::tuple<unsigned, std::string, std::string> archOrder(StringRef arch) {
 
 } // namespace
 
-bool VariantModel::isAligned() const { return assumptions(metadata) > 0; }
+bool VariantModel::isAligned() const { return alignedCount(metadata) > 0; }
+
+unsigned VariantModel::assumptionCount() const { return assumptions(metadata); }
 
 bool archLess(StringRef a, StringRef b) { return archOrder(a) < archOrder(b); }
 
@@ -244,14 +260,24 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
                 kernel.name, head.displayName, other.displayName,
                 head.metadata.entry, other.metadata.entry));
         }
-        // Most assumptions first; the general variant (none) last.
+        // Most assumptions first, arguments equal to 1 breaking ties; the
+        // general variant (none) last.
         std::stable_sort(
             variants.begin(), variants.end(), [&](unsigned a, unsigned b) {
-              return assumptions(pending.variants[a].model.metadata) >
-                     assumptions(pending.variants[b].model.metadata);
+              const VariantMetadata &ma = pending.variants[a].model.metadata;
+              const VariantMetadata &mb = pending.variants[b].model.metadata;
+              return std::make_pair(assumptions(ma), equalToOneCount(ma)) >
+                     std::make_pair(assumptions(mb), equalToOneCount(mb));
             });
         OverloadConfigModel entry;
         entry.config = config;
+        for (unsigned i = 0, e = head.metadata.params.size(); i < e; ++i)
+          if (all_of(variants, [&](unsigned index) {
+                return pending.variants[index]
+                    .model.metadata.params[i]
+                    .equalToOne;
+              }))
+            entry.equalToOne.push_back(i);
         for (unsigned index : variants) {
           VariantModel &variant = pending.variants[index].model;
           std::stable_sort(variant.images.begin(), variant.images.end(),
@@ -263,7 +289,8 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
           entry.variants.push_back(kernel.variants.size());
           kernel.variants.push_back(std::move(variant));
         }
-        entry.hasGeneralVariant = !kernel.variants.back().isAligned();
+        entry.hasGeneralVariant =
+            kernel.variants.back().assumptionCount() == entry.equalToOne.size();
         overload.configs.push_back(std::move(entry));
       }
       kernel.overloads.push_back(std::move(overload));

@@ -4,7 +4,8 @@
 // arch, variant). This groups them: per kernel, the variants (one per
 // distinct specialization, each with a cubin per arch) and the launcher
 // overloads (one per distinct tuple of parameter types). Within an overload
-// the variants may differ only in their divisibility assumptions; the
+// and config the variants may differ only in their assumptions about the
+// arguments (divisible by 16, or equal to 1 and then not passed); the
 // generated launcher picks among them at run time, most specialized first.
 //
 //===----------------------------------------------------------------------===//
@@ -56,6 +57,9 @@ struct VariantModel {
 
   /// Whether the variant assumes any argument divisible by 16.
   bool isAligned() const;
+  /// How many arguments the variant assumes anything about (divisible by 16
+  /// or equal to 1).
+  unsigned assumptionCount() const;
 };
 
 /// A kernel's configuration: the constexpr values and launch options that a
@@ -72,10 +76,16 @@ struct ConfigModel {
 struct OverloadConfigModel {
   /// Index into KernelModel::configs.
   unsigned config = 0;
-  /// Indices into KernelModel::variants, most divisibility assumptions
-  /// first; a variant without assumptions, if any, comes last.
+  /// Indices into KernelModel::variants, most assumptions first (on a tie,
+  /// most arguments equal to 1 first); a variant without assumptions, if
+  /// any, comes last.
   std::vector<unsigned> variants;
-  /// Whether the last of `variants` assumes nothing (it then needs no check).
+  /// Indices of the parameters that every one of `variants` takes equal to
+  /// 1 (the specializations' `:1`): the launcher requires them before
+  /// choosing.
+  std::vector<unsigned> equalToOne;
+  /// Whether the last of `variants` assumes nothing beyond `equalToOne` (it
+  /// then needs no check).
   bool hasGeneralVariant = false;
 };
 

@@ -132,6 +132,13 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
     pr.string("name", param.name);
     pr.string("type", param.type);
     pr.integer("divisibility", param.divisibility, 1, 16);
+    if (const json::Value *one = p->get("equal_to_1")) {
+      std::optional<bool> flag = one->getAsBoolean();
+      if (!flag)
+        pr.fail("\"equal_to_1\" must be true or false");
+      else
+        param.equalToOne = *flag;
+    }
     if (!pr.error.empty())
       return fail(pr.error);
     if (!isIdentifier(param.name))
@@ -149,6 +156,14 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
         !isIntegerType(param.type))
       return fail(formatv("params[{0}] ({1}): only pointers and integers can "
                           "be divisible by 16",
+                          index, param.name));
+    if (param.equalToOne && !isIntegerType(param.type))
+      return fail(formatv("params[{0}] ({1}): only integers (not {2}) can be "
+                          "equal to 1",
+                          index, param.name, param.type));
+    if (param.equalToOne && param.divisibility != 1)
+      return fail(formatv("params[{0}] ({1}): equal to 1 and divisible by 16 "
+                          "at once",
                           index, param.name));
     m.params.push_back(std::move(param));
   }

@@ -18,13 +18,17 @@
 
 namespace kiln::codegen {
 
-/// A non-constexpr kernel parameter: the compiled entry point's arguments.
+/// A non-constexpr kernel parameter: an argument of the launcher. The
+/// compiled entry point takes those that are not `equalToOne`, in order.
 struct ParamMetadata {
   std::string name;
   /// Triton type: "*fp32", "i32", "bf16", ...
   std::string type;
   /// 16 when the variant assumes the argument divisible by 16, else 1.
   int64_t divisibility = 1;
+  /// The variant was compiled for the (integer) argument equal to 1 (`:1`,
+  /// "equal_to_1" in the JSON): the launcher checks it and does not pass it.
+  bool equalToOne = false;
 };
 
 /// A constexpr parameter and the value the variant was compiled with.

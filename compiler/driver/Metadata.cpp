@@ -33,6 +33,8 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
           j.attribute("name", p.name);
           j.attribute("type", p.type.str());
           j.attribute("divisibility", int64_t(p.divisibility));
+          if (p.equalToOne)
+            j.attribute("equal_to_1", true);
         });
       }
     });

@@ -330,7 +330,7 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
 
   llvm::SmallVector<mlir::Type> argTypes;
   for (const ParamSpec &p : spec.params)
-    if (!p.isConstexpr)
+    if (p.isKernelArgument())
       argTypes.push_back(p.type.toMLIR(&context));
   auto funcType = builder.getFunctionType(argTypes, {});
   auto func = mlir::func::FuncOp::create(builder, location(kernel.nameLoc),
@@ -346,6 +346,13 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
     const ParamSpec &p = spec.params[i];
     if (p.isConstexpr) {
       scopes.back()[p.name] = literalToValue(p.value);
+      continue;
+    }
+    // `:1`: the constant 1 of the parameter's own type, so that the code
+    // types exactly as in the variants that take the argument.
+    if (p.equalToOne) {
+      scopes.back()[p.name] =
+          constant(FValue::integer(1), p.type, kernel.nameLoc);
       continue;
     }
     if (p.divisibility > 1)

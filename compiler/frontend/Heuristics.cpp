@@ -76,8 +76,9 @@ bool Emitter::applyHeuristics(const FunctionDefStmt &kernel, KernelSpec &spec) {
           continue;
         args.elements.push_back(FValue::string(p.name));
         args.elements.push_back(
-            p.isConstexpr ? literalToValue(p.value)
-                          : FValue::named(FValue::Kind::Marker, "run-time"));
+            p.isConstexpr  ? literalToValue(p.value)
+            : p.equalToOne ? FValue::integer(1)
+                           : FValue::named(FValue::Kind::Marker, "run-time"));
       }
       scopes.emplace_back();
       scopes.back()[lambda->params[0]] = args;

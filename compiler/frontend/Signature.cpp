@@ -61,6 +61,7 @@ namespace {
 struct TypeEntry {
   TritonType type;
   unsigned divisibility = 1;
+  bool equalToOne = false;
 };
 } // namespace
 
@@ -78,9 +79,10 @@ static std::optional<TypeEntry> parseTypeEntry(StringRef text) {
     unsigned d;
     if (hint.trim().getAsInteger(10, d) || (d != 1 && d != 16))
       return std::nullopt;
-    // ":1" (equal to one) is upstream's other specialization; Kiln treats it
-    // as no assumption.
-    entry.divisibility = d == 16 ? 16 : 1;
+    if (d == 16)
+      entry.divisibility = 16;
+    else
+      entry.equalToOne = true;
   }
   return entry;
 }
@@ -117,11 +119,19 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
     return makeError(llvm::formatv(
         "parameter '{0}': unknown type '{1}' (expected *T or T with T one of "
         "i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, "
-        "optionally followed by :16)",
+        "optionally followed by :16, or an integer type by :1)",
         decl.name, text.trim()));
   }
+  if (entry->equalToOne &&
+      (entry->type.isPointer || !entry->type.element.isInteger() ||
+       entry->type.element.isBool()))
+    return makeError(llvm::formatv(
+        "parameter '{0}': ':1' (the argument equals 1) applies to integer "
+        "types i8..i64 and u8..u64 only, got '{1}'; pointers take ':16'",
+        decl.name, text.trim()));
   spec.type = entry->type;
   spec.divisibility = entry->divisibility;
+  spec.equalToOne = entry->equalToOne;
   return llvm::Error::success();
 }
 
@@ -222,7 +232,8 @@ kiln::frontend::parseSignature(StringRef signature,
   }
   if (aligned)
     for (ParamSpec &p : spec.params)
-      if (!p.isConstexpr && (p.type.isPointer || p.type.element.isInteger()) &&
+      if (p.isKernelArgument() &&
+          (p.type.isPointer || p.type.element.isInteger()) &&
           !p.type.element.isBool())
         p.divisibility = 16;
   return spec;
@@ -240,7 +251,9 @@ std::string KernelSpec::str() const {
       continue;
     }
     s += p.type.str();
-    if (p.divisibility == 16)
+    if (p.equalToOne)
+      s += ":1";
+    else if (p.divisibility == 16)
       s += ":16";
   }
   return s;

@@ -3,7 +3,10 @@
 // Parses the `-s` signature of kilnc against a kernel's parameter list. Two
 // forms are accepted: upstream Triton's positional AOT form
 // ("*fp32:16, i32, 1024") and a named form ("x=*fp32, n=i32, BLOCK=1024,
-// num_warps=8") used by the build rules.
+// num_warps=8") used by the build rules. As upstream's, a type may carry a
+// hint: `:16` (divisible by 16) or, for integers, `:1` (equal to 1: the
+// argument is the constant 1, folded into the code and left out of the
+// entry point's parameters).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FRONTEND_SIGNATURE_H
@@ -34,9 +37,16 @@ struct ParamSpec {
   bool isConstexpr = false;
   TritonType type;        // run-time parameters
   unsigned divisibility = 1; // 16 when the variant assumes it
+  /// `:1`: the variant is compiled for the integer argument equal to 1. The
+  /// kernel sees the constant 1 of `type`, and the entry point does not take
+  /// the argument (the launcher checks it instead).
+  bool equalToOne = false;
   ConstexprLiteral value; // constexpr parameters
   bool fromDefault = false;
   bool pendingHeuristic = false; // left out: @triton.heuristics decides
+
+  /// Whether the compiled entry point takes this argument.
+  bool isKernelArgument() const { return !isConstexpr && !equalToOne; }
 };
 
 struct KernelSpec {
@@ -58,8 +68,8 @@ struct ParamDecl {
 };
 
 /// Parses `signature` for a kernel with `params`. `aligned` marks every
-/// pointer and integer parameter divisible by 16. Errors name the parameter
-/// and the expectation.
+/// pointer and integer parameter divisible by 16, except those written `:1`.
+/// Errors name the parameter and the expectation.
 llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
                                           llvm::ArrayRef<ParamDecl> params,
                                           bool aligned);

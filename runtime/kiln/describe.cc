@@ -1,12 +1,27 @@
 #include "kiln/describe.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "kiln/kernel_info.h"
 
 namespace kiln {
+namespace {
+
+// ", takes a and b equal to 1", or "".
+std::string EqualToOne(const VariantInfo& variant) {
+  std::vector<std::string> names;
+  for (int i = 0; i < variant.num_params; ++i) {
+    if (variant.params[i].equal_to_1) names.push_back(variant.params[i].name);
+  }
+  if (names.empty()) return "";
+  return absl::StrCat(", takes ", absl::StrJoin(names, ", "), " equal to 1");
+}
+
+}  // namespace
 
 std::string DescribeKernel(const KernelInfo& kernel) {
   std::string out =
@@ -15,12 +30,13 @@ std::string DescribeKernel(const KernelInfo& kernel) {
   for (int v = 0; v < kernel.num_variants; ++v) {
     const VariantInfo& variant = kernel.variants[v];
     absl::StrAppend(&out, "  variant ", v, ": ", variant.name, "\n");
-    absl::StrAppend(
-        &out, "    entry ", variant.entry, ", ", 32 * variant.num_warps,
-        " threads per program",
-        variant.num_ctas > 1 ? absl::StrCat(", clusters of ", variant.num_ctas)
-                             : "",
-        variant.aligned ? ", assumes 16-divisible arguments" : "", "\n");
+    absl::StrAppend(&out, "    entry ", variant.entry, ", ",
+                    32 * variant.num_warps, " threads per program",
+                    variant.num_ctas > 1
+                        ? absl::StrCat(", clusters of ", variant.num_ctas)
+                        : "",
+                    variant.aligned ? ", assumes 16-divisible arguments" : "",
+                    EqualToOne(variant), "\n");
     for (int i = 0; i < variant.num_images; ++i) {
       const CubinImage& image = variant.images[i];
       absl::StrAppendFormat(&out,

@@ -44,8 +44,9 @@ struct CubinImage {
   ImageFormat format = ImageFormat::kCubin;
 };
 
-// One non-constexpr parameter of a kernel, in source order: exactly the
-// arguments the compiled entry point takes.
+// One non-constexpr parameter of a kernel, in source order: the arguments of
+// the generated launcher. The compiled entry point takes those that are not
+// `equal_to_1`, in this order.
 struct ParamInfo {
   // The Triton parameter name, e.g. "x_ptr".
   const char* name;
@@ -54,6 +55,10 @@ struct ParamInfo {
   // 16 when the variant assumes the argument divisible by 16 (for a pointer:
   // its address 16-byte aligned), else 1.
   int divisibility;
+  // True when the variant was compiled for this integer argument equal to 1
+  // (`:1`, or the build's unit-stride variant): the constant is folded into
+  // the code, the launcher checks the argument and does not pass it.
+  bool equal_to_1 = false;
 };
 
 // One constexpr parameter of a kernel and the value it was compiled with.
@@ -86,7 +91,8 @@ struct VariantInfo {
   // The images: one cubin per architecture, then any PTX.
   const CubinImage* images;
   int num_images;
-  // The entry point's parameters, in order.
+  // The kernel's non-constexpr parameters, in order (see ParamInfo for
+  // which the entry point takes).
   const ParamInfo* params;
   int num_params;
   // The constexpr parameters and their values.

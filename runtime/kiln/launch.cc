@@ -68,6 +68,15 @@ absl::Status NoMatchingVariant(const KernelInfo& kernel,
       "satisfy this one"));
 }
 
+absl::Status ArgumentNotOne(const KernelInfo& kernel, const char* argument,
+                            const std::string& value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(kernel.name, ": argument ", argument, " is ", value,
+                   ", but the kernel was compiled for ", argument,
+                   " equal to 1 (':1' in its specialization); pass 1, or add a "
+                   "specialization without ':1' for it"));
+}
+
 absl::Status NoMatchingConfig(const KernelInfo& kernel, const char* types,
                               const char* compiled) {
   return absl::InvalidArgumentError(absl::StrCat(

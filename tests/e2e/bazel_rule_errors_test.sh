@@ -45,6 +45,10 @@ expect analysis_misspelled $a \
   "specializations[1] names parameter 'm', which specializations[0] calls 'n'; one is misspelled"
 expect analysis_value_for_type $a \
   "parameter 'n' is given the type i32 in specializations[0] but the value 16 in specializations[1]"
+expect analysis_equal_to_1_pointer $a "$(printf "$attr" analysis_equal_to_1_pointer)" \
+  "specializations[0]: parameter 'x_ptr': ':1' (the argument equals 1, which the variant folds in) applies to the integer types i8 i16 i32 i64 u8 u16 u32 u64 only, not '*fp32'; a pointer takes ':16'"
+expect analysis_equal_to_1_float $a \
+  "specializations[0]: parameter '#3 (positional)': ':1' (the argument equals 1, which the variant folds in) applies to the integer types i8 i16 i32 i64 u8 u16 u32 u64 only, not 'fp32'"
 expect analysis_num_warps $a "specializations[0]: num_warps must be a power of 2 up to 32, got 3"
 expect analysis_only_options $a "specializations[0] names only launch options, no kernel parameters"
 expect analysis_bad_value $a "specializations[0]: parameter 'BLOCK' must map to a type string"

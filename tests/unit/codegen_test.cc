@@ -350,8 +350,10 @@ TEST(Codegen, PtxIsEmbeddedAfterTheCubins) {
             HasSubstr("kiln::ImageFormat::kPtx}"), HasSubstr("bytes of PTX.")));
   // The header lists only cubin archs.
   EXPECT_THAT(files.header, HasSubstr("archs sm_80."));
-  // Twice for one arch is still an error.
-  EXPECT_THAT(ErrorOf({ptx, ptx}), HasSubstr("given twice for sm_80 as PTX"));
+  // Two different PTX texts for one arch are an error.
+  VariantInput other = ptx;
+  other.cubin = std::string(".version 8.7\n.target sm_80\n// other\n") + '\0';
+  EXPECT_THAT(ErrorOf({ptx, other}), HasSubstr("given twice for sm_80 as PTX"));
 }
 
 TEST(Codegen, SameVariantTwiceForAnArchIsAnError) {
@@ -360,6 +362,95 @@ TEST(Codegen, SameVariantTwiceForAnArchIsAnError) {
   EXPECT_THAT(ErrorOf({Input("vector_add/add_fp32_general_sm_80"), again}),
               AllOf(HasSubstr("again.json"), HasSubstr("given twice for sm_80"),
                     HasSubstr("vector_add/add_fp32_general_sm_80.json")));
+}
+
+std::vector<VariantInput> StridedMatmulInputs() {
+  return {Input("codegen/strided_matmul_general_sm_90a"),
+          Input("codegen/strided_matmul_aligned_sm_90a"),
+          Input("codegen/strided_matmul_unit_stride_sm_90a")};
+}
+
+// The unit-stride variant takes stride_ak, stride_bn and stride_cn equal to
+// 1 and does not pass them: it is tried first, with its own argument array,
+// then the aligned variant, then the general one.
+TEST(Codegen, UnitStrideVariantIsTriedFirst) {
+  const GeneratedFiles files =
+      Generate(StridedMatmulInputs(), {"mm", "k", "mm.h"});
+  EXPECT_THAT(
+      files.source,
+      HasSubstr(
+          "                                   int32_t stride_cn) {\n"
+          "  if (kiln::internal::IsAligned16(a_ptr) &&\n"
+          "      kiln::internal::IsAligned16(b_ptr) &&\n"
+          "      kiln::internal::IsAligned16(c_ptr) && M % 16 == 0 && N % 16 "
+          "== 0 &&\n"
+          "      K % 16 == 0 && stride_am % 16 == 0 && stride_ak == 1 &&\n"
+          "      stride_bk % 16 == 0 && stride_bn == 1 && stride_cm % 16 == 0 "
+          "&&\n"
+          "      stride_cn == 1) {\n"
+          "    void* args[] = {&a_ptr, &b_ptr, &c_ptr, &M, &N, &K, "
+          "&stride_am, &stride_bk,\n"
+          "                    &stride_cm};\n"
+          "    return kiln::internal::LaunchVariant(\n"
+          "        strided_matmul_data::kInfo, "
+          "strided_matmul_data::kVariants[0],\n"));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("      stride_cn % 16 == 0) {\n"
+                      "    void* args[] = {&a_ptr, &b_ptr, &c_ptr, &M, &N, "
+                      "&K, &stride_am, &stride_ak,\n"
+                      "                    &stride_bk, &stride_bn, "
+                      "&stride_cm, &stride_cn};\n"),
+            HasSubstr("  void* args[] = {&a_ptr, &b_ptr, &c_ptr, &M, &N, &K, "
+                      "&stride_am, &stride_ak,\n"
+                      "                  &stride_bk, &stride_bn, &stride_cm, "
+                      "&stride_cn};\n"
+                      "  return kiln::internal::LaunchVariant(\n"
+                      "      strided_matmul_data::kInfo, "
+                      "strided_matmul_data::kVariants[2],\n"),
+            HasSubstr("{\"stride_ak\", \"i32\", /*divisibility=*/1, "
+                      "/*equal_to_1=*/true},"),
+            HasSubstr("{\"stride_am\", \"i32\", /*divisibility=*/16},"),
+            HasSubstr("/*name=*/\"a_ptr=*fp16:16, b_ptr=*fp16:16, "
+                      "c_ptr=*fp32:16, M=i32:16, N=i32:16, K=i32:16, "
+                      "stride_am=i32:16, stride_ak=i32:1,")));
+  // The header says which variant runs when.
+  EXPECT_THAT(files.header,
+              HasSubstr("Runs the first variant whose\n"
+                        "// assumptions the arguments meet: (1) a_ptr, b_ptr "
+                        "and c_ptr are 16-byte\n"
+                        "// aligned, stride_ak, stride_bn and stride_cn equal "
+                        "1 and M, N, K, stride_am,\n"
+                        "// stride_bk and stride_cm are multiples of 16; (2) "
+                        "a_ptr, b_ptr and c_ptr are\n"
+                        "// 16-byte aligned and M, N, K, stride_am, "
+                        "stride_ak, stride_bk, stride_bn,\n"
+                        "// stride_cm and stride_cn are multiples of 16; else "
+                        "the general one."));
+}
+
+// A `:1` parameter of every variant (the specialization's own) is checked
+// before anything else, with an error naming it, and never passed.
+TEST(Codegen, EqualToOneOfEveryVariantIsRequired) {
+  const GeneratedFiles files =
+      Generate({Input("codegen/row_copy_sm_80")}, {"rc", "k", "rc.h"});
+  EXPECT_THAT(files.source,
+              HasSubstr("                       uint64_t stride) {\n"
+                        "  void* args[] = {&src, &dst, &n};\n"
+                        "  if (stride != 1) {\n"
+                        "    return kiln::internal::ArgumentNotOne("
+                        "row_copy_data::kInfo,\n"
+                        "                                          "
+                        "\"stride\",\n"
+                        "                                          "
+                        "std::to_string(stride));\n"
+                        "  }\n"
+                        "  return kiln::internal::LaunchVariant(\n"));
+  EXPECT_THAT(files.source, Not(HasSubstr("NoMatchingVariant")));
+  EXPECT_THAT(files.header,
+              HasSubstr("Requires stride to be 1\n"
+                        "// (compiled for it, ':1'); another value gets an "
+                        "InvalidArgument status."));
 }
 
 TEST(Codegen, EveryTypeMapsAndOnlyAlignedVariantsMayExist) {

@@ -10,6 +10,7 @@ namespace kiln {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(DescribeKernel, ListsVariantsAndImages) {
   testing::TestKernel kernel({"sm_80", "sm_90a"}, /*num_warps=*/8,
@@ -23,6 +24,17 @@ TEST(DescribeKernel, ListsVariantsAndImages) {
   EXPECT_THAT(text, HasSubstr(" 16 registers"));
   EXPECT_THAT(text, HasSubstr("4096 bytes shared memory"));
   EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(DescribeKernel, NamesTheArgumentsTakenEqualToOne) {
+  testing::TestKernel kernel({"sm_90a"});
+  const ParamInfo params[2] = {{"x_ptr", "*fp32", 16},
+                               {"n", "i32", 1, /*equal_to_1=*/true}};
+  VariantInfo variant = kernel.variant();
+  variant.params = params;
+  const KernelInfo info = {"add_kernel", &variant, 1};
+  EXPECT_THAT(DescribeKernel(info), HasSubstr(", takes n equal to 1\n"));
+  EXPECT_THAT(DescribeKernel(kernel.info()), Not(HasSubstr("equal to 1")));
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "fake_cuda_driver.h"
 #include "kiln/grid.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/launch.h"
 #include "kiln/internal/module_cache.h"
 #include "test_kernel.h"
 #include "gmock/gmock.h"
@@ -124,6 +125,17 @@ TEST_F(VariantLauncherTest, ClustersNeedCuLaunchKernelEx) {
   absl::Status status = Launch(kernel, Grid(1));
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(status.message()), HasSubstr("cuLaunchKernelEx"));
+}
+
+// A generated launcher's status for a `:1` argument that is not 1.
+TEST(LaunchStatus, ArgumentNotOneNamesKernelArgumentAndExpectation) {
+  TestKernel kernel({"sm_90a"});
+  const absl::Status status = ArgumentNotOne(kernel.info(), "stride_ak", "7");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "add_kernel: argument stride_ak is 7, but the kernel was compiled "
+            "for stride_ak equal to 1 (':1' in its specialization); pass 1, "
+            "or add a specialization without ':1' for it");
 }
 
 } // namespace

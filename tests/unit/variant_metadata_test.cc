@@ -84,6 +84,27 @@ TEST(VariantMetadata, Errors) {
               HasSubstr("\"arch\" must look like sm_90a"));
 }
 
+TEST(VariantMetadata, EqualToOneParameters) {
+  const std::string unit =
+      Replace(kMetadata, R"({"name": "n", "type": "i32", "divisibility": 16})",
+              R"({"name": "n", "type": "i32", "divisibility": 1, )"
+              R"("equal_to_1": true})");
+  llvm::Expected<VariantMetadata> m = parseVariantMetadata(unit, "v.json");
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  EXPECT_FALSE(m->params[0].equalToOne);
+  EXPECT_TRUE(m->params[1].equalToOne);
+  EXPECT_THAT(
+      ErrorOf(Replace(unit, "\"equal_to_1\": true", "\"equal_to_1\": 1")),
+      HasSubstr("params[1]: \"equal_to_1\" must be true or false"));
+  EXPECT_THAT(
+      ErrorOf(Replace(unit, "\"divisibility\": 1,", "\"divisibility\": 16,")),
+      HasSubstr("params[1] (n): equal to 1 and divisible by 16"));
+  EXPECT_THAT(ErrorOf(Replace(kMetadata, R"("divisibility": 16},)",
+                              R"("divisibility": 1, "equal_to_1": true},)")),
+              HasSubstr("params[0] (x_ptr): only integers (not *fp32) can be "
+                        "equal to 1"));
+}
+
 TEST(TritonTypes, MapsToTheDocumentedCppTypes) {
   const std::pair<const char *, const char *> cases[] = {
       {"*fp32", "float*"},

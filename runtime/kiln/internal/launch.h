@@ -1,14 +1,16 @@
 // Internal: the runtime entry points that generated launchers call.
 //
 // Users call the typed `launch_<kernel>` functions that kiln-codegen
-// generates; those check their arguments' alignment and config, pick a variant
-// and call LaunchVariant. Only generated .cc files include this header.
+// generates; those check their config and arguments (alignment, divisibility,
+// arguments equal to 1), pick a variant and call LaunchVariant. Only
+// generated .cc files include this header.
 
 #ifndef KILN_INTERNAL_LAUNCH_H_
 #define KILN_INTERNAL_LAUNCH_H_
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "absl/status/status.h"
 #include "kiln/cuda_stream.h"
@@ -42,6 +44,12 @@ absl::Status LaunchVariant(const KernelInfo& kernel, const VariantInfo& variant,
 // built); `requirement` says what the arguments lacked.
 absl::Status NoMatchingVariant(const KernelInfo& kernel,
                                const char* requirement);
+
+// The status a generated launcher returns when `argument`, which every
+// variant compiled with the caller's config takes equal to 1 (`:1` in the
+// specialization), has another `value`.
+absl::Status ArgumentNotOne(const KernelInfo& kernel, const char* argument,
+                            const std::string& value);
 
 // The status a generated launcher returns when the caller's config matches
 // none compiled for the argument types `types`; `compiled` lists those.

@@ -1,0 +1,92 @@
+// kilnc's `-s` signatures (compiler/frontend/Signature.h): the `:16` and `:1`
+// hints, and what --aligned adds.
+
+#include "compiler/frontend/Signature.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kiln::frontend {
+namespace {
+
+using ::testing::HasSubstr;
+
+// matmul(a_ptr, b_ptr, M, stride_am, stride_ak, flag, BLOCK: tl.constexpr)
+std::vector<ParamDecl> Params() {
+  return {{"a_ptr", false, {}},     {"b_ptr", false, {}},
+          {"M", false, {}},         {"stride_am", false, {}},
+          {"stride_ak", false, {}}, {"flag", false, {}},
+          {"BLOCK", true, {}}};
+}
+
+KernelSpec Parse(const std::string &signature, bool aligned = false) {
+  llvm::Expected<KernelSpec> spec =
+      parseSignature(signature, Params(), aligned);
+  if (!spec) {
+    ADD_FAILURE() << llvm::toString(spec.takeError());
+    return {};
+  }
+  return *spec;
+}
+
+std::string ErrorOf(const std::string &signature) {
+  llvm::Expected<KernelSpec> spec =
+      parseSignature(signature, Params(), /*aligned=*/false);
+  if (spec)
+    return "no error";
+  return llvm::toString(spec.takeError());
+}
+
+TEST(Signature, EqualToOneLeavesTheEntryPoint) {
+  KernelSpec spec = Parse("*fp16:16, *fp16, i32, i32:16, i32:1, i1, 64");
+  ASSERT_EQ(spec.params.size(), 7u);
+  const ParamSpec &strideAk = spec.params[4];
+  EXPECT_TRUE(strideAk.equalToOne);
+  EXPECT_FALSE(strideAk.isConstexpr);
+  EXPECT_FALSE(strideAk.isKernelArgument());
+  EXPECT_EQ(strideAk.type.str(), "i32"); // the type stays: the launcher's
+  EXPECT_EQ(strideAk.divisibility, 1u);
+  EXPECT_TRUE(spec.params[3].isKernelArgument());
+  EXPECT_EQ(spec.params[3].divisibility, 16u);
+  EXPECT_FALSE(spec.params[6].isKernelArgument()); // BLOCK
+  EXPECT_EQ(spec.str(), "*fp16:16, *fp16, i32, i32:16, i32:1, i1, 64");
+}
+
+TEST(Signature, NamedFormTakesHintsToo) {
+  KernelSpec spec = Parse("a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=i64, "
+                          "stride_ak=i64:1, flag=i1, BLOCK=64, num_warps=8");
+  EXPECT_TRUE(spec.params[4].equalToOne);
+  EXPECT_EQ(spec.params[4].type.str(), "i64");
+  EXPECT_EQ(spec.numWarps, 8u);
+  EXPECT_EQ(spec.str(), "*fp16, *fp16, i32, i64, i64:1, i1, 64");
+}
+
+TEST(Signature, AlignedKeepsEqualToOne) {
+  KernelSpec spec = Parse("*fp16, *fp16, i32, i32, i32:1, i1, 64",
+                          /*aligned=*/true);
+  EXPECT_EQ(spec.params[0].divisibility, 16u);
+  EXPECT_EQ(spec.params[3].divisibility, 16u);
+  EXPECT_TRUE(spec.params[4].equalToOne);
+  EXPECT_EQ(spec.params[4].divisibility, 1u);
+  EXPECT_EQ(spec.params[5].divisibility, 1u); // i1: never divisible
+  EXPECT_EQ(spec.str(), "*fp16:16, *fp16:16, i32:16, i32:16, i32:1, i1, 64");
+}
+
+TEST(Signature, EqualToOneIsForIntegersOnly) {
+  EXPECT_THAT(ErrorOf("*fp16:1, *fp16, i32, i32, i32, i1, 64"),
+              HasSubstr("parameter 'a_ptr': ':1' (the argument equals 1) "
+                        "applies to integer types i8..i64 and u8..u64 only, "
+                        "got '*fp16:1'; pointers take ':16'"));
+  EXPECT_THAT(ErrorOf("*fp16, *fp16, fp32:1, i32, i32, i1, 64"),
+              HasSubstr("parameter 'M': ':1'"));
+  EXPECT_THAT(ErrorOf("*fp16, *fp16, i32, i32, i32, i1:1, 64"),
+              HasSubstr("parameter 'flag': ':1'"));
+  EXPECT_THAT(ErrorOf("*fp16, *fp16, i32, i32:8, i32, i1, 64"),
+              HasSubstr("parameter 'stride_am': unknown type 'i32:8'"));
+}
+
+} // namespace
+} // namespace kiln::frontend
