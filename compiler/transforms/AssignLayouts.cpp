@@ -273,7 +273,7 @@ struct AssignLayoutsPass
                  kiln::TargetInfo::of(func->getParentOfType<ModuleOp>())
                      .hasWgmma();
       if (dot.getType().getRank() == 2 &&
-          (!((a.isF16() || a.isBF16()) && b == a) && !fp8 ||
+          ((!((a.isF16() || a.isBF16()) && b == a) && !fp8) ||
            !dot.getType().getElementType().isF32()))
         tensorCores = false;
     });
