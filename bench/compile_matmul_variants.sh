@@ -13,7 +13,12 @@
 # run fails only if no config compiles. configs.txt lists every config.
 #
 #   bench/compile_matmul_variants.sh KILNC SOURCE KERNEL SIGNATURE ARCH \
-#       general|aligned DIR [EXTRA_FRAGMENT ...]
+#       general|aligned|unit DIR [EXTRA_FRAGMENT ...]
+#
+# `unit` is the aligned variant with the tutorial's unit strides as `:1`
+# (equal to 1, folded): stride_ak and stride_cn, and stride_bn for fp16/bf16
+# (B row-major) or stride_bk for fp8 (B transposed, as the tutorial passes
+# it). The generated launcher picks it when the arguments are those.
 set -uo pipefail
 if [[ $# -lt 7 ]]; then
   echo "usage: $0 KILNC SOURCE KERNEL SIGNATURE ARCH general|aligned DIR [EXTRA ...]" >&2
@@ -23,7 +28,14 @@ kilnc=$1 source=$2 kernel=$3 signature=$4 arch=$5 variant=$6 dir=$7
 shift 7
 timeout_s=${KILN_MATMUL_CONFIG_TIMEOUT:-900}
 aligned=()
-[[ $variant == aligned ]] && aligned=(--aligned)
+[[ $variant == aligned || $variant == unit ]] && aligned=(--aligned)
+if [[ $variant == unit ]]; then
+  unit_b=stride_bn
+  [[ $signature == *"a_ptr=*fp8"* ]] && unit_b=stride_bk
+  for p in stride_ak "$unit_b" stride_cn; do
+    signature=${signature/"$p=i32"/"$p=i32:1"}
+  done
+fi
 
 configs=$("$kilnc" configs "$source" -n "$kernel" --arch "$arch") || exit 1
 rm -rf "$dir"

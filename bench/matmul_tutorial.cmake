@@ -19,10 +19,12 @@
 set(KILN_MATMUL_TYPES fp16 bf16 fp8e4nv CACHE STRING
     "Element types of A and B that bench/matmul.py's kernels are compiled for (fp16 bf16 fp8e4nv fp8e5)")
 # The launcher runs the aligned variant only when every integer argument is
-# divisible by 16, which the tutorial's unit strides never are: by default
-# only the general variant is compiled.
-set(KILN_MATMUL_VARIANTS general CACHE STRING
-    "Which of the launcher's variants (general aligned) bench/matmul.py's kernels are compiled in")
+# divisible by 16, which the tutorial's unit strides never are; `unit` is the
+# aligned variant with those strides specialized to 1 (`:1`), which the
+# launcher picks for the tutorial's row-major calls: the fast path. The
+# general variant serves the rest (odd sizes).
+set(KILN_MATMUL_VARIANTS general unit CACHE STRING
+    "Which of the launcher's variants (general aligned unit) bench/matmul.py's kernels are compiled in")
 # 128x128x64 with 4 warps and 4 stages, which the tutorial's list lacks.
 set(KILN_MATMUL_EXTRA_CONFIGS
     "BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, num_stages=4, num_warps=4")
