@@ -97,30 +97,6 @@ std::string bf16AddLoop(StringRef ordering, bool predicated) {
          "}";
 }
 
-/// Which threads update: for a tensor, those holding no copies (a thread is
-/// a copy of another where a lane or warp bit it has set moves nothing); for
-/// a scalar, thread 0. Null when every thread does.
-Value ownerPredicate(OpBuilder &b, Location loc, Type ptrType) {
-  Value tid = kiln::threadIdX(b, loc);
-  auto tensor = dyn_cast<RankedTensorType>(ptrType);
-  if (!tensor)
-    return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, tid,
-                                i32Constant(b, loc, 0));
-  LinearLayout layout = *kiln::getLinearLayout(tensor);
-  SmallVector<uint64_t> zeroBases = layout.getZeroBasisMasks();
-  auto copyBits = [&](StringRef hw) -> uint64_t {
-    return layout.hasInDim(hw) ? zeroBases[layout.getInDimIndex(hw)] : 0;
-  };
-  // tid.x: lanes in the low five bits, warps above.
-  uint64_t copies = copyBits(layout::kLane) | copyBits(layout::kWarp) << 5;
-  if (copies == 0)
-    return Value();
-  return LLVM::ICmpOp::create(
-      b, loc, LLVM::ICmpPredicate::eq,
-      LLVM::AndOp::create(b, loc, tid, i32Constant(b, loc, int32_t(copies))),
-      i32Constant(b, loc, 0));
-}
-
 /// For each of `count` registers of a tensor of `ptrType`, the register
 /// whose element it copies (itself when it is no copy): copies take the
 /// old value of the original instead of updating the element again.
@@ -292,7 +268,7 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
     SmallVector<Value> masks;
     if (adaptor.getMask())
       masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
-    Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType());
+    Value owner = kiln::ownerPredicate(rewriter, loc, op.getPtr().getType());
     SmallVector<unsigned> originals =
         originalRegisters(op.getPtr().getType(), ptrs.size());
 
@@ -374,7 +350,7 @@ struct AtomicCASLowering : AtomicLoweringBase<kiln::AtomicCASOp> {
     SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
     SmallVector<Value> cmps = kiln::unpackElements(rewriter, loc, adaptor.getCmp());
     SmallVector<Value> vals = kiln::unpackElements(rewriter, loc, adaptor.getVal());
-    Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType());
+    Value owner = kiln::ownerPredicate(rewriter, loc, op.getPtr().getType());
     SmallVector<unsigned> originals =
         originalRegisters(op.getPtr().getType(), ptrs.size());
     SmallVector<Value> olds;

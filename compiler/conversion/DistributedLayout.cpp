@@ -97,6 +97,33 @@ bool kiln::isRepresentativeRegister(const LinearLayout &layout, unsigned k) {
   return (layout.getZeroBasisMasks()[r] & k) == 0;
 }
 
+Value kiln::ownerPredicate(OpBuilder &b, Location loc, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                kiln::threadIdX(b, loc),
+                                i32Constant(b, loc, 0));
+  std::optional<LinearLayout> linear = getLinearLayout(tensor);
+  if (!linear)
+    return Value();
+  // A lane or warp bit is a copy where it is free (docs/layouts.md): its
+  // basis is zero or repeats earlier ones, registers coming first.
+  SmallVector<uint64_t> free = linear->getFreeVariableMasks();
+  auto copyBits = [&](StringRef hw) -> uint64_t {
+    return linear->hasInDim(hw) ? free[linear->getInDimIndex(hw)] : 0;
+  };
+  // tid.x: lanes in the low five bits, warps above.
+  uint64_t copies =
+      copyBits(layout::kLane) | copyBits(layout::kWarp) << kLaneBits;
+  if (copies == 0)
+    return Value();
+  return LLVM::ICmpOp::create(
+      b, loc, LLVM::ICmpPredicate::eq,
+      LLVM::AndOp::create(b, loc, kiln::threadIdX(b, loc),
+                          i32Constant(b, loc, int32_t(copies))),
+      i32Constant(b, loc, 0));
+}
+
 SmallVector<kiln::Coordinates>
 kiln::emitCoordinates(OpBuilder &b, Location loc, const LinearLayout &layout) {
   size_t rank = layout.getOutDims().size();

@@ -58,6 +58,14 @@ registerCoordinates(const layout::LinearLayout &layout, unsigned k);
 /// basis is zero) are not representatives; the others are.
 bool isRepresentativeRegister(const layout::LinearLayout &layout, unsigned k);
 
+/// Which threads write when each element is to be written once: for a
+/// tensor of `type`, those whose lane and warp bits include no free bit of
+/// its layout (the canonical owners of docs/layouts.md); for a scalar,
+/// thread 0. Null when every thread does. Stores and atomics predicate on
+/// it, as upstream Triton's redundant-data mask does.
+mlir::Value ownerPredicate(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type);
+
 /// How many leading registers of a thread step along the tensor's last
 /// dimension one element at a time (1 when the first does not).
 unsigned contiguousRegistersAlongLastDim(const layout::LinearLayout &layout);

@@ -268,7 +268,14 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
     unsigned vec = accessWidth(op, widths, op.getValue().getType());
     AccessShape shape =
         AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
-    bool masked = !masks.empty();
+    // Each element is written once: threads holding copies of another's
+    // elements (a scalar's: all but thread 0) and registers that copy
+    // lower ones store nothing, as upstream Triton's redundant-data mask.
+    Value owner = kiln::ownerPredicate(rewriter, loc, op.getValue().getType());
+    std::optional<kiln::layout::LinearLayout> layout;
+    if (auto tensor = dyn_cast<RankedTensorType>(op.getValue().getType()))
+      layout = kiln::getLinearLayout(tensor);
+    bool masked = !masks.empty() || owner;
     // Operands: $0 address, then (masked) $1 predicate, then the values.
     unsigned firstValue = masked ? 2 : 1;
     std::string asmString =
@@ -280,9 +287,15 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
       constraints += std::string(",") + shape.constraint();
 
     for (size_t k = 0; k < ptrs.size(); k += vec) {
+      if (layout && !kiln::isRepresentativeRegister(*layout, unsigned(k)))
+        continue;
       SmallVector<Value> operands{ptrs[k]};
-      if (masked)
-        operands.push_back(masks[k]);
+      if (masked) {
+        Value pred = masks.empty() ? owner : masks[k];
+        if (owner && !masks.empty())
+          pred = LLVM::AndOp::create(rewriter, loc, masks[k], owner);
+        operands.push_back(pred);
+      }
       llvm::append_range(operands,
                          packWords(rewriter, loc, shape,
                                    ArrayRef<Value>(values).slice(k, vec),
