@@ -113,8 +113,8 @@ Value kiln::ownerPredicate(OpBuilder &b, Location loc, Type type) {
     return linear->hasInDim(hw) ? free[linear->getInDimIndex(hw)] : 0;
   };
   // tid.x: lanes in the low five bits, warps above.
-  uint64_t copies =
-      copyBits(layout::kLane) | copyBits(layout::kWarp) << kLaneBits;
+  uint64_t copies = copyBits(layout::kLane) | copyBits(layout::kWarp)
+                                                  << kLaneBits;
   if (copies == 0)
     return Value();
   return LLVM::ICmpOp::create(
@@ -251,8 +251,8 @@ kiln::registerMapping(const LinearLayout &from, const LinearLayout &to,
 
 unsigned
 kiln::contiguousRegistersAlongLastDim(const layout::LinearLayout &layout) {
-  return contiguousRegistersAlong(
-      layout, unsigned(layout.getOutDims().size() - 1));
+  return contiguousRegistersAlong(layout,
+                                  unsigned(layout.getOutDims().size() - 1));
 }
 
 unsigned kiln::contiguousRegistersAlong(const layout::LinearLayout &layout,

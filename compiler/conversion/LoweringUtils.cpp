@@ -74,9 +74,8 @@ Value kiln::inlinePtx(OpBuilder &b, Location loc, Type result, StringRef text,
       .getResult(0);
 }
 
-LLVM::InlineAsmOp kiln::inlinePtxEffect(OpBuilder &b, Location loc,
-                                        Type result, StringRef text,
-                                        StringRef constraints,
+LLVM::InlineAsmOp kiln::inlinePtxEffect(OpBuilder &b, Location loc, Type result,
+                                        StringRef text, StringRef constraints,
                                         ValueRange operands) {
   MLIRContext *ctx = b.getContext();
   return LLVM::InlineAsmOp::create(
@@ -179,7 +178,8 @@ Value kiln::allocateSharedArray(OpBuilder &b, Operation *op, Type elementType,
 }
 
 Value kiln::sharedPoolBase(OpBuilder &b, Location loc) {
-  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
   if (!module.lookupSymbol(kSharedPoolName)) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
@@ -207,8 +207,8 @@ int64_t kiln::poolSharedMemory(ModuleOp module) {
   llvm::StringMap<int64_t> offsets;
   for (auto &[owner, globals] : owners) {
     int64_t offset = 0;
-    if (auto base = globals.front()->getAttrOfType<IntegerAttr>(
-            kScratchBaseAttr))
+    if (auto base =
+            globals.front()->getAttrOfType<IntegerAttr>(kScratchBaseAttr))
       offset = base.getInt();
     for (LLVM::GlobalOp global : globals) {
       offset = llvm::alignTo(offset, 16);
@@ -225,12 +225,11 @@ int64_t kiln::poolSharedMemory(ModuleOp module) {
     b.setInsertionPoint(addressOf);
     Location loc = addressOf.getLoc();
     Value pool = sharedPoolBase(b, loc);
-    Value address =
-        it->second == 0
-            ? pool
-            : Value(LLVM::GEPOp::create(
-                  b, loc, pool.getType(), b.getI8Type(), pool,
-                  ArrayRef<LLVM::GEPArg>{int32_t(it->second)}));
+    Value address = it->second == 0
+                        ? pool
+                        : Value(LLVM::GEPOp::create(
+                              b, loc, pool.getType(), b.getI8Type(), pool,
+                              ArrayRef<LLVM::GEPArg>{int32_t(it->second)}));
     addressOf.getResult().replaceAllUsesWith(address);
     addressOf->erase();
   });

@@ -44,13 +44,13 @@ struct MemDescIndexLowering : OpConversionPattern<kiln::gpu::MemDescIndexOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto tile = cast<kiln::gpu::MemDescType>(op.getType());
-    Value bytes = LLVM::MulOp::create(
-        rewriter, loc, adaptor.getIndex(),
-        i32Constant(rewriter, loc, tile.getSizeInBytes()));
-    rewriter.replaceOp(op, LLVM::GEPOp::create(
-                               rewriter, loc, adaptor.getSrc().getType(),
-                               rewriter.getI8Type(), adaptor.getSrc(),
-                               ValueRange{bytes}));
+    Value bytes =
+        LLVM::MulOp::create(rewriter, loc, adaptor.getIndex(),
+                            i32Constant(rewriter, loc, tile.getSizeInBytes()));
+    rewriter.replaceOp(
+        op, LLVM::GEPOp::create(rewriter, loc, adaptor.getSrc().getType(),
+                                rewriter.getI8Type(), adaptor.getSrc(),
+                                ValueRange{bytes}));
     return success();
   }
 };
@@ -73,8 +73,8 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     kiln::SharedTileAddress address(tile);
     // Chunks run along the tile's contiguous dimension.
     unsigned dim = address.shape().transposed ? 0 : 1;
-    vec = std::min({vec, kiln::contiguousRegistersAlong(*layout, dim),
-                    16 / elementBytes});
+    vec = std::min(
+        {vec, kiln::contiguousRegistersAlong(*layout, dim), 16 / elementBytes});
     unsigned bytes = vec * elementBytes;
     if (bytes < 4)
       return op.emitOpError("cp.async needs chunks of 4, 8 or 16 bytes; "
@@ -99,8 +99,7 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     for (unsigned r = 0; r < ptrs.size(); r += vec) {
       if (!kiln::isRepresentativeRegister(*layout, r))
         continue;
-      Value offset =
-          address.emit(rewriter, loc, coords[r][0], coords[r][1]);
+      Value offset = address.emit(rewriter, loc, coords[r][0], coords[r][1]);
       Value dst = LLVM::AddOp::create(rewriter, loc, base, offset);
       Value size = mask.empty() ? full
                                 : Value(LLVM::SelectOp::create(
@@ -114,8 +113,7 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
 };
 
 /// Ops that become one side-effecting PTX instruction.
-template <typename Op>
-struct FixedPtxLowering : OpConversionPattern<Op> {
+template <typename Op> struct FixedPtxLowering : OpConversionPattern<Op> {
   FixedPtxLowering(TypeConverter &converter, MLIRContext *ctx,
                    std::function<std::string(Op)> text)
       : OpConversionPattern<Op>(converter, ctx), text(std::move(text)) {}

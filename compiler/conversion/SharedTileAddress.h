@@ -20,7 +20,8 @@ public:
     layout.rows = shape[shape.size() - 2];
     layout.cols = shape.back();
     layout.elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
-    auto encoding = llvm::cast<gpu::NVMMASharedEncodingAttr>(tile.getEncoding());
+    auto encoding =
+        llvm::cast<gpu::NVMMASharedEncodingAttr>(tile.getEncoding());
     layout.swizzle = encoding.getSwizzle();
     layout.transposed = encoding.getTransposed();
   }

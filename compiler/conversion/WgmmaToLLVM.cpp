@@ -40,9 +40,11 @@ using kiln::i32Constant;
 namespace {
 
 /// The descriptor's fixed part: leading and stride byte offsets, swizzle.
-uint64_t descriptorConstant(int64_t leading, int64_t stride,
-                            unsigned swizzle) {
-  uint64_t mode = swizzle == 128 ? 1 : swizzle == 64 ? 2 : swizzle == 32 ? 3 : 0;
+uint64_t descriptorConstant(int64_t leading, int64_t stride, unsigned swizzle) {
+  uint64_t mode = swizzle == 128  ? 1
+                  : swizzle == 64 ? 2
+                  : swizzle == 32 ? 3
+                                  : 0;
   return ((uint64_t(leading) >> 4) & 0x3FFF) << 16 |
          ((uint64_t(stride) >> 4) & 0x3FFF) << 32 | mode << 62;
 }
@@ -71,8 +73,8 @@ SmallVector<Value> tieThrough(OpBuilder &b, Location loc, StringRef text,
   SmallVector<Type> types;
   for (Value v : values) {
     Type t = v.getType();
-    const char *c = t.isF32()                ? "f"
-                    : t.isF64()              ? "d"
+    const char *c = t.isF32()                         ? "f"
+                    : t.isF64()                       ? "d"
                     : t.getIntOrFloatBitWidth() == 64 ? "l"
                     : t.getIntOrFloatBitWidth() == 16 ? "h"
                                                       : "r";
@@ -81,9 +83,10 @@ SmallVector<Value> tieThrough(OpBuilder &b, Location loc, StringRef text,
   }
   for (unsigned i = 0; i < values.size(); ++i)
     constraints += "," + std::to_string(i);
-  Type result = values.size() == 1 ? types.front()
-                                   : Type(LLVM::LLVMStructType::getLiteral(
-                                         b.getContext(), types));
+  Type result =
+      values.size() == 1
+          ? types.front()
+          : Type(LLVM::LLVMStructType::getLiteral(b.getContext(), types));
   Value out = kiln::inlinePtxEffect(b, loc, result, text, constraints, values)
                   .getResult(0);
   if (values.size() == 1)
@@ -132,20 +135,22 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     // K per instruction: 32 bytes of each operand's row.
     int64_t kStep = fp8 ? 32 : 16;
     if (k % kStep != 0 ||
-        !(fp8 || ((element.isF16() || element.isBF16()) && bElement == element)) ||
+        !(fp8 ||
+          ((element.isF16() || element.isBF16()) && bElement == element)) ||
         !cType.getElementType().isF32())
       return op.emitOpError("tensor-core dots from shared tiles take fp16, "
                             "bf16 or (on wgmma) fp8 operands, K a multiple of ")
              << kStep << ", into fp32";
     bool wgmma = target.hasWgmma() && mma.getWarpsPerCTA()[0] == numWarps &&
-                 numWarps % 4 == 0 && m % (16 * numWarps) == 0 &&
-                 m % 64 == 0 && n % 8 == 0 && n <= 256;
+                 numWarps % 4 == 0 && m % (16 * numWarps) == 0 && m % 64 == 0 &&
+                 n % 8 == 0 && n <= 256;
     if (!wgmma && fp8)
       return op.emitOpError("fp8 dots from shared tiles need wgmma (sm_90a)");
     if (!wgmma)
       return lowerWithMmaSync(op, adaptor, rewriter, *cLayout);
 
-    SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
+    SmallVector<Value> acc =
+        kiln::unpackElements(rewriter, loc, adaptor.getC());
     std::map<std::pair<int32_t, int32_t>, unsigned> registerAt;
     for (unsigned r = 0; r < acc.size(); ++r) {
       SmallVector<int32_t> at = kiln::registerCoordinates(*cLayout, r);
@@ -171,9 +176,9 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
     // This warpgroup's first row: 64 rows are a whole number of lines or of
     // panels, so its offset is linear in the warpgroup.
-    Value warpgroup = LLVM::LShrOp::create(
-        rewriter, loc, kiln::threadIdX(rewriter, loc),
-        i32Constant(rewriter, loc, 7));
+    Value warpgroup =
+        LLVM::LShrOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
+                             i32Constant(rewriter, loc, 7));
     Value aRows = LLVM::AddOp::create(
         rewriter, loc, aBase,
         LLVM::MulOp::create(
@@ -181,21 +186,20 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
             i32Constant(rewriter, loc, aShape.linearOffset(64, 0))));
 
     auto typeName = [](Type t) -> std::string {
-      return t.isF16()                   ? "f16"
-             : t.isBF16()                ? "bf16"
+      return t.isF16()                  ? "f16"
+             : t.isBF16()               ? "bf16"
              : isa<Float8E4M3FNType>(t) ? "e4m3"
-                                         : "e5m2";
+                                        : "e5m2";
     };
     int64_t regs = n / 2;
     // Operands: the fragment's registers, the two descriptors, the tied
     // accumulators, then scale-d (1: d = a b + d) as a register.
-    std::string text = "{\n .reg .pred p;\n setp.ne.b32 p, $" +
-                       std::to_string(2 * regs + 2) +
-                       ", 0;\n "
-                       "wgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(n) + "k" + std::to_string(kStep) +
-                       ".f32." + typeName(element) + "." + typeName(bElement) +
-                       " {";
+    std::string text =
+        "{\n .reg .pred p;\n setp.ne.b32 p, $" + std::to_string(2 * regs + 2) +
+        ", 0;\n "
+        "wgmma.mma_async.sync.aligned.m64n" +
+        std::to_string(n) + "k" + std::to_string(kStep) + ".f32." +
+        typeName(element) + "." + typeName(bElement) + " {";
     for (int64_t i = 0; i < regs; ++i)
       text += (i ? ", $" : "$") + std::to_string(i);
     // fp8 has no transpose operands: both tiles are K-major.
@@ -259,17 +263,18 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                                         constraints, ordered)
                       .getResult(0);
         for (auto [i, slot] : llvm::enumerate(slots))
-          acc[slot] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+          acc[slot] =
+              LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
       }
     }
     kiln::inlinePtxEffect(rewriter, loc, Type(),
                           "wgmma.commit_group.sync.aligned;", "", ValueRange{});
     if (!op.getAsync())
       acc = tieThrough(rewriter, loc, waitText(0), acc);
-    rewriter.replaceOp(op, kiln::packElements(
-                               rewriter, loc,
-                               getTypeConverter()->convertType(op.getType()),
-                               acc));
+    rewriter.replaceOp(
+        op,
+        kiln::packElements(rewriter, loc,
+                           getTypeConverter()->convertType(op.getType()), acc));
     return success();
   }
 };
@@ -304,8 +309,9 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   }
   SmallVector<kiln::Coordinates> cCoords =
       kiln::emitCoordinates(rewriter, loc, cLayout);
-  Value lane = LLVM::AndOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
-                                   i32Constant(rewriter, loc, 31));
+  Value lane =
+      LLVM::AndOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
+                          i32Constant(rewriter, loc, 31));
   auto c = [&](int64_t v) { return i32Constant(rewriter, loc, v); };
   Value g = LLVM::LShrOp::create(rewriter, loc, lane, c(2));
   Value twoT = LLVM::ShlOp::create(
@@ -351,9 +357,10 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   Type f32 = rewriter.getF32Type();
   Type quadF = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
                                                 {f32, f32, f32, f32});
-  Type quadI =
-      LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {i32, i32, i32, i32});
-  Type pairI = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {i32, i32});
+  Type quadI = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
+                                                {i32, i32, i32, i32});
+  Type pairI =
+      LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {i32, i32});
   auto words = [&](Value s, unsigned n) {
     SmallVector<Value> out;
     for (unsigned i = 0; i < n; ++i)
@@ -367,8 +374,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       // give k lines and .trans transposes each 8x8 matrix.
       Value r = LLVM::AddOp::create(rewriter, loc, tileRow,
                                     aTransposed ? laneBit3 : rowInTile);
-      Value col = LLVM::AddOp::create(
-          rewriter, loc, aTransposed ? kLine : colHalf, c(kk));
+      Value col = LLVM::AddOp::create(rewriter, loc,
+                                      aTransposed ? kLine : colHalf, c(kk));
       Value at = LLVM::AddOp::create(rewriter, loc, aBase,
                                      aAddress.emit(rewriter, loc, r, col));
       std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
@@ -382,9 +389,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
     for (auto &[col, tileCol] : tileCols) {
       // Row-major b (N contiguous): lanes give k rows, .trans; column-major
       // b (K contiguous): lanes give n lines.
-      Value kRow = LLVM::AddOp::create(rewriter, loc,
-                                       bTransposed ? laneBit3 : rowInTile,
-                                       c(kk));
+      Value kRow = LLVM::AddOp::create(
+          rewriter, loc, bTransposed ? laneBit3 : rowInTile, c(kk));
       Value n = bTransposed
                     ? Value(LLVM::AddOp::create(rewriter, loc, tileCol, lane7))
                     : tileCol;
@@ -409,8 +415,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         acc[slot] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
     }
   }
-  rewriter.replaceOp(op, kiln::packElements(rewriter, loc,
-                                            adaptor.getC().getType(), acc));
+  rewriter.replaceOp(
+      op, kiln::packElements(rewriter, loc, adaptor.getC().getType(), acc));
   return success();
 }
 
@@ -432,9 +438,9 @@ struct DotWaitLowering : OpConversionPattern<kiln::gpu::DotWaitOp> {
     SmallVector<Value> results;
     unsigned at = 0;
     for (auto [v, count] : llvm::zip_equal(adaptor.getInputs(), counts)) {
-      results.push_back(kiln::packElements(
-          rewriter, loc, v.getType(),
-          ArrayRef<Value>(waited).slice(at, count)));
+      results.push_back(
+          kiln::packElements(rewriter, loc, v.getType(),
+                             ArrayRef<Value>(waited).slice(at, count)));
       at += count;
     }
     rewriter.replaceOp(op, results);

@@ -230,8 +230,8 @@ int64_t kiln::gpu::MemDescType::getTileBytes() const {
   int64_t elements = 1;
   for (int64_t d : shape.take_back(std::min<size_t>(2, shape.size())))
     elements *= d;
-  return elements * std::max<int64_t>(
-                        1, getElementType().getIntOrFloatBitWidth() / 8);
+  return elements *
+         std::max<int64_t>(1, getElementType().getIntOrFloatBitWidth() / 8);
 }
 
 int64_t kiln::gpu::MemDescType::getSizeInBytes() const {
@@ -274,8 +274,7 @@ LogicalResult kiln::gpu::SharedDotOp::verify() {
   auto c = getC().getType();
   if (a.getShape().size() != 2 || b.getShape().size() != 2 ||
       c.getRank() != 2 || a.getShape()[1] != b.getShape()[0] ||
-      a.getShape()[0] != c.getShape()[0] ||
-      b.getShape()[1] != c.getShape()[1])
+      a.getShape()[0] != c.getShape()[0] || b.getShape()[1] != c.getShape()[1])
     return emitOpError("expects a: M x K, b: K x N and c: M x N, got ")
            << a << ", " << b << ", " << c;
   if (c != getD().getType())

@@ -21,7 +21,7 @@ namespace kiln::layout {
 struct NvmmaShared {
   int64_t rows = 0, cols = 0;
   unsigned elementBytes = 2;
-  unsigned swizzle = 128; // 0, 32, 64 or 128
+  unsigned swizzle = 128;  // 0, 32, 64 or 128
   bool transposed = false; // dimension 0 contiguous
 
   /// The 16-byte chunk bits XORed by the swizzle (0, 1, 3 or 7).

@@ -48,7 +48,8 @@ struct AllocateSharedPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int64_t end = 0;
-    module.walk([&](func::FuncOp func) { end = std::max(end, allocate(func)); });
+    module.walk(
+        [&](func::FuncOp func) { end = std::max(end, allocate(func)); });
     module->setAttr("kiln_gpu.buffer_bytes",
                     IntegerAttr::get(IntegerType::get(&getContext(), 64), end));
   }
@@ -112,7 +113,8 @@ struct AllocateSharedPass
       for (auto [begin, stop] : taken) {
         if (offset + buffer.bytes <= begin)
           break;
-        offset = std::max(offset, int64_t(llvm::alignTo(stop, kBufferAlignment)));
+        offset =
+            std::max(offset, int64_t(llvm::alignTo(stop, kBufferAlignment)));
       }
       buffer.offset = offset;
       buffer.alloc.setOffsetAttr(

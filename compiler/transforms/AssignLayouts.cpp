@@ -269,9 +269,9 @@ struct AssignLayoutsPass
         return isa<Float8E4M3FNType, Float8E5M2Type>(t);
       };
       // fp8 goes to the tensor cores through wgmma only (sm_90a).
-      bool fp8 = isFp8(a) && isFp8(b) &&
-                 kiln::TargetInfo::of(func->getParentOfType<ModuleOp>())
-                     .hasWgmma();
+      bool fp8 =
+          isFp8(a) && isFp8(b) &&
+          kiln::TargetInfo::of(func->getParentOfType<ModuleOp>()).hasWgmma();
       if (dot.getType().getRank() == 2 &&
           ((!((a.isF16() || a.isBF16()) && b == a) && !fp8) ||
            !dot.getType().getElementType().isF32()))
@@ -283,10 +283,10 @@ struct AssignLayoutsPass
           // The accumulator chain in the mma layout; everything else,
           // operand tiles included, coalesced for the narrowest tile so
           // that no lane holds a copy of another's elements.
-          mmaEncoding = mmaFor(ctx, dot, numWarps,
-                               kiln::TargetInfo::of(
-                                   func->getParentOfType<ModuleOp>())
-                                   .hasWgmma());
+          mmaEncoding =
+              mmaFor(ctx, dot, numWarps,
+                     kiln::TargetInfo::of(func->getParentOfType<ModuleOp>())
+                         .hasWgmma());
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
               narrow ? Attribute(defaultBlocked(ctx, narrow.getShape(),
@@ -407,7 +407,8 @@ struct AssignLayoutsPass
   /// Operand tiles of tensor-core dots whose addresses run along their
   /// first dimension get a blocked layout with that dimension fastest (so
   /// that they load, and copy to shared memory, 16 bytes at a time).
-  void forceColumnOperands(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo) {
+  void forceColumnOperands(func::FuncOp func,
+                           kiln::AxisInfoAnalysis &axisInfo) {
     forced.clear();
     if (!mmaEncoding)
       return;
@@ -468,8 +469,7 @@ struct AssignLayoutsPass
         Value c = dot.getC();
         while (auto arg = dyn_cast<BlockArgument>(c)) {
           auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-          if (!forOp || arg.getArgNumber() == 0 ||
-              dot.getType().getRank() != 2)
+          if (!forOp || arg.getArgNumber() == 0 || dot.getType().getRank() != 2)
             break;
           unsigned index = arg.getArgNumber() - 1;
           mmaCarried.insert({forOp, index});
@@ -486,8 +486,7 @@ struct AssignLayoutsPass
       if (auto forOp = dyn_cast<scf::ForOp>(op)) {
         for (unsigned i = 0; i < forOp.getNumRegionIterArgs(); ++i)
           if (mmaCarried.contains({op, i}))
-            requireOperand(op, forOp.getNumControlOperands() + i,
-                           mmaEncoding);
+            requireOperand(op, forOp.getNumControlOperands() + i, mmaEncoding);
         for (auto [init, arg, result] :
              llvm::zip_equal(forOp.getInitArgs(), forOp.getRegionIterArgs(),
                              forOp.getResults()))
@@ -658,8 +657,8 @@ struct AssignLayoutsPass
       // Memory ops use the coalesced preferred layout (or the one decided
       // backwards for a column operand tile); ops that reorganize elements
       // start from it too.
-      Attribute f = isa<kiln::LoadOp>(op) ? forced.lookup(op->getResult(0))
-                                          : Attribute();
+      Attribute f =
+          isa<kiln::LoadOp>(op) ? forced.lookup(op->getResult(0)) : Attribute();
       for (OpOperand &operand : op->getOpOperands())
         if (auto t = dyn_cast<RankedTensorType>(operand.get().getType()))
           requireOperand(op, operand.getOperandNumber(), f ? f : preferred(t));
@@ -671,8 +670,9 @@ struct AssignLayoutsPass
     // Elementwise: the layout of the first operand that is not cheap to
     // recompute, else the preferred one.
     RankedTensorType resultType = tensorResult();
-    Attribute chosen =
-        op->getNumResults() == 1 ? forced.lookup(op->getResult(0)) : Attribute();
+    Attribute chosen = op->getNumResults() == 1
+                           ? forced.lookup(op->getResult(0))
+                           : Attribute();
     for (Value operand : chosen ? ValueRange{} : op->getOperands())
       if (Attribute e = encodingOf(operand); e && !isCheap(operand)) {
         chosen = e;

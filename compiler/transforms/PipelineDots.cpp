@@ -269,16 +269,16 @@ private:
                       int64_t k) {
     if (k == 0)
       return iv;
-    Value kk = arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(iv.getType(), k));
+    Value kk =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(iv.getType(), k));
     return arith::AddIOp::create(b, loc, iv,
                                  arith::MulIOp::create(b, loc, kk, step));
   }
 
   /// The copy replacing `load` for the iteration whose induction variable is
   /// `iv`: its operands through `mapping`, masked by iv < ub.
-  static void emitCopy(OpBuilder &b, PipelinedLoad l,
-                       IRMapping &mapping, Value inRange, Value tile) {
+  static void emitCopy(OpBuilder &b, PipelinedLoad l, IRMapping &mapping,
+                       Value inRange, Value tile) {
     Location loc = l.load.getLoc();
     auto ptrType = cast<RankedTensorType>(l.load.getPtr().getType());
     auto maskType = RankedTensorType::get(ptrType.getShape(), b.getI1Type(),
@@ -318,8 +318,8 @@ private:
 
     Value rings[2];
     for (int i = 0; i < 2; ++i)
-      rings[i] = kiln::gpu::LocalAllocOp::create(b, loc, loads[i].ring,
-                                                 IntegerAttr());
+      rings[i] =
+          kiln::gpu::LocalAllocOp::create(b, loc, loads[i].ring, IntegerAttr());
 
     // Prologue: the load stage for iterations 0 .. S-2.
     SmallVector<Value> carried(loop.getInitArgs());
@@ -379,8 +379,8 @@ private:
     b.setInsertionPoint(dot);
     Value aTile = tileOf(b, loc, rings[0], readSlot);
     Value bTile = tileOf(b, loc, rings[1], readSlot);
-    auto shared = kiln::gpu::SharedDotOp::create(
-        b, loc, dot.getType(), aTile, bTile, dot.getC(), async);
+    auto shared = kiln::gpu::SharedDotOp::create(b, loc, dot.getType(), aTile,
+                                                 bTile, dot.getC(), async);
     Value result = shared.getD();
     if (async) {
       result = kiln::gpu::DotWaitOp::create(b, loc, TypeRange{result.getType()},
@@ -394,7 +394,8 @@ private:
     Value operands[2] = {dot.getA(), dot.getB()};
     dot->erase();
     for (Value operand : operands)
-      while (auto convert = operand.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
+      while (auto convert =
+                 operand.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
         operand = convert.getSrc();
         convert->erase();
       }
@@ -413,8 +414,8 @@ private:
     kiln::gpu::AsyncCommitGroupOp::create(b, loc);
     auto advance = [&](Value slot) -> Value {
       Value next = arith::AddIOp::create(b, loc, slot, i32Const(b, 1));
-      Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         next, i32Const(b, stages));
+      Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                         i32Const(b, stages));
       return arith::SelectOp::create(b, loc, wrap, i32Const(b, 0), next);
     };
     yield->setOperand(numArgs - 2, advance(readSlot));

@@ -28,8 +28,8 @@ std::vector<Case> cases() {
   for (unsigned swizzle : {32u, 64u, 128u})
     for (unsigned bytes : {1u, 2u, 4u})
       for (int64_t rows : {8, 16, 64, 128})
-        for (int64_t rowBytes : {int64_t(swizzle), int64_t(2 * swizzle),
-                                 int64_t(4 * swizzle)})
+        for (int64_t rowBytes :
+             {int64_t(swizzle), int64_t(2 * swizzle), int64_t(4 * swizzle)})
           all.push_back({rows, rowBytes / bytes, bytes, swizzle});
   return all;
 }
