@@ -17,7 +17,7 @@ else
   failed+=("cmake configure")
 fi
 
-bazel test --jobs=2 //...
+bazel test --jobs=2 --test_output=errors //...
 bazel_status=$?
 # 4: no test targets at all, which is not a failure of the tree.
 if ((bazel_status != 0 && bazel_status != 4)); then
