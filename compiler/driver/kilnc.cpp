@@ -2,10 +2,11 @@
 //--------------------------------===//
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
-//         [--aligned] [--debug] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
-//         [--metadata OUT.json] [--dump-ir DIR] [--ptxas PATH]
-//   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [--aligned]
-//         --autotune -o DIR [--emit ...]
+//         [--aligned | --unit-strides] [--debug] -o OUT
+//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json]
+//         [--dump-ir DIR] [--ptxas PATH]
+//   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH
+//         [--aligned | --unit-strides] --autotune -o DIR [--emit ...]
 //         compiles one variant per @triton.autotune config into DIR
 //   kilnc configs FILE.py [-n KERNEL]
 //         prints the kernel's @triton.autotune configs, one signature
@@ -17,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/driver/AutotuneConfigs.h"
 #include "compiler/driver/Pipeline.h"
+#include "compiler/driver/UnitStrides.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -39,10 +41,10 @@ int main(int argc, char **argv) {
   if (argc < 2 || StringRef(argv[1]) != "compile") {
     errs()
         << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
-           "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] [--debug] -o OUT "
-           "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
-           "[--dump-ir DIR] [--autotune]\n       kilnc configs FILE.py [-n "
-           "KERNEL]\n";
+           "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] "
+           "[--debug] -o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata "
+           "OUT.json] [--dump-ir DIR] [--autotune]\n"
+           "       kilnc configs FILE.py [-n KERNEL]\n";
     return 2;
   }
   cl::OptionCategory category("kilnc compile options");
@@ -63,6 +65,12 @@ int main(int argc, char **argv) {
   cl::opt<bool> aligned(
       "aligned",
       cl::desc("assume every pointer and integer is divisible by 16"),
+      cl::cat(category));
+  cl::opt<bool> unitStrides(
+      "unit-strides",
+      cl::desc("the build's unit-stride variant: --aligned, with the integer "
+               "parameters named like strides that index a tensor's last axis "
+               "taken equal to 1 (:1)"),
       cl::cat(category));
   cl::opt<bool> debug(
       "debug",
@@ -123,6 +131,14 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "kilnc") << "--metadata needs --emit cubin\n";
     return 2;
   }
+  if (aligned && unitStrides) {
+    WithColor::error(errs(), "kilnc")
+        << "--unit-strides is the aligned variant with unit strides: drop "
+           "--aligned\n";
+    return 2;
+  }
+  auto compile =
+      unitStrides ? kiln::compileUnitStrideVariant : kiln::compileKernel;
   if (autotune) {
     if (!options.metadataPath.empty() || !options.dumpDir.empty() ||
         options.numWarpsGiven || options.numStagesGiven) {
@@ -132,7 +148,7 @@ int main(int argc, char **argv) {
              "--metadata, --dump-ir, -w and -ns\n";
       return 2;
     }
-    return kiln::compileAutotuneConfigs(options);
+    return kiln::compileAutotuneConfigs(options, compile);
   }
-  return kiln::compileKernel(options);
+  return compile(options);
 }
