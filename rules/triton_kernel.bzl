@@ -19,15 +19,19 @@
 Each specialization x arch is compiled twice by `kilnc compile` (actions
 `TritonCompile`): a general variant and an `--aligned` one that assumes every
 pointer and integer argument is divisible by 16; the launcher picks between
-them at run time. With `ptx = True`, each is also emitted as PTX
-(`TritonPtx`), embedded for JIT on devices no cubin fits. One `kiln-codegen`
-action (`TritonCodegen`) then embeds everything in NAME.cc and declares the
-typed launchers in NAME.h. docs/usage.md documents the attributes; the
-contract of both tools is docs/architecture.md.
+them at run time. A specialization that gives an integer type to a parameter
+with "stride" in its name gets a third, `--unit-strides` variant: the aligned
+one with the strides of the kernel's contiguous (last) axes taken equal to 1,
+so that row-major calls with unit strides run vectorized code. With
+`ptx = True`, each is also emitted as PTX (`TritonPtx`), embedded for JIT on
+devices no cubin fits. One `kiln-codegen` action (`TritonCodegen`) then
+embeds everything in NAME.cc and declares the typed launchers in NAME.h.
+docs/usage.md documents the attributes; the contract of both tools is
+docs/architecture.md.
 
 With `autotune = True`, each specialization gives the parameter types only
 and is crossed with the kernel's @triton.autotune configs: one TritonCompile
-action per (arch, specialization, general/aligned) compiles every config into
+action per (arch, specialization, variant) compiles every config into
 a directory (a tree artifact), since how many configs there are is in the
 source, which analysis cannot read.
 
@@ -92,10 +96,27 @@ _TYPE_HINTS = {
     "float8_e5m2": "fp8e5",
 }
 
-# Integer types: those a `:1` hint applies to.
+# Integer types: those a `:1` hint and the unit-stride variant apply to.
 _INTEGER_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 
-_VARIANTS = [("general", []), ("aligned", ["--aligned"])]
+def _has_stride_parameter(signature):
+    """Whether the checked, named `signature` gives an integer type without a
+    hint to a parameter with "stride" in its name. The positional form names
+    none: it spells its hints, as upstream's AOT tool does."""
+    for entry in signature.split(","):
+        if "=" not in entry:
+            return False
+        key, value = [s.strip() for s in entry.split("=", 1)]
+        if "stride" in key.lower() and value in _INTEGER_TYPES:
+            return True
+    return False
+
+def _variants(signature):
+    """(name, kilnc flags) of each variant compiled for `signature`."""
+    variants = [("general", []), ("aligned", ["--aligned"])]
+    if _has_stride_parameter(signature):
+        variants.append(("unit_stride", ["--unit-strides"]))
+    return variants
 
 # Powers of two: a CTA is num_warps warps, and Triton's layouts need 2^k.
 _NUM_WARPS = [1, 2, 4, 8, 16, 32]
@@ -544,7 +565,7 @@ def _triton_kernel_codegen_impl(ctx):
     compiled = []
     for arch in ctx.attr.archs:
         for index, signature in enumerate(signatures):
-            for variant, flags in _VARIANTS:
+            for variant, flags in _variants(signature):
                 outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, False)
                 metadata, cubin = (outputs[0], outputs[0]) if ctx.attr.autotune else outputs
                 compiled.append((metadata, cubin))
@@ -602,7 +623,7 @@ def _triton_kernel_codegen_impl(ctx):
 
 triton_kernel_codegen = rule(
     implementation = _triton_kernel_codegen_impl,
-    doc = """Compiles every (arch, specialization, general/aligned) variant of one Triton
+    doc = """Compiles every (arch, specialization, variant) of one Triton
 kernel with kilnc and generates NAME.h/NAME.cc with kiln-codegen. Use the
 `triton_kernel` macro, which calls this rule and wraps the outputs in a
 cc_library. Output groups `cubins`, `ptx` and `metadata` hold the per-variant
@@ -632,7 +653,7 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
             doc = "Cross every specialization with the kernel's @triton.autotune configs: " +
                   "the specializations give the parameter types by name, each config the " +
                   "constexpr values and launch options; one TritonCompile action per (arch, " +
-                  "specialization, general/aligned) compiles every config into a directory.",
+                  "specialization, variant) compiles every config into a directory.",
         ),
         "debug": attr.bool(
             default = False,
@@ -704,9 +725,9 @@ def triton_kernel(
     kernel, `namespace::launch_<kernel>(...)` overloads, one per set of
     parameter types, and the config type `namespace::<kernel>_config` that
     picks among specializations differing in constexpr values or launch
-    options. The launchers pick the cubin for the device and the aligned or
-    general variant for the arguments at run time. docs/usage.md has the whole
-    story.
+    options. The launchers pick the cubin for the device and the aligned,
+    unit-stride or general variant for the arguments at run time.
+    docs/usage.md has the whole story.
 
     Args:
       name: NAME of the cc_library and of the generated NAME.h/NAME.cc; a C

@@ -17,7 +17,10 @@
 #
 # Every specialization x arch is compiled twice by `kilnc compile`: a general
 # variant and an `--aligned` one (every pointer and integer argument divisible
-# by 16); the launcher picks at run time. With AUTOTUNE, each specialization
+# by 16); the launcher picks at run time. A named specialization that gives an
+# integer type to a parameter with "stride" in its name gets a third,
+# `--unit-strides` variant: the aligned one with the strides of the kernel's
+# contiguous (last) axes taken equal to 1 (docs/usage.md). With AUTOTUNE, each specialization
 # names the parameter types only, and one `kilnc compile --autotune` command
 # compiles it with every config of the kernel's @triton.autotune into a
 # directory (the number of configs is in the source, not known here). kiln-codegen then writes
@@ -502,11 +505,25 @@ function(triton_kernel)
     file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/${arch}")
     set(index 0)
     foreach(spec IN LISTS specs)
-      foreach(variant IN ITEMS general aligned)
+      # The unit-stride variant, for a named specialization that gives an
+      # integer type (no hint) to a parameter with "stride" in its name.
+      set(variants general aligned)
+      string(TOLOWER "${spec}" lower_spec)
+      string(REPLACE "," ";" lower_entries "${lower_spec}")
+      foreach(entry IN LISTS lower_entries)
+        if(entry MATCHES "^[ ]*[a-z0-9_]*stride[a-z0-9_]*[ ]*=[ ]*([a-z0-9]+)[ ]*$"
+           AND CMAKE_MATCH_1 IN_LIST _KILN_INTEGER_TYPES)
+          list(APPEND variants unit_stride)
+          break()
+        endif()
+      endforeach()
+      foreach(variant IN LISTS variants)
         set(stem "${work_dir}/${arch}/s${index}_${variant}")
         set(aligned_flag "")
         if(variant STREQUAL "aligned")
           set(aligned_flag --aligned)
+        elseif(variant STREQUAL "unit_stride")
+          set(aligned_flag --unit-strides)
         endif()
         if(TK_DEBUG)
           list(APPEND aligned_flag --debug)

@@ -178,6 +178,11 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
     PendingVariant &variant = kernel.variants[variantIt->second];
     auto [originIt, newImage] = variant.originByImage.try_emplace(
         std::make_pair(m.arch, input.isPtx), input.origin);
+    if (!newImage && any_of(variant.model.images, [&](const ImageModel &i) {
+          return i.arch == m.arch && i.isPtx == input.isPtx &&
+                 i.bytes == input.cubin;
+        }))
+      continue; // the same image again
     if (!newImage)
       return makeError(formatv("{0}: kernel {1}, variant [{2}] is given twice "
                                "for {3}{4} (also by {5})",

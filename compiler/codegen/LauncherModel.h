@@ -109,8 +109,11 @@ struct KernelModel {
   std::vector<ConfigModel> configs;
 };
 
-/// Groups `compiled` into kernels, in order of first appearance. Errors when
-/// the same image is given twice for one arch, when the variants of a kernel
+/// Groups `compiled` into kernels, in order of first appearance. An image
+/// given twice with the same metadata and bytes is kept once (the build's
+/// unit-stride variant is the aligned one when the kernel has no unit-stride
+/// parameter). Errors when two different images are given for one variant
+/// and arch, when the variants of a kernel
 /// disagree on its constexpr parameters, or when two variants with the same
 /// parameter types and config have different entry points.
 llvm::Expected<std::vector<KernelModel>>

@@ -261,7 +261,8 @@ static std::error_code removeEarlierOutputs(llvm::StringRef directory) {
   return {};
 }
 
-int kiln::compileAutotuneConfigs(const CompileOptions &options) {
+int kiln::compileAutotuneConfigs(const CompileOptions &options,
+                                 int (*compile)(const CompileOptions &)) {
   auto fail = [](const llvm::Twine &message) {
     llvm::WithColor::error(llvm::errs(), "kilnc") << message << "\n";
     return 1;
@@ -337,7 +338,7 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options) {
     one.outputPath = (stem + "." + extensionOf(options.emit)).str();
     one.metadataPath =
         options.emit == Stage::Cubin ? (stem + ".json").str() : std::string();
-    if (int status = compileKernel(one)) {
+    if (int status = compile(one)) {
       sourceMgr.PrintMessage(config.loc, llvm::SourceMgr::DK_Note,
                              "while compiling autotune config " +
                                  llvm::Twine(k) + " (" + config.fragment + ")");

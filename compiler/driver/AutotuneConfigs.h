@@ -24,11 +24,13 @@ int printAutotuneConfigs(const std::string &sourcePath,
                          const std::string &arch);
 
 /// Compiles `options.signature` (named form, without the values the configs
-/// set) merged with each of the kernel's autotune configs. `outputPath` is a
+/// set) merged with each of the kernel's autotune configs, each with
+/// `compile` (compileKernel, or compileUnitStrideVariant). `outputPath` is a
 /// directory that receives `config<K>.<ext>` per config K (and, for cubins,
 /// `config<K>.json` metadata) plus `configs.txt`, one line per config; files
 /// of an earlier run are removed first. Returns the process exit status.
-int compileAutotuneConfigs(const CompileOptions &options);
+int compileAutotuneConfigs(const CompileOptions &options,
+                           int (*compile)(const CompileOptions &));
 
 } // namespace kiln
 

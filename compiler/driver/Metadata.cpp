@@ -2,9 +2,26 @@
 #include "compiler/driver/Metadata.h"
 
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
 
 using namespace llvm;
+
+/// The sum of the numbers that `pattern`'s first group matches in ptxas's
+/// -v report (one line per function; kernels rarely have more than one).
+static int64_t sumInLog(StringRef log, StringRef pattern) {
+  Regex regex(pattern);
+  int64_t sum = 0;
+  SmallVector<StringRef> groups;
+  while (regex.match(log, &groups)) {
+    unsigned n = 0;
+    if (!groups[1].getAsInteger(10, n))
+      sum += n;
+    log = log.substr(groups[0].end() - log.begin());
+  }
+  return sum;
+}
 
 std::string kiln::compilerVersion() {
   return std::string("kilnc 0.1.0 (LLVM ") + LLVM_VERSION_STRING + ")";
@@ -25,6 +42,10 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
     j.attribute("static_shared_bytes", int64_t(m.cubin->staticSharedBytes));
     j.attribute("registers", int64_t(m.cubin->registers));
     j.attribute("spills", int64_t(m.cubin->spillBytes));
+    j.attribute("spill_stores",
+                sumInLog(m.cubin->log, "([0-9]+) bytes spill stores"));
+    j.attribute("spill_loads",
+                sumInLog(m.cubin->log, "([0-9]+) bytes spill loads"));
     j.attributeArray("params", [&] {
       for (const frontend::ParamSpec &p : spec.params) {
         if (p.isConstexpr)
@@ -52,4 +73,31 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
     j.attribute("compiler", compilerVersion());
   });
   os << "\n";
+}
+
+Error kiln::printResourceUsage(raw_ostream &os, StringRef text,
+                               StringRef origin) {
+  auto fail = [&](const Twine &message) {
+    return createStringError(inconvertibleErrorCode(),
+                             (origin + ": " + message).str());
+  };
+  Expected<json::Value> parsed = json::parse(text);
+  if (!parsed)
+    return fail("invalid JSON: " + toString(parsed.takeError()));
+  const json::Object *m = parsed->getAsObject();
+  if (!m)
+    return fail("expected a JSON object");
+  auto number = [&](StringRef key) { return m->getInteger(key).value_or(0); };
+  auto string = [&](StringRef key) {
+    return m->getString(key).value_or("").str();
+  };
+  os << formatv("{0} for {1} [{2}; num_warps={3}, num_stages={4}]: {5} "
+                "registers, {6} bytes spill stores, {7} bytes spill loads, "
+                "{8} bytes static shared memory, {9} bytes dynamic shared "
+                "memory\n",
+                string("kernel"), string("arch"), string("signature"),
+                number("num_warps"), number("num_stages"), number("registers"),
+                number("spill_stores"), number("spill_loads"),
+                number("static_shared_bytes"), number("shared_bytes"));
+  return Error::success();
 }

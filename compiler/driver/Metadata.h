@@ -21,6 +21,12 @@ struct VariantMetadata {
 /// Writes docs/architecture.md §2's JSON, keys in a fixed order.
 void writeMetadata(llvm::raw_ostream &os, const VariantMetadata &metadata);
 
+/// Prints what `kilnc compile --resource-usage` reports about the variant
+/// whose metadata JSON is `json`: registers, spill stores and loads, static
+/// and dynamic shared memory, one line. `origin` names the JSON in errors.
+llvm::Error printResourceUsage(llvm::raw_ostream &os, llvm::StringRef json,
+                               llvm::StringRef origin);
+
 /// The compiler's identity, recorded in every metadata file.
 std::string compilerVersion();
 

@@ -2,10 +2,11 @@
 //--------------------------------===//
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
-//         [--aligned] [--debug] -o OUT [--emit kiln|gpu|llvm|ptx|cubin]
-//         [--metadata OUT.json] [--dump-ir DIR] [--ptxas PATH]
-//   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [--aligned]
-//         --autotune -o DIR [--emit ...]
+//         [--aligned | --unit-strides] [--debug] -o OUT
+//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json]
+//         [--dump-ir DIR] [--ptxas PATH] [--resource-usage]
+//   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH
+//         [--aligned | --unit-strides] --autotune -o DIR [--emit ...]
 //         compiles one variant per @triton.autotune config into DIR
 //   kilnc configs FILE.py [-n KERNEL] [--arch ARCH]
 //         prints the kernel's @triton.autotune configs, one signature
@@ -16,13 +17,39 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/driver/AutotuneConfigs.h"
+#include "compiler/driver/Metadata.h"
 #include "compiler/driver/Pipeline.h"
+#include "compiler/driver/UnitStrides.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
+
+/// --resource-usage: prints the report of each metadata file in `paths`.
+/// Returns the process exit status.
+static int printResourceUsage(ArrayRef<std::string> paths, raw_ostream &os) {
+  for (const std::string &path : paths) {
+    auto json = MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!json) {
+      WithColor::error(errs(), "kilnc")
+          << "--resource-usage: cannot read " << path << ": "
+          << json.getError().message() << "\n";
+      return 1;
+    }
+    if (Error error =
+            kiln::printResourceUsage(os, (*json)->getBuffer(), path)) {
+      WithColor::error(errs(), "kilnc") << toString(std::move(error)) << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
@@ -44,10 +71,10 @@ int main(int argc, char **argv) {
   if (argc < 2 || StringRef(argv[1]) != "compile") {
     errs()
         << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
-           "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned] [--debug] -o OUT "
-           "[--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
-           "[--dump-ir DIR] [--autotune]\n       kilnc configs FILE.py [-n "
-           "KERNEL] [--arch ARCH]\n";
+           "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] "
+           "[--debug] -o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata "
+           "OUT.json] [--dump-ir DIR] [--autotune] [--resource-usage]\n"
+           "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n";
     return 2;
   }
   cl::OptionCategory category("kilnc compile options");
@@ -68,6 +95,18 @@ int main(int argc, char **argv) {
   cl::opt<bool> aligned(
       "aligned",
       cl::desc("assume every pointer and integer is divisible by 16"),
+      cl::cat(category));
+  cl::opt<bool> unitStrides(
+      "unit-strides",
+      cl::desc("the build's unit-stride variant: --aligned, with the integer "
+               "parameters named like strides that index a tensor's last axis "
+               "taken equal to 1 (:1)"),
+      cl::cat(category));
+  // nvcc's name for the same report (LLVM's own -stats is taken).
+  cl::opt<bool> resourceUsage(
+      "resource-usage",
+      cl::desc("print the registers, spill stores and loads, and static and "
+               "dynamic shared memory of the compiled variant(s)"),
       cl::cat(category));
   cl::opt<bool> debug(
       "debug",
@@ -128,6 +167,22 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "kilnc") << "--metadata needs --emit cubin\n";
     return 2;
   }
+  if (resourceUsage && options.emit != kiln::Stage::Cubin) {
+    WithColor::error(errs(), "kilnc")
+        << "--resource-usage reports what ptxas made of the variant: it needs "
+           "--emit cubin\n";
+    return 2;
+  }
+  if (aligned && unitStrides) {
+    WithColor::error(errs(), "kilnc")
+        << "--unit-strides is the aligned variant with unit strides: drop "
+           "--aligned\n";
+    return 2;
+  }
+  auto compile =
+      unitStrides ? kiln::compileUnitStrideVariant : kiln::compileKernel;
+  // --resource-usage prints to stdout, unless the cubin goes there.
+  raw_ostream &usageOut = options.outputPath == "-" ? errs() : outs();
   if (autotune) {
     if (!options.metadataPath.empty() || !options.dumpDir.empty() ||
         options.numWarpsGiven || options.numStagesGiven) {
@@ -137,7 +192,37 @@ int main(int argc, char **argv) {
              "--metadata, --dump-ir, -w and -ns\n";
       return 2;
     }
-    return kiln::compileAutotuneConfigs(options);
+    if (int status = kiln::compileAutotuneConfigs(options, compile))
+      return status;
+    if (!resourceUsage)
+      return 0;
+    std::vector<std::string> configs;
+    for (unsigned k = 0;; ++k) {
+      SmallString<128> path(options.outputPath);
+      sys::path::append(path, "config" + Twine(k) + ".json");
+      if (!sys::fs::exists(path))
+        break;
+      configs.push_back(path.str().str());
+    }
+    return printResourceUsage(configs, usageOut);
   }
-  return kiln::compileKernel(options);
+  // --resource-usage reads the metadata back: from a temporary file
+  // without --metadata.
+  SmallString<128> temporary;
+  std::optional<FileRemover> removeTemporary;
+  if (resourceUsage && options.metadataPath.empty()) {
+    if (std::error_code ec =
+            sys::fs::createTemporaryFile("kilnc-usage", "json", temporary)) {
+      WithColor::error(errs(), "kilnc")
+          << "--resource-usage: cannot create a temporary file: "
+          << ec.message() << "\n";
+      return 1;
+    }
+    removeTemporary.emplace(temporary);
+    options.metadataPath = temporary.str().str();
+  }
+  if (int status = compile(options))
+    return status;
+  return resourceUsage ? printResourceUsage({options.metadataPath}, usageOut)
+                       : 0;
 }

@@ -258,3 +258,31 @@ std::string KernelSpec::str() const {
   }
   return s;
 }
+
+std::string kiln::frontend::withEqualToOne(StringRef signature,
+                                           llvm::ArrayRef<ParamDecl> params,
+                                           llvm::ArrayRef<std::string> names) {
+  llvm::SmallVector<StringRef> entries;
+  signature.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef &e : entries)
+    e = e.trim();
+  llvm::erase_if(entries, [](StringRef e) { return e.empty(); });
+  bool named = !entries.empty() && entries.front().contains('=');
+  auto retyped = [](StringRef type) {
+    return (type.split(':').first.trim() + ":1").str();
+  };
+  std::vector<std::string> out;
+  for (auto [i, entry] : llvm::enumerate(entries)) {
+    if (named) {
+      auto [key, value] = entry.split('=');
+      out.push_back(llvm::is_contained(names, key.trim())
+                        ? (key.trim() + "=" + retyped(value)).str()
+                        : entry.str());
+    } else {
+      bool rewrite =
+          i < params.size() && llvm::is_contained(names, params[i].name);
+      out.push_back(rewrite ? retyped(entry) : entry.str());
+    }
+  }
+  return llvm::join(out, ", ");
+}

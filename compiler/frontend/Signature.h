@@ -74,6 +74,13 @@ llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
                                           llvm::ArrayRef<ParamDecl> params,
                                           bool aligned);
 
+/// `signature` with the type of each parameter in `names` written `T:1`
+/// (replacing any hint it had), in the form `signature` uses. The names must
+/// be those of run-time parameters that `signature` gives a type.
+std::string withEqualToOne(llvm::StringRef signature,
+                           llvm::ArrayRef<ParamDecl> params,
+                           llvm::ArrayRef<std::string> names);
+
 /// Parses one constexpr literal (also used for defaults).
 std::optional<ConstexprLiteral> parseConstexprLiteral(llvm::StringRef text);
 

@@ -359,9 +359,31 @@ TEST(Codegen, PtxIsEmbeddedAfterTheCubins) {
 TEST(Codegen, SameVariantTwiceForAnArchIsAnError) {
   VariantInput again = Input("vector_add/add_fp32_general_sm_80");
   again.origin = "again.json";
+  again.cubin += " rebuilt";
   EXPECT_THAT(ErrorOf({Input("vector_add/add_fp32_general_sm_80"), again}),
               AllOf(HasSubstr("again.json"), HasSubstr("given twice for sm_80"),
                     HasSubstr("vector_add/add_fp32_general_sm_80.json")));
+}
+
+// The build's unit-stride variant of a kernel without unit strides is the
+// aligned variant again, byte for byte: kept once.
+TEST(Codegen, AnIdenticalImageTwiceIsKeptOnce) {
+  VariantInput again = Input("vector_add/add_fp32_aligned_sm_80");
+  again.origin = "s0_unit_stride.json";
+  const GeneratedFiles once =
+      Generate({Input("vector_add/add_fp32_general_sm_80"),
+                Input("vector_add/add_fp32_aligned_sm_80")});
+  const GeneratedFiles twice =
+      Generate({Input("vector_add/add_fp32_general_sm_80"),
+                Input("vector_add/add_fp32_aligned_sm_80"), again});
+  EXPECT_EQ(once.header, twice.header);
+  // The same source, but for the count of inputs in its first lines.
+  const std::string tables = "#include";
+  EXPECT_EQ(once.source.substr(once.source.find(tables)),
+            twice.source.substr(twice.source.find(tables)));
+  EXPECT_THAT(twice.source,
+              HasSubstr("kVariants,\n"
+                        "                                    2};"));
 }
 
 std::vector<VariantInput> StridedMatmulInputs() {

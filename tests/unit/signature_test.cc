@@ -1,5 +1,5 @@
 // kilnc's `-s` signatures (compiler/frontend/Signature.h): the `:16` and `:1`
-// hints, and what --aligned adds.
+// hints, what --aligned adds, and the unit-stride variant's rewriting.
 
 #include "compiler/frontend/Signature.h"
 
@@ -86,6 +86,20 @@ TEST(Signature, EqualToOneIsForIntegersOnly) {
               HasSubstr("parameter 'flag': ':1'"));
   EXPECT_THAT(ErrorOf("*fp16, *fp16, i32, i32:8, i32, i1, 64"),
               HasSubstr("parameter 'stride_am': unknown type 'i32:8'"));
+}
+
+TEST(Signature, WithEqualToOneRewritesTheNamedParameters) {
+  EXPECT_EQ(withEqualToOne("a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=i32, "
+                           "stride_ak=i32, flag=i1, BLOCK=64, num_warps=8",
+                           Params(), {"stride_ak"}),
+            "a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=i32, "
+            "stride_ak=i32:1, flag=i1, BLOCK=64, num_warps=8");
+  // A hint given before is replaced; the positional form by position.
+  EXPECT_EQ(withEqualToOne("*fp16, *fp16, i32, i32:16, i32:16, i1, 64",
+                           Params(), {"stride_am", "stride_ak"}),
+            "*fp16, *fp16, i32, i32:1, i32:1, i1, 64");
+  EXPECT_EQ(withEqualToOne("*fp16, *fp16, i32, i32, i32, i1, 64", Params(), {}),
+            "*fp16, *fp16, i32, i32, i32, i1, 64");
 }
 
 } // namespace
