@@ -12,6 +12,10 @@
 # of its cubin and metadata, for the bench to report as an error cell. The
 # run fails only if no config compiles. configs.txt lists every config.
 #
+# With KILN_MATMUL_SUBSET set (fragments separated by '|'), only the list's
+# configs among them are compiled (the EXTRA ones always are); the others get
+# a config<K>.error that says they were left out of this build.
+#
 #   bench/compile_matmul_variants.sh KILNC SOURCE KERNEL SIGNATURE ARCH \
 #       general|aligned|unit DIR [EXTRA_FRAGMENT ...]
 #
@@ -66,7 +70,14 @@ compile() {
 
 index=0
 while IFS= read -r fragment; do
-  [[ -n $fragment ]] && compile "$index" "$fragment"
+  if [[ -z $fragment ]]; then
+    continue
+  elif [[ -n ${KILN_MATMUL_SUBSET:-} ]] && ! tr '|' '\n' <<<"$KILN_MATMUL_SUBSET" | grep -qxF "$fragment"; then
+    echo "config$index: $fragment" >>"$dir/configs.txt"
+    echo "kilnc: error: not compiled: left out of this build (KILN_MATMUL_SUBSET)" >"$dir/config$index.error"
+  else
+    compile "$index" "$fragment"
+  fi
   index=$((index + 1))
 done <<<"$configs"
 

@@ -108,24 +108,24 @@ def load_tutorial(path):
     return module
 
 
-def make_inputs(torch, dtype, M, N, K, seed=0):
+def make_inputs(torch, dtype, M, N, K, seed=0, device="cuda"):
     """A (M x K) and B (K x N) as the tutorial makes them (fp8: B transposed,
     i.e. stored N x K), scaled so that C's entries are about 1 at every K;
     and torch_out, their product in fp32."""
-    gen = torch.Generator(device="cuda").manual_seed(seed)
+    gen = torch.Generator(device=device).manual_seed(seed)
     if dtype in ("fp16", "bf16"):
         # The tutorial's rand - 0.5, scaled: std(C) = sqrt(K) s^2 / 12 = 1.
         s = (12.0 / K ** 0.5) ** 0.5
         t = torch.float16 if dtype == "fp16" else torch.bfloat16
-        a = ((torch.rand((M, K), device="cuda", generator=gen) - 0.5) * s).to(t)
-        b = ((torch.rand((K, N), device="cuda", generator=gen) - 0.5) * s).to(t)
+        a = ((torch.rand((M, K), device=device, generator=gen) - 0.5) * s).to(t)
+        b = ((torch.rand((K, N), device=device, generator=gen) - 0.5) * s).to(t)
     else:
         # The tutorial's randn, B pre-transposed ("b = b.T" then the cast keeps
         # the transposed strides): std(C) = sqrt(K) s^2 = 1.
         s = K ** -0.25
         t = torch.float8_e5m2 if dtype == "fp8e5" else torch.float8_e4m3fn
-        a = (torch.randn((M, K), device="cuda", generator=gen) * s).to(t)
-        b = (torch.randn((N, K), device="cuda", generator=gen) * s).T.to(t)
+        a = (torch.randn((M, K), device=device, generator=gen) * s).to(t)
+        b = (torch.randn((N, K), device=device, generator=gen) * s).T.to(t)
     torch_out = torch.matmul(a.float(), b.float())
     return a, b, torch_out
 
@@ -481,19 +481,35 @@ SANITIZE_SHAPE = (200, 136, 136)  # two tiles of 128 in M, ragged everywhere
 
 def sanitize_child(args):
     """Runs the small matmul through the launcher for both builds, each dtype
-    and both fixed configs; exits non-zero if an output is wrong."""
+    and both fixed configs, with the inputs made and the results checked on
+    the CPU, so that Kiln's kernels are nearly the only ones the sanitizer
+    sees; exits non-zero if an output is wrong."""
     import torch
     kiln = Kiln(args.build)
     M, N, K = SANITIZE_SHAPE
     bad = 0
+    stream = torch.cuda.current_stream().cuda_stream
     for dtype in args.dtypes:
-        a, b, torch_out = make_inputs(torch, dtype, M, N, K, seed=2)
-        c = torch.empty((M, N), device="cuda", dtype=torch.float16)
+        a, b, torch_out = make_inputs(torch, dtype, M, N, K, seed=2, device="cpu")
+        a, b = a.cuda(), b.cuda()
+        if dtype.startswith("fp8") and b.stride() != (1, K):
+            b = b.T.contiguous().T  # keep the tutorial's transposed B
         for name, cfg in FIXED:
             for arch, build in BUILDS:
-                cell = kiln_cell(torch, kiln, arch, build, dtype, a, b, c, cfg, torch_out, 0, timed=False)
-                print("sanitize-child {} {} {}: {}".format(dtype, name, arch, verdict(cell)), flush=True)
-                bad += verdict(cell) != "ok" and "rejected" not in cell.get("error", "")
+                c = torch.full((M, N), float("nan"), dtype=torch.float16).cuda()
+                verdict_text = "ok"
+                try:
+                    kiln.launcher(build, dtype, a, b, c, cfg, stream)()
+                    torch.cuda.synchronize()
+                    out = c.cpu().float()
+                    if not torch.allclose(out, torch_out, atol=atol(dtype), rtol=0):
+                        verdict_text = "WRONG (max err {:.3g})".format(
+                            float((out - torch_out).abs().nan_to_num(float("inf")).max()))
+                except Exception as e:  # noqa: BLE001
+                    rejected = kiln.rejected(arch, dtype, cfg)
+                    verdict_text = rejected or "ERROR " + str(e).splitlines()[0][:200]
+                print("sanitize-child {} {} {}: {}".format(dtype, name, arch, verdict_text), flush=True)
+                bad += verdict_text != "ok" and not verdict_text.startswith("kilnc rejected")
     sys.exit(1 if bad else 0)
 
 
