@@ -177,9 +177,12 @@ class Kiln:
         return launch
 
     def last_variant(self):
-        out = ctypes.create_string_buffer(1024)
+        out = ctypes.create_string_buffer(2048)
         self.lib.kiln_matmul_last(out, len(out))
-        return json.loads(out.value.decode()) if out.value else None
+        try:
+            return json.loads(out.value.decode()) if out.value else None
+        except ValueError:
+            return {"raw": out.value.decode(errors="replace")}
 
     def rejected(self, arch, dtype, cfg):
         """kilnc's diagnostics if it rejected this config for this build."""
@@ -208,7 +211,7 @@ def read_build_errors(configs_dir):
                 cfg = dict(item.split("=") for item in text.split(", "))
                 frag = frozenset("{}={}".format(k, cfg.get(k)) for k in META)
                 lines = [l for l in open(error_file).read().splitlines() if "error" in l]
-                message = "kilnc rejected it ({}): {}".format(
+                message = "no cubin in this build ({} variant): {}".format(
                     name.rsplit("_", 1)[1], (lines or ["(no message)"])[0].strip())
                 errors.setdefault((arch, dtype, frag), message)
     return errors
@@ -495,7 +498,11 @@ def sanitize_child(args):
         if dtype.startswith("fp8") and b.stride() != (1, K):
             b = b.T.contiguous().T  # keep the tutorial's transposed B
         for name, cfg in FIXED:
+            if args.sanitize_config not in (None, name):
+                continue
             for arch, build in BUILDS:
+                if args.sanitize_build not in (None, arch):
+                    continue
                 c = torch.full((M, N), float("nan"), dtype=torch.float16).cuda()
                 verdict_text = "ok"
                 try:
@@ -509,45 +516,63 @@ def sanitize_child(args):
                     rejected = kiln.rejected(arch, dtype, cfg)
                     verdict_text = rejected or "ERROR " + str(e).splitlines()[0][:200]
                 print("sanitize-child {} {} {}: {}".format(dtype, name, arch, verdict_text), flush=True)
-                bad += verdict_text != "ok" and not verdict_text.startswith("kilnc rejected")
+                bad += verdict_text != "ok" and not verdict_text.startswith("no cubin")
     sys.exit(1 if bad else 0)
 
 
 def run_sanitizer(args, out_dir):
+    """Each tool on each (build, config), one child process each, so that a
+    finding names the build and config it came from. Logs go to
+    OUT_DIR/sanitize_<tool>.log (appended, one section per child)."""
     tool_path = shutil_which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     summaries = []
     for tool in ("memcheck", "racecheck", "synccheck"):
         log = os.path.join(out_dir, "sanitize_{}.log".format(tool))
-        left = args.time_budget - (time.time() - START)
-        if left < 30:
-            summaries.append({"tool": tool, "exit": "not run", "summary": None,
-                              "first_findings": ["out of time (--time-budget)"], "child_not_ok": [],
-                              "configs": [n for n, _ in FIXED]})
-            continue
-        cmd = [tool_path, "--tool", tool, "--error-exitcode", "9", "--print-limit", "20",
-               "--log-file", log, sys.executable, os.path.abspath(__file__), "--sanitize-child",
-               "--build", args.build, "--tutorial", args.tutorial, "--dtypes", *args.sanitize_dtypes]
-        if tool == "racecheck":
-            cmd[3:3] = ["--racecheck-report", "hazard"]
-        start = time.time()
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=min(args.sanitize_timeout, left - 10))
-            code, output = proc.returncode, proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired as e:
-            code, output = "timeout", (e.stdout or b"").decode(errors="replace")
-        except OSError as e:
-            code, output = "not run", str(e)
-        text = open(log).read() if os.path.exists(log) else ""
-        summary = re.findall(r"(ERROR SUMMARY: .*|RACECHECK SUMMARY: .*)", text)
-        first = re.findall(r"========= (?:Invalid|Race|Barrier|Warning|Error|Program hit).*", text)
-        wrong = [l for l in output.splitlines() if l.startswith("sanitize-child") and not l.endswith(": ok")]
-        summaries.append({"tool": tool, "exit": code, "seconds": round(time.time() - start, 1),
-                          "summary": summary[-1] if summary else None,
-                          "first_findings": first[:3], "child_not_ok": wrong[:8],
-                          "shape": list(SANITIZE_SHAPE), "dtypes": args.sanitize_dtypes,
-                          "configs": [n for n, _ in FIXED]})
-        print("sanitize {}: exit {} {}".format(tool, code, summaries[-1]["summary"]), flush=True)
+        if os.path.exists(log):
+            os.remove(log)
+        for arch, build in BUILDS:
+            for name, cfg in FIXED:
+                entry = {"tool": tool, "build": arch, "config": name, "shape": list(SANITIZE_SHAPE),
+                         "dtypes": args.sanitize_dtypes}
+                summaries.append(entry)
+                left = args.time_budget - (time.time() - START)
+                if left < 30:
+                    entry.update(exit="not run", summary="out of time (--time-budget)")
+                    continue
+                part = log + ".part"
+                cmd = [tool_path, "--tool", tool, "--error-exitcode", "9", "--print-limit", "10",
+                       "--log-file", part, sys.executable, os.path.abspath(__file__),
+                       "--sanitize-child", "--sanitize-build", arch, "--sanitize-config", name,
+                       "--build", args.build, "--tutorial", args.tutorial,
+                       "--dtypes", *args.sanitize_dtypes]
+                if tool == "racecheck":
+                    cmd[3:3] = ["--racecheck-report", "hazard"]
+                start = time.time()
+                try:
+                    proc = subprocess.run(cmd, capture_output=True, text=True,
+                                          timeout=min(args.sanitize_timeout, left - 10))
+                    code, output = proc.returncode, proc.stdout + proc.stderr
+                except subprocess.TimeoutExpired as e:
+                    code, output = "timeout", (e.stdout or b"").decode(errors="replace")
+                except OSError as e:
+                    code, output = "not run", str(e)
+                text = open(part).read() if os.path.exists(part) else ""
+                with open(log, "a") as f:
+                    f.write("##### {} {} {}\n{}".format(tool, arch, name, text))
+                if os.path.exists(part):
+                    os.remove(part)
+                summary = re.findall(r"(ERROR SUMMARY: .*|RACECHECK SUMMARY: .*)", text)
+                first = re.findall(r"========= (?:Invalid|Race|Barrier|Warning|Error|Program hit).*",
+                                   text)
+                where = re.findall(r"at (matmul_kernel\+0x[0-9a-f]+)", text)
+                wrong = [l for l in output.splitlines()
+                         if l.startswith("sanitize-child") and not l.endswith(": ok")]
+                entry.update(exit=code, seconds=round(time.time() - start, 1),
+                             summary=summary[-1] if summary else None,
+                             first_findings=[f.replace("========= ", "") for f in first[:2]],
+                             pcs=sorted(set(where))[:4], child_not_ok=wrong[:4])
+                print("sanitize {} {} {}: exit {} {}".format(tool, arch, name, code, entry["summary"]),
+                      flush=True)
     return summaries
 
 
@@ -636,12 +661,14 @@ def markdown(results):
                 p, dtype, name, v.get("aligned"), v.get("registers"), v.get("spills"),
                 v.get("shared_bytes")))
     if results.get("sanitize"):
-        lines += ["", "## compute-sanitizer ({}x{}x{}, both builds, configs {})".format(
-            *SANITIZE_SHAPE, ", ".join(results["sanitize"][0]["configs"])), "",
-            "| tool | exit | summary | first findings |", "|---|---|---|---|"]
-        for s in results["sanitize"]:
-            lines.append("| {} | {} | {} | {} |".format(s["tool"], s["exit"], s["summary"] or "-",
-                                                       "; ".join(s["first_findings"]) or "-"))
+        first = results["sanitize"][0]
+        lines += ["", "## compute-sanitizer ({}x{}x{}, {}, through the launcher)".format(
+            *first["shape"], ", ".join(first["dtypes"])), "",
+            "| tool | build | config | exit | summary | first finding | at |", "|---|---|---|---|---|---|---|"]
+        for e in results["sanitize"]:
+            lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+                e["tool"], e["build"], e["config"], e.get("exit"), e.get("summary") or "-",
+                "; ".join(e.get("first_findings", [])[:1]) or "-", ", ".join(e.get("pcs", [])) or "-"))
     if errors:
         lines += ["", "## Errors", ""] + ["- " + e for e in errors]
     return "\n".join(lines) + "\n"
@@ -665,6 +692,8 @@ def main():
                         help="seconds for the whole run: a sanitizer tool that would start later "
                              "than 30 s before it is skipped (the GPU machine stops a command at 600)")
     parser.add_argument("--sanitize-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sanitize-build", help=argparse.SUPPRESS)
+    parser.add_argument("--sanitize-config", help=argparse.SUPPRESS)
     parser.add_argument("--no-precompile", action="store_true",
                         help="let the autotuner compile Triton's configs one by one")
     args = parser.parse_args()

@@ -28,19 +28,31 @@ struct LastLaunch {
 };
 LastLaunch last_launch;
 
+// `text` as a JSON string literal's contents (variant names quote string
+// constexprs: ACTIVATION="").
+std::string JsonEscape(const char* text) {
+  std::string out;
+  for (const char* p = text; *p != 0; ++p) {
+    if (*p == '"' || *p == '\\') out += '\\';
+    out += *p;
+  }
+  return out;
+}
+
 void RecordLaunch(const kiln::LaunchEvent& event, void*) {
   const kiln::VariantInfo& v = *event.variant;
-  char text[512];
+  std::string name = JsonEscape(v.name);
+  char text[1024];
   if (event.image != nullptr) {
     std::snprintf(text, sizeof text,
                   "{\"variant\": \"%s\", \"aligned\": %s, \"arch\": \"%s\", "
                   "\"registers\": %d, \"spills\": %d, \"shared_bytes\": %d}",
-                  v.name, v.aligned ? "true" : "false", event.image->arch,
+                  name.c_str(), v.aligned ? "true" : "false", event.image->arch,
                   event.image->registers, event.image->spills,
                   event.image->shared_bytes);
   } else {
     std::snprintf(text, sizeof text, "{\"variant\": \"%s\", \"aligned\": %s}",
-                  v.name, v.aligned ? "true" : "false");
+                  name.c_str(), v.aligned ? "true" : "false");
   }
   last_launch.description = text;
 }

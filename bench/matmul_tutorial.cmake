@@ -30,13 +30,15 @@ set(KILN_MATMUL_EXTRA_CONFIGS
     "BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, num_stages=4, num_warps=4")
 # kilnc takes up to 5 minutes per fp8 config of the tutorial today (LLVM and
 # ptxas on code that spills tens of KB), so by default the fp8 builds have
-# only the configs bench/matmul.py always measures, 128x256x64 (the list's
-# first) and the extra 128x128x64, and the list's "good config for fp8
-# inputs", 128x256x128. ALL compiles the whole list for fp8 too.
+# only the configs bench/matmul.py measures on an H100: 128x256x64 (the
+# list's first), the extra 128x128x64, and the configs Triton 3.6's autotuner
+# picks there for fp8e4nv (256x128x128 at 4096 and 8192, 128x128x128 at
+# 1024; bench/results/*_matmul). ALL compiles the whole list for fp8 too.
 set(KILN_MATMUL_FP8_CONFIGS BENCH CACHE STRING "BENCH or ALL: which fp8 configs to compile")
 set(_kiln_matmul_bench_configs
     "BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, num_stages=3, num_warps=8"
-    "BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128, GROUP_SIZE_M=8, num_stages=3, num_warps=8")
+    "BLOCK_SIZE_M=256, BLOCK_SIZE_N=128, BLOCK_SIZE_K=128, GROUP_SIZE_M=8, num_stages=3, num_warps=8"
+    "BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=128, GROUP_SIZE_M=8, num_stages=4, num_warps=4")
 string(REPLACE ";" "|" _kiln_matmul_bench_configs "${_kiln_matmul_bench_configs}")
 
 # kiln_bench_matmul(NAME ARCH NAMESPACE): the static library NAME with the

@@ -25,4 +25,4 @@ for arch in sm_90a sm_90; do
     cp "$dir"/*.error "$to/" 2>/dev/null || true
   done
 done
-echo "pack_matmul: $(find "$dest/configs" -name '*.error' | wc -l) rejected configs recorded in $dest/configs"
+echo "pack_matmul: $(find "$dest/configs" -name '*.error' | wc -l) configs without a cubin recorded in $dest/configs"
