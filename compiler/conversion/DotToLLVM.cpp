@@ -21,6 +21,7 @@
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/ElementTypes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -170,8 +171,8 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     Type converted = getTypeConverter()->convertType(op.getType());
     if (!aLayout || !bLayout || !cLayout || !converted)
       return rewriter.notifyMatchFailure(op, "operands without layouts");
-    if (isa<Float8E4M3FNType, Float8E5M2Type>(aType.getElementType()) ||
-        isa<Float8E4M3FNType, Float8E5M2Type>(bType.getElementType()))
+    if (kiln::isFp8(aType.getElementType()) ||
+        kiln::isFp8(bType.getElementType()))
       return rewriter.notifyMatchFailure(op, "fp8 operands not widened");
     // fp16/bf16 operands in the mma layout: mma.sync. Other operands (fp8
     // widened to fp32 on sm_90a, whose accumulator still has the mma layout

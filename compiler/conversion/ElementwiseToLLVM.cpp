@@ -8,6 +8,7 @@
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -91,7 +92,7 @@ struct TensorConstantLowering : OpConversionPattern<arith::ConstantOp> {
     auto splat = cast<TypedAttr>(dense.getSplatValue<Attribute>());
     // fp8 values are bytes to LLVM: the constant is its bit pattern.
     if (auto fp8 = dyn_cast<FloatAttr>(splat);
-        fp8 && isa<Float8E4M3FNType, Float8E5M2Type>(fp8.getType()))
+        fp8 && kiln::isFp8(fp8.getType()))
       splat = rewriter.getIntegerAttr(rewriter.getI8Type(),
                                       fp8.getValue().bitcastToAPInt());
     Value scalar = arith::ConstantOp::create(rewriter, op.getLoc(), splat);

@@ -16,14 +16,13 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/ElementMapping.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 
 namespace {
-
-bool isFp8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 
 Value i16Constant(OpBuilder &b, Location loc, int16_t v) {
   return LLVM::ConstantOp::create(b, loc, b.getI16Type(),
@@ -155,7 +154,7 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
     constexpr bool narrowing = std::is_same_v<CastOp, arith::TruncFOp>;
     Type fp8 = kiln::getElementTypeOrSelf(narrowing ? op.getType()
                                                     : op.getIn().getType());
-    if (!isFp8(fp8))
+    if (!kiln::isFp8(fp8))
       return failure();
     bool e4m3 = isa<Float8E4M3FNType>(fp8);
     if (e4m3 && computeCapability < 89)

@@ -2,6 +2,7 @@
 //------------------------------===//
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -95,7 +96,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     WalkResult unsupported = module.walk([&](kiln::DotOp dot) {
       for (OpOperand *operand : {&dot.getAMutable(), &dot.getBMutable()}) {
         auto type = cast<RankedTensorType>(operand->get().getType());
-        if (!isa<Float8E4M3FNType, Float8E5M2Type>(type.getElementType()))
+        if (!kiln::isFp8(type.getElementType()))
           continue;
         if (isa<Float8E4M3FNType>(type.getElementType()) &&
             computeCapability < 89) {

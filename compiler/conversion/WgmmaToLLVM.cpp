@@ -21,6 +21,12 @@
 // The swizzle mode bits say 128/64/32 bytes; buffers are 1024-aligned so
 // the base offset field is 0.
 //
+// a may also come from registers (attention's P): a tensor in the
+// accumulator's mma layout holds, per thread, exactly the A fragment of
+// m64k16 (and of mma.sync's m16k16): rows l/4 and l/4 + 8, columns 2 (l % 4)
+// + {0, 1} and 8 further, so its registers are found by coordinates too and
+// packed two halves to a 32-bit register.
+//
 // kiln_gpu.dot_wait is `wgmma.wait_group N` with the waited values tied
 // through it, so nothing reads them before the wait.
 //
@@ -29,6 +35,7 @@
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/conversion/SharedTileAddress.h"
+#include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 
 #include <array>
@@ -106,6 +113,49 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                                ConversionPatternRewriter &rewriter,
                                const kiln::layout::LinearLayout &cLayout);
 
+/// The A fragments of a register operand: for each m16 tile (by its first
+/// row in thread 0 of warp 0) and each 16 of K, the four 32-bit registers
+/// a0..a3 of mma.sync m16n8k16 / wgmma m64k16 (rows +0 and +8, columns +0
+/// and +8, two halves each).
+struct RegisterFragments {
+  SmallVector<Value> elements;
+  std::map<std::pair<int32_t, int32_t>, unsigned> registerAt;
+
+  LogicalResult init(OpBuilder &b, Location loc, Value converted,
+                     RankedTensorType type) {
+    std::optional<kiln::layout::LinearLayout> layout =
+        kiln::getLinearLayout(type);
+    if (!layout)
+      return failure();
+    elements = kiln::unpackElements(b, loc, converted);
+    for (unsigned r = 0; r < elements.size(); ++r) {
+      SmallVector<int32_t> at = kiln::registerCoordinates(*layout, r);
+      registerAt[{at[0], at[1]}] = r;
+    }
+    return success();
+  }
+
+  /// The four registers of the tile at (row0, k0), or an empty vector when
+  /// a thread does not hold them.
+  SmallVector<Value> at(OpBuilder &b, Location loc, int32_t row0, int32_t k0) {
+    SmallVector<Value> words;
+    Type half = elements.front().getType();
+    Type pair = VectorType::get({2}, half);
+    for (auto [dr, dk] : {std::pair{0, 0}, {8, 0}, {0, 8}, {8, 8}}) {
+      Value vec = LLVM::UndefOp::create(b, loc, pair);
+      for (int32_t j = 0; j < 2; ++j) {
+        auto it = registerAt.find({row0 + dr, k0 + dk + j});
+        if (it == registerAt.end())
+          return {};
+        vec = LLVM::InsertElementOp::create(b, loc, vec, elements[it->second],
+                                            i32Constant(b, loc, j));
+      }
+      words.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), vec));
+    }
+    return words;
+  }
+};
+
 struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -125,13 +175,13 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       return rewriter.notifyMatchFailure(op, "accumulator without mma layout");
     int64_t numWarps = warpsAttr.getInt();
     int64_t m = cType.getDimSize(0), n = cType.getDimSize(1);
-    auto aTile = cast<kiln::gpu::MemDescType>(op.getA().getType());
+    auto aTile = dyn_cast<kiln::gpu::MemDescType>(op.getA().getType());
+    auto aRegisters = dyn_cast<RankedTensorType>(op.getA().getType());
     auto bTile = cast<kiln::gpu::MemDescType>(op.getB().getType());
-    int64_t k = aTile.getShape()[1];
-    Type element = aTile.getElementType();
+    int64_t k = bTile.getShape()[0];
+    Type element = aTile ? aTile.getElementType() : aRegisters.getElementType();
     Type bElement = bTile.getElementType();
-    bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(element) &&
-               isa<Float8E4M3FNType, Float8E5M2Type>(bElement);
+    bool fp8 = kiln::isFp8(element) && kiln::isFp8(bElement);
     // K per instruction: 32 bytes of each operand's row.
     int64_t kStep = fp8 ? 32 : 16;
     if (k % kStep != 0 ||
@@ -146,6 +196,8 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                  n % 8 == 0 && n <= 256;
     if (!wgmma && fp8)
       return op.emitOpError("fp8 dots from shared tiles need wgmma (sm_90a)");
+    if (aRegisters && fp8)
+      return op.emitOpError("fp8 dots take a from shared memory");
     if (!wgmma)
       return lowerWithMmaSync(op, adaptor, rewriter, *cLayout);
 
@@ -157,33 +209,45 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       registerAt[{at[0], at[1]}] = r;
     }
 
-    kiln::SharedTileAddress aAddress(aTile), bAddress(bTile);
-    const kiln::layout::NvmmaShared &aShape = aAddress.shape();
+    kiln::SharedTileAddress bAddress(bTile);
     const kiln::layout::NvmmaShared &bShape = bAddress.shape();
-    if (aShape.swizzle == 0 || bShape.swizzle == 0)
+    std::optional<kiln::SharedTileAddress> aAddress;
+    if (aTile)
+      aAddress.emplace(aTile);
+    if ((aAddress && aAddress->shape().swizzle == 0) || bShape.swizzle == 0)
       return op.emitOpError("wgmma operands need a swizzled shared layout");
     // a is K-major unless transposed (M contiguous); b is K-major when
     // transposed (K contiguous), N-major otherwise.
-    bool aKMajor = !aShape.transposed, bKMajor = bShape.transposed;
+    bool aKMajor = !aAddress || !aAddress->shape().transposed;
+    bool bKMajor = bShape.transposed;
     auto constant = [](const kiln::layout::NvmmaShared &shape, bool kMajor) {
       return descriptorConstant(kMajor ? 16 : shape.panelStride(),
                                 8 * shape.swizzle, shape.swizzle);
     };
-    uint64_t aConstant = constant(aShape, aKMajor);
+    uint64_t aConstant = aAddress ? constant(aAddress->shape(), aKMajor) : 0;
     uint64_t bConstant = constant(bShape, bKMajor);
     Type i32 = rewriter.getI32Type();
-    Value aBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
     Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
-    // This warpgroup's first row: 64 rows are a whole number of lines or of
-    // panels, so its offset is linear in the warpgroup.
-    Value warpgroup =
-        LLVM::LShrOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
-                             i32Constant(rewriter, loc, 7));
-    Value aRows = LLVM::AddOp::create(
-        rewriter, loc, aBase,
-        LLVM::MulOp::create(
-            rewriter, loc, warpgroup,
-            i32Constant(rewriter, loc, aShape.linearOffset(64, 0))));
+    Value aRows;
+    RegisterFragments aFragments;
+    if (aAddress) {
+      Value aBase =
+          LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
+      // This warpgroup's first row: 64 rows are a whole number of lines or
+      // of panels, so its offset is linear in the warpgroup.
+      Value warpgroup =
+          LLVM::LShrOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
+                               i32Constant(rewriter, loc, 7));
+      aRows = LLVM::AddOp::create(
+          rewriter, loc, aBase,
+          LLVM::MulOp::create(
+              rewriter, loc, warpgroup,
+              i32Constant(rewriter, loc,
+                          aAddress->shape().linearOffset(64, 0))));
+    } else if (failed(aFragments.init(rewriter, loc, adaptor.getA(),
+                                      aRegisters))) {
+      return op.emitOpError("a in registers without a linear layout");
+    }
 
     auto typeName = [](Type t) -> std::string {
       return t.isF16()                  ? "f16"
@@ -194,27 +258,37 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     int64_t regs = n / 2;
     // Operands: the fragment's registers, the two descriptors, the tied
     // accumulators, then scale-d (1: d = a b + d) as a register.
-    std::string text =
-        "{\n .reg .pred p;\n setp.ne.b32 p, $" + std::to_string(2 * regs + 2) +
-        ", 0;\n "
-        "wgmma.mma_async.sync.aligned.m64n" +
-        std::to_string(n) + "k" + std::to_string(kStep) + ".f32." +
-        typeName(element) + "." + typeName(bElement) + " {";
+    // a from registers takes four registers where a descriptor takes one.
+    int64_t aWords = aAddress ? 1 : 4;
+    std::string text = "{\n .reg .pred p;\n setp.ne.b32 p, $" +
+                       std::to_string(2 * regs + aWords + 1) +
+                       ", 0;\n "
+                       "wgmma.mma_async.sync.aligned.m64n" +
+                       std::to_string(n) + "k" + std::to_string(kStep) +
+                       ".f32." + typeName(element) + "." + typeName(bElement) +
+                       " {";
     for (int64_t i = 0; i < regs; ++i)
       text += (i ? ", $" : "$") + std::to_string(i);
     // fp8 has no transpose operands: both tiles are K-major.
     if (fp8 && !(aKMajor && bKMajor))
       return op.emitOpError("fp8 wgmma needs both tiles K-contiguous");
-    text += "}, $" + std::to_string(regs) + ", $" + std::to_string(regs + 1) +
-            ", p, 1, 1" +
-            (fp8 ? std::string()
-                 : std::string(", ") + (aKMajor ? "0" : "1") + ", " +
-                       (bKMajor ? "0" : "1")) +
-            ";\n}";
+    std::string aText = "$" + std::to_string(regs);
+    if (!aAddress)
+      aText = "{$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) +
+              ", $" + std::to_string(regs + 2) + ", $" +
+              std::to_string(regs + 3) + "}";
+    // Transpose flags: a's only for a descriptor; fp8 has none.
+    std::string flags;
+    if (!fp8)
+      flags = aAddress ? std::string(", ") + (aKMajor ? "0" : "1") + ", " +
+                             (bKMajor ? "0" : "1")
+                       : std::string(", ") + (bKMajor ? "0" : "1");
+    text += "}, " + aText + ", $" + std::to_string(regs + aWords) +
+            ", p, 1, 1" + flags + ";\n}";
     std::string constraints;
     for (int64_t i = 0; i < regs; ++i)
       constraints += (i ? ",=f" : "=f");
-    constraints += ",l,l";
+    constraints += aAddress ? ",l,l" : ",r,r,r,r,l";
     for (int64_t i = 0; i < regs; ++i)
       constraints += "," + std::to_string(i);
     constraints += ",r";
@@ -249,13 +323,24 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
         slots.push_back(it->second);
       }
       for (int64_t kk = 0; kk < k / kStep; ++kk) {
-        // a: the kk-th kStep columns of this tile's rows.
-        Value aStart = LLVM::AddOp::create(
-            rewriter, loc, aRows,
-            i32Constant(rewriter, loc, aShape.linearOffset(row0, kStep * kk)));
-        Value aDesc = descriptor(rewriter, loc, aStart, aConstant);
         // Inputs: a, b first after the outputs, then the tied accumulators.
-        SmallVector<Value> ordered{aDesc, bDescs[kk]};
+        SmallVector<Value> ordered;
+        if (aAddress) {
+          // a: the kk-th kStep columns of this tile's rows.
+          Value aStart = LLVM::AddOp::create(
+              rewriter, loc, aRows,
+              i32Constant(rewriter, loc,
+                          aAddress->shape().linearOffset(row0, kStep * kk)));
+          ordered.push_back(descriptor(rewriter, loc, aStart, aConstant));
+        } else {
+          SmallVector<Value> words =
+              aFragments.at(rewriter, loc, int32_t(row0), int32_t(kStep * kk));
+          if (words.empty())
+            return op.emitOpError("a in registers does not hold a wgmma "
+                                  "fragment");
+          llvm::append_range(ordered, words);
+        }
+        ordered.push_back(bDescs[kk]);
         for (unsigned slot : slots)
           ordered.push_back(acc[slot]);
         ordered.push_back(scaleD);
@@ -288,9 +373,9 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                                ConversionPatternRewriter &rewriter,
                                const kiln::layout::LinearLayout &cLayout) {
   Location loc = op.getLoc();
-  auto aTile = cast<kiln::gpu::MemDescType>(op.getA().getType());
+  auto aTile = dyn_cast<kiln::gpu::MemDescType>(op.getA().getType());
   auto bTile = cast<kiln::gpu::MemDescType>(op.getB().getType());
-  int64_t k = aTile.getShape()[1];
+  int64_t k = bTile.getShape()[0];
   SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
 
   // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
@@ -330,11 +415,21 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   Value laneBit3 = LLVM::AndOp::create(rewriter, loc, lane, c(8));
   Value kLine = LLVM::AddOp::create(rewriter, loc, lane7, colHalf);
 
-  kiln::SharedTileAddress aAddress(aTile), bAddress(bTile);
-  bool aTransposed = aAddress.shape().transposed;
-  bool bTransposed = bAddress.shape().transposed;
+  kiln::SharedTileAddress bAddress(bTile);
+  std::optional<kiln::SharedTileAddress> aAddress;
+  RegisterFragments aRegisters;
   Type i32 = rewriter.getI32Type();
-  Value aBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
+  Value aBase;
+  if (aTile) {
+    aAddress.emplace(aTile);
+    aBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
+  } else if (failed(aRegisters.init(
+                 rewriter, loc, adaptor.getA(),
+                 cast<RankedTensorType>(op.getA().getType())))) {
+    return op.emitOpError("a in registers without a linear layout");
+  }
+  bool aTransposed = aAddress && aAddress->shape().transposed;
+  bool bTransposed = bAddress.shape().transposed;
   Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
   // Per tile: its first row (for A) and column (for B) in this warp.
   std::map<int32_t, Value> tileRows, tileCols;
@@ -348,7 +443,7 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       tileCols[corner.second] = LLVM::SubOp::create(rewriter, loc, at[1], twoT);
   }
 
-  Type element = aTile.getElementType();
+  Type element = bTile.getElementType();
   std::string type = element.isF16() ? "f16" : "bf16";
   std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." +
                         type +
@@ -370,6 +465,13 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   for (int64_t kk = 0; kk < k; kk += 16) {
     std::map<int32_t, SmallVector<Value>> aFragments, bFragments;
     for (auto &[row, tileRow] : tileRows) {
+      if (!aAddress) {
+        aFragments[row] = aRegisters.at(rewriter, loc, row, int32_t(kk));
+        if (aFragments[row].empty())
+          return op.emitOpError("a in registers does not hold an mma "
+                                "fragment");
+        continue;
+      }
       // Row-major a: lanes give rows; column-major a (M contiguous): lanes
       // give k lines and .trans transposes each 8x8 matrix.
       Value r = LLVM::AddOp::create(rewriter, loc, tileRow,
@@ -377,7 +479,7 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       Value col = LLVM::AddOp::create(rewriter, loc,
                                       aTransposed ? kLine : colHalf, c(kk));
       Value at = LLVM::AddOp::create(rewriter, loc, aBase,
-                                     aAddress.emit(rewriter, loc, r, col));
+                                     aAddress->emit(rewriter, loc, r, col));
       std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
                          (aTransposed ? ".trans" : "") +
                          ".shared.b16 {$0, $1, $2, $3}, [$4];";

@@ -1,5 +1,6 @@
 //===- KilnComputeOps.cpp - element-wise extras and the dot ---------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/ElementTypes.h"
 
 using namespace mlir;
 
@@ -82,8 +83,7 @@ LogicalResult kiln::DotOp::verify() {
     return emitOpError("M, N and K must each be at least 16, got M=")
            << m << ", N=" << n << ", K=" << k;
   Type ea = a.getElementType(), eb = b.getElementType();
-  bool bothFp8 = isa<Float8E4M3FNType, Float8E5M2Type>(ea) &&
-                 isa<Float8E4M3FNType, Float8E5M2Type>(eb);
+  bool bothFp8 = kiln::isFp8(ea) && kiln::isFp8(eb);
   if (ea != eb && !bothFp8)
     return emitOpError("operand element types differ: ") << ea << " and " << eb;
   return success();

@@ -269,14 +269,26 @@ LogicalResult kiln::gpu::AsyncCopyOp::verify() {
 }
 
 LogicalResult kiln::gpu::SharedDotOp::verify() {
-  auto a = cast<MemDescType>(getA().getType());
   auto b = cast<MemDescType>(getB().getType());
   auto c = getC().getType();
-  if (a.getShape().size() != 2 || b.getShape().size() != 2 ||
-      c.getRank() != 2 || a.getShape()[1] != b.getShape()[0] ||
-      a.getShape()[0] != c.getShape()[0] || b.getShape()[1] != c.getShape()[1])
+  ArrayRef<int64_t> aShape;
+  if (auto tile = dyn_cast<MemDescType>(getA().getType())) {
+    aShape = tile.getShape();
+  } else if (auto registers = dyn_cast<RankedTensorType>(getA().getType())) {
+    auto mma = dyn_cast_or_null<MmaEncodingAttr>(registers.getEncoding());
+    if (!mma || mma != c.getEncoding() || mma.getWarpsPerCTA()[1] != 1)
+      return emitOpError("takes a from registers only in the accumulator's "
+                         "mma layout with all warps along M, got ")
+             << registers;
+    aShape = registers.getShape();
+  } else {
+    return emitOpError("expects a shared tile or a register tensor for a");
+  }
+  if (aShape.size() != 2 || b.getShape().size() != 2 || c.getRank() != 2 ||
+      aShape[1] != b.getShape()[0] || aShape[0] != c.getShape()[0] ||
+      b.getShape()[1] != c.getShape()[1])
     return emitOpError("expects a: M x K, b: K x N and c: M x N, got ")
-           << a << ", " << b << ", " << c;
+           << getA().getType() << ", " << b << ", " << c;
   if (c != getD().getType())
     return emitOpError("c and d must have one type");
   return success();

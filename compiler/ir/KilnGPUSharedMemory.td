@@ -125,13 +125,15 @@ def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
   let summary = "d = a × b + c on the tensor cores, a and b read from shared tiles";
   let description = [{
     a (M × K) and b (K × N) are shared tiles in an nvmma_shared layout; c and
-    d are in the mma accumulator layout. On sm_90a with warps along M in
+    d are in the mma accumulator layout. a may instead be a register tensor
+    in the accumulator's mma layout with all warps along M (attention's P in
+    P @ V): each thread then already holds its A fragments. On sm_90a with warps along M in
     groups of four and M a multiple of 64 this is `wgmma.mma_async` with
     shared-memory descriptors; when `async` is set the result is not ready
     until a kiln_gpu.dot_wait releases it. Elsewhere it is `ldmatrix` plus
     `mma.sync.m16n8k16`, synchronous.
   }];
-  let arguments = (ins KilnGPU_MemDesc:$a, KilnGPU_MemDesc:$b,
+  let arguments = (ins AnyType:$a, KilnGPU_MemDesc:$b,
                        AnyRankedTensor:$c, UnitAttr:$async);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{

@@ -24,6 +24,7 @@
 //    layout: cheaper than moving data through shared memory.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
@@ -87,14 +88,18 @@ BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
 
 /// The mma.sync accumulator layout for a 2-D dot result: warps split M and
 /// N so that each warp's share is about square (and at least one 16 x 8
-/// tile where the shape allows).
+/// tile where the shape allows). When one dot's result feeds another's a
+/// (`chained`, attention's P @ V), warps go along M only: each warp then
+/// holds whole rows of that result, which are its A fragments.
 kiln::gpu::MmaEncodingAttr mmaFor(MLIRContext *ctx, RankedTensorType type,
-                                  unsigned numWarps, bool wgmma) {
+                                  unsigned numWarps, bool wgmma, bool chained) {
   int64_t m = type.getDimSize(0), n = type.getDimSize(1);
   // wgmma: warpgroups of four warps, each 16 rows of an m64 tile, all
   // along M (the accumulator of m64nN is the mma.sync one repeated).
   if (wgmma && numWarps % 4 == 0 && m % 64 == 0 && m >= 16 * numWarps &&
       n % 8 == 0 && n <= 256)
+    return kiln::gpu::MmaEncodingAttr::get(ctx, {numWarps, 1});
+  if (chained && m >= 16 * int64_t(numWarps))
     return kiln::gpu::MmaEncodingAttr::get(ctx, {numWarps, 1});
   unsigned wm = unsigned(std::clamp<int64_t>(m / 16, 1, numWarps));
   unsigned wn = numWarps / wm;
@@ -185,8 +190,9 @@ struct AssignLayoutsPass
   /// down their columns (b of `x @ w.T`): the load, its pointers and mask,
   /// and what computes them, through loops.
   llvm::DenseMap<Value, Attribute> forced;
-  /// Loop-carried accumulators of tensor-core dots: (loop, iter arg index).
-  llvm::DenseSet<std::pair<Operation *, unsigned>> mmaCarried;
+  /// Loop-carried values that live in a tensor-core dot's layout (or a
+  /// slice of it), by (loop, iter arg index).
+  llvm::DenseMap<std::pair<Operation *, unsigned>, Attribute> carried;
   /// Stores of rank ≥ 2 whose addresses run along the last dimension.
   llvm::DenseSet<Operation *> rowContiguousStores;
 
@@ -211,9 +217,18 @@ struct AssignLayoutsPass
         return;
       }
       if (tensor.getRank() == 2) {
+        // Tiles that run along their rows come first: one that runs down
+        // its columns (k of `q @ k.T`) gets its own layout backwards
+        // (forceColumnOperands) and would leave the others unvectorized.
         auto &[narrow, narrowVec] = narrowest2D;
-        if (!narrow || tensor.getDimSize(1) < narrow.getDimSize(1) ||
-            (tensor.getDimSize(1) == narrow.getDimSize(1) && vec > narrowVec))
+        bool better =
+            !narrow ||
+            ((vec > 1) != (narrowVec > 1)
+                 ? vec > 1
+                 : tensor.getDimSize(1) < narrow.getDimSize(1) ||
+                       (tensor.getDimSize(1) == narrow.getDimSize(1) &&
+                        vec > narrowVec));
+        if (better)
           narrowest2D = {tensor, vec};
       }
       auto &anchor = anchors[unsigned(tensor.getRank())];
@@ -265,12 +280,9 @@ struct AssignLayoutsPass
         largest = dot.getType();
       Type a = dot.getA().getType().getElementType();
       Type b = dot.getB().getType().getElementType();
-      auto isFp8 = [](Type t) {
-        return isa<Float8E4M3FNType, Float8E5M2Type>(t);
-      };
       // fp8 goes to the tensor cores through wgmma only (sm_90a).
       bool fp8 =
-          isFp8(a) && isFp8(b) &&
+          kiln::isFp8(a) && kiln::isFp8(b) &&
           kiln::TargetInfo::of(func->getParentOfType<ModuleOp>()).hasWgmma();
       if (dot.getType().getRank() == 2 &&
           ((!((a.isF16() || a.isBF16()) && b == a) && !fp8) ||
@@ -286,7 +298,8 @@ struct AssignLayoutsPass
           mmaEncoding =
               mmaFor(ctx, dot, numWarps,
                      kiln::TargetInfo::of(func->getParentOfType<ModuleOp>())
-                         .hasWgmma());
+                         .hasWgmma(),
+                     hasChainedDots(func));
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
               narrow ? Attribute(defaultBlocked(ctx, narrow.getShape(),
@@ -305,6 +318,30 @@ struct AssignLayoutsPass
       encodingOfRank[rank] =
           defaultBlocked(ctx, type.getShape(), std::max(1u, vec), numWarps);
     }
+  }
+
+  /// Whether some dot's a is computed (elementwise) from another dot's
+  /// result.
+  static bool hasChainedDots(func::FuncOp func) {
+    bool chained = false;
+    func.walk([&](kiln::DotOp dot) {
+      SmallVector<std::pair<Value, unsigned>> work{{dot.getA(), 0}};
+      while (!work.empty() && !chained) {
+        auto [v, depth] = work.pop_back_val();
+        Operation *def = v.getDefiningOp();
+        if (!def || depth > 16)
+          continue;
+        if (isa<kiln::DotOp>(def)) {
+          chained = true;
+          break;
+        }
+        if (isElementwise(def) || isa<kiln::BroadcastOp>(def))
+          for (Value operand : def->getOperands())
+            if (isa<RankedTensorType>(operand.getType()))
+              work.push_back({operand, depth + 1});
+      }
+    });
+    return chained;
   }
 
   /// The layout a tensor of this type gets where nothing else decides.
@@ -368,19 +405,22 @@ struct AssignLayoutsPass
 
   /// True when `v` is computed from make_range, splat and constants alone
   /// (through elementwise ops): such values are rematerialized, not moved.
-  bool isCheap(Value v, unsigned depth = 0) {
+  /// With `shapes`, also through expand_dims and broadcast (index math
+  /// such as a causal mask's `offs_m[:, None] >= offs_n[None, :]`).
+  bool isCheap(Value v, unsigned depth = 0, bool shapes = false) {
     Operation *def = v.getDefiningOp();
     if (!def || depth > 8)
       return false;
     if (isa<kiln::MakeRangeOp, kiln::SplatOp, arith::ConstantOp>(def))
       return true;
-    if (isa<kiln::gpu::ConvertLayoutOp>(def))
-      return isCheap(def->getOperand(0), depth + 1);
+    if (isa<kiln::gpu::ConvertLayoutOp>(def) ||
+        (shapes && isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(def)))
+      return isCheap(def->getOperand(0), depth + 1, shapes);
     if (!isElementwise(def) || def->getNumResults() != 1)
       return false;
     return llvm::all_of(def->getOperands(), [&](Value operand) {
       return !isa<RankedTensorType>(operand.getType()) ||
-             isCheap(operand, depth + 1);
+             isCheap(operand, depth + 1, shapes);
     });
   }
 
@@ -461,21 +501,79 @@ struct AssignLayoutsPass
     // are laid out.
   }
 
-  LogicalResult propagate(func::FuncOp func) {
-    // Accumulators carried by loops stay in the mma layout across them.
-    mmaCarried.clear();
-    if (mmaEncoding)
-      func.walk([&](kiln::DotOp dot) {
-        Value c = dot.getC();
-        while (auto arg = dyn_cast<BlockArgument>(c)) {
-          auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-          if (!forOp || arg.getArgNumber() == 0 || dot.getType().getRank() != 2)
-            break;
-          unsigned index = arg.getArgNumber() - 1;
-          mmaCarried.insert({forOp, index});
-          c = forOp.getInitArgs()[index];
+  /// The layout a loop-carried value keeps across its loop: that of the
+  /// value the body yields for it, where a tensor-core dot decides it (the
+  /// accumulator, a reduction of it, elementwise math over those: the
+  /// running max and sum of an online softmax). Carried in any other layout,
+  /// such a value would be converted twice per iteration. Found by forward
+  /// propagation over the loop bodies to a fixed point; a value's layout is
+  /// set once, so it terminates.
+  void inferCarriedLayouts(func::FuncOp func) {
+    carried.clear();
+    if (!mmaEncoding)
+      return;
+    llvm::DenseMap<Value, Attribute> layout;
+    auto follow = [&](Operation *op) -> Attribute {
+      if (auto dot = dyn_cast<kiln::DotOp>(op))
+        return dot.getType().getRank() == 2 ? mmaEncoding : Attribute();
+      if (auto reduce = dyn_cast<kiln::ReduceOp>(op)) {
+        Attribute e = layout.lookup(reduce->getOperand(0));
+        return e && reduce->getNumResults() >= 1 &&
+                       isa<RankedTensorType>(reduce->getResult(0).getType())
+                   ? SliceEncodingAttr::get(&getContext(), reduce.getAxis(), e)
+                   : Attribute();
+      }
+      if (auto expand = dyn_cast<kiln::ExpandDimsOp>(op)) {
+        auto slice =
+            dyn_cast_or_null<SliceEncodingAttr>(layout.lookup(expand.getSrc()));
+        return slice && slice.getDim() == expand.getAxis() ? slice.getParent()
+                                                           : Attribute();
+      }
+      if (isa<kiln::BroadcastOp>(op))
+        return layout.lookup(op->getOperand(0));
+      // As the propagation below decides: the first operand that is not
+      // cheap to recompute.
+      if (isElementwise(op) && op->getNumResults() == 1)
+        for (Value operand : op->getOperands())
+          if (isa<RankedTensorType>(operand.getType()) &&
+              !isCheap(operand, 0, /*shapes=*/true))
+            if (Attribute e = layout.lookup(operand))
+              return e;
+      return {};
+    };
+    bool changed = true;
+    for (unsigned round = 0; changed && round < 64; ++round) {
+      changed = false;
+      auto set = [&](Value v, Attribute e) {
+        if (e && layout.try_emplace(v, e).second)
+          changed = true;
+      };
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+          Operation *yield = forOp.getBody()->getTerminator();
+          for (unsigned i = 0; i < forOp.getNumRegionIterArgs(); ++i) {
+            Attribute e = layout.lookup(yield->getOperand(i));
+            set(forOp.getRegionIterArgs()[i], e);
+            set(forOp.getResult(i), e);
+          }
+          return;
         }
+        if (op->getNumResults() == 1)
+          set(op->getResult(0), follow(op));
+        else if (isa<kiln::ReduceOp>(op))
+          for (Value result : op->getResults())
+            set(result, follow(op));
       });
+    }
+    func.walk([&](scf::ForOp forOp) {
+      for (unsigned i = 0; i < forOp.getNumRegionIterArgs(); ++i)
+        if (Attribute e = layout.lookup(forOp.getRegionIterArgs()[i]))
+          carried[{forOp, i}] = e;
+    });
+  }
+
+  LogicalResult propagate(func::FuncOp func) {
+    inferCarriedLayouts(func);
     LogicalResult status = success();
     func.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
       // Scalar regions (combine functions) have nothing to lay out.
@@ -485,8 +583,8 @@ struct AssignLayoutsPass
       }
       if (auto forOp = dyn_cast<scf::ForOp>(op)) {
         for (unsigned i = 0; i < forOp.getNumRegionIterArgs(); ++i)
-          if (mmaCarried.contains({op, i}))
-            requireOperand(op, forOp.getNumControlOperands() + i, mmaEncoding);
+          if (Attribute e = carried.lookup({op, i}))
+            requireOperand(op, forOp.getNumControlOperands() + i, e);
         for (auto [init, arg, result] :
              llvm::zip_equal(forOp.getInitArgs(), forOp.getRegionIterArgs(),
                              forOp.getResults()))
@@ -674,7 +772,8 @@ struct AssignLayoutsPass
                            ? forced.lookup(op->getResult(0))
                            : Attribute();
     for (Value operand : chosen ? ValueRange{} : op->getOperands())
-      if (Attribute e = encodingOf(operand); e && !isCheap(operand)) {
+      if (Attribute e = encodingOf(operand);
+          e && !isCheap(operand, 0, /*shapes=*/true)) {
         chosen = e;
         break;
       }
@@ -717,9 +816,15 @@ struct AssignLayoutsPass
     // Clone next to the original, so that it dominates every later use.
     b.setInsertionPointAfter(def);
     IRMapping mapping;
+    // expand_dims reads the slice of the layout it expands into.
+    Attribute operandEncoding = encoding;
+    if (auto expand = dyn_cast<kiln::ExpandDimsOp>(def))
+      operandEncoding =
+          SliceEncodingAttr::get(&getContext(), expand.getAxis(), encoding);
     for (Value operand : def->getOperands())
       if (isa<RankedTensorType>(operand.getType()))
-        mapping.map(operand, rematerialize(operand, encoding, def, done));
+        mapping.map(operand,
+                    rematerialize(operand, operandEncoding, def, done));
     Operation *clone = b.clone(*def, mapping);
     Value result = clone->getResult(0);
     result.setType(withEncoding(result.getType(), encoding));
@@ -744,7 +849,7 @@ struct AssignLayoutsPass
         convert->erase();
         continue;
       }
-      if (!isCheap(src))
+      if (!isCheap(src, 0, /*shapes=*/true))
         continue;
       if (Operation *def = src.getDefiningOp())
         replaced.insert(def);
@@ -761,7 +866,8 @@ struct AssignLayoutsPass
         if (!op->use_empty())
           continue;
         for (Value operand : op->getOperands())
-          if (Operation *def = operand.getDefiningOp(); def && isCheap(operand))
+          if (Operation *def = operand.getDefiningOp();
+              def && isCheap(operand, 0, /*shapes=*/true))
             replaced.insert(def);
         replaced.remove(op);
         op->erase();

@@ -20,13 +20,26 @@
 // loop the stage reads `iv + (S-1) * step` instead of `iv`. Copies past the
 // last iteration are masked off (they write zeros to a slot never read).
 //
-// Only loops the rewrite is sure about are touched: one dot on the tensor
-// cores (fp16/bf16, or fp8 on wgmma with both tiles K-contiguous), both
-// operands loaded in the body (masked loads read zero), a load
-// stage that is pure apart from those loads and not used by the rest of the
-// body, and accesses of at least 4 bytes (cp.async's smallest).
+// A loop may hold several dots (attention: q @ k, then p @ v). Each
+// operand tile is loaded in the body (a ring, as above), loaded once before
+// the loop (q: copied once into its own tile, in a group older than the
+// prologue's), or, for a, computed in registers in the accumulator's layout
+// with warps along M (p: its fragments are already where the instruction
+// wants them). Only the matmul form (one dot accumulating into a carried
+// value) keeps a wgmma group in flight across iterations; other dots are
+// waited for at once, as their results are read in the same iteration.
+// Address arithmetic that the rest of the body shares with the load stage
+// (a causal mask's start_n + offs_n) is duplicated for it, since the stage
+// runs ahead.
+//
+// Only loops the rewrite is sure about are touched: tensor-core dots
+// (fp16/bf16, or fp8 on wgmma with both tiles K-contiguous) directly in the
+// body, each operand as above (masked loads read zero), a load stage that
+// is pure apart from those loads and not carried past the loop, and
+// accesses of at least 4 bytes (cp.async's smallest).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
@@ -50,11 +63,25 @@ namespace {
 /// from axis info on the original loads.
 constexpr llvm::StringLiteral kVecAttr = "kiln_gpu.vec";
 
-/// One operand of the dot, loaded in the body.
+/// An operand tile of a dot, loaded in the body (copied into a ring) or
+/// once before the loop (copied into one tile).
 struct PipelinedLoad {
   kiln::LoadOp load;
   unsigned vec = 1;
   kiln::gpu::MemDescType ring;
+  bool once = false;
+};
+
+/// A dot of the loop and where its operands come from.
+struct PipelinedDot {
+  kiln::DotOp dot;
+  /// Per operand (a, b): its PipelinedLoad, or -1 for a in registers.
+  int source[2] = {-1, -1};
+  /// wgmma.mma_async, waited for by dot_wait.
+  bool async = false;
+  /// The matmul form: the loop's only dot, accumulating into a carried
+  /// value that only it reads and writes.
+  bool carried = false;
 };
 
 /// True when `v` is a zero constant (a splat of 0 or a dense zero).
@@ -133,6 +160,39 @@ private:
            acc.getDimSize(1) <= 256;
   }
 
+  /// The cp.async form of `load`, an operand tile of a tensor-core dot
+  /// (operand `which`: 0 for a, 1 for b), in a ring of `slots` tiles; none
+  /// when cp.async cannot copy it.
+  std::optional<PipelinedLoad> asCopy(kiln::LoadOp load, unsigned which,
+                                      unsigned slots, bool fp8,
+                                      kiln::AxisInfoAnalysis &axisInfo) {
+    if (load.getBoundaryCheck() || load.getIsVolatile() ||
+        !isZero(load.getOther()) ||
+        !isa<RankedTensorType>(load.getPtr().getType()))
+      return std::nullopt;
+    auto type = cast<RankedTensorType>(load.getType());
+    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    // The tile is copied along its pointers' fastest dimension.
+    auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(
+        cast<RankedTensorType>(load.getPtr().getType()).getEncoding());
+    unsigned dim = blocked ? blocked.getOrder()[0] : 1;
+    unsigned vec =
+        axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
+    if (vec * bits < 32)
+      return std::nullopt; // cp.async moves 4, 8 or 16 bytes
+    int64_t lineBytes = type.getShape()[dim] * bits / 8;
+    if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
+      return std::nullopt;
+    bool kContiguous = dim == (which == 0 ? 1u : 0u);
+    if (fp8 && !kContiguous)
+      return std::nullopt;
+    PipelinedLoad l;
+    l.load = load;
+    l.vec = vec;
+    l.ring = ringType(type, slots, dim == 0);
+    return l;
+  }
+
   void pipeline(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo) {
     Block *body = loop.getBody();
     unsigned stages = numStages;
@@ -140,82 +200,95 @@ private:
       stages = unsigned(attr.getInt());
     if (stages < 2)
       return;
-
-    // The dot: fp16/bf16 into fp32 in the mma layout, accumulating into a
-    // carried value that it alone produces.
-    kiln::DotOp dot;
-    for (Operation &op : body->without_terminator()) {
-      auto d = dyn_cast<kiln::DotOp>(op);
-      if (!d)
-        continue;
-      if (dot)
-        return; // one dot per loop
-      dot = d;
-    }
-    if (!dot)
-      return;
-    RankedTensorType accType = dot.getType();
-    Type aElement = dot.getA().getType().getElementType();
-    Type bElement = dot.getB().getType().getElementType();
-    auto isFp8 = [](Type t) {
-      return isa<Float8E4M3FNType, Float8E5M2Type>(t);
-    };
-    bool fp8 = isFp8(aElement) && isFp8(bElement);
-    if (!isa<kiln::gpu::MmaEncodingAttr>(accType.getEncoding()) ||
-        accType.getRank() != 2 ||
-        !(((aElement.isF16() || aElement.isBF16()) && bElement == aElement) ||
-          fp8) ||
-        !accType.getElementType().isF32())
-      return;
     auto yield = cast<scf::YieldOp>(body->getTerminator());
-    auto accArg = dyn_cast<BlockArgument>(dot.getC());
-    if (!accArg || accArg.getOwner() != body || accArg.getArgNumber() == 0)
-      return;
-    unsigned accIndex = accArg.getArgNumber() - 1;
-    if (yield.getOperand(accIndex) != dot.getD() || !dot->hasOneUse() ||
-        !accArg.hasOneUse())
-      return;
-    bool async = usesWgmma(accType);
-    // fp8 runs on wgmma only, with both tiles K-contiguous.
-    if (fp8 && !async)
-      return;
 
-    // Both operands loaded here, zero where masked.
-    PipelinedLoad loads[2];
-    Value operands[2] = {dot.getA(), dot.getB()};
-    for (auto [i, operand] : llvm::enumerate(operands)) {
-      kiln::LoadOp load = producingLoad(operand, body);
-      if (!load || load.getBoundaryCheck() || load.getIsVolatile() ||
-          !isZero(load.getOther()))
+    // The dots: each fp16/bf16 (or fp8 on wgmma) into fp32 in the mma
+    // layout. Dots nested deeper (under an scf.if) leave the loop alone.
+    SmallVector<PipelinedDot> dots;
+    bool nested = false;
+    loop.walk([&](kiln::DotOp d) {
+      if (d->getBlock() != body)
+        nested = true;
+      else
+        dots.push_back({d});
+    });
+    if (dots.empty() || nested)
+      return;
+    SmallVector<PipelinedLoad> loads;
+    for (PipelinedDot &pd : dots) {
+      kiln::DotOp dot = pd.dot;
+      RankedTensorType accType = dot.getType();
+      Type aElement = dot.getA().getType().getElementType();
+      Type bElement = dot.getB().getType().getElementType();
+      bool fp8 = kiln::isFp8(aElement) && kiln::isFp8(bElement);
+      if (!isa<kiln::gpu::MmaEncodingAttr>(accType.getEncoding()) ||
+          accType.getRank() != 2 ||
+          !(((aElement.isF16() || aElement.isBF16()) && bElement == aElement) ||
+            fp8) ||
+          !accType.getElementType().isF32())
         return;
-      auto type = cast<RankedTensorType>(load.getType());
-      unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-      // The tile is copied along its pointers' fastest dimension.
-      auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(
-          cast<RankedTensorType>(load.getPtr().getType()).getEncoding());
-      unsigned dim = blocked ? blocked.getOrder()[0] : 1;
-      unsigned vec =
-          axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
-      if (vec * bits < 32)
-        return; // cp.async moves 4, 8 or 16 bytes
-      int64_t lineBytes = type.getShape()[dim] * bits / 8;
-      if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
+      pd.async = usesWgmma(accType);
+      // fp8 runs on wgmma only, with both tiles K-contiguous.
+      if (fp8 && !pd.async)
         return;
-      bool kContiguous = dim == (i == 0 ? 1u : 0u);
-      if (fp8 && !kContiguous)
+      Value operands[2] = {dot.getA(), dot.getB()};
+      for (unsigned i = 0; i < 2; ++i) {
+        // Loaded in the body: a ring of `stages` tiles. Loaded once before
+        // the loop (attention's q): one tile, copied before it.
+        if (kiln::LoadOp load = producingLoad(operands[i], body)) {
+          std::optional<PipelinedLoad> l =
+              asCopy(load, i, stages, fp8, axisInfo);
+          if (!l)
+            return;
+          pd.source[i] = int(loads.size());
+          loads.push_back(*l);
+          continue;
+        }
+        if (kiln::LoadOp load = producingLoad(operands[i], loop->getBlock());
+            load && load->isBeforeInBlock(loop)) {
+          std::optional<PipelinedLoad> l = asCopy(load, i, 1, fp8, axisInfo);
+          if (!l)
+            return;
+          l->once = true;
+          pd.source[i] = int(loads.size());
+          loads.push_back(*l);
+          continue;
+        }
+        // a computed in registers, in the accumulator's layout with warps
+        // along M: its fragments are already where the instruction wants
+        // them (attention's P in P @ V).
+        auto aType = cast<RankedTensorType>(operands[i].getType());
+        auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(aType.getEncoding());
+        if (i == 0 && !fp8 && mma && mma == accType.getEncoding() &&
+            mma.getWarpsPerCTA()[1] == 1 && aType.getDimSize(1) % 16 == 0)
+          continue; // source stays -1: registers
         return;
-      loads[i] = {load, vec, ringType(type, stages, dim == 0)};
+      }
+      // The matmul form: the one dot accumulates into a carried value that
+      // it alone produces; its wgmma group stays in flight across the
+      // iteration boundary.
+      auto accArg = dyn_cast<BlockArgument>(dot.getC());
+      pd.carried = dots.size() == 1 && accArg && accArg.getOwner() == body &&
+                   accArg.getArgNumber() > 0 &&
+                   yield.getOperand(accArg.getArgNumber() - 1) == dot.getD() &&
+                   dot->hasOneUse() && accArg.hasOneUse();
     }
 
-    // The load stage: the loads' backward slice in the body, closed over
-    // the carried values it reads.
+    // The load stage: the ring loads' backward slice in the body, closed
+    // over the carried values it reads.
     llvm::SetVector<Operation *> stage;
     llvm::SmallDenseSet<unsigned> stageCarried;
+    llvm::SmallPtrSet<Operation *, 4> ringLoads;
     SmallVector<Value> work;
     for (PipelinedLoad &l : loads) {
+      if (l.once)
+        continue;
+      ringLoads.insert(l.load);
       stage.insert(l.load);
       llvm::append_range(work, l.load->getOperands());
     }
+    if (ringLoads.empty())
+      return;
     while (!work.empty()) {
       Value v = work.pop_back_val();
       if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -234,22 +307,51 @@ private:
       stage.insert(def);
       llvm::append_range(work, def->getOperands());
     }
-    if (stageCarried.contains(accIndex))
-      return;
-    // The rest of the body must not read the stage (it runs ahead), nor may
-    // anything after the loop read the stage's carried values.
+    for (PipelinedDot &pd : dots)
+      if (auto arg = dyn_cast<BlockArgument>(pd.dot.getC());
+          arg && arg.getOwner() == body && arg.getArgNumber() > 0 &&
+          stageCarried.contains(arg.getArgNumber() - 1))
+        return;
+    // Whether `v`, a value of the stage, depends on what the stage carries
+    // (and so cannot be recomputed for the current iteration).
+    llvm::DenseMap<Value, bool> carriedDependence;
+    std::function<bool(Value)> readsCarried = [&](Value v) -> bool {
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        return arg.getOwner() == body && arg.getArgNumber() > 0 &&
+               stageCarried.contains(arg.getArgNumber() - 1);
+      Operation *def = v.getDefiningOp();
+      if (!def || !stage.contains(def))
+        return false;
+      if (ringLoads.contains(def))
+        return true;
+      auto [it, inserted] = carriedDependence.try_emplace(v, false);
+      if (!inserted)
+        return it->second;
+      bool result = llvm::any_of(def->getOperands(), readsCarried);
+      carriedDependence[v] = result;
+      return result;
+    };
+    // The rest of the body may share the stage's address arithmetic (a
+    // causal mask's start_n + offs_n): it gets its own copy, for the current
+    // iteration. It must not read what the stage carries, nor may anything
+    // after the loop.
+    SmallVector<OpOperand *> shared;
     for (Operation &op : body->without_terminator()) {
       if (stage.contains(&op))
         continue;
-      for (Value operand : op.getOperands()) {
+      for (OpOperand &use : op.getOpOperands()) {
+        Value operand = use.get();
         Operation *def = operand.getDefiningOp();
-        bool fromLoad = def == loads[0].load || def == loads[1].load;
-        if (def && stage.contains(def) && !fromLoad)
+        if (def && ringLoads.contains(def))
+          continue;
+        bool fromStage = def && stage.contains(def);
+        if (auto arg = dyn_cast<BlockArgument>(operand))
+          fromStage = readsCarried(arg);
+        if (!fromStage)
+          continue;
+        if (readsCarried(operand))
           return;
-        if (auto arg = dyn_cast<BlockArgument>(operand);
-            arg && arg.getOwner() == body && arg.getArgNumber() > 0 &&
-            stageCarried.contains(arg.getArgNumber() - 1))
-          return;
+        shared.push_back(&use);
       }
     }
     for (auto [index, operand] : llvm::enumerate(yield.getOperands()))
@@ -261,7 +363,26 @@ private:
       if (!loop.getResult(index).use_empty())
         return;
 
-    rewrite(loop, dot, loads, stage, stageCarried, stages, async);
+    llvm::DenseMap<Operation *, Operation *> copies;
+    std::function<Value(Value)> current = [&](Value v) -> Value {
+      Operation *def = v.getDefiningOp();
+      if (!def || !stage.contains(def))
+        return v;
+      Operation *&copy = copies[def];
+      if (!copy) {
+        IRMapping mapping;
+        for (Value operand : def->getOperands())
+          mapping.map(operand, current(operand));
+        OpBuilder b(def);
+        b.setInsertionPointAfter(def);
+        copy = b.clone(*def, mapping);
+      }
+      return copy->getResult(cast<OpResult>(v).getResultNumber());
+    };
+    for (OpOperand *use : shared)
+      use->set(current(use->get()));
+
+    rewrite(loop, dots, loads, stage, stageCarried, stages);
   }
 
   /// `iv + k * step` in the induction variable's type.
@@ -300,26 +421,49 @@ private:
     return kiln::gpu::MemDescIndexOp::create(b, loc, tile, ring, slot);
   }
 
-  void rewrite(scf::ForOp loop, kiln::DotOp dot, PipelinedLoad (&loads)[2],
+  void rewrite(scf::ForOp loop, SmallVector<PipelinedDot> &dots,
+               SmallVector<PipelinedLoad> &loads,
                const llvm::SetVector<Operation *> &stage,
                const llvm::SmallDenseSet<unsigned> &stageCarried,
-               unsigned stages, bool async) {
+               unsigned stages) {
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     Block *body = loop.getBody();
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
           step = loop.getStep();
-    Type i32 = b.getI32Type();
     auto i32Const = [&](OpBuilder &builder, int64_t v) -> Value {
       return arith::ConstantOp::create(builder, loc,
                                        builder.getI32IntegerAttr(int32_t(v)));
     };
+    bool anyAsync = llvm::any_of(dots, [](auto &d) { return d.async; });
+    llvm::DenseMap<Operation *, unsigned> loadIndex;
+    for (auto [i, l] : llvm::enumerate(loads))
+      loadIndex[l.load] = unsigned(i);
 
-    Value rings[2];
-    for (int i = 0; i < 2; ++i)
-      rings[i] =
-          kiln::gpu::LocalAllocOp::create(b, loc, loads[i].ring, IntegerAttr());
+    // The buffers, before the first copy into any of them.
+    Operation *first = loop;
+    for (PipelinedLoad &l : loads)
+      if (l.once && l.load->isBeforeInBlock(first))
+        first = l.load;
+    OpBuilder allocs(first);
+    SmallVector<Value> rings;
+    for (PipelinedLoad &l : loads)
+      rings.push_back(
+          kiln::gpu::LocalAllocOp::create(allocs, loc, l.ring, IntegerAttr()));
+
+    // Tiles loaded once: copied where they were loaded, one group each
+    // (older than the prologue's, so the loop's first wait covers them).
+    for (auto [i, l] : llvm::enumerate(loads)) {
+      if (!l.once)
+        continue;
+      OpBuilder at(l.load);
+      Value all = arith::ConstantOp::create(at, loc, at.getBoolAttr(true));
+      IRMapping identity;
+      emitCopy(at, l, identity, all,
+               tileOf(at, loc, rings[i], i32Const(at, 0)));
+      kiln::gpu::AsyncCommitGroupOp::create(at, loc);
+    }
 
     // Prologue: the load stage for iterations 0 .. S-2.
     SmallVector<Value> carried(loop.getInitArgs());
@@ -334,10 +478,10 @@ private:
       for (Operation &op : body->without_terminator()) {
         if (!stage.contains(&op))
           continue;
-        if (&op == loads[0].load || &op == loads[1].load) {
-          int which = &op == loads[0].load ? 0 : 1;
-          emitCopy(b, loads[which], mapping, inRange,
-                   tileOf(b, loc, rings[which], i32Const(b, j)));
+        auto it = loadIndex.find(&op);
+        if (it != loadIndex.end()) {
+          emitCopy(b, loads[it->second], mapping, inRange,
+                   tileOf(b, loc, rings[it->second], i32Const(b, j)));
           continue;
         }
         b.clone(op, mapping);
@@ -372,45 +516,72 @@ private:
       op->replaceUsesOfWith(iv, ahead);
     kiln::gpu::AsyncWaitOp::create(b, loc, int32_t(stages) - 2);
     kiln::gpu::BarrierOp::create(b, loc);
-    if (async)
+    if (anyAsync)
       kiln::gpu::FenceAsyncSharedOp::create(b, loc);
 
-    // The dot on the slot that has landed.
-    b.setInsertionPoint(dot);
-    Value aTile = tileOf(b, loc, rings[0], readSlot);
-    Value bTile = tileOf(b, loc, rings[1], readSlot);
-    auto shared = kiln::gpu::SharedDotOp::create(b, loc, dot.getType(), aTile,
-                                                 bTile, dot.getC(), async);
-    Value result = shared.getD();
-    if (async) {
-      result = kiln::gpu::DotWaitOp::create(b, loc, TypeRange{result.getType()},
-                                            ValueRange{result}, 1)
-                   .getOutputs()[0];
-      // The other warpgroups may still read the slot about to be refilled.
-      if (numWarps_ > 4)
-        kiln::gpu::BarrierOp::create(b, loc);
-    }
-    dot.getD().replaceAllUsesWith(result);
-    Value operands[2] = {dot.getA(), dot.getB()};
-    dot->erase();
-    for (Value operand : operands)
-      while (auto convert =
-                 operand.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
-        operand = convert.getSrc();
-        convert->erase();
+    // Each dot on the tiles that have landed (or a from registers).
+    std::optional<unsigned> carriedAcc;
+    for (PipelinedDot &pd : dots) {
+      kiln::DotOp dot = pd.dot;
+      b.setInsertionPoint(dot);
+      Value operands[2] = {dot.getA(), dot.getB()};
+      Value tiles[2];
+      for (unsigned i = 0; i < 2; ++i) {
+        if (pd.source[i] < 0) {
+          tiles[i] = operands[i];
+          continue;
+        }
+        PipelinedLoad &l = loads[pd.source[i]];
+        tiles[i] = tileOf(b, loc, rings[pd.source[i]],
+                          l.once ? i32Const(b, 0) : readSlot);
       }
+      auto sharedDot = kiln::gpu::SharedDotOp::create(
+          b, loc, dot.getType(), tiles[0], tiles[1], dot.getC(), pd.async);
+      Value result = sharedDot.getD();
+      if (pd.async) {
+        // The matmul form keeps one group in flight; other dots' results
+        // are read in this iteration.
+        result =
+            kiln::gpu::DotWaitOp::create(b, loc, TypeRange{result.getType()},
+                                         ValueRange{result}, pd.carried ? 1 : 0)
+                .getOutputs()[0];
+        // The other warpgroups may still read the slot about to be
+        // refilled.
+        if (pd.carried && numWarps_ > 4)
+          kiln::gpu::BarrierOp::create(b, loc);
+      }
+      if (pd.carried)
+        carriedAcc = cast<BlockArgument>(dot.getC()).getArgNumber() - 1;
+      dot.getD().replaceAllUsesWith(result);
+      dot->erase();
+      for (unsigned i = 0; i < 2; ++i) {
+        if (pd.source[i] < 0)
+          continue;
+        Value operand = operands[i];
+        while (auto convert =
+                   operand.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
+          operand = convert.getSrc();
+          if (!convert->use_empty())
+            break;
+          convert->erase();
+        }
+      }
+    }
 
-    // The stage's copies go last: the slot they fill was read by the dot of
-    // the previous iteration, which is complete only after the wait above.
+    // The stage's copies go last: the slot they fill was read by the dots
+    // of the previous iteration, which are complete only after the waits
+    // above.
     b.setInsertionPoint(yield);
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub);
     IRMapping identity;
-    for (int i = 0; i < 2; ++i) {
-      emitCopy(b, loads[i], identity, inRange,
-               tileOf(b, loc, rings[i], writeSlot));
-      loads[i].load->erase();
+    for (auto [i, l] : llvm::enumerate(loads)) {
+      if (l.once)
+        continue;
+      emitCopy(b, l, identity, inRange, tileOf(b, loc, rings[i], writeSlot));
     }
+    for (PipelinedLoad &l : loads)
+      l.load->erase();
     kiln::gpu::AsyncCommitGroupOp::create(b, loc);
     auto advance = [&](Value slot) -> Value {
       Value next = arith::AddIOp::create(b, loc, slot, i32Const(b, 1));
@@ -420,14 +591,12 @@ private:
     };
     yield->setOperand(numArgs - 2, advance(readSlot));
     yield->setOperand(numArgs - 1, advance(writeSlot));
-    (void)i32;
 
     // After the loop: nothing in flight, then the accumulator is readable.
     b.setInsertionPointAfter(newLoop);
     kiln::gpu::AsyncWaitOp::create(b, loc, 0);
-    unsigned accIndex = cast<BlockArgument>(shared.getC()).getArgNumber() - 1;
-    Value acc = newLoop.getResult(accIndex);
-    if (async) {
+    if (carriedAcc && anyAsync) {
+      Value acc = newLoop.getResult(*carriedAcc);
       auto wait = kiln::gpu::DotWaitOp::create(b, loc, TypeRange{acc.getType()},
                                                ValueRange{acc}, 0);
       acc.replaceAllUsesExcept(wait.getOutputs()[0], wait);

@@ -1,0 +1,141 @@
+"""bench/kernels/attention_fwd.py's attn_fwd under Triton 3.6's JIT and as
+Kiln cubins (bench/build_attention_cubins.sh), same config, same inputs, one
+process; torch's scaled_dot_product_attention (flash) beside them.
+
+Run on the GPU machine from the repository root:
+
+    python3 bench/attention_cubins.py --cubins .devbuild/attention_cubins --out OUT_DIR
+
+Shapes: batch 4, 32 heads, N_CTX in --sizes, fp16, the cubin's HEAD_DIM and
+causality. Each output is checked against torch (atol 1e-2, rtol 0, as
+upstream's tutorial 06) before timing. Timing: triton.testing.do_bench, Kiln
+and Triton interleaved over --rounds rounds; the ratio is the median of the
+per-round ratios. FLOPs: 4 Z H N^2 D, halved when causal. Writes
+OUT_DIR/results.json and OUT_DIR/results.md.
+"""
+import argparse
+import ctypes
+import datetime
+import importlib.util
+import json
+import os
+import statistics
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_kernel():
+    spec = importlib.util.spec_from_file_location(
+        "kiln_attention_fwd", os.path.join(REPO, "bench", "kernels", "attention_fwd.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.attn_fwd
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cubins", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--sizes", default="1024,4096,16384")
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    import torch
+    import triton
+    cuda = ctypes.CDLL("libcuda.so.1")
+    cuda.cuInit(0)
+    torch.zeros(1, device="cuda")
+    kernel = load_kernel()
+    Z, H = args.batch, args.heads
+    rows = []
+    for line in open(os.path.join(args.cubins, "list.txt")):
+        name, arch, d, causal, bm, bn, warps, stages = line.strip().split("|")
+        d, bm, bn, warps, stages = map(int, (d, bm, bn, warps, stages))
+        causal = causal == "1"
+        meta = json.load(open(os.path.join(args.cubins, name + ".json")))
+        module, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        image = open(os.path.join(args.cubins, name + ".cubin"), "rb").read()
+        assert cuda.cuModuleLoadData(ctypes.byref(module), image) == 0
+        assert cuda.cuModuleGetFunction(ctypes.byref(fn), module, meta["entry"].encode()) == 0
+        shared = meta["shared_bytes"]
+        if shared > 48 * 1024:
+            assert cuda.cuFuncSetAttribute(fn, 8, shared) == 0
+        for n_ctx in map(int, args.sizes.split(",")):
+            torch.manual_seed(0)
+            q, k, v = (torch.randn((Z * H, n_ctx, d), device="cuda", dtype=torch.float16) for _ in range(3))
+            out = torch.empty_like(q)
+            sm_scale = 1.0 / d ** 0.5
+            values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
+                      "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1), "N_CTX": n_ctx}
+            holders = []
+            for p in meta["params"]:
+                value = values[p["name"]]
+                if p["type"].startswith("*"):
+                    holders.append(ctypes.c_uint64(value))
+                elif p["type"] == "fp32":
+                    holders.append(ctypes.c_float(value))
+                else:
+                    holders.append(ctypes.c_int32(value))
+            pointers = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+            grid = (triton.cdiv(n_ctx, bm), Z * H)
+
+            def kiln(pointers=pointers, grid=grid):
+                assert cuda.cuLaunchKernel(fn, grid[0], grid[1], 1, 32 * meta["num_warps"], 1, 1, shared,
+                                           ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+                                           pointers, None) == 0
+
+            def upstream(grid=grid):
+                kernel[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), n_ctx, HEAD_DIM=d, BM=bm, BN=bn,
+                             CAUSAL=causal, num_warps=warps, num_stages=stages)
+
+            def sdpa():
+                return torch.nn.functional.scaled_dot_product_attention(
+                    q.view(Z, H, n_ctx, d), k.view(Z, H, n_ctx, d), v.view(Z, H, n_ctx, d), is_causal=causal,
+                    scale=sm_scale)
+
+            reference = sdpa().view(Z * H, n_ctx, d)
+            checks = {}
+            for tag, run in (("kiln", kiln), ("triton", upstream)):
+                out.zero_()
+                run()
+                torch.cuda.synchronize()
+                checks[tag] = bool(torch.allclose(out, reference, atol=1e-2, rtol=0))
+            times = {"kiln": [], "triton": [], "sdpa": []}
+            for _ in range(args.rounds):
+                times["kiln"].append(triton.testing.do_bench(kiln))
+                times["triton"].append(triton.testing.do_bench(upstream))
+                times["sdpa"].append(triton.testing.do_bench(sdpa))
+            flops = 4.0 * Z * H * n_ctx * n_ctx * d * (0.5 if causal else 1.0) * 1e-9
+            tf = {key: flops / statistics.median(t) for key, t in times.items()}
+            ratio = statistics.median(t / kk for kk, t in zip(times["kiln"], times["triton"]))
+            row = dict(name=name, arch=arch, head_dim=d, causal=causal, n_ctx=n_ctx,
+                       config=f"{bm}x{bn} w{warps} s{stages}", registers=meta.get("registers"),
+                       spills=meta.get("spills"), shared_bytes=shared, correct=checks, tflops=tf,
+                       kiln_over_triton=ratio)
+            rows.append(row)
+            print(f"{name} N_CTX={n_ctx}: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} sdpa {tf['sdpa']:.1f} "
+                  f"TFLOP/s  kiln/triton {ratio:.3f}  correct {checks}", flush=True)
+            del q, k, v, out, reference
+        cuda.cuModuleUnload(module)
+    os.makedirs(args.out, exist_ok=True)
+    result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
+                  triton=triton.__version__, torch=torch.__version__, batch=Z, heads=H, rounds=args.rounds,
+                  rows=rows)
+    json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(f"# Attention forward (bench/kernels/attention_fwd.py), Kiln cubins beside Triton "
+                f"{triton.__version__} ({result['gpu']}, {result['date']})\n\n")
+        f.write(f"fp16, batch {Z}, {H} heads.\n\n")
+        f.write("| Kiln arch | HEAD_DIM | causal | config | N_CTX | Triton TFLOP/s | Kiln TFLOP/s | SDPA TFLOP/s "
+                "| Kiln/Triton | correct (Kiln, Triton) | regs | spills |\n")
+        f.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            f.write(f"| {r['arch']} | {r['head_dim']} | {r['causal']} | {r['config']} | {r['n_ctx']} | "
+                    f"{r['tflops']['triton']:.1f} | {r['tflops']['kiln']:.1f} | {r['tflops']['sdpa']:.1f} | "
+                    f"{r['kiln_over_triton']:.3f} | {r['correct']['kiln']}, {r['correct']['triton']} | "
+                    f"{r['registers']} | {r['spills']} |\n")
+
+
+if __name__ == "__main__":
+    main()

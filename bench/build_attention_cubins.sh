@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds, here, the cubins bench/attention_cubins.py times beside Triton:
+# bench/kernels/attention_fwd.py's attn_fwd for each listed head dim,
+# causality and config, strides 16-divisible, for sm_90a (wgmma) and sm_90
+# (mma.sync).
+#
+#   bench/build_attention_cubins.sh [KILNC] [DEST]   (defaults: build/compiler/driver/kilnc,
+#                                                      .devbuild/attention_cubins)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+kilnc=${1:-build/compiler/driver/kilnc}
+dest=${2:-.devbuild/attention_cubins}
+src=bench/kernels/attention_fwd.py
+mkdir -p "$dest"
+: >"$dest/list.txt"
+status=0
+# arch|HEAD_DIM|CAUSAL|BM|BN|warps|stages
+while IFS='|' read -r arch d causal bm bn warps stages; do
+  name="${arch}_d${d}_c${causal}_${bm}x${bn}_w${warps}s${stages}"
+  c=False; [[ $causal == 1 ]] && c=True
+  if "$kilnc" compile "$src" -n attn_fwd --arch "$arch" -o "$dest/$name.cubin" --metadata "$dest/$name.json" \
+      -s "Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"; then
+    echo "$name|$arch|$d|$causal|$bm|$bn|$warps|$stages" >>"$dest/list.txt"
+  else
+    echo "build_attention_cubins: $name FAILED" >&2; status=1
+  fi
+done <<'LIST'
+sm_90a|64|0|128|64|4|3
+sm_90a|64|1|128|64|4|3
+sm_90a|128|0|128|64|8|3
+sm_90a|128|1|128|64|8|3
+sm_90a|128|0|128|128|8|2
+sm_90|128|0|128|64|8|3
+LIST
+echo "build_attention_cubins: $(wc -l <"$dest/list.txt") cubins in $dest"
+exit $status

@@ -1,0 +1,43 @@
+# A tutorial-style fused attention forward (online softmax, one program per
+# BM rows of one head), the kernel bench/attention_cubins.py runs under
+# Triton's JIT and as Kiln cubins. Q, K, V and Out are [Z * H, N_CTX,
+# HEAD_DIM], rows contiguous. With CAUSAL, row m attends to columns <= m.
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attn_fwd(Q, K, V, Out, sm_scale, stride_h, stride_m, N_CTX,
+             HEAD_DIM: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+             CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0)
+    off_h = tl.program_id(1)
+    base = off_h.to(tl.int64) * stride_h
+    offs_m = start_m * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :])
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BM], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BM, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    hi = N_CTX
+    if CAUSAL:
+        hi = (start_m + 1) * BM
+    for start_n in range(0, hi, BN):
+        kt = tl.load(K + base + (start_n + offs_n)[None, :] * stride_m + offs_d[:, None])
+        qk = tl.dot(q, kt)
+        if CAUSAL:
+            qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        l_ij = tl.sum(p, 1)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + l_ij
+        acc = acc * alpha[:, None]
+        v = tl.load(V + base + (start_n + offs_n)[:, None] * stride_m + offs_d[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(tl.float16))

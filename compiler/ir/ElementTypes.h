@@ -1,0 +1,21 @@
+//===- ElementTypes.h - questions about element types ----------*- C++ -*-===//
+//
+// Element-type predicates that layout assignment, the pipeliner and the
+// lowerings all ask, answered in one place.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_IR_ELEMENTTYPES_H
+#define KILN_IR_ELEMENTTYPES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace kiln {
+
+/// The 8-bit floats the tensor cores multiply (e4m3 and e5m2).
+inline bool isFp8(mlir::Type type) {
+  return mlir::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(type);
+}
+
+} // namespace kiln
+
+#endif // KILN_IR_ELEMENTTYPES_H
