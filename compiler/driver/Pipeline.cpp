@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/driver/Pipeline.h"
+#include "compiler/conversion/KilnPipeline.h"
 
 #include "compiler/driver/Metadata.h"
 #include "compiler/frontend/Emitter.h"
@@ -180,40 +181,41 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 0;
 
   // Stage 3: block pointers to tensors of pointers, layouts, the software
-  // pipeline of tensor-core loops, shared-memory offsets.
-  (*module)->setAttr(TargetInfo::kAttrName,
-                     mlir::StringAttr::get(&context, arch->name));
-  {
+  // pipeline of tensor-core loops, shared-memory offsets. Stage 4: LLVM and
+  // NVVM dialects. Both as compiler/conversion/KilnPipeline.h builds them
+  // (kiln-opt --kiln-pipeline replays them on 01-kiln.mlir).
+  KilnPipelineOptions pipelineOptions;
+  pipelineOptions.arch = arch->name;
+  pipelineOptions.numWarps = spec->numWarps;
+  pipelineOptions.numStages = spec->numStages;
+  auto runPasses = [&](auto build, StringRef stage) {
     mlir::PassManager pm(&context);
-    pm.addPass(kiln::createKilnRewriteBlockPointers());
-    kiln::KilnAssignLayoutsOptions layoutOptions;
-    layoutOptions.numWarps = spec->numWarps;
-    pm.addPass(kiln::createKilnAssignLayouts(layoutOptions));
-    kiln::KilnPipelineDotsOptions pipelineOptions;
-    pipelineOptions.numStages = spec->numStages;
-    pm.addPass(kiln::createKilnPipelineDots(pipelineOptions));
-    pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(kiln::createKilnAllocateShared());
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+    build(pm, pipelineOptions);
+    // --dump-ir: the IR after every pass that changed it, one file each.
+    if (!options.dumpDir.empty()) {
+      context.disableMultithreading(); // what IR printing requires
+      std::string dir = options.dumpDir + "/passes/" + stage.str();
+      if (std::error_code error = sys::fs::create_directories(dir)) {
+        errs() << "kilnc: cannot create " << dir << ": " << error.message()
+               << "\n";
+        return mlir::LogicalResult::failure();
+      }
+      pm.enableIRPrintingToFileTree(
+          [](mlir::Pass *, mlir::Operation *) { return false; },
+          [](mlir::Pass *, mlir::Operation *) { return true; },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/true,
+          /*printAfterOnlyOnFailure=*/false, dir);
+    }
+    return pm.run(*module);
+  };
+  if (failed(runPasses(buildKilnGpuPipeline, "gpu")))
+    return 1;
   if (!writer.write(Stage::Gpu, "02-kiln-gpu.mlir", printed(*module)))
     return 1;
   if (writer.done)
     return 0;
-
-  // Stage 4: LLVM and NVVM dialects.
-  {
-    mlir::PassManager pm(&context);
-    kiln::KilnToLLVMOptions llvmOptions;
-    llvmOptions.computeCapability = arch->major * 10 + arch->minor;
-    pm.addPass(kiln::createKilnToLLVM(llvmOptions));
-    pm.addPass(mlir::createReconcileUnrealizedCastsPass());
-    pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(mlir::createCSEPass());
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (failed(runPasses(buildKilnLLVMPipeline, "llvm")))
+    return 1;
   if (!writer.dump("03-llvm.mlir", printed(*module)))
     return 1;
   int64_t sharedBytes = 0;
@@ -253,7 +255,7 @@ int kiln::compileKernel(const CompileOptions &options) {
                              arch->name,
                              &*spec,
                              &*cubin,
-                             /*dynamicSharedBytes=*/sharedBytes,
+                             /*dynamicSharedBytes=*/unsigned(sharedBytes),
                              sourceHash};
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))

@@ -81,7 +81,9 @@ def KilnToLLVM : Pass<"kiln-to-llvm", "mlir::ModuleOp"> {
            "Target compute capability (90 for sm_90a): picks native or "
            "emulated instructions where the architectures differ">,
   ];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+  // cf: scf lowers to it inside this pass, before the LLVM conversion.
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::cf::ControlFlowDialect"];
 }
 
 #endif // KILN_PASSES_TD
