@@ -3,6 +3,7 @@
 #include "compiler/conversion/LoweringUtils.h"
 
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/TargetInfo.h"
 #include "compiler/layout/BlockedLayouts.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -16,69 +17,18 @@ using kiln::layout::LinearLayout;
 
 namespace {
 
-constexpr int32_t kLaneBits = 5; // 32 threads per warp
-
-bool isPowerOfTwoShape(ArrayRef<int64_t> shape) {
-  return !shape.empty() && llvm::all_of(shape, [](int64_t n) {
-    return n > 0 && llvm::isPowerOf2_64(uint64_t(n));
-  });
-}
-
-/// How far one tile of `encoding` reaches along `dim`: the size a parent
-/// dimension gets back when a slice is expanded for its linear layout.
-std::optional<int64_t> tileExtent(Attribute encoding, unsigned dim) {
-  if (auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(encoding))
-    return int64_t(blocked.getSizePerThread()[dim]) *
-           blocked.getThreadsPerWarp()[dim] * blocked.getWarpsPerCTA()[dim];
-  if (auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(encoding))
-    return tileExtent(slice.getParent(), dim < slice.getDim() ? dim : dim + 1);
-  if (auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(encoding))
-    return int64_t(dim == 0 ? 16 : 8) * mma.getWarpsPerCTA()[dim];
-  return std::nullopt;
-}
-
-std::optional<LinearLayout> linearLayoutOf(Attribute encoding,
-                                           ArrayRef<int64_t> shape) {
-  if (!isPowerOfTwoShape(shape))
-    return std::nullopt;
-  if (auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(encoding)) {
-    if (blocked.getOrder().size() != shape.size())
-      return std::nullopt;
-    return kiln::layout::blocked(shape, blocked.getSizePerThread(),
-                                 blocked.getThreadsPerWarp(),
-                                 blocked.getWarpsPerCTA(), blocked.getOrder());
-  }
-  if (auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(encoding)) {
-    unsigned dim = slice.getDim();
-    if (dim > shape.size())
-      return std::nullopt;
-    // The parent over the shape with the sliced dimension one tile long:
-    // slicing then removes exactly the registers that moved along it.
-    std::optional<int64_t> extent = tileExtent(slice.getParent(), dim);
-    if (!extent)
-      return std::nullopt;
-    SmallVector<int64_t> parentShape(shape);
-    parentShape.insert(parentShape.begin() + dim, *extent);
-    std::optional<LinearLayout> parent =
-        linearLayoutOf(slice.getParent(), parentShape);
-    if (!parent)
-      return std::nullopt;
-    return kiln::layout::slice(*parent, dim);
-  }
-  if (auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(encoding)) {
-    if (shape.size() != 2)
-      return std::nullopt;
-    return kiln::layout::mmaV2(shape, mma.getWarpsPerCTA());
-  }
-  return std::nullopt;
-}
+// tid.x: the lane in its low bits, the warp above.
+constexpr int32_t kLaneBits =
+    llvm::ConstantLog2<kiln::TargetInfo::kThreadsPerWarp>();
 
 } // namespace
 
 std::optional<LinearLayout> kiln::getLinearLayout(RankedTensorType type) {
-  if (!type.getEncoding())
+  auto encoding =
+      dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(type.getEncoding());
+  if (!encoding)
     return std::nullopt;
-  return linearLayoutOf(type.getEncoding(), type.getShape());
+  return encoding.toLinearLayout(type.getShape());
 }
 
 SmallVector<int32_t> kiln::registerCoordinates(const LinearLayout &layout,

@@ -2,8 +2,9 @@
 //-*-===//
 //
 // Every lowering that needs to know which thread holds which element asks
-// here: a tensor type's kiln_gpu encoding (blocked or slice) becomes a
-// layout::LinearLayout from (register, lane, warp, block) to the tensor's
+// here: a tensor type's kiln_gpu encoding becomes, through its
+// DistributedEncodingAttr interface (compiler/ir/DistributedEncodings.cpp),
+// a layout::LinearLayout from (register, lane, warp, block) to the tensor's
 // coordinates. Register k of a thread is element k of the LLVM struct the
 // type converter gives the tensor.
 //

@@ -7,6 +7,8 @@
 #ifndef KILN_IR_DIALECTS_H
 #define KILN_IR_DIALECTS_H
 
+#include "compiler/layout/LinearLayout.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -22,6 +24,8 @@
 
 #define GET_TYPEDEF_CLASSES
 #include "compiler/ir/KilnTypes.h.inc"
+
+#include "compiler/ir/KilnGPUAttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "compiler/ir/KilnGPUAttrs.h.inc"

@@ -9,6 +9,8 @@ using namespace mlir;
 
 #include "compiler/ir/KilnGPUDialect.cpp.inc"
 
+#include "compiler/ir/KilnGPUAttrInterfaces.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "compiler/ir/KilnGPUAttrs.cpp.inc"
 
@@ -98,15 +100,8 @@ LogicalResult kiln::gpu::BlockedEncodingAttr::verify(
 /// The rank of the tensors a layout applies to, or 0 if it is not one of
 /// ours.
 static unsigned layoutRank(Attribute layout) {
-  if (auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(layout))
-    return blocked.getOrder().size();
-  if (auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(layout)) {
-    unsigned parentRank = layoutRank(slice.getParent());
-    return parentRank > 1 ? parentRank - 1 : 0;
-  }
-  if (isa<kiln::gpu::MmaEncodingAttr>(layout))
-    return 2;
-  return 0;
+  auto distributed = dyn_cast<kiln::gpu::DistributedEncodingAttr>(layout);
+  return distributed ? distributed.getRank() : 0;
 }
 
 // Syntax: #kiln_gpu.slice<{dim = 1, parent = #kiln_gpu.blocked<...>}>

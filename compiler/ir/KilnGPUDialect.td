@@ -24,7 +24,30 @@ def KilnGPU_Dialect : Dialect {
   }];
 }
 
-def KilnGPU_BlockedEncodingAttr : AttrDef<KilnGPU_Dialect, "BlockedEncoding"> {
+// What every distributed encoding answers; passes and lowerings ask this
+// instead of switching over the encodings (compiler/ir/DistributedEncodings.cpp).
+def KilnGPU_DistributedEncoding : AttrInterface<"DistributedEncodingAttr"> {
+  let cppNamespace = "::kiln::gpu";
+  let description = [{
+    A layout of a tensor's elements over the registers, lanes and warps of
+    a CTA, as a linear layout (compiler/layout/LinearLayout.h).
+  }];
+  let methods = [
+    InterfaceMethod<"The rank of the tensors it lays out.", "unsigned",
+                    "getRank">,
+    InterfaceMethod<[{How far one tile (every lane and warp once) reaches
+                      along `dim`.}], "int64_t", "getTileExtent",
+                    (ins "unsigned":$dim)>,
+    InterfaceMethod<[{The layout over `shape` as a linear layout from
+                      (register, lane, warp) to coordinates; none when the
+                      shape does not fit (rank, or not powers of two).}],
+                    "std::optional<::kiln::layout::LinearLayout>",
+                    "toLinearLayout", (ins "::llvm::ArrayRef<int64_t>":$shape)>,
+  ];
+}
+
+def KilnGPU_BlockedEncodingAttr : AttrDef<KilnGPU_Dialect, "BlockedEncoding",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedEncoding>]> {
   let mnemonic = "blocked";
   let summary = "Each thread holds sizePerThread contiguous elements, repeated";
   let description = [{
@@ -45,7 +68,8 @@ def KilnGPU_BlockedEncodingAttr : AttrDef<KilnGPU_Dialect, "BlockedEncoding"> {
   let genVerifyDecl = 1;
 }
 
-def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding"> {
+def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedEncoding>]> {
   let mnemonic = "slice";
   let summary = "The parent layout with one dimension reduced away";
   let description = [{
@@ -60,7 +84,8 @@ def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding"> {
   let genVerifyDecl = 1;
 }
 
-def KilnGPU_MmaEncodingAttr : AttrDef<KilnGPU_Dialect, "MmaEncoding"> {
+def KilnGPU_MmaEncodingAttr : AttrDef<KilnGPU_Dialect, "MmaEncoding",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedEncoding>]> {
   let mnemonic = "mma";
   let summary = "The accumulator layout of mma.sync m16n8 tensor-core tiles";
   let description = [{

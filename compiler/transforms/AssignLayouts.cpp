@@ -128,16 +128,6 @@ BlockedEncodingAttr dotBlocked(MLIRContext *ctx, RankedTensorType type,
   return blockedWith(ctx, shape, spt, numWarps);
 }
 
-unsigned encodingRank(Attribute encoding) {
-  if (auto blocked = dyn_cast<BlockedEncodingAttr>(encoding))
-    return blocked.getOrder().size();
-  if (auto slice = dyn_cast<SliceEncodingAttr>(encoding))
-    return encodingRank(slice.getParent()) - 1;
-  if (isa<kiln::gpu::MmaEncodingAttr>(encoding))
-    return 2;
-  return 0;
-}
-
 RankedTensorType withEncoding(Type type, Attribute encoding) {
   auto tensor = cast<RankedTensorType>(type);
   return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
