@@ -22,6 +22,9 @@ import os
 import statistics
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location("kiln_cubin_launch", os.path.join(REPO, "bench", "cubin_launch.py"))
+cubin_launch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cubin_launch)
 
 
 def load_kernel():
@@ -53,14 +56,8 @@ def main():
         name, arch, d, causal, bm, bn, warps, stages = line.strip().split("|")
         d, bm, bn, warps, stages = map(int, (d, bm, bn, warps, stages))
         causal = causal == "1"
-        meta = json.load(open(os.path.join(args.cubins, name + ".json")))
-        module, fn = ctypes.c_void_p(), ctypes.c_void_p()
-        image = open(os.path.join(args.cubins, name + ".cubin"), "rb").read()
-        assert cuda.cuModuleLoadData(ctypes.byref(module), image) == 0
-        assert cuda.cuModuleGetFunction(ctypes.byref(fn), module, meta["entry"].encode()) == 0
-        shared = meta["shared_bytes"]
-        if shared > 48 * 1024:
-            assert cuda.cuFuncSetAttribute(fn, 8, shared) == 0
+        cubin = cubin_launch.Cubin(cuda, args.cubins, name)
+        meta, shared = cubin.meta, cubin.shared
         for n_ctx in map(int, args.sizes.split(",")):
             torch.manual_seed(0)
             q, k, v = (torch.randn((Z * H, n_ctx, d), device="cuda", dtype=torch.float16) for _ in range(3))
@@ -68,22 +65,11 @@ def main():
             sm_scale = 1.0 / d ** 0.5
             values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
                       "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1), "N_CTX": n_ctx}
-            holders = []
-            for p in meta["params"]:
-                value = values[p["name"]]
-                if p["type"].startswith("*"):
-                    holders.append(ctypes.c_uint64(value))
-                elif p["type"] == "fp32":
-                    holders.append(ctypes.c_float(value))
-                else:
-                    holders.append(ctypes.c_int32(value))
-            pointers = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+            arguments = cubin.arguments(values)
             grid = (triton.cdiv(n_ctx, bm), Z * H)
 
-            def kiln(pointers=pointers, grid=grid):
-                assert cuda.cuLaunchKernel(fn, grid[0], grid[1], 1, 32 * meta["num_warps"], 1, 1, shared,
-                                           ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
-                                           pointers, None) == 0
+            def kiln(arguments=arguments, grid=grid):
+                cubin.launch(grid, arguments, torch.cuda.current_stream().cuda_stream)
 
             def upstream(grid=grid):
                 kernel[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), n_ctx, HEAD_DIM=d, BM=bm, BN=bn,
@@ -117,7 +103,7 @@ def main():
             print(f"{name} N_CTX={n_ctx}: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} sdpa {tf['sdpa']:.1f} "
                   f"TFLOP/s  kiln/triton {ratio:.3f}  correct {checks}", flush=True)
             del q, k, v, out, reference
-        cuda.cuModuleUnload(module)
+        cubin.unload()
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
                   triton=triton.__version__, torch=torch.__version__, batch=Z, heads=H, rounds=args.rounds,

@@ -27,6 +27,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _spec = importlib.util.spec_from_file_location("kiln_bench_matmul", os.path.join(REPO, "bench", "matmul.py"))
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)  # load_tutorial, make_inputs, atol
+_spec = importlib.util.spec_from_file_location("kiln_cubin_launch", os.path.join(REPO, "bench", "cubin_launch.py"))
+cubin_launch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cubin_launch)
 
 
 def main():
@@ -49,14 +52,8 @@ def main():
     for line in open(os.path.join(args.cubins, "list.txt")):
         name, dtype, arch, bm, bn, bk, group, warps, stages = line.strip().split("|")
         bm, bn, bk, group, warps, stages = map(int, (bm, bn, bk, group, warps, stages))
-        meta = json.load(open(os.path.join(args.cubins, name + ".json")))
-        module, fn = ctypes.c_void_p(), ctypes.c_void_p()
-        image = open(os.path.join(args.cubins, name + ".cubin"), "rb").read()
-        assert cuda.cuModuleLoadData(ctypes.byref(module), image) == 0
-        assert cuda.cuModuleGetFunction(ctypes.byref(fn), module, meta["entry"].encode()) == 0
-        shared = meta["shared_bytes"]
-        if shared > 48 * 1024:
-            assert cuda.cuFuncSetAttribute(fn, 8, shared) == 0
+        cubin = cubin_launch.Cubin(cuda, args.cubins, name)
+        meta, shared = cubin.meta, cubin.shared
         for size in map(int, args.sizes.split(",")):
             M = N = K = size
             a, b, torch_out = bench.make_inputs(torch, dtype, M, N, K)
@@ -64,20 +61,11 @@ def main():
             values = {"a_ptr": a.data_ptr(), "b_ptr": b.data_ptr(), "c_ptr": c.data_ptr(), "M": M, "N": N,
                       "K": K, "stride_am": a.stride(0), "stride_ak": a.stride(1), "stride_bk": b.stride(0),
                       "stride_bn": b.stride(1), "stride_cm": c.stride(0), "stride_cn": c.stride(1)}
-            holders = []
-            for p in meta["params"]:
-                if p.get("equal_to_1"):
-                    assert values[p["name"]] == 1, (name, p["name"])
-                    continue
-                holders.append(ctypes.c_uint64(values[p["name"]]) if p["type"].startswith("*")
-                               else ctypes.c_int32(values[p["name"]]))
-            pointers = (ctypes.c_void_p * len(holders))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+            arguments = cubin.arguments(values)
             grid = triton.cdiv(M, bm) * triton.cdiv(N, bn)
 
-            def kiln(holders=holders, pointers=pointers):
-                assert cuda.cuLaunchKernel(fn, grid, 1, 1, 32 * meta["num_warps"], 1, 1, shared,
-                                           ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
-                                           pointers, None) == 0
+            def kiln(arguments=arguments, grid=grid):
+                cubin.launch((grid,), arguments, torch.cuda.current_stream().cuda_stream)
 
             def upstream():
                 kernel[(grid,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
@@ -109,7 +97,7 @@ def main():
             print(f"{name} {size}^3: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} "
                   f"cublas {tf.get('cublas', float('nan')):.1f} TFLOP/s  kiln/triton {ratio:.3f}  "
                   f"correct {checks}", flush=True)
-        cuda.cuModuleUnload(module)
+        cubin.unload()
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
                   triton=triton.__version__, torch=torch.__version__, rounds=args.rounds, rows=rows)
