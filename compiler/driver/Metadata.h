@@ -29,7 +29,7 @@ llvm::Error printResourceUsage(llvm::raw_ostream &os, llvm::StringRef json,
                                llvm::StringRef origin);
 
 /// The compiler's identity, recorded in every metadata file:
-/// "kilnc 0.1.0 (LLVM 22.1.0, ptxas 13.0.88)". The ptxas version is left out
+/// "kilnc 0.1.0 (LLVM 22.1.8, ptxas 13.0.88)". The ptxas version is left out
 /// when `ptxasVersion` is empty.
 std::string compilerVersion(llvm::StringRef ptxasVersion = "");
 

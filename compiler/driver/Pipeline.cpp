@@ -162,6 +162,7 @@ int kiln::compileKernel(const CompileOptions &options) {
   };
 
   // Stage 1: parse.
+  mlir::TimingScope frontEndTimer = timingRoot.nest("front end (kiln IR)");
   std::unique_ptr<frontend::Module> ast = frontend::parseModule(sourceMgr);
   if (!ast)
     return 1;
@@ -195,6 +196,7 @@ int kiln::compileKernel(const CompileOptions &options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = emitter.emitKernel(*kernel, *spec);
   if (!module || failed(mlir::verify(*module)))
     return 1;
+  frontEndTimer.stop();
   {
     mlir::PassManager pm(&context);
     pm.addPass(mlir::createCanonicalizerPass());
@@ -258,7 +260,9 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
   // Optimizes llvmModule in place.
+  mlir::TimingScope ptxTimer = timingRoot.nest("LLVM O3 and NVPTX (PTX)");
   auto ptx = emitPTX(*llvmModule, *arch, options.libdevicePath);
+  ptxTimer.stop();
   if (!writer.write(Stage::LLVM, "04-llvm.ll", printed(*llvmModule)))
     return 1;
   if (writer.done)
@@ -271,7 +275,9 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 0;
 
   // Stage 6: cubin and metadata.
+  mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
   auto cubin = assembleCubin(*ptx, *arch, options.ptxasPath);
+  ptxasTimer.stop();
   if (!cubin)
     return fail(toString(cubin.takeError()));
   if (!writer.dump("06-ptxas.log", cubin->log) ||

@@ -145,8 +145,8 @@ int main(int argc, char **argv) {
   cl::OptionCategory mlirCategory(
       "MLIR options (applied to every pass manager of kilnc)");
   for (auto &entry : cl::getRegisteredOptions())
-    if (entry.getKey().starts_with("mlir-"))
-      entry.getValue()->addCategory(mlirCategory);
+    if (entry.first.starts_with("mlir-"))
+      entry.second->addCategory(mlirCategory);
   cl::opt<std::string> source(cl::Positional, cl::desc("FILE.py"), cl::Required,
                               cl::cat(category));
   cl::opt<std::string> kernel("n", cl::desc("the @triton.jit function"),
