@@ -455,23 +455,58 @@ def check_specializations(name, specializations, autotune = False):
         return None, _message(name, "specializations", error)
     return signatures, None
 
-def check_archs(name, archs):
-    """Returns None when `archs` is a good `archs` attribute, else the error."""
+def normalize_arch(arch):
+    """The sm_ name of one arch spelling ("sm_90a", "90a", "90a-real"), or None."""
+    if type(arch) != type(""):
+        return None
+    name = arch if arch.startswith("sm_") else "sm_" + (arch[:-len("-real")] if arch.endswith("-real") else arch)
+    return name if name in SUPPORTED_ARCHS else None
+
+def check_archs(name, archs, setting = None):
+    """Checks a list of arch spellings; returns (normalized list, None) or (None, the error).
+
+    The error names the `archs` attribute, or `setting`, the build setting
+    that gives the list when the attribute is unset.
+    """
+    prefix = _message(name, "archs", "")
+    if setting:
+        prefix = "triton_kernel(name = \"%s\"): attribute 'archs' is unset, so the build setting %s gives it (--%s=sm_80,sm_90a): " % (name, setting, setting)
     if type(archs) != type([]) or not archs:
-        return _message(name, "archs", "must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS))
+        return None, prefix + ("must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS))
     seen = {}
+    normalized = []
     for arch in archs:
-        if arch not in SUPPORTED_ARCHS:
-            guess = _closest(str(arch), SUPPORTED_ARCHS)
-            return _message(name, "archs", "unknown arch %r%s; supported: %s" % (
+        sm = normalize_arch(arch)
+        if sm == None:
+            guess = _closest(str(arch), SUPPORTED_ARCHS + [a[len("sm_"):] for a in SUPPORTED_ARCHS])
+            return None, prefix + ("unknown arch %r%s; supported: %s (or without the sm_ prefix, as CMake's CUDA_ARCHITECTURES spells them: 80, 90a, ...)" % (
                 arch,
                 " (did you mean %r?)" % guess if guess else "",
                 " ".join(SUPPORTED_ARCHS),
             ))
-        if arch in seen:
-            return _message(name, "archs", "%r is listed twice" % arch)
-        seen[arch] = True
-    return None
+        if sm in seen:
+            return None, prefix + ("%r is listed twice%s" % (
+                arch,
+                "" if arch == seen[sm] else " (as %r, both meaning %s)" % (seen[sm], sm),
+            ))
+        seen[sm] = arch
+        normalized.append(sm)
+    return normalized, None
+
+KilnArchsInfo = provider(
+    doc = "The project-wide default of triton_kernel's `archs` (//rules:archs).",
+    fields = {"archs": "list of arch spellings, as given on the command line"},
+)
+
+def _archs_setting_impl(ctx):
+    return [KilnArchsInfo(archs = ctx.build_setting_value)]
+
+kiln_archs_setting = rule(
+    implementation = _archs_setting_impl,
+    build_setting = config.string_list(flag = True),
+    doc = "A build setting (//rules:archs) holding the archs of every triton_kernel " +
+          "that sets no `archs`: --//rules:archs=sm_80,90a.",
+)
 
 def check_namespace(name, namespace):
     """Returns None when `namespace` is a C++ namespace, else the error."""
@@ -505,6 +540,13 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     args.add_all(flags)
     if ctx.attr.debug:
         args.add("--debug")
+
+    # The toolkit's files are declared inputs, passed by path: the action
+    # needs no CUDA_HOME and no shell environment, and a new ptxas or
+    # libdevice changes its key.
+    args.add("--ptxas", ctx.file._ptxas)
+    args.add("--libdevice", ctx.file._libdevice)
+    args.add_all(ctx.attr.kilnc_opts)
     if ctx.attr.autotune:
         # How many configs there are is in the source, which analysis cannot
         # read: one action compiles them all into a directory.
@@ -528,7 +570,8 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     ctx.actions.run(
         executable = ctx.executable.kilnc,
         arguments = [args],
-        inputs = ctx.files.srcs,
+        inputs = ctx.files.srcs + [ctx.file._libdevice],
+        tools = [ctx.file._ptxas],
         outputs = outputs,
         mnemonic = "TritonPtx" if emit_ptx else "TritonCompile",
         progress_message = "Compiling Triton kernel %s for %s to %s, %s %s: specializations[%d] = %s" % (
@@ -540,8 +583,6 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
             index,
             signature,
         ),
-        # kilnc runs ptxas from $CUDA_HOME (passed by --action_env).
-        use_default_shell_env = True,
     )
     return outputs
 
@@ -554,7 +595,12 @@ def _triton_kernel_codegen_impl(ctx):
             spec = {pair[0]: pair[1] for pair in spec}
         specializations.append(spec)
     signatures, error = check_specializations(name, specializations, ctx.attr.autotune)
-    error = error or check_archs(name, ctx.attr.archs) or check_namespace(name, ctx.attr.namespace)
+    if ctx.attr.archs:
+        archs, arch_error = check_archs(name, ctx.attr.archs)
+    else:
+        setting = ctx.attr._default_archs
+        archs, arch_error = check_archs(name, setting[KilnArchsInfo].archs, str(setting.label))
+    error = error or arch_error or check_namespace(name, ctx.attr.namespace)
     if error:
         fail(error)
 
@@ -563,7 +609,7 @@ def _triton_kernel_codegen_impl(ctx):
     # (metadata, cubin or ptx) of every image, in a fixed order; with
     # autotune, (directory, directory) pairs that kiln-codegen expands.
     compiled = []
-    for arch in ctx.attr.archs:
+    for arch in archs:
         for index, signature in enumerate(signatures):
             for variant, flags in _variants(signature):
                 outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, False)
@@ -640,8 +686,25 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
                   "file of `srcs` has exactly one kernel.",
         ),
         "archs": attr.string_list(
-            mandatory = True,
-            doc = "GPU architectures to compile for, each one of: " + ", ".join(SUPPORTED_ARCHS) + ".",
+            doc = "GPU architectures to compile for, each one of: " + ", ".join(SUPPORTED_ARCHS) +
+                  ", or without sm_ (80, 90a: CMake's spelling). Empty: the //rules:archs build setting.",
+        ),
+        "kilnc_opts": attr.string_list(
+            doc = "Extra kilnc compile flags for every compile action of this target " +
+                  "(--mlir-timing, --mlir-print-ir-after-failure, ...).",
+        ),
+        "_default_archs": attr.label(
+            default = Label("//rules:archs"),
+            providers = [KilnArchsInfo],
+        ),
+        "_ptxas": attr.label(
+            default = Label("@cuda//:ptxas"),
+            allow_single_file = True,
+            cfg = "exec",
+        ),
+        "_libdevice": attr.label(
+            default = Label("@cuda//:libdevice"),
+            allow_single_file = True,
         ),
         "specializations": attr.string_list(
             mandatory = True,
@@ -705,13 +768,14 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
 def triton_kernel(
         name,
         srcs,
-        archs,
         specializations,
+        archs = None,
         kernel = None,
         namespace = "kernels",
         ptx = False,
         autotune = False,
         debug = False,
+        kilnc_opts = [],
         deps = [],
         visibility = None,
         kilnc = None,
@@ -734,7 +798,9 @@ def triton_kernel(
         identifier.
       srcs: the .py file that defines the kernel, then any .py files it imports.
       archs: GPU architectures to build cubins for, from SUPPORTED_ARCHS
-        (sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a).
+        (sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a), also spelled
+        without sm_ (80, 90a) as CMake's CUDA_ARCHITECTURES does. Left out:
+        the build setting //rules:archs (--//rules:archs=sm_80,sm_90a).
       specializations: a list; each element is one compiled configuration.
         Either a dict mapping every kernel parameter to its type ("*fp32",
         "*bf16", "i32", "fp32", ...) or, for tl.constexpr parameters, to its
@@ -759,6 +825,8 @@ def triton_kernel(
       debug: keep tl.device_assert and `assert` on run-time values (kilnc
         --debug, as upstream's debug=True); a failed one stops the kernel and
         the launch's stream reports an error.
+      kilnc_opts: extra flags of every `kilnc compile` of this target, such as
+        ["--mlir-timing"] or ["--mlir-print-ir-after-failure"].
       deps: extra deps of the cc_library.
       visibility: visibility of the cc_library and the codegen target.
       kilnc: overrides //compiler/driver:kilnc (for example a prebuilt one).
@@ -805,7 +873,8 @@ def triton_kernel(
         name = name + "_codegen",
         srcs = srcs,
         kernel = kernel or "",
-        archs = archs,
+        archs = archs or [],
+        kilnc_opts = kilnc_opts,
         specializations = encoded,
         autotune = autotune,
         debug = debug,

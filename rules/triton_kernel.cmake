@@ -3,7 +3,7 @@
 #   triton_kernel(
 #     NAME add                         # library target; generated add.h / add.cc
 #     SRCS add.py                      # the kernel's file first, then files it imports
-#     ARCHS sm_80 sm_90a
+#     [ARCHS sm_80 90a]                # default: CMAKE_CUDA_ARCHITECTURES (80, 90a, ...)
 #     SPECIALIZATIONS                  # one compiled configuration each, named or positional
 #       "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024"
 #       "x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=2048, num_warps=8"
@@ -12,7 +12,8 @@
 #     [NAMESPACE kernels]              # C++ namespace of the launchers (default: kernels)
 #     [PTX]                            # also embed PTX, JIT-compiled only where no cubin fits
 #     [AUTOTUNE]                       # cross SPECIALIZATIONS with the @triton.autotune configs
-#     [DEBUG])                         # keep tl.device_assert (kilnc --debug)
+#     [DEBUG]                          # keep tl.device_assert (kilnc --debug)
+#     [KILNC_OPTIONS --mlir-timing])   # extra flags of every `kilnc compile`
 #   target_link_libraries(app PRIVATE add)   # #include "<dir>/add.h", <dir> relative to the source root
 #
 # Every specialization x arch is compiled twice by `kilnc compile`: a general
@@ -39,9 +40,49 @@
 # The tool and library targets can be renamed before the first call (for a
 # consumer that imports them under a namespace): KILN_KILNC_TARGET,
 # KILN_CODEGEN_TARGET, KILN_RUNTIME_TARGET, and KILN_TEMPLATES_DIR.
+#
+# kilnc gets ptxas and libdevice by path (--ptxas, --libdevice), and both are
+# in every compile command's DEPENDS, so a toolkit upgrade recompiles: the
+# cache variables KILN_PTXAS and KILN_LIBDEVICE, by default from
+# CUDAToolkit_BIN_DIR / CUDAToolkit_LIBRARY_ROOT (find_package(CUDAToolkit))
+# when set, else from CUDA_HOME, else /usr/local/cuda.
 include_guard(GLOBAL)
 
 set(KILN_SUPPORTED_ARCHS sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a)
+
+# Sets OUT to the sm_ form of one arch spelling (sm_90a, 90a, 90a-real), or
+# to "" when it names no supported arch.
+function(_kiln_normalize_arch arch out)
+  set(sm "${arch}")
+  if(NOT sm MATCHES "^sm_")
+    string(REGEX REPLACE "-real$" "" sm "${sm}")
+    set(sm "sm_${sm}")
+  endif()
+  if(NOT sm IN_LIST KILN_SUPPORTED_ARCHS)
+    set(sm "")
+  endif()
+  set(${out} "${sm}" PARENT_SCOPE)
+endfunction()
+
+# The CUDA toolkit files kilnc reads, by path.
+if(NOT DEFINED KILN_PTXAS OR NOT DEFINED KILN_LIBDEVICE)
+  if(DEFINED CUDAToolkit_BIN_DIR AND EXISTS "${CUDAToolkit_BIN_DIR}/ptxas")
+    set(_kiln_cuda_bin "${CUDAToolkit_BIN_DIR}")
+    set(_kiln_cuda_root "${CUDAToolkit_LIBRARY_ROOT}")
+  elseif(CUDA_HOME)
+    set(_kiln_cuda_bin "${CUDA_HOME}/bin")
+    set(_kiln_cuda_root "${CUDA_HOME}")
+  elseif(DEFINED ENV{CUDA_HOME})
+    set(_kiln_cuda_bin "$ENV{CUDA_HOME}/bin")
+    set(_kiln_cuda_root "$ENV{CUDA_HOME}")
+  else()
+    set(_kiln_cuda_bin "/usr/local/cuda/bin")
+    set(_kiln_cuda_root "/usr/local/cuda")
+  endif()
+  set(KILN_PTXAS "${_kiln_cuda_bin}/ptxas" CACHE FILEPATH "ptxas that kilnc runs (kilnc --ptxas)")
+  set(KILN_LIBDEVICE "${_kiln_cuda_root}/nvvm/libdevice/libdevice.10.bc" CACHE FILEPATH
+      "libdevice that kilnc links (kilnc --libdevice)")
+endif()
 if(NOT DEFINED KILN_KILNC_TARGET)
   set(KILN_KILNC_TARGET kilnc)
 endif()
@@ -362,7 +403,7 @@ endfunction()
 
 function(triton_kernel)
   cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;AUTOTUNE;DEBUG" "NAME;KERNEL;NAMESPACE"
-                        "SRCS;ARCHS;SPECIALIZATIONS")
+                        "SRCS;ARCHS;SPECIALIZATIONS;KILNC_OPTIONS")
 
   # --- arguments -------------------------------------------------------------
   if(NOT TK_NAME)
@@ -372,7 +413,8 @@ function(triton_kernel)
   set(where "triton_kernel(NAME ${name})")
   if(TK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${TK_UNPARSED_ARGUMENTS} "
-                        "(expected NAME SRCS ARCHS SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX] [AUTOTUNE] [DEBUG])")
+                        "(expected NAME SRCS [ARCHS] SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX] [AUTOTUNE] [DEBUG] "
+                        "[KILNC_OPTIONS])")
   endif()
   if(TK_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: no value given for ${TK_KEYWORDS_MISSING_VALUES}")
@@ -400,20 +442,59 @@ function(triton_kernel)
   endforeach()
   list(GET srcs 0 main_src)
 
-  if(NOT TK_ARCHS)
-    message(FATAL_ERROR "${where}: ARCHS is required; supported: ${KILN_SUPPORTED_ARCHS}")
+  # ARCHS, else the project's CMAKE_CUDA_ARCHITECTURES; each spelling (sm_90a,
+  # 90a, 90a-real) becomes the sm_ one.
+  string(REPLACE ";" " " supported "${KILN_SUPPORTED_ARCHS}")
+  set(spellings "(sm_80 or 80, sm_90a or 90a, ...)")
+  if(DEFINED TK_ARCHS)
+    set(arch_list ${TK_ARCHS})
+    set(arch_where "${where}: ARCHS")
+  elseif(DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT CMAKE_CUDA_ARCHITECTURES STREQUAL "")
+    set(arch_list ${CMAKE_CUDA_ARCHITECTURES})
+    set(arch_where "${where}: ARCHS is not given, so CMAKE_CUDA_ARCHITECTURES (${CMAKE_CUDA_ARCHITECTURES}) gives it")
+    if(CMAKE_CUDA_ARCHITECTURES MATCHES "^(native|all|all-major|OFF|FALSE|NO|0)$")
+      message(FATAL_ERROR "${arch_where}, but triton_kernel needs the architectures listed, "
+                          "from: ${supported} ${spellings}; give ARCHS")
+    endif()
+  else()
+    message(FATAL_ERROR "${where}: ARCHS is required when CMAKE_CUDA_ARCHITECTURES is not set; "
+                        "supported: ${supported} ${spellings}")
   endif()
-  set(seen_archs "")
-  foreach(arch IN LISTS TK_ARCHS)
-    if(NOT arch IN_LIST KILN_SUPPORTED_ARCHS)
-      string(REPLACE ";" " " supported "${KILN_SUPPORTED_ARCHS}")
-      _kiln_did_you_mean("${arch}" "${KILN_SUPPORTED_ARCHS}" hint)
-      message(FATAL_ERROR "${where}: ARCHS: unknown arch '${arch}'${hint}; supported: ${supported}")
+  set(archs "")
+  set(arch_spellings "")
+  foreach(arch IN LISTS arch_list)
+    _kiln_normalize_arch("${arch}" sm)
+    if(sm STREQUAL "")
+      set(candidates ${KILN_SUPPORTED_ARCHS})
+      foreach(a IN LISTS KILN_SUPPORTED_ARCHS)
+        string(REGEX REPLACE "^sm_" "" short "${a}")
+        list(APPEND candidates "${short}")
+      endforeach()
+      _kiln_did_you_mean("${arch}" "${candidates}" hint)
+      set(virtual "")
+      if(arch MATCHES "-virtual$")
+        set(virtual " (triton_kernel compiles cubins for real architectures; PTX comes with the PTX option)")
+      endif()
+      message(FATAL_ERROR "${arch_where}: unknown arch '${arch}'${hint}${virtual}; supported: "
+                          "${supported} ${spellings}")
     endif()
-    if(arch IN_LIST seen_archs)
-      message(FATAL_ERROR "${where}: ARCHS: '${arch}' is listed twice")
+    list(FIND archs "${sm}" earlier)
+    if(NOT earlier EQUAL -1)
+      list(GET arch_spellings ${earlier} first)
+      if(first STREQUAL arch)
+        message(FATAL_ERROR "${arch_where}: '${arch}' is listed twice")
+      endif()
+      message(FATAL_ERROR "${arch_where}: '${arch}' is listed twice (as '${first}', both meaning ${sm})")
     endif()
-    list(APPEND seen_archs "${arch}")
+    list(APPEND archs "${sm}")
+    list(APPEND arch_spellings "${arch}")
+  endforeach()
+
+  foreach(option IN LISTS TK_KILNC_OPTIONS)
+    if(NOT option MATCHES "^-")
+      message(FATAL_ERROR "${where}: KILNC_OPTIONS: '${option}' is not a flag; give kilnc compile "
+                          "flags such as --mlir-timing (a flag's value goes with it: --flag=value)")
+    endif()
   endforeach()
 
   set(kernel_args "")
@@ -491,17 +572,22 @@ function(triton_kernel)
   set(out_header "${gen_root}/${include_path}")
   string(REGEX REPLACE "\\.h$" ".cc" out_source "${out_header}")
 
-  # kilnc runs ptxas from the toolkit this tree was configured with.
-  set(tool_env "")
-  if(CUDA_HOME)
-    set(tool_env "${CMAKE_COMMAND}" -E env "CUDA_HOME=${CUDA_HOME}")
-  endif()
+  # ptxas and libdevice by path and in DEPENDS: no CUDA_HOME in the
+  # commands' environment, and a new toolkit recompiles.
+  foreach(file IN ITEMS KILN_PTXAS KILN_LIBDEVICE)
+    if(NOT EXISTS "${${file}}")
+      message(FATAL_ERROR "${where}: ${file} (${${file}}) does not exist; point CUDA_HOME, "
+                          "find_package(CUDAToolkit) or ${file} at the CUDA toolkit")
+    endif()
+  endforeach()
+  set(toolkit_args --ptxas "${KILN_PTXAS}" --libdevice "${KILN_LIBDEVICE}" ${TK_KILNC_OPTIONS})
+  set(toolkit_files "${KILN_PTXAS}" "${KILN_LIBDEVICE}")
 
   set(work_dir "${name}.kiln")  # relative to CMAKE_CURRENT_BINARY_DIR
   set(variant_outputs "")
   set(variant_pairs "")
   set(image_count 0)
-  foreach(arch IN LISTS TK_ARCHS)
+  foreach(arch IN LISTS archs)
     file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/${arch}")
     set(index 0)
     foreach(spec IN LISTS specs)
@@ -543,9 +629,10 @@ function(triton_kernel)
             endif()
             add_custom_command(
               OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
-              COMMAND ${tool_env} "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
+              COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
                       -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${emit} -o "${dir}"
-              DEPENDS ${KILN_KILNC_TARGET} ${srcs}
+                      ${toolkit_args}
+              DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
               WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
               COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to ${format}, ${what}"
               VERBATIM)
@@ -557,10 +644,10 @@ function(triton_kernel)
         endif()
         add_custom_command(
           OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
-          COMMAND ${tool_env} "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
+          COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
                   -s "${spec}" --arch ${arch} ${aligned_flag}
-                  -o "${stem}.cubin" --metadata "${stem}.json"
-          DEPENDS ${KILN_KILNC_TARGET} ${srcs}
+                  -o "${stem}.cubin" --metadata "${stem}.json" ${toolkit_args}
+          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
           WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
           COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin, ${what}"
           VERBATIM)
@@ -571,9 +658,10 @@ function(triton_kernel)
         if(TK_PTX)
           add_custom_command(
             OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx"
-            COMMAND ${tool_env} "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
+            COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
                     -s "${spec}" --arch ${arch} ${aligned_flag} --emit ptx -o "${stem}.ptx"
-            DEPENDS ${KILN_KILNC_TARGET} ${srcs}
+                    ${toolkit_args}
+            DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
             WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
             COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to PTX, ${what}"
             VERBATIM)

@@ -25,6 +25,7 @@ def tool(name):
 
 config.substitutions.append(("%kilnc", tool("kilnc")))
 config.substitutions.append(("%kiln-opt", tool("kiln-opt")))
+config.substitutions.append(("%cuda", os.environ.get("CUDA_HOME") or "/usr/local/cuda"))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "lit", "Inputs")))
 config.environment["PATH"] = os.pathsep.join([llvm_tools, config.environment.get("PATH", os.environ.get("PATH", ""))])
 for var in ("CUDA_HOME", "HOME", "TMPDIR"):

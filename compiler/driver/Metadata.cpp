@@ -23,8 +23,11 @@ static int64_t sumInLog(StringRef log, StringRef pattern) {
   return sum;
 }
 
-std::string kiln::compilerVersion() {
-  return std::string("kilnc 0.1.0 (LLVM ") + LLVM_VERSION_STRING + ")";
+std::string kiln::compilerVersion(StringRef ptxasVersion) {
+  std::string version = std::string("kilnc 0.1.0 (LLVM ") + LLVM_VERSION_STRING;
+  if (!ptxasVersion.empty())
+    version += (", ptxas " + ptxasVersion).str();
+  return version + ")";
 }
 
 void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
@@ -70,7 +73,7 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
       }
     });
     j.attribute("source_hash", m.sourceHash);
-    j.attribute("compiler", compilerVersion());
+    j.attribute("compiler", compilerVersion(m.ptxasVersion));
   });
   os << "\n";
 }

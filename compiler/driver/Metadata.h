@@ -16,6 +16,7 @@ struct VariantMetadata {
   const CubinInfo *cubin;
   unsigned dynamicSharedBytes = 0;
   std::string sourceHash;
+  std::string ptxasVersion; // "13.0.88"; part of the `compiler` identity
 };
 
 /// Writes docs/architecture.md §2's JSON, keys in a fixed order.
@@ -27,8 +28,10 @@ void writeMetadata(llvm::raw_ostream &os, const VariantMetadata &metadata);
 llvm::Error printResourceUsage(llvm::raw_ostream &os, llvm::StringRef json,
                                llvm::StringRef origin);
 
-/// The compiler's identity, recorded in every metadata file.
-std::string compilerVersion();
+/// The compiler's identity, recorded in every metadata file:
+/// "kilnc 0.1.0 (LLVM 22.1.8, ptxas 13.0.88)". The ptxas version is left out
+/// when `ptxasVersion` is empty.
+std::string compilerVersion(llvm::StringRef ptxasVersion = "");
 
 } // namespace kiln
 

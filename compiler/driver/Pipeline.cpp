@@ -22,9 +22,12 @@
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
@@ -109,6 +112,13 @@ int fail(const Twine &message) {
 
 } // namespace
 
+void kiln::registerMLIRCommandLineOptions() {
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+}
+
 int kiln::compileKernel(const CompileOptions &options) {
   StageWriter writer(options);
   auto arch = TargetArch::parse(options.arch);
@@ -132,9 +142,27 @@ int kiln::compileKernel(const CompileOptions &options) {
   mlir::registerNVVMDialectTranslation(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // One kernel per process (build systems run many processes at once): no
+  // threads, which also lets --mlir-print-ir-* and the crash reproducer work
+  // at module scope.
+  context.disableMultithreading();
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
+  // MLIR's --mlir-timing: one report for every pass manager below.
+  mlir::DefaultTimingManager timing;
+  mlir::applyDefaultTimingManagerCLOptions(timing);
+  mlir::TimingScope timingRoot = timing.getRootScope();
+  // Each pass manager takes MLIR's command-line options
+  // (--mlir-print-ir-after-all, --mlir-pass-pipeline-crash-reproducer, ...).
+  auto configure = [&](mlir::PassManager &pm) {
+    if (failed(mlir::applyPassManagerCLOptions(pm)))
+      return false;
+    pm.enableTiming(timingRoot);
+    return true;
+  };
+
   // Stage 1: parse.
+  mlir::TimingScope frontEndTimer = timingRoot.nest("front end (kiln IR)");
   std::unique_ptr<frontend::Module> ast = frontend::parseModule(sourceMgr);
   if (!ast)
     return 1;
@@ -168,11 +196,12 @@ int kiln::compileKernel(const CompileOptions &options) {
   mlir::OwningOpRef<mlir::ModuleOp> module = emitter.emitKernel(*kernel, *spec);
   if (!module || failed(mlir::verify(*module)))
     return 1;
+  frontEndTimer.stop();
   {
     mlir::PassManager pm(&context);
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
-    if (failed(pm.run(*module)))
+    if (!configure(pm) || failed(pm.run(*module)))
       return 1;
   }
   if (!writer.write(Stage::Kiln, "01-kiln.mlir", printed(*module)))
@@ -191,9 +220,10 @@ int kiln::compileKernel(const CompileOptions &options) {
   auto runPasses = [&](auto build, StringRef stage) {
     mlir::PassManager pm(&context);
     build(pm, pipelineOptions);
+    if (!configure(pm))
+      return mlir::LogicalResult::failure();
     // --dump-ir: the IR after every pass that changed it, one file each.
     if (!options.dumpDir.empty()) {
-      context.disableMultithreading(); // what IR printing requires
       std::string dir = options.dumpDir + "/passes/" + stage.str();
       if (std::error_code error = sys::fs::create_directories(dir)) {
         errs() << "kilnc: cannot create " << dir << ": " << error.message()
@@ -229,7 +259,10 @@ int kiln::compileKernel(const CompileOptions &options) {
       mlir::translateModuleToLLVMIR(*module, llvmContext, kernel->name);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  auto ptx = emitPTX(*llvmModule, *arch); // optimizes llvmModule in place
+  // Optimizes llvmModule in place.
+  mlir::TimingScope ptxTimer = timingRoot.nest("LLVM O3 and NVPTX (PTX)");
+  auto ptx = emitPTX(*llvmModule, *arch, options.libdevicePath);
+  ptxTimer.stop();
   if (!writer.write(Stage::LLVM, "04-llvm.ll", printed(*llvmModule)))
     return 1;
   if (writer.done)
@@ -242,13 +275,29 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 0;
 
   // Stage 6: cubin and metadata.
+  mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
   auto cubin = assembleCubin(*ptx, *arch, options.ptxasPath);
+  ptxasTimer.stop();
   if (!cubin)
     return fail(toString(cubin.takeError()));
   if (!writer.dump("06-ptxas.log", cubin->log) ||
       !writer.writeFile(options.outputPath, cubin->cubin))
     return 1;
+  if (cubin->spillBytes > 0)
+    WithColor::warning(errs(), "kilnc")
+        << "kernel '" << kernel->name << "' for " << arch->name << " ["
+        << spec->str() << "; num_warps=" << spec->numWarps
+        << ", num_stages=" << spec->numStages << "] spills "
+        << cubin->spillBytes
+        << " bytes (spill stores + loads, as ptxas reports them) with "
+        << cubin->registers
+        << " registers; fewer elements per thread (smaller blocks or more "
+           "warps) avoid it\n";
   if (!options.metadataPath.empty()) {
+    // The ptxas version is part of the compiler's identity.
+    auto ptxasVersion = kiln::ptxasVersion(options.ptxasPath);
+    if (!ptxasVersion)
+      return fail(toString(ptxasVersion.takeError()));
     std::string json;
     raw_string_ostream os(json);
     VariantMetadata metadata{kernel->name,
@@ -256,7 +305,8 @@ int kiln::compileKernel(const CompileOptions &options) {
                              &*spec,
                              &*cubin,
                              /*dynamicSharedBytes=*/unsigned(sharedBytes),
-                             sourceHash};
+                             sourceHash,
+                             *ptxasVersion};
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
       return 1;

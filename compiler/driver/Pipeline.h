@@ -20,16 +20,23 @@ struct CompileOptions {
   bool aligned = false; // every pointer and integer divisible by 16
   bool debug = false;   // keep tl.device_assert and run-time asserts
   Stage emit = Stage::Cubin;
-  std::string outputPath;   // "-" for stdout
-  std::string metadataPath; // optional, with Stage::Cubin
-  std::string dumpDir;      // optional: every stage's IR
-  std::string ptxasPath;    // optional
+  std::string outputPath;    // "-" for stdout
+  std::string metadataPath;  // optional, with Stage::Cubin
+  std::string dumpDir;       // optional: every stage's IR
+  std::string ptxasPath;     // optional; else $CUDA_HOME/bin/ptxas
+  std::string libdevicePath; // optional; else under $CUDA_HOME/nvvm
 };
 
 /// Compiles one (kernel, arch, variant). Diagnostics go to stderr as
 /// `file:line:col: error: ...` with the source line and a caret. Returns the
 /// process exit status: 0 on success.
 int compileKernel(const CompileOptions &options);
+
+/// Registers MLIR's pass-manager, timing and context command-line options
+/// (--mlir-print-ir-after-all, --mlir-timing,
+/// --mlir-pass-pipeline-crash-reproducer, ...), which every pass manager of
+/// compileKernel then applies. Call before parsing the command line.
+void registerMLIRCommandLineOptions();
 
 } // namespace kiln
 

@@ -4,13 +4,16 @@
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
 //         [--aligned | --unit-strides] [--debug] -o OUT
 //         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json]
-//         [--dump-ir DIR] [--ptxas PATH] [--resource-usage]
+//         [--dump-ir DIR] [--ptxas PATH] [--libdevice PATH]
+//         [--resource-usage] [--mlir-* options of MLIR's pass manager]
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH
 //         [--aligned | --unit-strides] --autotune -o DIR [--emit ...]
 //         compiles one variant per @triton.autotune config into DIR
 //   kilnc configs FILE.py [-n KERNEL] [--arch ARCH]
 //         prints the kernel's @triton.autotune configs, one signature
 //         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
+//   kilnc --version [--ptxas PATH]   kilnc, LLVM and ptxas versions
+//   kilnc --help                     this usage
 //
 // One invocation compiles one (kernel, arch, variant), so that build systems
 // can run many in parallel and cache each.
@@ -20,7 +23,9 @@
 #include "compiler/driver/Metadata.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/driver/UnitStrides.h"
+#include "compiler/target/Target.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -51,8 +56,61 @@ static int printResourceUsage(ArrayRef<std::string> paths, raw_ostream &os) {
   return 0;
 }
 
+static const char kUsage[] =
+    "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH "
+    "[-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] [--debug] "
+    "-o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
+    "[--dump-ir DIR] [--autotune] [--resource-usage] [--ptxas PATH] "
+    "[--libdevice PATH] [--mlir-...]\n"
+    "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
+    "       kilnc --version [--ptxas PATH]\n"
+    "       kilnc --help | kilnc compile --help\n";
+
+/// `kilnc --version [--ptxas PATH]`: kilnc's, LLVM's and ptxas's versions,
+/// what metadata records as "compiler". Returns the exit status.
+static int printVersion(int argc, char **argv) {
+  std::string ptxasPath;
+  for (int i = 2; i < argc; ++i) {
+    StringRef flag = argv[i];
+    if (flag.consume_front("--ptxas=") || flag.consume_front("-ptxas="))
+      ptxasPath = flag.str();
+    else if ((flag == "--ptxas" || flag == "-ptxas") && i + 1 < argc)
+      ptxasPath = argv[++i];
+    else {
+      errs() << kUsage;
+      return 2;
+    }
+  }
+  auto ptxas = kiln::ptxasVersion(ptxasPath);
+  outs() << kiln::compilerVersion(ptxas ? StringRef(*ptxas) : "") << "\n"
+         << "  LLVM " << LLVM_VERSION_STRING << "\n";
+  if (ptxas)
+    outs() << "  ptxas " << *ptxas << " (" << kiln::resolvePtxas(ptxasPath)
+           << ")\n";
+  else
+    outs() << "  ptxas: " << toString(ptxas.takeError()) << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  if (argc >= 2) {
+    StringRef first = argv[1];
+    if (first == "--version" || first == "-version" || first == "version")
+      return printVersion(argc, argv);
+    if (first == "--help" || first == "-help" || first == "-h" ||
+        first == "help") {
+      outs() << "kilnc: ahead-of-time Triton compiler\n" << kUsage;
+      return 0;
+    }
+  }
+  if (argc >= 3 && StringRef(argv[1]) == "configs" &&
+      (StringRef(argv[2]) == "--help" || StringRef(argv[2]) == "-h")) {
+    outs() << "usage: kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
+              "  prints the kernel's @triton.autotune configs, one signature "
+              "fragment per line\n";
+    return 0;
+  }
   if (argc >= 3 && StringRef(argv[1]) == "configs") {
     std::string kernel, arch;
     for (int i = 3; i < argc; i += 2) {
@@ -66,18 +124,29 @@ int main(int argc, char **argv) {
         return 2;
       }
     }
+    if (!arch.empty()) {
+      auto parsed = kiln::TargetArch::parse(arch);
+      if (!parsed) {
+        WithColor::error(errs(), "kilnc")
+            << toString(parsed.takeError()) << "\n";
+        return 2;
+      }
+      arch = parsed->name;
+    }
     return kiln::printAutotuneConfigs(argv[2], kernel, arch);
   }
   if (argc < 2 || StringRef(argv[1]) != "compile") {
-    errs()
-        << "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch "
-           "ARCH [-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] "
-           "[--debug] -o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata "
-           "OUT.json] [--dump-ir DIR] [--autotune] [--resource-usage]\n"
-           "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n";
+    errs() << kUsage;
     return 2;
   }
   cl::OptionCategory category("kilnc compile options");
+  // MLIR's own options, shown by --help in a category of their own.
+  kiln::registerMLIRCommandLineOptions();
+  cl::OptionCategory mlirCategory(
+      "MLIR options (applied to every pass manager of kilnc)");
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.first.starts_with("mlir-"))
+      entry.second->addCategory(mlirCategory);
   cl::opt<std::string> source(cl::Positional, cl::desc("FILE.py"), cl::Required,
                               cl::cat(category));
   cl::opt<std::string> kernel("n", cl::desc("the @triton.jit function"),
@@ -86,7 +155,9 @@ int main(int argc, char **argv) {
       "s", cl::desc("parameter types and constexpr values"), cl::Required,
       cl::cat(category));
   cl::opt<std::string> arch(
-      "arch", cl::desc("sm_80, sm_86, sm_89, sm_90a, sm_100a, sm_120a"),
+      "arch",
+      cl::desc("sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a (or 80, "
+               "90a, ...: CMake's CUDA_ARCHITECTURES spelling)"),
       cl::Required, cl::cat(category));
   cl::opt<unsigned> numWarps("w", cl::desc("warps per program"), cl::init(4),
                              cl::cat(category));
@@ -135,9 +206,21 @@ int main(int argc, char **argv) {
                                 cl::cat(category));
   cl::opt<std::string> dumpDir(
       "dump-ir", cl::desc("write every stage's IR to DIR"), cl::cat(category));
-  cl::opt<std::string> ptxas("ptxas", cl::desc("path of ptxas"),
-                             cl::cat(category));
-  cl::HideUnrelatedOptions(category);
+  cl::opt<std::string> ptxas(
+      "ptxas", cl::desc("path of ptxas (default: $CUDA_HOME/bin/ptxas)"),
+      cl::cat(category));
+  cl::opt<std::string> libdevice(
+      "libdevice",
+      cl::desc("path of libdevice.10.bc (default: under $CUDA_HOME/nvvm)"),
+      cl::cat(category));
+  cl::HideUnrelatedOptions({&category, &mlirCategory});
+  // `kilnc compile --version`: what `kilnc --version` prints.
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    auto version = kiln::ptxasVersion();
+    os << kiln::compilerVersion(version ? StringRef(*version) : "") << "\n";
+    if (!version)
+      consumeError(version.takeError());
+  });
   // Parse everything after "compile".
   std::vector<const char *> args{argv[0]};
   for (int i = 2; i < argc; ++i)
@@ -151,7 +234,14 @@ int main(int argc, char **argv) {
   options.sourcePath = source;
   options.kernelName = kernel;
   options.signature = signature;
-  options.arch = arch;
+  // Every spelling of an arch becomes the sm_ one, which outputs record.
+  auto parsedArch = kiln::TargetArch::parse(arch);
+  if (!parsedArch) {
+    WithColor::error(errs(), "kilnc")
+        << toString(parsedArch.takeError()) << "\n";
+    return 2;
+  }
+  options.arch = parsedArch->name;
   options.numWarps = numWarps;
   options.numWarpsGiven = numWarps.getNumOccurrences() > 0;
   options.numStages = numStages;
@@ -163,6 +253,7 @@ int main(int argc, char **argv) {
   options.metadataPath = metadata;
   options.dumpDir = dumpDir;
   options.ptxasPath = ptxas;
+  options.libdevicePath = libdevice;
   if (!options.metadataPath.empty() && options.emit != kiln::Stage::Cubin) {
     WithColor::error(errs(), "kilnc") << "--metadata needs --emit cubin\n";
     return 2;

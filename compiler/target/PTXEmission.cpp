@@ -24,18 +24,28 @@ void LLVMInitializeNVPTXAsmPrinter();
 
 using namespace llvm;
 
-Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef name) {
+Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef spelling) {
   static const char *const kSupported[] = {
       "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"};
-  if (!is_contained(kSupported, name))
+  // `90a` and `90a-real` (CMake's CUDA_ARCHITECTURES) name sm_90a too.
+  StringRef digits = spelling;
+  if (!digits.consume_front("sm_"))
+    digits.consume_back("-real");
+  std::string name = ("sm_" + digits).str();
+  if (!is_contained(kSupported, name)) {
+    std::string hint;
+    if (spelling.ends_with("-virtual"))
+      hint = " (Kiln compiles cubins for real architectures; PTX comes with "
+             "the rules' ptx option)";
     return createStringError(
         inconvertibleErrorCode(),
-        formatv("unsupported architecture '{0}' (supported: sm_80, sm_86, "
-                "sm_89, sm_90, sm_90a, sm_100a, sm_120a)",
-                name));
+        formatv("unsupported architecture '{0}'{1} (supported: sm_80, sm_86, "
+                "sm_89, sm_90, sm_90a, sm_100a, sm_120a, also spelled 80, "
+                "86, ..., 90a)",
+                spelling, hint));
+  }
   TargetArch arch;
-  arch.name = name.str();
-  StringRef digits = name.drop_front(3);
+  arch.name = name;
   arch.archSpecific = digits.consume_back("a");
   unsigned cc = 0;
   digits.getAsInteger(10, cc);
@@ -46,21 +56,25 @@ Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef name) {
 
 // Links libdevice when the module calls __nv_* functions. Only what is used
 // is linked; O3 then inlines it.
-static Error linkLibdevice(Module &module) {
+static Error linkLibdevice(Module &module, StringRef libdevicePath) {
   bool needed = llvm::any_of(module.functions(), [](const Function &f) {
     return f.isDeclaration() && f.getName().starts_with("__nv_");
   });
   if (!needed)
     return Error::success();
-  const char *home = std::getenv("CUDA_HOME");
-  std::string path = std::string(home ? home : "/usr/local/cuda") +
-                     "/nvvm/libdevice/libdevice.10.bc";
+  std::string path = libdevicePath.str();
+  if (path.empty()) {
+    const char *home = std::getenv("CUDA_HOME");
+    path = std::string(home ? home : "/usr/local/cuda") +
+           "/nvvm/libdevice/libdevice.10.bc";
+  }
   auto buffer = MemoryBuffer::getFile(path);
   if (!buffer)
     return createStringError(inconvertibleErrorCode(),
                              "cannot read libdevice at " + path + ": " +
                                  buffer.getError().message() +
-                                 " (set CUDA_HOME to the CUDA toolkit)");
+                                 " (pass --libdevice, or set CUDA_HOME to "
+                                 "the CUDA toolkit)");
   auto libdevice =
       parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
   if (!libdevice)
@@ -81,7 +95,8 @@ static Error linkLibdevice(Module &module) {
   return Error::success();
 }
 
-Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch) {
+Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch,
+                                    StringRef libdevicePath) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     LLVMInitializeNVPTXTargetInfo();
@@ -111,7 +126,7 @@ Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch) {
                                  arch.name);
   module.setTargetTriple(triple);
   module.setDataLayout(machine->createDataLayout());
-  if (Error err = linkLibdevice(module))
+  if (Error err = linkLibdevice(module, libdevicePath))
     return std::move(err);
 
   // The standard O3 pipeline, as clang would run it.

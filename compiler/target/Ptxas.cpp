@@ -17,7 +17,7 @@
 
 using namespace llvm;
 
-static std::string findPtxas(StringRef explicitPath) {
+std::string kiln::resolvePtxas(StringRef explicitPath) {
   if (!explicitPath.empty())
     return explicitPath.str();
   if (const char *home = std::getenv("CUDA_HOME"))
@@ -53,7 +53,7 @@ static unsigned sumMatches(StringRef log, StringRef pattern) {
 Expected<kiln::CubinInfo> kiln::assembleCubin(StringRef ptx,
                                               const TargetArch &arch,
                                               StringRef ptxasPath) {
-  std::string ptxas = findPtxas(ptxasPath);
+  std::string ptxas = resolvePtxas(ptxasPath);
   if (!sys::fs::can_execute(ptxas))
     return createStringError(
         inconvertibleErrorCode(),
@@ -74,23 +74,22 @@ Expected<kiln::CubinInfo> kiln::assembleCubin(StringRef ptx,
     os << ptx;
   }
   std::string archFlag = "-arch=" + arch.name;
-  SmallVector<StringRef> args = {ptxas, archFlag, "-v", "-O3",
-                                 ptxFile.path, "-o", cubinFile.path};
+  SmallVector<StringRef> args = {ptxas,        archFlag, "-v",          "-O3",
+                                 ptxFile.path, "-o",     cubinFile.path};
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logFile.path),
                                           StringRef(logFile.path)};
   std::string execError;
-  int status = sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                   /*SecondsToWait=*/300, /*MemoryLimit=*/0,
-                                   &execError);
+  int status =
+      sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                          /*SecondsToWait=*/300, /*MemoryLimit=*/0, &execError);
   CubinInfo info;
   if (auto log = MemoryBuffer::getFile(logFile.path))
     info.log = (*log)->getBuffer().str();
   if (status != 0)
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("ptxas failed for {0} (exit {1}){2}\n{3}",
-                                     arch.name, status,
-                                     execError.empty() ? "" : ": " + execError,
-                                     info.log));
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("ptxas failed for {0} (exit {1}){2}\n{3}", arch.name, status,
+                execError.empty() ? "" : ": " + execError, info.log));
   auto cubin = MemoryBuffer::getFile(cubinFile.path, /*IsText=*/false);
   if (!cubin)
     return errorCodeToError(cubin.getError());
@@ -103,4 +102,37 @@ Expected<kiln::CubinInfo> kiln::assembleCubin(StringRef ptx,
                     sumMatches(info.log, "([0-9]+) bytes spill loads");
   info.staticSharedBytes = sumMatches(info.log, "([0-9]+) bytes smem");
   return info;
+}
+
+Expected<std::string> kiln::ptxasVersion(StringRef ptxasPath) {
+  std::string ptxas = resolvePtxas(ptxasPath);
+  if (!sys::fs::can_execute(ptxas))
+    return createStringError(
+        inconvertibleErrorCode(),
+        "ptxas not found at " + ptxas +
+            " (set CUDA_HOME to the CUDA toolkit, or pass --ptxas)");
+  TempFile out;
+  if (auto ec = sys::fs::createTemporaryFile("kiln-ptxas", "txt", out.path))
+    return errorCodeToError(ec);
+  SmallVector<StringRef> args = {ptxas, "--version"};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(out.path),
+                                          StringRef(out.path)};
+  std::string execError;
+  int status =
+      sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                          /*SecondsToWait=*/60, /*MemoryLimit=*/0, &execError);
+  auto text = MemoryBuffer::getFile(out.path);
+  if (status != 0 || !text)
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("{0} --version failed (exit {1}){2}", ptxas, status,
+                execError.empty() ? "" : ": " + execError));
+  // "Cuda compilation tools, release 13.0, V13.0.88"
+  Regex version(", V([0-9]+(\\.[0-9]+)*)");
+  SmallVector<StringRef> groups;
+  if (!version.match((*text)->getBuffer(), &groups))
+    return createStringError(inconvertibleErrorCode(),
+                             ptxas + " --version printed no version: " +
+                                 (*text)->getBuffer().trim());
+  return groups[1].str();
 }

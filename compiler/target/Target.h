@@ -21,20 +21,26 @@ struct TargetArch {
   unsigned major = 0, minor = 0;
   bool archSpecific = false; // the `a` suffix
 
-  /// Parses sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a; the error
-  /// lists the supported names.
-  static llvm::Expected<TargetArch> parse(llvm::StringRef name);
+  /// Parses a supported arch (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a,
+  /// sm_120a) in any of its spellings: `sm_90a`, or CMake's
+  /// CUDA_ARCHITECTURES form `90a` (also `90a-real`). `name` is then the
+  /// normalized `sm_` form. The error lists the supported names.
+  static llvm::Expected<TargetArch> parse(llvm::StringRef spelling);
 };
 
 /// Optimizes `module` at O3 for `arch` and emits PTX. The module's triple and
-/// data layout are set here.
-llvm::Expected<std::string> emitPTX(llvm::Module &module, const TargetArch &arch);
+/// data layout are set here. A module that calls libdevice's __nv_* functions
+/// links `libdevicePath` (empty: $CUDA_HOME/nvvm/libdevice/libdevice.10.bc,
+/// or under /usr/local/cuda).
+llvm::Expected<std::string> emitPTX(llvm::Module &module,
+                                    const TargetArch &arch,
+                                    llvm::StringRef libdevicePath = "");
 
 /// What ptxas reports about a compiled kernel.
 struct CubinInfo {
   std::string cubin;
   unsigned registers = 0;
-  unsigned spillBytes = 0;    // spill stores + spill loads
+  unsigned spillBytes = 0; // spill stores + spill loads
   unsigned staticSharedBytes = 0;
   std::string log;
 };
@@ -44,6 +50,13 @@ struct CubinInfo {
 llvm::Expected<CubinInfo> assembleCubin(llvm::StringRef ptx,
                                         const TargetArch &arch,
                                         llvm::StringRef ptxasPath = "");
+
+/// The ptxas that assembleCubin runs for `ptxasPath` (see there).
+std::string resolvePtxas(llvm::StringRef ptxasPath);
+
+/// ptxas's version ("13.0.88", from `ptxas --version`), part of the
+/// compiler's identity: the same PTX gives other cubins under another ptxas.
+llvm::Expected<std::string> ptxasVersion(llvm::StringRef ptxasPath = "");
 
 } // namespace kiln
 

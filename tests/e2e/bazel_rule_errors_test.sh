@@ -34,6 +34,36 @@ expect() {
   echo "ok   $target: $(grep -m1 -oE "(attribute '[a-z]+'|error: bad signature).*" <<<"$out" | cut -c1-150)"
 }
 
+# expect_actions TARGET FLAGS TEXT...: TARGET analyzes, and `bazel aquery` of
+# its TritonCompile actions holds every TEXT, and no TEXT written !TEXT.
+expect_actions() {
+  local target=$1 flags=$2
+  shift 2
+  local out
+  if ! out=$($bazel_cmd aquery $flags "mnemonic(TritonCompile, $pkg:${target}_codegen)" 2>&1); then
+    echo "FAIL $target: aquery failed"
+    grep -E "ERROR|error" <<<"$out" | head -5 | sed 's/^/    /'
+    failures=$((failures + 1))
+    return
+  fi
+  # One argument per line in aquery's command lines: join them.
+  out=$(sed 's/ \\$//' <<<"$out" | tr '\n' ' ' | tr -s ' ')
+  for want in "$@"; do
+    if [[ $want == !* ]]; then
+      if grep -qF -- "${want#!}" <<<"$out"; then
+        echo "FAIL $target: the actions hold: ${want#!}"
+        failures=$((failures + 1))
+        return
+      fi
+    elif ! grep -qF -- "$want" <<<"$out"; then
+      echo "FAIL $target: the actions lack: $want"
+      failures=$((failures + 1))
+      return
+    fi
+  done
+  echo "ok   $target: $(grep -o "Mnemonic: TritonCompile" <<<"$out" | wc -l) TritonCompile actions as expected"
+}
+
 a="--nobuild"
 attr="triton_kernel(name = \"%s\"): attribute 'specializations'"
 expect analysis_bad_type $a "$(printf "$attr" analysis_bad_type)" \
@@ -60,6 +90,26 @@ expect analysis_autotune_positional $a "$(printf "$attr" analysis_autotune_posit
 expect analysis_autotune_num_warps $a \
   "specializations[0] sets num_warps, but with autotune = True each @triton.autotune config sets the launch options"
 expect analysis_bad_arch $a "attribute 'archs': unknown arch \"sm90a\" (did you mean \"sm_90a\"?)"
+expect analysis_arch_twice $a \
+  "attribute 'archs': \"90a\" is listed twice (as \"sm_90a\", both meaning sm_90a)"
+expect analysis_arch_virtual $a "attribute 'archs': unknown arch \"90-virtual\""
+expect ok_archs_from_setting $a \
+  "triton_kernel(name = \"ok_archs_from_setting\"): attribute 'archs' is unset, so the build setting //rules:archs gives it (--//rules:archs=sm_80,sm_90a): must be a non-empty list"
+expect ok_archs_from_setting "$a --//rules:archs=sm_80,sm91" \
+  "attribute 'archs' is unset, so the build setting //rules:archs gives it" \
+  "unknown arch \"sm91\""
+
+# Spellings become the sm_ form; ptxas and libdevice are inputs, passed by
+# path, and the actions' environment has no CUDA_HOME, even with one given by
+# --action_env (which an action using the shell environment would show as
+# "Environment: [CUDA_HOME=...]"); kilnc_opts reach kilnc; the build setting
+# gives archs where the target sets none.
+expect_actions ok_arch_spellings "--action_env=CUDA_HOME=/usr/local/cuda" "--arch sm_80" "--arch sm_90a" "--arch sm_86" \
+  "ok_arch_spellings.kiln/sm_90a/s0_general.cubin" "--ptxas" "--libdevice" \
+  "external/cuda/bin/ptxas" "libdevice.10.bc" "--mlir-timing" \
+  "!CUDA_HOME" "!--arch 80" "!--arch 90a-real"
+expect_actions ok_archs_from_setting "--//rules:archs=80,sm_90a" "--arch sm_80" "--arch sm_90a" \
+  "!--arch 80" "!CUDA_HOME"
 
 if [[ ${1:-} != --analysis-only ]]; then
   expect kilnc_missing "" "specializations[0]" "bad signature for 'scale_kernel'" \

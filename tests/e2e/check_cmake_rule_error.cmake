@@ -2,7 +2,9 @@
 #
 # Configures tests/e2e/cmake_rule_errors with -DCASE=NAME and checks the
 # outcome: EXPECT=success wants the configure to succeed; any other EXPECT is
-# text that the error must contain (CMake's line wrapping undone).
+# text that the error must contain (CMake's line wrapping undone). With
+# success, the optional NINJA_HAS and NINJA_LACKS (lists joined by "|") are
+# texts that the generated build.ninja must hold, and must not.
 foreach(var CASE EXPECT KILN_SOURCE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_cmake_rule_error: -D${var}=... is required")
@@ -19,6 +21,25 @@ string(REGEX REPLACE "\n  +" " " flat "${out}")
 if(EXPECT STREQUAL "success")
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "case ${CASE}: configure failed, expected success:\n${out}")
+  endif()
+  file(READ "${WORK_DIR}/build.ninja" ninja)
+  if(DEFINED NINJA_HAS)
+    string(REPLACE "|" ";" wanted "${NINJA_HAS}")
+    foreach(text IN LISTS wanted)
+      string(FIND "${ninja}" "${text}" at)
+      if(at EQUAL -1)
+        message(FATAL_ERROR "case ${CASE}: build.ninja lacks: ${text}")
+      endif()
+    endforeach()
+  endif()
+  if(DEFINED NINJA_LACKS)
+    string(REPLACE "|" ";" unwanted "${NINJA_LACKS}")
+    foreach(text IN LISTS unwanted)
+      string(FIND "${ninja}" "${text}" at)
+      if(NOT at EQUAL -1)
+        message(FATAL_ERROR "case ${CASE}: build.ninja holds: ${text}")
+      endif()
+    endforeach()
   endif()
   message(STATUS "case ${CASE}: configured")
   return()
