@@ -431,7 +431,7 @@ Emitter::probeRebound(const Block &body, const Expr *target, mlir::Type ivType,
                      std::to_string(maxRounds) +
                      " rounds of inference their types still change" +
                      (unsettled.empty() ? std::string() : ": " + unsettled) +
-                     "; give them the loop's type before it, e.g. with .to()");
+                     "; set their types before the loop, e.g. with .to()");
       return std::nullopt;
     }
     assumed = std::move(next);

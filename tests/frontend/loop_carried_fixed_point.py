@@ -105,7 +105,7 @@ def flip(out_ptr, N):
     i = 0
     x = 0
     while i < N:
-        t = tl.full((), 0, tl.int32) + x
+        t = N * 0 + x
         if t.dtype == tl.int32:
             x = t.to(tl.float32)
         else:
