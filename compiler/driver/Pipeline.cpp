@@ -264,7 +264,7 @@ int kiln::compileKernel(const CompileOptions &options) {
                              arch->name,
                              &*spec,
                              &*cubin,
-                             /*dynamicSharedBytes=*/sharedBytes,
+                             /*dynamicSharedBytes=*/unsigned(sharedBytes),
                              sourceHash};
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
