@@ -278,6 +278,9 @@ def _check_launch_option(where, key, value):
         return None, "%s: %s must be a positive int, got %r" % (where, key, value)
     if key == "num_warps" and value not in _NUM_WARPS:
         return None, "%s: num_warps must be a power of 2 up to 32, got %d" % (where, value)
+    if key == "num_ctas" and value != 1:
+        return None, ("%s: num_ctas=%d is not supported (Kiln does not compile thread-block " +
+                      "clusters yet); use num_ctas=1, the default") % (where, value)
     return value, None
 
 def _parse_string_spec(where, spec):

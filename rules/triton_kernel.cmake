@@ -327,6 +327,11 @@ function(_kiln_check_specialization name kernel index spec params_known params c
         if(key STREQUAL "num_warps" AND NOT value MATCHES "^(1|2|4|8|16|32)$")
           message(FATAL_ERROR "${where}: num_warps must be a power of 2 up to 32, got '${value}'")
         endif()
+        if(key STREQUAL "num_ctas" AND NOT value STREQUAL "1")
+          message(FATAL_ERROR "${where}: num_ctas=${value} is not supported for kernel ${kernel} "
+                              "(Kiln does not compile thread-block clusters yet); use num_ctas=1, "
+                              "the default")
+        endif()
       else()
         if(params_known AND NOT key IN_LIST params)
           _kiln_did_you_mean("${key}" "${params}" hint)

@@ -380,40 +380,67 @@ static std::optional<TritonType> carriedType(Emitter &e, const FValue &init,
   return std::nullopt;
 }
 
-std::optional<std::vector<std::string>>
-Emitter::probeRebound(const Block &body, const Expr *target,
-                      mlir::Type ivType) {
+std::optional<std::vector<Emitter::CarriedName>>
+Emitter::probeRebound(const Block &body, const Expr *target, mlir::Type ivType,
+                      SMLoc loc) {
   // A name the loop rebinds is a run-time value inside it, even if it starts
   // as a Python number: probing with the number could fold a branch that
   // rebinds another name (`if i > 4: x = ...` with i = 0 before a while).
-  // So probe again with the rebound names as run-time placeholders until no
-  // new name turns up.
-  std::vector<std::string> carried;
-  for (unsigned round = 0;; ++round) {
-    std::optional<std::vector<std::string>> found =
-        probeOnce(body, target, ivType, carried);
-    if (!found)
+  // So probe again with the rebound names as run-time placeholders until a
+  // probe finds no new name and gives every name the type it assumed: only
+  // then is the body emitted for real exactly as it was probed. Names only
+  // join (at most one round per name bound before the loop); a type may
+  // change a few times (a Python number first taken as i32, then as the
+  // float the body makes of it) but cannot be allowed to cycle.
+  // A copy: inlined calls in the body push scopes, which may move them.
+  const Scope before = scopes.back();
+  std::vector<std::string> order = sortedKeys(before);
+  const size_t maxRounds = order.size() + 8;
+  std::vector<CarriedName> assumed;
+  for (size_t round = 0;; ++round) {
+    Scope after;
+    std::optional<std::vector<std::string>> rebound =
+        probeOnce(body, target, ivType, assumed, after);
+    if (!rebound)
       return std::nullopt;
-    bool grew = false;
-    for (const std::string &name : *found)
-      if (!llvm::is_contained(carried, name)) {
-        carried.push_back(name);
-        grew = true;
+    std::vector<CarriedName> next;
+    std::string unsettled;
+    for (const std::string &name : order) {
+      auto was = llvm::find_if(
+          assumed, [&](const CarriedName &c) { return c.name == name; });
+      if (!llvm::is_contained(*rebound, name)) {
+        // Assumed but left alone this time: carried unchanged.
+        if (was != assumed.end())
+          next.push_back(*was);
+        continue;
       }
-    if (!grew || round == 8)
-      break;
+      std::optional<TritonType> type =
+          carriedType(*this, before.lookup(name), after[name], name, loc);
+      if (!type)
+        return std::nullopt;
+      if (was != assumed.end() && was->type != *type)
+        unsettled += (unsettled.empty() ? "" : ", ") +
+                     ("'" + name + "' (" + was->type.str() + " then " +
+                      type->str() + ")");
+      next.push_back({name, *type});
+    }
+    if (next == assumed)
+      return assumed;
+    if (round + 1 == maxRounds) {
+      error(loc, "cannot tell which values this loop carries: after " +
+                     std::to_string(maxRounds) +
+                     " rounds of inference their types still change" +
+                     (unsettled.empty() ? std::string() : ": " + unsettled) +
+                     "; set their types before the loop, e.g. with .to()");
+      return std::nullopt;
+    }
+    assumed = std::move(next);
   }
-  // In the scope's (sorted) order, as before.
-  std::vector<std::string> ordered;
-  for (const std::string &name : sortedKeys(scopes.back()))
-    if (llvm::is_contained(carried, name))
-      ordered.push_back(name);
-  return ordered;
 }
 
 std::optional<std::vector<std::string>>
 Emitter::probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
-                   const std::vector<std::string> &assumeRuntime) {
+                   const std::vector<CarriedName> &assumed, Scope &after) {
   Scope before = scopes.back();
   auto block = std::make_unique<mlir::Block>();
   bool ok = true;
@@ -429,22 +456,15 @@ Emitter::probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
                          false,
                          {}});
     }
-    for (const std::string &name : assumeRuntime) {
-      std::optional<TritonType> type =
-          carriedType(*this, before.lookup(name), probed[name], name,
-                      body.front()->getLoc());
-      if (!type) {
-        ok = false;
-        break;
-      }
-      mlir::Value arg =
-          block->addArgument(type->toMLIR(&context), builder.getUnknownLoc());
-      scopes.back()[name] = FValue::runtime(arg, *type);
+    for (const CarriedName &carried : assumed) {
+      mlir::Value arg = block->addArgument(carried.type.toMLIR(&context),
+                                           builder.getUnknownLoc());
+      scopes.back()[carried.name] = FValue::runtime(arg, carried.type);
     }
     start = scopes.back();
-    ok = ok && emitBlock(body);
+    ok = emitBlock(body);
   }
-  Scope after = scopes.back();
+  Scope end = scopes.back();
   scopes.back() = before;
   discard(std::move(block));
   if (!ok)
@@ -457,39 +477,31 @@ Emitter::probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
   for (const std::string &name : sortedKeys(before)) {
     if (target && name == llvm::cast<NameExpr>(target)->name)
       continue;
-    auto it = after.find(name);
-    if (it != after.end() && !sameBinding(start[name], it->second)) {
+    auto it = end.find(name);
+    if (it != end.end() && !sameBinding(start[name], it->second)) {
       rebound.push_back(name);
-      probed[name] = it->second;
+      after[name] = it->second;
     }
   }
   return rebound;
 }
 
-bool Emitter::carriedInits(const std::vector<std::string> &names,
+bool Emitter::carriedInits(const std::vector<CarriedName> &carried,
                            const Scope &before, SMLoc loc,
-                           std::vector<TritonType> &types,
                            llvm::SmallVectorImpl<mlir::Value> &inits) {
-  for (const std::string &name : names) {
-    auto type =
-        carriedType(*this, before.lookup(name), probed[name], name, loc);
-    if (!type)
-      return false;
-    std::optional<FValue> init = carriedValue(before, name, *type, loc);
+  for (const CarriedName &c : carried) {
+    std::optional<FValue> init = carriedValue(before, c.name, c.type, loc);
     if (!init)
       return false;
-    types.push_back(*type);
     inits.push_back(init->value);
   }
   return true;
 }
 
-bool Emitter::yieldCarried(const std::vector<std::string> &names,
-                           const std::vector<TritonType> &types, SMLoc loc) {
+bool Emitter::yieldCarried(const std::vector<CarriedName> &carried, SMLoc loc) {
   llvm::SmallVector<mlir::Value> yields;
-  for (size_t i = 0; i < names.size(); ++i) {
-    std::optional<FValue> v =
-        carriedValue(scopes.back(), names[i], types[i], loc);
+  for (const CarriedName &c : carried) {
+    std::optional<FValue> v = carriedValue(scopes.back(), c.name, c.type, loc);
     if (!v)
       return false;
     yields.push_back(v->value);
@@ -498,11 +510,11 @@ bool Emitter::yieldCarried(const std::vector<std::string> &names,
   return true;
 }
 
-void Emitter::bindCarried(const std::vector<std::string> &names,
-                          const std::vector<TritonType> &types,
+void Emitter::bindCarried(const std::vector<CarriedName> &carried,
                           mlir::ValueRange values) {
-  for (size_t i = 0; i < names.size(); ++i)
-    scopes.back()[names[i]] = FValue::runtime(values[i], types[i]);
+  for (size_t i = 0; i < carried.size(); ++i)
+    scopes.back()[carried[i].name] =
+        FValue::runtime(values[i], carried[i].type);
 }
 
 bool Emitter::emitStaticFor(const ForStmt &stmt, const Expr &target,
@@ -617,14 +629,12 @@ bool Emitter::emitFor(const ForStmt &stmt) {
                          ? boundValue(bounds[2])
                          : constant(FValue::integer(1), ivType, loc).value;
 
-  probed.clear();
-  auto rebound = probeRebound(stmt.body, stmt.target.get(), ivMlir);
-  if (!rebound)
+  auto carried = probeRebound(stmt.body, stmt.target.get(), ivMlir, loc);
+  if (!carried)
     return false;
   Scope before = scopes.back();
-  std::vector<TritonType> types;
   llvm::SmallVector<mlir::Value> inits;
-  if (!carriedInits(*rebound, before, loc, types, inits))
+  if (!carriedInits(*carried, before, loc, inits))
     return false;
 
   auto forOp = mlir::scf::ForOp::create(builder, l, lb, ub, step, inits);
@@ -638,14 +648,14 @@ bool Emitter::emitFor(const ForStmt &stmt) {
     builder.setInsertionPointToEnd(body);
     scopes.back()[llvm::cast<NameExpr>(stmt.target.get())->name] =
         FValue::runtime(forOp.getInductionVar(), ivType);
-    bindCarried(*rebound, types, forOp.getRegionIterArgs());
+    bindCarried(*carried, forOp.getRegionIterArgs());
     if (!emitBlock(stmt.body))
       return false;
-    if (!yieldCarried(*rebound, types, loc))
+    if (!yieldCarried(*carried, loc))
       return false;
   }
   scopes.back() = before;
-  bindCarried(*rebound, types, forOp.getResults());
+  bindCarried(*carried, forOp.getResults());
   return true;
 }
 
@@ -654,22 +664,20 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
     return error(stmt.getLoc(), "'while ... else' is not supported"), false;
   SMLoc loc = stmt.getLoc();
   mlir::Location l = location(loc);
-  probed.clear();
-  auto rebound = probeRebound(stmt.body, nullptr, mlir::Type());
-  if (!rebound)
+  auto carried = probeRebound(stmt.body, nullptr, mlir::Type(), loc);
+  if (!carried)
     return false;
   Scope before = scopes.back();
-  std::vector<TritonType> types;
   llvm::SmallVector<mlir::Value> inits;
-  if (!carriedInits(*rebound, before, loc, types, inits))
+  if (!carriedInits(*carried, before, loc, inits))
     return false;
   llvm::SmallVector<mlir::Type> mlirTypes;
-  for (const TritonType &type : types)
-    mlirTypes.push_back(type.toMLIR(&context));
-  llvm::SmallVector<mlir::Location> locs(types.size(), l);
+  for (const CarriedName &c : *carried)
+    mlirTypes.push_back(c.type.toMLIR(&context));
+  llvm::SmallVector<mlir::Location> locs(carried->size(), l);
   auto whileOp = mlir::scf::WhileOp::create(builder, l, mlirTypes, inits);
   auto bind = [&](mlir::Block *block) {
-    bindCarried(*rebound, types, block->getArguments());
+    bindCarried(*carried, block->getArguments());
   };
   {
     mlir::OpBuilder::InsertionGuard guard(builder);
@@ -694,10 +702,10 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
     bind(afterBlock);
     if (!emitBlock(stmt.body))
       return false;
-    if (!yieldCarried(*rebound, types, loc))
+    if (!yieldCarried(*carried, loc))
       return false;
   }
   scopes.back() = before;
-  bindCarried(*rebound, types, whileOp.getResults());
+  bindCarried(*carried, whileOp.getResults());
   return true;
 }

@@ -150,33 +150,44 @@ private:
   std::optional<bool> emitIfWithReturn(const IfStmt &stmt,
                                        Block::const_iterator rest,
                                        Block::const_iterator end);
-  /// A loop's carried names (from probeRebound): their types and initial
-  /// values from the scope before the loop.
-  bool carriedInits(const std::vector<std::string> &names, const Scope &before,
-                    llvm::SMLoc loc, std::vector<TritonType> &types,
+  /// A name a loop carries and the type it carries it with.
+  struct CarriedName {
+    std::string name;
+    TritonType type;
+    bool operator==(const CarriedName &other) const {
+      return name == other.name && type == other.type;
+    }
+  };
+  /// The initial values of a loop's carried names, from the scope before the
+  /// loop, as `carried`'s types.
+  bool carriedInits(const std::vector<CarriedName> &carried,
+                    const Scope &before, llvm::SMLoc loc,
                     llvm::SmallVectorImpl<mlir::Value> &inits);
   /// Ends a loop body with the carried names' values.
-  bool yieldCarried(const std::vector<std::string> &names,
-                    const std::vector<TritonType> &types, llvm::SMLoc loc);
+  bool yieldCarried(const std::vector<CarriedName> &carried, llvm::SMLoc loc);
   /// Binds the carried names to `values` (block arguments or op results).
-  void bindCarried(const std::vector<std::string> &names,
-                   const std::vector<TritonType> &types,
+  void bindCarried(const std::vector<CarriedName> &carried,
                    mlir::ValueRange values);
   /// `a if cond else b` on a run-time scalar condition: an scf.if.
   std::optional<FValue> emitConditionalExpr(const IfExpExpr &expr,
                                             const FValue &cond);
   bool emitStaticFor(const ForStmt &stmt, const Expr &target,
                      const std::vector<FValue> &bounds);
-  /// Emits `body` into a detached block with the current scope and returns
-  /// the names it rebinds (that were bound before) — the values a structured
-  /// op must carry. The block is then discarded.
-  std::optional<std::vector<std::string>>
-  probeRebound(const Block &body, const Expr *target, mlir::Type ivType);
-  /// One probe of `body`, with `assumeRuntime` bound to run-time
-  /// placeholders of the types the loop would carry them with.
+  /// The names a loop over `body` must carry (those it rebinds that were
+  /// bound before), with their types: a fixed point of probing, where
+  /// emitting `body` with the names bound to run-time placeholders of those
+  /// types rebinds no other name and gives each the type it started with.
+  /// Each probe emits `body` into a detached block that is then discarded.
+  /// Reports an error at `loc` if the types do not settle.
+  std::optional<std::vector<CarriedName>> probeRebound(const Block &body,
+                                                       const Expr *target,
+                                                       mlir::Type ivType,
+                                                       llvm::SMLoc loc);
+  /// One probe of `body`, with `assumed` bound to run-time placeholders.
+  /// Returns the names it rebinds; `after` receives their new values.
   std::optional<std::vector<std::string>>
   probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
-            const std::vector<std::string> &assumeRuntime);
+            const std::vector<CarriedName> &assumed, Scope &after);
   /// The value `name` has after a region whose scope is `scope`, typed as
   /// `type` (compile-time numbers are materialized).
   std::optional<FValue> carriedValue(const Scope &scope, llvm::StringRef name,
@@ -205,7 +216,6 @@ private:
   llvm::StringMap<bool> evaluatingGlobals;
 
   std::vector<Scope> scopes; // innermost last; one per inlined function
-  Scope probed;              // probeRebound's view of rebound names
   struct Frame {
     const FunctionDefStmt *function;
     llvm::SMLoc callLoc;

@@ -14,10 +14,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <unordered_map>
 
 namespace kiln {
 
@@ -36,7 +36,8 @@ public:
   /// Computes the facts for every value defined inside `root`.
   explicit AxisInfoAnalysis(mlir::Operation *root);
 
-  /// The facts about `value` (conservative when unknown).
+  /// The facts about `value` (conservative when unknown). The reference stays
+  /// valid as long as the analysis.
   const AxisInfo &get(mlir::Value value);
 
   /// How many consecutive elements along the fastest dimension of `ptr` one
@@ -58,7 +59,14 @@ private:
   AxisInfo compute(mlir::Operation *op, mlir::Value result);
   AxisInfo conservative(mlir::Value value);
 
-  llvm::DenseMap<mlir::Value, AxisInfo> infos;
+  struct ValueHash {
+    size_t operator()(mlir::Value v) const { return mlir::hash_value(v); }
+  };
+  /// Node-based, so that the references get() returns stay valid while
+  /// facts for other values are added: visit() and compute() hold several at
+  /// once (an op's operands, a loop's carried value while its result is
+  /// added). A DenseMap moves its entries when it grows, and did (issue 14).
+  std::unordered_map<mlir::Value, AxisInfo, ValueHash> infos;
 };
 
 } // namespace kiln

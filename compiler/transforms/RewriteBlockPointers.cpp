@@ -124,12 +124,13 @@ public:
       Value zero = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(type, b.getI64IntegerAttr(0)));
       Value bound = kiln::SplatOp::create(b, loc, type, parts.shape[d]);
-      Value inside = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, indices,
-                                zero),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, indices,
-                                bound));
+      // One statement per op: argument evaluation order is unspecified, and
+      // the IR must not depend on the compiler kilnc was built with.
+      Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          indices, bound);
+      Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          indices, zero);
+      Value inside = arith::AndIOp::create(b, loc, above, below);
       inside = broadcast(inside);
       mask = mask ? arith::AndIOp::create(b, loc, mask, inside).getResult()
                   : inside;
@@ -160,9 +161,10 @@ private:
     Value range =
         kiln::MakeRangeOp::create(b, loc, rangeType, 0, int32_t(size));
     Value offset = arith::ExtSIOp::create(b, loc, i64, parts.offsets[d]);
-    Value result = arith::AddIOp::create(
-        b, loc, kiln::SplatOp::create(b, loc, indexType, offset),
-        arith::ExtSIOp::create(b, loc, indexType, range));
+    // One statement per op (see inBounds()).
+    Value widened = arith::ExtSIOp::create(b, loc, indexType, range);
+    Value start = kiln::SplatOp::create(b, loc, indexType, offset);
+    Value result = arith::AddIOp::create(b, loc, start, widened);
     for (unsigned axis = 0; axis < block.getRank(); ++axis) {
       if (axis == d)
         continue;

@@ -12,6 +12,7 @@
 #include "kiln/device.h"
 #include "kiln/internal/image_selection.h"
 #include "kiln/internal/launch.h"
+#include "kiln/internal/mutex_lock.h"
 #include "kiln/kernel_info.h"
 
 namespace kiln {
@@ -35,7 +36,7 @@ namespace internal {
 
 KernelRegistration::KernelRegistration(const KernelInfo& kernel) {
   Registry& registry = GetRegistry();
-  absl::MutexLock lock(&registry.mu);
+  internal::MutexLock lock(&registry.mu);
   registry.kernels.push_back(&kernel);
 }
 
@@ -43,7 +44,7 @@ KernelRegistration::KernelRegistration(const KernelInfo& kernel) {
 
 std::vector<const KernelInfo*> RegisteredKernels() {
   Registry& registry = GetRegistry();
-  absl::MutexLock lock(&registry.mu);
+  internal::MutexLock lock(&registry.mu);
   return registry.kernels;
 }
 

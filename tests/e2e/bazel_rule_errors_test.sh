@@ -80,6 +80,8 @@ expect analysis_equal_to_1_pointer $a "$(printf "$attr" analysis_equal_to_1_poin
 expect analysis_equal_to_1_float $a \
   "specializations[0]: parameter '#3 (positional)': ':1' (the argument equals 1, which the variant folds in) applies to the integer types i8 i16 i32 i64 u8 u16 u32 u64 only, not 'fp32'"
 expect analysis_num_warps $a "specializations[0]: num_warps must be a power of 2 up to 32, got 3"
+expect analysis_num_ctas $a "$(printf "$attr" analysis_num_ctas)" \
+  "specializations[0]: num_ctas=2 is not supported (Kiln does not compile thread-block clusters yet)"
 expect analysis_only_options $a "specializations[0] names only launch options, no kernel parameters"
 expect analysis_bad_value $a "specializations[0]: parameter 'BLOCK' must map to a type string"
 expect analysis_positional_length $a \

@@ -3,9 +3,11 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/mutex_lock.h"
 
 namespace kiln {
 namespace testing {
@@ -13,38 +15,54 @@ namespace {
 
 FakeGpu *gpu = nullptr;
 
-CUresult Init(unsigned) { return CUDA_SUCCESS; }
+// The names and descriptions the real driver gives the errors tests inject.
+struct ErrorText {
+  CUresult result;
+  const char *name;
+  const char *description;
+};
+constexpr ErrorText kErrors[] = {
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
+     "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
+     "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
+     "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
+     "invalid device context"},
+    {CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED",
+     "context is destroyed"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+};
+
+CUresult Init(unsigned) { return gpu->Injected("cuInit"); }
 CUresult GetErrorName(CUresult result, const char **name) {
-  switch (result) {
-  case CUDA_ERROR_INVALID_VALUE:
-    *name = "CUDA_ERROR_INVALID_VALUE";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_INVALID_IMAGE:
-    *name = "CUDA_ERROR_INVALID_IMAGE";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_NO_DEVICE:
-    *name = "CUDA_ERROR_NO_DEVICE";
-    return CUDA_SUCCESS;
-  default:
-    return CUDA_ERROR_INVALID_VALUE;
+  for (const ErrorText &e : kErrors) {
+    if (e.result == result) {
+      *name = e.name;
+      return CUDA_SUCCESS;
+    }
   }
+  return CUDA_ERROR_INVALID_VALUE;
 }
 CUresult GetErrorString(CUresult result, const char **text) {
-  switch (result) {
-  case CUDA_ERROR_INVALID_VALUE:
-    *text = "invalid argument";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_INVALID_IMAGE:
-    *text = "device kernel image is invalid";
-    return CUDA_SUCCESS;
-  case CUDA_ERROR_NO_DEVICE:
-    *text = "no CUDA-capable device is detected";
-    return CUDA_SUCCESS;
-  default:
-    return CUDA_ERROR_INVALID_VALUE;
+  for (const ErrorText &e : kErrors) {
+    if (e.result == result) {
+      *text = e.description;
+      return CUDA_SUCCESS;
+    }
   }
+  return CUDA_ERROR_INVALID_VALUE;
 }
 CUresult DeviceGet(CUdevice *device, int ordinal) {
+  if (CUresult r = gpu->Injected("cuDeviceGet"))
+    return r;
   if (ordinal != 0)
     return CUDA_ERROR_INVALID_DEVICE;
   *device = 0;
@@ -52,6 +70,8 @@ CUresult DeviceGet(CUdevice *device, int ordinal) {
 }
 CUresult DeviceGetAttribute(int *value, CUdevice_attribute attribute,
                             CUdevice) {
+  if (CUresult r = gpu->Injected("cuDeviceGetAttribute"))
+    return r;
   switch (attribute) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
     *value = gpu->cc_major;
@@ -67,64 +87,94 @@ CUresult DeviceGetAttribute(int *value, CUdevice_attribute attribute,
   }
 }
 CUresult PrimaryCtxRetain(CUcontext *context, CUdevice) {
-  absl::MutexLock lock(&gpu->mu);
+  if (CUresult r = gpu->Injected("cuDevicePrimaryCtxRetain"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   ++gpu->primary_retains;
   *context = gpu->primary;
   return CUDA_SUCCESS;
 }
 CUresult CtxGetCurrent(CUcontext *context) {
+  if (CUresult r = gpu->Injected("cuCtxGetCurrent"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   *context = gpu->current;
   return CUDA_SUCCESS;
 }
 CUresult CtxSetCurrent(CUcontext context) {
-  absl::MutexLock lock(&gpu->mu);
+  if (CUresult r = gpu->Injected("cuCtxSetCurrent"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   ++gpu->set_currents;
   gpu->current = context;
   return CUDA_SUCCESS;
 }
 CUresult CtxGetDevice(CUdevice *device) {
+  if (CUresult r = gpu->Injected("cuCtxGetDevice"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   if (gpu->current == nullptr)
     return CUDA_ERROR_INVALID_CONTEXT;
   *device = 0;
   return CUDA_SUCCESS;
 }
-CUresult CtxGetId(CUcontext context, unsigned long long *id) { // NOLINT
+CUresult CtxGetId(CUcontext context, unsigned long long *id) {
+  if (CUresult r = gpu->Injected("cuCtxGetId"))
+    return r; // NOLINT
   auto it = gpu->context_ids.find(context);
   *id = it != gpu->context_ids.end() ? it->second
                                      : reinterpret_cast<uintptr_t>(context);
   return CUDA_SUCCESS;
 }
 CUresult ModuleLoadData(CUmodule *module, const void *image) {
-  absl::MutexLock lock(&gpu->mu);
+  if (CUresult r = gpu->Injected("cuModuleLoadData"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   if (gpu->load_result != CUDA_SUCCESS)
     return gpu->load_result;
   gpu->loaded_images.push_back(image);
   *module = reinterpret_cast<CUmodule>(gpu->loaded_images.size());
+  gpu->live_modules.insert(*module);
   return CUDA_SUCCESS;
 }
 CUresult ModuleGetFunction(CUfunction *function, CUmodule module,
                            const char *name) {
+  if (CUresult r = gpu->Injected("cuModuleGetFunction"))
+    return r;
   if (gpu->expected_entry != name)
     return CUDA_ERROR_NOT_FOUND;
   *function =
       reinterpret_cast<CUfunction>(reinterpret_cast<uintptr_t>(module) * 0x100);
   return CUDA_SUCCESS;
 }
-CUresult ModuleUnload(CUmodule) {
-  absl::MutexLock lock(&gpu->mu);
+CUresult ModuleUnload(CUmodule module) {
+  internal::MutexLock lock(&gpu->mu);
   ++gpu->unloads;
+  if (gpu->live_modules.erase(module) == 0) {
+    ++gpu->bad_unloads;
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult PrimaryCtxRelease(CUdevice) {
+  internal::MutexLock lock(&gpu->mu);
+  ++gpu->primary_releases;
   return CUDA_SUCCESS;
 }
 CUresult FuncSetAttribute(CUfunction, CUfunction_attribute attribute,
                           int value) {
-  absl::MutexLock lock(&gpu->mu);
+  if (CUresult r = gpu->Injected("cuFuncSetAttribute"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   gpu->function_attributes.emplace_back(attribute, value);
   return CUDA_SUCCESS;
 }
 CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
                       CUstream stream, void **args, void **) {
-  absl::MutexLock lock(&gpu->mu);
+  if (CUresult r = gpu->Injected("cuLaunchKernel"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   if (gpu->launch_result != CUDA_SUCCESS)
     return gpu->launch_result;
   gpu->launches.push_back(
@@ -133,7 +183,9 @@ CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 }
 CUresult LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
                         void **) {
-  absl::MutexLock lock(&gpu->mu);
+  if (CUresult r = gpu->Injected("cuLaunchKernelEx"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
   if (gpu->launch_result != CUDA_SUCCESS)
     return gpu->launch_result;
   FakeGpu::Launch launch = {
@@ -158,6 +210,31 @@ CUresult LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
 } // namespace
 
 FakeGpu::FakeGpu() { gpu = this; }
+
+void FakeGpu::Fail(const std::string &call, CUresult result, int times,
+                   int after) {
+  internal::MutexLock lock(&mu);
+  faults_[call] = {result, times, after};
+}
+
+void FakeGpu::Heal() {
+  internal::MutexLock lock(&mu);
+  faults_.clear();
+}
+
+CUresult FakeGpu::Injected(const char *call) {
+  internal::MutexLock lock(&mu);
+  auto it = faults_.find(call);
+  if (it == faults_.end() || it->second.times == 0)
+    return CUDA_SUCCESS;
+  if (it->second.after > 0) {
+    --it->second.after;
+    return CUDA_SUCCESS;
+  }
+  if (it->second.times > 0)
+    --it->second.times;
+  return it->second.result;
+}
 FakeGpu::~FakeGpu() {
   if (gpu == this)
     gpu = nullptr;
@@ -171,6 +248,7 @@ internal::CudaDriver MakeFakeCudaDriver(const FakeGpu &fake) {
   d.device_get = DeviceGet;
   d.device_get_attribute = DeviceGetAttribute;
   d.device_primary_ctx_retain = PrimaryCtxRetain;
+  d.device_primary_ctx_release = PrimaryCtxRelease;
   d.ctx_get_current = CtxGetCurrent;
   d.ctx_set_current = CtxSetCurrent;
   d.ctx_get_device = CtxGetDevice;

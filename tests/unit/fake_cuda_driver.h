@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,10 @@ namespace kiln {
 namespace testing {
 
 // The state behind the fake driver. Tests set the fields that drive its
-// answers and read the ones it records. One at a time: MakeFakeCudaDriver
-// binds the table to the most recently constructed FakeGpu.
+// answers and read the ones it records; fields that the driver writes are
+// guarded by `mu` (read them after the threads that call it are joined). One
+// at a time: MakeFakeCudaDriver binds the table to the most recently
+// constructed FakeGpu.
 struct FakeGpu {
   FakeGpu();
   ~FakeGpu();
@@ -37,12 +40,27 @@ struct FakeGpu {
   CUresult launch_result = CUDA_SUCCESS;
   std::string expected_entry = "add_kernel";
 
+  // Fault injection: the entry point named `call` ("cuInit",
+  // "cuModuleLoadData", "cuLaunchKernel", ... as the driver spells it) works
+  // for its next `after` calls, then returns `result` for `times` calls
+  // (every call when `times` is negative), then works again. Thread-safe.
+  void Fail(const std::string &call, CUresult result, int times = -1,
+            int after = 0);
+  // Ends every fault Fail set.
+  void Heal();
+  // Whether `call` fails now (consuming one of its failures), and how.
+  CUresult Injected(const char *call);
+
   // Records.
   absl::Mutex mu;
   int primary_retains = 0;
   int set_currents = 0;
   std::vector<const void *> loaded_images; // cuModuleLoadData's argument
   int unloads = 0;
+  // Modules loaded and not unloaded; unloads of anything else.
+  std::set<CUmodule> live_modules;
+  int bad_unloads = 0;
+  int primary_releases = 0;
   std::vector<std::pair<CUfunction_attribute, int>> function_attributes;
   struct Launch {
     CUfunction function;
@@ -54,6 +72,14 @@ struct FakeGpu {
     unsigned cluster[3]; // {0,0,0} unless cuLaunchKernelEx set one
   };
   std::vector<Launch> launches;
+
+private:
+  struct Fault {
+    CUresult result;
+    int times;
+    int after;
+  };
+  std::map<std::string, Fault> faults_;
 };
 
 // A driver table whose entry points use the current FakeGpu. cuCtxGetId is

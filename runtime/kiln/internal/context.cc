@@ -25,7 +25,13 @@ absl::StatusOr<CUcontext> CurrentOrPrimaryContext(const CudaDriver& driver) {
   if (!status.ok()) return status;
   status =
       CudaStatus(driver, driver.ctx_set_current(context), "cuCtxSetCurrent");
-  if (!status.ok()) return status;
+  if (!status.ok()) {
+    // Not current, so nothing will use it: give the reference back.
+    if (driver.device_primary_ctx_release != nullptr) {
+      driver.device_primary_ctx_release(device);
+    }
+    return status;
+  }
   return context;
 }
 

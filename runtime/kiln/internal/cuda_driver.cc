@@ -35,6 +35,7 @@ absl::StatusCode CodeFor(CUresult result) {
     case CUDA_ERROR_DEINITIALIZED:
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
     case CUDA_ERROR_INVALID_CONTEXT:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
       return absl::StatusCode::kFailedPrecondition;
@@ -95,6 +96,8 @@ absl::StatusOr<CudaDriver> LoadCudaDriver(const char* library) {
   if (!Resolve(handle, "cuEventElapsedTime_v2", &d.event_elapsed_time)) {
     need("cuEventElapsedTime", &d.event_elapsed_time);
   }
+  Resolve(handle, "cuDevicePrimaryCtxRelease_v2",
+          &d.device_primary_ctx_release);
   Resolve(handle, "cuCtxGetId", &d.ctx_get_id);
   Resolve(handle, "cuLaunchKernelEx", &d.launch_kernel_ex);
   Resolve(handle, "cuThreadExchangeStreamCaptureMode",
@@ -108,6 +111,13 @@ absl::StatusOr<CudaDriver> LoadCudaDriver(const char* library) {
   return d;
 }
 
+absl::StatusOr<const CudaDriver*> InitCudaDriver(const CudaDriver& loaded) {
+  absl::Status init = CudaStatus(loaded, loaded.init(0), "cuInit");
+  if (!init.ok()) return init;
+  // Never freed: launches may run during static destruction.
+  return new CudaDriver(loaded);
+}
+
 const absl::StatusOr<const CudaDriver*>& GetCudaDriver() {
   static const absl::StatusOr<const CudaDriver*>* const driver =
       []() -> absl::StatusOr<const CudaDriver*>* {
@@ -115,11 +125,7 @@ const absl::StatusOr<const CudaDriver*>& GetCudaDriver() {
     if (!loaded.ok()) {
       return new absl::StatusOr<const CudaDriver*>(loaded.status());
     }
-    // Never freed: launches may run during static destruction.
-    const CudaDriver* d = new CudaDriver(*loaded);
-    absl::Status init = CudaStatus(*d, d->init(0), "cuInit");
-    if (!init.ok()) return new absl::StatusOr<const CudaDriver*>(init);
-    return new absl::StatusOr<const CudaDriver*>(d);
+    return new absl::StatusOr<const CudaDriver*>(InitCudaDriver(*loaded));
   }();
   return *driver;
 }

@@ -59,6 +59,9 @@ struct CudaDriver {
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
 
   // Optional: null when the driver is too old to have them.
+  // cuDevicePrimaryCtxRelease_v2 (CUDA 11.0) undoes a retain that could not
+  // be used.
+  decltype(&::cuDevicePrimaryCtxRelease) device_primary_ctx_release = nullptr;
   // cuCtxGetId (CUDA 12.0) tells contexts apart even when a destroyed
   // context's address is reused.
   decltype(&::cuCtxGetId) ctx_get_id = nullptr;
@@ -79,6 +82,11 @@ inline constexpr char kCudaDriverLibrary[] = "libcuda.so.1";
 // required symbol. The library stays loaded for the life of the process when
 // this succeeds.
 absl::StatusOr<CudaDriver> LoadCudaDriver(const char* library);
+
+// Initializes the driver table `loaded` with cuInit. Returns a copy that
+// lives for the rest of the process, or, allocating nothing, the error naming
+// cuInit and the cause (no device, driver and kernel module mismatch, ...).
+absl::StatusOr<const CudaDriver*> InitCudaDriver(const CudaDriver& loaded);
 
 // The process-wide driver: loaded from kCudaDriverLibrary and initialized
 // with cuInit on the first call, which is thread-safe. Later calls return the

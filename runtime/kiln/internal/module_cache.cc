@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "kiln/internal/cuda_driver.h"
 #include "kiln/internal/image_selection.h"
+#include "kiln/internal/mutex_lock.h"
 #include "kiln/kernel_info.h"
 
 namespace kiln {
@@ -51,7 +52,7 @@ class RelaxedCaptureMode {
 
 absl::StatusOr<const LoadedFunction*> ModuleCache::Load(
     const VariantInfo& variant, CUcontext context, uint64_t context_key) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::unique_ptr<LoadedFunction>& slot =
       functions_[std::make_pair(&variant, context_key)];
   if (slot == nullptr) {
@@ -150,7 +151,7 @@ absl::StatusOr<std::unique_ptr<LoadedFunction>> ModuleCache::LoadLocked(
 }
 
 int ModuleCache::modules_loaded() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return static_cast<int>(functions_.size());
 }
 

@@ -1,0 +1,96 @@
+// AxisInfoAnalysis through loops and branches, for functions of every size
+// from a few values to a few hundred. The analysis keeps one fact per value
+// in a map that grows as it goes; it used to hold references to facts across
+// insertions (loop and if results, operands looked up one after the other),
+// which dangle when an insertion moves the map. Which size triggers that
+// depends on where the map grows, so the test sweeps sizes; under
+// AddressSanitizer (scripts/sanitize.sh) the old code fails it with a
+// heap-use-after-free, and without ASan with wrong facts or a crash, as the
+// attention kernel of issue 14 did in kilnc.
+
+#include "compiler/transforms/AxisInfo.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+namespace {
+
+// A function with `padding` unrelated constants, then a for loop carrying a
+// multiple of 16 and a counter, a while loop carrying a multiple of 8, and
+// an if choosing between multiples of 32 and 64. Its results are returned
+// in that order.
+std::string program(int padding) {
+  std::string s = "func.func @f(%n: i32) -> (i32, i32, i32, i32) {\n";
+  for (int i = 0; i < padding; ++i)
+    s += "  %p" + std::to_string(i) + " = arith.constant " +
+         std::to_string(3 * i + 1) + " : i32\n";
+  s += R"(  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c8 = arith.constant 8 : i32
+  %c16 = arith.constant 16 : i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %r:2 = scf.for %iv = %c0 to %n step %c1 iter_args(%a = %c16, %k = %c0) -> (i32, i32) : i32 {
+    %a2 = arith.addi %a, %c32 : i32
+    %k2 = arith.addi %k, %c1 : i32
+    scf.yield %a2, %k2 : i32, i32
+  }
+  %w = scf.while (%b = %c8) : (i32) -> i32 {
+    %lt = arith.cmpi slt, %b, %n : i32
+    scf.condition(%lt) %b : i32
+  } do {
+  ^bb0(%b1: i32):
+    %b2 = arith.addi %b1, %c16 : i32
+    scf.yield %b2 : i32
+  }
+  %cond = arith.cmpi slt, %r#1, %n : i32
+  %s = scf.if %cond -> (i32) {
+    %x = arith.muli %r#0, %c32 : i32
+    scf.yield %c32 : i32
+  } else {
+    %y = arith.addi %c64, %c64 : i32
+    scf.yield %y : i32
+  }
+  return %r#0, %w, %s, %r#1 : i32, i32, i32, i32
+}
+)";
+  return s;
+}
+
+TEST(AxisInfoAnalysis, LoopAndIfResultsAtEveryMapSize) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                      mlir::scf::SCFDialect>();
+  for (int padding = 0; padding < 300; ++padding) {
+    SCOPED_TRACE("padding " + std::to_string(padding));
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(program(padding), &context);
+    ASSERT_TRUE(module);
+    auto func = *module->getOps<mlir::func::FuncOp>().begin();
+    kiln::AxisInfoAnalysis analysis(func);
+    auto ret = llvm::cast<mlir::func::ReturnOp>(
+        func.getBody().front().getTerminator());
+    // 16, 48, 80, ...: divisible by 16.
+    EXPECT_EQ(analysis.get(ret.getOperand(0)).divisibility,
+              llvm::SmallVector<int64_t>{16});
+    // 8, 24, 40, ...: by 8.
+    EXPECT_EQ(analysis.get(ret.getOperand(1)).divisibility,
+              llvm::SmallVector<int64_t>{8});
+    // 32 or 128: by 32.
+    EXPECT_EQ(analysis.get(ret.getOperand(2)).divisibility,
+              llvm::SmallVector<int64_t>{32});
+    // A counter from 0 by 1.
+    EXPECT_EQ(analysis.get(ret.getOperand(3)).divisibility,
+              llvm::SmallVector<int64_t>{1});
+  }
+}
+
+} // namespace
