@@ -338,7 +338,8 @@ def draft(path, rel, all_launches, matmulish=False, called_elsewhere=()):
                 v = literal(defaults[p], {})
             if isinstance(v, bool):
                 fields.append(f"{p}=i1")
-            elif isinstance(v, float) or (v is None and FLOAT_SCALAR.search(p)):
+            elif isinstance(v, float) or (v is None and FLOAT_SCALAR.search(p)
+                                          and "stride" not in p):
                 fields.append(f"{p}=fp32")
             else:
                 fields.append(f"{p}=i32")
