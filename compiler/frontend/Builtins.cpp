@@ -321,7 +321,8 @@ static std::optional<FValue> hint(Emitter &e, const CallArgs &args,
   const FValue &input = *r.get(0);
   if (!input.isRuntime())
     return input; // a compile-time number needs no hint
-  if (input.type.isBlockPointer() || input.type.element.isFloat())
+  if (input.type.isBlockPointer() ||
+      (!input.type.isPointer && input.type.element.isFloat()))
     return r.bad(0, "an integer or pointer value");
   llvm::SmallVector<int64_t> values;
   const FValue &given = *r.get(1);

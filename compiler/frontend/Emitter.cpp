@@ -1393,6 +1393,10 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     }
     if (path == "libdevice")
       return FValue::named(FValue::Kind::Builtin, "libdevice." + attr.str());
+    if (path == "triton.language.extra" &&
+        !llvm::is_contained({"cuda", "libdevice", "hip"}, attr))
+      return error(loc, "'triton.language.extra." + attr +
+                            "' is not a module of Triton for CUDA GPUs");
     if (StringRef(path).starts_with("triton.language.extra"))
       return FValue::named(FValue::Kind::Module,
                            canonicalModule(path.str() + "." + attr.str()));

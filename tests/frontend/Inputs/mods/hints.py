@@ -12,3 +12,9 @@ def hinted_rows(x_ptr, out_ptr, stride, BLOCK: tl.constexpr, HINT: tl.constexpr)
     cols = tl.max_contiguous(tl.arange(0, BLOCK), BLOCK)
     x = tl.load(x_ptr + start + cols)
     tl.store(out_ptr + start + cols, x)
+
+
+@triton.jit
+def hinted_pointers(x_ptr, out_ptr, start, BLOCK: tl.constexpr):
+    ptrs = tl.multiple_of(x_ptr + start + tl.arange(0, BLOCK), 16)
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(ptrs))

@@ -59,3 +59,12 @@ def constexpr_helpers(x_ptr, out_ptr):
     acc = tl.maximum(acc, minimum_of(acc.dtype))
     m = tl.float32(-float("inf"))
     tl.store(out_ptr, tl.maximum(acc, m))
+
+
+@triton.jit
+def pointer_from_int(addrs, out_ptr, BLOCK: tl.constexpr):
+    # tutorial 08's grouped GEMM: a table of addresses, each cast to a pointer
+    a = tl.load(addrs).to(tl.pointer_type(tl.float16))
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(a + offs))
+    tl.store(addrs + 1, a.to(tl.int64, bitcast=True))
