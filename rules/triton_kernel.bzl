@@ -536,6 +536,9 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     args = ctx.actions.args()
     args.add("compile")
     args.add(src)
+    # The other srcs are modules the kernel's file may import.
+    for other in ctx.files.srcs[1:]:
+        args.add("--src", other)
     if ctx.attr.kernel:
         args.add("-n", ctx.attr.kernel)
     args.add("-s", signature)

@@ -514,6 +514,12 @@ function(triton_kernel)
     set(kernel_args -n "${TK_KERNEL}")
     set(kernel_desc "${TK_KERNEL}")
   endif()
+  # The other SRCS are modules the kernel's file may import.
+  set(other_srcs ${srcs})
+  list(REMOVE_AT other_srcs 0)
+  foreach(other IN LISTS other_srcs)
+    list(APPEND kernel_args --src "${other}")
+  endforeach()
 
   if(NOT TK_SPECIALIZATIONS)
     message(FATAL_ERROR "${where}: SPECIALIZATIONS is required: one signature string per variant, "

@@ -156,6 +156,30 @@ struct AddPtrLowering : OpConversionPattern<kiln::AddPtrOp> {
   }
 };
 
+/// kiln.int_to_ptr / kiln.ptr_to_int (`tl.load(p).to(tl.pointer_type(T))`,
+/// pointer bitcasts): LLVM's inttoptr / ptrtoint per element, on global
+/// (address space 1) pointers.
+template <typename KilnOp, typename LLVMOp>
+struct AddressCastLowering : OpConversionPattern<KilnOp> {
+  using OpConversionPattern<KilnOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KilnOp op, typename KilnOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
+    Type elementType = this->getTypeConverter()->convertType(
+        kiln::getElementTypeOrSelf(op.getType()));
+    if (!resultType || !elementType)
+      return failure();
+    SmallVector<Value> results;
+    for (Value v : kiln::unpackElements(rewriter, loc, adaptor.getSrc()))
+      results.push_back(LLVMOp::create(rewriter, loc, elementType, v));
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, resultType, results));
+    return success();
+  }
+};
+
 /// kiln.barrier: bar.sync 0 across the program's threads.
 struct BarrierLowering : OpConversionPattern<kiln::BarrierOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -178,6 +202,9 @@ void kiln::populateElementwiseToLLVMPatterns(KilnTypeConverter &converter,
   // Before arith's own constant lowering, which knows no layouts.
   patterns.add<TensorConstantLowering>(converter, ctx, /*benefit=*/2);
   patterns.add<AddPtrLowering, BarrierLowering>(converter, ctx);
+  patterns.add<AddressCastLowering<kiln::IntToPtrOp, LLVM::IntToPtrOp>,
+               AddressCastLowering<kiln::PtrToIntOp, LLVM::PtrToIntOp>>(
+      converter, ctx);
   patterns.add<GridRegisterLowering<kiln::ProgramIdOp, NVVM::BlockIdXOp,
                                     NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
                GridRegisterLowering<kiln::NumProgramsOp, NVVM::GridDimXOp,

@@ -169,6 +169,7 @@ int kiln::compileKernel(const CompileOptions &options) {
 
   // Stage 2: staged evaluation into kiln IR for this signature.
   frontend::Emitter emitter(sourceMgr, context, *ast);
+  emitter.setSourceFiles(options.srcs);
   emitter.setDebug(options.debug);
   const frontend::FunctionDefStmt *kernel =
       emitter.findKernel(options.kernelName);
@@ -198,11 +199,9 @@ int kiln::compileKernel(const CompileOptions &options) {
             "yet); use num_ctas=1, the default");
     return 1;
   }
-  if (options.numWarpsGiven &&
-      options.signature.find("num_warps") == std::string::npos)
+  if (options.numWarpsGiven && !spec->numWarpsGiven)
     spec->numWarps = options.numWarps;
-  if (options.numStagesGiven &&
-      options.signature.find("num_stages") == std::string::npos)
+  if (options.numStagesGiven && !spec->numStagesGiven)
     spec->numStages = options.numStages;
   mlir::OwningOpRef<mlir::ModuleOp> module = emitter.emitKernel(*kernel, *spec);
   if (!module || failed(mlir::verify(*module)))

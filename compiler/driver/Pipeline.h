@@ -3,6 +3,7 @@
 #define KILN_DRIVER_PIPELINE_H
 
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -11,7 +12,8 @@ enum class Stage { Kiln, Gpu, LLVM, PTX, Cubin };
 
 struct CompileOptions {
   std::string sourcePath;
-  std::string kernelName; // empty: the file's only kernel
+  std::vector<std::string> srcs; // files the kernel's module may import
+  std::string kernelName;        // empty: the file's only kernel
   std::string signature;
   std::string arch; // sm_90a, ...
   unsigned numWarps = 4;

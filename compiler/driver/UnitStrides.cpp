@@ -124,6 +124,7 @@ int kiln::compileUnitStrideVariant(const CompileOptions &options) {
   if (!ast)
     return compileKernel(aligned);
   frontend::Emitter emitter(sourceMgr, context, *ast);
+  emitter.setSourceFiles(options.srcs);
   emitter.setDebug(options.debug);
   const frontend::FunctionDefStmt *kernel =
       emitter.findKernel(options.kernelName);

@@ -151,6 +151,11 @@ int main(int argc, char **argv) {
                               cl::cat(category));
   cl::opt<std::string> kernel("n", cl::desc("the @triton.jit function"),
                               cl::cat(category));
+  cl::list<std::string> srcs(
+      "src",
+      cl::desc("a file the kernel's module may import (repeatable; the "
+               "triton_kernel srcs after the first)"),
+      cl::cat(category));
   cl::opt<std::string> signature(
       "s", cl::desc("parameter types and constexpr values"), cl::Required,
       cl::cat(category));
@@ -232,6 +237,7 @@ int main(int argc, char **argv) {
 
   kiln::CompileOptions options;
   options.sourcePath = source;
+  options.srcs.assign(srcs.begin(), srcs.end());
   options.kernelName = kernel;
   options.signature = signature;
   // Every spelling of an arch becomes the sm_ one, which outputs record.

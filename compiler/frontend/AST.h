@@ -165,7 +165,7 @@ class Stmt {
 public:
   enum class Kind {
     Expr, Assign, AugAssign, AnnAssign, Return, Pass, Break, Continue, If,
-    For, While, FunctionDef, Import, ImportFrom, Assert, Other,
+    For, While, FunctionDef, Import, ImportFrom, Assert, Try, Raise, Other,
   };
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
   virtual ~Stmt() = default;
@@ -261,6 +261,24 @@ struct ImportFromStmt : StmtBase<Stmt::Kind::ImportFrom> {
   using StmtBase::StmtBase;
   std::string module;
   std::vector<std::pair<std::string, std::string>> names; // (name, alias)
+};
+/// `try: ... except T as e: ... else: ... finally: ...` (module-level code
+/// only: kernels cannot catch exceptions).
+struct TryStmt : StmtBase<Stmt::Kind::Try> {
+  using StmtBase::StmtBase;
+  struct Handler {
+    ExprPtr type; // may be null (bare except)
+    std::string name;
+    Block body;
+  };
+  Block body;
+  std::vector<Handler> handlers;
+  Block elseBody, finallyBody;
+};
+/// `raise EXC`: an error where a kernel reaches it.
+struct RaiseStmt : StmtBase<Stmt::Kind::Raise> {
+  using StmtBase::StmtBase;
+  ExprPtr exception; // may be null
 };
 /// A module-level statement Kiln does not interpret (class, try, with, ...),
 /// or host code it cannot parse: kept so that using a name it defines gives a

@@ -78,6 +78,10 @@ std::optional<FValue> arange(Emitter &e, const CallArgs &args) {
   return FValue::runtime(v, type);
 }
 
+static bool isEmptyShape(const FValue &shape) {
+  return shape.kind == FValue::Kind::Tuple && shape.elements.empty();
+}
+
 std::optional<FValue> full(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"shape", "value", "dtype"};
   ArgReader r(e, args, "tl.full", kParams);
@@ -85,7 +89,11 @@ std::optional<FValue> full(Emitter &e, const CallArgs &args) {
     return std::nullopt;
   if (!r.get(0))
     return r.missing(0);
-  auto shape = readShape(e, *r.get(0), r.loc(0), "the shape of tl.full");
+  // `()`: a 0-d tensor, which behaves as a scalar.
+  auto shape = isEmptyShape(*r.get(0))
+                   ? std::optional<llvm::SmallVector<int64_t>>(
+                         llvm::SmallVector<int64_t>{})
+                   : readShape(e, *r.get(0), r.loc(0), "the shape of tl.full");
   if (!shape)
     return std::nullopt;
   const FValue *dtype = r.get(2);
@@ -110,7 +118,10 @@ std::optional<FValue> zeros(Emitter &e, const CallArgs &args) {
     return std::nullopt;
   if (!r.get(0))
     return r.missing(0);
-  auto shape = readShape(e, *r.get(0), r.loc(0), "the shape of tl.zeros");
+  auto shape = isEmptyShape(*r.get(0))
+                   ? std::optional<llvm::SmallVector<int64_t>>(
+                         llvm::SmallVector<int64_t>{})
+                   : readShape(e, *r.get(0), r.loc(0), "the shape of tl.zeros");
   if (!shape)
     return std::nullopt;
   const FValue *dtype = r.get(1);
@@ -292,12 +303,63 @@ std::optional<FValue> nextPowerOf2(Emitter &e, const CallArgs &args) {
   return FValue::integer(n <= 1 ? 1 : int64_t(llvm::PowerOf2Ceil(uint64_t(n))));
 }
 
-/// Hints that only refine analysis (`tl.multiple_of`, ...): the value
-/// passes through unchanged.
-std::optional<FValue> passThroughHint(Emitter &e, const CallArgs &args) {
-  if (args.args.empty())
-    return e.error(args.loc, args.callee + " needs an input value");
-  return args.args[0];
+/// Hints for the axis analysis (`tl.multiple_of(x, 16)`, ...): the value
+/// passes through unchanged, and the op that defines it carries the facts
+/// (one per dimension; one int applies to all), which AxisInfo takes instead
+/// of what it derives, as upstream's hints are taken: they decide the width
+/// of vector loads and stores.
+static std::optional<FValue> hint(Emitter &e, const CallArgs &args,
+                                  StringRef name, StringRef attrName) {
+  static const StringRef kParams[] = {"input", "values"};
+  ArgReader r(e, args, name, kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  if (!r.get(1))
+    return r.missing(1);
+  const FValue &input = *r.get(0);
+  if (!input.isRuntime())
+    return input; // a compile-time number needs no hint
+  if (input.type.isBlockPointer() ||
+      (!input.type.isPointer && input.type.element.isFloat()))
+    return r.bad(0, "an integer or pointer value");
+  llvm::SmallVector<int64_t> values;
+  const FValue &given = *r.get(1);
+  auto add = [&](const FValue &v) {
+    if (v.kind != FValue::Kind::Int || v.intValue < 1)
+      return false;
+    values.push_back(v.intValue);
+    return true;
+  };
+  bool ok = given.kind == FValue::Kind::Tuple
+                ? llvm::all_of(given.elements, add) && !given.elements.empty()
+                : add(given);
+  if (!ok)
+    return r.bad(1, "a positive compile-time int or a tuple of them");
+  size_t rank = std::max<size_t>(1, input.type.shape.size());
+  if (values.size() == 1)
+    values.assign(rank, values.front());
+  if (values.size() != rank)
+    return e.error(r.loc(1), name + " got " + std::to_string(values.size()) +
+                                 " values for a value of rank " +
+                                 std::to_string(rank));
+  // A block argument (a parameter, a loop-carried value) has no op to carry
+  // the facts; the hint is then dropped, which is always correct.
+  if (mlir::Operation *op = input.value.getDefiningOp())
+    if (op->getNumResults() == 1)
+      op->setAttr(attrName, e.getBuilder().getDenseI64ArrayAttr(values));
+  return input;
+}
+
+std::optional<FValue> multipleOf(Emitter &e, const CallArgs &args) {
+  return hint(e, args, "tl.multiple_of", "kiln.divisibility");
+}
+std::optional<FValue> maxContiguous(Emitter &e, const CallArgs &args) {
+  return hint(e, args, "tl.max_contiguous", "kiln.contiguity");
+}
+std::optional<FValue> maxConstancy(Emitter &e, const CallArgs &args) {
+  return hint(e, args, "tl.max_constancy", "kiln.constancy");
 }
 
 /// `tl.assume(cond)`: a fact for the optimizer (upstream passes it to LLVM
@@ -729,9 +791,9 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"triton.cdiv", cdiv},
       {"triton.next_power_of_2", nextPowerOf2},
       {"tl.assume", assume},
-      {"tl.multiple_of", passThroughHint},
-      {"tl.max_contiguous", passThroughHint},
-      {"tl.max_constancy", passThroughHint},
+      {"tl.multiple_of", multipleOf},
+      {"tl.max_contiguous", maxContiguous},
+      {"tl.max_constancy", maxConstancy},
       {"tl.static_assert", staticAssert},
       {"tl.static_print", ignoredInRelease},
       {"tl.device_assert", deviceAssert},

@@ -5,12 +5,20 @@
 
 #include "compiler/ir/Dialects.h"
 
+#include "compiler/frontend/Parser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -56,8 +64,18 @@ Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
                  const Module &module)
     : sourceMgr(sourceMgr), context(context), module(module), builder(&context),
       filename(module.filename) {
-  collectGlobals();
+  auto main = std::make_unique<ModuleScope>();
+  main->ast = &module;
+  llvm::SmallString<256> path(module.filename);
+  llvm::sys::fs::make_absolute(path);
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  main->path = path.str().str();
+  current = main.get();
+  modules.push_back(std::move(main));
+  collectGlobals(*current, module.body);
 }
+
+Emitter::~Emitter() = default;
 
 std::nullopt_t Emitter::error(SMLoc loc, const llvm::Twine &message) {
   sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
@@ -72,8 +90,12 @@ std::nullopt_t Emitter::error(SMLoc loc, const llvm::Twine &message) {
 mlir::Location Emitter::location(SMLoc loc) {
   if (!loc.isValid())
     return builder.getUnknownLoc();
-  auto [line, col] = sourceMgr.getLineAndColumn(loc);
-  return mlir::FileLineColLoc::get(&context, filename, line, col);
+  unsigned buffer = sourceMgr.FindBufferContainingLoc(loc);
+  auto [line, col] = sourceMgr.getLineAndColumn(loc, buffer);
+  StringRef file = filename;
+  if (buffer && buffer != sourceMgr.getMainFileID())
+    file = sourceMgr.getMemoryBuffer(buffer)->getBufferIdentifier();
+  return mlir::FileLineColLoc::get(&context, file, line, col);
 }
 
 //===----------------------------------------------------------------------===//
@@ -86,49 +108,332 @@ static std::string canonicalModule(StringRef path) {
   if (path == "triton.language.extra.cuda.libdevice" ||
       path == "triton.language.extra.libdevice")
     return "libdevice";
-  if (path == "triton.language.math")
+  if (path == "triton.language.math" || path == "triton.language.core" ||
+      path == "triton.language.standard")
     return "triton.language";
   return path.str();
 }
 
-void Emitter::collectGlobals() {
-  for (const StmtPtr &stmt : module.body) {
+static bool isTritonModule(StringRef module) {
+  return module == "triton" || module.starts_with("triton.");
+}
+
+// The modules of Triton 3.6 that kernel files import (an import of another
+// triton module, `triton.language.libdevice` of old releases say, fails as
+// it would there, so a try/except falls back).
+static bool isKnownTritonModule(StringRef module) {
+  static const char *const kModules[] = {
+      "triton",
+      "triton.language",
+      "triton.language.core",
+      "triton.language.math",
+      "triton.language.standard",
+      "triton.language.extra",
+      "triton.language.extra.libdevice",
+      "triton.language.extra.cuda",
+      "triton.language.extra.cuda.libdevice",
+      "triton.runtime",
+      "triton.runtime.driver",
+      "triton.runtime.jit",
+      "triton.runtime.autotuner",
+      "triton.testing",
+      "triton.tools",
+      "triton.tools.tensor_descriptor",
+      "triton.compiler",
+      "triton.backends",
+      "triton.backends.compiler",
+  };
+  return llvm::is_contained(kModules, module);
+}
+
+void Emitter::setSourceFiles(std::vector<std::string> paths) {
+  sourceFiles.clear();
+  for (const std::string &p : paths) {
+    llvm::SmallString<256> path(p);
+    llvm::sys::fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    sourceFiles.push_back(path.str().str());
+  }
+}
+
+std::string Emitter::findModuleFile(const ModuleScope &from, StringRef module) {
+  size_t level = 0;
+  while (level < module.size() && module[level] == '.')
+    ++level;
+  std::string rel = module.drop_front(level).str();
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  auto known = [&](const std::string &candidate) {
+    return candidate == modules.front()->path ||
+           llvm::is_contained(sourceFiles, candidate);
+  };
+  if (level > 0) {
+    // Relative to the importing module's package: its directory, then one
+    // directory up per further dot.
+    llvm::SmallString<256> base = llvm::sys::path::parent_path(from.path);
+    for (size_t i = 1; i < level; ++i)
+      base = llvm::sys::path::parent_path(base);
+    for (const char *suffix : {".py", "/__init__.py"}) {
+      std::string candidate =
+          rel.empty() ? (suffix[0] == '/' ? base.str().str() + suffix : "")
+                      : (base + "/" + rel + suffix).str();
+      if (!candidate.empty() && known(candidate))
+        return candidate;
+    }
+    return "";
+  }
+  // Absolute: the source whose path ends in the module's path.
+  std::vector<std::string> candidates = sourceFiles;
+  candidates.insert(candidates.begin(), modules.front()->path);
+  for (const char *suffix : {".py", "/__init__.py"}) {
+    std::string tail = "/" + rel + suffix;
+    for (const std::string &candidate : candidates)
+      if (StringRef(candidate).ends_with(tail))
+        return candidate;
+  }
+  return "";
+}
+
+ModuleScope *Emitter::loadModule(const std::string &file, SMLoc loc) {
+  for (auto &m : modules)
+    if (m->path == file)
+      return m.get();
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+  if (!buffer) {
+    error(loc, "cannot read " + file + ": " + buffer.getError().message());
+    return nullptr;
+  }
+  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*buffer), loc);
+  std::unique_ptr<Module> ast = parseModule(sourceMgr, id);
+  if (!ast) {
+    sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Note,
+                           "in the module imported here");
+    return nullptr;
+  }
+  auto scope = std::make_unique<ModuleScope>();
+  scope->ast = ast.get();
+  scope->owned = std::move(ast);
+  scope->path = file;
+  ModuleScope *result = scope.get();
+  modules.push_back(std::move(scope));
+  collectGlobals(*result, result->ast->body);
+  return result;
+}
+
+FValue Emitter::moduleValue(const ModuleScope &scope) {
+  for (size_t i = 0; i < modules.size(); ++i)
+    if (modules[i].get() == &scope)
+      return FValue::named(FValue::Kind::Module, "@" + std::to_string(i));
+  return FValue::none();
+}
+
+ModuleScope *Emitter::scopeOfModuleValue(const FValue &value) {
+  StringRef text = value.text;
+  size_t index;
+  if (value.kind != FValue::Kind::Module || !text.consume_front("@") ||
+      text.getAsInteger(10, index) || index >= modules.size())
+    return nullptr;
+  return modules[index].get();
+}
+
+bool Emitter::moduleResolves(const ModuleScope &scope, StringRef module) {
+  if (!module.starts_with(".") && isTritonModule(module))
+    return isKnownTritonModule(module);
+  // A source module, or a host library Kiln does not look into (an error
+  // only if a kernel uses a name from it).
+  return module.starts_with(".") ? !findModuleFile(scope, module).empty()
+                                 : true;
+}
+
+bool Emitter::importsResolve(const ModuleScope &scope, const Block &block) {
+  for (const StmtPtr &stmt : block) {
+    if (auto *imp = llvm::dyn_cast<ImportStmt>(stmt.get())) {
+      for (auto &[path, alias] : imp->modules)
+        if (!moduleResolves(scope, path))
+          return false;
+    } else if (auto *from = llvm::dyn_cast<ImportFromStmt>(stmt.get())) {
+      if (!moduleResolves(scope, from->module))
+        return false;
+    } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
+      if (!importsResolve(scope, ifStmt->thenBody) &&
+          !importsResolve(scope, ifStmt->elseBody))
+        return false;
+    } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
+      bool any = importsResolve(scope, tryStmt->body);
+      for (const TryStmt::Handler &h : tryStmt->handlers)
+        any = any || importsResolve(scope, h.body);
+      if (!any)
+        return false;
+    }
+  }
+  return true;
+}
+
+// Module-level code runs as Python would run it, as far as what kernels can
+// reach goes: imports bind names (resolved on use), defs bind functions,
+// assignments are evaluated on first use. Of a module-level `if`, the branch
+// whose imports resolve is taken (the first one: `if HAS_TRITON: import
+// triton ... else: triton = placeholder`); of a `try`, its body when its
+// imports resolve, else the first handler whose imports do (`try: from
+// triton.language.extra.libdevice import rsqrt / except ImportError: ...`).
+void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
+  for (const StmtPtr &stmt : body) {
     if (auto *imp = llvm::dyn_cast<ImportStmt>(stmt.get())) {
       for (auto &[path, alias] : imp->modules) {
         // `import a.b` binds `a`; `import a.b as c` binds c to a.b.
         bool aliased = alias != StringRef(path).split('.').first;
-        globals[alias] = FValue::named(
-            FValue::Kind::Module,
-            canonicalModule(aliased ? path : StringRef(path).split('.').first));
+        std::string bound =
+            aliased ? path : StringRef(path).split('.').first.str();
+        scope.globalDefs.erase(alias);
+        scope.globals.erase(alias);
+        if (isTritonModule(bound))
+          scope.globals[alias] =
+              FValue::named(FValue::Kind::Module, canonicalModule(bound));
+        else
+          scope.imports[alias] = {bound, "", imp->getLoc()};
       }
     } else if (auto *from = llvm::dyn_cast<ImportFromStmt>(stmt.get())) {
-      for (auto &[name, alias] : from->names)
-        globals[alias] = FValue::named(
-            FValue::Kind::Module, canonicalModule(from->module + "." + name));
+      for (auto &[name, alias] : from->names) {
+        scope.globalDefs.erase(alias);
+        scope.globals.erase(alias);
+        scope.imports[alias] = {from->module, name, from->getLoc()};
+      }
     } else if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
       FValue f;
       f.kind = FValue::Kind::Function;
       f.function = def;
-      globals[def->name] = f;
-    } else if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt.get())) {
-      for (const ExprPtr &target : assign->targets)
-        if (auto *name = llvm::dyn_cast<NameExpr>(target.get()))
-          globalDefs[name->name] = stmt.get();
-    } else if (auto *ann = llvm::dyn_cast<AnnAssignStmt>(stmt.get())) {
-      if (auto *name = llvm::dyn_cast<NameExpr>(ann->target.get()))
-        if (ann->value)
-          globalDefs[name->name] = stmt.get();
-    } else if (auto *other = llvm::dyn_cast<OtherStmt>(stmt.get())) {
-      for (const std::string &name : other->definedNames)
-        globalDefs[name] = stmt.get();
+      scope.globalDefs.erase(def->name);
+      scope.imports.erase(def->name);
+      scope.globals[def->name] = f;
+      functionModules[def] = &scope;
+    } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
+      collectGlobals(scope, importsResolve(scope, ifStmt->thenBody)
+                                ? ifStmt->thenBody
+                                : ifStmt->elseBody);
+    } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
+      const Block *chosen = &tryStmt->body;
+      if (!importsResolve(scope, tryStmt->body))
+        for (const TryStmt::Handler &h : tryStmt->handlers)
+          if (importsResolve(scope, h.body)) {
+            chosen = &h.body;
+            break;
+          }
+      collectGlobals(scope, *chosen);
+      if (chosen == &tryStmt->body)
+        collectGlobals(scope, tryStmt->elseBody);
+      collectGlobals(scope, tryStmt->finallyBody);
+    } else {
+      std::vector<std::string> names;
+      if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt.get())) {
+        for (const ExprPtr &target : assign->targets)
+          if (auto *name = llvm::dyn_cast<NameExpr>(target.get()))
+            names.push_back(name->name);
+      } else if (auto *ann = llvm::dyn_cast<AnnAssignStmt>(stmt.get())) {
+        if (auto *name = llvm::dyn_cast<NameExpr>(ann->target.get()))
+          if (ann->value)
+            names.push_back(name->name);
+      } else if (auto *other = llvm::dyn_cast<OtherStmt>(stmt.get())) {
+        names = other->definedNames;
+      }
+      for (const std::string &name : names) {
+        scope.globals.erase(name);
+        scope.imports.erase(name);
+        scope.globalDefs[name] = stmt.get();
+      }
     }
   }
 }
 
+// `from M import n`: n of a Triton module, of a source module (a name it
+// defines, or its submodule n), or an error naming M when M is not among the
+// sources.
+std::optional<FValue> Emitter::resolveImport(const ModuleScope::Import &import,
+                                             StringRef alias, SMLoc loc) {
+  StringRef module = import.module;
+  if (!module.starts_with(".") && isTritonModule(module)) {
+    FValue value = FValue::named(FValue::Kind::Module, "triton");
+    llvm::SmallVector<StringRef> parts;
+    module.split(parts, '.');
+    if (!import.name.empty())
+      parts.push_back(import.name);
+    for (StringRef part : llvm::ArrayRef(parts).drop_front()) {
+      std::optional<FValue> next = getAttribute(value, part, import.loc);
+      if (!next)
+        return std::nullopt;
+      value = *next;
+    }
+    return value;
+  }
+  std::string file = findModuleFile(*current, module);
+  std::string described = module.str();
+  if (file.empty()) {
+    // `from . import utils`, `from pkg import utils`: a submodule.
+    if (!import.name.empty()) {
+      std::string sub = module.ends_with(".")
+                            ? module.str() + import.name
+                            : module.str() + "." + import.name;
+      file = findModuleFile(*current, sub);
+      if (!file.empty()) {
+        ModuleScope *scope = loadModule(file, import.loc);
+        if (!scope)
+          return std::nullopt;
+        return moduleValue(*scope);
+      }
+    }
+    static const char *const kHostLibraries[] = {
+        "torch",       "numpy",      "math",      "os",        "sys",
+        "typing",      "functools",  "itertools", "operator",  "dataclasses",
+        "enum",        "warnings",   "logging",   "importlib", "packaging",
+        "collections", "contextlib", "abc",       "re"};
+    std::string top = module.split('.').first.str();
+    if (llvm::is_contained(kHostLibraries, top)) {
+      if (import.name.empty()) // `import torch`: torch.float32 is a dtype
+        return FValue::named(FValue::Kind::Module, module.str());
+      if (module == "torch")
+        if (auto dtype = DType::parseTorch(import.name))
+          return FValue::dtype(TritonType{*dtype, false, {}});
+      return error(loc, "'" + alias + "' comes from the host module '" +
+                            described + "', which Triton kernels cannot use");
+    }
+    error(loc, "'" + alias + "' is imported from module '" + described +
+                   "', which is not among the kernel's sources; add its file "
+                   "to the triton_kernel srcs (kilnc --src FILE)");
+    sourceMgr.PrintMessage(import.loc, llvm::SourceMgr::DK_Note,
+                           "imported here");
+    return std::nullopt;
+  }
+  ModuleScope *scope = loadModule(file, import.loc);
+  if (!scope)
+    return std::nullopt;
+  if (import.name.empty())
+    return moduleValue(*scope);
+  ModuleScope *saved = current;
+  current = scope;
+  bool found = false;
+  std::optional<FValue> value = lookupGlobal(import.name, loc, found);
+  if (!found && !value) {
+    // Not defined there: a submodule of the package.
+    std::string sub = findModuleFile(*scope, "." + import.name);
+    current = saved;
+    if (!sub.empty() && StringRef(file).ends_with("__init__.py")) {
+      ModuleScope *subScope = loadModule(sub, import.loc);
+      if (!subScope)
+        return std::nullopt;
+      return moduleValue(*subScope);
+    }
+    error(loc, "module '" + described + "' (" + file + ") has no name '" +
+                   import.name + "'");
+    sourceMgr.PrintMessage(import.loc, llvm::SourceMgr::DK_Note,
+                           "imported here");
+    return std::nullopt;
+  }
+  current = saved;
+  return value;
+}
+
 // Module-level assignments are evaluated on first use, at compile time only.
 std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
-  auto it = globalDefs.find(name);
-  if (it == globalDefs.end())
+  auto it = current->globalDefs.find(name);
+  if (it == current->globalDefs.end())
     return std::nullopt;
   const Stmt *stmt = it->second;
   if (auto *other = llvm::dyn_cast<OtherStmt>(stmt)) {
@@ -142,10 +447,10 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
                            other->syntaxError);
     return std::nullopt;
   }
-  if (evaluatingGlobals.lookup(name))
+  if (current->evaluating.lookup(name))
     return error(loc,
                  "the global '" + name + "' is defined in terms of itself");
-  evaluatingGlobals[name] = true;
+  current->evaluating[name] = true;
   const Expr *valueExpr = nullptr;
   if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt))
     valueExpr = assign->value.get();
@@ -155,17 +460,41 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
   std::vector<Scope> savedScopes;
   std::swap(savedScopes, scopes);
   scopes.emplace_back();
+  ModuleScope *module = current;
   std::optional<FValue> value = evaluate(*valueExpr);
+  current = module;
   std::swap(savedScopes, scopes);
-  evaluatingGlobals[name] = false;
+  current->evaluating[name] = false;
   if (!value)
     return std::nullopt;
   if (value->isRuntime())
     return error(loc, "the global '" + name +
                           "' is not a compile-time constant; kernels may only "
                           "use constant globals");
-  globals[name] = *value;
+  current->globals[name] = *value;
   return value;
+}
+
+std::optional<FValue> Emitter::lookupGlobal(StringRef name, SMLoc loc,
+                                            bool &found) {
+  found = true;
+  auto g = current->globals.find(name);
+  if (g != current->globals.end())
+    return g->second;
+  auto imp = current->imports.find(name);
+  if (imp != current->imports.end()) {
+    ModuleScope::Import import = imp->second;
+    ModuleScope *module = current;
+    std::optional<FValue> value = resolveImport(import, name, loc);
+    current = module;
+    if (value)
+      current->globals[name] = *value;
+    return value;
+  }
+  if (current->globalDefs.count(name))
+    return evaluateGlobal(name, loc);
+  found = false;
+  return std::nullopt;
 }
 
 std::optional<FValue> Emitter::lookup(StringRef name, SMLoc loc) {
@@ -174,11 +503,10 @@ std::optional<FValue> Emitter::lookup(StringRef name, SMLoc loc) {
     if (it != scopes.back().end())
       return it->second;
   }
-  auto g = globals.find(name);
-  if (g != globals.end())
-    return g->second;
-  if (globalDefs.count(name))
-    return evaluateGlobal(name, loc);
+  bool found = false;
+  std::optional<FValue> value = lookupGlobal(name, loc, found);
+  if (found)
+    return value;
   static const char *const kPythonBuiltins[] = {
       "range",   "min",     "max",   "len",        "int",
       "float",   "bool",    "print", "isinstance", "abs",
@@ -193,12 +521,19 @@ bool Emitter::isJit(const FunctionDefStmt &function) {
     const Expr *callee = decorator.get();
     if (auto *call = llvm::dyn_cast<CallExpr>(callee))
       callee = call->callee.get();
-    // Compare syntactically: `triton.jit`, `jit` imported from triton.
+    // Compare syntactically: `triton.jit`, `jit` imported from triton. A
+    // `@tl.constexpr` (or `@triton.constexpr_function`) helper computes
+    // compile-time values from compile-time arguments: it is evaluated the
+    // same way, inlined.
+    auto callable = [](StringRef name) {
+      return name == "jit" || name == "constexpr" ||
+             name == "constexpr_function";
+    };
     if (auto *attr = llvm::dyn_cast<AttributeExpr>(callee)) {
-      if (attr->attr == "jit")
+      if (callable(attr->attr))
         return true;
     } else if (auto *name = llvm::dyn_cast<NameExpr>(callee)) {
-      if (name->name == "jit")
+      if (callable(name->name))
         return true;
     }
   }
@@ -207,9 +542,23 @@ bool Emitter::isJit(const FunctionDefStmt &function) {
 
 const FunctionDefStmt *Emitter::findKernel(StringRef name) {
   std::vector<const FunctionDefStmt *> jitFunctions;
+  auto decoratedJit = [](const FunctionDefStmt &def) {
+    for (const ExprPtr &decorator : def.decorators) {
+      const Expr *callee = decorator.get();
+      if (auto *call = llvm::dyn_cast<CallExpr>(callee))
+        callee = call->callee.get();
+      if (auto *attr = llvm::dyn_cast<AttributeExpr>(callee))
+        if (attr->attr == "jit")
+          return true;
+      if (auto *name = llvm::dyn_cast<NameExpr>(callee))
+        if (name->name == "jit")
+          return true;
+    }
+    return false;
+  };
   for (const StmtPtr &stmt : module.body)
     if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get()))
-      if (isJit(*def))
+      if (decoratedJit(*def))
         jitFunctions.push_back(def);
   std::string names;
   for (const FunctionDefStmt *f : jitFunctions)
@@ -272,6 +621,13 @@ kiln::frontend::valueToLiteral(const FValue &v) {
   case FValue::Kind::None:
     lit.kind = ConstexprLiteral::Kind::None;
     lit.text = "None";
+    return lit;
+  case FValue::Kind::DType: // `acc_dtype: tl.constexpr = tl.float32`
+    if (v.type.isPointer || v.type.isBlock())
+      return std::nullopt;
+    lit.kind = ConstexprLiteral::Kind::DType;
+    lit.dtype = v.type.element;
+    lit.text = ("tl." + v.type.element.getLanguageName()).str();
     return lit;
   default:
     return std::nullopt;
@@ -553,6 +909,17 @@ bool Emitter::emitStatement(const Stmt &stmt) {
   case Stmt::Kind::ImportFrom:
     return error(stmt.getLoc(), "imports inside a kernel are not supported"),
            false;
+  case Stmt::Kind::Raise:
+    // Reached: upstream rejects it too (a raise in a branch that constexpr
+    // evaluation removes is never emitted).
+    return error(stmt.getLoc(), "'raise' is not supported in Triton kernels "
+                                "(only in a branch that tl.constexpr values "
+                                "rule out)"),
+           false;
+  case Stmt::Kind::Try:
+    return error(stmt.getLoc(), "'try' statements are not supported in Triton "
+                                "kernels"),
+           false;
   case Stmt::Kind::Other:
     return error(stmt.getLoc(), "this statement is not supported in Triton "
                                 "kernels"),
@@ -705,9 +1072,9 @@ std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
 
 std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
   // Compile-time operands follow Python: the first operand that decides the
-  // result, else the last one. From the first run-time scalar on, the
-  // operands are booleans combined with & or | (no short circuit, as in
-  // Triton).
+  // result, else the last one. From the first run-time value on, the
+  // operands are booleans (int1 scalars or blocks) combined with & or |,
+  // broadcast (no short circuit): upstream's logical_and / logical_or.
   StringRef op = expr.isAnd ? "&" : "|";
   std::optional<FValue> last;
   std::optional<FValue> combined; // the run-time boolean so far
@@ -716,10 +1083,10 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
     if (!last)
       return std::nullopt;
     SMLoc loc = operand->getLoc();
-    if (last->isRuntime() && (last->type.isBlock() || last->type.isPointer))
+    if (last->isRuntime() && last->type.isPointer)
       return error(loc, std::string("'") + (expr.isAnd ? "and" : "or") +
-                            "' needs scalars, got " + last->describe() +
-                            "; for blocks use '" + op.str() + "'");
+                            "' needs booleans or numbers, got " +
+                            last->describe());
     if (combined || last->isRuntime()) {
       std::optional<FValue> b = last->isRuntime()
                                     ? castTo(*last, DType(ScalarKind::I1), loc)
@@ -853,6 +1220,22 @@ std::optional<FValue> Emitter::evaluateCall(const CallExpr &expr) {
 
 std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
   switch (callee.kind) {
+  case FValue::Kind::DType: {
+    // `tl.float32(x)`: a scalar of the dtype (upstream's dtype call).
+    if (args.args.size() != 1 || !args.keywords.empty() ||
+        callee.type.isPointer || callee.type.isBlock())
+      return error(args.loc, "calling " + callee.describe() +
+                                 " takes one value: a number or a scalar");
+    const FValue &arg = args.args[0];
+    if (arg.isNumber())
+      return constant(arg, callee.type, args.argLocs[0]);
+    if (arg.isRuntime() && !arg.type.isPointer)
+      return castTo(arg, callee.type.element, args.argLocs[0]);
+    return error(args.argLocs[0], "calling " + callee.describe() +
+                                      " needs a number or a run-time value, "
+                                      "got " +
+                                      arg.describe());
+  }
   case FValue::Kind::Builtin:
   case FValue::Kind::Method: {
     std::string name = callee.kind == FValue::Kind::Method
@@ -900,6 +1283,11 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
                                " arguments but " +
                                std::to_string(args.args.size()) +
                                " were given");
+  // The helper's names are those of its own module.
+  ModuleScope *caller = current;
+  if (ModuleScope *owner = functionModules.lookup(&function))
+    current = owner;
+  llvm::scope_exit restore([&] { current = caller; });
   Scope scope;
   std::vector<bool> bound(function.params.size(), false);
   for (size_t i = 0; i < args.args.size(); ++i) {
@@ -953,9 +1341,37 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
 
 std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
                                             SMLoc loc) {
+  // `c.value` of a tl.constexpr: the compile-time value itself.
+  if (attr == "value" &&
+      (value.isNumber() || value.kind == FValue::Kind::DType ||
+       value.kind == FValue::Kind::String || value.kind == FValue::Kind::None))
+    return value;
   switch (value.kind) {
   case FValue::Kind::Module: {
+    if (ModuleScope *scope = scopeOfModuleValue(value)) {
+      ModuleScope *saved = current;
+      current = scope;
+      bool found = false;
+      std::optional<FValue> v = lookupGlobal(attr, loc, found);
+      current = saved;
+      if (found)
+        return v;
+      if (StringRef(scope->path).ends_with("__init__.py")) {
+        std::string sub = findModuleFile(*scope, "." + attr.str());
+        if (!sub.empty()) {
+          ModuleScope *m = loadModule(sub, loc);
+          if (!m)
+            return std::nullopt;
+          return moduleValue(*m);
+        }
+      }
+      return error(loc, "module " + scope->path + " has no attribute '" + attr +
+                            "'");
+    }
     StringRef path = value.text;
+    if (path == "torch")
+      if (auto dtype = DType::parseTorch(attr))
+        return FValue::dtype(TritonType{*dtype, false, {}});
     if (path == "triton.language" || path == "triton.language.core") {
       if (auto dtype = DType::parse(attr))
         if (attr == dtype->getLanguageName())
@@ -977,6 +1393,10 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     }
     if (path == "libdevice")
       return FValue::named(FValue::Kind::Builtin, "libdevice." + attr.str());
+    if (path == "triton.language.extra" &&
+        !llvm::is_contained({"cuda", "libdevice", "hip"}, attr))
+      return error(loc, "'triton.language.extra." + attr +
+                            "' is not a module of Triton for CUDA GPUs");
     if (StringRef(path).starts_with("triton.language.extra"))
       return FValue::named(FValue::Kind::Module,
                            canonicalModule(path.str() + "." + attr.str()));
@@ -987,6 +1407,10 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
   case FValue::Kind::Runtime: {
     if (attr == "dtype")
       return FValue::dtype(value.type.scalar());
+    // x.type: the value's type (upstream's block_type for blocks; its
+    // element_ty is the scalar type, a pointer type's is the pointee).
+    if (attr == "type" && !value.type.isBlockPointer())
+      return FValue::dtype(value.type);
     // Properties computed by builtins ("property.T" for x.T, ...).
     if (lookupBuiltin("property." + attr.str())) {
       CallArgs args;
@@ -1015,7 +1439,11 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
                            value.text + "." + attr.str());
     return error(loc, value.describe() + " has no attribute '" + attr + "'");
   case FValue::Kind::DType: {
+    if (attr == "scalar")
+      return FValue::dtype(value.type.scalar());
     if (attr == "element_ty") {
+      if (value.type.isBlock())
+        return FValue::dtype(value.type.scalar());
       if (!value.type.isPointer)
         return error(loc, "'element_ty' needs a pointer dtype, got " +
                               value.describe());

@@ -17,8 +17,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <memory>
 #include <optional>
 
 namespace llvm {
@@ -51,10 +53,38 @@ BuiltinFn lookupBuiltin(llvm::StringRef name);
 std::optional<ConstexprLiteral> valueToLiteral(const FValue &v);
 FValue literalToValue(const ConstexprLiteral &lit);
 
+/// One Python module a kernel reaches: the kernel's file, or a file of its
+/// sources that it imports. Module-level names are resolved on first use, so
+/// host code beside the kernels is never evaluated unless a kernel reaches it.
+struct ModuleScope {
+  const Module *ast = nullptr;
+  std::unique_ptr<Module> owned;            // imported modules
+  std::string path;                         // absolute, normalized
+  llvm::StringMap<const Stmt *> globalDefs; // assignments, unparsed code
+  llvm::StringMap<FValue> globals;          // evaluated names
+  llvm::StringMap<bool> evaluating;
+  /// `from M import n as alias` (and `import M as alias`, name empty):
+  /// resolved when a kernel first uses alias.
+  struct Import {
+    std::string module; // with its leading dots
+    std::string name;
+    llvm::SMLoc loc;
+  };
+  llvm::StringMap<Import> imports;
+};
+
 class Emitter {
 public:
   Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
           const Module &module);
+  ~Emitter();
+
+  /// Files the kernel's module may import from (`kilnc --src`, the
+  /// `triton_kernel` srcs after the first): read and parsed when an import
+  /// that a kernel reaches names them, by Python's rules (`from .utils
+  /// import f` beside the importing file; `from pkg.utils import f` as the
+  /// source whose path ends in pkg/utils.py or pkg/utils/__init__.py).
+  void setSourceFiles(std::vector<std::string> paths);
 
   /// The @triton.jit function called `name`; or, if `name` is empty, the
   /// only one no other jit function calls. Reports an error if none fits.
@@ -131,9 +161,27 @@ public:
 private:
   using Scope = llvm::StringMap<FValue>;
 
-  void collectGlobals();
+  void collectGlobals(ModuleScope &scope, const Block &body);
   std::optional<FValue> lookup(llvm::StringRef name, llvm::SMLoc loc);
+  /// A module-level name of `current` (nullopt without an error when the
+  /// module does not define it and `quiet`).
+  std::optional<FValue> lookupGlobal(llvm::StringRef name, llvm::SMLoc loc,
+                                     bool &found);
   std::optional<FValue> evaluateGlobal(llvm::StringRef name, llvm::SMLoc loc);
+  std::optional<FValue> resolveImport(const ModuleScope::Import &import,
+                                      llvm::StringRef alias, llvm::SMLoc loc);
+  /// Whether Kiln can import every module `block` imports (its chosen
+  /// branch, for module-level if/try).
+  bool importsResolve(const ModuleScope &scope, const Block &block);
+  bool moduleResolves(const ModuleScope &scope, llvm::StringRef module);
+  /// The file of source module `module` (leading dots: relative to `from`),
+  /// or "" when it is not among the sources.
+  std::string findModuleFile(const ModuleScope &from, llvm::StringRef module);
+  /// The parsed module of `file` (parsed on first use); null after an error.
+  ModuleScope *loadModule(const std::string &file, llvm::SMLoc loc);
+  /// The value of a user module (an FValue of kind Module naming it).
+  FValue moduleValue(const ModuleScope &scope);
+  ModuleScope *scopeOfModuleValue(const FValue &value);
 
   // Statements: return false after an error.
   bool emitBlock(const Block &block);
@@ -211,9 +259,10 @@ private:
   std::string filename;
   bool debug = false;
 
-  llvm::StringMap<const Stmt *> globalDefs; // module-level name → statement
-  llvm::StringMap<FValue> globals;          // evaluated module-level names
-  llvm::StringMap<bool> evaluatingGlobals;
+  std::vector<std::unique_ptr<ModuleScope>> modules; // [0]: the kernel's
+  ModuleScope *current = nullptr; // the module whose code is evaluated
+  llvm::DenseMap<const FunctionDefStmt *, ModuleScope *> functionModules;
+  std::vector<std::string> sourceFiles; // absolute, normalized
 
   std::vector<Scope> scopes; // innermost last; one per inlined function
   struct Frame {

@@ -484,6 +484,27 @@ HostEvaluator::Flow HostEvaluator::execStatement(const Stmt &stmt) {
     }
     return Flow::Normal;
   }
+  case Stmt::Kind::Raise:
+    fail(stmt.getLoc(), "host code raised an exception");
+    return Flow::Failed;
+  case Stmt::Kind::Try: {
+    // An error in the body (what Kiln cannot run, or a raise) is taken as
+    // the exception the first handler catches.
+    auto &s = llvm::cast<TryStmt>(stmt);
+    Flow flow = execBlock(s.body);
+    if (flow == Flow::Failed && !s.handlers.empty()) {
+      failure.reset();
+      flow = execBlock(s.handlers.front().body);
+    } else if (flow == Flow::Normal) {
+      flow = execBlock(s.elseBody);
+    }
+    if (flow != Flow::Failed) {
+      Flow after = execBlock(s.finallyBody);
+      if (after != Flow::Normal)
+        flow = after;
+    }
+    return flow;
+  }
   case Stmt::Kind::Other:
     fail(stmt.getLoc(), "'" + llvm::cast<OtherStmt>(stmt).what +
                             "' statements are not evaluated when compiling");

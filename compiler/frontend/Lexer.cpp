@@ -13,10 +13,11 @@ namespace {
 
 class Lexer {
 public:
-  Lexer(llvm::SourceMgr &sourceMgr, std::vector<Token> &tokens)
+  Lexer(llvm::SourceMgr &sourceMgr, std::vector<Token> &tokens,
+        unsigned bufferId)
       : sourceMgr(sourceMgr), tokens(tokens) {
-    const llvm::MemoryBuffer *buffer =
-        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+    const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(
+        bufferId ? bufferId : sourceMgr.getMainFileID());
     cur = buffer->getBufferStart();
     end = buffer->getBufferEnd();
   }
@@ -251,6 +252,6 @@ bool Lexer::run() {
 }
 
 bool kiln::frontend::tokenize(llvm::SourceMgr &sourceMgr,
-                              std::vector<Token> &tokens) {
-  return Lexer(sourceMgr, tokens).run();
+                              std::vector<Token> &tokens, unsigned bufferId) {
+  return Lexer(sourceMgr, tokens, bufferId).run();
 }

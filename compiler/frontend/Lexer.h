@@ -47,9 +47,11 @@ struct Token {
   }
 };
 
-/// Splits the main buffer of `sourceMgr` into tokens. Returns false after
-/// reporting the first lexical error through `sourceMgr`.
-bool tokenize(llvm::SourceMgr &sourceMgr, std::vector<Token> &tokens);
+/// Splits buffer `bufferId` of `sourceMgr` (default: the main one) into
+/// tokens. Returns false after reporting the first lexical error through
+/// `sourceMgr`.
+bool tokenize(llvm::SourceMgr &sourceMgr, std::vector<Token> &tokens,
+              unsigned bufferId = 0);
 
 } // namespace kiln::frontend
 

@@ -27,8 +27,9 @@ namespace {
 
 class Parser {
 public:
-  Parser(llvm::SourceMgr &sourceMgr, std::vector<Token> tokens)
-      : sourceMgr(sourceMgr), tokens(std::move(tokens)) {}
+  Parser(llvm::SourceMgr &sourceMgr, std::vector<Token> tokens,
+         unsigned bufferId)
+      : sourceMgr(sourceMgr), tokens(std::move(tokens)), bufferId(bufferId) {}
 
   std::unique_ptr<Module> parse();
 
@@ -79,6 +80,8 @@ private:
   StmtPtr parseWhile();
   StmtPtr parseImport();
   StmtPtr parseImportFrom();
+  StmtPtr parseTry();
+  StmtPtr parseRaise();
   StmtPtr skipCompound(StringRef what);
   bool isStatementKeyword(const Token &t) const;
   bool isJitDefinition(size_t start) const;
@@ -139,6 +142,8 @@ private:
   SMLoc errorLoc;
   std::string errorMessage;
   unsigned depth = 0;
+  unsigned bufferId;
+  unsigned functionDepth = 0; // enclosing defs: 0 is module-level code
 };
 
 } // namespace
@@ -178,7 +183,7 @@ bool Parser::expectNewline() {
 std::unique_ptr<Module> Parser::parse() {
   auto module = std::make_unique<Module>();
   module->filename =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier().str();
+      sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier().str();
   while (!tok().is(TokenKind::Eof)) {
     if (tok().is(TokenKind::Newline)) {
       advance();
@@ -276,7 +281,7 @@ StmtPtr Parser::skipUnparsed(size_t start) {
 
 bool Parser::isStatementKeyword(const Token &t) const {
   static const char *const kSkipped[] = {"class", "with",  "try",   "async",
-                                        "global", "nonlocal", "del", "raise",
+                                        "global", "nonlocal", "del",
                                         "yield", "await"};
   return t.kind == TokenKind::Name && llvm::is_contained(kSkipped, t.text);
 }
@@ -317,8 +322,11 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
     stmt = parseFor();
   else if (t.isKeyword("while"))
     stmt = parseWhile();
+  else if (t.isKeyword("try") && functionDepth == 0)
+    stmt = parseTry();
   else if (isStatementKeyword(t)) {
-    if (!topLevel)
+    if (!topLevel && (functionDepth > 0 || t.isKeyword("yield") ||
+                      t.isKeyword("await")))
       return error(t.loc, "'" + t.text + "' statements are not supported in "
                                          "Triton kernels");
     stmt = skipCompound(t.text);
@@ -328,6 +336,60 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
     return false;
   out.push_back(std::move(stmt));
   return true;
+}
+
+// `try:` with its except/else/finally clauses, in module-level code (where
+// imports fall back: `try: from A import f` / `except ImportError: ...`).
+StmtPtr Parser::parseTry() {
+  auto stmt = std::make_unique<TryStmt>(tok().loc);
+  advance(); // try
+  if (!parseBlock(stmt->body))
+    return nullptr;
+  while (tok().isKeyword("except")) {
+    advance();
+    TryStmt::Handler handler;
+    if (!tok().isOp(":")) {
+      handler.type = parseTest();
+      if (!handler.type)
+        return nullptr;
+      if (consumeKeyword("as")) {
+        if (!tok().is(TokenKind::Name)) {
+          error(tok().loc, "expected a name after 'as'");
+          return nullptr;
+        }
+        handler.name = tok().text.str();
+        advance();
+      }
+    }
+    if (!parseBlock(handler.body))
+      return nullptr;
+    stmt->handlers.push_back(std::move(handler));
+  }
+  if (consumeKeyword("else") && !parseBlock(stmt->elseBody))
+    return nullptr;
+  if (consumeKeyword("finally") && !parseBlock(stmt->finallyBody))
+    return nullptr;
+  if (stmt->handlers.empty() && stmt->finallyBody.empty()) {
+    error(stmt->getLoc(), "'try' needs an 'except' or 'finally' clause");
+    return nullptr;
+  }
+  return stmt;
+}
+
+// `raise [EXC [from CAUSE]]`: an error only where a kernel reaches it (a
+// branch that constexpr evaluation removes is never emitted).
+StmtPtr Parser::parseRaise() {
+  auto stmt = std::make_unique<RaiseStmt>(tok().loc);
+  advance(); // raise
+  if (!tok().is(TokenKind::Newline) && !tok().is(TokenKind::Eof) &&
+      !tok().isOp(";")) {
+    stmt->exception = parseTest();
+    if (!stmt->exception)
+      return nullptr;
+    if (consumeKeyword("from") && !parseTest())
+      return nullptr;
+  }
+  return stmt;
 }
 
 // Skips a statement Kiln does not interpret, with its indented body if any.
@@ -376,6 +438,8 @@ bool Parser::parseSimpleStatements(Block &out) {
 
 StmtPtr Parser::parseSimpleStatement() {
   SMLoc loc = tok().loc;
+  if (tok().isKeyword("raise"))
+    return parseRaise();
   if (consumeKeyword("pass"))
     return std::make_unique<PassStmt>(loc);
   if (consumeKeyword("break"))
@@ -531,7 +595,10 @@ StmtPtr Parser::parseFunctionDef(std::vector<ExprPtr> decorators) {
     if (!def->returns)
       return nullptr;
   }
-  if (!parseBlock(def->body))
+  ++functionDepth;
+  bool parsed = parseBlock(def->body);
+  --functionDepth;
+  if (!parsed)
     return nullptr;
   return def;
 }
@@ -634,7 +701,11 @@ StmtPtr Parser::parseImportFrom() {
     prefix += ".";
     advance();
   }
-  stmt->module = prefix + (tok().is(TokenKind::Name) ? dottedName() : "");
+  // `from . import x`: no module name after the dots.
+  stmt->module =
+      prefix + (tok().is(TokenKind::Name) && !tok().isKeyword("import")
+                    ? dottedName()
+                    : "");
   if (failed)
     return nullptr;
   if (!consumeKeyword("import")) {
@@ -1143,8 +1214,13 @@ ExprPtr Parser::parseAtom() {
 }
 
 std::unique_ptr<Module> kiln::frontend::parseModule(llvm::SourceMgr &sourceMgr) {
+  return parseModule(sourceMgr, sourceMgr.getMainFileID());
+}
+
+std::unique_ptr<Module> kiln::frontend::parseModule(llvm::SourceMgr &sourceMgr,
+                                                    unsigned bufferId) {
   std::vector<Token> tokens;
-  if (!tokenize(sourceMgr, tokens))
+  if (!tokenize(sourceMgr, tokens, bufferId))
     return nullptr;
-  return Parser(sourceMgr, std::move(tokens)).parse();
+  return Parser(sourceMgr, std::move(tokens), bufferId).parse();
 }

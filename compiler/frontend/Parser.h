@@ -16,6 +16,9 @@ namespace kiln::frontend {
 /// `file:line:col: error: ...` with the source line and a caret through
 /// `sourceMgr` and returns null.
 std::unique_ptr<Module> parseModule(llvm::SourceMgr &sourceMgr);
+/// Parses buffer `bufferId` of `sourceMgr` (a module another one imports).
+std::unique_ptr<Module> parseModule(llvm::SourceMgr &sourceMgr,
+                                    unsigned bufferId);
 
 } // namespace kiln::frontend
 

@@ -146,8 +146,10 @@ static llvm::Error setOption(KernelSpec &spec, StringRef key, StringRef value) {
       return makeError(llvm::formatv(
           "num_warps must be a power of two between 1 and 32, got {0}", v));
     spec.numWarps = v;
+    spec.numWarpsGiven = true;
   } else if (key == "num_stages") {
     spec.numStages = v;
+    spec.numStagesGiven = true;
   } else {
     spec.numCtas = v;
   }
@@ -176,7 +178,12 @@ kiln::frontend::parseSignature(StringRef signature,
                                        "form name=value (the named form is "
                                        "used since the first entry is)",
                                        entry));
-      if (key == "num_warps" || key == "num_stages" || key == "num_ctas") {
+      // A kernel parameter named like a launch option stays a parameter
+      // (upstream binds the keyword to the parameter first).
+      bool isParam = llvm::any_of(
+          params, [&](const ParamDecl &p) { return p.name == key; });
+      if (!isParam &&
+          (key == "num_warps" || key == "num_stages" || key == "num_ctas")) {
         if (auto err = setOption(spec, key, value))
           return std::move(err);
         continue;

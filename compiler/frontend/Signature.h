@@ -54,6 +54,8 @@ struct KernelSpec {
   unsigned numWarps = 4;
   unsigned numStages = 3;
   unsigned numCtas = 1;
+  /// Whether the signature set the launch option (-w/-ns then do not).
+  bool numWarpsGiven = false, numStagesGiven = false;
 
   /// The positional form of this spec, as upstream's AOT tool writes it.
   std::string str() const;

@@ -59,6 +59,26 @@ std::optional<DType> DType::parse(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<DType> DType::parseTorch(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<DType>>(name)
+      .Case("bool", DType(ScalarKind::I1))
+      .Case("int8", DType(ScalarKind::I8))
+      .Case("int16", DType(ScalarKind::I16))
+      .Cases({"int32", "int"}, DType(ScalarKind::I32))
+      .Cases({"int64", "long"}, DType(ScalarKind::I64))
+      .Case("uint8", DType(ScalarKind::U8))
+      .Case("uint16", DType(ScalarKind::U16))
+      .Case("uint32", DType(ScalarKind::U32))
+      .Case("uint64", DType(ScalarKind::U64))
+      .Cases({"float16", "half"}, DType(ScalarKind::F16))
+      .Case("bfloat16", DType(ScalarKind::BF16))
+      .Cases({"float32", "float"}, DType(ScalarKind::F32))
+      .Cases({"float64", "double"}, DType(ScalarKind::F64))
+      .Case("float8_e4m3fn", DType(ScalarKind::F8E4NV))
+      .Case("float8_e5m2", DType(ScalarKind::F8E5))
+      .Default(std::nullopt);
+}
+
 mlir::Type DType::toMLIR(mlir::MLIRContext *context) const {
   switch (kind) {
   case ScalarKind::F8E4NV:

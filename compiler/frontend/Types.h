@@ -43,6 +43,9 @@ public:
   /// Parses a short name (`i32`, `fp16`, also `f32`, `bf16`, `u8`) or a
   /// language name (`int32`, `float16`).
   static std::optional<DType> parse(llvm::StringRef name);
+  /// Parses a torch dtype attribute name (`float32`, `bfloat16`, `half`,
+  /// `long`, `float8_e4m3fn`, ...), as upstream maps torch dtypes.
+  static std::optional<DType> parseTorch(llvm::StringRef name);
 
   bool operator==(const DType &other) const { return kind == other.kind; }
   bool operator!=(const DType &other) const { return kind != other.kind; }

@@ -103,6 +103,21 @@ void kiln::AxisInfoAnalysis::visit(Operation *op) {
   }
   for (Value result : op->getResults())
     infos[result] = compute(op, result);
+  // The front end's hints (tl.multiple_of, tl.max_contiguous,
+  // tl.max_constancy) replace what was derived, as upstream's do.
+  if (op->getNumResults() == 1) {
+    AxisInfo &info = infos[op->getResult(0)];
+    auto apply = [&](StringRef name, SmallVector<int64_t> &facts) {
+      auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name);
+      if (!attr || attr.size() != int64_t(facts.size()))
+        return;
+      for (auto [fact, hint] : llvm::zip(facts, attr.asArrayRef()))
+        fact = hint;
+    };
+    apply("kiln.divisibility", info.divisibility);
+    apply("kiln.contiguity", info.contiguity);
+    apply("kiln.constancy", info.constancy);
+  }
 }
 
 void kiln::AxisInfoAnalysis::visitRegion(Region &region) {

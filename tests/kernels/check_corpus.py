@@ -20,6 +20,14 @@ not count as failures; a listed variant that passes (XPASS) or an entry that
 matches no variant does, so the list stays honest. `--update-known-failures`
 rewrites the list from the current results.
 
+With --manifest (the real-world corpus, tests/realworld/), the files stay
+unchanged and the variants come from a manifest instead: one line per variant,
+`FILE KERNEL KILNC-ARGS...` (shell quoting; FILE relative to the manifest's
+directory; `#` starts a comment). Every other .py file under the file's
+library (its first path component) is passed to kilnc as `--src`, as a
+`triton_kernel(srcs = glob(["**/*.py"]))` would. `--times PATH` writes each
+variant's compile time (seconds, all archs) as tab-separated lines.
+
 Covers lines name items of SURFACE, the construct list of docs/language.md;
 `--write-language-doc docs/language.md` regenerates that page from the
 results (an item is supported when a kernel covering it passes every
@@ -28,6 +36,7 @@ variant). Python 3 standard library only.
 
 import argparse
 import concurrent.futures
+import time
 import os
 import re
 import shlex
@@ -50,6 +59,8 @@ class Variant:
         self.count = 1
         self.status = None  # PASS FAIL XFAIL XPASS
         self.message = ""
+        self.srcs = []  # other files kilnc may import from (--src)
+        self.seconds = 0.0
 
     def label(self):
         text = f"{self.path} -n {self.kernel}"
@@ -117,6 +128,48 @@ def read_corpus(root):
     return variants, covers, problems
 
 
+def read_manifest(path):
+    """Returns (variants, problems) from a manifest of unchanged files."""
+    root = os.path.dirname(os.path.abspath(path))
+    variants, problems, libraries = [], [], {}
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for number, text in enumerate(lines, 1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        try:
+            fields = shlex.split(text)
+        except ValueError as e:
+            problems.append(f"{path}:{number}: bad manifest line: {e}")
+            continue
+        if len(fields) < 2:
+            problems.append(f"{path}:{number}: expected 'FILE KERNEL ARGS...'")
+            continue
+        rel, kernel = fields[0], fields[1]
+        if not os.path.isfile(os.path.join(root, rel)):
+            problems.append(f"{path}:{number}: no file {rel}")
+            continue
+        v = Variant(rel, number, ["-n", kernel] + fields[2:])
+        v.kernel = kernel
+        library = rel.split("/")[0]
+        if library not in libraries:
+            found = []
+            for dirpath, dirnames, filenames in os.walk(os.path.join(root, library)):
+                dirnames.sort()
+                found += [os.path.relpath(os.path.join(dirpath, n), root).replace(os.sep, "/")
+                          for n in sorted(filenames) if n.endswith(".py")]
+            libraries[library] = found
+        v.srcs = [s for s in libraries[library] if s != rel]
+        variants.append(v)
+    per_kernel = OrderedDict()
+    for v in variants:
+        per_kernel.setdefault((v.path, v.kernel), []).append(v)
+    for group in per_kernel.values():
+        for i, v in enumerate(group, 1):
+            v.index, v.count = i, len(group)
+    return variants, problems
+
+
 def read_known_failures(path):
     """Returns an ordered map (file, kernel, index-or-None) → reason."""
     known = OrderedDict()
@@ -149,8 +202,19 @@ def first_error_line(output, returncode):
 
 def compile_variant(kilnc, root, archs, emit, timeout, v):
     """Compiles `v` for every arch; the first failure is the variant's."""
+    start = time.monotonic()
+    try:
+        return compile_variant_archs(kilnc, root, archs, emit, timeout, v)
+    finally:
+        v.seconds = time.monotonic() - start
+
+
+def compile_variant_archs(kilnc, root, archs, emit, timeout, v):
     for arch in archs:
-        cmd = [kilnc, "compile", os.path.join(root, v.path)] + v.args + [
+        srcs = []
+        for s in v.srcs:
+            srcs += ["--src", os.path.join(root, s)]
+        cmd = [kilnc, "compile", os.path.join(root, v.path)] + v.args + srcs + [
             "--arch", arch, "--emit", emit, "-o", os.devnull]
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -329,14 +393,27 @@ def main():
     ap.add_argument("--write-language-doc", metavar="PATH",
                     help="write the construct table (docs/language.md) from this run")
     ap.add_argument("--quiet", "-q", action="store_true", help="print only failures and the summary")
+    ap.add_argument("--manifest", metavar="PATH",
+                    help="variants from this manifest of unchanged files (the real-world corpus); "
+                         "the root is its directory")
+    ap.add_argument("--no-srcs", action="store_true",
+                    help="with --manifest: compile each file alone (no --src), as older kilnc")
+    ap.add_argument("--times", metavar="PATH", help="write each variant's compile time here")
     args = ap.parse_args()
 
-    root = os.path.abspath(args.root)
+    root = os.path.abspath(os.path.dirname(args.manifest) if args.manifest else args.root)
     backend = args.emit != "kiln"
     archs = [a for a in args.archs.split(",") if a] or [args.arch]
     known_path = args.known_failures or os.path.join(
         root, "KNOWN_BACKEND_FAILURES" if backend else "KNOWN_FAILURES")
-    variants, covers, problems = read_corpus(root)
+    if args.manifest:
+        variants, problems = read_manifest(args.manifest)
+        if args.no_srcs:
+            for v in variants:
+                v.srcs = []
+        covers = OrderedDict()
+    else:
+        variants, covers, problems = read_corpus(root)
     surface_path = os.path.join(root, "SURFACE")
     surface = read_surface(surface_path) if os.path.exists(surface_path) else []
     surface_items = {row[1] for row in surface}
@@ -371,6 +448,11 @@ def main():
                 print(f"FAIL {v.label()}: listed in {os.path.basename(known_path)} but passes "
                       f"now; remove it")
             sys.stdout.flush()
+
+    if args.times:
+        with open(args.times, "w", encoding="utf-8") as f:
+            for v in variants:
+                f.write(f"{v.path}\t{v.kernel}\t{v.index}\t{v.status}\t{v.seconds:.2f}\n")
 
     failed = sum(v.status in ("FAIL", "XPASS") for v in variants)
     if not args.filter:
