@@ -179,12 +179,14 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (writer.done)
     return 0;
 
-  // Stage 3: block pointers to tensors of pointers, layouts, the software
-  // pipeline of tensor-core loops, shared-memory offsets.
+  // Stage 3: tensor descriptors and block pointers to tensors of pointers,
+  // layouts, the software pipeline of tensor-core loops, shared-memory
+  // offsets.
   (*module)->setAttr(TargetInfo::kAttrName,
                      mlir::StringAttr::get(&context, arch->name));
   {
     mlir::PassManager pm(&context);
+    pm.addPass(kiln::createKilnLowerTensorDescriptors());
     pm.addPass(kiln::createKilnRewriteBlockPointers());
     kiln::KilnAssignLayoutsOptions layoutOptions;
     layoutOptions.numWarps = spec->numWarps;

@@ -503,6 +503,87 @@ TEST(Codegen, EveryTypeMapsAndOnlyAlignedVariantsMayExist) {
                     HasSubstr("/*num_stages=*/4")));
 }
 
+// A descriptor parameter: its C++ type is kiln::TensorDescriptor<T, Rank>,
+// its block shape belongs to the config (two block shapes, one overload), and
+// each config packs it into the ABI (tensor map, base, extents, strides)
+// before choosing a variant, with what the metadata says of its tensor map.
+TEST(Codegen, DescriptorParametersArePackedPerConfig) {
+  const GeneratedFiles files =
+      Generate({Input("codegen/tile_desc_bm64_sm_90a"),
+                Input("codegen/tile_desc_bm128_sm_90a")},
+               {"tile", "k", "tile.h"});
+  EXPECT_THAT(files.header,
+              HasSubstr("absl::Status launch_tile_kernel(
+                        "
+                        "    kiln::GridFor<tile_kernel_config> grid, CUstream "
+                        "stream,
+                        "
+                        "    const kiln::TensorDescriptor<kiln::half, 2>& "
+                        "a_desc, float* out, int32_t n);"));
+  EXPECT_THAT(files.header,
+              HasSubstr("Descriptor arguments must have the block shape of "
+                        "the config that runs (by
+// default a_desc [64,64])"));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("constexpr int32_t kDescriptor0_0_0Block[] = {64, 64};
+"
+                      "constexpr int32_t kDescriptor0_0_0Box[] = {64, 64};
+"
+                      "constexpr kiln::internal::TensorDescriptorParam "
+                      "kDescriptor0_0_0 = {
+"
+                      "    "a_desc", "fp16", /*rank=*/2, "
+                      "kDescriptor0_0_0Block,
+"
+                      "    /*box=*/kDescriptor0_0_0Box, "
+                      "/*swizzle_bytes=*/128};"),
+            HasSubstr("constexpr int32_t kDescriptor0_1_0Block[] = {128, 64};
+"
+                      "constexpr kiln::internal::TensorDescriptorParam "
+                      "kDescriptor0_1_0 = {
+"
+                      "    "a_desc", "fp16", /*rank=*/2, "
+                      "kDescriptor0_1_0Block,
+"
+                      "    /*box=*/nullptr, /*swizzle_bytes=*/0};"),
+            HasSubstr("  kiln::internal::TensorDescriptorArgs<2> a_desc_abi;
+"
+                      "  if (absl::Status status = "
+                      "kiln::internal::PackTensorDescriptor(
+"
+                      "          tile_kernel_data::kInfo, "
+                      "tile_kernel_data::kDescriptor0_0_0, a_desc.view(), "
+                      "a_desc_abi);
+"
+                      "      !status.ok()) {
+"
+                      "    return status;
+"
+                      "  }
+"),
+            HasSubstr("kiln::internal::IsAligned16(out)"),
+            HasSubstr("void* args[] = {&a_desc_abi.tensor_map, "
+                      "&a_desc_abi.base,
+"),
+            HasSubstr("tile_kernel_data::kDescriptor0_1_0, a_desc.view()"),
+            HasSubstr("{\"a_desc\", \"tensordesc<fp16[64,64]>\", "
+                      "/*divisibility=*/1},")));
+}
+
+TEST(Codegen, DescriptorBlockShapesOfOneConfigMustAgree) {
+  VariantInput a = Input("codegen/tile_desc_bm64_sm_90a");
+  VariantInput b = Input("codegen/tile_desc_bm128_sm_90a");
+  // The same config as `a`, another block shape.
+  size_t at = b.metadataJson.find("\"value\": \"128\"");
+  ASSERT_NE(at, std::string::npos);
+  b.metadataJson.replace(at, 14, "\"value\": \"64\"");
+  at = b.metadataJson.find("\"num_warps\": 8");
+  b.metadataJson.replace(at, 14, "\"num_warps\": 4");
+  EXPECT_THAT(ErrorOf({a, b}, {"tile", "k", "tile.h"}),
+              HasSubstr("same config but different descriptor block shapes"));
+}
+
 TEST(Codegen, SeveralKernelsInOneTarget) {
   const GeneratedFiles files = Generate(
       {Input("codegen/scale_aligned_sm_90a"), Input("codegen/copy_sm_80")},
