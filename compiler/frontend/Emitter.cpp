@@ -995,10 +995,9 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
         return std::nullopt;
       scope[p.name] = *v;
     }
-    if (isConstexprAnnotation(p.annotation.get()) && scope[p.name].isRuntime())
-      return error(args.loc, "parameter '" + p.name + "' of '" + function.name +
-                                 "' is tl.constexpr but got " +
-                                 scope[p.name].describe());
+    // A helper's `tl.constexpr` annotation does not constrain its argument:
+    // as in upstream Triton, what is passed decides (tutorial 06 passes
+    // blocks to `offs_m: tl.constexpr`).
   }
   scopes.push_back(std::move(scope));
   frames.push_back({&function, args.loc, std::nullopt, false});

@@ -244,8 +244,8 @@ TEST_F(TensorDescriptorTest, ExtentsMustFitTheAbi) {
 }
 
 TEST_F(TensorDescriptorTest, BoxTooLarge) {
-  constexpr int32_t kBigBlock[] = {512, 64};
-  constexpr int32_t kBigBox[] = {512, 64};
+  static constexpr int32_t kBigBlock[] = {512, 64};
+  static constexpr int32_t kBigBox[] = {512, 64};
   constexpr TensorDescriptorParam kBig = {"a_desc",  "fp16",  2,
                                           kBigBlock, kBigBox, 128};
   TensorDescriptor<half, 2> desc(DevicePointer(0x10000), {1000, 72}, {80, 1},
@@ -255,7 +255,7 @@ TEST_F(TensorDescriptorTest, BoxTooLarge) {
   EXPECT_THAT(status.message(),
               AllOf(HasSubstr("box [512, 64]"), HasSubstr("outside [1, 256]")));
   // The box's last dimension must fit the swizzle: 128 fp16 are 256 bytes.
-  constexpr int32_t kWideBlock[] = {64, 128};
+  static constexpr int32_t kWideBlock[] = {64, 128};
   constexpr TensorDescriptorParam kWide = {"a_desc",   "fp16",     2,
                                            kWideBlock, kWideBlock, 128};
   TensorDescriptor<half, 2> wide(DevicePointer(0x10000), {1000, 72}, {80, 1},
