@@ -105,7 +105,7 @@ std::vector<StringRef> splitSignatureEntries(StringRef signature) {
       ++depth;
     } else if ((c == ']' || c == '>') && depth > 0) {
       --depth;
-    } else if (c == ',' && depth == 0) {
+    } else if (c == ',' && (depth == 0 || i == signature.size())) {
       StringRef entry = signature.slice(start, i).trim();
       if (!entry.empty())
         entries.push_back(entry);

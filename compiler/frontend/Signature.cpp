@@ -238,7 +238,7 @@ kiln::frontend::splitSignature(StringRef signature) {
       ++depth;
     else if ((c == ']' || c == '>') && depth > 0)
       --depth;
-    else if (c == ',' && depth == 0) {
+    else if (c == ',' && (depth == 0 || i == signature.size())) {
       StringRef entry = signature.slice(start, i).trim();
       if (!entry.empty())
         entries.push_back(entry);

@@ -1,5 +1,5 @@
 // RUN: %kiln-opt --kiln-lower-tensor-descriptors %s | FileCheck %s
-// RUN: not %kiln-opt --kiln-lower-tensor-descriptors --split-input-file %S/Inputs/descriptor_errors.mlir 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: not %kiln-opt --kiln-lower-tensor-descriptors --split-input-file %S/Inputs/descriptor_errors.mlir 2>&1 | FileCheck %S/Inputs/descriptor_errors.mlir --check-prefix=ERR
 
 // A kernel-argument descriptor (the ABI: tensor map, base, shape, strides)
 // loaded and stored at offsets: pointers base + sum over dims of
@@ -9,15 +9,22 @@
 // CHECK-LABEL: func.func @copy
 // CHECK-SAME: (%[[MAP:.*]]: !kiln.tensormap, %[[P:.*]]: !kiln.ptr<f16>, %[[M:.*]]: i32, %[[N:.*]]: i32, %[[SM:.*]]: i64, %[[SN:.*]]: i64, %[[OM:.*]]: i32, %[[ON:.*]]: i32)
 // CHECK-NOT: kiln.make_tensor_desc
-// CHECK-NOT: kiln.descriptor_load
+// CHECK: %[[M64:.*]] = arith.extsi %[[M]] : i32 to i64
+// CHECK: %[[N64:.*]] = arith.extsi %[[N]] : i32 to i64
 // CHECK: %[[OM64:.*]] = arith.extsi %[[OM]] : i32 to i64
+// CHECK: %[[I0:.*]] = kiln.expand_dims %{{.*}} {axis = 1 : i32} : tensor<32xi64> -> tensor<32x1xi64>
 // CHECK: %[[SMS:.*]] = kiln.splat %[[SM]] : i64 -> tensor<32x1xi64>
+// CHECK: arith.muli %[[I0]], %[[SMS]] : tensor<32x1xi64>
+// CHECK: %[[ON64:.*]] = arith.extsi %[[ON]] : i32 to i64
+// CHECK: %[[I1:.*]] = kiln.expand_dims %{{.*}} {axis = 0 : i32} : tensor<64xi64> -> tensor<1x64xi64>
+// CHECK: %[[SNS:.*]] = kiln.splat %[[SN]] : i64 -> tensor<1x64xi64>
 // CHECK: %[[BASE:.*]] = kiln.splat %[[P]] : !kiln.ptr<f16> -> tensor<32x64x!kiln.ptr<f16>>
 // CHECK: %[[PTRS:.*]] = kiln.addptr %[[BASE]]
-// CHECK: %[[M64:.*]] = arith.extsi %[[M]] : i32 to i64
-// CHECK: kiln.splat %[[M64]] : i64 -> tensor<32x1xi64>
-// CHECK: %[[N64:.*]] = arith.extsi %[[N]] : i32 to i64
-// CHECK: kiln.splat %[[N64]] : i64 -> tensor<1x64xi64>
+// CHECK: %[[MS:.*]] = kiln.splat %[[M64]] : i64 -> tensor<32x1xi64>
+// CHECK: arith.cmpi slt, %[[I0]], %[[MS]] : tensor<32x1xi64>
+// CHECK: arith.cmpi sge, %[[I0]], %{{.*}} : tensor<32x1xi64>
+// CHECK: %[[NS:.*]] = kiln.splat %[[N64]] : i64 -> tensor<1x64xi64>
+// CHECK: arith.cmpi slt, %[[I1]], %[[NS]] : tensor<1x64xi64>
 // CHECK: %[[MASK:.*]] = arith.andi %{{.*}}, %{{.*}} : tensor<32x64xi1>
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<32x64xf16>
 // CHECK: %[[V:.*]] = kiln.load %[[PTRS]], mask %[[MASK]], other %[[ZERO]] : (tensor<32x64x!kiln.ptr<f16>>, tensor<32x64xi1>, tensor<32x64xf16>) -> tensor<32x64xf16>
