@@ -52,3 +52,20 @@ def nan_ints(x_ptr, n):
 def unknown_class(x):
     if isinstance(x, tl.block_type):
         pass
+
+
+@triton.jit
+def branch_made(x_ptr, y_ptr, n, flag):
+    if flag > 0:
+        d = tl.make_tensor_descriptor(x_ptr, [n], [1], [64])
+    else:
+        d = tl.make_tensor_descriptor(y_ptr, [n], [1], [64])
+    d.store([0], d.load([0]))
+
+
+@triton.jit
+def loop_made(x_ptr, n):
+    d = tl.make_tensor_descriptor(x_ptr, [n], [1], [64])
+    for i in range(0, n, 64):
+        d.store([i], d.load([i]) + 1)
+        d = tl.make_tensor_descriptor(x_ptr + 64, [n], [1], [64])
