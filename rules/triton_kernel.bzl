@@ -99,11 +99,50 @@ _TYPE_HINTS = {
 # Integer types: those a `:1` hint and the unit-stride variant apply to.
 _INTEGER_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 
+def _split_entries(text):
+    """Splits a signature at the commas outside brackets: "d=tensordesc<fp16[128,64]>"
+    is one entry."""
+    entries = []
+    depth = 0
+    current = ""
+    for c in text.elems():
+        if c in "[<":
+            depth += 1
+        elif c in "]>" and depth > 0:
+            depth -= 1
+        elif c == "," and depth == 0:
+            entries.append(current)
+            current = ""
+            continue
+        current += c
+    entries.append(current)
+    return entries
+
+_POWERS_OF_2 = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768,
+                65536, 131072, 262144, 524288, 1048576]
+
+def _parse_descriptor_type(text):
+    """Returns None when `text` is a descriptor type ("tensordesc<fp16[128,64]>"), else why not."""
+    s = text.replace(" ", "")
+    grammar = "a descriptor type is tensordesc<T[d0,d1,...]>, e.g. tensordesc<fp16[128,64]>"
+    if not s.startswith("tensordesc<") or not s.endswith("]>") or "[" not in s:
+        return "'%s' is not a descriptor type; %s" % (text, grammar)
+    element, dims = s[len("tensordesc<"):-2].split("[", 1)
+    if element not in ELEMENT_TYPES or element == "i1":
+        return "'%s': unknown descriptor element type '%s'" % (text, element)
+    parts = dims.split(",")
+    if len(parts) > 5:
+        return "'%s': descriptors have rank 1 to 5" % text
+    for d in parts:
+        if not d.isdigit() or int(d) not in _POWERS_OF_2:
+            return "'%s': block dimension '%s' is not a power of 2" % (text, d)
+    return None
+
 def _has_stride_parameter(signature):
     """Whether the checked, named `signature` gives an integer type without a
     hint to a parameter with "stride" in its name. The positional form names
     none: it spells its hints, as upstream's AOT tool does."""
-    for entry in signature.split(","):
+    for entry in _split_entries(signature):
         if "=" not in entry:
             return False
         key, value = [s.strip() for s in entry.split("=", 1)]
@@ -167,6 +206,8 @@ def _closest(word, candidates):
 
 def _parse_type(text):
     """Returns None when `text` is a parameter type ("*fp32", "i32:16"), else why not."""
+    if text.startswith("tensordesc"):
+        return _parse_descriptor_type(text)
     base = text
     hint = None
     if ":" in base:
@@ -239,7 +280,7 @@ def _is_constexpr_literal(text):
     return _is_number(text)
 
 _TYPE_GRAMMAR = ("*T or T with T one of " + " ".join(ELEMENT_TYPES) + ", optionally followed by :16, " +
-                 "or an integer T by :1")
+                 "or an integer T by :1, or tensordesc<T[d0,d1,...]>")
 
 def _classify_value(where, param, value):
     """(kind, text, error): kind is "type" or "value"; error is None or why."""
@@ -251,7 +292,7 @@ def _classify_value(where, param, value):
         return (None, None, "%s: parameter '%s' must map to a type string such as \"*fp32\" " % (where, param) +
                             "or \"i32\", or to a constexpr value (int, bool or string), got %s %r" % (type(value), value))
     text = value.strip()
-    if not text or "," in text or "=" in text:
+    if not text or ("," in text and not text.startswith("tensordesc")) or "=" in text:
         return (None, None, "%s: parameter '%s': %r is neither a type (%s) nor a constexpr value" % (
             where,
             param,
@@ -289,7 +330,7 @@ def _parse_string_spec(where, spec):
     if not text:
         return None, "%s is an empty string" % where
     entries = []
-    pieces = [p.strip() for p in text.split(",")]
+    pieces = [p.strip() for p in _split_entries(text)]
     named = "=" in pieces[0]
     for position, piece in enumerate(pieces):
         if not piece:
@@ -417,7 +458,7 @@ def _check_autotune_specialization(index, spec, kinds):
         return ("%s is positional, but with autotune = True the @triton.autotune configs supply " +
                 "the constexpr values: name the parameters instead, as in \"x_ptr=*fp32, n=i32\" " +
                 "or a dict") % where
-    keys = spec.keys() if type(spec) == type({}) else [p.split("=")[0].strip() for p in spec.split(",")]
+    keys = spec.keys() if type(spec) == type({}) else [p.split("=")[0].strip() for p in _split_entries(spec)]
     for key in keys:
         if key in LAUNCH_OPTIONS:
             return ("%s sets %s, but with autotune = True each @triton.autotune config sets the " +

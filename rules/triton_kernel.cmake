@@ -98,7 +98,7 @@ endif()
 
 set(KILN_ELEMENT_TYPES i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5)
 set(_KILN_INTEGER_TYPES i8 i16 i32 i64 u8 u16 u32 u64)
-set(_KILN_TYPE_GRAMMAR "*T or T with T one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, optionally followed by :16, or an integer T by :1")
+set(_KILN_TYPE_GRAMMAR "*T or T with T one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, optionally followed by :16, or an integer T by :1, or tensordesc<T[d0,d1,...]>")
 set(_KILN_CONSTEXPR_VALUES "an int, a float, True/False/None, a tl dtype such as tl.float16, or a quoted string")
 
 # Sets OUT to the Levenshtein distance of A and B (for "did you mean" hints).
@@ -173,7 +173,56 @@ endfunction()
 
 # Classifies one specialization value: sets OUT_KIND to "type" or "value",
 # or fails with WHERE, PARAM and why the text is neither.
+# Splits signature `spec` at the commas outside brackets into the list
+# `out` ("d=tensordesc<fp16[128,64]>" is one entry).
+function(_kiln_split_signature spec out)
+  set(text "${spec}")
+  # Commas inside [...] become '|' while the rest is split, then come back
+  # (each pass replaces one per bracket; blocks have at most 5 dimensions).
+  foreach(pass RANGE 8)
+    string(REGEX REPLACE "(\\[[^],]*),([^]]*\\])" "\\1|\\2" replaced "${text}")
+    if(replaced STREQUAL text)
+      break()
+    endif()
+    set(text "${replaced}")
+  endforeach()
+  string(REPLACE "," ";" entries "${text}")
+  set(result "")
+  foreach(entry IN LISTS entries)
+    string(REPLACE "|" "," entry "${entry}")
+    list(APPEND result "${entry}")
+  endforeach()
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
 function(_kiln_classify where param text out_kind)
+  # A tensor descriptor: tensordesc<T[d0,d1,...]>, powers of 2, rank 1 to 5.
+  if(text MATCHES "^tensordesc")
+    string(REPLACE " " "" compact "${text}")
+    if(NOT compact MATCHES "^tensordesc<([a-z0-9]+)\\[([0-9,]+)\\]>$")
+      message(FATAL_ERROR "${where}: parameter '${param}': '${text}' is not a descriptor type; "
+                          "a descriptor type is tensordesc<T[d0,d1,...]>, e.g. tensordesc<fp16[128,64]>")
+    endif()
+    set(element "${CMAKE_MATCH_1}")
+    string(REPLACE "," ";" dims "${CMAKE_MATCH_2}")
+    if(NOT element IN_LIST KILN_ELEMENT_TYPES OR element STREQUAL "i1")
+      message(FATAL_ERROR "${where}: parameter '${param}': '${text}': unknown descriptor element "
+                          "type '${element}'")
+    endif()
+    list(LENGTH dims rank)
+    if(rank GREATER 5)
+      message(FATAL_ERROR "${where}: parameter '${param}': '${text}': descriptors have rank 1 to 5")
+    endif()
+    foreach(dim IN LISTS dims)
+      math(EXPR low "${dim} & (${dim} - 1)")
+      if(dim EQUAL 0 OR NOT low EQUAL 0)
+        message(FATAL_ERROR "${where}: parameter '${param}': '${text}': block dimension ${dim} "
+                            "is not a power of 2")
+      endif()
+    endforeach()
+    set(${out_kind} type PARENT_SCOPE)
+    return()
+  endif()
   if(text MATCHES "^(True|False|None)$"
      OR text MATCHES "^[-+]?(0[xX][0-9a-fA-F]+|[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?|\\.[0-9]+([eE][-+]?[0-9]+)?)$"
      OR text MATCHES "^(tl|triton\\.language)\\.(u?int(1|8|16|32|64)|float(16|32|64)|bfloat16|float8e4nv|float8e5)$"
@@ -283,7 +332,7 @@ function(_kiln_check_specialization name kernel index spec params_known params c
   if(spec STREQUAL "")
     message(FATAL_ERROR "${where} is empty")
   endif()
-  string(REPLACE "," ";" entries "${spec}")
+  _kiln_split_signature("${spec}" entries)
   list(LENGTH entries entry_count)
   list(LENGTH params param_count)
   if(autotune AND NOT spec MATCHES "=")

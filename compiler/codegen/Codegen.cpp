@@ -390,6 +390,7 @@ public:
     dict.setList("configs", std::move(configDicts));
     dict.setList("variants", std::move(variants));
     dict.setList("overloads", std::move(overloads));
+    dict.setList("descriptor_tables", std::move(descriptorTables));
     return dict;
   }
 
@@ -534,9 +535,22 @@ private:
                                      ArrayRef<std::string> names,
                                      unsigned column) {
     std::vector<std::string> addresses;
-    for (auto [i, p] : enumerate(v.params))
-      if (!p.equalToOne)
-        addresses.push_back("&" + names[i]);
+    for (auto [i, p] : enumerate(v.params)) {
+      if (p.equalToOne)
+        continue;
+      if (std::optional<DescriptorType> desc = parseDescriptorType(p.type)) {
+        // The descriptor ABI: tensor map, base, shape..., strides....
+        std::string abi = "&" + descriptorAbiName(names[i]);
+        addresses.push_back(abi + ".tensor_map");
+        addresses.push_back(abi + ".base");
+        for (size_t d = 0; d < desc->blockShape.size(); ++d)
+          addresses.push_back(formatv("{0}.shape[{1}]", abi, d));
+        for (size_t d = 0; d < desc->blockShape.size(); ++d)
+          addresses.push_back(formatv("{0}.strides[{1}]", abi, d));
+        continue;
+      }
+      addresses.push_back("&" + names[i]);
+    }
     if (addresses.empty())
       return "void** args = nullptr;";
     std::string declaration =
@@ -558,6 +572,30 @@ private:
     requirements.clear();
     const VariantMetadata &first =
         kernel.variants[config.variants.front()].metadata;
+    std::vector<TemplateDict> descriptors;
+    for (auto [i, p] : enumerate(first.params)) {
+      std::optional<DescriptorType> desc = parseDescriptorType(p.type);
+      if (!desc)
+        continue;
+      std::string pad(column, ' ');
+      std::string abi = descriptorAbiName(names[i]);
+      TemplateDict declaration;
+      declaration.set(
+          "descriptor_declaration",
+          formatv(
+              "kiln::internal::TensorDescriptorArgs<{0}> {1};\n"
+              "{2}if (absl::Status status = "
+              "kiln::internal::PackTensorDescriptor(\n"
+              "{2}        {3}_data::kInfo, {3}_data::{4}, {5}.view(), {1});\n"
+              "{2}    !status.ok()) {{\n"
+              "{2}  return status;\n"
+              "{2}}",
+              desc->blockShape.size(), abi, pad, kernel.name,
+              descriptorTable(overloadIndex, config.config, i), names[i])
+              .str());
+      descriptors.push_back(std::move(declaration));
+    }
+    dict.setList("descriptors", std::move(descriptors));
     for (unsigned i : config.equalToOne) {
       TemplateDict check;
       check.set("argument", names[i]);
@@ -614,6 +652,7 @@ private:
   }
 
   TemplateDict overloadDict(const OverloadModel &overload) {
+    ++overloadIndex;
     const VariantMetadata &m =
         kernel.variants[overload.configs.front().variants.front()].metadata;
     std::vector<std::string> names, cppParams, typed, types;
@@ -631,7 +670,14 @@ private:
       for (unsigned index : config.variants)
         declarations.insert(argsDeclaration(kernel.variants[index].metadata,
                                             names, /*column=*/2));
-    const bool ownArgs = declarations.size() > 1;
+    // Descriptor arguments are packed per config, before the arrays.
+    bool hasDescriptors = any_of(m.params, [](const ParamMetadata &p) {
+      return parseDescriptorType(p.type).has_value();
+    });
+    const bool ownArgs = declarations.size() > 1 || hasDescriptors;
+    for (const OverloadConfigModel &config : overload.configs)
+      addDescriptorTables(config,
+                          kernel.variants[config.variants.front()].metadata);
     std::vector<TemplateDict> sharedArgs;
     if (!ownArgs) {
       TemplateDict declaration;
@@ -719,6 +765,24 @@ private:
                    : "; other arguments get an InvalidArgument status (no "
                      "general variant was built).");
     }
+    std::vector<std::string> descriptorWords;
+    for (const ParamMetadata &p : m.params)
+      if (std::optional<DescriptorType> desc = parseDescriptorType(p.type)) {
+        std::string shape =
+            "[" +
+            join(map_range(desc->blockShape,
+                           [](int64_t d) { return std::to_string(d); }),
+                 ",") +
+            "]";
+        descriptorWords.push_back(p.name + kNoBreakSpace + shape);
+      }
+    if (!descriptorWords.empty())
+      text += " Descriptor arguments must have the block shape of the config "
+              "that runs (by default " +
+              joinWords(descriptorWords) +
+              "), a 16-byte aligned base, strides in multiples of 16 bytes "
+              "and a last stride of 1; the launcher checks them and returns "
+              "an InvalidArgument status naming the argument otherwise.";
     text += " Errors name the kernel, the variant and the cause.";
     dict.set("overload_comment", wrapComment(text));
     std::vector<std::string> configWords;
@@ -738,9 +802,60 @@ private:
     return dict;
   }
 
+  /// The name of the packed ABI arguments of descriptor argument `name`.
+  static std::string descriptorAbiName(StringRef name) {
+    return (name + "_abi").str();
+  }
+
+  /// The table describing descriptor parameter `param` in config `config` of
+  /// overload `overload`.
+  static std::string descriptorTable(unsigned overload, unsigned config,
+                                     unsigned param) {
+    return formatv("kDescriptor{0}_{1}_{2}", overload, config, param).str();
+  }
+
+  /// The tables (kiln::internal::TensorDescriptorParam) of the descriptor
+  /// parameters of one config of the current overload, whose variants share
+  /// `m`'s descriptor types and tensor maps.
+  void addDescriptorTables(const OverloadConfigModel &config,
+                           const VariantMetadata &m) {
+    for (auto [i, p] : enumerate(m.params)) {
+      std::optional<DescriptorType> desc = parseDescriptorType(p.type);
+      if (!desc)
+        continue;
+      std::string table = descriptorTable(overloadIndex, config.config, i);
+      auto ints = [](ArrayRef<int64_t> values) {
+        return join(
+            map_range(values, [](int64_t d) { return std::to_string(d); }),
+            ", ");
+      };
+      std::string text = formatv("// {0} in config {1} of overload {2}.\n"
+                                 "constexpr int32_t {3}Block[] = {{{4}};\n",
+                                 p.name, config.config, overloadIndex, table,
+                                 ints(desc->blockShape));
+      if (p.readsTensorMap)
+        text += formatv("constexpr int32_t {0}Box[] = {{{1}};\n", table,
+                        ints(p.tensorMapBox))
+                    .str();
+      text += formatv("constexpr kiln::internal::TensorDescriptorParam {0} = "
+                      "{{\n    {1}, {2}, /*rank=*/{3}, {0}Block,\n"
+                      "    /*box=*/{4}, /*swizzle_bytes=*/{5}};",
+                      table, cppLiteral(p.name), cppLiteral(desc->element),
+                      desc->blockShape.size(),
+                      p.readsTensorMap ? table + "Box" : "nullptr",
+                      p.tensorMapSwizzle)
+                  .str();
+      TemplateDict entry;
+      entry.set("descriptor_table", text);
+      descriptorTables.push_back(std::move(entry));
+    }
+  }
+
   const KernelModel &kernel;
   std::string configType;
   std::vector<Field> fields;
+  int overloadIndex = -1;
+  std::vector<TemplateDict> descriptorTables;
 };
 
 } // namespace

@@ -2,6 +2,8 @@
 
 #include "LauncherModel.h"
 
+#include "TritonTypes.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -24,21 +26,49 @@ Error makeError(const Twine &message) {
 std::string variantKey(const VariantMetadata &m) {
   std::string key =
       formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
-  for (const ParamMetadata &p : m.params)
-    key += formatv("{0}:{1}:{2}{3},", p.name, p.type, p.divisibility,
+  for (const ParamMetadata &p : m.params) {
+    key += formatv("{0}:{1}:{2}{3}", p.name, p.type, p.divisibility,
                    p.equalToOne ? "=1" : "")
                .str();
+    if (p.readsTensorMap) {
+      key += ":map";
+      for (int64_t d : p.tensorMapBox)
+        key += "x" + std::to_string(d);
+      key += "s" + std::to_string(p.tensorMapSwizzle);
+    }
+    key += ",";
+  }
   key += "|";
   for (const ConstexprMetadata &c : m.constexprs)
     key += c.name + "=" + c.value + ",";
   return key;
 }
 
-/// What identifies an overload: the parameter types.
+/// What identifies an overload: the parameter types as C++ sees them (a
+/// descriptor's block shape belongs to its config).
 std::string overloadKey(const VariantMetadata &m) {
   std::string key;
   for (const ParamMetadata &p : m.params)
-    key += p.type + ",";
+    key += overloadTypeKey(p.type) + ",";
+  return key;
+}
+
+/// The descriptor parameters' types and tensor maps, which every variant of
+/// one config must share.
+std::string descriptorKey(const VariantMetadata &m) {
+  std::string key;
+  for (const ParamMetadata &p : m.params) {
+    if (!parseDescriptorType(p.type))
+      continue;
+    key += p.name + ":" + p.type;
+    if (p.readsTensorMap) {
+      key += ":map";
+      for (int64_t d : p.tensorMapBox)
+        key += "x" + std::to_string(d);
+      key += "s" + std::to_string(p.tensorMapSwizzle);
+    }
+    key += ",";
+  }
   return key;
 }
 
@@ -61,8 +91,7 @@ std::string paramEntry(const ParamMetadata &p) {
 /// (whose entries interleave parameter types and constexpr values); params
 /// then constexprs when the positional form does not line up.
 std::string namedSignature(const VariantMetadata &m) {
-  SmallVector<StringRef> entries;
-  StringRef(m.signature).split(entries, ',', -1, /*KeepEmpty=*/false);
+  std::vector<StringRef> entries = splitSignatureEntries(m.signature);
   std::vector<std::string> named;
   size_t p = 0, c = 0;
   for (StringRef entry : entries) {
@@ -264,6 +293,13 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
                 "{4})",
                 kernel.name, head.displayName, other.displayName,
                 head.metadata.entry, other.metadata.entry));
+          if (descriptorKey(other.metadata) != descriptorKey(head.metadata))
+            return makeError(formatv(
+                "kernel {0}: variants [{1}] and [{2}] have the same config "
+                "but different descriptor block shapes or tensor maps; the "
+                "launcher cannot tell them apart (give them different "
+                "constexpr values, e.g. the block sizes)",
+                kernel.name, head.displayName, other.displayName));
         }
         // Most assumptions first, arguments equal to 1 breaking ties; the
         // general variant (none) last.

@@ -2,6 +2,7 @@
 
 #include "TritonTypes.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace llvm;
@@ -33,7 +34,40 @@ const char *elementType(StringRef type) {
 
 } // namespace
 
+std::optional<DescriptorType> parseDescriptorType(StringRef type) {
+  StringRef body = type.trim();
+  if (!body.consume_front("tensordesc"))
+    return std::nullopt;
+  body = body.ltrim();
+  if (!body.consume_front("<") || !body.consume_back(">"))
+    return std::nullopt;
+  size_t open = body.find('[');
+  if (open == StringRef::npos)
+    return std::nullopt;
+  DescriptorType result;
+  result.element = body.take_front(open).trim().str();
+  StringRef dims = body.drop_front(open + 1).rtrim();
+  if (!dims.consume_back("]") || !elementType(result.element) ||
+      result.element == "i1")
+    return std::nullopt;
+  SmallVector<StringRef> parts;
+  dims.split(parts, ',');
+  for (StringRef part : parts) {
+    int64_t d;
+    if (part.trim().getAsInteger(10, d) || d <= 0)
+      return std::nullopt;
+    result.blockShape.push_back(d);
+  }
+  if (result.blockShape.size() > 5)
+    return std::nullopt;
+  return result;
+}
+
 std::optional<std::string> cppTypeFor(StringRef type) {
+  if (std::optional<DescriptorType> desc = parseDescriptorType(type))
+    return "const kiln::TensorDescriptor<" +
+           std::string(elementType(desc->element)) + ", " +
+           std::to_string(desc->blockShape.size()) + ">&";
   bool pointer = type.consume_front("*");
   const char *element = elementType(type);
   if (!element)
@@ -48,6 +82,37 @@ bool isIntegerType(StringRef type) {
       .Cases({"i8", "i16", "i32", "i64"}, true)
       .Cases({"u8", "u16", "u32", "u64"}, true)
       .Default(false);
+}
+
+} // namespace kiln::codegen
+
+namespace kiln::codegen {
+
+std::string overloadTypeKey(StringRef type) {
+  if (std::optional<DescriptorType> desc = parseDescriptorType(type))
+    return "tensordesc<" + desc->element + ">" +
+           std::to_string(desc->blockShape.size());
+  return type.str();
+}
+
+std::vector<StringRef> splitSignatureEntries(StringRef signature) {
+  std::vector<StringRef> entries;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= signature.size(); ++i) {
+    char c = i < signature.size() ? signature[i] : ',';
+    if (c == '[' || c == '<') {
+      ++depth;
+    } else if ((c == ']' || c == '>') && depth > 0) {
+      --depth;
+    } else if (c == ',' && (depth == 0 || i == signature.size())) {
+      StringRef entry = signature.slice(start, i).trim();
+      if (!entry.empty())
+        entries.push_back(entry);
+      start = i + 1;
+    }
+  }
+  return entries;
 }
 
 } // namespace kiln::codegen

@@ -10,15 +10,37 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::codegen {
 
+/// A tensor-descriptor type, `tensordesc<fp16[128,64]>`: element type and
+/// block shape.
+struct DescriptorType {
+  std::string element; // "fp16"
+  std::vector<int64_t> blockShape;
+};
+
+/// Parses `tensordesc<T[d0,d1,...]>` (spaces allowed): T an element type,
+/// 1 to 5 positive dimensions. None otherwise.
+std::optional<DescriptorType> parseDescriptorType(llvm::StringRef type);
+
 /// The C++ type a launcher takes for Triton type `type`: "*fp32" -> "float*",
-/// "*fp16" -> "kiln::half*", "i32" -> "int32_t", "*i1" -> "bool*". None when
-/// `type` is not a Triton parameter type.
+/// "*fp16" -> "kiln::half*", "i32" -> "int32_t", "*i1" -> "bool*",
+/// "tensordesc<fp16[128,64]>" -> "const kiln::TensorDescriptor<kiln::half,
+/// 2>&". None when `type` is not a Triton parameter type.
 std::optional<std::string> cppTypeFor(llvm::StringRef type);
+
+/// What launcher overloads are told apart by: the type, except that a
+/// descriptor's block shape is not part of its C++ type ("tensordesc<fp16>2").
+std::string overloadTypeKey(llvm::StringRef type);
+
+/// The entries of a signature: split at the commas outside brackets, trimmed,
+/// empty ones dropped.
+std::vector<llvm::StringRef> splitSignatureEntries(llvm::StringRef signature);
 
 /// Whether `type` is a pointer type ("*fp32").
 bool isPointerType(llvm::StringRef type);

@@ -139,6 +139,30 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
       else
         param.equalToOne = *flag;
     }
+    if (const json::Value *map = p->get("tensor_map")) {
+      const json::Object *layout = map->getAsObject();
+      if (!layout) {
+        pr.fail("\"tensor_map\" must be an object {\"box\": [...], "
+                "\"swizzle\": N}");
+      } else {
+        FieldReader mr(*layout,
+                       pr.error.empty()
+                           ? formatv("params[{0}].tensor_map: ", index).str()
+                           : "");
+        mr.integer("swizzle", param.tensorMapSwizzle, 0, 128);
+        if (const json::Array *box = mr.array("box"))
+          for (const json::Value &d : *box) {
+            std::optional<int64_t> n = d.getAsInteger();
+            if (!n || *n < 1 || *n > 256)
+              mr.fail("\"box\" must hold integers from 1 to 256");
+            else
+              param.tensorMapBox.push_back(*n);
+          }
+        if (!mr.error.empty())
+          pr.fail(mr.error);
+        param.readsTensorMap = true;
+      }
+    }
     if (!pr.error.empty())
       return fail(pr.error);
     if (!isIdentifier(param.name))
@@ -147,8 +171,31 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
     if (!cppTypeFor(param.type))
       return fail(formatv("params[{0}] ({1}): unknown type \"{2}\" (expected "
                           "i1, i8..i64, u8..u64, fp16, bf16, fp32, fp64, "
-                          "fp8e4nv, fp8e5, or * before one)",
+                          "fp8e4nv, fp8e5, or * before one, or "
+                          "tensordesc<T[d0,...]>)",
                           index, param.name, param.type));
+    if (std::optional<DescriptorType> desc = parseDescriptorType(param.type)) {
+      if (param.divisibility != 1 || param.equalToOne)
+        return fail(formatv("params[{0}] ({1}): a descriptor takes no "
+                            "divisibility or equal_to_1",
+                            index, param.name));
+      if (param.readsTensorMap &&
+          param.tensorMapBox.size() != desc->blockShape.size())
+        return fail(formatv("params[{0}] ({1}): the tensor map's box has {2} "
+                            "dimensions, the block {3}",
+                            index, param.name, param.tensorMapBox.size(),
+                            desc->blockShape.size()));
+      if (param.readsTensorMap && param.tensorMapSwizzle != 0 &&
+          param.tensorMapSwizzle != 32 && param.tensorMapSwizzle != 64 &&
+          param.tensorMapSwizzle != 128)
+        return fail(formatv("params[{0}] ({1}): the tensor map's swizzle must "
+                            "be 0, 32, 64 or 128 bytes, got {2}",
+                            index, param.name, param.tensorMapSwizzle));
+    } else if (param.readsTensorMap) {
+      return fail(formatv("params[{0}] ({1}): only descriptors have a "
+                          "tensor_map",
+                          index, param.name));
+    }
     if (param.divisibility != 1 && param.divisibility != 16)
       return fail(formatv("params[{0}] ({1}): divisibility must be 1 or 16",
                           index, param.name));

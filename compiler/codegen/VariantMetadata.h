@@ -29,6 +29,13 @@ struct ParamMetadata {
   /// The variant was compiled for the (integer) argument equal to 1 (`:1`,
   /// "equal_to_1" in the JSON): the launcher checks it and does not pass it.
   bool equalToOne = false;
+  /// A tensor-descriptor parameter ("tensordesc<fp16[128,64]>"): whether
+  /// the variant reads the tensor map of the descriptor ABI ("tensor_map" in
+  /// the JSON), and then the box it was compiled for (outermost dimension
+  /// first, like the block shape) and the swizzle in bytes (0, 32, 64, 128).
+  bool readsTensorMap = false;
+  std::vector<int64_t> tensorMapBox;
+  int64_t tensorMapSwizzle = 0;
 };
 
 /// A constexpr parameter and the value the variant was compiled with.

@@ -65,6 +65,7 @@ struct PipelineTextOptions : PassPipelineOptions<PipelineTextOptions> {
 void kiln::buildKilnGpuPipeline(OpPassManager &pm,
                                 const KilnPipelineOptions &options) {
   pm.addPass(std::make_unique<SetTargetPass>(options.arch));
+  pm.addPass(createKilnLowerTensorDescriptors());
   pm.addPass(createKilnRewriteBlockPointers());
   KilnAssignLayoutsOptions layouts;
   layouts.numWarps = options.numWarps;

@@ -65,17 +65,24 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                   .getIntOrFloatBitWidth());
       });
     }
-    // Divisibility facts are consumed; LLVM gets alignment instead.
-    SmallVector<std::pair<std::string, SmallVector<unsigned>>> alignedArgs;
+    // Divisibility facts are consumed; LLVM gets alignment instead. Tensor
+    // maps become by-value kernel parameters.
+    struct KernelArgs {
+      std::string name;
+      SmallVector<unsigned> aligned, tensorMaps;
+    };
+    SmallVector<KernelArgs> kernelArgs;
     module.walk([&](func::FuncOp func) {
-      SmallVector<unsigned> aligned;
+      KernelArgs args{func.getName().str(), {}, {}};
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         auto div = func.getArgAttrOfType<IntegerAttr>(i, "kiln.divisibility");
         if (div && isa<kiln::PointerType>(func.getArgument(i).getType()))
-          aligned.push_back(i);
+          args.aligned.push_back(i);
+        if (isa<kiln::TensorMapType>(func.getArgument(i).getType()))
+          args.tensorMaps.push_back(i);
         func.removeArgAttr(i, "kiln.divisibility");
       }
-      alignedArgs.push_back({func.getName().str(), aligned});
+      kernelArgs.push_back(std::move(args));
     });
 
     // Structured control flow to branches first: block arguments then carry
@@ -177,17 +184,29 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     }
     int32_t threads = int32_t(numWarps.getInt() * threadsPerWarp.getInt());
     OpBuilder b(ctx);
-    for (auto &[name, aligned] : alignedArgs) {
-      auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+    for (const KernelArgs &args : kernelArgs) {
+      auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(args.name);
       if (!func || func.isPrivate())
         continue;
       func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
                     b.getUnitAttr());
       func->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                     b.getDenseI32ArrayAttr({threads, 1, 1}));
-      for (unsigned i : aligned)
+      for (unsigned i : args.aligned)
         func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                         b.getI64IntegerAttr(16));
+      // A CUtensorMap: 128 bytes by value, 64-byte aligned, read in place
+      // (grid_constant: its address is that of the parameter itself, which
+      // TMA instructions take).
+      for (unsigned i : args.tensorMaps) {
+        func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                        TypeAttr::get(LLVM::LLVMArrayType::get(
+                            b.getI8Type(), kiln::kTensorMapBytes)));
+        func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                        b.getI64IntegerAttr(kiln::kTensorMapAlignment));
+        func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                        b.getUnitAttr());
+      }
     }
   }
 };

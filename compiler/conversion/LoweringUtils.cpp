@@ -18,6 +18,11 @@ kiln::KilnTypeConverter::KilnTypeConverter(MLIRContext *context)
   addConversion([context](kiln::PointerType) -> Type {
     return LLVM::LLVMPointerType::get(context, /*addressSpace=*/1);
   });
+  // A tensor map is the generic address of the by-value kernel parameter
+  // that holds it (kiln-to-llvm marks the parameter byval, grid_constant).
+  addConversion([context](kiln::TensorMapType) -> Type {
+    return LLVM::LLVMPointerType::get(context, /*addressSpace=*/0);
+  });
   // A shared buffer is its base address; shape and layout stay in the type
   // the lowerings read.
   addConversion([context](kiln::gpu::MemDescType) -> Type {

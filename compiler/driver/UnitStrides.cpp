@@ -90,6 +90,10 @@ kiln::findUnitStrideParams(mlir::ModuleOp module,
   for (const frontend::ParamSpec &p : spec.params) {
     if (!p.isKernelArgument())
       continue;
+    if (p.type.isTensorDescriptor()) { // its ABI: map, base, shape, strides
+      argIndex += 2 + 2 * p.type.blockShape.size();
+      continue;
+    }
     mlir::BlockArgument arg = func.getArgument(argIndex++);
     bool integer = !p.type.isPointer && p.type.element.isInteger() &&
                    !p.type.element.isBool();

@@ -180,6 +180,7 @@ void addReduceBuiltins(BuiltinTable &table); // BuiltinsReduce.cpp
 void addMathBuiltins(BuiltinTable &table);   // BuiltinsMath.cpp
 void addMemoryBuiltins(BuiltinTable &table); // BuiltinsMemory.cpp (+ tl.dot)
 void addRandomBuiltins(BuiltinTable &table); // BuiltinsRandom.cpp
+void addDescriptorBuiltins(BuiltinTable &table); // BuiltinsDescriptor.cpp
 
 } // namespace kiln::frontend
 

@@ -833,6 +833,7 @@ static const BuiltinTable &builtinTable() {
     addReduceBuiltins(t);
     addMathBuiltins(t);
     addMemoryBuiltins(t);
+    addDescriptorBuiltins(t); // after memory: wraps the atomic methods
     addRandomBuiltins(t);
     return t;
   }();

@@ -26,6 +26,7 @@ static bool sameBinding(const FValue &a, const FValue &b) {
     return false;
   switch (a.kind) {
   case FValue::Kind::Runtime:
+  case FValue::Kind::Descriptor:
     return a.value == b.value;
   case FValue::Kind::Int:
   case FValue::Kind::Bool:
@@ -183,6 +184,13 @@ bool Emitter::emitIf(const IfStmt &stmt) {
         return fail();
       type = m->type;
       m->value.getDefiningOp()->erase();
+    } else if (t.isDescriptor() || f.isDescriptor()) {
+      error(stmt.getLoc(), "'" + name +
+                               "' is bound to different tensor descriptors "
+                               "on the two paths of an 'if' on a run-time "
+                               "condition, which Kiln cannot carry yet; make "
+                               "the descriptor before the 'if'");
+      return fail();
     } else {
       error(stmt.getLoc(), "'" + name +
                                "' is bound to different compile-time "

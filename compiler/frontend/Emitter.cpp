@@ -56,6 +56,8 @@ std::string FValue::describe() const {
     return text;
   case Kind::Dict:
     return "a dict of " + std::to_string(elements.size() / 2);
+  case Kind::Descriptor:
+    return "a tensor descriptor of type " + type.str();
   }
   return "a value";
 }
@@ -685,9 +687,22 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
   builder.setInsertionPointToEnd(moduleOp->getBody());
 
   llvm::SmallVector<mlir::Type> argTypes;
-  for (const ParamSpec &p : spec.params)
-    if (p.isKernelArgument())
-      argTypes.push_back(p.type.toMLIR(&context));
+  for (const ParamSpec &p : spec.params) {
+    if (!p.isKernelArgument())
+      continue;
+    if (p.type.isTensorDescriptor()) {
+      // The descriptor ABI (docs/architecture.md): tensor map, base pointer,
+      // shape (i32 each), strides (i64 each).
+      size_t rank = p.type.blockShape.size();
+      argTypes.push_back(kiln::TensorMapType::get(&context));
+      argTypes.push_back(
+          kiln::PointerType::get(p.type.element.toMLIR(&context)));
+      argTypes.append(rank, builder.getI32Type());
+      argTypes.append(rank, builder.getI64Type());
+      continue;
+    }
+    argTypes.push_back(p.type.toMLIR(&context));
+  }
   auto funcType = builder.getFunctionType(argTypes, {});
   auto func = mlir::func::FuncOp::create(builder, location(kernel.nameLoc),
                                          kernel.name, funcType);
@@ -711,6 +726,12 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
           constant(FValue::integer(1), p.type, kernel.nameLoc);
       continue;
     }
+    if (p.type.isTensorDescriptor()) {
+      scopes.back()[p.name] =
+          descriptorParameter(func, argIndex, p.type, kernel.nameLoc);
+      argIndex += 2 + 2 * p.type.blockShape.size();
+      continue;
+    }
     if (p.divisibility > 1)
       func.setArgAttr(argIndex, "kiln.divisibility",
                       builder.getI32IntegerAttr(p.divisibility));
@@ -730,6 +751,45 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
   builder.setInsertionPointToEnd(entry);
   mlir::func::ReturnOp::create(builder, location(kernel.getLoc()));
   return moduleOp;
+}
+
+FValue Emitter::descriptorParameter(mlir::func::FuncOp func, unsigned first,
+                                    const TritonType &type, SMLoc loc) {
+  // The launcher checks what upstream's host TensorDescriptor asserts: the
+  // base is 16-byte aligned, the strides but the last are multiples of 16
+  // bytes, the last is 1. The code may assume it.
+  size_t rank = type.blockShape.size();
+  mlir::Block &entry = func.getBody().front();
+  mlir::Value tensorMap = entry.getArgument(first);
+  mlir::Value base = entry.getArgument(first + 1);
+  func.setArgAttr(first + 1, "kiln.divisibility",
+                  builder.getI32IntegerAttr(16));
+  int64_t strideDivisibility =
+      std::max<int64_t>(1, 128 / type.element.getBitWidth());
+  std::vector<FValue> shape, strides;
+  llvm::SmallVector<mlir::Value> shapeValues, strideValues;
+  for (size_t d = 0; d < rank; ++d) {
+    mlir::Value extent = entry.getArgument(first + 2 + d);
+    shapeValues.push_back(extent);
+    shape.push_back(
+        FValue::runtime(extent, TritonType{DType(ScalarKind::I32), false, {}}));
+  }
+  TritonType i64{DType(ScalarKind::I64), false, {}};
+  for (size_t d = 0; d < rank; ++d) {
+    unsigned index = first + 2 + rank + d;
+    FValue stride = FValue::runtime(entry.getArgument(index), i64);
+    if (d + 1 == rank)
+      stride = constant(FValue::integer(1), i64, loc);
+    else if (strideDivisibility > 1)
+      func.setArgAttr(index, "kiln.divisibility",
+                      builder.getI32IntegerAttr(strideDivisibility));
+    strideValues.push_back(stride.value);
+    strides.push_back(stride);
+  }
+  mlir::Value desc = kiln::MakeTensorDescOp::create(
+      builder, location(loc), type.toMLIR(&context), base, shapeValues,
+      strideValues, tensorMap, kiln::PaddingOption::Zero);
+  return FValue::descriptor(desc, type, std::move(shape), std::move(strides));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1323,10 +1383,9 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
         return std::nullopt;
       scope[p.name] = *v;
     }
-    if (isConstexprAnnotation(p.annotation.get()) && scope[p.name].isRuntime())
-      return error(args.loc, "parameter '" + p.name + "' of '" + function.name +
-                                 "' is tl.constexpr but got " +
-                                 scope[p.name].describe());
+    // A helper's `tl.constexpr` annotation does not constrain its argument:
+    // as in upstream Triton, what is passed decides (tutorial 06 passes
+    // blocks to `offs_m: tl.constexpr`).
   }
   scopes.push_back(std::move(scope));
   frames.push_back({&function, args.loc, std::nullopt, false});
@@ -1403,6 +1462,25 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     return error(loc, "module '" + path +
                           "' cannot be used inside a Triton "
                           "kernel");
+  }
+  case FValue::Kind::Descriptor: {
+    // tl.tensor_descriptor's attributes; its methods (load, store,
+    // atomic_add, ...) are the builtins "method.NAME".
+    if (attr == "dtype")
+      return FValue::dtype(TritonType{value.type.element, false, {}});
+    if (attr == "block_shape") {
+      std::vector<FValue> dims;
+      for (int64_t d : value.type.blockShape)
+        dims.push_back(FValue::integer(d));
+      return FValue::tuple(std::move(dims));
+    }
+    if (attr == "shape")
+      return value.elements[0];
+    if (attr == "strides")
+      return value.elements[1];
+    FValue method = FValue::named(FValue::Kind::Method, attr.str());
+    method.elements.push_back(value);
+    return method;
   }
   case FValue::Kind::Runtime: {
     if (attr == "dtype")

@@ -14,6 +14,7 @@
 #include "compiler/frontend/Signature.h"
 #include "compiler/frontend/Value.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -185,6 +186,10 @@ private:
 
   // Statements: return false after an error.
   bool emitBlock(const Block &block);
+  /// The descriptor a `tensordesc` kernel parameter of `type` arrives as:
+  /// its ABI arguments (tensor map, base, shape, strides) start at `first`.
+  FValue descriptorParameter(mlir::func::FuncOp func, unsigned first,
+                             const TritonType &type, llvm::SMLoc loc);
   bool emitStatement(const Stmt &stmt);
   bool emitAssign(const Expr &target, const FValue &value);
   // Control flow (ControlFlow.cpp).

@@ -33,7 +33,8 @@ kiln::frontend::parseConstexprLiteral(StringRef text) {
     return lit;
   }
   StringRef dtypeName = text;
-  if (dtypeName.consume_front("tl.") || dtypeName.consume_front("triton.language.")) {
+  if (dtypeName.consume_front("tl.") ||
+      dtypeName.consume_front("triton.language.")) {
     if (auto dtype = DType::parse(dtypeName)) {
       lit.kind = ConstexprLiteral::Kind::DType;
       lit.dtype = *dtype;
@@ -65,9 +66,71 @@ struct TypeEntry {
 };
 } // namespace
 
+/// `tensordesc<T[d0,d1,...]>`: a tensor descriptor of T moved in blocks of
+/// d0 x d1 x ...; spaces allowed. Errors say what is wrong with it.
+static llvm::Expected<TritonType> parseDescriptorType(StringRef text) {
+  text = text.trim();
+  auto bad = [&](const llvm::Twine &why) {
+    return makeError("'" + text + "': " + why +
+                     " (expected tensordesc<T[d0,d1,...]>, e.g. "
+                     "tensordesc<fp16[128,64]>)");
+  };
+  StringRef body = text;
+  if (!body.consume_front("tensordesc"))
+    return bad("not a descriptor type");
+  body = body.ltrim();
+  if (!body.consume_front("<"))
+    return bad("missing '<'");
+  if (body.rsplit('>').second.trim().starts_with(":"))
+    return bad("a descriptor takes no hint");
+  if (!body.consume_back(">"))
+    return bad("missing '>'");
+  size_t open = body.find('[');
+  if (open == StringRef::npos)
+    return bad("missing the block shape in brackets");
+  StringRef dtypeText = body.take_front(open);
+  StringRef rest = body.drop_front(open + 1).rtrim();
+  if (!rest.consume_back("]"))
+    return bad("missing ']'");
+  auto dtype = DType::parse(dtypeText.trim());
+  if (!dtype)
+    return bad("unknown element type '" + dtypeText.trim() + "'");
+  if (dtype->isBool())
+    return bad("descriptors of i1 are not supported");
+  llvm::SmallVector<StringRef> dims;
+  rest.split(dims, ',');
+  llvm::SmallVector<int64_t> shape;
+  int64_t numel = 1;
+  for (StringRef d : dims) {
+    int64_t n;
+    if (d.trim().getAsInteger(10, n) || n <= 0)
+      return bad("block dimension '" + d.trim() +
+                 "' is not a positive integer");
+    if (!llvm::isPowerOf2_64(n))
+      return bad("block dimension " + llvm::Twine(n) + " is not a power of 2");
+    numel *= n;
+    if (numel > (int64_t(1) << 20))
+      return bad("the block has more than 2^20 elements");
+    shape.push_back(n);
+  }
+  if (shape.size() > 5)
+    return bad("descriptors have rank 1 to 5, got " +
+               llvm::Twine(shape.size()));
+  return TritonType::tensorDescriptor(*dtype, shape);
+}
+
 static std::optional<TypeEntry> parseTypeEntry(StringRef text) {
   TypeEntry entry;
   text = text.trim();
+  if (text.starts_with("tensordesc")) {
+    auto type = parseDescriptorType(text);
+    if (!type) {
+      llvm::consumeError(type.takeError());
+      return std::nullopt;
+    }
+    entry.type = *type;
+    return entry;
+  }
   auto [typeText, hint] = text.split(':');
   if (typeText.consume_front("*"))
     entry.type.isPointer = true;
@@ -94,10 +157,11 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
   if (decl.isConstexpr) {
     auto lit = parseConstexprLiteral(text);
     if (!lit)
-      return makeError(llvm::formatv("parameter '{0}' is tl.constexpr and needs "
-                                     "a value (an int, float, bool, string or "
-                                     "tl dtype), got '{1}'",
-                                     decl.name, text.trim()));
+      return makeError(
+          llvm::formatv("parameter '{0}' is tl.constexpr and needs "
+                        "a value (an int, float, bool, string or "
+                        "tl dtype), got '{1}'",
+                        decl.name, text.trim()));
     spec.value = *lit;
     return llvm::Error::success();
   }
@@ -107,6 +171,14 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
   if (text.trim() == "None") {
     spec.isConstexpr = true;
     spec.value = *parseConstexprLiteral("None");
+    return llvm::Error::success();
+  }
+  if (text.trim().starts_with("tensordesc")) {
+    auto type = parseDescriptorType(text.trim());
+    if (!type)
+      return makeError(llvm::formatv("parameter '{0}': {1}", decl.name,
+                                     llvm::toString(type.takeError())));
+    spec.type = *type;
     return llvm::Error::success();
   }
   auto entry = parseTypeEntry(text);
@@ -119,7 +191,8 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
     return makeError(llvm::formatv(
         "parameter '{0}': unknown type '{1}' (expected *T or T with T one of "
         "i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, "
-        "optionally followed by :16, or an integer type by :1)",
+        "optionally followed by :16, or an integer type by :1; or "
+        "tensordesc<T[d0,d1,...]>)",
         decl.name, text.trim()));
   }
   if (entry->equalToOne &&
@@ -156,15 +229,32 @@ static llvm::Error setOption(KernelSpec &spec, StringRef key, StringRef value) {
   return llvm::Error::success();
 }
 
+llvm::SmallVector<StringRef>
+kiln::frontend::splitSignature(StringRef signature) {
+  llvm::SmallVector<StringRef> entries;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= signature.size(); ++i) {
+    char c = i < signature.size() ? signature[i] : ',';
+    if (c == '[' || c == '<')
+      ++depth;
+    else if ((c == ']' || c == '>') && depth > 0)
+      --depth;
+    else if (c == ',' && (depth == 0 || i == signature.size())) {
+      StringRef entry = signature.slice(start, i).trim();
+      if (!entry.empty())
+        entries.push_back(entry);
+      start = i + 1;
+    }
+  }
+  return entries;
+}
+
 llvm::Expected<KernelSpec>
 kiln::frontend::parseSignature(StringRef signature,
                                llvm::ArrayRef<ParamDecl> params, bool aligned) {
   KernelSpec spec;
-  llvm::SmallVector<StringRef> entries;
-  signature.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef &e : entries)
-    e = e.trim();
-  llvm::erase_if(entries, [](StringRef e) { return e.empty(); });
+  llvm::SmallVector<StringRef> entries = splitSignature(signature);
 
   bool named = !entries.empty() && entries.front().contains('=');
   spec.params.resize(params.size());
@@ -188,7 +278,8 @@ kiln::frontend::parseSignature(StringRef signature,
           return std::move(err);
         continue;
       }
-      auto it = llvm::find_if(params, [&](const ParamDecl &p) { return p.name == key; });
+      auto it = llvm::find_if(
+          params, [&](const ParamDecl &p) { return p.name == key; });
       if (it == params.end()) {
         std::string names;
         for (const ParamDecl &p : params)
@@ -239,7 +330,7 @@ kiln::frontend::parseSignature(StringRef signature,
   }
   if (aligned)
     for (ParamSpec &p : spec.params)
-      if (p.isKernelArgument() &&
+      if (p.isKernelArgument() && !p.type.isTensorDescriptor() &&
           (p.type.isPointer || p.type.element.isInteger()) &&
           !p.type.element.isBool())
         p.divisibility = 16;
@@ -269,11 +360,7 @@ std::string KernelSpec::str() const {
 std::string kiln::frontend::withEqualToOne(StringRef signature,
                                            llvm::ArrayRef<ParamDecl> params,
                                            llvm::ArrayRef<std::string> names) {
-  llvm::SmallVector<StringRef> entries;
-  signature.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef &e : entries)
-    e = e.trim();
-  llvm::erase_if(entries, [](StringRef e) { return e.empty(); });
+  llvm::SmallVector<StringRef> entries = splitSignature(signature);
   bool named = !entries.empty() && entries.front().contains('=');
   auto retyped = [](StringRef type) {
     return (type.split(':').first.trim() + ":1").str();

@@ -6,7 +6,9 @@
 // num_warps=8") used by the build rules. As upstream's, a type may carry a
 // hint: `:16` (divisible by 16) or, for integers, `:1` (equal to 1: the
 // argument is the constant 1, folded into the code and left out of the
-// entry point's parameters).
+// entry point's parameters). A tensor-descriptor parameter (a host
+// TensorDescriptor argument upstream) is typed `tensordesc<T[d0,d1,...]>`:
+// its element type and block shape; it takes no hint.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FRONTEND_SIGNATURE_H
@@ -82,6 +84,10 @@ llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
 std::string withEqualToOne(llvm::StringRef signature,
                            llvm::ArrayRef<ParamDecl> params,
                            llvm::ArrayRef<std::string> names);
+
+/// The entries of a signature: split at the commas outside brackets (a
+/// `tensordesc<fp16[128,64]>` is one entry), trimmed, empty ones dropped.
+llvm::SmallVector<llvm::StringRef> splitSignature(llvm::StringRef signature);
 
 /// Parses one constexpr literal (also used for defaults).
 std::optional<ConstexprLiteral> parseConstexprLiteral(llvm::StringRef text);

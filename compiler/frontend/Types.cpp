@@ -100,6 +100,9 @@ mlir::Type DType::toMLIR(mlir::MLIRContext *context) const {
 
 mlir::Type TritonType::toMLIR(mlir::MLIRContext *context) const {
   mlir::Type scalarType = element.toMLIR(context);
+  if (isDescriptor)
+    return kiln::TensorDescType::get(
+        mlir::RankedTensorType::get(blockShape, scalarType));
   if (isBlockPointer())
     return kiln::BlockPointerType::get(
         mlir::RankedTensorType::get(blockShape, scalarType));
@@ -111,6 +114,12 @@ mlir::Type TritonType::toMLIR(mlir::MLIRContext *context) const {
 }
 
 std::string TritonType::str() const {
+  if (isDescriptor) {
+    std::string s = "tensordesc<" + element.getShortName().str() + "[";
+    for (size_t i = 0; i < blockShape.size(); ++i)
+      s += (i ? "," : "") + std::to_string(blockShape[i]);
+    return s + "]>";
+  }
   if (isBlockPointer()) {
     std::string s = "*<";
     for (int64_t d : blockShape)

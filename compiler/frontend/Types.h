@@ -56,15 +56,28 @@ private:
 
 /// The type of a run-time value: a scalar, a pointer, or a block (tensor) of
 /// either; or a block pointer (tl.make_block_ptr), a scalar handle to a block
-/// of `blockShape` elements.
+/// of `blockShape` elements; or a tensor descriptor
+/// (tl.make_tensor_descriptor, a `tensordesc<fp16[128,64]>` parameter) of
+/// `element`s moved in blocks of `blockShape`.
 struct TritonType {
   DType element;         // the pointee type for pointers
   bool isPointer = false;
   llvm::SmallVector<int64_t> shape; // empty for scalars
-  llvm::SmallVector<int64_t> blockShape; // non-empty for block pointers only
+  llvm::SmallVector<int64_t> blockShape; // block pointers and descriptors
+  bool isDescriptor = false;
 
   bool isBlock() const { return !shape.empty(); }
-  bool isBlockPointer() const { return !blockShape.empty(); }
+  bool isBlockPointer() const { return !blockShape.empty() && !isDescriptor; }
+  bool isTensorDescriptor() const { return isDescriptor; }
+  /// A descriptor type: `tensordesc<element[blockShape]>`.
+  static TritonType tensorDescriptor(DType element,
+                                     llvm::ArrayRef<int64_t> blockShape) {
+    TritonType t;
+    t.element = element;
+    t.blockShape.assign(blockShape.begin(), blockShape.end());
+    t.isDescriptor = true;
+    return t;
+  }
   /// The same type with a different shape (scalar when `shape` is empty).
   TritonType withShape(llvm::ArrayRef<int64_t> newShape) const {
     TritonType t = *this;
@@ -73,11 +86,13 @@ struct TritonType {
   }
   TritonType scalar() const { return withShape({}); }
   mlir::Type toMLIR(mlir::MLIRContext *context) const;
-  /// `fp32`, `*fp16`, `<1024xi32>`, `<128x*fp32>`.
+  /// `fp32`, `*fp16`, `<1024xi32>`, `<128x*fp32>`,
+  /// `tensordesc<fp16[128,64]>`.
   std::string str() const;
   bool operator==(const TritonType &other) const {
     return element == other.element && isPointer == other.isPointer &&
-           shape == other.shape && blockShape == other.blockShape;
+           shape == other.shape && blockShape == other.blockShape &&
+           isDescriptor == other.isDescriptor;
   }
   bool operator!=(const TritonType &other) const { return !(*this == other); }
 };

@@ -37,6 +37,9 @@ struct FValue {
     Method,   // text: method name, elements[0]: the receiver
     Marker,   // text: "triton.jit", "tl.constexpr", ... (decorators, annotations)
     Dict,     // elements: key (String), value, ...; text: the heuristic's name
+    // A tensor descriptor: value (!kiln.tensordesc) and type; elements: its
+    // shape (i32) and strides (i64), two tuples of run-time scalars.
+    Descriptor,
   };
 
   Kind kind = Kind::None;
@@ -99,7 +102,19 @@ struct FValue {
     return f;
   }
 
+  static FValue descriptor(mlir::Value v, TritonType t,
+                           std::vector<FValue> shape,
+                           std::vector<FValue> strides) {
+    FValue f;
+    f.kind = Kind::Descriptor;
+    f.value = v;
+    f.type = std::move(t);
+    f.elements = {tuple(std::move(shape)), tuple(std::move(strides))};
+    return f;
+  }
+
   bool isRuntime() const { return kind == Kind::Runtime; }
+  bool isDescriptor() const { return kind == Kind::Descriptor; }
   bool isInt() const { return kind == Kind::Int; }
   bool isNumber() const {
     return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool;

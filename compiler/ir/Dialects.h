@@ -45,6 +45,11 @@ void registerAllDialects(mlir::DialectRegistry &registry);
 
 /// The element type of a tensor, or the type itself for scalars.
 mlir::Type getElementTypeOrSelf(mlir::Type type);
+
+/// The size and alignment of a CUDA tensor map (cuda.h's CUtensorMap): a
+/// !kiln.tensormap kernel parameter is this many bytes, passed by value.
+inline constexpr unsigned kTensorMapBytes = 128;
+inline constexpr unsigned kTensorMapAlignment = 64;
 } // namespace kiln
 
 #endif // KILN_IR_DIALECTS_H

@@ -16,6 +16,7 @@ def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
 
 include "mlir/IR/EnumAttr.td"
 include "compiler/ir/KilnMemoryOps.td"
+include "compiler/ir/KilnDescriptorOps.td"
 include "compiler/ir/KilnShapeOps.td"
 include "compiler/ir/KilnComputeOps.td"
 

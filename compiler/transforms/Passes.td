@@ -19,6 +19,23 @@ def KilnRewriteBlockPointers : Pass<"kiln-rewrite-block-pointers", "mlir::Module
                            "::mlir::scf::SCFDialect"];
 }
 
+def KilnLowerTensorDescriptors : Pass<"kiln-lower-tensor-descriptors", "mlir::ModuleOp"> {
+  let summary = "Lower tensor-descriptor accesses to masked pointer loads and stores";
+  let description = [{
+    Upstream Triton's fallback semantics, valid on every arch. Every
+    `!kiln.tensordesc` value becomes its base pointer, shape (i32) and
+    strides (i64); kiln.descriptor_load, kiln.descriptor_store and
+    kiln.descriptor_reduce at offsets o become kiln.load, kiln.store and
+    kiln.atomic_rmw on the tensor of pointers base + sum over d of
+    (o_d + arange(0, B_d)) * stride_d, masked by 0 <= o_d + i_d < shape_d in
+    every dimension: out-of-bounds elements read as the descriptor's padding
+    (zero or NaN) and are never written. A descriptor's tensor map is not
+    read. Loops and ifs that carry descriptors carry their parts instead.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def KilnAssignLayouts : Pass<"kiln-assign-layouts", "mlir::ModuleOp"> {
   let summary = "Give every tensor a kiln_gpu layout chosen for coalesced, vectorized access";
   let description = [{

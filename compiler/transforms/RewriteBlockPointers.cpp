@@ -22,6 +22,7 @@
 // dimension of stride 1 contiguous and its accesses vectorize.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/transforms/BlockAccess.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,7 +31,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/APFloat.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNREWRITEBLOCKPOINTERS
@@ -38,32 +38,30 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using kiln::BlockAccessBuilder;
+using kiln::BlockPointerParts;
 
 namespace {
 
-/// The scalar parts of a block pointer, in the order the type converter
-/// lists them: base, shape..., strides..., offsets....
-struct BlockPointerParts {
-  Value base;
-  SmallVector<Value> shape, strides, offsets;
+/// A block pointer's parts, in the order the type converter lists them:
+/// base, shape..., strides..., offsets....
+BlockPointerParts unpackParts(ValueRange flat) {
+  size_t rank = (flat.size() - 1) / 3;
+  BlockPointerParts parts;
+  parts.base = flat[0];
+  parts.shape.assign(flat.begin() + 1, flat.begin() + 1 + rank);
+  parts.strides.assign(flat.begin() + 1 + rank, flat.begin() + 1 + 2 * rank);
+  parts.offsets.assign(flat.begin() + 1 + 2 * rank, flat.end());
+  return parts;
+}
 
-  static BlockPointerParts unpack(ValueRange flat) {
-    size_t rank = (flat.size() - 1) / 3;
-    BlockPointerParts parts;
-    parts.base = flat[0];
-    parts.shape.assign(flat.begin() + 1, flat.begin() + 1 + rank);
-    parts.strides.assign(flat.begin() + 1 + rank, flat.begin() + 1 + 2 * rank);
-    parts.offsets.assign(flat.begin() + 1 + 2 * rank, flat.end());
-    return parts;
-  }
-  SmallVector<Value> pack() const {
-    SmallVector<Value> flat{base};
-    llvm::append_range(flat, shape);
-    llvm::append_range(flat, strides);
-    llvm::append_range(flat, offsets);
-    return flat;
-  }
-};
+SmallVector<Value> packParts(const BlockPointerParts &parts) {
+  SmallVector<Value> flat{parts.base};
+  llvm::append_range(flat, parts.shape);
+  llvm::append_range(flat, parts.strides);
+  llvm::append_range(flat, parts.offsets);
+  return flat;
+}
 
 /// Block pointers become their parts; every other type stays.
 class BlockPointerTypeConverter : public TypeConverter {
@@ -82,118 +80,6 @@ public:
   }
 };
 
-/// Builds the index tensors, pointers and masks of one block access.
-class BlockAccessBuilder {
-public:
-  BlockAccessBuilder(OpBuilder &b, Location loc, const BlockPointerParts &parts,
-                     RankedTensorType block)
-      : b(b), loc(loc), parts(parts), block(block),
-        indicesByDim(block.getRank()) {}
-
-  /// offset_d + arange(0, B_d) in i64, shaped [1, ..., B_d, ..., 1] so that
-  /// it broadcasts along every other dimension.
-  Value indicesAlong(unsigned d) {
-    if (!indicesByDim[d])
-      indicesByDim[d] = buildIndicesAlong(d);
-    return indicesByDim[d];
-  }
-
-  /// The tensor of pointers base + sum_d indices_d * stride_d.
-  Value pointers() {
-    Value sum;
-    for (unsigned d = 0; d < block.getRank(); ++d) {
-      Value indices = indicesAlong(d);
-      Value stride =
-          kiln::SplatOp::create(b, loc, indices.getType(), parts.strides[d]);
-      Value term = broadcast(arith::MulIOp::create(b, loc, indices, stride));
-      sum = sum ? arith::AddIOp::create(b, loc, sum, term).getResult() : term;
-    }
-    auto ptrType =
-        RankedTensorType::get(block.getShape(), parts.base.getType());
-    Value base = kiln::SplatOp::create(b, loc, ptrType, parts.base);
-    return kiln::AddPtrOp::create(b, loc, ptrType, base, sum);
-  }
-
-  /// The AND over `dims` of 0 <= indices_d < shape_d; null when `dims` is
-  /// empty (nothing to check).
-  Value inBounds(ArrayRef<int32_t> dims) {
-    Value mask;
-    for (int32_t d : dims) {
-      Value indices = indicesAlong(d);
-      auto type = cast<RankedTensorType>(indices.getType());
-      Value zero = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(type, b.getI64IntegerAttr(0)));
-      Value bound = kiln::SplatOp::create(b, loc, type, parts.shape[d]);
-      // One statement per op: argument evaluation order is unspecified, and
-      // the IR must not depend on the compiler kilnc was built with.
-      Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                          indices, bound);
-      Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                          indices, zero);
-      Value inside = arith::AndIOp::create(b, loc, above, below);
-      inside = broadcast(inside);
-      mask = mask ? arith::AndIOp::create(b, loc, mask, inside).getResult()
-                  : inside;
-    }
-    return mask;
-  }
-
-  /// The value out-of-bounds elements read as under `padding`.
-  Value padValue(kiln::PaddingOption padding) {
-    Type element = block.getElementType();
-    TypedAttr value;
-    if (auto f = dyn_cast<FloatType>(element))
-      value = b.getFloatAttr(f, padding == kiln::PaddingOption::NaN
-                                    ? APFloat::getNaN(f.getFloatSemantics())
-                                    : APFloat::getZero(f.getFloatSemantics()));
-    else
-      value = b.getIntegerAttr(element, 0);
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(block, value));
-  }
-
-private:
-  Value buildIndicesAlong(unsigned d) {
-    int64_t size = block.getDimSize(d);
-    Type i64 = b.getI64Type();
-    auto rangeType = RankedTensorType::get({size}, b.getI32Type());
-    auto indexType = RankedTensorType::get({size}, i64);
-    Value range =
-        kiln::MakeRangeOp::create(b, loc, rangeType, 0, int32_t(size));
-    Value offset = arith::ExtSIOp::create(b, loc, i64, parts.offsets[d]);
-    // One statement per op (see inBounds()).
-    Value widened = arith::ExtSIOp::create(b, loc, indexType, range);
-    Value start = kiln::SplatOp::create(b, loc, indexType, offset);
-    Value result = arith::AddIOp::create(b, loc, start, widened);
-    for (unsigned axis = 0; axis < block.getRank(); ++axis) {
-      if (axis == d)
-        continue;
-      auto shape =
-          llvm::to_vector(cast<RankedTensorType>(result.getType()).getShape());
-      shape.insert(shape.begin() + axis, 1);
-      result = kiln::ExpandDimsOp::create(
-          b, loc, RankedTensorType::get(shape, i64), result, axis);
-    }
-    return result;
-  }
-
-  /// `v` broadcast from its [1, .., B_d, .., 1] shape to the block's.
-  Value broadcast(Value v) {
-    auto type = cast<RankedTensorType>(v.getType());
-    if (type.getShape() == block.getShape())
-      return v;
-    return kiln::BroadcastOp::create(
-        b, loc, RankedTensorType::get(block.getShape(), type.getElementType()),
-        v);
-  }
-
-  OpBuilder &b;
-  Location loc;
-  const BlockPointerParts &parts;
-  RankedTensorType block;
-  SmallVector<Value> indicesByDim; // built on first use
-};
-
 struct MakeBlockPtrToParts : public OpConversionPattern<kiln::MakeBlockPtrOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -207,7 +93,7 @@ struct MakeBlockPtrToParts : public OpConversionPattern<kiln::MakeBlockPtrOp> {
       parts.strides.push_back(v.front());
     for (ValueRange v : adaptor.getOffsets())
       parts.offsets.push_back(v.front());
-    rewriter.replaceOpWithMultiple(op, {parts.pack()});
+    rewriter.replaceOpWithMultiple(op, {packParts(parts)});
     return success();
   }
 };
@@ -217,14 +103,14 @@ struct AdvanceToOffsets : public OpConversionPattern<kiln::AdvanceOp> {
   LogicalResult
   matchAndRewrite(kiln::AdvanceOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    BlockPointerParts parts = BlockPointerParts::unpack(adaptor.getPtr());
+    BlockPointerParts parts = unpackParts(adaptor.getPtr());
     // Offsets advanced by zero stay the same value, so that loops see them
     // unchanged and stop carrying them.
     for (auto [offset, delta] : llvm::zip(parts.offsets, adaptor.getOffsets()))
       if (!matchPattern(delta.front(), m_Zero()))
         offset =
             arith::AddIOp::create(rewriter, op.getLoc(), offset, delta.front());
-    rewriter.replaceOpWithMultiple(op, {parts.pack()});
+    rewriter.replaceOpWithMultiple(op, {packParts(parts)});
     return success();
   }
 };
@@ -237,7 +123,7 @@ struct BlockLoadToLoad : public OpConversionPattern<kiln::LoadOp> {
     auto type = dyn_cast<kiln::BlockPointerType>(op.getPtr().getType());
     if (!type)
       return failure();
-    BlockPointerParts parts = BlockPointerParts::unpack(adaptor.getPtr());
+    BlockPointerParts parts = unpackParts(adaptor.getPtr());
     BlockAccessBuilder access(rewriter, op.getLoc(), parts,
                               type.getTensorType());
     Value ptrs = access.pointers();
@@ -262,7 +148,7 @@ struct BlockStoreToStore : public OpConversionPattern<kiln::StoreOp> {
     auto type = dyn_cast<kiln::BlockPointerType>(op.getPtr().getType());
     if (!type)
       return failure();
-    BlockPointerParts parts = BlockPointerParts::unpack(adaptor.getPtr());
+    BlockPointerParts parts = unpackParts(adaptor.getPtr());
     BlockAccessBuilder access(rewriter, op.getLoc(), parts,
                               type.getTensorType());
     Value ptrs = access.pointers();

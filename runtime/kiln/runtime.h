@@ -13,16 +13,17 @@
 #ifndef KILN_RUNTIME_H_
 #define KILN_RUNTIME_H_
 
-#include "kiln/cuda_stream.h"      // IWYU pragma: export
-#include "kiln/describe.h"         // IWYU pragma: export
-#include "kiln/device.h"           // IWYU pragma: export
-#include "kiln/device_buffer.h"    // IWYU pragma: export
-#include "kiln/event_timer.h"      // IWYU pragma: export
-#include "kiln/float_types.h"      // IWYU pragma: export
-#include "kiln/grid.h"             // IWYU pragma: export
-#include "kiln/introspection.h"    // IWYU pragma: export
-#include "kiln/kernel_info.h"      // IWYU pragma: export
-#include "kiln/launch_observer.h"  // IWYU pragma: export
-#include "kiln/types.h"            // IWYU pragma: export
+#include "kiln/cuda_stream.h"        // IWYU pragma: export
+#include "kiln/describe.h"           // IWYU pragma: export
+#include "kiln/device.h"             // IWYU pragma: export
+#include "kiln/device_buffer.h"      // IWYU pragma: export
+#include "kiln/event_timer.h"        // IWYU pragma: export
+#include "kiln/float_types.h"        // IWYU pragma: export
+#include "kiln/grid.h"               // IWYU pragma: export
+#include "kiln/introspection.h"      // IWYU pragma: export
+#include "kiln/kernel_info.h"        // IWYU pragma: export
+#include "kiln/launch_observer.h"    // IWYU pragma: export
+#include "kiln/tensor_descriptor.h"  // IWYU pragma: export
+#include "kiln/types.h"              // IWYU pragma: export
 
 #endif  // KILN_RUNTIME_H_

@@ -503,6 +503,69 @@ TEST(Codegen, EveryTypeMapsAndOnlyAlignedVariantsMayExist) {
                     HasSubstr("/*num_stages=*/4")));
 }
 
+// A descriptor parameter: its C++ type is kiln::TensorDescriptor<T, Rank>,
+// its block shape belongs to the config (two block shapes, one overload), and
+// each config packs it into the ABI (tensor map, base, extents, strides)
+// before choosing a variant, with what the metadata says of its tensor map.
+TEST(Codegen, DescriptorParametersArePackedPerConfig) {
+  const GeneratedFiles files =
+      Generate({Input("codegen/tile_desc_bm64_sm_90a"),
+                Input("codegen/tile_desc_bm128_sm_90a")},
+               {"tile", "k", "tile.h"});
+  EXPECT_THAT(files.header,
+              HasSubstr("const kiln::TensorDescriptor<kiln::half, 2>& a_desc"));
+  EXPECT_THAT(files.header,
+              HasSubstr("Descriptor arguments must have the block shape"));
+  EXPECT_THAT(files.header, HasSubstr("a_desc [64,64]"));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("constexpr int32_t kDescriptor0_0_0Block[] = {64, 64};\n"
+                      "constexpr int32_t kDescriptor0_0_0Box[] = {64, 64};\n"
+                      "constexpr kiln::internal::TensorDescriptorParam "
+                      "kDescriptor0_0_0 = {\n"
+                      "    \"a_desc\", \"fp16\", /*rank=*/2, "
+                      "kDescriptor0_0_0Block,\n"
+                      "    /*box=*/kDescriptor0_0_0Box, "
+                      "/*swizzle_bytes=*/128};"),
+            HasSubstr("constexpr int32_t kDescriptor0_1_0Block[] = {128, "
+                      "64};\n"
+                      "constexpr kiln::internal::TensorDescriptorParam "
+                      "kDescriptor0_1_0 = {\n"
+                      "    \"a_desc\", \"fp16\", /*rank=*/2, "
+                      "kDescriptor0_1_0Block,\n"
+                      "    /*box=*/nullptr, /*swizzle_bytes=*/0};"),
+            HasSubstr("  kiln::internal::TensorDescriptorArgs<2> a_desc_abi;\n"
+                      "  if (absl::Status status = "
+                      "kiln::internal::PackTensorDescriptor(\n"
+                      "          tile_kernel_data::kInfo, "
+                      "tile_kernel_data::kDescriptor0_0_0, a_desc.view(), "
+                      "a_desc_abi);\n"
+                      "      !status.ok()) {\n"
+                      "    return status;\n"
+                      "  }\n"),
+            HasSubstr("kiln::internal::IsAligned16(out)"),
+            HasSubstr("void* args[] = {&a_desc_abi.tensor_map, "
+                      "&a_desc_abi.base,"),
+            HasSubstr("&a_desc_abi.strides[1], &out, &n};"),
+            HasSubstr("tile_kernel_data::kDescriptor0_1_0, a_desc.view()"),
+            HasSubstr("{\"a_desc\", \"tensordesc<fp16[64,64]>\", "
+                      "/*divisibility=*/1},")));
+}
+
+TEST(Codegen, DescriptorBlockShapesOfOneConfigMustAgree) {
+  VariantInput a = Input("codegen/tile_desc_bm64_sm_90a");
+  VariantInput b = Input("codegen/tile_desc_bm128_sm_90a");
+  // The same config as `a`, another block shape.
+  const std::string bm128 = "\"value\": \"128\"";
+  const std::string warps8 = "\"num_warps\": 8";
+  b.metadataJson.replace(b.metadataJson.find(bm128), bm128.size(),
+                         "\"value\": \"64\"");
+  b.metadataJson.replace(b.metadataJson.find(warps8), warps8.size(),
+                         "\"num_warps\": 4");
+  EXPECT_THAT(ErrorOf({a, b}, {"tile", "k", "tile.h"}),
+              HasSubstr("same config but different descriptor block shapes"));
+}
+
 TEST(Codegen, SeveralKernelsInOneTarget) {
   const GeneratedFiles files = Generate(
       {Input("codegen/scale_aligned_sm_90a"), Input("codegen/copy_sm_80")},

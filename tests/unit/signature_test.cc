@@ -102,5 +102,47 @@ TEST(Signature, WithEqualToOneRewritesTheNamedParameters) {
             "*fp16, *fp16, i32, i32, i32, i1, 64");
 }
 
+// A tensor descriptor parameter: `tensordesc<T[d0,...]>`, one entry in
+// either form although it holds commas; no hint, and --aligned leaves it.
+TEST(Signature, DescriptorTypesHoldCommas) {
+  std::vector<ParamDecl> params = {
+      {"a_desc", false, {}}, {"n", false, {}}, {"BLOCK", true, {}}};
+  for (const char *signature :
+       {"tensordesc<fp16[128, 64]>, i32, 64",
+        "a_desc = tensordesc<fp16[128,64]>, n=i32, BLOCK=64"}) {
+    llvm::Expected<KernelSpec> spec =
+        parseSignature(signature, params, /*aligned=*/true);
+    ASSERT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
+    const ParamSpec &desc = spec->params[0];
+    EXPECT_TRUE(desc.type.isTensorDescriptor());
+    EXPECT_FALSE(desc.type.isBlockPointer());
+    EXPECT_EQ(desc.type.blockShape, (llvm::SmallVector<int64_t>{128, 64}));
+    EXPECT_EQ(desc.divisibility, 1u); // --aligned does not apply
+    EXPECT_EQ(spec->params[1].divisibility, 16u);
+    EXPECT_EQ(spec->str(), "tensordesc<fp16[128,64]>, i32:16, 64");
+  }
+  EXPECT_EQ(splitSignature("a=tensordesc<fp16[1,2]>, b=i32,, c=3").size(), 3u);
+}
+
+TEST(Signature, BadDescriptorTypesSayWhy) {
+  std::vector<ParamDecl> params = {{"a_desc", false, {}}};
+  auto error = [&](const std::string &signature) {
+    llvm::Expected<KernelSpec> spec =
+        parseSignature(signature, params, /*aligned=*/false);
+    return spec ? std::string("no error") : llvm::toString(spec.takeError());
+  };
+  EXPECT_THAT(error("a_desc=tensordesc<fp16[128,48]>"),
+              HasSubstr("block dimension 48 is not a power of 2"));
+  EXPECT_THAT(error("a_desc=tensordesc<i1[128]>"),
+              HasSubstr("descriptors of i1 are not supported"));
+  EXPECT_THAT(error("a_desc=tensordesc<fp16[128,64]>:16"),
+              HasSubstr("a descriptor takes no hint"));
+  EXPECT_THAT(error("a_desc=tensordesc<fp16>"),
+              HasSubstr("missing the block shape in brackets"));
+  EXPECT_THAT(error("a_desc=tensordesc<fp16[128,64]"), HasSubstr("'>'"));
+  EXPECT_THAT(error("a_desc=tensordesc<fp16[]>"),
+              HasSubstr("is not a positive integer"));
+}
+
 } // namespace
 } // namespace kiln::frontend

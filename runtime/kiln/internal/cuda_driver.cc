@@ -102,6 +102,7 @@ absl::StatusOr<CudaDriver> LoadCudaDriver(const char* library) {
   Resolve(handle, "cuLaunchKernelEx", &d.launch_kernel_ex);
   Resolve(handle, "cuThreadExchangeStreamCaptureMode",
           &d.thread_exchange_stream_capture_mode);
+  Resolve(handle, "cuTensorMapEncodeTiled", &d.tensor_map_encode_tiled);
   if (missing != nullptr) {
     dlclose(handle);
     return absl::FailedPreconditionError(

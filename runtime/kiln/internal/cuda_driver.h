@@ -71,6 +71,9 @@ struct CudaDriver {
   // use proceed while a stream is being captured into a graph.
   decltype(&::cuThreadExchangeStreamCaptureMode)
       thread_exchange_stream_capture_mode = nullptr;
+  // cuTensorMapEncodeTiled (CUDA 12.0) encodes the tensor maps of descriptor
+  // arguments, for kernels that read them (TMA).
+  decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
 };
 
 // The shared library that the process-wide driver is loaded from.

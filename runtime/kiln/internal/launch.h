@@ -15,7 +15,8 @@
 #include "absl/status/status.h"
 #include "kiln/cuda_stream.h"
 #include "kiln/grid.h"
-#include "kiln/internal/variant_cache.h"  // IWYU pragma: export
+#include "kiln/internal/tensor_descriptor_args.h"  // IWYU pragma: export
+#include "kiln/internal/variant_cache.h"           // IWYU pragma: export
 #include "kiln/kernel_info.h"
 
 namespace kiln {

@@ -1,0 +1,209 @@
+//===- LowerTensorDescriptors.cpp - descriptors as masked pointer access --===//
+//
+// Upstream Triton's fallback semantics of tensor descriptors, valid on every
+// arch: a descriptor is only its base pointer, shape (i32) and strides (i64),
+// and a block access through it is an ordinary masked one.
+//
+// - kiln.make_tensor_desc disappears (its tensor map, if any, is not read);
+// - kiln.descriptor_load at offsets o becomes a kiln.load of the tensor of
+//   pointers base + sum_d (o_d + arange(0, B_d)) * stride_d, masked by
+//   0 <= o_d + i_d < shape_d in every dimension, out-of-bounds elements
+//   reading as the descriptor's padding (zero or NaN);
+// - kiln.descriptor_store becomes the kiln.store with that mask, so that
+//   nothing outside the tensor is written;
+// - kiln.descriptor_reduce becomes a relaxed, GPU-scope kiln.atomic_rmw with
+//   that mask;
+// - scf.for, scf.while and scf.if that carry descriptors carry their parts.
+//
+// A TMA lowering runs before this pass where the hardware has TMA, and
+// leaves it the accesses it does not take.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/transforms/BlockAccess.h"
+#include "compiler/transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNLOWERTENSORDESCRIPTORS
+#include "compiler/transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Descriptors become base, shape... (i32), strides... (i64); every other
+/// type stays.
+class DescriptorTypeConverter : public TypeConverter {
+public:
+  DescriptorTypeConverter() {
+    addConversion([](Type type) { return type; });
+    addConversion([](kiln::TensorDescType type,
+                     SmallVectorImpl<Type> &parts) -> LogicalResult {
+      RankedTensorType block = type.getBlockType();
+      MLIRContext *ctx = type.getContext();
+      parts.push_back(kiln::PointerType::get(block.getElementType()));
+      parts.append(block.getRank(), IntegerType::get(ctx, 32));
+      parts.append(block.getRank(), IntegerType::get(ctx, 64));
+      return success();
+    });
+  }
+};
+
+/// The access at `offsets` through a descriptor whose parts are `flat`.
+kiln::BlockPointerParts accessParts(OpBuilder &b, Location loc, ValueRange flat,
+                                    ValueRange offsets) {
+  size_t rank = (flat.size() - 1) / 2;
+  kiln::BlockPointerParts parts;
+  parts.base = flat[0];
+  for (Value extent : flat.slice(1, rank))
+    parts.shape.push_back(
+        arith::ExtSIOp::create(b, loc, b.getI64Type(), extent));
+  parts.strides.assign(flat.begin() + 1 + rank, flat.end());
+  parts.offsets.assign(offsets.begin(), offsets.end());
+  return parts;
+}
+
+SmallVector<int32_t> allDims(RankedTensorType block) {
+  return llvm::to_vector(llvm::seq<int32_t>(0, int32_t(block.getRank())));
+}
+
+SmallVector<Value> firsts(ArrayRef<ValueRange> ranges) {
+  SmallVector<Value> values;
+  for (ValueRange r : ranges)
+    values.push_back(r.front());
+  return values;
+}
+
+/// The padding of the descriptor `desc`, when its make_tensor_desc is in
+/// sight; zero otherwise (a descriptor carried through a loop).
+kiln::PaddingOption paddingOf(Value desc) {
+  while (true) {
+    if (auto make = desc.getDefiningOp<kiln::MakeTensorDescOp>())
+      return make.getPadding();
+    auto arg = dyn_cast<BlockArgument>(desc);
+    auto loop =
+        arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : nullptr;
+    if (!loop || arg.getArgNumber() == 0)
+      return kiln::PaddingOption::Zero;
+    desc = loop.getInitArgs()[arg.getArgNumber() - 1];
+  }
+}
+
+struct MakeTensorDescToParts
+    : public OpConversionPattern<kiln::MakeTensorDescOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::MakeTensorDescOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> flat{adaptor.getBase().front()};
+    llvm::append_range(flat, firsts(adaptor.getShape()));
+    llvm::append_range(flat, firsts(adaptor.getStrides()));
+    rewriter.replaceOpWithMultiple(op, {flat});
+    return success();
+  }
+};
+
+/// The padding of each load, found before the conversion replaces the
+/// descriptors it traces.
+using PaddingByLoad = llvm::DenseMap<Operation *, kiln::PaddingOption>;
+
+struct DescriptorLoadToLoad
+    : public OpConversionPattern<kiln::DescriptorLoadOp> {
+  DescriptorLoadToLoad(const TypeConverter &converter, MLIRContext *ctx,
+                       const PaddingByLoad &paddings)
+      : OpConversionPattern(converter, ctx), paddings(paddings) {}
+  LogicalResult
+  matchAndRewrite(kiln::DescriptorLoadOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType block = op.getType();
+    kiln::BlockPointerParts parts = accessParts(
+        rewriter, op.getLoc(), adaptor.getDesc(), firsts(adaptor.getOffsets()));
+    kiln::BlockAccessBuilder access(rewriter, op.getLoc(), parts, block);
+    Value ptrs = access.pointers();
+    Value mask = access.inBounds(allDims(block));
+    Value other = access.padValue(paddings.lookup(op));
+    rewriter.replaceOpWithNewOp<kiln::LoadOp>(
+        op, block, ptrs, mask, other, DenseI32ArrayAttr(),
+        kiln::PaddingOptionAttr(), op.getCache(), op.getEvict(),
+        /*is_volatile=*/false);
+    return success();
+  }
+  const PaddingByLoad &paddings;
+};
+
+struct DescriptorStoreToStore
+    : public OpConversionPattern<kiln::DescriptorStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::DescriptorStoreOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto block = cast<RankedTensorType>(op.getValue().getType());
+    kiln::BlockPointerParts parts = accessParts(
+        rewriter, op.getLoc(), adaptor.getDesc(), firsts(adaptor.getOffsets()));
+    kiln::BlockAccessBuilder access(rewriter, op.getLoc(), parts, block);
+    Value ptrs = access.pointers();
+    Value mask = access.inBounds(allDims(block));
+    rewriter.replaceOpWithNewOp<kiln::StoreOp>(
+        op, ptrs, adaptor.getValue().front(), mask);
+    return success();
+  }
+};
+
+struct DescriptorReduceToAtomic
+    : public OpConversionPattern<kiln::DescriptorReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::DescriptorReduceOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto block = cast<RankedTensorType>(op.getValue().getType());
+    kiln::BlockPointerParts parts = accessParts(
+        rewriter, op.getLoc(), adaptor.getDesc(), firsts(adaptor.getOffsets()));
+    kiln::BlockAccessBuilder access(rewriter, op.getLoc(), parts, block);
+    Value ptrs = access.pointers();
+    Value mask = access.inBounds(allDims(block));
+    kiln::AtomicRMWOp::create(rewriter, op.getLoc(), op.getKind(), ptrs,
+                              adaptor.getValue().front(), mask,
+                              kiln::MemSemantic::Relaxed, kiln::MemScope::GPU);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+bool isDescriptor(Type type) { return isa<kiln::TensorDescType>(type); }
+
+struct LowerTensorDescriptorsPass
+    : public kiln::impl::KilnLowerTensorDescriptorsBase<
+          LowerTensorDescriptorsPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    DescriptorTypeConverter converter;
+    ConversionTarget target(*ctx);
+    target.addIllegalOp<kiln::MakeTensorDescOp, kiln::DescriptorLoadOp,
+                        kiln::DescriptorStoreOp, kiln::DescriptorReduceOp>();
+    // Any other op that takes or gives a descriptor is an error.
+    target.markUnknownOpDynamicallyLegal([](Operation *op) {
+      return llvm::none_of(op->getOperandTypes(), isDescriptor) &&
+             llvm::none_of(op->getResultTypes(), isDescriptor);
+    });
+    PaddingByLoad paddings;
+    getOperation()->walk([&](kiln::DescriptorLoadOp load) {
+      paddings[load] = paddingOf(load.getDesc());
+    });
+    RewritePatternSet patterns(ctx);
+    patterns.add<MakeTensorDescToParts, DescriptorStoreToStore,
+                 DescriptorReduceToAtomic>(converter, ctx);
+    patterns.add<DescriptorLoadToLoad>(converter, ctx, paddings);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

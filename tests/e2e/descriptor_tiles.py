@@ -1,0 +1,28 @@
+# Tensor descriptors end to end (descriptor_gpu_test.cc): host descriptor
+# arguments (upstream's TensorDescriptor, `tensordesc<...>` in the
+# specialization) and descriptors made in the kernel, loaded, stored and
+# atomically added through. Tiles at the edges reach past the tensor: their
+# out-of-bounds elements read as zero and are not written.
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_tiles(in_desc, out_desc, sums, alpha, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    x = in_desc.load([pid_m * BM, pid_n * BN])
+    out_desc.store([pid_m * BM, pid_n * BN], x * alpha)
+    # Out-of-bounds elements read as zero, so the sum is that of the tile's
+    # in-bounds part.
+    tl.store(sums + pid_m * tl.num_programs(1) + pid_n, tl.sum(tl.sum(x, axis=1), axis=0))
+
+
+@triton.jit
+def accumulate_tiles(x_ptr, acc_ptr, M, N, stride_x, stride_acc, BM: tl.constexpr, BN: tl.constexpr):
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_x, 1], block_shape=[BM, BN])
+    acc_desc = tl.make_tensor_descriptor(acc_ptr, shape=[M, N], strides=[stride_acc, 1],
+                                         block_shape=[BM, BN])
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    acc_desc.atomic_add([m, n], x_desc.load([m, n]))

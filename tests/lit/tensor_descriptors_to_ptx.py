@@ -1,0 +1,28 @@
+# The kernel ABI of a descriptor parameter (docs/architecture.md): a 128-byte,
+# 64-byte-aligned tensor map by value, the base (16-byte aligned), the i32
+# extents and the i64 strides; then the other parameters. The fallback
+# lowering reads everything but the tensor map, with masked accesses.
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_80 --emit ptx -o - | FileCheck %s
+import triton
+import triton.language as tl
+
+
+# CHECK-LABEL: .entry scale(
+# CHECK-NEXT: .param .align 64 .b8 scale_param_0[128],
+# CHECK-NEXT: .param .u64 .ptr .global .align 16 scale_param_1,
+# CHECK-NEXT: .param .u32 scale_param_2,
+# CHECK-NEXT: .param .u32 scale_param_3,
+# CHECK-NEXT: .param .u64 scale_param_4,
+# CHECK-NEXT: .param .u64 scale_param_5,
+# CHECK-NEXT: .param .align 64 .b8 scale_param_6[128],
+# CHECK-NEXT: .param .u64 .ptr .global .align 16 scale_param_7,
+# CHECK: .param .f32 scale_param_12
+# CHECK-NOT: scale_param_0
+# CHECK: ld.global
+# CHECK: st.global
+@triton.jit
+def scale(src, dst, alpha, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    dst.store([m, n], src.load([m, n]) * alpha)
