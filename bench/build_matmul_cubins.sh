@@ -2,9 +2,10 @@
 # Builds, here, the cubins bench/matmul_cubins.py times beside Triton: upstream
 # Triton's tutorial 03 (.upstream/03-matrix-multiplication.py, unchanged, as
 # bench/README.md says how to fetch it), its matmul_kernel compiled by kilnc
-# for the acceptance configs, with the tutorial's unit strides as `:1` and
-# everything else 16-divisible (what the generated launcher's `unit` variant
-# is), for sm_90a (wgmma) and sm_90 (mma.sync).
+# for the acceptance configs (and for fp32 operands: tf32 on the tensor
+# cores), with the tutorial's unit strides as `:1` and everything else
+# 16-divisible (what the generated launcher's `unit` variant is), for sm_90a
+# (wgmma) and sm_90 (mma.sync).
 #
 #   bench/build_matmul_cubins.sh [KILNC] [DEST]   (defaults: build/compiler/driver/kilnc,
 #                                                   .devbuild/matmul_cubins)
@@ -40,6 +41,8 @@ bf16|sm_90a|128|128|64|8|4|4
 fp8e4nv|sm_90a|128|256|128|8|8|3
 fp16|sm_90|128|256|64|8|8|3
 fp16|sm_90|128|128|64|8|4|4
+fp32|sm_90a|128|128|32|8|4|3
+fp32|sm_90a|128|256|32|8|8|3
 LIST
 echo "build_matmul_cubins: $(wc -l <"$dest/list.txt") cubins in $dest"
 exit $status

@@ -113,10 +113,11 @@ def make_inputs(torch, dtype, M, N, K, seed=0, device="cuda"):
     i.e. stored N x K), scaled so that C's entries are about 1 at every K;
     and torch_out, their product in fp32."""
     gen = torch.Generator(device=device).manual_seed(seed)
-    if dtype in ("fp16", "bf16"):
+    if dtype in ("fp16", "bf16", "fp32"):
         # The tutorial's rand - 0.5, scaled: std(C) = sqrt(K) s^2 / 12 = 1.
+        # fp32 operands: tl.dot's default input_precision, tf32.
         s = (12.0 / K ** 0.5) ** 0.5
-        t = torch.float16 if dtype == "fp16" else torch.bfloat16
+        t = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
         a = ((torch.rand((M, K), device=device, generator=gen) - 0.5) * s).to(t)
         b = ((torch.rand((K, N), device=device, generator=gen) - 0.5) * s).to(t)
     else:

@@ -14,6 +14,15 @@ atol=1e-2, rtol=0) (0.125 for fp8), with bench/matmul.py's inputs (scaled so
 that C's entries are about 1). Timing: triton.testing.do_bench, Kiln and
 Triton interleaved over --rounds rounds; the ratio is the median of the
 per-round ratios. Writes OUT_DIR/results.json and OUT_DIR/results.md.
+
+--kiln-only runs each Kiln cubin once per size and checks it, nothing else
+(no Triton, cuBLAS or timing, no files): the form to run under
+compute-sanitizer, e.g.
+
+    compute-sanitizer --tool racecheck python3 bench/matmul_cubins.py \
+        --cubins .devbuild/matmul_cubins --out /tmp/x --sizes 512 --kiln-only
+
+It exits 1 if an output is wrong.
 """
 import argparse
 import ctypes
@@ -38,6 +47,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--sizes", default="1024,4096,8192")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--kiln-only", action="store_true",
+                        help="run and check each Kiln cubin once (for compute-sanitizer)")
     args = parser.parse_args()
     import torch
     import triton
@@ -47,8 +58,10 @@ def main():
     torch.zeros(1, device="cuda")
     mod = bench.load_tutorial(bench.TUTORIAL)
     kernel = mod.matmul_kernel.fn
-    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn}
+    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn,
+              "fp32": torch.float32}
     rows = []
+    wrong = 0
     for line in open(os.path.join(args.cubins, "list.txt")):
         name, dtype, arch, bm, bn, bk, group, warps, stages = line.strip().split("|")
         bm, bn, bk, group, warps, stages = map(int, (bm, bn, bk, group, warps, stages))
@@ -72,6 +85,14 @@ def main():
                                 c.stride(0), c.stride(1), BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
                                 GROUP_SIZE_M=group, ACTIVATION="", num_warps=warps, num_stages=stages)
 
+            if args.kiln_only:
+                c.zero_()
+                kiln()
+                torch.cuda.synchronize()
+                ok = bool(torch.allclose(c.float(), torch_out, atol=bench.atol(dtype), rtol=0))
+                print(f"{name} {size}^3: correct {ok}", flush=True)
+                wrong += not ok
+                continue
             checks = {}
             for tag, run in (("kiln", kiln), ("triton", upstream)):
                 c.zero_()
@@ -79,7 +100,13 @@ def main():
                 torch.cuda.synchronize()
                 checks[tag] = bool(torch.allclose(c.float(), torch_out, atol=bench.atol(dtype), rtol=0))
             cublas = None
-            if dtype != "fp8e4nv":
+            if dtype == "fp32":
+                # cuBLAS in tf32, as tl.dot's default precision is.
+                def cublas():
+                    torch.backends.cuda.matmul.allow_tf32 = True
+                    torch.matmul(a, b)
+                    torch.backends.cuda.matmul.allow_tf32 = False
+            elif dtype != "fp8e4nv":
                 cublas = lambda: torch.matmul(a, b)
             times = {"kiln": [], "triton": [], "cublas": []}
             for _ in range(args.rounds):
@@ -98,6 +125,8 @@ def main():
                   f"cublas {tf.get('cublas', float('nan')):.1f} TFLOP/s  kiln/triton {ratio:.3f}  "
                   f"correct {checks}", flush=True)
         cubin.unload()
+    if args.kiln_only:
+        raise SystemExit(1 if wrong else 0)
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
                   triton=triton.__version__, torch=torch.__version__, rounds=args.rounds, rows=rows)

@@ -14,14 +14,20 @@
 // precise as any input_precision asks for; integer operands multiply and add
 // in the accumulator's type. Rows of a are padded by one 4-byte word so that
 // lanes reading one column of a hit different banks. When a and b do not fit
-// in kStagingBytes, K is staged in chunks. (Tensor-core instructions are the
-// next step.)
+// in kStagingBytes, K is staged in chunks.
+//
+// A dot in the mma layout whose types have a tensor-core flavour
+// (compiler/ir/TensorCoreFlavour.h) and that kiln-pipeline-dots left as it
+// was (not in a pipelined loop) stages its operands the same way and runs
+// mma.sync over them: lowerOnTensorCores().
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TensorCoreFlavour.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -174,15 +180,21 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     if (kiln::isFp8(aType.getElementType()) ||
         kiln::isFp8(bType.getElementType()))
       return rewriter.notifyMatchFailure(op, "fp8 operands not widened");
-    // fp16/bf16 operands in the mma layout: mma.sync. Other operands (fp8
-    // widened to fp32 on sm_90a, whose accumulator still has the mma layout
-    // when the dot could not go through wgmma) take the multiply-add loop,
-    // which works in any layout.
-    Type aElement = aType.getElementType();
-    if (isa<kiln::gpu::MmaEncodingAttr>(cType.getEncoding()) &&
-        (aElement.isF16() || aElement.isBF16()))
-      return lowerOnTensorCores(op, adaptor, rewriter, *aLayout, *bLayout,
-                                *cLayout, converted);
+    // Operands of a tensor-core flavour in the mma layout: mma.sync. Other
+    // dots in that layout (K not a multiple of the instruction's, say) take
+    // the multiply-add loop, which works in any layout. fp8 arrives widened
+    // to fp32 here, which tf32 holds exactly.
+    kiln::TargetInfo target =
+        kiln::TargetInfo::of(op->getParentOfType<ModuleOp>());
+    std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+        aType.getElementType(), bType.getElementType(),
+        cType.getElementType(),
+        op.getInputPrecision() == kiln::InputPrecision::TF32, target);
+    if (isa<kiln::gpu::MmaEncodingAttr>(cType.getEncoding()) && flavour &&
+        flavour->hasMmaSync(target) && cType.getRank() == 2 &&
+        aType.getDimSize(1) % flavour->kStep() == 0)
+      return lowerOnTensorCores(op, adaptor, rewriter, *flavour, *aLayout,
+                                *bLayout, *cLayout, converted);
     Location loc = op.getLoc();
     unsigned rank = unsigned(cType.getRank());
     unsigned mDim = rank - 2, nDim = rank - 1;
@@ -323,25 +335,20 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     return success();
   }
 
-  /// fp16/bf16 operands into an fp32 accumulator in the mma layout
+  /// Operands of `flavour` into its accumulator in the mma layout
   /// (kiln-assign-layouts chose it): a staged row-major, b staged
   /// transposed (each n's K contiguous), both rows padded by one word; then
-  /// a loop over k in steps of 16 in which each warp loads its A fragments
-  /// (4 words per 16-row tile) and B fragments (2 words per 8-column tile)
-  /// and issues one mma.sync.m16n8k16 per accumulator tile.
-  static LogicalResult lowerOnTensorCores(kiln::DotOp op, OpAdaptor adaptor,
-                                          ConversionPatternRewriter &rewriter,
-                                          const LinearLayout &aLayout,
-                                          const LinearLayout &bLayout,
-                                          const LinearLayout &cLayout,
-                                          Type converted) {
+  /// a loop over k, 32 bytes of it at a time, in which each warp loads its
+  /// A fragments (4 words per 16-row tile) and B fragments (2 words per
+  /// 8-column tile) and issues one mma.sync per accumulator tile.
+  static LogicalResult
+  lowerOnTensorCores(kiln::DotOp op, OpAdaptor adaptor,
+                     ConversionPatternRewriter &rewriter,
+                     const kiln::TensorCoreFlavour &flavour,
+                     const LinearLayout &aLayout, const LinearLayout &bLayout,
+                     const LinearLayout &cLayout, Type converted) {
     Location loc = op.getLoc();
     RankedTensorType aType = op.getA().getType();
-    Type element = aType.getElementType();
-    if (!(element.isF16() || element.isBF16()) ||
-        !op.getType().getElementType().isF32() || op.getType().getRank() != 2)
-      return op.emitOpError("the mma layout takes fp16 or bf16 operands into "
-                            "fp32 (kiln-assign-layouts chose it wrongly)");
     int64_t m = op.getType().getDimSize(0), n = op.getType().getDimSize(1);
     int64_t k = aType.getDimSize(1);
     SmallVector<Value> a = kiln::unpackElements(rewriter, loc, adaptor.getA());
@@ -349,13 +356,17 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     SmallVector<Value> acc =
         kiln::unpackElements(rewriter, loc, adaptor.getC());
     Type stored = a.front().getType();
-    constexpr int64_t pad = 2; // one 4-byte word of fp16/bf16
+    int64_t bytes = flavour.elementBytes;
+    int64_t perWord = 4 / bytes;         // elements in a 32-bit register
+    int64_t kStep = flavour.kStep();     // K of one instruction
+    int64_t kHalf = kStep / 2;           // of its second register pair
+    const int64_t pad = perWord;         // one 4-byte word
     int64_t chunk = k;
     int64_t threads = threadsOf(op);
     auto bytesFor = [&](int64_t kc) {
-      return ((m + n) * (kc + pad) + 2 * threads) * 2;
+      return ((m + n) * (kc + pad) + 2 * threads) * bytes;
     };
-    while (chunk > 16 && bytesFor(chunk) > kStagingBytes)
+    while (chunk > kStep && bytesFor(chunk) > kStagingBytes)
       chunk /= 2;
     int64_t rowLength = chunk + pad;
     int64_t aSize = m * rowLength, bSize = n * rowLength;
@@ -387,16 +398,20 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     SmallVector<kiln::Coordinates> cCoords =
         kiln::emitCoordinates(rewriter, loc, cLayout);
     Value tid = kiln::threadIdX(rewriter, loc);
-    Value twoT = LLVM::ShlOp::create(
-        rewriter, loc,
-        LLVM::AndOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 3)),
-        i32Constant(rewriter, loc, 1));
+    Value t =
+        LLVM::AndOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 3));
+    // The accumulator's columns of lane t start at 2t; its operand words at
+    // k = perWord * t.
+    Value twoT =
+        LLVM::ShlOp::create(rewriter, loc, t, i32Constant(rewriter, loc, 1));
+    Value kOfLane = LLVM::MulOp::create(rewriter, loc, t,
+                                        i32Constant(rewriter, loc, perWord));
     Value g = LLVM::AndOp::create(
         rewriter, loc,
         LLVM::LShrOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 2)),
         i32Constant(rewriter, loc, 7));
     // Per tile row: where the thread's A fragment rows start (row g of the
-    // tile, column 2t); per tile column: its B column's start (column g).
+    // tile); per tile column: its B column's start (column g).
     std::map<int32_t, Value> aRows, bColumns;
     for (auto &[corner, slots] : tiles) {
       if (llvm::is_contained(slots, -1))
@@ -407,7 +422,7 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
             rewriter, loc,
             LLVM::MulOp::create(rewriter, loc, at[0],
                                 i32Constant(rewriter, loc, rowLength)),
-            twoT);
+            kOfLane);
       if (!bColumns.count(corner.second)) {
         Value column = LLVM::AddOp::create(
             rewriter, loc, LLVM::SubOp::create(rewriter, loc, at[1], twoT), g);
@@ -415,9 +430,25 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
             rewriter, loc,
             LLVM::MulOp::create(rewriter, loc, column,
                                 i32Constant(rewriter, loc, rowLength)),
-            twoT);
+            kOfLane);
       }
     }
+
+    Type accType = acc.front().getType();
+    std::string accConstraint = flavour.integer ? "=r" : "=f";
+    std::string mmaText =
+        "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col." +
+        flavour.accumulatorType() + "." +
+        kiln::TensorCoreFlavour::ptxType(aType.getElementType()) + "." +
+        kiln::TensorCoreFlavour::ptxType(
+            op.getB().getType().getElementType()) +
+        "." + flavour.accumulatorType() +
+        " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+    std::string mmaConstraints = accConstraint + "," + accConstraint + "," +
+                                 accConstraint + "," + accConstraint +
+                                 ",r,r,r,r,r,r,0,1,2,3";
+    Type quad = LLVM::LLVMStructType::getLiteral(
+        rewriter.getContext(), {accType, accType, accType, accType});
 
     SmallVector<kiln::Coordinates> aCoords =
         kiln::emitCoordinates(rewriter, loc, aLayout);
@@ -441,10 +472,11 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                  stored, bSpare, rowMajor(1));
       NVVM::Barrier0Op::create(rewriter, loc);
 
-      // The loop over k, 16 at a time, the accumulators carried.
+      // The loop over k, one instruction's K at a time, the accumulators
+      // carried.
       Type i32 = rewriter.getI32Type();
       acc = emitCountedLoop(
-          rewriter, loc, chunk, 16, acc,
+          rewriter, loc, chunk, kStep, acc,
           [&](Value kk, ArrayRef<Value> carried) -> SmallVector<Value> {
             SmallVector<Value> sums(carried);
             auto word = [&](Value base, Value offset, int64_t plus) -> Value {
@@ -459,29 +491,20 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
             for (auto &[row, offset] : aRows)
               aFragments[row] = {word(aBase, offset, 0),
                                  word(aBase, offset, 8 * rowLength),
-                                 word(aBase, offset, 8),
-                                 word(aBase, offset, 8 * rowLength + 8)};
+                                 word(aBase, offset, kHalf),
+                                 word(aBase, offset, 8 * rowLength + kHalf)};
             std::map<int32_t, std::array<Value, 2>> bFragments;
             for (auto &[column, offset] : bColumns)
               bFragments[column] = {word(bBase, offset, 0),
-                                    word(bBase, offset, 8)};
-            std::string type = element.isF16() ? "f16" : "bf16";
-            std::string text =
-                "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type +
-                ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
-                "{$10, $11, $12, $13};";
-            Type f32 = rewriter.getF32Type();
-            Type quad = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
-                                                         {f32, f32, f32, f32});
+                                    word(bBase, offset, kHalf)};
             for (auto &[corner, slots] : tiles) {
               SmallVector<Value> operands(aFragments[corner.first].begin(),
                                           aFragments[corner.first].end());
               llvm::append_range(operands, bFragments[corner.second]);
               for (int slot : slots)
                 operands.push_back(sums[slot]);
-              Value d =
-                  kiln::inlinePtx(rewriter, loc, quad, text,
-                                  "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", operands);
+              Value d = kiln::inlinePtx(rewriter, loc, quad, mmaText,
+                                        mmaConstraints, operands);
               for (auto [i, slot] : llvm::enumerate(slots))
                 sums[slot] =
                     LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));

@@ -8,6 +8,7 @@
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/conversion/SharedBarriers.h"
 #include "compiler/ir/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -186,7 +187,9 @@ struct BarrierLowering : OpConversionPattern<kiln::BarrierOp> {
   LogicalResult
   matchAndRewrite(kiln::BarrierOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    NVVM::Barrier0Op::create(rewriter, op.getLoc());
+    auto barrier = NVVM::Barrier0Op::create(rewriter, op.getLoc());
+    // The source asked for it: kiln-remove-redundant-barriers keeps it.
+    barrier->setAttr(kiln::kUserBarrierAttr, rewriter.getUnitAttr());
     rewriter.eraseOp(op);
     return success();
   }

@@ -1,5 +1,6 @@
 //===- KilnPipeline.cpp - Kiln's pass pipeline, as one definition ---------===//
 #include "compiler/conversion/KilnPipeline.h"
+#include "compiler/conversion/SharedBarriers.h"
 
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/Passes.h"
@@ -86,10 +87,12 @@ void kiln::buildKilnLLVMPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createRemoveRedundantBarriers());
 }
 
 void kiln::registerKilnPipeline() {
   PassRegistration<SetTargetPass>();
+  registerRemoveRedundantBarriers();
   registerPassPipeline(
       "kiln-pipeline",
       "Kiln's passes from kiln IR to kiln_gpu IR (stop-after=gpu) or to the "

@@ -10,7 +10,8 @@
 //   canonicalize
 //   kiln-allocate-shared                       -- the "gpu" stage ends here
 //   kiln-to-llvm             (compute capability)
-//   reconcile-unrealized-casts, canonicalize, cse   -- the "llvm" stage
+//   reconcile-unrealized-casts, canonicalize, cse
+//   kiln-remove-redundant-barriers             -- the "llvm" stage
 //
 // kiln-opt --kiln-pipeline="arch=sm_90a num-warps=8 num-stages=3
 // stop-after=gpu" replays what kilnc does to a kernel's 01-kiln.mlir, so a

@@ -37,6 +37,7 @@
 #include "compiler/conversion/SharedTileAddress.h"
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TensorCoreFlavour.h"
 
 #include <array>
 #include <map>
@@ -111,6 +112,7 @@ std::string waitText(int64_t pending) {
 LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                                kiln::gpu::SharedDotOp::Adaptor adaptor,
                                ConversionPatternRewriter &rewriter,
+                               const kiln::TensorCoreFlavour &flavour,
                                const kiln::layout::LinearLayout &cLayout);
 
 /// The A fragments of a register operand: for each m16 tile (by its first
@@ -181,25 +183,33 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     int64_t k = bTile.getShape()[0];
     Type element = aTile ? aTile.getElementType() : aRegisters.getElementType();
     Type bElement = bTile.getElementType();
-    bool fp8 = kiln::isFp8(element) && kiln::isFp8(bElement);
-    // K per instruction: 32 bytes of each operand's row.
-    int64_t kStep = fp8 ? 32 : 16;
-    if (k % kStep != 0 ||
-        !(fp8 ||
-          ((element.isF16() || element.isBF16()) && bElement == element)) ||
-        !cType.getElementType().isF32())
-      return op.emitOpError("tensor-core dots from shared tiles take fp16, "
-                            "bf16 or (on wgmma) fp8 operands, K a multiple of ")
-             << kStep << ", into fp32";
-    bool wgmma = target.hasWgmma() && mma.getWarpsPerCTA()[0] == numWarps &&
-                 numWarps % 4 == 0 && m % (16 * numWarps) == 0 && m % 64 == 0 &&
-                 n % 8 == 0 && n <= 256;
-    if (!wgmma && fp8)
-      return op.emitOpError("fp8 dots from shared tiles need wgmma (sm_90a)");
-    if (aRegisters && fp8)
-      return op.emitOpError("fp8 dots take a from shared memory");
-    if (!wgmma)
-      return lowerWithMmaSync(op, adaptor, rewriter, *cLayout);
+    // Shared dots of fp32 operands are tf32 dots (kiln-pipeline-dots makes
+    // them from those only).
+    std::optional<kiln::TensorCoreFlavour> flavour =
+        kiln::tensorCoreFlavour(element, bElement, cType.getElementType(),
+                                /*tf32=*/true, target);
+    if (!flavour || k % flavour->kStep() != 0 ||
+        (aRegisters && !flavour->transposable()))
+      return op.emitOpError("tensor-core dots from shared tiles take operands "
+                            "of a tensor-core flavour, K a multiple of 32 "
+                            "bytes, a in registers 16-bit only");
+    int64_t kStep = flavour->kStep();
+    bool aKContiguous =
+        !aTile || !cast<kiln::gpu::NVMMASharedEncodingAttr>(
+                       aTile.getEncoding())
+                       .getTransposed();
+    bool bKContiguous =
+        cast<kiln::gpu::NVMMASharedEncodingAttr>(bTile.getEncoding())
+            .getTransposed();
+    bool wgmma = flavour->fitsWgmma(
+        target, m, n, unsigned(numWarps), mma.getWarpsPerCTA()[0],
+        aKContiguous, bKContiguous, /*aInRegisters=*/!aTile);
+    if (!wgmma) {
+      if (!flavour->hasMmaSync(target))
+        return op.emitOpError("this dot needs wgmma (sm_90a) with both tiles "
+                              "K-contiguous");
+      return lowerWithMmaSync(op, adaptor, rewriter, *flavour, *cLayout);
+    }
 
     SmallVector<Value> acc =
         kiln::unpackElements(rewriter, loc, adaptor.getC());
@@ -249,12 +259,6 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       return op.emitOpError("a in registers without a linear layout");
     }
 
-    auto typeName = [](Type t) -> std::string {
-      return t.isF16()                  ? "f16"
-             : t.isBF16()               ? "bf16"
-             : isa<Float8E4M3FNType>(t) ? "e4m3"
-                                        : "e5m2";
-    };
     int64_t regs = n / 2;
     // Operands: the fragment's registers, the two descriptors, the tied
     // accumulators, then scale-d (1: d = a b + d) as a register.
@@ -264,38 +268,38 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                        std::to_string(2 * regs + aWords + 1) +
                        ", 0;\n "
                        "wgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(n) + "k" + std::to_string(kStep) +
-                       ".f32." + typeName(element) + "." + typeName(bElement) +
-                       " {";
+                       std::to_string(n) + "k" + std::to_string(kStep) + "." +
+                       flavour->accumulatorType() + "." +
+                       kiln::TensorCoreFlavour::ptxType(element) + "." +
+                       kiln::TensorCoreFlavour::ptxType(bElement) + " {";
     for (int64_t i = 0; i < regs; ++i)
       text += (i ? ", $" : "$") + std::to_string(i);
-    // fp8 has no transpose operands: both tiles are K-major.
-    if (fp8 && !(aKMajor && bKMajor))
-      return op.emitOpError("fp8 wgmma needs both tiles K-contiguous");
     std::string aText = "$" + std::to_string(regs);
     if (!aAddress)
       aText = "{$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) +
               ", $" + std::to_string(regs + 2) + ", $" +
               std::to_string(regs + 3) + "}";
-    // Transpose flags: a's only for a descriptor; fp8 has none.
+    // Transpose flags: 16-bit types only, a's only for a descriptor.
+    // Integer types take neither the scales of a and b nor transposes.
     std::string flags;
-    if (!fp8)
+    if (flavour->transposable())
       flags = aAddress ? std::string(", ") + (aKMajor ? "0" : "1") + ", " +
                              (bKMajor ? "0" : "1")
                        : std::string(", ") + (bKMajor ? "0" : "1");
-    text += "}, " + aText + ", $" + std::to_string(regs + aWords) +
-            ", p, 1, 1" + flags + ";\n}";
+    std::string scales = flavour->integer ? "" : ", 1, 1";
+    text += "}, " + aText + ", $" + std::to_string(regs + aWords) + ", p" +
+            scales + flags + ";\n}";
+    std::string accConstraint = flavour->integer ? "=r" : "=f";
     std::string constraints;
     for (int64_t i = 0; i < regs; ++i)
-      constraints += (i ? ",=f" : "=f");
+      constraints += (i ? "," : "") + accConstraint;
     constraints += aAddress ? ",l,l" : ",r,r,r,r,l";
     for (int64_t i = 0; i < regs; ++i)
       constraints += "," + std::to_string(i);
     constraints += ",r";
     Value scaleD = i32Constant(rewriter, loc, 1);
-    Type f32 = rewriter.getF32Type();
     Type fragment = LLVM::LLVMStructType::getLiteral(
-        rewriter.getContext(), SmallVector<Type>(regs, f32));
+        rewriter.getContext(), SmallVector<Type>(regs, acc.front().getType()));
 
     kiln::inlinePtxEffect(rewriter, loc, Type(), "wgmma.fence.sync.aligned;",
                           "", ValueRange{});
@@ -364,19 +368,29 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
   }
 };
 
-/// The sm_80+ form: per 16 of K, each warp loads its A fragments (m16 x
-/// k16) with `ldmatrix.x4` and its B fragments (k16 x n8) with
-/// `ldmatrix.x2.trans` from the swizzled tiles, then issues one
-/// `mma.sync.m16n8k16` per 16 x 8 accumulator tile it holds.
+/// The sm_80+ form: per 32 bytes of K, each warp loads its A fragments
+/// (m16 x 32 bytes of K) and B fragments (32 bytes of K x n8) from the
+/// swizzled tiles, then issues one mma.sync (m16n8k16 for 16-bit operands,
+/// m16n8k8 tf32, m16n8k32 8-bit) per 16 x 8 accumulator tile it holds.
+/// Every flavour's fragment is the same bytes: lane l holds, per 8 x 16-byte
+/// matrix, the 4 bytes (l % 4) of row l / 4. K-contiguous operands (and
+/// 16-bit ones either way, through .trans) load with ldmatrix; 32- and 8-bit
+/// operands contiguous along M or N load element by element.
 LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                                kiln::gpu::SharedDotOp::Adaptor adaptor,
                                ConversionPatternRewriter &rewriter,
+                               const kiln::TensorCoreFlavour &flavour,
                                const kiln::layout::LinearLayout &cLayout) {
   Location loc = op.getLoc();
   auto aTile = dyn_cast<kiln::gpu::MemDescType>(op.getA().getType());
   auto bTile = cast<kiln::gpu::MemDescType>(op.getB().getType());
   int64_t k = bTile.getShape()[0];
   SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
+  const int64_t bytes = flavour.elementBytes;
+  const int64_t kStep = flavour.kStep();
+  const int64_t perWord = 4 / bytes;     // elements of a 32-bit register
+  const int64_t perChunk = 16 / bytes;   // elements of 16 bytes
+  const int64_t kHalf = kStep / 2;       // K of the second register pair
 
   // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
   // the tile's corner in thread 0 of warp 0.
@@ -399,21 +413,28 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                           i32Constant(rewriter, loc, 31));
   auto c = [&](int64_t v) { return i32Constant(rewriter, loc, v); };
   Value g = LLVM::LShrOp::create(rewriter, loc, lane, c(2));
-  Value twoT = LLVM::ShlOp::create(
-      rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(3)), c(1));
+  Value t = LLVM::AndOp::create(rewriter, loc, lane, c(3));
+  // The accumulator's columns of lane t start at 2t (every flavour); its
+  // operand words at k = perWord * t.
+  Value twoT = LLVM::ShlOp::create(rewriter, loc, t, c(1));
+  Value kOfLane = LLVM::MulOp::create(rewriter, loc, t, c(perWord));
   // ldmatrix row addresses: lane l gives row (l % 8) + 8 ((l / 8) % 2) and
-  // the 8 columns starting 8 (l / 16) further.
+  // the 16 bytes starting 16 (l / 16) bytes further.
   Value rowInTile = LLVM::AddOp::create(
       rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(7)),
       LLVM::AndOp::create(rewriter, loc, lane, c(8)));
-  Value colHalf = LLVM::ShlOp::create(
-      rewriter, loc, LLVM::LShrOp::create(rewriter, loc, lane, c(4)), c(3));
+  Value colHalf = LLVM::MulOp::create(
+      rewriter, loc, LLVM::LShrOp::create(rewriter, loc, lane, c(4)),
+      c(perChunk));
 
   // For column-major tiles: lane bits 0-2 pick the line, bit 3 the second
-  // 8 rows (or k), bit 4 (A only) the second 8 k.
+  // 8 rows (or 16 bytes of k), bit 4 (A only) the second 8 k.
   Value lane7 = LLVM::AndOp::create(rewriter, loc, lane, c(7));
   Value laneBit3 = LLVM::AndOp::create(rewriter, loc, lane, c(8));
   Value kLine = LLVM::AddOp::create(rewriter, loc, lane7, colHalf);
+  Value secondChunk = LLVM::MulOp::create(
+      rewriter, loc, LLVM::LShrOp::create(rewriter, loc, laneBit3, c(3)),
+      c(perChunk));
 
   kiln::SharedTileAddress bAddress(bTile);
   std::optional<kiln::SharedTileAddress> aAddress;
@@ -443,15 +464,23 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       tileCols[corner.second] = LLVM::SubOp::create(rewriter, loc, at[1], twoT);
   }
 
-  Type element = bTile.getElementType();
-  std::string type = element.isF16() ? "f16" : "bf16";
-  std::string mmaText = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." +
-                        type +
-                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
-                        "{$10, $11, $12, $13};";
-  Type f32 = rewriter.getF32Type();
-  Type quadF = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
-                                                {f32, f32, f32, f32});
+  Type accType = acc.front().getType();
+  std::string accConstraint = flavour.integer ? "=r" : "=f";
+  std::string mmaText =
+      "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col." +
+      flavour.accumulatorType() + "." +
+      kiln::TensorCoreFlavour::ptxType(
+          aTile ? aTile.getElementType()
+                : cast<RankedTensorType>(op.getA().getType())
+                      .getElementType()) +
+      "." + kiln::TensorCoreFlavour::ptxType(bTile.getElementType()) + "." +
+      flavour.accumulatorType() +
+      " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  std::string mmaConstraints = accConstraint + "," + accConstraint + "," +
+                               accConstraint + "," + accConstraint +
+                               ",r,r,r,r,r,r,0,1,2,3";
+  Type quadAcc = LLVM::LLVMStructType::getLiteral(
+      rewriter.getContext(), {accType, accType, accType, accType});
   Type quadI = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
                                                 {i32, i32, i32, i32});
   Type pairI =
@@ -462,7 +491,40 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       out.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, int64_t(i)));
     return out;
   };
-  for (int64_t kk = 0; kk < k; kk += 16) {
+  // One 32-bit register of elements (row, k + j), j < perWord, of a tile
+  // whose K is not contiguous: element by element.
+  auto gatherWord = [&](Value base, const kiln::SharedTileAddress &tile,
+                        auto coordinates, Value k0) -> Value {
+    if (bytes == 4) {
+      auto [row, col] = coordinates(k0);
+      Value at = LLVM::AddOp::create(rewriter, loc, base,
+                                     tile.emit(rewriter, loc, row, col));
+      return kiln::inlinePtxEffect(rewriter, loc, i32,
+                                   "ld.shared.b32 $0, [$1];", "=r,r",
+                                   ValueRange{at})
+          .getResult(0);
+    }
+    Value word;
+    for (int64_t j = 0; j < perWord; ++j) {
+      auto [row, col] =
+          coordinates(LLVM::AddOp::create(rewriter, loc, k0, c(j)));
+      Value at = LLVM::AddOp::create(rewriter, loc, base,
+                                     tile.emit(rewriter, loc, row, col));
+      Value element = kiln::inlinePtxEffect(rewriter, loc, i32,
+                                            bytes == 1
+                                                ? "ld.shared.u8 $0, [$1];"
+                                                : "ld.shared.u16 $0, [$1];",
+                                            "=r,r", ValueRange{at})
+                          .getResult(0);
+      if (j)
+        element =
+            LLVM::ShlOp::create(rewriter, loc, element, c(j * 8 * bytes));
+      word = word ? Value(LLVM::OrOp::create(rewriter, loc, word, element))
+                  : element;
+    }
+    return word;
+  };
+  for (int64_t kk = 0; kk < k; kk += kStep) {
     std::map<int32_t, SmallVector<Value>> aFragments, bFragments;
     for (auto &[row, tileRow] : tileRows) {
       if (!aAddress) {
@@ -472,8 +534,25 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                                 "fragment");
         continue;
       }
-      // Row-major a: lanes give rows; column-major a (M contiguous): lanes
-      // give k lines and .trans transposes each 8x8 matrix.
+      if (aTransposed && !flavour.transposable()) {
+        // M contiguous, 32- or 8-bit: a0..a3 are rows g and g + 8, k from
+        // perWord t and kHalf further.
+        SmallVector<Value> fragment;
+        for (auto [dr, dk] :
+             {std::pair<int64_t, int64_t>{0, 0}, {8, 0}, {0, kHalf}, {8, kHalf}}) {
+          Value r = LLVM::AddOp::create(
+              rewriter, loc, tileRow,
+              LLVM::AddOp::create(rewriter, loc, g, c(dr)));
+          Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
+          fragment.push_back(gatherWord(
+              aBase, *aAddress,
+              [&](Value kAt) { return std::pair<Value, Value>{r, kAt}; }, k0));
+        }
+        aFragments[row] = fragment;
+        continue;
+      }
+      // Row-major a: lanes give rows; column-major a (M contiguous, 16-bit):
+      // lanes give k lines and .trans transposes each 8x8 matrix.
       Value r = LLVM::AddOp::create(rewriter, loc, tileRow,
                                     aTransposed ? laneBit3 : rowInTile);
       Value col = LLVM::AddOp::create(rewriter, loc,
@@ -489,10 +568,25 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       aFragments[row] = words(frag, 4);
     }
     for (auto &[col, tileCol] : tileCols) {
-      // Row-major b (N contiguous): lanes give k rows, .trans; column-major
-      // b (K contiguous): lanes give n lines.
+      if (!bTransposed && !flavour.transposable()) {
+        // N contiguous, 32- or 8-bit: b0, b1 are column g, k from perWord t
+        // and kHalf further.
+        Value n = LLVM::AddOp::create(rewriter, loc, tileCol, g);
+        SmallVector<Value> fragment;
+        for (int64_t dk : {int64_t(0), kHalf}) {
+          Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
+          fragment.push_back(gatherWord(
+              bBase, bAddress,
+              [&](Value kAt) { return std::pair<Value, Value>{kAt, n}; }, k0));
+        }
+        bFragments[col] = fragment;
+        continue;
+      }
+      // Row-major b (N contiguous, 16-bit): lanes give k rows, .trans;
+      // column-major b (K contiguous): lanes give n lines, and lanes 8-15
+      // the second 16 bytes of k.
       Value kRow = LLVM::AddOp::create(
-          rewriter, loc, bTransposed ? laneBit3 : rowInTile, c(kk));
+          rewriter, loc, bTransposed ? secondChunk : rowInTile, c(kk));
       Value n = bTransposed
                     ? Value(LLVM::AddOp::create(rewriter, loc, tileCol, lane7))
                     : tileCol;
@@ -511,8 +605,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       llvm::append_range(operands, bFragments[corner.second]);
       for (int slot : slots)
         operands.push_back(acc[slot]);
-      Value d = kiln::inlinePtx(rewriter, loc, quadF, mmaText,
-                                "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", operands);
+      Value d = kiln::inlinePtx(rewriter, loc, quadAcc, mmaText,
+                                mmaConstraints, operands);
       for (auto [i, slot] : llvm::enumerate(slots))
         acc[slot] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
     }

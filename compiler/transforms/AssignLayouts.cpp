@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -259,24 +260,27 @@ struct AssignLayoutsPass
     });
     // A kernel that multiplies matrices lays out tensors of the dot's rank
     // for the dot (the accumulator, often loop-carried, then never moves).
-    // 2-D dots of fp16 or bf16 into fp32, all of them, go to the tensor
-    // cores: their rank's encoding is the mma.sync accumulator layout.
+    // 2-D dots of a tensor-core flavour (compiler/ir/TensorCoreFlavour.h),
+    // when all of them are, go to the tensor cores: their rank's encoding
+    // is the mma accumulator layout.
     llvm::DenseMap<unsigned, RankedTensorType> dots;
     bool tensorCores = true;
     mmaEncoding = {};
+    kiln::TargetInfo target =
+        kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
     func.walk([&](kiln::DotOp dot) {
       RankedTensorType &largest = dots[unsigned(dot.getType().getRank())];
       if (!largest || dot.getType().getNumElements() > largest.getNumElements())
         largest = dot.getType();
-      Type a = dot.getA().getType().getElementType();
-      Type b = dot.getB().getType().getElementType();
-      // fp8 goes to the tensor cores through wgmma only (sm_90a).
-      bool fp8 =
-          kiln::isFp8(a) && kiln::isFp8(b) &&
-          kiln::TargetInfo::of(func->getParentOfType<ModuleOp>()).hasWgmma();
+      std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+          dot.getA().getType().getElementType(),
+          dot.getB().getType().getElementType(),
+          dot.getType().getElementType(),
+          dot.getInputPrecision() == kiln::InputPrecision::TF32, target);
       if (dot.getType().getRank() == 2 &&
-          ((!((a.isF16() || a.isBF16()) && b == a) && !fp8) ||
-           !dot.getType().getElementType().isF32()))
+          (!flavour ||
+           dot.getA().getType().getDimSize(1) % flavour->kStep() != 0 ||
+           dot.getType().getDimSize(0) < 16 || dot.getType().getDimSize(1) < 8))
         tensorCores = false;
     });
     for (auto &[rank, anchor] : anchors) {

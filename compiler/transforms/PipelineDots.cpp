@@ -10,6 +10,8 @@
 //              d = shared_dot(A[i % S], B[i % S], acc)       (async on wgmma)
 //              d = dot_wait(d, pending = 1)                 (wgmma only)
 //              copy tiles of iteration i+S-1 into slot (i+S-1) % S; commit
+//              (the copies come right after the barrier instead when no
+//              dot stays in flight across iterations: mma.sync, attention)
 //   after:     wait for every group; d = dot_wait(d, pending = 0); barrier
 //
 // The loads' address computation (their backward slice in the body, and the
@@ -32,15 +34,16 @@
 // (a causal mask's start_n + offs_n) is duplicated for it, since the stage
 // runs ahead.
 //
-// Only loops the rewrite is sure about are touched: tensor-core dots
-// (fp16/bf16, or fp8 on wgmma with both tiles K-contiguous) directly in the
-// body, each operand as above (masked loads read zero), a load stage that
+// Only loops the rewrite is sure about are touched: dots of a tensor-core
+// flavour (compiler/ir/TensorCoreFlavour.h; async on wgmma when it fits,
+// else mma.sync) directly in the body, each operand as above (masked loads read zero), a load stage that
 // is pure apart from those loads and not carried past the loop, and
 // accesses of at least 4 bytes (cp.async's smallest).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -137,7 +140,7 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     auto warps = module->getAttrOfType<IntegerAttr>(
         kiln::gpu::KilnGPUDialect::kNumWarpsAttrName);
     numWarps_ = warps ? unsigned(warps.getInt()) : 4;
-    wgmma_ = target.hasWgmma();
+    target_ = target;
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -147,24 +150,24 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
 
 private:
   unsigned numWarps_ = 4;
-  bool wgmma_ = false;
+  kiln::TargetInfo target_;
 
-  /// Whether the lowering of a shared_dot with this accumulator will use
-  /// wgmma: warps all along M, in warpgroups of 64 rows.
-  bool usesWgmma(RankedTensorType acc) const {
+  /// Whether the lowering of a shared_dot with this accumulator and
+  /// operands will use wgmma (the lowering asks the same question).
+  bool usesWgmma(const kiln::TensorCoreFlavour &flavour, RankedTensorType acc,
+                 bool aKContiguous, bool bKContiguous,
+                 bool aInRegisters) const {
     auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(acc.getEncoding());
-    return wgmma_ && mma && numWarps_ % 4 == 0 &&
-           mma.getWarpsPerCTA()[0] == numWarps_ &&
-           acc.getDimSize(0) % (16 * numWarps_) == 0 &&
-           acc.getDimSize(0) % 64 == 0 && acc.getDimSize(1) % 8 == 0 &&
-           acc.getDimSize(1) <= 256;
+    return mma && flavour.fitsWgmma(target_, acc.getDimSize(0),
+                                    acc.getDimSize(1), numWarps_,
+                                    mma.getWarpsPerCTA()[0], aKContiguous,
+                                    bKContiguous, aInRegisters);
   }
 
   /// The cp.async form of `load`, an operand tile of a tensor-core dot
   /// (operand `which`: 0 for a, 1 for b), in a ring of `slots` tiles; none
   /// when cp.async cannot copy it.
-  std::optional<PipelinedLoad> asCopy(kiln::LoadOp load, unsigned which,
-                                      unsigned slots, bool fp8,
+  std::optional<PipelinedLoad> asCopy(kiln::LoadOp load, unsigned slots,
                                       kiln::AxisInfoAnalysis &axisInfo) {
     if (load.getBoundaryCheck() || load.getIsVolatile() ||
         !isZero(load.getOther()) ||
@@ -183,9 +186,6 @@ private:
     int64_t lineBytes = type.getShape()[dim] * bits / 8;
     if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
       return std::nullopt;
-    bool kContiguous = dim == (which == 0 ? 1u : 0u);
-    if (fp8 && !kContiguous)
-      return std::nullopt;
     PipelinedLoad l;
     l.load = load;
     l.vec = vec;
@@ -202,8 +202,8 @@ private:
       return;
     auto yield = cast<scf::YieldOp>(body->getTerminator());
 
-    // The dots: each fp16/bf16 (or fp8 on wgmma) into fp32 in the mma
-    // layout. Dots nested deeper (under an scf.if) leave the loop alone.
+    // The dots: each of a tensor-core flavour in the mma layout.
+    // Dots nested deeper (under an scf.if) leave the loop alone.
     SmallVector<PipelinedDot> dots;
     bool nested = false;
     loop.walk([&](kiln::DotOp d) {
@@ -218,52 +218,59 @@ private:
     for (PipelinedDot &pd : dots) {
       kiln::DotOp dot = pd.dot;
       RankedTensorType accType = dot.getType();
-      Type aElement = dot.getA().getType().getElementType();
-      Type bElement = dot.getB().getType().getElementType();
-      bool fp8 = kiln::isFp8(aElement) && kiln::isFp8(bElement);
+      std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+          dot.getA().getType().getElementType(),
+          dot.getB().getType().getElementType(), accType.getElementType(),
+          dot.getInputPrecision() == kiln::InputPrecision::TF32, target_);
       if (!isa<kiln::gpu::MmaEncodingAttr>(accType.getEncoding()) ||
-          accType.getRank() != 2 ||
-          !(((aElement.isF16() || aElement.isBF16()) && bElement == aElement) ||
-            fp8) ||
-          !accType.getElementType().isF32())
-        return;
-      pd.async = usesWgmma(accType);
-      // fp8 runs on wgmma only, with both tiles K-contiguous.
-      if (fp8 && !pd.async)
+          accType.getRank() != 2 || !flavour ||
+          dot.getA().getType().getDimSize(1) % flavour->kStep() != 0)
         return;
       Value operands[2] = {dot.getA(), dot.getB()};
+      // Whether each operand's tile has K contiguous (a in registers counts
+      // as K-contiguous: its fragments need no transpose).
+      bool kContiguous[2] = {true, true};
       for (unsigned i = 0; i < 2; ++i) {
         // Loaded in the body: a ring of `stages` tiles. Loaded once before
         // the loop (attention's q): one tile, copied before it.
+        std::optional<PipelinedLoad> l;
         if (kiln::LoadOp load = producingLoad(operands[i], body)) {
-          std::optional<PipelinedLoad> l =
-              asCopy(load, i, stages, fp8, axisInfo);
+          l = asCopy(load, stages, axisInfo);
           if (!l)
             return;
-          pd.source[i] = int(loads.size());
-          loads.push_back(*l);
-          continue;
-        }
-        if (kiln::LoadOp load = producingLoad(operands[i], loop->getBlock());
-            load && load->isBeforeInBlock(loop)) {
-          std::optional<PipelinedLoad> l = asCopy(load, i, 1, fp8, axisInfo);
+        } else if (kiln::LoadOp load =
+                       producingLoad(operands[i], loop->getBlock());
+                   load && load->isBeforeInBlock(loop)) {
+          l = asCopy(load, 1, axisInfo);
           if (!l)
             return;
           l->once = true;
+        }
+        if (l) {
+          bool transposed =
+              cast<kiln::gpu::NVMMASharedEncodingAttr>(l->ring.getEncoding())
+                  .getTransposed();
+          kContiguous[i] = i == 0 ? !transposed : transposed;
           pd.source[i] = int(loads.size());
           loads.push_back(*l);
           continue;
         }
         // a computed in registers, in the accumulator's layout with warps
         // along M: its fragments are already where the instruction wants
-        // them (attention's P in P @ V).
+        // them (attention's P in P @ V). 16-bit operands only.
         auto aType = cast<RankedTensorType>(operands[i].getType());
         auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(aType.getEncoding());
-        if (i == 0 && !fp8 && mma && mma == accType.getEncoding() &&
-            mma.getWarpsPerCTA()[1] == 1 && aType.getDimSize(1) % 16 == 0)
+        if (i == 0 && flavour->transposable() && mma &&
+            mma == accType.getEncoding() && mma.getWarpsPerCTA()[1] == 1 &&
+            aType.getDimSize(1) % 16 == 0)
           continue; // source stays -1: registers
         return;
       }
+      pd.async = usesWgmma(*flavour, accType, kContiguous[0], kContiguous[1],
+                           /*aInRegisters=*/pd.source[0] < 0);
+      // fp8 before sm_89 runs on wgmma only.
+      if (!pd.async && !flavour->hasMmaSync(target_))
+        return;
       // The matmul form: the one dot accumulates into a carried value that
       // it alone produces; its wgmma group stays in flight across the
       // iteration boundary.
@@ -515,9 +522,13 @@ private:
     for (Operation *op : stage)
       op->replaceUsesOfWith(iv, ahead);
     kiln::gpu::AsyncWaitOp::create(b, loc, int32_t(stages) - 2);
-    kiln::gpu::BarrierOp::create(b, loc);
+    Operation *top = kiln::gpu::BarrierOp::create(b, loc);
     if (anyAsync)
-      kiln::gpu::FenceAsyncSharedOp::create(b, loc);
+      top = kiln::gpu::FenceAsyncSharedOp::create(b, loc);
+    // Whether a dot of the previous iteration may still read its tiles here
+    // (the matmul form on wgmma keeps one group in flight).
+    bool inFlight =
+        llvm::any_of(dots, [](auto &d) { return d.async && d.carried; });
 
     // Each dot on the tiles that have landed (or a from registers).
     std::optional<unsigned> carriedAcc;
@@ -568,10 +579,25 @@ private:
       }
     }
 
-    // The stage's copies go last: the slot they fill was read by the dots
-    // of the previous iteration, which are complete only after the waits
-    // above.
-    b.setInsertionPoint(yield);
+    // The stage's copies fill the slot the previous iteration's dots read.
+    // With none of them in flight, every thread is past them at the
+    // barrier above, so the copies go right after it (with the stage's
+    // address arithmetic, which nothing else in the body reads), as early
+    // as they can, and have a whole iteration more to land. Otherwise they
+    // go last, after the waits that complete those dots.
+    if (!inFlight) {
+      llvm::SmallPtrSet<Operation *, 4> ringLoads;
+      for (PipelinedLoad &l : loads)
+        ringLoads.insert(l.load);
+      for (Operation &op : llvm::make_early_inc_range(*body))
+        if (stage.contains(&op) && !ringLoads.contains(&op)) {
+          op.moveAfter(top);
+          top = &op;
+        }
+      b.setInsertionPointAfter(top);
+    } else {
+      b.setInsertionPoint(yield);
+    }
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub);
     IRMapping identity;

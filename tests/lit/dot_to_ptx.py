@@ -1,7 +1,9 @@
-# tl.dot. fp16 and bf16 into fp32 go to the tensor cores: the layout pass
-# gives the kernel's 2-D tensors the mma.sync accumulator layout, the
-# lowering stages a (row-major) and b (transposed) in shared memory and issues
-# mma.sync.m16n8k16 per 16x8 tile and 16 of K. Other types run on the CUDA
+# tl.dot. fp16 and bf16 into fp32, and fp32 with the default tf32 precision,
+# go to the tensor cores: the layout pass gives the kernel's 2-D tensors the
+# mma.sync accumulator layout, the lowering stages a (row-major) and b
+# (transposed) in shared memory and issues mma.sync (m16n8k16; m16n8k8 for
+# tf32) per 16x8 tile and 32 bytes of K. int8 and fp8 with K = 16 (under
+# their instruction's 32) and fp32 with input_precision="ieee" run on the CUDA
 # cores: the result gets a blocked layout with a nearly square block per
 # thread (16x16 over 128 threads is 1x2), a and b are staged the same way and
 # each thread takes K fused multiply-adds per element in fp32 (fp8 widened
@@ -10,8 +12,9 @@
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F16
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*fp32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=BF16
-# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU32
-# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F32
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=TF32
+# RUN: %kilnc compile %s -n dot16_ieee -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU32
+# RUN: %kilnc compile %s -n dot16_ieee -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F32
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*i8, b_ptr=*i8, c_ptr=*i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=I8
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F8
 # RUN: not %kilnc compile %s -n dot16 -s "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32" --arch sm_80 --emit ptx -o - 2>&1 | FileCheck %s --check-prefix=F8-SM80
@@ -28,6 +31,11 @@ import triton.language as tl
 # F16-NOT: fma.rn
 # F16: bar.sync 0
 # BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+# TF32: st.shared.b32
+# TF32: bar.sync 0
+# TF32: ld.shared.b32
+# TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+# TF32-NOT: fma.rn.f32
 # GPU32: kiln.dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.blocked<{sizePerThread = [1, 2]
 # F32: st.shared.b32
 # F32: bar.sync 0
@@ -51,3 +59,12 @@ def dot16(a_ptr, b_ptr, c_ptr):
     a = tl.load(a_ptr + i[:, None] * 16 + i[None, :])
     b = tl.load(b_ptr + i[:, None] * 16 + i[None, :])
     tl.store(c_ptr + i[:, None] * 16 + i[None, :], tl.dot(a, b))
+
+
+@triton.jit
+def dot16_ieee(a_ptr, b_ptr, c_ptr):
+    i = tl.arange(0, 16)
+    a = tl.load(a_ptr + i[:, None] * 16 + i[None, :])
+    b = tl.load(b_ptr + i[:, None] * 16 + i[None, :])
+    tl.store(c_ptr + i[:, None] * 16 + i[None, :],
+             tl.dot(a, b, input_precision="ieee"))

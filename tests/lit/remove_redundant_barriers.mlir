@@ -1,0 +1,76 @@
+// RUN: %kiln-opt --split-input-file --kiln-remove-redundant-barriers %s | FileCheck %s
+// Barriers that order no shared-memory access go; the others stay.
+
+// The first barrier has no access before it; the second orders the store
+// before the load.
+// CHECK-LABEL: llvm.func @leading
+// CHECK-NEXT: llvm.store
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.load
+llvm.func @leading(%p: !llvm.ptr<3>, %v: f32) {
+  nvvm.barrier0
+  llvm.store %v, %p : f32, !llvm.ptr<3>
+  nvvm.barrier0
+  %x = llvm.load %p : !llvm.ptr<3> -> f32
+  llvm.return
+}
+
+// -----
+
+// Back to back (one op's closing barrier, the next one's opening): the
+// second orders nothing. Global memory is no shared access.
+// CHECK-LABEL: llvm.func @back_to_back
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3>
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.load %{{.*}} : !llvm.ptr<1>
+// CHECK-NEXT: llvm.store
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.return
+llvm.func @back_to_back(%p: !llvm.ptr<3>, %g: !llvm.ptr<1>, %v: f32) {
+  %x = llvm.load %p : !llvm.ptr<3> -> f32
+  nvvm.barrier0
+  %y = llvm.load %g : !llvm.ptr<1> -> f32
+  nvvm.barrier0
+  llvm.store %v, %p : f32, !llvm.ptr<3>
+  llvm.return
+}
+
+// -----
+
+// A loop: the barrier at its head follows the previous iteration's shared
+// load along the back edge, and the one after the loop follows the last
+// iteration's: both stay.
+// CHECK-LABEL: llvm.func @loop
+// CHECK: ^bb1
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: ^bb2
+// CHECK-NEXT: nvvm.barrier0
+llvm.func @loop(%p: !llvm.ptr<3>, %c: i1) {
+  llvm.br ^bb1
+^bb1:
+  nvvm.barrier0
+  %x = llvm.load %p : !llvm.ptr<3> -> f32
+  llvm.cond_br %c, ^bb1, ^bb2
+^bb2:
+  nvvm.barrier0
+  llvm.return
+}
+
+// -----
+
+// tl.debug_barrier() stays, and loses its marker; shared-memory inline PTX
+// (here ldmatrix) counts as an access, other inline PTX does not.
+// CHECK-LABEL: llvm.func @user_and_asm
+// CHECK-NEXT: nvvm.barrier0{{$}}
+// CHECK-NEXT: llvm.inline_asm {{.*}}"ldmatrix
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.inline_asm {{.*}}"cvt.rn
+// CHECK-NEXT: llvm.return
+llvm.func @user_and_asm(%a: i32, %f: f32) {
+  nvvm.barrier0 {kiln_user_barrier}
+  %0 = llvm.inline_asm has_side_effects "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {$0}, [$1];", "=r,r" %a : (i32) -> i32
+  nvvm.barrier0
+  %1 = llvm.inline_asm "cvt.rn.f16.f32 $0, $1;", "=h,f" %f : (f32) -> i16
+  nvvm.barrier0
+  llvm.return
+}
