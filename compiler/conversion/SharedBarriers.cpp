@@ -8,14 +8,17 @@
 // first staging op of a kernel, or one right after another op's closing
 // barrier, gets a barrier that orders nothing.
 //
-// This pass finds them with a forward dataflow over each function's CFG.
-// The state at a point is whether some path reaches it with a shared-memory
-// access (read or write, synchronous or asynchronous) since the last barrier
-// or the kernel's start; the join is "or", so loops reach a fixed point in
-// two rounds. A barrier whose incoming state is false orders no access with
-// any later one (everything before it was already ordered by an earlier
-// barrier), so it goes. Barriers from tl.debug_barrier stay (they order
-// global memory too), but they do order shared memory.
+// This pass finds them with two dataflows over each function's CFG. Forward:
+// whether some path reaches a point with a shared-memory access (read or
+// write, synchronous or asynchronous) since the last barrier or the
+// kernel's start; a barrier reached with none orders nothing (everything
+// before it was already ordered by an earlier barrier) and goes. Then,
+// backward on what is left: whether some path from a point reaches an
+// access before the next barrier or the kernel's end; a barrier from which
+// none does goes too (the next barrier orders what it would have: a
+// reduction's closing barrier before the kernel's global stores). The join
+// is "or" both ways. Barriers from tl.debug_barrier stay (they order global
+// memory too), but they do order shared memory.
 //
 // What counts as a shared access is decided conservatively: loads, stores
 // and atomics through pointers that are not provably global, constant or
@@ -89,20 +92,61 @@ struct RemoveRedundantBarriersPass
     getOperation().walk([&](LLVM::LLVMFuncOp func) { run(func); });
   }
 
-  /// The state after `block`'s ops, given the state before them; erases
-  /// the redundant barriers when `erase`.
-  static bool transfer(Block &block, bool dirty, bool erase) {
-    for (Operation &op : llvm::make_early_inc_range(block)) {
+  /// The state past `block`'s ops in the direction of the walk (forward:
+  /// an access since the last barrier; backward: an access before the next
+  /// one), given the state at its other end; erases the barriers that order
+  /// nothing when `erase`.
+  static bool transfer(Block &block, bool dirty, bool erase, bool forward) {
+    auto visit = [&](Operation &op) {
       if (isBarrier(&op)) {
         if (!dirty && erase && !op.hasAttr(kiln::kUserBarrierAttr))
           op.erase();
         dirty = false;
-        continue;
+        return;
       }
       if (!dirty && accessesShared(&op))
         dirty = true;
-    }
+    };
+    if (forward)
+      for (Operation &op : llvm::make_early_inc_range(block))
+        visit(op);
+    else
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+        visit(op);
     return dirty;
+  }
+
+  /// One direction's dataflow to a fixed point, then the erasures.
+  static void sweep(LLVM::LLVMFuncOp func, bool forward) {
+    llvm::DenseMap<Block *, bool> in, out;
+    llvm::SetVector<Block *> work;
+    for (Block &block : func.getBody())
+      work.insert(&block);
+    auto sources = [&](Block *block) {
+      return forward ? SmallVector<Block *>(block->getPredecessors())
+                     : SmallVector<Block *>(block->getSuccessors());
+    };
+    auto sinks = [&](Block *block) {
+      return forward ? SmallVector<Block *>(block->getSuccessors())
+                     : SmallVector<Block *>(block->getPredecessors());
+    };
+    while (!work.empty()) {
+      Block *block = work.front();
+      work.remove(block);
+      bool state = false;
+      for (Block *source : sources(block))
+        state |= out.lookup(source);
+      in[block] = state;
+      bool after = transfer(*block, state, /*erase=*/false, forward);
+      auto it = out.find(block);
+      if (it != out.end() && it->second == after)
+        continue;
+      out[block] = after;
+      for (Block *sink : sinks(block))
+        work.insert(sink);
+    }
+    for (Block &block : func.getBody())
+      transfer(block, in.lookup(&block), /*erase=*/true, forward);
   }
 
   static void run(LLVM::LLVMFuncOp func) {
@@ -117,27 +161,12 @@ struct RemoveRedundantBarriersPass
     });
     if (nested)
       return;
-    llvm::DenseMap<Block *, bool> in, out;
-    llvm::SetVector<Block *> work;
-    for (Block &block : func.getBody())
-      work.insert(&block);
-    while (!work.empty()) {
-      Block *block = work.front();
-      work.remove(block);
-      bool state = false;
-      for (Block *pred : block->getPredecessors())
-        state |= out.lookup(pred);
-      in[block] = state;
-      bool after = transfer(*block, state, /*erase=*/false);
-      auto it = out.find(block);
-      if (it != out.end() && it->second == after)
-        continue;
-      out[block] = after;
-      for (Block *succ : block->getSuccessors())
-        work.insert(succ);
-    }
-    for (Block &block : func.getBody())
-      transfer(block, in.lookup(&block), /*erase=*/true);
+    // A barrier orders nothing when no access precedes it since the last
+    // barrier, or none follows it before the next one. The second sweep
+    // runs on what the first left, so that of two barriers with nothing
+    // between them only one goes.
+    sweep(func, /*forward=*/true);
+    sweep(func, /*forward=*/false);
     func.walk([](NVVM::Barrier0Op barrier) {
       barrier->removeAttr(kiln::kUserBarrierAttr);
     });

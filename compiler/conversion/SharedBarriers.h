@@ -18,7 +18,8 @@ inline constexpr llvm::StringLiteral kUserBarrierAttr = "kiln_user_barrier";
 
 /// Removes every `bar.sync 0` that a lowering placed to order shared-memory
 /// accesses when, on every path into it, no shared-memory access happened
-/// since the previous barrier or the kernel's start.
+/// since the previous barrier or the kernel's start, or, on every path out
+/// of it, none happens before the next barrier or the kernel's end.
 std::unique_ptr<mlir::Pass> createRemoveRedundantBarriers();
 
 void registerRemoveRedundantBarriers();

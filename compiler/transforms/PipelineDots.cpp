@@ -606,8 +606,6 @@ private:
         continue;
       emitCopy(b, l, identity, inRange, tileOf(b, loc, rings[i], writeSlot));
     }
-    for (PipelinedLoad &l : loads)
-      l.load->erase();
     kiln::gpu::AsyncCommitGroupOp::create(b, loc);
     auto advance = [&](Value slot) -> Value {
       Value next = arith::AddIOp::create(b, loc, slot, i32Const(b, 1));
@@ -617,6 +615,9 @@ private:
     };
     yield->setOperand(numArgs - 2, advance(readSlot));
     yield->setOperand(numArgs - 1, advance(writeSlot));
+    // Last: the builder may insert before one of them.
+    for (PipelinedLoad &l : loads)
+      l.load->erase();
 
     // After the loop: nothing in flight, then the accumulator is readable.
     b.setInsertionPointAfter(newLoop);

@@ -42,7 +42,6 @@ import triton.language as tl
 # F32: ld.shared
 # F32-COUNT-32: fma.rn.f32
 # F32-NOT: fma.rn.f32
-# F32: bar.sync 0
 # F32-NOT: mma
 # I8: st.shared.b8
 # I8: bar.sync 0

@@ -3,8 +3,9 @@
 // kiln-pipeline-dots on a 64x64x32 fp16 loop (sm_80: ldmatrix + mma.sync,
 // synchronous). Both operand loads become cp.async copies into rings of
 // three swizzled tiles, two iterations ahead; the carried pointers start two
-// steps ahead; the copies in the loop are masked by iv + 2 < ub and go after
-// the dot. kiln-allocate-shared places the rings side by side (1024-aligned).
+// steps ahead; the copies in the loop are masked by iv + 2 < ub and, as
+// the synchronous dot keeps nothing in flight, go right after the barrier,
+// before the dot. kiln-allocate-shared places the rings side by side (1024-aligned).
 
 #B = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #SB0 = #kiln_gpu.slice<{dim = 0, parent = #B}>
@@ -28,13 +29,13 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_80", kiln
   // CHECK: kiln_gpu.async_wait {pending = 1 : i32}
   // CHECK-NEXT: kiln_gpu.barrier
   // CHECK-NOT: fence_async_shared
-  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[READ]]]
-  // CHECK: kiln_gpu.shared_dot
-  // CHECK-NOT: dot_wait
   // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[WRITE]]]
   // CHECK: kiln_gpu.async_copy
   // CHECK: kiln_gpu.async_copy
   // CHECK-NEXT: kiln_gpu.async_commit_group
+  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[READ]]]
+  // CHECK: kiln_gpu.shared_dot
+  // CHECK-NOT: dot_wait
   // CHECK: scf.yield
   // CHECK: kiln_gpu.async_wait {pending = 0 : i32}
   // CHECK-NEXT: kiln_gpu.barrier

@@ -38,13 +38,13 @@ llvm.func @back_to_back(%p: !llvm.ptr<3>, %g: !llvm.ptr<1>, %v: f32) {
 // -----
 
 // A loop: the barrier at its head follows the previous iteration's shared
-// load along the back edge, and the one after the loop follows the last
-// iteration's: both stay.
+// load along the back edge, so it stays; the one after the loop has no
+// access after it before the kernel ends, so it goes.
 // CHECK-LABEL: llvm.func @loop
-// CHECK: ^bb1
+// CHECK: ^bb1:
 // CHECK-NEXT: nvvm.barrier0
-// CHECK: ^bb2
-// CHECK-NEXT: nvvm.barrier0
+// CHECK: ^bb2:
+// CHECK-NEXT: llvm.return
 llvm.func @loop(%p: !llvm.ptr<3>, %c: i1) {
   llvm.br ^bb1
 ^bb1:
@@ -58,12 +58,27 @@ llvm.func @loop(%p: !llvm.ptr<3>, %c: i1) {
 
 // -----
 
+// Two barriers with nothing between them: one goes, never both.
+// CHECK-LABEL: llvm.func @pair
+// CHECK: llvm.store
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.load
+llvm.func @pair(%p: !llvm.ptr<3>, %v: f32) {
+  llvm.store %v, %p : f32, !llvm.ptr<3>
+  nvvm.barrier0
+  nvvm.barrier0
+  %x = llvm.load %p : !llvm.ptr<3> -> f32
+  llvm.return
+}
+
+// -----
+
 // tl.debug_barrier() stays, and loses its marker; shared-memory inline PTX
-// (here ldmatrix) counts as an access, other inline PTX does not.
+// (here ldmatrix) counts as an access, other inline PTX (cvt) does not: the
+// barrier between them, followed by no access, goes, and so does the last.
 // CHECK-LABEL: llvm.func @user_and_asm
 // CHECK-NEXT: nvvm.barrier0{{$}}
 // CHECK-NEXT: llvm.inline_asm {{.*}}"ldmatrix
-// CHECK-NEXT: nvvm.barrier0
 // CHECK-NEXT: llvm.inline_asm {{.*}}"cvt.rn
 // CHECK-NEXT: llvm.return
 llvm.func @user_and_asm(%a: i32, %f: f32) {
