@@ -268,6 +268,17 @@ struct AssignLayoutsPass
     mmaEncoding = {};
     kiln::TargetInfo target =
         kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
+    // Whether wgmma can read every dot's operands: 32- and 8-bit tiles must
+    // be K-contiguous (an operand loaded with pointers contiguous along K;
+    // one computed in registers is 16-bit or takes mma.sync anyway).
+    // Otherwise the dots take mma.sync, whose warps split M and N.
+    bool wgmmaReadable = target.hasWgmma();
+    auto kContiguous = [&](Value operand, unsigned kDim) {
+      auto load = operand.getDefiningOp<kiln::LoadOp>();
+      if (!load || !isa<RankedTensorType>(load.getPtr().getType()))
+        return false;
+      return axisInfo.get(load.getPtr()).contiguity[kDim] > 1;
+    };
     func.walk([&](kiln::DotOp dot) {
       RankedTensorType &largest = dots[unsigned(dot.getType().getRank())];
       if (!largest || dot.getType().getNumElements() > largest.getNumElements())
@@ -282,6 +293,9 @@ struct AssignLayoutsPass
            dot.getA().getType().getDimSize(1) % flavour->kStep() != 0 ||
            dot.getType().getDimSize(0) < 16 || dot.getType().getDimSize(1) < 8))
         tensorCores = false;
+      if (flavour && !flavour->transposable() &&
+          !(kContiguous(dot.getA(), 1) && kContiguous(dot.getB(), 0)))
+        wgmmaReadable = false;
     });
     for (auto &[rank, anchor] : anchors) {
       if (RankedTensorType dot = dots.lookup(rank)) {
@@ -290,10 +304,7 @@ struct AssignLayoutsPass
           // operand tiles included, coalesced for the narrowest tile so
           // that no lane holds a copy of another's elements.
           mmaEncoding =
-              mmaFor(ctx, dot, numWarps,
-                     kiln::TargetInfo::of(func->getParentOfType<ModuleOp>())
-                         .hasWgmma(),
-                     hasChainedDots(func));
+              mmaFor(ctx, dot, numWarps, wgmmaReadable, hasChainedDots(func));
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
               narrow ? Attribute(defaultBlocked(ctx, narrow.getShape(),
