@@ -352,6 +352,19 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
         info.constancy.insert(info.constancy.begin() + axis, 1);
         return info;
       })
+      .Case<kiln::TransOp>([&](kiln::TransOp t) {
+        // Result dimension i is the operand's dimension order[i].
+        const AxisInfo &src = operand(0);
+        AxisInfo info = src;
+        for (auto [i, from] : llvm::enumerate(t.getOrder())) {
+          if (size_t(from) >= src.contiguity.size())
+            return conservative(result);
+          info.contiguity[i] = src.contiguity[from];
+          info.divisibility[i] = src.divisibility[from];
+          info.constancy[i] = src.constancy[from];
+        }
+        return info;
+      })
       .Case<kiln::BroadcastOp>([&](kiln::BroadcastOp b) {
         AxisInfo info = operand(0);
         ArrayRef<int64_t> from = b.getSrc().getType().getShape();

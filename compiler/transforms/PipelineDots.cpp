@@ -141,6 +141,7 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
         kiln::gpu::KilnGPUDialect::kNumWarpsAttrName);
     numWarps_ = warps ? unsigned(warps.getInt()) : 4;
     target_ = target;
+    module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -149,6 +150,50 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
   }
 
 private:
+  /// A dot operand that is the transpose of a tile loaded for it alone
+  /// (`desc.load(...).T`, `tl.load(...).T`) becomes a load through
+  /// transposed pointers: the same elements, so the copy below can stage it
+  /// in the layout the dot reads (K-contiguous b, M-contiguous a).
+  /// Transposing pointers and masks of a blocked layout moves no data.
+  static void loadTransposedOperands(kiln::DotOp dot) {
+    for (OpOperand *operand : {&dot.getAMutable(), &dot.getBMutable()}) {
+      auto trans = operand->get().getDefiningOp<kiln::TransOp>();
+      if (!trans || !trans->hasOneUse() || trans.getType().getRank() != 2)
+        continue;
+      auto load = trans.getSrc().getDefiningOp<kiln::LoadOp>();
+      if (!load || !load->hasOneUse() || load.getBoundaryCheck() ||
+          load.getIsVolatile() || load->getBlock() != dot->getBlock() ||
+          !isa<RankedTensorType>(load.getPtr().getType()))
+        continue;
+      OpBuilder b(load);
+      Location loc = load.getLoc();
+      auto transposed = [&](Value v) -> Value {
+        if (!v)
+          return v;
+        auto type = cast<RankedTensorType>(v.getType());
+        auto encoding = trans.getType().getEncoding();
+        auto resultType = RankedTensorType::get(
+            trans.getType().getShape(), type.getElementType(), encoding);
+        // A splat constant (`other`) stays a constant, which isZero reads.
+        DenseElementsAttr splat;
+        if (matchPattern(v, m_Constant(&splat)) && splat.isSplat())
+          return arith::ConstantOp::create(b, loc, resultType,
+                                           splat.resizeSplat(resultType));
+        return kiln::TransOp::create(b, loc, resultType, v, trans.getOrder());
+      };
+      Value ptr = transposed(load.getPtr());
+      Value mask = transposed(load.getMask());
+      Value other = transposed(load.getOther());
+      auto newLoad = kiln::LoadOp::create(
+          b, loc, trans.getType(), ptr, mask, other, DenseI32ArrayAttr(),
+          kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
+          /*is_volatile=*/false);
+      trans.getResult().replaceAllUsesWith(newLoad.getResult());
+      trans->erase();
+      load->erase();
+    }
+  }
+
   unsigned numWarps_ = 4;
   kiln::TargetInfo target_;
 

@@ -22,6 +22,8 @@
 #include "tests/e2e/dot_nn_mma.h"
 #include "tests/e2e/dot_nn_wgmma.h"
 #include "tests/e2e/dot_nt_mma.h"
+#include "tests/e2e/dot_nt_trans_mma.h"
+#include "tests/e2e/dot_nt_trans_wgmma.h"
 #include "tests/e2e/dot_nt_wgmma.h"
 #include "gtest/gtest.h"
 
@@ -124,6 +126,23 @@ KILN_DOT_TESTS(mma, dot_nn, false)
 KILN_DOT_TESTS(mma, dot_nt, true)
 KILN_DOT_TESTS(wgmma, dot_nn, false)
 KILN_DOT_TESTS(wgmma, dot_nt, true)
+
+// B loaded as an N x K tile and transposed in the kernel (`.T`): the
+// pipeliner loads it through transposed pointers into a K-contiguous ring.
+TEST_F(DotFlavoursGpuTest, TransposedTileOperand) {
+  for (auto [M, N, K] : {std::tuple{128, 192, 256}, {100, 72, 200}}) {
+    Check<kiln::half, float>(
+        M, N, K, true, [&](kiln::half *a, kiln::half *b, float *c, int sb) {
+          return e2e::mma::launch_dot_nt_trans(GridFor(M, N), nullptr, a, b, c,
+                                               M, N, K, K, sb, N);
+        });
+    Check<kiln::half, float>(
+        M, N, K, true, [&](kiln::half *a, kiln::half *b, float *c, int sb) {
+          return e2e::wgmma::launch_dot_nt_trans(GridFor(M, N), nullptr, a, b,
+                                                 c, M, N, K, K, sb, N);
+        });
+  }
+}
 
 // The matmul acceptance's odd shapes (M, N, K = 1000, 1001, 999; K = 16;
 // K = 8200), fp16 and tf32, through both builds' general variants.
