@@ -6,6 +6,12 @@ Run on the GPU machine from the repository root:
 
     python3 bench/attention_cubins.py --cubins .devbuild/attention_cubins --out OUT_DIR
 
+--source tutorial06 runs upstream's tutorial 06 `_attn_fwd` instead (the
+unchanged file under tests/realworld; cubins from
+`bench/build_attention_cubins.sh KILNC DEST tutorial06`), both sides with
+pointer arguments, from which the kernel makes its tensor descriptors
+(Triton: device-side TMA descriptors, through triton.set_allocator).
+
 Shapes: batch 4, 32 heads, N_CTX in --sizes, fp16, the cubin's HEAD_DIM and
 causality. Each output is checked against torch (atol 1e-2, rtol 0, as
 upstream's tutorial 06) before timing. Timing: triton.testing.do_bench, Kiln
@@ -27,12 +33,17 @@ cubin_launch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cubin_launch)
 
 
-def load_kernel():
-    spec = importlib.util.spec_from_file_location(
-        "kiln_attention_fwd", os.path.join(REPO, "bench", "kernels", "attention_fwd.py"))
+TUTORIAL06 = os.path.join(REPO, "tests", "realworld", "tutorials", "python", "tutorials",
+                          "06-fused-attention.py")
+
+
+def load_kernel(source):
+    path = TUTORIAL06 if source == "tutorial06" else os.path.join(REPO, "bench", "kernels", "attention_fwd.py")
+    spec = importlib.util.spec_from_file_location("kiln_attention_" + source, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.attn_fwd
+    # The tutorial's kernel is autotuned: its .fn runs one forced config.
+    return mod._attn_fwd.fn if source == "tutorial06" else mod.attn_fwd
 
 
 def main():
@@ -43,13 +54,18 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--source", choices=("bench", "tutorial06"), default="bench")
     args = parser.parse_args()
     import torch
     import triton
     cuda = ctypes.CDLL("libcuda.so.1")
     cuda.cuInit(0)
     torch.zeros(1, device="cuda")
-    kernel = load_kernel()
+    kernel = load_kernel(args.source)
+    tutorial = args.source == "tutorial06"
+    if tutorial:
+        # Device-side tensor descriptors take global scratch memory.
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     Z, H = args.batch, args.heads
     rows = []
     for line in open(os.path.join(args.cubins, "list.txt")):
@@ -63,8 +79,15 @@ def main():
             q, k, v = (torch.randn((Z * H, n_ctx, d), device="cuda", dtype=torch.float16) for _ in range(3))
             out = torch.empty_like(q)
             sm_scale = 1.0 / d ** 0.5
-            values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
-                      "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1), "N_CTX": n_ctx}
+            lse = torch.empty((Z * H, n_ctx), device="cuda", dtype=torch.float32)
+            if tutorial:
+                values = {"sm_scale": sm_scale, "M": lse.data_ptr(), "Z": Z, "H": H, "desc_q": q.data_ptr(),
+                          "desc_k": k.data_ptr(), "desc_v": v.data_ptr(), "desc_o": out.data_ptr(),
+                          "N_CTX": n_ctx}
+            else:
+                values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
+                          "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1),
+                          "N_CTX": n_ctx}
             arguments = cubin.arguments(values)
             grid = (triton.cdiv(n_ctx, bm), Z * H)
 
@@ -72,8 +95,13 @@ def main():
                 cubin.launch(grid, arguments, torch.cuda.current_stream().cuda_stream)
 
             def upstream(grid=grid):
-                kernel[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), n_ctx, HEAD_DIM=d, BM=bm, BN=bn,
-                             CAUSAL=causal, num_warps=warps, num_stages=stages)
+                if tutorial:
+                    kernel[grid](sm_scale, lse, Z, H, q, k, v, out, N_CTX=n_ctx, HEAD_DIM=d, BLOCK_M=bm,
+                                 BLOCK_N=bn, FP8_OUTPUT=False, STAGE=3 if causal else 1, warp_specialize=False,
+                                 IS_HOPPER=arch.startswith("sm_90"), num_warps=warps, num_stages=stages)
+                else:
+                    kernel[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), n_ctx, HEAD_DIM=d, BM=bm,
+                                 BN=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
 
             def sdpa():
                 return torch.nn.functional.scaled_dot_product_attention(
@@ -102,15 +130,17 @@ def main():
             rows.append(row)
             print(f"{name} N_CTX={n_ctx}: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} sdpa {tf['sdpa']:.1f} "
                   f"TFLOP/s  kiln/triton {ratio:.3f}  correct {checks}", flush=True)
-            del q, k, v, out, reference
+            del q, k, v, out, reference, lse
         cubin.unload()
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
-                  triton=triton.__version__, torch=torch.__version__, batch=Z, heads=H, rounds=args.rounds,
+                  triton=triton.__version__, torch=torch.__version__, source=args.source, batch=Z, heads=H,
+                  rounds=args.rounds,
                   rows=rows)
     json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
     with open(os.path.join(args.out, "results.md"), "w") as f:
-        f.write(f"# Attention forward (bench/kernels/attention_fwd.py), Kiln cubins beside Triton "
+        what = "upstream tutorial 06 _attn_fwd" if tutorial else "bench/kernels/attention_fwd.py"
+        f.write(f"# Attention forward ({what}), Kiln cubins beside Triton "
                 f"{triton.__version__} ({result['gpu']}, {result['date']})\n\n")
         f.write(f"fp16, batch {Z}, {H} heads.\n\n")
         f.write("| Kiln arch | HEAD_DIM | causal | config | N_CTX | Triton TFLOP/s | Kiln TFLOP/s | SDPA TFLOP/s "

@@ -2,15 +2,19 @@
 # Builds, here, the cubins bench/attention_cubins.py times beside Triton:
 # bench/kernels/attention_fwd.py's attn_fwd for each listed head dim,
 # causality and config, strides 16-divisible, for sm_90a (wgmma) and sm_90
-# (mma.sync).
+# (mma.sync). With SOURCE=tutorial06: upstream's tutorial 06 `_attn_fwd`
+# instead (tests/realworld's unchanged copy), its descriptors made in the
+# kernel from pointers (the `desc_*=*fp16` form), STAGE 3 when causal.
 #
-#   bench/build_attention_cubins.sh [KILNC] [DEST]   (defaults: build/compiler/driver/kilnc,
-#                                                      .devbuild/attention_cubins)
+#   bench/build_attention_cubins.sh [KILNC] [DEST] [SOURCE]
+#     (defaults: build/compiler/driver/kilnc, .devbuild/attention_cubins, bench)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kilnc=${1:-build/compiler/driver/kilnc}
 dest=${2:-.devbuild/attention_cubins}
+source=${3:-bench}
 src=bench/kernels/attention_fwd.py
+[[ $source == tutorial06 ]] && src=tests/realworld/tutorials/python/tutorials/06-fused-attention.py
 mkdir -p "$dest"
 : >"$dest/list.txt"
 status=0
@@ -18,8 +22,16 @@ status=0
 while IFS='|' read -r arch d causal bm bn warps stages; do
   name="${arch}_d${d}_c${causal}_${bm}x${bn}_w${warps}s${stages}"
   c=False; [[ $causal == 1 ]] && c=True
-  if "$kilnc" compile "$src" -n attn_fwd --arch "$arch" -o "$dest/$name.cubin" --metadata "$dest/$name.json" \
-      -s "Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"; then
+  if [[ $source == tutorial06 ]]; then
+    stage=1; [[ $causal == 1 ]] && stage=3
+    hopper=False; [[ $arch == sm_90* ]] && hopper=True
+    kernel=_attn_fwd
+    sig="sm_scale=fp32, M=*fp32:16, Z=i32, H=i32, desc_q=*fp16:16, desc_k=*fp16:16, desc_v=*fp16:16, desc_o=*fp16:16, N_CTX=i32:16, HEAD_DIM=$d, BLOCK_M=$bm, BLOCK_N=$bn, FP8_OUTPUT=False, STAGE=$stage, warp_specialize=False, IS_HOPPER=$hopper, num_warps=$warps, num_stages=$stages"
+  else
+    kernel=attn_fwd
+    sig="Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"
+  fi
+  if "$kilnc" compile "$src" -n "$kernel" --arch "$arch" -o "$dest/$name.cubin" --metadata "$dest/$name.json" -s "$sig"; then
     echo "$name|$arch|$d|$causal|$bm|$bn|$warps|$stages" >>"$dest/list.txt"
   else
     echo "build_attention_cubins: $name FAILED" >&2; status=1

@@ -841,6 +841,73 @@ struct AssignLayoutsPass
     return result;
   }
 
+  /// Whether `v` is an expand_dims/broadcast of a tensor with fewer
+  /// elements (a per-row or per-column vector, `a_s[:, None]`): converting
+  /// that smaller tensor and broadcasting it again in the target layout
+  /// moves less than converting `v`.
+  static bool isBroadcastOfSmaller(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!isa_and_nonnull<kiln::ExpandDimsOp, kiln::BroadcastOp>(def))
+      return false;
+    Value leaf = v;
+    while (Operation *d = leaf.getDefiningOp()) {
+      if (!isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(d))
+        break;
+      leaf = d->getOperand(0);
+    }
+    auto big = cast<RankedTensorType>(v.getType());
+    auto small = dyn_cast<RankedTensorType>(leaf.getType());
+    return small && small.getNumElements() < big.getNumElements();
+  }
+
+  /// `v`, an expand_dims/broadcast chain, rebuilt in `encoding` over its
+  /// leaf converted (or rematerialized, when cheap) to the matching slice.
+  Value
+  rebroadcast(Value v, Attribute encoding,
+              llvm::DenseMap<std::pair<Value, Attribute>, Value> &done) {
+    if (encodingOf(v) == encoding)
+      return v;
+    auto key = std::make_pair(v, encoding);
+    if (Value known = done.lookup(key))
+      return known;
+    Operation *def = v.getDefiningOp();
+    Value result;
+    if (isa_and_nonnull<kiln::ExpandDimsOp, kiln::BroadcastOp>(def)) {
+      Attribute operandEncoding = encoding;
+      if (auto expand = dyn_cast<kiln::ExpandDimsOp>(def))
+        operandEncoding =
+            SliceEncodingAttr::get(&getContext(), expand.getAxis(), encoding);
+      IRMapping mapping;
+      mapping.map(def->getOperand(0),
+                  rebroadcast(def->getOperand(0), operandEncoding, done));
+      OpBuilder b(def);
+      b.setInsertionPointAfter(def);
+      Operation *clone = b.clone(*def, mapping);
+      result = clone->getResult(0);
+      result.setType(withEncoding(result.getType(), encoding));
+    } else if (def && isCheap(v, 0, /*shapes=*/true)) {
+      result = rematerialize(v, encoding, def, done);
+    } else {
+      // One conversion from where the leaf came from, not two in a row.
+      Value source = v;
+      if (auto convert = dyn_cast_or_null<kiln::gpu::ConvertLayoutOp>(def))
+        source = convert.getSrc();
+      OpBuilder b(v.getContext());
+      if (Operation *sourceDef = source.getDefiningOp())
+        b.setInsertionPointAfter(sourceDef);
+      else
+        b.setInsertionPointToStart(cast<BlockArgument>(source).getOwner());
+      result = source.getType() == withEncoding(v.getType(), encoding)
+                   ? source
+                   : kiln::gpu::ConvertLayoutOp::create(
+                         b, v.getLoc(), withEncoding(v.getType(), encoding),
+                         source)
+                         .getResult();
+    }
+    done[key] = result;
+    return result;
+  }
+
   void rematerializeConversions(func::FuncOp func) {
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
@@ -854,11 +921,13 @@ struct AssignLayoutsPass
         convert->erase();
         continue;
       }
-      if (!isCheap(src, 0, /*shapes=*/true))
+      bool cheap = isCheap(src, 0, /*shapes=*/true);
+      if (!cheap && !isBroadcastOfSmaller(src))
         continue;
       if (Operation *def = src.getDefiningOp())
         replaced.insert(def);
-      Value remat = rematerialize(src, target, convert, done);
+      Value remat = cheap ? rematerialize(src, target, convert, done)
+                          : rebroadcast(src, target, done);
       convert.getResult().replaceAllUsesWith(remat);
       convert->erase();
     }
@@ -872,7 +941,8 @@ struct AssignLayoutsPass
           continue;
         for (Value operand : op->getOperands())
           if (Operation *def = operand.getDefiningOp();
-              def && isCheap(operand, 0, /*shapes=*/true))
+              def && (isCheap(operand, 0, /*shapes=*/true) ||
+                      isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(def)))
             replaced.insert(def);
         replaced.remove(op);
         op->erase();

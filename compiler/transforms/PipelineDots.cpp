@@ -99,15 +99,17 @@ bool isZero(Value v) {
 }
 
 /// The load whose value reaches the dot operand `v` (through layout
-/// conversions only), when it is in `body`.
-kiln::LoadOp producingLoad(Value v, Block *body) {
+/// conversions only), when it is in `body`. A load in the body must feed
+/// only this operand (its ring replaces it); one before the loop may have
+/// other users (attention's q, read by two loops), which keep it.
+kiln::LoadOp producingLoad(Value v, Block *body, bool onlyUse = true) {
   while (auto convert = v.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
     if (!convert->hasOneUse())
       return {};
     v = convert.getSrc();
   }
   auto load = v.getDefiningOp<kiln::LoadOp>();
-  if (!load || load->getBlock() != body || !load->hasOneUse())
+  if (!load || load->getBlock() != body || (onlyUse && !load->hasOneUse()))
     return {};
   return load;
 }
@@ -284,7 +286,8 @@ private:
           if (!l)
             return;
         } else if (kiln::LoadOp load =
-                       producingLoad(operands[i], loop->getBlock());
+                       producingLoad(operands[i], loop->getBlock(),
+                                     /*onlyUse=*/false);
                    load && load->isBeforeInBlock(loop)) {
           l = asCopy(load, 1, axisInfo);
           if (!l)
@@ -493,23 +496,34 @@ private:
     for (auto [i, l] : llvm::enumerate(loads))
       loadIndex[l.load] = unsigned(i);
 
+    // Tiles loaded once are copied where they were loaded (as early as
+    // possible), unless another loop or region lies between: then right
+    // before this loop, so that the tile's buffer is not live across the
+    // other loop (attention's two loops over k/v, both reading q).
+    auto copyPoint = [&](kiln::LoadOp load) -> Operation * {
+      for (Operation *op = load->getNextNode(); op && op != loop.getOperation();
+           op = op->getNextNode())
+        if (op->getNumRegions() != 0)
+          return loop;
+      return load;
+    };
     // The buffers, before the first copy into any of them.
     Operation *first = loop;
     for (PipelinedLoad &l : loads)
-      if (l.once && l.load->isBeforeInBlock(first))
-        first = l.load;
+      if (l.once && copyPoint(l.load)->isBeforeInBlock(first))
+        first = copyPoint(l.load);
     OpBuilder allocs(first);
     SmallVector<Value> rings;
     for (PipelinedLoad &l : loads)
       rings.push_back(
           kiln::gpu::LocalAllocOp::create(allocs, loc, l.ring, IntegerAttr()));
 
-    // Tiles loaded once: copied where they were loaded, one group each
-    // (older than the prologue's, so the loop's first wait covers them).
+    // Tiles loaded once: one group each (older than the prologue's, so the
+    // loop's first wait covers them).
     for (auto [i, l] : llvm::enumerate(loads)) {
       if (!l.once)
         continue;
-      OpBuilder at(l.load);
+      OpBuilder at(copyPoint(l.load));
       Value all = arith::ConstantOp::create(at, loc, at.getBoolAttr(true));
       IRMapping identity;
       emitCopy(at, l, identity, all,
@@ -662,7 +676,8 @@ private:
     yield->setOperand(numArgs - 1, advance(writeSlot));
     // Last: the builder may insert before one of them.
     for (PipelinedLoad &l : loads)
-      l.load->erase();
+      if (l.load->use_empty())
+        l.load->erase();
 
     // After the loop: nothing in flight, then the accumulator is readable.
     b.setInsertionPointAfter(newLoop);
