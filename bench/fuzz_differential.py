@@ -106,7 +106,7 @@ def prepare(opts):
 
 
 def compile_cases(opts):
-    from pipeline_fuzz import classify, error_key
+    from pipeline_fuzz import classify, cpu_limit, error_key
     manifest = load_manifest(opts.dest)
     os.makedirs(os.path.join(opts.dest, "cubin"), exist_ok=True)
     jobs = []
@@ -123,8 +123,9 @@ def compile_cases(opts):
                "--metadata", cubin[:-len(".cubin")] + ".json"]
         start = time.time()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout, errors="replace")
-            rc, err, to = p.returncode, p.stderr + p.stdout, False
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout * 50, errors="replace",
+                               preexec_fn=cpu_limit(opts.timeout))
+            rc, err, to = p.returncode, p.stderr + p.stdout, p.returncode in (-24, -9)
         except subprocess.TimeoutExpired:
             rc, err, to = -9, "", True
         if rc == 0 and not to:
@@ -552,7 +553,7 @@ def main():
     a.add_argument("--kilnc", required=True)
     a.add_argument("--dest", default=os.path.join(ROOT, ".devbuild", "fuzzdiff"))
     a.add_argument("--jobs", type=int, default=os.cpu_count())
-    a.add_argument("--timeout", type=float, default=300)
+    a.add_argument("--timeout", type=float, default=120, help="CPU seconds per kilnc run")
     a = sub.add_parser("run")
     a.add_argument("--dest", default=os.path.join(ROOT, ".devbuild", "fuzzdiff"))
     a.add_argument("--out", default=os.environ.get("OUT", "fuzzdiff-out"))

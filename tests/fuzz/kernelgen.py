@@ -579,7 +579,9 @@ class Gen:
             return self.bind(f"tl.sum({v.name}, {axis_text})", shape, dtype, True, v.bound * n)
         if op == "xor_sum":
             return self.bind(f"tl.xor_sum({v.name}, {axis_text})", shape, v.dtype, True, v.bound * 2)
-        return self.bind(f"tl.{op}({v.name}, {axis_text})", shape, v.dtype, v.exact, v.bound, v.err)
+        # max/min widen everything narrower than 32 bits (upstream's rule).
+        dtype = v.dtype if DTYPES[v.dtype][3] == 32 else ("fp32" if is_float(v.dtype) else "i32")
+        return self.bind(f"tl.{op}({v.name}, {axis_text})", shape, dtype, v.exact, v.bound, v.err)
 
     def scan(self):
         r = self.rng
@@ -595,14 +597,16 @@ class Gen:
             self.feature("scan_reverse")
         op = r.choice(["cumsum", "cumsum", "cumprod"])
         self.feature("scan_" + op)
+        # Scans take bf16 as fp32; cumsum widens narrow integers to int32.
+        widened = "fp32" if v.dtype == "bf16" else v.dtype
         if op == "cumprod":
             if is_float(v.dtype):
                 w = self.bind(f"tl.minimum(tl.maximum({v.name}, -1.0), 1.0)", v.shape, v.dtype, v.exact, 1.0,
                               v.err)
-                return self.bind(f"tl.cumprod({w.name}, axis={axis}{rev})", v.shape, v.dtype, False, 1.0,
+                return self.bind(f"tl.cumprod({w.name}, axis={axis}{rev})", v.shape, widened, False, 1.0,
                                  v.err * n + UNIT[v.dtype] * 2 * n)
             return self.bind(f"tl.cumprod({v.name}, axis={axis}{rev})", v.shape, v.dtype, True, 2 ** 31)
-        dtype = "i32" if v.dtype == "i8" else v.dtype
+        dtype = "i32" if v.dtype == "i8" else widened
         if is_float(v.dtype):
             v = self.normalize(v, COMFORT[v.dtype] / n)
             return self.bind(f"tl.cumsum({v.name}, axis={axis}{rev})", v.shape, dtype, False, v.bound * n,

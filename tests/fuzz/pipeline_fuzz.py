@@ -36,6 +36,7 @@ import json
 import os
 import random
 import re
+import resource
 import shlex
 import subprocess
 import sys
@@ -86,18 +87,34 @@ def error_key(cls, err):
     return cls + ": " + first[:200]
 
 
+def cpu_limit(seconds):
+    """A preexec_fn limiting CPU time (kilnc's and, separately, ptxas's): on
+    a loaded machine wall time says nothing about a hang."""
+    def apply():
+        resource.setrlimit(resource.RLIMIT_CPU, (int(seconds), int(seconds) + 5))
+    return apply
+
+
 def compile_one(kilnc, path, kernel, sig, arch, workdir, timeout, extra=()):
+    """Runs kilnc; `timeout` is CPU seconds (a process over it is a hang),
+    with 50 times as much wall time as a last resort."""
     out = os.path.join(workdir, f"k-{arch}.cubin")
     cmd = [kilnc, "compile", path, "-n", kernel, "-s", sig, "--arch", arch, "-o", out,
            "--metadata", os.path.join(workdir, f"k-{arch}.json")] + list(extra)
     start = time.time()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * 50, errors="replace",
+                           preexec_fn=cpu_limit(timeout))
         rc, err, timed_out = p.returncode, p.stderr + p.stdout, False
+        # SIGXCPU (or SIGKILL past the hard limit): over the CPU budget.
+        timed_out = rc in (-24, -9)
     except subprocess.TimeoutExpired as e:
         rc, err, timed_out = -9, (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) \
             else (e.stderr or ""), True
-    return cmd, rc, err, timed_out, time.time() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cmd, rc, err, timed_out, cpu
 
 
 # ---------------------------------------------------------------------------
@@ -257,7 +274,7 @@ def replay(opts):
     if cls == "diagnostic" and meta["kind"] == "mutated":
         cls = None
     print(err.rstrip())
-    print(f"replay: {cls or 'ok'} ({secs:.1f} s); was {meta['cls']}")
+    print(f"replay: {cls or 'ok'} ({secs:.1f} CPU-s); was {meta['cls']}")
     return 1 if cls else 0
 
 
@@ -271,7 +288,8 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "build", "pipeline-fuzz"))
     p.add_argument("--mutate", type=float, default=0.3, help="share of mutated corpus variants")
     p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=300, help="seconds per kilnc run (then: a hang)")
+    p.add_argument("--timeout", type=float, default=120,
+                   help="CPU seconds per kilnc (and per ptxas) run; past it: a hang")
     p.add_argument("--replay", help="re-run the finding in this directory")
     opts = p.parse_args()
     opts.kilnc = os.path.abspath(opts.kilnc)
@@ -327,7 +345,7 @@ def main():
                 more()
     elapsed = time.time() - start
     print(f"pipeline_fuzz: {n} kernels ({counts['generated']} generated, {counts['mutated']} mutated), "
-          f"{compiles} compiles in {elapsed:.0f} s ({secs_total / max(1, compiles):.2f} s each), "
+          f"{compiles} compiles in {elapsed:.0f} s wall ({secs_total / max(1, compiles):.2f} CPU-s each), "
           f"{len(seen)} distinct findings")
     for k, v in sorted(counts.items()):
         if k.startswith("finding:"):

@@ -99,11 +99,13 @@ void check(llvm::StringRef paramLine, llvm::StringRef signature, bool aligned) {
               positional + ": " + describe(spec->params[i]) + " became " +
                   describe(again->params[i]));
 
-  // Integer run-time parameters retyped `:1`.
+  // Integer run-time parameters (i8..i64, u8..u64) retyped `:1`.
   std::vector<std::string> ints;
   for (const ParamSpec &p : spec->params)
     if (!p.isConstexpr && !p.equalToOne && !p.type.isPointer &&
-        !p.type.isTensorDescriptor() && !p.type.str().empty() &&
+        !p.type.isTensorDescriptor() && !p.type.isBlock() &&
+        p.type.str() != "i1" && p.type.str() != "u1" &&
+        !p.type.str().empty() &&
         (p.type.str()[0] == 'i' || p.type.str()[0] == 'u'))
       ints.push_back(p.name);
   if (ints.empty())
