@@ -417,7 +417,8 @@ def kiln_only(opts):
     """Runs the subset's cubins for one arch with numpy inputs (no torch)."""
     import numpy as np
     manifest = load_manifest(opts.dest)
-    cases = [c for c in manifest["cases"] if opts.arch in c["archs"]]
+    # The subset: the kernels built for sm_90 too (for both archs).
+    cases = [c for c in manifest["cases"] if len(c["archs"]) > 1 and opts.arch in c["archs"] + ["sm_90a"]]
     cuda = ctypes.CDLL("libcuda.so.1")
     assert cuda.cuInit(0) == 0
     dev, ctx = ctypes.c_int(), ctypes.c_void_p()

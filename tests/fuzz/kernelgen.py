@@ -185,7 +185,16 @@ class Gen:
         if v.shape == shape or len(v.shape) == 0:
             return e
         if len(v.shape) == 1 and len(shape) == 2:
-            return f"{e}[:, None]" if v.shape[0] == shape[0] else f"{e}[None, :]"
+            axis = 1 if v.shape[0] == shape[0] else 0
+            form = self.rng.random()
+            if form < 0.15:
+                self.feature("expand_dims")
+                return f"tl.expand_dims({e}, {axis})"
+            if form < 0.25:
+                self.feature("broadcast_to")
+                idx = "[:, None]" if axis == 1 else "[None, :]"
+                return f"tl.broadcast_to({e}{idx}, ({self.cx(shape[0])}, {self.cx(shape[1])}))"
+            return f"{e}[:, None]" if axis == 1 else f"{e}[None, :]"
         if len(v.shape) == 2 and v.shape == (shape[1], shape[0]):
             self.feature("trans")
             return f"tl.trans({e})"
@@ -583,6 +592,22 @@ class Gen:
         dtype = v.dtype if DTYPES[v.dtype][3] == 32 else ("fp32" if is_float(v.dtype) else "i32")
         return self.bind(f"tl.{op}({v.name}, {axis_text})", shape, dtype, v.exact, v.bound, v.err)
 
+    def center(self):
+        """x - tl.max/min/sum(x, axis, keep_dims=True): a reduction kept 2-D
+        and broadcast back (softmax's first step)."""
+        v = self.operand(shape_pred=lambda v: len(v.shape) == 2)
+        if len(v.shape) != 2:
+            v = self.load(shape=("M", "N"))
+        v = self.cast(v, "fp32")
+        v = self.normalize(v, 64.0)
+        axis = self.rng.randrange(2)
+        op = self.rng.choice(["max", "min", "sum"])
+        self.feature("keep_dims")
+        n = self.size[v.shape[axis]]
+        bound = v.bound * (n + 1) if op == "sum" else 2 * v.bound
+        return self.bind(f"{v.name} - tl.{op}({v.name}, axis={axis}, keep_dims=True)", v.shape, "fp32", False,
+                         bound, v.err + UNIT["fp32"] * 2 * math.log2(n + 1))
+
     def scan(self):
         r = self.rng
         v = self.operand(shape_pred=lambda v: len(v.shape) >= 1)
@@ -842,7 +867,7 @@ class Gen:
     # -- statements ----------------------------------------------------------------
     def statement_value(self):
         r = self.rng
-        kinds = ["load", "unary", "binary", "binary", "reduce", "scan", "trans"]
+        kinds = ["load", "unary", "binary", "binary", "reduce", "scan", "trans", "center"]
         if self.want_dot:
             kinds += ["dot", "dot"]
         k = r.choice(kinds)
@@ -858,6 +883,8 @@ class Gen:
             return self.scan()
         if k == "trans":
             return self.trans()
+        if k == "center":
+            return self.center()
         return self.dot()
 
     def statement(self):
@@ -908,7 +935,16 @@ class Gen:
             mask = f"{self.mask_of(a)}[:, None] & {self.mask_of(b)}[None, :]"
         self.feature("store_" + str(len(v.shape)) + "d")
         mtext = f", mask={mask}" if mask else ""
-        self.emit(f"tl.store({addr}, {v.name}{mtext})")
+        if dtype == "i32" == v.dtype and v.shape and r.random() < 0.3:
+            # Integer atomics into a few colliding slots of the program's
+            # region: the result does not depend on their order.
+            op = r.choice(["add", "max", "min", "xor", "or", "and"])
+            self.feature("atomic_" + op)
+            slots = r.choice([1, 3, 4])
+            addr = f"{base} + ({addr[len(base) + 3:]}) % {slots}"
+            self.emit(f"tl.atomic_{op}({addr}, {v.name}{mtext})")
+        else:
+            self.emit(f"tl.store({addr}, {v.name}{mtext})")
         err = v.err
         if not v.exact and dtype != v.dtype and dtype in UNIT:
             err += UNIT[dtype]
