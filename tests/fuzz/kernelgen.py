@@ -545,6 +545,8 @@ class Gen:
             return self.bind(f"tl.where({ce} {cmp} {threshold}, {xe}, {ye})", shape, dtype, exact,
                              max(x.bound, y.bound), err)
         if op == "fma":
+            x, y = self.cast(x, "fp32"), self.cast(y, "fp32")
+            xe, ye = self.expand(x, shape), self.expand(y, shape)
             z = self.to_shape(self.operand(dtype_pred=lambda w: w.dtype == "fp32"), shape)
             if z.dtype != "fp32":
                 z = self.cast(z, "fp32")
@@ -681,6 +683,10 @@ class Gen:
                 a = self.cast(self.normalize(prev, 4.0), dtype)
                 return self.dot_pair(a, self.dot_operand(("N", "N"), dtype), dtype, None, "N")
         kdim = "K"
+        if DTYPES[dtype][3] == 8 and self.size[kdim] < 32:
+            # Upstream's minimum K for 8-bit operands is 32 (k_loop never
+            # gives an int32 accumulator then).
+            dtype = "fp16"
         a = self.dot_operand(("M", kdim), dtype, in_loop_k)
         b = self.dot_operand((kdim, "N"), dtype, in_loop_k)
         return self.dot_pair(a, b, dtype, acc, kdim)
@@ -805,6 +811,8 @@ class Gen:
         r = self.rng
         self.feature("k_loop")
         dtype = self.dot_dtype()
+        if DTYPES[dtype][3] == 8 and self.size["K"] < 32:
+            dtype = "fp16"  # upstream's minimum K for 8-bit operands is 32
         out = "i32" if dtype == "i8" else "fp32"
         acc = self.bind(f"tl.zeros((BM, BN), dtype={tl(out)})", ("M", "N"), out, True, 0, prefix="dot")
         side = None
