@@ -1025,6 +1025,15 @@ class Gen:
             "    mask_n = offs_n < N",
             "    mask_k = offs_k < K",
         ]
+        # Hints that hold (each run of BM or BN values starts at a multiple
+        # of it and is contiguous): AxisInfo and vectorization take them.
+        if self.rng.random() < 0.3:
+            self.feature("hints")
+            header.insert(header.index("    offs_n = tl.arange(0, BN)") + 1,
+                          "    offs_m = tl.max_contiguous(tl.multiple_of(offs_m, BM), BM)")
+            if self.rng.random() < 0.5:
+                header.insert(header.index("    offs_n = tl.arange(0, BN)") + 1,
+                              "    offs_n = tl.max_contiguous(tl.multiple_of(offs_n, BN), BN)")
         source = "\n".join(header + self.lines) + "\n"
         self.feature(f"warps_{self.num_warps}")
         return dict(source=source, kernel="fuzz_kernel", sig=", ".join(sig), args=args,
