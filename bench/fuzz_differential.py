@@ -36,7 +36,8 @@ their inputs and comparison rules). Four steps:
 Statuses: ok, MISMATCH (a Kiln bug until shown otherwise), ERROR (the Kiln
 launch failed or crashed), TRITON-ERROR (Triton rejected or crashed on the
 kernel: a generator bug, or Triton's), NOT BUILT (kilnc did not compile it:
-see compile.jsonl). `run` exits 1 unless every case is ok.
+see compile.jsonl), SKIPPED (not started before --deadline). `run` exits 1
+unless every case is ok.
 """
 
 import argparse
@@ -268,6 +269,10 @@ def worker(opts):
 
     for index in range(opts.start, len(cases)):
         case = cases[index]
+        if opts.until and time.time() > opts.until:
+            emit(event="result", index=index, id=case["id"], status="SKIPPED",
+                 error="past the run's --deadline")
+            continue
         emit(event="start", index=index, id=case["id"])
         timer = threading.Timer(opts.timeout, lambda: (emit(
             event="result", index=index, id=case["id"], status="ERROR",
@@ -303,7 +308,7 @@ def run_shard(opts, shard, out):
     while True:
         cmd = [sys.executable, os.path.abspath(__file__), "worker", "--dest", opts.dest, "--shard", str(shard),
                "--of", str(opts.workers), "--start", str(start), "--log", log, "--timeout", str(opts.timeout),
-               "--cache", opts.cache] + (["--filter", opts.filter] if opts.filter else [])
+               "--cache", opts.cache, "--until", str(opts.until)] + (["--filter", opts.filter] if opts.filter else [])
         with open(os.path.join(out, "work", f"shard{shard}.stderr"), "a") as err:
             code = subprocess.call(cmd, stdout=err, stderr=err)
         records = [json.loads(l) for l in open(log)]
@@ -331,6 +336,7 @@ def run(opts):
     os.makedirs(os.path.join(out, "work"), exist_ok=True)
     opts.cache = opts.cache or os.path.join("/tmp", "fuzzdiff-triton-cache")
     start = time.time()
+    opts.until = start + opts.deadline if opts.deadline else 0
     with concurrent.futures.ThreadPoolExecutor(opts.workers) as pool:
         list(pool.map(lambda s: run_shard(opts, s, out), range(opts.workers)))
     elapsed = time.time() - start
@@ -562,19 +568,22 @@ def main():
     a.add_argument("--timeout", type=float, default=60, help="seconds per case")
     a.add_argument("--filter", default="", help="only the case with this id")
     a.add_argument("--cache", default="")
+    a.add_argument("--deadline", type=float, default=0,
+                   help="seconds after which no case starts (the rest are SKIPPED); 0: none")
     a = sub.add_parser("worker")
     for flag in ("--dest", "--log", "--cache", "--filter"):
         a.add_argument(flag, default="")
     for flag in ("--shard", "--of", "--start"):
         a.add_argument(flag, type=int, default=0)
+    a.add_argument("--until", type=float, default=0)
     a.add_argument("--timeout", type=float, default=60)
     a = sub.add_parser("sanitize")
     a.add_argument("--dest", default=os.path.join(ROOT, ".devbuild", "fuzzdiff"))
     a.add_argument("--out", default=os.environ.get("OUT", "fuzzdiff-out"))
     a.add_argument("--tools", default="memcheck,racecheck,synccheck,initcheck")
     a.add_argument("--archs", default="sm_90,sm_90a")
-    a.add_argument("--parallel", type=int, default=4)
-    a.add_argument("--timeout", type=float, default=400)
+    a.add_argument("--parallel", type=int, default=8, help="sanitizer runs at a time (of 8: 4 tools x 2 archs)")
+    a.add_argument("--timeout", type=float, default=240, help="seconds per sanitizer run")
     a = sub.add_parser("kiln-only")
     a.add_argument("--dest", required=True)
     a.add_argument("--arch", required=True)

@@ -7,7 +7,9 @@
 #
 #   bench/run_fuzz_differential_gpu.sh [DEST] [OUT]
 #       DEST: the prepared set (default .devbuild/fuzzdiff); OUT: default $OUT
-#   WORKERS=N  differential worker processes (default 14)
+#   WORKERS=N   differential worker processes (default 14)
+#   DEADLINE=S  no differential case starts after S seconds (default 150);
+#               the sanitizer runs take at most 240 s more, all at once
 #
 # Here, before (see docs/reliability.md):
 #   python3 bench/fuzz_differential.py prepare --count 520 --dest .devbuild/fuzzdiff
@@ -37,9 +39,10 @@ if [[ -f .devbuild-kilnc/kilnc.tar.xz ]]; then
 fi
 echo "run_fuzz_differential_gpu: [$((SECONDS - start)) s] differential run"
 python3 bench/fuzz_differential.py run --dest "$dest" --out "$out" --workers "${WORKERS:-14}" \
+  --deadline "${DEADLINE:-150}" \
   >"$out/run.txt" 2>&1 || status=1
 head -n 4 "$out/run.txt"
-grep -E "^(MISMATCH|ERROR|TRITON-ERROR|NOT BUILT) " "$out/run.txt" | head -n 40
+grep -E "^(MISMATCH|ERROR|TRITON-ERROR|NOT BUILT|SKIPPED) " "$out/run.txt" | head -n 40
 echo "run_fuzz_differential_gpu: [$((SECONDS - start)) s] compute-sanitizer"
 python3 bench/fuzz_differential.py sanitize --dest "$dest" --out "$out" || status=1
 tar -C "$out/work" -czf "$out/sanitize-logs.tar.gz" $(cd "$out/work" && ls sanitize-*.log 2>/dev/null) 2>/dev/null
