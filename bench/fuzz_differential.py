@@ -140,16 +140,17 @@ def compile_cases(opts):
 
     start = time.time()
     failures = []
-    with concurrent.futures.ThreadPoolExecutor(opts.jobs) as pool:
+    # Failures are appended as they come (a compile step cut short keeps them).
+    with concurrent.futures.ThreadPoolExecutor(opts.jobs) as pool, \
+            open(os.path.join(opts.dest, "compile.jsonl"), "a") as log:
         for n, result in enumerate(pool.map(one, jobs), 1):
             if result:
                 failures.append(result)
+                log.write(json.dumps(result) + "\n")
+                log.flush()
                 print(f"compile: {result['id']} {result['arch']}: {result['key']}", flush=True)
             if n % 50 == 0:
                 print(f"compile: {n}/{len(jobs)} ({time.time() - start:.0f} s)", flush=True)
-    with open(os.path.join(opts.dest, "compile.jsonl"), "a") as f:
-        for r in failures:
-            f.write(json.dumps(r) + "\n")
     print(f"compile: {len(jobs)} cubins in {time.time() - start:.0f} s, {len(failures)} failed "
           f"(findings: {dict(collections.Counter(r['cls'] for r in failures))})")
     return 1 if failures else 0
