@@ -2,8 +2,9 @@
 # Kiln under sanitizers (CMakePresets.json's "asan" and "tsan"):
 # - build-asan (clang 22, ASan + UBSan on every target): kilnc, kiln-opt,
 #   kiln-codegen and the unit tests; then, under them, the lit and front-end
-#   suites, the kernel corpus through cubins and the unit tests (kiln-codegen
-#   runs inside kiln_codegen_test's build, on every parameter type).
+#   suites, the kernel corpus through cubins, a short whole-pipeline fuzz run
+#   (tests/fuzz/pipeline_fuzz.py) and the unit tests (kiln-codegen runs
+#   inside kiln_codegen_test's build, on every parameter type).
 # - build-tsan (clang 22, TSan; the runtime only): the runtime's tests, the
 #   concurrent module-cache and fault-injection ones among them.
 # Any sanitizer report fails the run, also one from a process that was
@@ -15,10 +16,10 @@
 #   JOBS=N                 build and test jobs (default: all cores)
 #   SANITIZE_CORPUS=subset the corpus for sm_90a and sm_80 only (wgmma and
 #                          mma.sync, every kernel; a third of the time)
-#                          instead of all six archs
+#                          instead of all six archs; =hopper: sm_90a only
 #
-# Cold (no build dirs, no ccache) on 2 idle cores, all six archs: about 12
-# minutes wall, 20 CPU-minutes; the ASan build is 7 of them.
+# Cost: see docs/reliability.md (scripts/test.sh, CI, runs it with
+# SANITIZE_CORPUS=subset).
 #
 # Exits non-zero if a build, a test or a sanitizer fails.
 set -uo pipefail
@@ -28,7 +29,10 @@ jobs="${JOBS:-$(nproc)}"
 lit=/usr/lib/llvm-22/bin/lit
 failed=()
 start=$SECONDS
-say() { echo "sanitize.sh: [$((SECONDS - start)) s] $*"; }
+# CPU seconds (user + system) of every finished child so far: on a shared
+# machine wall time says little, so each line gives both.
+cpu() { times | tail -n 1 | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'; }
+say() { echo "sanitize.sh: [$((SECONDS - start)) s wall, $(cpu) CPU-s] $*"; }
 
 build() { # PRESET
   say "configure and build $1"
@@ -75,9 +79,16 @@ if build asan; then
 
   archs=sm_80,sm_86,sm_89,sm_90a,sm_100a,sm_120a
   [[ ${SANITIZE_CORPUS:-} == subset ]] && archs=sm_90a,sm_80
+  [[ ${SANITIZE_CORPUS:-} == hopper ]] && archs=sm_90a
   say "kernel corpus through cubin ($archs) under ASan + UBSan"
   python3 tests/kernels/check_corpus.py --kilnc "$bin/kilnc" --emit cubin \
     --archs "$archs" --jobs "$jobs" --timeout 600 --quiet || failed+=("corpus")
+
+  # Generated kernels (tests/fuzz/kernelgen.py) and mutated corpus variants
+  # through every stage to cubins, under the sanitizers.
+  say "whole-pipeline fuzz run (8 kernels, sm_90a/sm_90/sm_80) under ASan + UBSan"
+  python3 tests/fuzz/pipeline_fuzz.py --kilnc "$bin/kilnc" --count 8 --seed 1 --mutate 0.25 \
+    --out build-asan/pipeline-fuzz --timeout 600 || failed+=("pipeline fuzz")
 
   say "unit tests under ASan + UBSan"
   for t in runtime codegen signature axis_info linear_layout warp_shuffle shared_swizzle \
@@ -97,8 +108,9 @@ if build tsan; then
   check_reports "$reports" tsan
 fi
 
+say "done"
 if ((${#failed[@]})); then
   say "FAILED: ${failed[*]}"
   exit 1
 fi
-say "clean: ASan + UBSan (lit, corpus, unit tests) and TSan (runtime tests)"
+say "clean: ASan + UBSan (lit, corpus, pipeline fuzz, unit tests) and TSan (runtime tests)"

@@ -27,12 +27,26 @@ fi
 # triton_kernel's attribute errors (manual-tagged targets, built one by one).
 tests/e2e/bazel_rule_errors_test.sh || failed+=("bazel rule errors")
 
-# The front end under libFuzzer + ASan for a minute (fixed seed), seeded from
-# the kernel corpus; longer runs: scripts/fuzz.sh SECONDS.
-# Its report is repeated at the end of the log when it fails.
+# The libFuzzer targets under ASan (fixed seeds): the front end for a
+# minute, seeded from the kernel corpus; kilnc's signature parser and
+# kiln-codegen's metadata input for 20 s each. Longer runs: scripts/fuzz.sh
+# SECONDS (FUZZER=...). Reports are repeated at the end of the log on failure.
 mkdir -p build
-JOBS="$jobs" scripts/fuzz.sh 60 -seed=1 2>&1 | tee build/fuzz.out
-((PIPESTATUS[0] == 0)) || failed+=("fuzz")
+: >build/fuzz.out
+for target in frontend:60 signature:20 codegen:20; do
+  FUZZER=${target%%:*} JOBS="$jobs" scripts/fuzz.sh "${target##*:}" -seed=1 2>&1 | tee -a build/fuzz.out
+  ((PIPESTATUS[0] == 0)) || failed+=("fuzz ${target%%:*}")
+done
+
+# Sanitizers (scripts/sanitize.sh): an ASan + UBSan build of kilnc, kiln-opt,
+# kiln-codegen and the unit tests, and under it the lit and front-end suites,
+# the kernel corpus through cubins for sm_90a and sm_80 only
+# (SANITIZE_CORPUS=subset: every kernel through the wgmma and the mma.sync
+# paths; the other four archs share their lowering and cost twice as much
+# again), a short whole-pipeline fuzz run and the unit tests; then a TSan
+# build of the runtime and its tests. docs/reliability.md has the costs.
+SANITIZE_CORPUS=subset JOBS="$jobs" scripts/sanitize.sh 2>&1 | tee build/sanitize.out
+((PIPESTATUS[0] == 0)) || failed+=("sanitize")
 
 if ((${#failed[@]})); then
   echo "test.sh: FAILED so far: ${failed[*]}"
@@ -47,8 +61,12 @@ if [[ -f build/CTestTestfile.cmake ]]; then
   nskipped=$(grep -cE "^\s+[0-9]+ - .*\(Skipped\)$" build/ctest.log)
   if [[ -n $total ]]; then
     if [[ " ${failed[*]} " == *" fuzz "* ]]; then
-      echo "test.sh: the fuzzer's report:"
+      echo "test.sh: the fuzzers' report:"
       sed -n '/^fuzz.sh: FAILED/,$p' build/fuzz.out | head -c 6000
+    fi
+    if [[ " ${failed[*]} " == *" sanitize "* ]]; then
+      echo "test.sh: the sanitizers' report:"
+      grep -A40 "sanitizer report\|FAILED" build/sanitize.out | head -c 6000
     fi
     ((${#failed[@]} == 0)) || echo "test.sh: FAILED: ${failed[*]}"
     echo "$((total - ${nfailed:-0} - nskipped)) passed, ${nfailed:-0} failed, $nskipped skipped"
