@@ -654,7 +654,17 @@ struct AssignLayoutsPass
   void visitReduceOrScan(Operation *op) {
     // All operands share the first one's layout.
     Attribute e = encodingOf(op->getOperand(0));
-    for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    unsigned first = 1;
+    // A scan along the mma layout's M with warps along it (wgmma's [n, 1])
+    // would cross lanes, a register and warps in an order the scan does not
+    // walk: scan a coalesced copy instead.
+    if (auto scan = dyn_cast<kiln::ScanOp>(op))
+      if (auto mma = dyn_cast_or_null<kiln::gpu::MmaEncodingAttr>(e);
+          mma && mma.getWarpsPerCTA()[scan.getAxis()] > 1) {
+        e = preferred(cast<RankedTensorType>(op->getOperand(0).getType()));
+        first = 0;
+      }
+    for (unsigned i = first; i < op->getNumOperands(); ++i)
       requireOperand(op, i, e);
     auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
     for (Value result : op->getResults()) {
