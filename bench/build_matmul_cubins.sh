@@ -44,5 +44,21 @@ fp16|sm_90|128|128|64|8|4|4
 fp32|sm_90a|128|128|32|8|4|3
 fp32|sm_90a|128|256|32|8|8|3
 LIST
-echo "build_matmul_cubins: $(wc -l <"$dest/list.txt") cubins in $dest"
+# The tutorial's whole @triton.autotune list for sm_90a, per dtype, for the
+# acceptance's third config (the one Triton's autotuner picks):
+# matmul_cubins.py --autotuned DEST/autotuned. Configs too big for sm_90a
+# are skipped, as the autotuner skips them.
+for dtype in fp16 bf16 fp8e4nv; do
+  if [[ $dtype == fp8e4nv ]]; then units="stride_ak stride_bk stride_cn"; else units="stride_ak stride_bn stride_cn"; fi
+  sig=""
+  for p in stride_am stride_ak stride_bk stride_bn stride_cm stride_cn; do
+    d=":16"; [[ " $units " == *" $p "* ]] && d=":1"
+    sig+=", $p=i32$d"
+  done
+  if ! "$kilnc" compile "$src" -n matmul_kernel --arch sm_90a --autotune -o "$dest/autotuned/$dtype" \
+      -s "a_ptr=*$dtype:16, b_ptr=*$dtype:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16$sig, ACTIVATION=''" 2>"$dest/autotuned_$dtype.log"; then
+    echo "build_matmul_cubins: autotuned/$dtype FAILED (see $dest/autotuned_$dtype.log)" >&2; status=1
+  fi
+done
+echo "build_matmul_cubins: $(wc -l <"$dest/list.txt") cubins in $dest, autotune lists in $dest/autotuned"
 exit $status

@@ -23,6 +23,25 @@ compute-sanitizer, e.g.
         --cubins .devbuild/matmul_cubins --out /tmp/x --sizes 512 --kiln-only
 
 It exits 1 if an output is wrong.
+
+--only NAME[,NAME...] keeps the list's cubins whose name contains one of the
+NAMEs. --profile runs each kept cubin and Triton's kernel for the same config
+once per size after one warm-up launch each (no timing, no files): the form
+to run under Nsight Compute, e.g.
+
+    ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+        python3 bench/matmul_cubins.py --cubins .devbuild/matmul_cubins --out /tmp/x \
+        --only fp16_sm_90a_128x256 --sizes 8192 --profile
+
+--asm DIR writes, for each kept config, Triton's PTX (DIR/NAME.triton.ptx)
+and its registers, spills and shared memory (DIR/NAME.triton.json), to read
+beside kilnc's `--emit=ptx`.
+
+--autotuned DIR adds the acceptance's third config: for each dtype with a
+DIR/<dtype>/ (the tutorial compiled by `kilnc compile --autotune` for
+sm_90a, bench/build_matmul_cubins.sh) and each size, the tutorial's own
+@triton.autotune runs first, and Kiln's cubin for the config Triton picked
+is timed beside Triton with that config (rows "autotuned: ...").
 """
 import argparse
 import ctypes
@@ -49,6 +68,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--kiln-only", action="store_true",
                         help="run and check each Kiln cubin once (for compute-sanitizer)")
+    parser.add_argument("--only", default="", help="keep cubins whose name contains one of these (comma-separated)")
+    parser.add_argument("--profile", action="store_true",
+                        help="launch each Kiln cubin and Triton's kernel once per size (for ncu)")
+    parser.add_argument("--asm", default="", help="write Triton's PTX and resource usage per config here")
+    parser.add_argument("--autotuned", default="",
+                        help="directory of kilnc --autotune outputs per dtype: time Triton's autotuned pick")
     args = parser.parse_args()
     import torch
     import triton
@@ -62,70 +87,121 @@ def main():
               "fp32": torch.float32}
     rows = []
     wrong = 0
+    only = [o for o in args.only.split(",") if o]
+    sizes = list(map(int, args.sizes.split(",")))
+
+    def cell(cubin, name, dtype, arch, cfg, size, label):
+        """Checks (and unless --kiln-only/--profile, times) one cubin at one
+        size beside Triton's kernel with the same config; appends a row."""
+        nonlocal wrong
+        bm, bn = cfg["BLOCK_SIZE_M"], cfg["BLOCK_SIZE_N"]
+        M = N = K = size
+        a, b, torch_out = bench.make_inputs(torch, dtype, M, N, K)
+        c = torch.empty((M, N), device="cuda", dtype=torch.float16)
+        values = {"a_ptr": a.data_ptr(), "b_ptr": b.data_ptr(), "c_ptr": c.data_ptr(), "M": M, "N": N,
+                  "K": K, "stride_am": a.stride(0), "stride_ak": a.stride(1), "stride_bk": b.stride(0),
+                  "stride_bn": b.stride(1), "stride_cm": c.stride(0), "stride_cn": c.stride(1)}
+        arguments = cubin.arguments(values)
+        grid = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+
+        def kiln():
+            cubin.launch((grid,), arguments, torch.cuda.current_stream().cuda_stream)
+
+        def upstream():
+            return kernel[(grid,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                   c.stride(0), c.stride(1), ACTIVATION="", **cfg)
+
+        if args.kiln_only:
+            c.zero_()
+            kiln()
+            torch.cuda.synchronize()
+            ok = bool(torch.allclose(c.float(), torch_out, atol=bench.atol(dtype), rtol=0))
+            print(f"{name} {size}^3: correct {ok}", flush=True)
+            wrong += not ok
+            return
+        if args.profile:
+            for run in (kiln, upstream, kiln, upstream):  # warm-up launch, then the profiled one
+                run()
+            torch.cuda.synchronize()
+            print(f"{name} {size}^3: profiled", flush=True)
+            return
+        checks = {}
+        for tag, run in (("kiln", kiln), ("triton", upstream)):
+            c.zero_()
+            compiled = run()
+            torch.cuda.synchronize()
+            checks[tag] = bool(torch.allclose(c.float(), torch_out, atol=bench.atol(dtype), rtol=0))
+            if tag == "triton" and args.asm:
+                os.makedirs(args.asm, exist_ok=True)
+                with open(os.path.join(args.asm, name + ".triton.ptx"), "w") as f:
+                    f.write(compiled.asm["ptx"])
+                json.dump(dict(registers=compiled.n_regs, spills=compiled.n_spills,
+                               shared=compiled.metadata.shared),
+                          open(os.path.join(args.asm, name + ".triton.json"), "w"))
+        cublas = None
+        if dtype == "fp32":
+            # cuBLAS in tf32, as tl.dot's default precision is.
+            def cublas():
+                torch.backends.cuda.matmul.allow_tf32 = True
+                torch.matmul(a, b)
+                torch.backends.cuda.matmul.allow_tf32 = False
+        elif dtype != "fp8e4nv":
+            cublas = lambda: torch.matmul(a, b)
+        times = {"kiln": [], "triton": [], "cublas": []}
+        for _ in range(args.rounds):
+            times["kiln"].append(triton.testing.do_bench(kiln))
+            times["triton"].append(triton.testing.do_bench(upstream))
+            if cublas:
+                times["cublas"].append(triton.testing.do_bench(cublas))
+        flops = 2 * M * N * K * 1e-9
+        tf = {k: flops / statistics.median(v) for k, v in times.items() if v}
+        ratio = statistics.median(t / k for k, t in zip(times["kiln"], times["triton"]))
+        config = (f"{bm}x{bn}x{cfg['BLOCK_SIZE_K']} w{cfg['num_warps']} s{cfg['num_stages']}"
+                  + (f" g{cfg['GROUP_SIZE_M']}" if cfg["GROUP_SIZE_M"] != 8 else ""))
+        row = dict(name=name, dtype=dtype, arch=arch, size=size, config=label + config,
+                   registers=cubin.meta.get("registers"), spills=cubin.meta.get("spills"),
+                   shared_bytes=cubin.shared, correct=checks, tflops=tf, kiln_over_triton=ratio)
+        rows.append(row)
+        print(f"{name} {size}^3: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} "
+              f"cublas {tf.get('cublas', float('nan')):.1f} TFLOP/s  kiln/triton {ratio:.3f}  "
+              f"correct {checks}", flush=True)
+
     for line in open(os.path.join(args.cubins, "list.txt")):
         name, dtype, arch, bm, bn, bk, group, warps, stages = line.strip().split("|")
+        if only and not any(o in name for o in only):
+            continue
         bm, bn, bk, group, warps, stages = map(int, (bm, bn, bk, group, warps, stages))
+        cfg = dict(BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=group,
+                   num_warps=warps, num_stages=stages)
         cubin = cubin_launch.Cubin(cuda, args.cubins, name)
-        meta, shared = cubin.meta, cubin.shared
-        for size in map(int, args.sizes.split(",")):
-            M = N = K = size
-            a, b, torch_out = bench.make_inputs(torch, dtype, M, N, K)
-            c = torch.empty((M, N), device="cuda", dtype=torch.float16)
-            values = {"a_ptr": a.data_ptr(), "b_ptr": b.data_ptr(), "c_ptr": c.data_ptr(), "M": M, "N": N,
-                      "K": K, "stride_am": a.stride(0), "stride_ak": a.stride(1), "stride_bk": b.stride(0),
-                      "stride_bn": b.stride(1), "stride_cm": c.stride(0), "stride_cn": c.stride(1)}
-            arguments = cubin.arguments(values)
-            grid = triton.cdiv(M, bm) * triton.cdiv(N, bn)
-
-            def kiln(arguments=arguments, grid=grid):
-                cubin.launch((grid,), arguments, torch.cuda.current_stream().cuda_stream)
-
-            def upstream():
-                kernel[(grid,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                c.stride(0), c.stride(1), BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
-                                GROUP_SIZE_M=group, ACTIVATION="", num_warps=warps, num_stages=stages)
-
-            if args.kiln_only:
-                c.zero_()
-                kiln()
-                torch.cuda.synchronize()
-                ok = bool(torch.allclose(c.float(), torch_out, atol=bench.atol(dtype), rtol=0))
-                print(f"{name} {size}^3: correct {ok}", flush=True)
-                wrong += not ok
-                continue
-            checks = {}
-            for tag, run in (("kiln", kiln), ("triton", upstream)):
-                c.zero_()
-                run()
-                torch.cuda.synchronize()
-                checks[tag] = bool(torch.allclose(c.float(), torch_out, atol=bench.atol(dtype), rtol=0))
-            cublas = None
-            if dtype == "fp32":
-                # cuBLAS in tf32, as tl.dot's default precision is.
-                def cublas():
-                    torch.backends.cuda.matmul.allow_tf32 = True
-                    torch.matmul(a, b)
-                    torch.backends.cuda.matmul.allow_tf32 = False
-            elif dtype != "fp8e4nv":
-                cublas = lambda: torch.matmul(a, b)
-            times = {"kiln": [], "triton": [], "cublas": []}
-            for _ in range(args.rounds):
-                times["kiln"].append(triton.testing.do_bench(kiln))
-                times["triton"].append(triton.testing.do_bench(upstream))
-                if cublas:
-                    times["cublas"].append(triton.testing.do_bench(cublas))
-            flops = 2 * M * N * K * 1e-9
-            tf = {k: flops / statistics.median(v) for k, v in times.items() if v}
-            ratio = statistics.median(t / k for k, t in zip(times["kiln"], times["triton"]))
-            row = dict(name=name, dtype=dtype, arch=arch, size=size, config=f"{bm}x{bn}x{bk} w{warps} s{stages}",
-                       registers=meta.get("registers"), spills=meta.get("spills"), shared_bytes=shared,
-                       correct=checks, tflops=tf, kiln_over_triton=ratio)
-            rows.append(row)
-            print(f"{name} {size}^3: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} "
-                  f"cublas {tf.get('cublas', float('nan')):.1f} TFLOP/s  kiln/triton {ratio:.3f}  "
-                  f"correct {checks}", flush=True)
+        for size in sizes:
+            cell(cubin, name, dtype, arch, cfg, size, "")
         cubin.unload()
-    if args.kiln_only:
+
+    # Triton's autotuned pick, and Kiln's cubin for the same config.
+    for dtype in sorted(os.listdir(args.autotuned)) if args.autotuned else []:
+        directory = os.path.join(args.autotuned, dtype)
+        index = {}
+        for line in open(os.path.join(directory, "configs.txt")):
+            key, _, text = line.strip().partition(": ")
+            if os.path.exists(os.path.join(directory, key + ".cubin")):
+                values = dict(item.split("=") for item in text.split(", "))
+                index[frozenset((k, int(values[k])) for k in bench.META)] = key
+        for size in sizes:
+            a, b, _ = bench.make_inputs(torch, dtype, size, size, size)
+            cfg, seconds = bench.autotuned_pick(mod, torch, a, b)
+            del a, b
+            key = index.get(frozenset(cfg.items()))
+            print(f"{dtype} {size}^3: Triton's autotuner picked {cfg} in {seconds:.0f} s; Kiln's {key}", flush=True)
+            if key is None:
+                rows.append(dict(name=f"{dtype}_autotuned", dtype=dtype, arch="sm_90a", size=size,
+                                 config="autotuned: " + str(cfg), error="no Kiln cubin for this config"))
+                continue
+            cubin = cubin_launch.Cubin(cuda, directory, key)
+            cell(cubin, f"{dtype}_sm_90a_autotuned_{key}", dtype, "sm_90a", cfg, size, "autotuned: ")
+            cubin.unload()
+
+    if args.kiln_only or args.profile:
         raise SystemExit(1 if wrong else 0)
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
@@ -136,6 +212,9 @@ def main():
         f.write("| dtype | Kiln arch | config | M=N=K | Triton TFLOP/s | Kiln TFLOP/s | cuBLAS TFLOP/s | Kiln/Triton | correct (Kiln, Triton) | regs | spills |\n")
         f.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
+            if "error" in r:
+                f.write(f"| {r['dtype']} | {r['arch']} | {r['config']} | {r['size']} | {r['error']} |\n")
+                continue
             cb = r["tflops"].get("cublas")
             f.write(f"| {r['dtype']} | {r['arch']} | {r['config']} | {r['size']} | {r['tflops']['triton']:.1f} | "
                     f"{r['tflops']['kiln']:.1f} | {'%.1f' % cb if cb else '—'} | {r['kiln_over_triton']:.3f} | "

@@ -156,21 +156,26 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     // Shared memory: the dynamic pool's size, within what the target allows.
     int64_t sharedBytes = kiln::poolSharedMemory(module);
     kiln::TargetInfo targetInfo = kiln::TargetInfo::of(module);
+    // Recorded before the check, so that a driver can tell a kernel that
+    // does not fit the target (an autotune config to skip) from an error.
+    module->setAttr(kSharedBytesAttr,
+                    OpBuilder(ctx).getI64IntegerAttr(sharedBytes));
     if (sharedBytes > targetInfo.maxSharedBytes()) {
       std::string kernel = "the kernel";
       module.walk([&](LLVM::LLVMFuncOp f) {
         if (!f.isPrivate() && !f.isExternal())
           kernel = "'" + f.getName().str() + "'";
       });
-      module.emitError() << kernel << " needs " << sharedBytes
-                         << " bytes of shared memory; " << targetInfo.name()
-                         << " allows at most " << targetInfo.maxSharedBytes()
-                         << " per block (use fewer num_stages or smaller "
-                            "tiles)";
+      // At the kernel's location, without the module (the whole IR) as a
+      // note.
+      mlir::emitError(module.getLoc())
+          << kernel << " needs " << sharedBytes << " bytes of shared memory; "
+          << targetInfo.name() << " allows at most "
+          << targetInfo.maxSharedBytes()
+          << " per block (use fewer num_stages or smaller "
+             "tiles)";
       return signalPassFailure();
     }
-    module->setAttr(kSharedBytesAttr,
-                    OpBuilder(ctx).getI64IntegerAttr(sharedBytes));
 
     // Mark kernels: entry points, their thread count, aligned pointers.
     auto numWarps = module->getAttrOfType<IntegerAttr>(

@@ -329,6 +329,7 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options,
     return fail("cannot clean " + directory + ": " + ec.message());
 
   std::string index;
+  size_t compiled = 0;
   for (size_t k = 0; k < read->configs.size(); ++k) {
     const Config &config = read->configs[k];
     CompileOptions one = options;
@@ -338,13 +339,40 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options,
     one.outputPath = (stem + "." + extensionOf(options.emit)).str();
     one.metadataPath =
         options.emit == Stage::Cubin ? (stem + ".json").str() : std::string();
-    if (int status = compile(one)) {
+    // A config too big for the target is skipped, as Triton's autotuner
+    // skips one that runs out of resources; config<K>.error says why.
+    std::string doesNotFit;
+    one.doesNotFit = &doesNotFit;
+    index += "config" + std::to_string(k) + ": " + config.fragment + "\n";
+    int status = compile(one);
+    if (status == kExitDoesNotFit) {
+      sourceMgr.PrintMessage(config.loc, llvm::SourceMgr::DK_Warning,
+                             "autotune config " + llvm::Twine(k) + " (" +
+                                 config.fragment + ") skipped for " +
+                                 options.arch + ": " + doesNotFit);
+      std::error_code ec;
+      llvm::raw_fd_ostream error((stem + ".error").str(), ec,
+                                 llvm::sys::fs::OF_Text);
+      if (ec)
+        return fail("cannot write " + stem + ".error: " + ec.message());
+      error << "error: autotune config " << k << " (" << config.fragment
+            << ") skipped for " << options.arch << ": " << doesNotFit << "\n";
+      continue;
+    }
+    if (status) {
       sourceMgr.PrintMessage(config.loc, llvm::SourceMgr::DK_Note,
                              "while compiling autotune config " +
                                  llvm::Twine(k) + " (" + config.fragment + ")");
       return status;
     }
-    index += "config" + std::to_string(k) + ": " + config.fragment + "\n";
+    ++compiled;
+  }
+  if (compiled == 0) {
+    sourceMgr.PrintMessage(kernel.nameLoc, llvm::SourceMgr::DK_Error,
+                           "no autotune config of '" + kernel.name + "' fits " +
+                               options.arch +
+                               " (each config's reason is above)");
+    return 1;
   }
   llvm::SmallString<128> indexPath(directory);
   llvm::sys::path::append(indexPath, "configs.txt");

@@ -43,6 +43,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/xxhash.h"
 
+#include <optional>
+
 using namespace llvm;
 
 namespace {
@@ -219,10 +221,10 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (writer.done)
     return 0;
 
-  // Stage 3: tensor descriptors and block pointers to tensors of pointers, layouts, the software
-  // pipeline of tensor-core loops, shared-memory offsets. Stage 4: LLVM and
-  // NVVM dialects. Both as compiler/conversion/KilnPipeline.h builds them
-  // (kiln-opt --kiln-pipeline replays them on 01-kiln.mlir).
+  // Stage 3: tensor descriptors and block pointers to tensors of pointers,
+  // layouts, the software pipeline of tensor-core loops, shared-memory offsets.
+  // Stage 4: LLVM and NVVM dialects. Both as compiler/conversion/KilnPipeline.h
+  // builds them (kiln-opt --kiln-pipeline replays them on 01-kiln.mlir).
   KilnPipelineOptions pipelineOptions;
   pipelineOptions.arch = arch->name;
   pipelineOptions.numWarps = spec->numWarps;
@@ -254,8 +256,31 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
   if (writer.done)
     return 0;
-  if (failed(runPasses(buildKilnLLVMPipeline, "llvm")))
-    return 1;
+  {
+    // With doesNotFit, the stage's diagnostics wait until it is known
+    // whether the variant failed only for its shared memory.
+    std::vector<mlir::Diagnostic> held;
+    std::optional<mlir::ScopedDiagnosticHandler> hold;
+    if (options.doesNotFit)
+      hold.emplace(&context, [&](mlir::Diagnostic &diagnostic) {
+        held.push_back(std::move(diagnostic));
+        return mlir::success();
+      });
+    bool failedStage = failed(runPasses(buildKilnLLVMPipeline, "llvm"));
+    hold.reset();
+    auto needed =
+        (*module)->getAttrOfType<mlir::IntegerAttr>("kiln_gpu.shared_bytes");
+    if (failedStage && options.doesNotFit && needed &&
+        needed.getInt() > TargetInfo::of(*module).maxSharedBytes() &&
+        held.size() == 1) {
+      *options.doesNotFit = held.front().str();
+      return kExitDoesNotFit;
+    }
+    for (mlir::Diagnostic &diagnostic : held)
+      context.getDiagEngine().emit(std::move(diagnostic));
+    if (failedStage)
+      return 1;
+  }
   if (!writer.dump("03-llvm.mlir", printed(*module)))
     return 1;
   int64_t sharedBytes = 0;

@@ -27,7 +27,15 @@ struct CompileOptions {
   std::string dumpDir;       // optional: every stage's IR
   std::string ptxasPath;     // optional; else $CUDA_HOME/bin/ptxas
   std::string libdevicePath; // optional; else under $CUDA_HOME/nvvm
+  /// Set: a variant that needs more shared memory than the target has is not
+  /// an error (Triton's autotuner skips such a config): compileKernel writes
+  /// why here and returns kExitDoesNotFit.
+  std::string *doesNotFit = nullptr;
 };
+
+/// compileKernel's status for a variant skipped under
+/// CompileOptions::doesNotFit.
+inline constexpr int kExitDoesNotFit = 3;
 
 /// Compiles one (kernel, arch, variant). Diagnostics go to stderr as
 /// `file:line:col: error: ...` with the source line and a caret. Returns the

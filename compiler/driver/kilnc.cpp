@@ -294,12 +294,16 @@ int main(int argc, char **argv) {
     if (!resourceUsage)
       return 0;
     std::vector<std::string> configs;
+    // Skipped configs (config<K>.error) have no metadata.
     for (unsigned k = 0;; ++k) {
-      SmallString<128> path(options.outputPath);
+      SmallString<128> path(options.outputPath), skipped;
       sys::path::append(path, "config" + Twine(k) + ".json");
-      if (!sys::fs::exists(path))
+      skipped = path;
+      sys::path::replace_extension(skipped, "error");
+      if (sys::fs::exists(path))
+        configs.push_back(path.str().str());
+      else if (!sys::fs::exists(skipped))
         break;
-      configs.push_back(path.str().str());
     }
     return printResourceUsage(configs, usageOut);
   }
