@@ -33,8 +33,8 @@ to run under Nsight Compute, e.g.
         python3 bench/matmul_cubins.py --cubins .devbuild/matmul_cubins --out /tmp/x \
         --only fp16_sm_90a_128x256 --sizes 8192 --profile
 
---asm DIR writes, for each kept config, Triton's PTX (DIR/NAME.triton.ptx)
-and its registers, spills and shared memory (DIR/NAME.triton.json), to read
+--asm DIR writes, for each kept config, Triton's PTX and cubin
+(DIR/NAME.triton.ptx, .cubin) and its registers, spills and shared memory (DIR/NAME.triton.json), to read
 beside kilnc's `--emit=ptx`.
 
 --autotuned DIR adds the acceptance's third config: for each dtype with a
@@ -135,6 +135,8 @@ def main():
                 os.makedirs(args.asm, exist_ok=True)
                 with open(os.path.join(args.asm, name + ".triton.ptx"), "w") as f:
                     f.write(compiled.asm["ptx"])
+                with open(os.path.join(args.asm, name + ".triton.cubin"), "wb") as f:
+                    f.write(compiled.asm["cubin"])
                 json.dump(dict(registers=compiled.n_regs, spills=compiled.n_spills,
                                shared=compiled.metadata.shared),
                           open(os.path.join(args.asm, name + ".triton.json"), "w"))

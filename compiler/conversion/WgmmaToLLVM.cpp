@@ -70,6 +70,23 @@ Value descriptor(OpBuilder &b, Location loc, Value address, uint64_t constant) {
                                b.getI64IntegerAttr(int64_t(constant))));
 }
 
+/// The descriptor of the tile `byteOffset` bytes past `base`'s: the start
+/// address field is the low 14 bits, and shared addresses stay below 2^18,
+/// so adding offset / 16 to the descriptor never carries out of the field.
+/// One add of a constant per wgmma, where rebuilding the descriptor takes
+/// four instructions.
+Value descriptorPlus(OpBuilder &b, Location loc, Value base,
+                     int64_t byteOffset) {
+  assert(byteOffset % 16 == 0 && "wgmma tiles start on 16-byte boundaries");
+  if (byteOffset == 0)
+    return base;
+  Type i64 = b.getI64Type();
+  return LLVM::AddOp::create(
+      b, loc, base,
+      LLVM::ConstantOp::create(b, loc, i64,
+                               b.getI64IntegerAttr(byteOffset >> 4)));
+}
+
 /// Ties `values` through `text` (a wait): outputs "=f"-style, inputs tied.
 SmallVector<Value> tieThrough(OpBuilder &b, Location loc, StringRef text,
                               ArrayRef<Value> values) {
@@ -195,15 +212,14 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                             "bytes, a in registers 16-bit only");
     int64_t kStep = flavour->kStep();
     bool aKContiguous =
-        !aTile || !cast<kiln::gpu::NVMMASharedEncodingAttr>(
-                       aTile.getEncoding())
+        !aTile || !cast<kiln::gpu::NVMMASharedEncodingAttr>(aTile.getEncoding())
                        .getTransposed();
     bool bKContiguous =
         cast<kiln::gpu::NVMMASharedEncodingAttr>(bTile.getEncoding())
             .getTransposed();
-    bool wgmma = flavour->fitsWgmma(
-        target, m, n, unsigned(numWarps), mma.getWarpsPerCTA()[0],
-        aKContiguous, bKContiguous, /*aInRegisters=*/!aTile);
+    bool wgmma = flavour->fitsWgmma(target, m, n, unsigned(numWarps),
+                                    mma.getWarpsPerCTA()[0], aKContiguous,
+                                    bKContiguous, /*aInRegisters=*/!aTile);
     if (!wgmma) {
       if (!flavour->hasMmaSync(target))
         return op.emitOpError("this dot needs wgmma (sm_90a) with both tiles "
@@ -244,10 +260,14 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       Value aBase =
           LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
       // This warpgroup's first row: 64 rows are a whole number of lines or
-      // of panels, so its offset is linear in the warpgroup.
-      Value warpgroup =
+      // of panels, so its offset is linear in the warpgroup. Read from lane
+      // 0, the index is warp-uniform to ptxas, which then builds a's
+      // descriptors in uniform registers (no per-wgmma R2UR moves).
+      Value warpgroup = kiln::shuffle(
+          rewriter, loc,
           LLVM::LShrOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
-                               i32Constant(rewriter, loc, 7));
+                               i32Constant(rewriter, loc, 7)),
+          i32Constant(rewriter, loc, 0), NVVM::ShflKind::idx);
       aRows = LLVM::AddOp::create(
           rewriter, loc, aBase,
           LLVM::MulOp::create(
@@ -304,15 +324,15 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     kiln::inlinePtxEffect(rewriter, loc, Type(), "wgmma.fence.sync.aligned;",
                           "", ValueRange{});
     int64_t tilesPerWarpgroup = m / (16 * numWarps);
-    // b's descriptor for each kStep rows.
+    // b's descriptor for each kStep rows: one descriptor, then constant
+    // offsets.
     SmallVector<Value> bDescs;
+    Value bDesc = descriptor(rewriter, loc, bBase, bConstant);
     for (int64_t kk = 0; kk < k / kStep; ++kk)
-      bDescs.push_back(descriptor(
-          rewriter, loc,
-          LLVM::AddOp::create(
-              rewriter, loc, bBase,
-              i32Constant(rewriter, loc, bShape.linearOffset(kStep * kk, 0))),
-          bConstant));
+      bDescs.push_back(descriptorPlus(rewriter, loc, bDesc,
+                                      bShape.linearOffset(kStep * kk, 0)));
+    Value aDesc =
+        aAddress ? descriptor(rewriter, loc, aRows, aConstant) : Value();
     // One m64 tile's whole K, then the next: each accumulator's chain of
     // wgmmas issues back to back, as the hardware pipelines them.
     for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
@@ -331,11 +351,9 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
         SmallVector<Value> ordered;
         if (aAddress) {
           // a: the kk-th kStep columns of this tile's rows.
-          Value aStart = LLVM::AddOp::create(
-              rewriter, loc, aRows,
-              i32Constant(rewriter, loc,
-                          aAddress->shape().linearOffset(row0, kStep * kk)));
-          ordered.push_back(descriptor(rewriter, loc, aStart, aConstant));
+          ordered.push_back(
+              descriptorPlus(rewriter, loc, aDesc,
+                             aAddress->shape().linearOffset(row0, kStep * kk)));
         } else {
           SmallVector<Value> words =
               aFragments.at(rewriter, loc, int32_t(row0), int32_t(kStep * kk));
@@ -388,9 +406,9 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
   const int64_t bytes = flavour.elementBytes;
   const int64_t kStep = flavour.kStep();
-  const int64_t perWord = 4 / bytes;     // elements of a 32-bit register
-  const int64_t perChunk = 16 / bytes;   // elements of 16 bytes
-  const int64_t kHalf = kStep / 2;       // K of the second register pair
+  const int64_t perWord = 4 / bytes;   // elements of a 32-bit register
+  const int64_t perChunk = 16 / bytes; // elements of 16 bytes
+  const int64_t kHalf = kStep / 2;     // K of the second register pair
 
   // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
   // the tile's corner in thread 0 of warp 0.
@@ -470,9 +488,9 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col." +
       flavour.accumulatorType() + "." +
       kiln::TensorCoreFlavour::ptxType(
-          aTile ? aTile.getElementType()
-                : cast<RankedTensorType>(op.getA().getType())
-                      .getElementType()) +
+          aTile
+              ? aTile.getElementType()
+              : cast<RankedTensorType>(op.getA().getType()).getElementType()) +
       "." + kiln::TensorCoreFlavour::ptxType(bTile.getElementType()) + "." +
       flavour.accumulatorType() +
       " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
@@ -510,15 +528,14 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
           coordinates(LLVM::AddOp::create(rewriter, loc, k0, c(j)));
       Value at = LLVM::AddOp::create(rewriter, loc, base,
                                      tile.emit(rewriter, loc, row, col));
-      Value element = kiln::inlinePtxEffect(rewriter, loc, i32,
-                                            bytes == 1
-                                                ? "ld.shared.u8 $0, [$1];"
-                                                : "ld.shared.u16 $0, [$1];",
-                                            "=r,r", ValueRange{at})
-                          .getResult(0);
+      Value element =
+          kiln::inlinePtxEffect(rewriter, loc, i32,
+                                bytes == 1 ? "ld.shared.u8 $0, [$1];"
+                                           : "ld.shared.u16 $0, [$1];",
+                                "=r,r", ValueRange{at})
+              .getResult(0);
       if (j)
-        element =
-            LLVM::ShlOp::create(rewriter, loc, element, c(j * 8 * bytes));
+        element = LLVM::ShlOp::create(rewriter, loc, element, c(j * 8 * bytes));
       word = word ? Value(LLVM::OrOp::create(rewriter, loc, word, element))
                   : element;
     }
@@ -538,15 +555,20 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         // M contiguous, 32- or 8-bit: a0..a3 are rows g and g + 8, k from
         // perWord t and kHalf further.
         SmallVector<Value> fragment;
-        for (auto [dr, dk] :
-             {std::pair<int64_t, int64_t>{0, 0}, {8, 0}, {0, kHalf}, {8, kHalf}}) {
-          Value r = LLVM::AddOp::create(
-              rewriter, loc, tileRow,
-              LLVM::AddOp::create(rewriter, loc, g, c(dr)));
+        for (auto [dr, dk] : {std::pair<int64_t, int64_t>{0, 0},
+                              {8, 0},
+                              {0, kHalf},
+                              {8, kHalf}}) {
+          Value r =
+              LLVM::AddOp::create(rewriter, loc, tileRow,
+                                  LLVM::AddOp::create(rewriter, loc, g, c(dr)));
           Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
           fragment.push_back(gatherWord(
               aBase, *aAddress,
-              [&](Value kAt) { return std::pair<Value, Value>{r, kAt}; }, k0));
+              [&](Value kAt) {
+                return std::pair<Value, Value>{r, kAt};
+              },
+              k0));
         }
         aFragments[row] = fragment;
         continue;
@@ -577,7 +599,10 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
           Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
           fragment.push_back(gatherWord(
               bBase, bAddress,
-              [&](Value kAt) { return std::pair<Value, Value>{kAt, n}; }, k0));
+              [&](Value kAt) {
+                return std::pair<Value, Value>{kAt, n};
+              },
+              k0));
         }
         bFragments[col] = fragment;
         continue;
@@ -605,8 +630,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       llvm::append_range(operands, bFragments[corner.second]);
       for (int slot : slots)
         operands.push_back(acc[slot]);
-      Value d = kiln::inlinePtx(rewriter, loc, quadAcc, mmaText,
-                                mmaConstraints, operands);
+      Value d = kiln::inlinePtx(rewriter, loc, quadAcc, mmaText, mmaConstraints,
+                                operands);
       for (auto [i, slot] : llvm::enumerate(slots))
         acc[slot] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
     }

@@ -45,7 +45,14 @@ import triton.language as tl
 # WGMMA: cp.async.wait_group 1;
 # WGMMA: bar.sync 0;
 # WGMMA: fence.proxy.async.shared::cta;
+# The warpgroup's index is read from lane 0 (warp-uniform, so ptxas keeps
+# a's descriptors in uniform registers); each k step's descriptor is the
+# first one plus a constant (32 bytes of K: 2 in the 16-byte address field).
+# WGMMA: shfl.sync.idx.b32
 # WGMMA: wgmma.fence.sync.aligned;
+# WGMMA: or.b64 [[ADESC:%rd[0-9]+]], {{%rd[0-9]+}}, {{[0-9]+}};
+# WGMMA: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, [[ADESC]],
+# WGMMA: add.s64 {{%rd[0-9]+}}, {{%rd[0-9]+}}, {{[0-9]+}};
 # WGMMA: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 # WGMMA: wgmma.commit_group.sync.aligned;
 # WGMMA: wgmma.wait_group.sync.aligned 1;
