@@ -196,8 +196,8 @@ struct ExchangeSource {
 /// thread writes the sources' elements (one copy of each), all threads meet
 /// at a barrier, then read the targets' accesses. A second barrier lets the
 /// array be written again (the op may sit in a loop). The array is laid out
-/// by layout::chooseSharedSwizzle: swizzled against bank conflicts, and
-/// moving runs of registers as one vector where every access allows.
+/// by layout::chooseSharedSwizzle: swizzled against bank conflicts, each
+/// access moving runs of registers as one vector where the array allows.
 SmallVector<SmallVector<Value>>
 exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
                       ArrayRef<ExchangeSource> sources,
@@ -216,10 +216,11 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   layout::SharedSwizzle plan =
       layout::chooseSharedSwizzle(writers, targets, elementBytes);
   int64_t size = plan.swizzle.getOutDimSize(layout::kOffset);
-  int32_t vector = plan.vectorElements;
-  Type accessType =
-      vector == 1 ? storedType : Type(VectorType::get({vector}, storedType));
-  unsigned alignment = unsigned(vector * elementBytes);
+  // Each access moves its own vector (a wide reader beside a narrow writer).
+  auto accessTypeOf = [&](int32_t vector) {
+    return vector == 1 ? storedType
+                       : Type(VectorType::get({vector}, storedType));
+  };
 
   Value base = kiln::allocateSharedArray(rewriter, op, storedType, size);
   // The physical offset of each register of `access` (vector starts only
@@ -241,7 +242,11 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
     return LLVM::GEPOp::create(rewriter, loc, base.getType(), storedType, base,
                                ValueRange{offset});
   };
+  size_t accessIndex = 0;
   for (const ExchangeSource &source : sources) {
+    int32_t vector = plan.vectorOf(accessIndex++);
+    Type accessType = accessTypeOf(vector);
+    unsigned alignment = unsigned(vector * elementBytes);
     auto [physical, at] = offsets(source.access);
     for (size_t k = 0; k < source.elements.size(); k += vector) {
       if (!kiln::isRepresentativeRegister(physical, unsigned(k)))
@@ -265,6 +270,9 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   NVVM::Barrier0Op::create(rewriter, loc);
   SmallVector<SmallVector<Value>> results;
   for (const layout::SharedAccess &target : targets) {
+    int32_t vector = plan.vectorOf(accessIndex++);
+    Type accessType = accessTypeOf(vector);
+    unsigned alignment = unsigned(vector * elementBytes);
     auto [physical, at] = offsets(target);
     SmallVector<Value> elements;
     for (size_t k = 0; k < at.size(); k += vector) {

@@ -177,6 +177,45 @@ SmallVector<uint64_t> sharedVectorBases(ArrayRef<AccessBases> accesses,
   return vector;
 }
 
+/// The longest run of `access`'s leading register bases that is nonzero,
+/// independent and at most `maxBits` long: the widest vector it could move
+/// if the array put these bases at the bottom.
+SmallVector<uint64_t> leadingRun(const AccessBases &access, int32_t maxBits) {
+  SmallVector<uint64_t> run;
+  Echelon echelon;
+  for (int32_t bit = 0; bit < maxBits && size_t(bit) < access.registers.size();
+       ++bit) {
+    if (!echelon.add(access.registers[bit], unsigned(bit)))
+      break;
+    run.push_back(access.registers[bit]);
+  }
+  return run;
+}
+
+/// The vector bits `access` gets under `columns`: its leading register bits
+/// that land on physical bits 0, 1, ... in order, shortened until every
+/// other basis and its xorOffset leave those bits clear.
+int32_t ownVectorBits(const AccessBases &access, uint64_t xorOffset,
+                      ArrayRef<uint64_t> columns, int32_t maxBits) {
+  int32_t bits = 0;
+  while (bits < maxBits && size_t(bits) < access.registers.size() &&
+         xorOfColumns<uint64_t>(columns, access.registers[bits]) == uint64_t(1)
+                                                                        << bits)
+    ++bits;
+  for (; bits > 0; --bits) {
+    uint64_t lowMask = (uint64_t(1) << bits) - 1;
+    auto aligned = [&](uint64_t logical) {
+      return (xorOfColumns<uint64_t>(columns, logical) & lowMask) == 0;
+    };
+    if (aligned(xorOffset) &&
+        llvm::all_of(ArrayRef(access.registers).drop_front(bits), aligned) &&
+        llvm::all_of(access.lanes, aligned) &&
+        llvm::all_of(access.others, aligned))
+      break;
+  }
+  return bits;
+}
+
 } // namespace
 
 int64_t sharedWavefronts(const LinearLayout &physicalAccess,
@@ -196,10 +235,11 @@ int64_t sharedExchangeCost(ArrayRef<SharedAccess> writers,
                            ArrayRef<SharedAccess> readers,
                            const SharedSwizzle &swizzle, int32_t elementBytes) {
   int64_t cost = 0;
+  size_t index = 0;
   for (ArrayRef<SharedAccess> accesses : {writers, readers})
     for (const SharedAccess &access : accesses)
       cost += sharedAccessCost(access.layout.compose(swizzle.swizzle),
-                               swizzle.vectorElements, elementBytes);
+                               swizzle.vectorOf(index++), elementBytes);
   return cost;
 }
 
@@ -223,10 +263,12 @@ SharedSwizzle chooseSharedSwizzle(ArrayRef<SharedAccess> writers,
     }
   }
   if (accesses.empty())
-    return {LinearLayout::identity1D(1, kOffset, kOffset), 1};
+    return {LinearLayout::identity1D(1, kOffset, kOffset), 1, {}};
   int32_t indexBits = llvm::Log2_32(uint32_t(size));
 
-  // Steps 1 and 2: the widest aligned vector and its base arrangement.
+  // Steps 1 and 2: the widest vector every access shares and its base
+  // arrangement; then, per access, the arrangement with that access's own
+  // leading run at the bottom, where the others move what vectors they can.
   checkElementBytes(elementBytes);
   int32_t maxVectorBits =
       llvm::Log2_32(uint32_t(kMaxVectorBytes / elementBytes));
@@ -237,63 +279,103 @@ SharedSwizzle chooseSharedSwizzle(ArrayRef<SharedAccess> writers,
     if (isAligned(accesses, xorOffsets, base, int32_t(vector.size())))
       break;
   }
-  int32_t vectorElements = int32_t(1) << vector.size();
+  auto vectorsUnder = [&](ArrayRef<uint64_t> columns) {
+    SmallVector<int32_t> bits;
+    for (auto [access, xorOffset] : llvm::zip_equal(accesses, xorOffsets))
+      bits.push_back(ownVectorBits(access, xorOffset, columns, maxVectorBits));
+    return bits;
+  };
 
-  // Step 3: per access, what the swizzle cannot change (instructions) and
-  // the lanes' physical bases before the XOR masks.
-  BankGeometry geometry = geometryOf(vectorElements, elementBytes);
-  SmallVector<int64_t> instructions;
-  SmallVector<SmallVector<uint64_t, 8>> baseLanes;
-  for (const AccessBases &access : accesses) {
-    instructions.push_back(instructionsOf(access.registers, vectorElements));
-    SmallVector<uint64_t, 8> lanes;
-    for (uint64_t lane : access.lanes)
-      lanes.push_back(xorOfColumns<uint64_t>(base, lane));
-    baseLanes.push_back(lanes);
-  }
-  // masks[h] is XORed into the physical index wherever its bit h is set; it
-  // only covers row-position bits, all below h, so the map stays triangular
-  // (invertible) and never touches the vector's bits.
-  int32_t rowLow = geometry.unitShift;
-  int32_t rowHigh = rowLow + geometry.rowPositionBits;
-  SmallVector<uint64_t> masks(indexBits, 0);
-  auto swizzled = [&](uint64_t physical) {
-    uint64_t result = physical;
-    for (int32_t bit = rowHigh; bit < indexBits; ++bit)
-      if ((physical >> bit) & 1)
-        result ^= masks[bit];
-    return result;
-  };
-  auto totalCost = [&] {
-    int64_t cost = 0;
-    SmallVector<uint64_t, 8> lanes;
-    for (auto [count, laneBases] : llvm::zip_equal(instructions, baseLanes)) {
-      lanes.clear();
-      for (uint64_t lane : laneBases)
-        lanes.push_back(swizzled(lane));
-      cost += count * wavefrontsOf(lanes, geometry);
+  // Step 3, for one arrangement: per access, what the swizzle cannot change
+  // (instructions) and the lanes' physical bases before the XOR masks; then
+  // the masks. Returns the swizzled columns and their total cost.
+  auto swizzle =
+      [&](ArrayRef<uint64_t> columns,
+          ArrayRef<int32_t> bits) -> std::pair<SmallVector<uint64_t>, int64_t> {
+    SmallVector<int64_t> instructions;
+    SmallVector<BankGeometry> geometries;
+    SmallVector<SmallVector<uint64_t, 8>> baseLanes;
+    int32_t rowLow = 0, rowHigh = 0;
+    for (auto [access, vectorBits] : llvm::zip_equal(accesses, bits)) {
+      int32_t elements = int32_t(1) << vectorBits;
+      instructions.push_back(instructionsOf(access.registers, elements));
+      geometries.push_back(geometryOf(elements, elementBytes));
+      rowLow = std::max(rowLow, geometries.back().unitShift);
+      rowHigh = geometries.back().unitShift + geometries.back().rowPositionBits;
+      SmallVector<uint64_t, 8> lanes;
+      for (uint64_t lane : access.lanes)
+        lanes.push_back(xorOfColumns<uint64_t>(columns, lane));
+      baseLanes.push_back(lanes);
     }
-    return cost;
-  };
-  for (int32_t bit = rowHigh; bit < indexBits; ++bit) {
-    uint64_t bestMask = 0;
-    int64_t bestCost = totalCost();
-    for (uint64_t choice = 1;
-         choice < (uint64_t(1) << geometry.rowPositionBits); ++choice) {
-      masks[bit] = choice << rowLow;
-      int64_t cost = totalCost();
-      if (cost < bestCost) {
-        bestCost = cost;
-        bestMask = masks[bit];
+    // masks[h] is XORed into the physical index wherever its bit h is set;
+    // it only covers row-position bits above every access's vector, all
+    // below h, so the map stays triangular (invertible) and never splits a
+    // vector.
+    SmallVector<uint64_t> masks(indexBits, 0);
+    auto swizzled = [&](uint64_t physical) {
+      uint64_t result = physical;
+      for (int32_t bit = rowHigh; bit < indexBits; ++bit)
+        if ((physical >> bit) & 1)
+          result ^= masks[bit];
+      return result;
+    };
+    auto totalCost = [&] {
+      int64_t cost = 0;
+      SmallVector<uint64_t, 8> lanes;
+      for (auto [count, geometry, laneBases] :
+           llvm::zip_equal(instructions, geometries, baseLanes)) {
+        lanes.clear();
+        for (uint64_t lane : laneBases)
+          lanes.push_back(swizzled(lane));
+        cost += count * wavefrontsOf(lanes, geometry);
       }
+      return cost;
+    };
+    for (int32_t bit = rowHigh; bit < indexBits; ++bit) {
+      uint64_t bestMask = 0;
+      int64_t bestCost = totalCost();
+      for (uint64_t choice = 1; choice < (uint64_t(1) << (rowHigh - rowLow));
+           ++choice) {
+        masks[bit] = choice << rowLow;
+        int64_t cost = totalCost();
+        if (cost < bestCost) {
+          bestCost = cost;
+          bestMask = masks[bit];
+        }
+      }
+      masks[bit] = bestMask;
     }
-    masks[bit] = bestMask;
+    SmallVector<uint64_t> result;
+    for (uint64_t column : columns)
+      result.push_back(swizzled(column));
+    return {result, totalCost()};
+  };
+
+  SmallVector<int32_t> vectorBits = vectorsUnder(base);
+  auto [best, bestCost] = swizzle(base, vectorBits);
+  for (const AccessBases &leader : accesses) {
+    SmallVector<uint64_t> run = leadingRun(leader, maxVectorBits);
+    if (run.size() <= vector.size())
+      continue;
+    SmallVector<uint64_t> columns = baseArrangement(run, indexBits);
+    SmallVector<int32_t> bits = vectorsUnder(columns);
+    auto [swizzled, cost] = swizzle(columns, bits);
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = std::move(swizzled);
+      vectorBits = std::move(bits);
+    }
   }
 
   LinearLayout::InDim in{std::string(kOffset), {}};
-  for (uint64_t column : base)
-    in.bases.push_back({int32_t(swizzled(column))});
-  return {LinearLayout({in}, {{std::string(kOffset), size}}), vectorElements};
+  for (uint64_t column : best)
+    in.bases.push_back({int32_t(column)});
+  SharedSwizzle plan;
+  plan.swizzle = LinearLayout({in}, {{std::string(kOffset), size}});
+  plan.vectorElements = int32_t(1) << *llvm::min_element(vectorBits);
+  for (int32_t bits : vectorBits)
+    plan.accessVectors.push_back(int32_t(1) << bits);
+  return plan;
 }
 
 } // namespace kiln::layout

@@ -30,6 +30,7 @@
 #include "compiler/layout/LinearLayout.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 
@@ -59,6 +60,17 @@ struct SharedSwizzle {
   /// like the physical images of all other hardware bits and of xorOffset,
   /// is a multiple of vectorElements. vectorElements * elementBytes <= 16.
   int32_t vectorElements = 1;
+  /// Per access (the writers, then the readers, as given to
+  /// chooseSharedSwizzle), the consecutive registers it moves as one vector:
+  /// vectorElements or more, with the same guarantees for that access. An
+  /// access may move more than the others where the array puts its run of
+  /// registers at the bottom (a wide reader beside a narrow writer).
+  llvm::SmallVector<int32_t, 4> accessVectors;
+
+  /// accessVectors[index], or vectorElements where it is not given.
+  int32_t vectorOf(size_t index) const {
+    return index < accessVectors.size() ? accessVectors[index] : vectorElements;
+  }
 };
 
 /// Wavefronts one warp instruction of `physicalAccess` takes: the access is
@@ -78,7 +90,8 @@ int64_t sharedWavefronts(const LinearLayout &physicalAccess,
 int64_t sharedAccessCost(const LinearLayout &physicalAccess,
                          int32_t vectorElements, int32_t elementBytes);
 
-/// The summed sharedAccessCost of every writer and reader under `swizzle`.
+/// The summed sharedAccessCost of every writer and reader under `swizzle`,
+/// each moving its own vector (SharedSwizzle::vectorOf).
 int64_t sharedExchangeCost(llvm::ArrayRef<SharedAccess> writers,
                            llvm::ArrayRef<SharedAccess> readers,
                            const SharedSwizzle &swizzle, int32_t elementBytes);
@@ -93,11 +106,16 @@ int64_t sharedExchangeCost(llvm::ArrayRef<SharedAccess> writers,
 ///  2. The base arrangement: physical bits 0..w-1 are the vector's bases,
 ///     the higher ones the remaining logical bits in increasing order
 ///     (row-major otherwise).
+///     Then, for each access whose own leading run of register bases is
+///     longer, the arrangement with that run at the bottom is tried, every
+///     access moving the vector it can there (accessVectors); the cheapest
+///     (unswizzled) arrangement wins, the shared one on ties.
 ///  3. The swizzle: each physical bit above the row-position bits (those
-///     that pick a U-byte unit within a 128-byte row) XORs a mask into the
-///     row-position bits, chosen greedily from the lowest such bit: every
-///     mask is tried and the cheapest total cost (sharedExchangeCost) kept,
-///     the smallest mask on ties, so nothing is swizzled that need not be.
+///     that pick a U-byte unit within a 128-byte row, above every access's
+///     vector) XORs a mask into the row-position bits, chosen greedily from
+///     the lowest such bit: every mask is tried and the cheapest total cost
+///     (sharedExchangeCost) kept, the smallest mask on ties, so nothing is
+///     swizzled that need not be.
 ///
 /// The result never costs more than the base arrangement. Every access must
 /// map into the same "offset" of size N; misuse aborts.

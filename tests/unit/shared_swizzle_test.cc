@@ -113,8 +113,8 @@ void expectWavefrontsMatchSimulation(const LinearLayout &physical,
 }
 
 /// Checks by enumeration that the plan's swizzle is a bijection of the
-/// array and that every access's register groups are contiguous, in
-/// register order, and aligned, within the 16-byte limit.
+/// array and that every access's register groups (of its own vector) are
+/// contiguous, in register order, and aligned, within the 16-byte limit.
 void expectValidPlan(llvm::ArrayRef<SharedAccess> accesses,
                      const SharedSwizzle &plan, int32_t elementBytes) {
   const LinearLayout &swizzle = plan.swizzle;
@@ -132,11 +132,15 @@ void expectValidPlan(llvm::ArrayRef<SharedAccess> accesses,
     seen[physical] = true;
   }
 
-  int32_t vector = plan.vectorElements;
-  ASSERT_GE(vector, 1);
-  ASSERT_EQ(vector & (vector - 1), 0);
-  ASSERT_LE(vector * elementBytes, 16);
-  for (const SharedAccess &access : accesses) {
+  ASSERT_TRUE(plan.accessVectors.empty() ||
+              plan.accessVectors.size() == accesses.size());
+  for (auto [index, access] : llvm::enumerate(accesses)) {
+    // Each access's own vector, at least the shared one.
+    int32_t vector = plan.vectorOf(index);
+    ASSERT_GE(vector, plan.vectorElements);
+    ASSERT_GE(vector, 1);
+    ASSERT_EQ(vector & (vector - 1), 0);
+    ASSERT_LE(vector * elementBytes, 16);
     const LinearLayout &layout = access.layout;
     ASSERT_EQ(dimSize(layout, kRegister) % vector, 0);
     for (int32_t warp = 0; warp < dimSize(layout, kWarp); ++warp)
@@ -308,18 +312,20 @@ TEST(ChooseSharedSwizzle, ConflictFreeRowMajorStaysRowMajor) {
 
 TEST(ChooseSharedSwizzle, OneDimensionalFourPerThreadToOnePerThread) {
   // 1024 elements, 128 threads: 4 then 1 consecutive per thread. The
-  // reader's register 0 is 128 elements from its register 1, so nothing is
-  // vectorized; the writer's lanes, 4 elements apart, are spread by the
-  // swizzle instead.
+  // reader's register 0 is 128 elements from its register 1, so the two
+  // share no vector; row-major, the writer stores its 4 as one 16-byte
+  // vector (4 wavefronts, the minimum for 512 bytes), the reader loads one
+  // element per lane without conflicts.
   SharedAccess writer = blockedAccess({1024}, {4}, {32}, {4}, {0});
   SharedAccess reader = blockedAccess({1024}, {1}, {32}, {4}, {0});
   SharedSwizzle plan = chooseSharedSwizzle({writer}, {reader}, 4);
   expectValidPlan({writer, reader}, plan, 4);
   EXPECT_EQ(plan.vectorElements, 1);
+  EXPECT_EQ(plan.accessVectors, (llvm::SmallVector<int32_t, 4>{4, 1}));
   SharedSwizzle plain = rowMajorPlan(1024);
   EXPECT_EQ(wavefrontsUnder(writer, plain, 4), 4);
   EXPECT_EQ(wavefrontsUnder(reader, plain, 4), 1);
-  EXPECT_EQ(wavefrontsUnder(writer, plan, 4), 1);
+  EXPECT_EQ(sharedAccessCost(writer.layout.compose(plan.swizzle), 4, 4), 2 * 4);
   EXPECT_EQ(wavefrontsUnder(reader, plan, 4), 1);
   EXPECT_EQ(sharedExchangeCost({writer}, {reader}, plain, 4), 8 * 4 + 8);
   EXPECT_EQ(sharedExchangeCost({writer}, {reader}, plan, 4), 8 + 8);
@@ -367,7 +373,7 @@ TEST(ChooseSharedSwizzle, VectorShrinksUntilAligned) {
                       {{std::string(kOffset), 32}});
   SharedAccess access{layout};
   SharedSwizzle plan = chooseSharedSwizzle({access}, {access}, 4);
-  expectValidPlan({access}, plan, 4);
+  expectValidPlan({access, access}, plan, 4);
   EXPECT_EQ(plan.vectorElements, 2);
 
   // An offset of 1 (join's rhs) leaves no room for vectors at all.
@@ -415,6 +421,23 @@ SharedAccess randomBlocked(std::mt19937 &rng, llvm::ArrayRef<int64_t> shape,
     wpc[rng() % rank] *= 2;
   std::shuffle(order.begin(), order.end(), rng);
   return blockedAccess(shape, spt, tpw, wpc, order);
+}
+
+TEST(ChooseSharedSwizzle, WideReaderBesideNarrowWriter) {
+  // A matmul epilogue's shape: the writer holds 2 consecutive fp16 per
+  // register pair (mma-like: register 0 along columns, register 1 eight
+  // rows down), the reader 8 consecutive (a 16-byte global store). They
+  // share 2 elements; the reader's run at the bottom lets it load 16 bytes
+  // while the writer still stores 4.
+  SharedAccess writer = blockedAccess({64, 64}, {2, 2}, {8, 4}, {4, 1}, {1, 0});
+  SharedAccess reader = blockedAccess({64, 64}, {1, 8}, {4, 8}, {4, 1}, {1, 0});
+  SharedSwizzle plan = chooseSharedSwizzle({writer}, {reader}, 2);
+  expectValidPlan({writer, reader}, plan, 2);
+  EXPECT_EQ(plan.vectorElements, 2);
+  EXPECT_EQ(plan.accessVectors, (llvm::SmallVector<int32_t, 4>{2, 8}));
+  EXPECT_LT(
+      sharedExchangeCost({writer}, {reader}, plan, 2),
+      sharedExchangeCost({writer}, {reader}, rowMajorPlan(64 * 64, 2), 2));
 }
 
 TEST(ChooseSharedSwizzle, RandomConversionsAreValidAndNoWorseThanRowMajor) {
