@@ -96,11 +96,27 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
                        std::to_string(bytes) + ", $2;";
     Value full = i32Constant(rewriter, loc, bytes);
     Value none = i32Constant(rewriter, loc, 0);
+    // One address per thread plus constants where the layout allows (the
+    // usual case): no swizzle arithmetic per chunk.
+    std::optional<SmallVector<int64_t>> constants =
+        address.registerOffsets(*layout);
+    Value threadBase =
+        constants
+            ? Value(LLVM::AddOp::create(
+                  rewriter, loc, base,
+                  address.emit(rewriter, loc, coords[0][0], coords[0][1])))
+            : Value();
     for (unsigned r = 0; r < ptrs.size(); r += vec) {
       if (!kiln::isRepresentativeRegister(*layout, r))
         continue;
-      Value offset = address.emit(rewriter, loc, coords[r][0], coords[r][1]);
-      Value dst = LLVM::AddOp::create(rewriter, loc, base, offset);
+      Value dst =
+          constants
+              ? Value(LLVM::AddOp::create(
+                    rewriter, loc, threadBase,
+                    i32Constant(rewriter, loc, (*constants)[r])))
+              : Value(LLVM::AddOp::create(
+                    rewriter, loc, base,
+                    address.emit(rewriter, loc, coords[r][0], coords[r][1])));
       Value size = mask.empty() ? full
                                 : Value(LLVM::SelectOp::create(
                                       rewriter, loc, mask[r], full, none));

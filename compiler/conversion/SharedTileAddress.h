@@ -8,8 +8,11 @@
 #ifndef KILN_CONVERSION_SHAREDTILEADDRESS_H
 #define KILN_CONVERSION_SHAREDTILEADDRESS_H
 
+#include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/layout/NvmmaShared.h"
+
+#include <optional>
 
 namespace kiln {
 
@@ -57,6 +60,50 @@ public:
                             c(layout.chunkMask())),
         c(4));
     return LLVM::XOrOp::create(b, loc, offset, bits);
+  }
+
+  /// When the offset of every register of `tensorLayout` (a distributed
+  /// layout of the tile's shape) is this thread's offset of register 0 plus
+  /// a constant, those constants, by register: the register bits and the
+  /// lane/warp bits of the (XOR-linear) offset are disjoint, so XOR is
+  /// addition. A copy then computes one address per thread and adds
+  /// immediates, as ptxas folds them into the instruction. std::nullopt
+  /// otherwise.
+  std::optional<llvm::SmallVector<int64_t>>
+  registerOffsets(const layout::LinearLayout &tensorLayout) const {
+    auto offsetOf = [&](llvm::ArrayRef<int32_t> coords) {
+      size_t n = coords.size();
+      return n < 2 ? int64_t(-1) : layout.offset(coords[n - 2], coords[n - 1]);
+    };
+    int64_t threadBits = 0, registerBits = 0;
+    llvm::SmallVector<int64_t> registerBases;
+    for (llvm::StringRef dim : tensorLayout.getInDimNames())
+      for (int32_t bit = 0; bit < tensorLayout.getInDimSizeLog2(dim); ++bit) {
+        int64_t offset = offsetOf(tensorLayout.getBasis(dim, bit));
+        if (offset < 0)
+          return std::nullopt;
+        if (dim == layout::kRegister) {
+          registerBits |= offset;
+          registerBases.push_back(offset);
+        } else {
+          threadBits |= offset;
+        }
+      }
+    if (registerBits & threadBits)
+      return std::nullopt;
+    llvm::SmallVector<int64_t> offsets;
+    int32_t registers = tensorLayout.getInDimSize(layout::kRegister);
+    for (int32_t r = 0; r < registers; ++r) {
+      int64_t linear = 0;
+      for (auto [bit, base] : llvm::enumerate(registerBases))
+        if ((r >> bit) & 1)
+          linear ^= base;
+      // The offset must be linear in the coordinates (power-of-two tiles).
+      if (offsetOf(registerCoordinates(tensorLayout, unsigned(r))) != linear)
+        return std::nullopt;
+      offsets.push_back(linear);
+    }
+    return offsets;
   }
 
 private:

@@ -40,7 +40,11 @@ import triton.language as tl
 # GPU-NEXT: kiln_gpu.barrier
 
 # WGMMA: .extern .shared .align 1024 .b8 kiln_smem[];
-# WGMMA: cp.async.cg.shared.global [ {{.*}} ], [ {{.*}} ], 16,
+# A thread's chunks of a tile sit at constant offsets from its first one:
+# one address, then adds of immediates (ptxas folds them into LDGSTS).
+# WGMMA: cp.async.cg.shared.global [ [[DST:%r[0-9]+]] ], [ {{.*}} ], 16,
+# WGMMA-NEXT: // end inline asm
+# WGMMA-NEXT: add.s32 {{%r[0-9]+}}, [[DST]], 2048;
 # WGMMA: cp.async.commit_group;
 # WGMMA: cp.async.wait_group 1;
 # WGMMA: bar.sync 0;
