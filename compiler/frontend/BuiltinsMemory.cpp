@@ -687,11 +687,24 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
     acc = e.constant(FValue::integer(0), type, args.loc);
   }
   auto &builder = e.getBuilder();
+  // fp16 accumulation (out_dtype=tl.float16 on fp16 or fp8 operands): the
+  // tensor cores take these operands into fp32, so the dot runs in fp32 and
+  // its result is rounded to fp16 once per tl.dot (upstream's mma
+  // accumulates in fp16 and rounds every 16 of K: within its tolerance,
+  // never less accurate).
+  bool roundToF16 = resultType.getKind() == ScalarKind::F16;
+  TritonType dotType = type;
+  if (roundToF16) {
+    dotType.element = DType(ScalarKind::F32);
+    acc = e.castTo(*acc, dotType.element, args.loc);
+  }
   mlir::Value v = kiln::DotOp::create(
-      builder, e.location(args.loc), type.toMLIR(e.getContext()), a.value,
+      builder, e.location(args.loc), dotType.toMLIR(e.getContext()), a.value,
       b.value, acc->value,
       kiln::InputPrecisionAttr::get(e.getContext(), *inputPrecision),
       maxImprecise);
+  if (roundToF16)
+    return e.castTo(FValue::runtime(v, dotType), type.element, args.loc);
   return FValue::runtime(v, type);
 }
 
