@@ -64,7 +64,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cubins", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--sizes", default="1024,4096,8192")
+    parser.add_argument("--sizes", default="1024,4096,8192", help="M=N=K each, or MxNxK")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--kiln-only", action="store_true",
                         help="run and check each Kiln cubin once (for compute-sanitizer)")
@@ -88,14 +88,16 @@ def main():
     rows = []
     wrong = 0
     only = [o for o in args.only.split(",") if o]
-    sizes = list(map(int, args.sizes.split(",")))
+    # A size is M=N=K, or MxNxK.
+    sizes = [int(z) if "x" not in z else tuple(map(int, z.split("x"))) for z in args.sizes.split(",")]
 
     def cell(cubin, name, dtype, arch, cfg, size, label):
         """Checks (and unless --kiln-only/--profile, times) one cubin at one
         size beside Triton's kernel with the same config; appends a row."""
         nonlocal wrong
         bm, bn = cfg["BLOCK_SIZE_M"], cfg["BLOCK_SIZE_N"]
-        M = N = K = size
+        M, N, K = (size,) * 3 if isinstance(size, int) else size
+        size = size if isinstance(size, int) else f"{M}x{N}x{K}"
         a, b, torch_out = bench.make_inputs(torch, dtype, M, N, K)
         c = torch.empty((M, N), device="cuda", dtype=torch.float16)
         values = {"a_ptr": a.data_ptr(), "b_ptr": b.data_ptr(), "c_ptr": c.data_ptr(), "M": M, "N": N,
@@ -190,6 +192,8 @@ def main():
                 values = dict(item.split("=") for item in text.split(", "))
                 index[frozenset((k, int(values[k])) for k in bench.META)] = key
         for size in sizes:
+            if not isinstance(size, int):
+                continue  # Triton's autotuner keys on M, N, K: cubes only here
             a, b, _ = bench.make_inputs(torch, dtype, size, size, size)
             cfg, seconds = bench.autotuned_pick(mod, torch, a, b)
             del a, b
