@@ -151,8 +151,11 @@ bool Emitter::emitIf(const IfStmt &stmt) {
     scopes.back() = before;
     bool ok = emitBlock(body);
     if (ok && frames.back().returned) {
-      error(stmt.getLoc(), "'return' inside an 'if' on a run-time condition "
-                           "is not supported");
+      // Outside loops, an `if` with a return is emitReturningIf's.
+      error(stmt.getLoc(), frames.back().loopDepth > 0
+                               ? "'return' inside a loop is not supported"
+                               : "'return' inside an 'if' on a run-time "
+                                 "condition is not supported here");
       ok = false;
     }
     result = scopes.back();
