@@ -1455,6 +1455,10 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
     if (!fn)
       return error(args.loc,
                    "'" + callee.text + "' is not supported by Kiln yet");
+    // A libdevice function bound to another name (`triton_tanh =
+    // libdevice.tanh`) is still that function.
+    if (StringRef(callee.text).starts_with("libdevice."))
+      args.callee = callee.text.substr(10); // after "libdevice."
     if (callee.kind == FValue::Kind::Method) {
       args.args.insert(args.args.begin(), callee.elements[0]);
       args.argLocs.insert(args.argLocs.begin(), args.loc);

@@ -14,12 +14,10 @@ else:
     fast_tanh = tl.extra.cuda.libdevice.tanh
 
 
-def configs(*sizes):
-    return [triton.Config({"BLOCK": b}, num_warps=w) for b in sizes for w in WARPS]
-
-
-EVEN = all(w % 2 == 0 for w in WARPS)
-TOTAL = sum(w for w in WARPS)
+def configs(*sizes, **options):
+    if all(w % 2 == 0 for w in WARPS) and sum(w for w in WARPS) == 14:
+        return [triton.Config({"BLOCK": b}, num_warps=w) for b in sizes for w in WARPS]
+    return []
 
 
 @triton.autotune(configs=configs(*[64, 128]), key=["n"], **cache_kwargs)
@@ -28,8 +26,6 @@ TOTAL = sum(w for w in WARPS)
 def scaled_tanh(x_ptr, n, BLOCK: tl.constexpr, EVEN_N: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
-    if EVEN:
-        x = x * TOTAL
     tl.store(x_ptr + offs, fast_tanh(x), mask=offs < n)
 
 
