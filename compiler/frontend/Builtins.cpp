@@ -608,6 +608,36 @@ std::optional<FValue> pointerType(Emitter &e, const CallArgs &args) {
   return FValue::dtype(t);
 }
 
+/// tl.core.get_int_dtype(bitwidth, signed): the integer dtype of that width.
+std::optional<FValue> getIntDType(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"bitwidth", "signed"};
+  ArgReader r(e, args, "tl.get_int_dtype", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *bits = r.get(0);
+  if (!bits)
+    return r.missing(0);
+  const FValue *sign = r.get(1);
+  if (!sign)
+    return r.missing(1);
+  if (!sign->isNumber())
+    return r.bad(1, "a compile-time bool");
+  static const ScalarKind kSigned[] = {ScalarKind::I8, ScalarKind::I16,
+                                       ScalarKind::I32, ScalarKind::I64};
+  static const ScalarKind kUnsigned[] = {ScalarKind::U8, ScalarKind::U16,
+                                         ScalarKind::U32, ScalarKind::U64};
+  int index = !bits->isInt()         ? -1
+              : bits->intValue == 8  ? 0
+              : bits->intValue == 16 ? 1
+              : bits->intValue == 32 ? 2
+              : bits->intValue == 64 ? 3
+                                     : -1;
+  if (index < 0)
+    return r.bad(0, "8, 16, 32 or 64");
+  DType dtype(sign->intValue ? kSigned[index] : kUnsigned[index]);
+  return FValue::dtype(TritonType{dtype, false, {}});
+}
+
 /// tl.constexpr(value): a compile-time value, as is.
 std::optional<FValue> constexprCall(Emitter &e, const CallArgs &args) {
   if (args.args.size() != 1 || !args.keywords.empty())
@@ -804,6 +834,7 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.cast", methodTo},
       {"method.cast", methodTo},
       {"tl.pointer_type", pointerType},
+      {"tl.get_int_dtype", getIntDType},
       {"min", pyMin},
       {"max", pyMax},
       {"len", pyLen},
