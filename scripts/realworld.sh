@@ -3,8 +3,8 @@
 # MANIFEST through the front end, then to cubins for sm_80 and sm_90a, with
 # each variant's compile time; prints the failures and the summary. CTest
 # runs the front end for every variant but cubins for a sample only (CI's
-# time). Then the second sample (MANIFEST.second, not yet in CTest), the
-# same two ways, against its own KNOWN_FAILURES.second files if present.
+# time). Then the second sample (MANIFEST.second; CTest runs its front end),
+# the same two ways, against its own KNOWN_*FAILURES.second files.
 #
 #   scripts/realworld.sh [BUILD_DIR]   (default: build; needs its kilnc)
 #   JOBS=N   parallel compiles (default: all cores)

@@ -723,9 +723,31 @@ bool Emitter::emitFor(const ForStmt &stmt) {
              false;
     bounds.push_back(*v);
   }
+  // `step=` (and `arg2=`, the end) by keyword, as Triton's range spells them.
+  for (const Keyword &kw : call->keywords) {
+    bool isStep = kw.name == "step";
+    if (kind == "range" || (!isStep && kw.name != "arg2"))
+      continue;
+    if ((isStep && bounds.size() == 3) || (!isStep && bounds.size() != 1))
+      return error(kw.loc, kind + " got argument '" + kw.name + "' twice"),
+             false;
+    std::optional<FValue> v = evaluate(*kw.value);
+    if (!v)
+      return false;
+    if (!(v->isInt() || (v->isRuntime() && !v->type.isBlock() &&
+                         !v->type.isPointer && v->type.element.isInteger())))
+      return error(kw.value->getLoc(),
+                   "range bounds must be integers, got " + v->describe()),
+             false;
+    if (isStep && bounds.size() == 1)
+      bounds.insert(bounds.begin(), FValue::integer(0));
+    bounds.push_back(*v);
+  }
   // Loop options: accepted where Triton accepts them, kept as attributes.
   llvm::SmallVector<mlir::NamedAttribute> loopAttrs;
   for (const Keyword &kw : call->keywords) {
+    if (kind != "range" && (kw.name == "step" || kw.name == "arg2"))
+      continue;
     static const char *const kOptions[] = {"num_stages", "loop_unroll_factor",
                                            "disallow_acc_multi_buffer",
                                            "flatten", "warp_specialize"};

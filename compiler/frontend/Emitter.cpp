@@ -14,11 +14,13 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -1459,6 +1461,8 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
     // libdevice.tanh`) is still that function.
     if (StringRef(callee.text).starts_with("libdevice."))
       args.callee = callee.text.substr(10); // after "libdevice."
+    if (StringRef(callee.text).starts_with("math."))
+      args.callee = callee.text;
     if (callee.kind == FValue::Kind::Method) {
       args.args.insert(args.args.begin(), callee.elements[0]);
       args.argLocs.insert(args.argLocs.begin(), args.loc);
@@ -1559,6 +1563,14 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       (value.isNumber() || value.kind == FValue::Kind::DType ||
        value.kind == FValue::Kind::String || value.kind == FValue::Kind::None))
     return value;
+  // `n.to(dtype)` of a number: the literal converted, as tl.cast(n, dtype).
+  // A loop first probes a name it carries with the number bound before it
+  // (`i_t = 0`, then `i_t.to(tl.int64)` in the body).
+  if (attr == "to" && value.isNumber()) {
+    FValue method = FValue::named(FValue::Kind::Method, "to");
+    method.elements.push_back(value);
+    return method;
+  }
   switch (value.kind) {
   case FValue::Kind::Module: {
     if (ModuleScope *scope = scopeOfModuleValue(value)) {
@@ -1610,6 +1622,21 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     }
     if (path == "libdevice")
       return FValue::named(FValue::Kind::Builtin, "libdevice." + attr.str());
+    // Python's math on compile-time numbers (module-level constants).
+    if (path == "math") {
+      if (attr == "pi")
+        return FValue::floating(llvm::numbers::pi);
+      if (attr == "e")
+        return FValue::floating(llvm::numbers::e);
+      if (attr == "tau")
+        return FValue::floating(2 * llvm::numbers::pi);
+      if (attr == "inf")
+        return FValue::floating(std::numeric_limits<double>::infinity());
+      if (attr == "nan")
+        return FValue::floating(std::numeric_limits<double>::quiet_NaN());
+      if (lookupBuiltin("math." + attr.str()))
+        return FValue::named(FValue::Kind::Builtin, "math." + attr.str());
+    }
     if (path == "triton.language.extra" &&
         !llvm::is_contained({"cuda", "libdevice", "hip"}, attr))
       return error(loc, "'triton.language.extra." + attr +

@@ -47,7 +47,7 @@ def kwargs_in_kernel(x_ptr):
 
 @triton.jit
 def generator_in_kernel(x_ptr):
-    tl.store(x_ptr, sum(i for i in range(3)))
+    tl.store(x_ptr, tl.sum(i for i in range(3)))
 
 
 @triton.jit
