@@ -14,7 +14,8 @@
 #
 # `run` (about 2-3 minutes of GPU time on an H100):
 #   1. runs both tuners over bench/tuning/*_spec.json, writing
-#      OUT/<gpu>_matmul.json and OUT/<gpu>_layernorm.json (<gpu>: h100, h200);
+#      OUT/<gpu>_matmul.json and OUT/<gpu>_layernorm.json (<gpu>: h100, h200),
+#      their progress into OUT/<gpu>_*_tune.log, summaries into *_tune.txt;
 #   2. runs bench/tune_compare.py: the launchers' default overload, every
 #      config, and upstream Triton autotuning the same files; the default
 #      overload uses the embedded table for this GPU when the build has one,
@@ -61,13 +62,21 @@ case "$mode" in
     nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv || true
     gpu=$(echo "$name" | tr 'A-Z' 'a-z' | grep -o '[a-z][0-9]\{2,4\}' | head -1)
     gpu=${gpu:-gpu}
+    # TUNE_QUICK=1: 5 ms of warm-up and 20 ms of timed launches per
+    # measurement instead of do_bench's 25 and 100 (about half the GPU time).
+    tune_flags=()
+    compare_flags=()
+    if [[ ${TUNE_QUICK:-0} == 1 ]]; then
+      tune_flags=(--warmup-ms 5 --rep-ms 20)
+      compare_flags=(--quick)
+    fi
     start=$(date +%s)
     "$dest/tune_matmul_tune" --spec bench/tuning/matmul_spec.json --out "$out/${gpu}_matmul.json" \
-      | tee "$out/${gpu}_matmul_tune.txt"
+      "${tune_flags[@]}" 2> >(tee "$out/${gpu}_matmul_tune.log" >&2) | tee "$out/${gpu}_matmul_tune.txt"
     "$dest/tune_layernorm_tune" --spec bench/tuning/layernorm_spec.json --out "$out/${gpu}_layernorm.json" \
-      | tee "$out/${gpu}_layernorm_tune.txt"
+      "${tune_flags[@]}" 2> >(tee "$out/${gpu}_layernorm_tune.log" >&2) | tee "$out/${gpu}_layernorm_tune.txt"
     echo "tune_matmul: tuning took $(( $(date +%s) - start )) s"
-    flags=()
+    flags=("${compare_flags[@]}")
     if ! grep -q "${gpu}_" "$dest/embedded_tables.txt" 2>/dev/null; then
       echo "tune_matmul: no table for $gpu is embedded; the default overload tunes at run time"
       flags+=(--runtime-tuning)

@@ -1394,6 +1394,9 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
     kernelNames.push_back(kernel.name);
   }
   root.set("name", options.name);
+  root.setFlag("has_tuning", any_of(plans, [](const auto &plan) {
+                 return plan.has_value();
+               }));
   root.set("namespace", options.cppNamespace);
   root.set("include_path", includePath.str());
   root.set("source_path", (includePath.drop_back(2) + ".cc").str());

@@ -2,11 +2,13 @@
 // spec against a kernel that run before any GPU work.
 
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "kiln/device.h"
 #include "kiln/internal/tuning_cache.h"
 #include "kiln/kernel_info.h"
 #include "kiln/tune/expression.h"
@@ -20,6 +22,7 @@ namespace kiln::tune {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 int64_t Eval(const std::string &text,
              const std::map<std::string, int64_t> &vars = {}) {
@@ -177,6 +180,40 @@ TEST(TuneMain, UsageErrorsWithoutAGpu) {
   const char *missing[] = {"tuner", "--spec", "/nonexistent/s.json", "--out",
                            "t.json"};
   EXPECT_EQ(TuneMain(kernels, 5, const_cast<char **>(missing)), 1);
+}
+
+// A complete spec gets as far as the device: without a GPU, an error.
+TEST(TuneMain, ChecksTheSpecBeforeTheDevice) {
+  Saxpy k;
+  std::vector<const KernelInfo *> kernels = {&k.info};
+  std::string dir = ::testing::TempDir();
+  std::string spec = dir + "/kiln_tune_spec.json";
+  std::string out = dir + "/kiln_tune_out.json";
+  {
+    std::ofstream file(spec);
+    file << kSpec;
+  }
+  const char *run[] = {"tuner", "--spec", spec.c_str(), "--out", out.c_str()};
+  if (CurrentDevice().ok())
+    GTEST_SKIP() << "this machine has a GPU";
+  ::testing::internal::CaptureStderr();
+  int status = TuneMain(kernels, 5, const_cast<char **>(run));
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 1);
+  EXPECT_THAT(err, HasSubstr("tuner: error: "));
+  EXPECT_THAT(err, Not(HasSubstr("spec"))); // the spec was fine
+
+  // A spec naming a kernel the tuner lacks fails before any device work.
+  {
+    std::ofstream file(spec);
+    std::string text = kSpec;
+    file << text.replace(text.find("tuned_saxpy"), 11, "other_kernel");
+  }
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(TuneMain(kernels, 5, const_cast<char **>(run)), 1);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              HasSubstr("the spec names kernel other_kernel, which this tuner "
+                        "does not have (it has tuned_saxpy)"));
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -60,10 +61,11 @@ TuningTable MeasuredTuningTable(absl::Span<const KernelInfo* const> kernels,
 // Forgets every cached choice and measurement of `kernel` (tests).
 void ResetTuningCache(const KernelInfo& kernel);
 
-// A launcher argument behind a type-erased pointer (TuningOverload::launch).
+// A launcher argument behind a type-erased pointer (TuningOverload::launch);
+// T is the launcher's parameter type (a reference type names its referent).
 template <typename T>
-const T& TuningArgument(const void* pointer) {
-  return *static_cast<const T*>(pointer);
+const std::decay_t<T>& TuningArgument(const void* pointer) {
+  return *static_cast<const std::decay_t<T>*>(pointer);
 }
 
 }  // namespace internal
