@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "llvm/Support/FileSystem.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -226,7 +228,7 @@ TEST(Codegen, SourceHoldsTheTables) {
   EXPECT_THAT(files.source,
               HasSubstr("constexpr kiln::KernelInfo kInfo = {\"add_kernel\", "
                         "kVariants,\n"
-                        "                                    4};"));
+                        "                                    4, nullptr};"));
   EXPECT_THAT(files.source,
               HasSubstr("{\"n\", \"i32\", /*divisibility=*/16},"));
   // The fake cubin "\x7f" "ELF fake..." is embedded byte for byte.
@@ -383,7 +385,7 @@ TEST(Codegen, AnIdenticalImageTwiceIsKeptOnce) {
             twice.source.substr(twice.source.find(tables)));
   EXPECT_THAT(twice.source,
               HasSubstr("kVariants,\n"
-                        "                                    2};"));
+                        "                                    2, nullptr};"));
 }
 
 std::vector<VariantInput> StridedMatmulInputs() {
@@ -624,16 +626,22 @@ TEST(Codegen, ReadsCommandLinePairs) {
 std::vector<VariantInput> TunedInputs() {
   std::string dir =
       std::string(KILN_TESTDATA_DIR) + "/codegen/tuned_saxpy_sm_90a";
+  // The cubins beside the metadata, as kilnc --autotune leaves them.
+  std::string images = ::testing::TempDir() + "/tuned_saxpy_images";
+  llvm::sys::fs::create_directories(images);
+  for (int k = 0; k < 3; ++k) {
+    std::ofstream cubin(images + "/config" + std::to_string(k) + ".cubin",
+                        std::ios::binary);
+    cubin << "\x7f"
+             "ELF fake cubin of config "
+          << k;
+  }
   llvm::Expected<std::vector<VariantInput>> inputs =
-      readVariantInputs(dir + "=" + dir);
+      readVariantInputs(dir + "=" + images);
   if (!inputs) {
     ADD_FAILURE() << llvm::toString(inputs.takeError());
     return {};
   }
-  for (VariantInput &input : *inputs)
-    input.cubin = "\x7f"
-                  "ELF fake cubin of " +
-                  input.origin;
   return *inputs;
 }
 
@@ -745,7 +753,7 @@ TEST(CodegenTuning, MalformedTableNamesFileAndField) {
                 "string"));
   EXPECT_THAT(TunedError("{\"kiln_tuning_table\": 1,"),
               HasSubstr("tuning/h100.json:1:25: malformed JSON"));
-  EXPECT_THAT(TunedError(Replaced(TableText(), "\"sm_count\": 132", "")),
+  EXPECT_THAT(TunedError(Replaced(TableText(), "\"sm_count\": 132, ", "")),
               HasSubstr("tuning/h100.json:3: device.sm_count: missing"));
 }
 
