@@ -1,5 +1,7 @@
 #include "Codegen.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -627,7 +629,9 @@ std::vector<VariantInput> TunedInputs() {
   std::string dir =
       std::string(KILN_TESTDATA_DIR) + "/codegen/tuned_saxpy_sm_90a";
   // The cubins beside the metadata, as kilnc --autotune leaves them.
-  std::string images = ::testing::TempDir() + "/tuned_saxpy_images";
+  // One directory per process: ctest runs the tests in parallel processes.
+  std::string images = ::testing::TempDir() + "/tuned_saxpy_images_" +
+                       std::to_string(::getpid());
   llvm::sys::fs::create_directories(images);
   for (int k = 0; k < 3; ++k) {
     std::ofstream cubin(images + "/config" + std::to_string(k) + ".cubin",
