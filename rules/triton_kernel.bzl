@@ -33,7 +33,9 @@ With `autotune = True`, each specialization gives the parameter types only
 and is crossed with the kernel's @triton.autotune configs: one TritonCompile
 action per (arch, specialization, variant) compiles every config into
 a directory (a tree artifact), since how many configs there are is in the
-source, which analysis cannot read.
+source, which analysis cannot read. Such a target also gets its tuner,
+NAME_tune (kiln-tune), and may embed the tables it writes (`tuning_tables`):
+the launchers then run the best config for the GPU and the call's key values.
 
 The specializations are checked when the rule is analyzed, so a mistake fails
 only the targets that have it, with an error naming the attribute, the
