@@ -27,7 +27,8 @@ int printAutotuneConfigs(const std::string &sourcePath,
 /// set) merged with each of the kernel's autotune configs, each with
 /// `compile` (compileKernel, or compileUnitStrideVariant). `outputPath` is a
 /// directory that receives `config<K>.<ext>` per config K (and, for cubins,
-/// `config<K>.json` metadata) plus `configs.txt`, one line per config; files
+/// `config<K>.json` metadata) plus `configs.txt`, one line per config, and
+/// `autotune_key.txt`, the decorator's `key` names joined by ", "; files
 /// of an earlier run are removed first. Returns the process exit status.
 int compileAutotuneConfigs(const CompileOptions &options,
                            int (*compile)(const CompileOptions &));
