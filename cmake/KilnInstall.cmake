@@ -2,7 +2,8 @@
 # a CMake package that consumers load with find_package(Kiln):
 #
 #   bin/kilnc, bin/kiln-codegen           the compiler and the launcher generator
-#   lib/libkiln_runtime.a, include/kiln/  the runtime
+#   lib/libkiln_runtime.a, include/kiln/  the runtime (+ kiln_tuning_table,
+#                                         kiln_tune_main: the tuners' main)
 #   share/kiln/codegen_templates/         kiln-codegen's templates
 #   lib/cmake/Kiln/                       KilnConfig.cmake (+ version, targets)
 #                                         and triton_kernel.cmake
@@ -16,7 +17,7 @@ include(CMakePackageConfigHelpers)
 set(KILN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Kiln")
 set(KILN_INSTALL_TEMPLATESDIR "${CMAKE_INSTALL_DATADIR}/kiln/codegen_templates")
 
-install(TARGETS kiln_runtime kiln-codegen
+install(TARGETS kiln_runtime kiln_tuning_table kiln_tune_main kiln-codegen
         EXPORT KilnTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -28,6 +29,9 @@ if(TARGET kilnc)
           RENAME kilnc)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/kiln"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/tools/kiln_tune/kiln"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/codegen_templates/"

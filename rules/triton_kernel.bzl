@@ -33,7 +33,9 @@ With `autotune = True`, each specialization gives the parameter types only
 and is crossed with the kernel's @triton.autotune configs: one TritonCompile
 action per (arch, specialization, variant) compiles every config into
 a directory (a tree artifact), since how many configs there are is in the
-source, which analysis cannot read.
+source, which analysis cannot read. Such a target also gets its tuner,
+NAME_tune (kiln-tune), and may embed the tables it writes (`tuning_tables`):
+the launchers then run the best config for the GPU and the call's key values.
 
 The specializations are checked when the rule is analyzed, so a mistake fails
 only the targets that have it, with an error naming the attribute, the
@@ -43,7 +45,7 @@ tl.constexpr) is checked by kilnc in the element's TritonCompile action, whose
 progress message names the element too.
 """
 
-load("@rules_cc//cc:defs.bzl", "cc_library")
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
 # Targets kilnc compiles for (docs/architecture.md, "Conversion and target").
 SUPPORTED_ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"]
@@ -681,6 +683,15 @@ def _triton_kernel_codegen_impl(ctx):
     args.add("--templates", _package_dir(ctx.attr.templates.label, templates[0]))
     args.add("--out-header", out_header)
     args.add("--out-source", out_source)
+    outputs = [out_header, out_source]
+    if ctx.outputs.out_tuner_main:
+        args.add("--out-tuner-main", ctx.outputs.out_tuner_main)
+        outputs.append(ctx.outputs.out_tuner_main)
+
+    # Named by their workspace-relative path in errors and in the generated
+    # code, so that the output does not depend on the output base.
+    for table in ctx.files.tuning_tables:
+        args.add("--tuning-table", "%s=%s" % (table.short_path, table.path))
     for metadata, image in compiled:
         args.add("%s=%s" % (metadata.path, image.path))
     inputs = {}
@@ -690,14 +701,15 @@ def _triton_kernel_codegen_impl(ctx):
     ctx.actions.run(
         executable = ctx.executable.kiln_codegen,
         arguments = [args],
-        inputs = inputs.keys() + templates,
-        outputs = [out_header, out_source],
+        inputs = inputs.keys() + templates + ctx.files.tuning_tables,
+        outputs = outputs,
         mnemonic = "TritonCodegen",
-        progress_message = "Generating launchers %s for Triton kernel %s (%d %s)" % (
+        progress_message = "Generating launchers %s for Triton kernel %s (%d %s%s)" % (
             include_path,
             kernel_desc,
             len(compiled),
             "directories of autotune configs" if ctx.attr.autotune else "images",
+            ", %d tuning tables" % len(ctx.files.tuning_tables) if ctx.files.tuning_tables else "",
         ),
     )
     if ctx.attr.autotune:
@@ -765,6 +777,15 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
                   "constexpr values and launch options; one TritonCompile action per (arch, " +
                   "specialization, variant) compiles every config into a directory.",
         ),
+        "tuning_tables": attr.label_list(
+            allow_files = [".json"],
+            doc = "Tuning tables written by the target's tuner (kiln-tune): embedded, and " +
+                  "consulted by the launchers' default overload for the device and the call's " +
+                  "@triton.autotune key values (docs/usage.md, \"Tuning\"). Needs autotune.",
+        ),
+        "out_tuner_main": attr.output(
+            doc = "With autotune: the generated main() of the target's tuner, NAME_tune.",
+        ),
         "debug": attr.bool(
             default = False,
             doc = "Keep tl.device_assert and asserts on run-time values (kilnc --debug, " +
@@ -821,6 +842,7 @@ def triton_kernel(
         namespace = "kernels",
         ptx = False,
         autotune = False,
+        tuning_tables = [],
         debug = False,
         kilnc_opts = [],
         deps = [],
@@ -867,8 +889,12 @@ def triton_kernel(
       autotune: take the constexpr values and launch options from the
         kernel's @triton.autotune configs: each specialization (dict or named
         string, parameter types only, no launch options) is compiled once per
-        config, and the first config is the default. `key` is not used: the
-        caller picks a config through the config type.
+        config, and the first config is the default. Also defines the
+        tuner NAME_tune (kiln-tune over the target's kernels).
+      tuning_tables: with autotune, tuning tables (.json) written by
+        NAME_tune on the target GPUs: the launchers' default overload runs
+        the best config for the device and the call's `key` values
+        (docs/usage.md, "Tuning").
       debug: keep tl.device_assert and `assert` on run-time values (kilnc
         --debug, as upstream's debug=True); a failed one stops the kernel and
         the launch's stream reports an error.
@@ -908,6 +934,9 @@ def triton_kernel(
         # json.encode sorts a dict's keys; pairs keep the order written.
         encoded.append(json.encode([[k, v] for k, v in spec.items()] if type(spec) == type({}) else spec))
 
+    if tuning_tables and not autotune:
+        _fail(name, "tuning_tables", "needs autotune = True: tables rank the kernel's @triton.autotune configs")
+
     tools = {}
     if kilnc != None:
         tools["kilnc"] = kilnc
@@ -924,12 +953,14 @@ def triton_kernel(
         kilnc_opts = kilnc_opts,
         specializations = encoded,
         autotune = autotune,
+        tuning_tables = tuning_tables,
         debug = debug,
         ptx = ptx,
         namespace = namespace,
         library_name = name,
         out_header = name + ".h",
         out_source = name + ".cc",
+        out_tuner_main = name + "_tune_main.cc" if autotune else None,
         visibility = visibility,
         **dict(kwargs, **tools)
     )
@@ -942,3 +973,13 @@ def triton_kernel(
         visibility = visibility,
         **kwargs
     )
+
+    if autotune:
+        # The tuner: `bazel run //pkg:NAME_tune -- --spec S.json --out T.json`.
+        cc_binary(
+            name = name + "_tune",
+            srcs = [name + "_tune_main.cc"],
+            deps = [":" + name, Label("//tools/kiln_tune:kiln_tune_main")],
+            visibility = visibility,
+            **kwargs
+        )

@@ -7,8 +7,11 @@
 #include "TritonTypes.h"
 #include "VariantMetadata.h"
 
+#include "kiln/tuning_table.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -295,10 +298,147 @@ std::string configFieldTest(StringRef type, StringRef field,
   return formatv("config.{0} == {1}", field, literal).str();
 }
 
+/// What the build embeds for one autotuned kernel: its key, the names of
+/// its configs and overloads as tables write them, and the tables' results
+/// for it, each ranking as positions in its overload's configs.
+struct TuningPlan {
+  struct Result {
+    std::vector<int64_t> key;
+    std::vector<unsigned> ranking;
+    std::vector<double> ms;
+  };
+  struct Table {
+    std::string origin;
+    kiln::TuningDevice device;
+    std::string kilnVersion;
+    unsigned overload = 0;
+    std::vector<Result> results; // sorted by key
+  };
+  /// The key names the launchers pass values of (integer parameters only)
+  /// and the parameters' indices.
+  std::vector<std::string> keyNames;
+  std::vector<unsigned> keyParams;
+  /// Per kernel config; per overload.
+  std::vector<std::string> configNames;
+  std::vector<std::string> overloadTypes;
+  std::vector<Table> tables;
+};
+
+/// The plan of an autotuned kernel, before tables: its key (the decorator's
+/// names that are integer parameters; upstream keys tensors by dtype, which
+/// Kiln's overloads already separate, and ignores names that are not
+/// arguments), configs and overloads.
+TuningPlan planTuning(const KernelModel &kernel) {
+  TuningPlan plan;
+  const VariantMetadata &first =
+      kernel.variants[kernel.overloads.front().configs.front().variants.front()]
+          .metadata;
+  for (const std::string &name : *kernel.autotuneKey)
+    for (auto [i, p] : enumerate(first.params))
+      if (p.name == name && isIntegerType(p.type) &&
+          !is_contained(plan.keyNames, name)) {
+        plan.keyNames.push_back(name);
+        plan.keyParams.push_back(i);
+      }
+  for (const ConfigModel &config : kernel.configs)
+    plan.configNames.push_back(describeConfig(kernel, config));
+  for (const OverloadModel &overload : kernel.overloads) {
+    const VariantMetadata &m =
+        kernel.variants[overload.configs.front().variants.front()].metadata;
+    std::vector<std::string> types;
+    for (const ParamMetadata &p : m.params)
+      types.push_back(p.type);
+    plan.overloadTypes.push_back(join(types, ", "));
+  }
+  return plan;
+}
+
+/// Checks `table` (parsed from `origin`) against the target's kernels and
+/// adds its results to their plans. Errors name the file and the field.
+Error attachTable(StringRef origin, const kiln::TuningTable &table,
+                  ArrayRef<KernelModel> kernels,
+                  std::vector<std::optional<TuningPlan>> &plans) {
+  for (auto [k, tuned] : enumerate(table.kernels)) {
+    std::string at = formatv("{0}: kernels[{1}]", origin, k).str();
+    auto found = find_if(kernels, [&](const KernelModel &kernel) {
+      return kernel.name == tuned.kernel;
+    });
+    if (found == kernels.end()) {
+      std::vector<std::string> names;
+      for (const KernelModel &kernel : kernels)
+        names.push_back(kernel.name);
+      return makeError(at + ".kernel: '" + tuned.kernel +
+                       "' is not a kernel of this target (it has " +
+                       joinWords(names) + ")");
+    }
+    unsigned index = found - kernels.begin();
+    if (!plans[index])
+      return makeError(at + ".kernel: '" + tuned.kernel +
+                       "' was not built with autotune (autotune = True, "
+                       "AUTOTUNE), so its launchers choose no config by "
+                       "tuning");
+    TuningPlan &plan = *plans[index];
+    if (tuned.key != plan.keyNames)
+      return makeError(at + ".key: [" + join(tuned.key, ", ") +
+                       "] is not the kernel's key; its launchers pass [" +
+                       join(plan.keyNames, ", ") +
+                       "] (the @triton.autotune key's integer arguments)");
+    std::map<unsigned, TuningPlan::Table> byOverload;
+    for (auto [r, result] : enumerate(tuned.results)) {
+      std::string resultAt = formatv("{0}.results[{1}]", at, r).str();
+      auto overload = find(plan.overloadTypes, result.types);
+      if (overload == plan.overloadTypes.end())
+        return makeError(resultAt + ".types: no overload of " + tuned.kernel +
+                         " takes (" + result.types + "); compiled: (" +
+                         join(plan.overloadTypes, "), (") + ")");
+      unsigned o = overload - plan.overloadTypes.begin();
+      const OverloadModel &model = found->overloads[o];
+      TuningPlan::Result out;
+      out.key = result.key;
+      for (auto [i, ranked] : enumerate(result.ranking)) {
+        auto position = find_if(model.configs, [&](const auto &c) {
+          return plan.configNames[c.config] == ranked.config;
+        });
+        if (position == model.configs.end()) {
+          std::vector<std::string> compiled;
+          for (const OverloadConfigModel &c : model.configs)
+            compiled.push_back("'" + plan.configNames[c.config] + "'");
+          return makeError(formatv("{0}.ranking[{1}].config: '{2}' is not a "
+                                   "compiled config of {3} for these types; "
+                                   "compiled: {4}. Rerun kiln-tune after "
+                                   "changing the configs",
+                                   resultAt, i, ranked.config, tuned.kernel,
+                                   join(compiled, ", "))
+                               .str());
+        }
+        out.ranking.push_back(position - model.configs.begin());
+        out.ms.push_back(ranked.ms);
+      }
+      TuningPlan::Table &entry = byOverload[o];
+      entry.origin = origin.str();
+      entry.device = table.device;
+      entry.kilnVersion = table.kiln_version;
+      entry.overload = o;
+      entry.results.push_back(std::move(out));
+    }
+    for (auto &[o, entry] : byOverload) {
+      // Sorted, so that the embedded bytes do not depend on the file's order.
+      std::stable_sort(
+          entry.results.begin(), entry.results.end(),
+          [](const TuningPlan::Result &a, const TuningPlan::Result &b) {
+            return a.key < b.key;
+          });
+      plan.tables.push_back(std::move(entry));
+    }
+  }
+  return Error::success();
+}
+
 /// Builds the template values of one kernel.
 class KernelRenderer {
 public:
-  explicit KernelRenderer(const KernelModel &kernel) : kernel(kernel) {
+  KernelRenderer(const KernelModel &kernel, const TuningPlan *plan)
+      : kernel(kernel), plan(plan) {
     configType = kernel.name + "_config";
     for (auto [i, name] : enumerate(kernel.constexprNames)) {
       std::vector<std::string> values;
@@ -391,6 +531,15 @@ public:
     dict.setList("variants", std::move(variants));
     dict.setList("overloads", std::move(overloads));
     dict.setList("descriptor_tables", std::move(descriptorTables));
+    std::vector<TemplateDict> tuning;
+    if (plan) {
+      TemplateDict data;
+      data.set("tuning_data", tuningData());
+      tuning.push_back(std::move(data));
+    }
+    dict.setList("tuning", std::move(tuning));
+    dict.set("tuning_pointer", plan ? "&kTuning" : "nullptr");
+    dict.setList("tuning_launchers", std::move(tuningLaunchers));
     return dict;
   }
 
@@ -799,7 +948,207 @@ private:
                                  "function of the config.",
                                  join(configWords, ", "))
                              .str()));
+    std::vector<TemplateDict> tuned;
+    if (plan) {
+      TemplateDict t;
+      std::vector<std::string> keyValues;
+      for (unsigned i : plan->keyParams)
+        keyValues.push_back("static_cast<int64_t>(" + names[i] + ")");
+      std::string declaration = "const int64_t* tuning_key = nullptr;";
+      if (!keyValues.empty()) {
+        declaration = wrapList(/*column=*/4, "const int64_t tuning_key[] = {",
+                               keyValues, /*reserve=*/1);
+        declaration.back() = '}'; // wrapList closes with ')'
+        declaration += ";";
+      }
+      t.set("key_declaration", declaration);
+      t.set("overload_index", std::to_string(overloadIndex));
+      std::vector<TemplateDict> cases;
+      for (auto [position, config] : enumerate(overload.configs)) {
+        if (position == 0)
+          continue; // the default path below runs it
+        TemplateDict c;
+        c.set("position", std::to_string(position));
+        std::vector<std::string> items = {
+            formatv("{0}_data::kConfig{1}", kernel.name, config.config).str(),
+            "grid", "stream"};
+        append_range(items, names);
+        c.set("call",
+              wrapList(/*column=*/10, "return launch_" + kernel.name + "(",
+                       items, /*reserve=*/1));
+        cases.push_back(std::move(c));
+      }
+      t.setList("cases", std::move(cases));
+      tuned.push_back(std::move(t));
+
+      // The type-erased launcher of kiln-tune.
+      std::string text = formatv(
+          "absl::Status {0}_data::TuningLaunch{1}(int position, kiln::Grid "
+          "grid,\n"
+          "                                   CUstream stream,\n"
+          "                                   const void* const* args) {{\n"
+          "  (void)args;\n"
+          "  switch (position) {{\n",
+          kernel.name, overloadIndex);
+      for (auto [position, config] : enumerate(overload.configs)) {
+        std::vector<std::string> items = {
+            formatv("{0}_data::kConfig{1}", kernel.name, config.config).str(),
+            "grid", "stream"};
+        for (auto [i, param] : enumerate(m.params))
+          items.push_back(
+              formatv("kiln::internal::TuningArgument<{0}>(args[{1}])",
+                      *cppTypeFor(param.type), i)
+                  .str());
+        text += formatv("    case {0}:\n      ", position).str() +
+                wrapList(/*column=*/6, "return launch_" + kernel.name + "(",
+                         items, /*reserve=*/1) +
+                ";\n";
+      }
+      text += formatv("  }\n  return kiln::internal::NoSuchTuningPosition("
+                      "{0}_data::kInfo, {1}, position);\n}",
+                      kernel.name, overloadIndex)
+                  .str();
+      TemplateDict launcher;
+      launcher.set("tuning_launcher", text);
+      tuningLaunchers.push_back(std::move(launcher));
+    }
+    dict.setList("tuned", std::move(tuned));
     return dict;
+  }
+
+  /// "constexpr T name[] = {a, b, ...};", wrapped at kLineWidth.
+  static std::string arrayDefinition(StringRef head,
+                                     ArrayRef<std::string> items) {
+    std::string text = wrapList(/*column=*/0, (head + " = {").str(), items,
+                                /*reserve=*/2);
+    text.back() = '}'; // wrapList closes with ')'
+    return text + ";\n";
+  }
+
+  static std::string integer(int64_t v) {
+    return v == INT64_MIN ? std::string("INT64_MIN") : std::to_string(v);
+  }
+
+  /// A float literal that reads back as `value` rounded to float.
+  static std::string floatLiteral(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.9g", static_cast<float>(value));
+    std::string text = buffer;
+    if (text.find_first_of(".e") == std::string::npos)
+      text += ".0";
+    return text + "f";
+  }
+
+  /// The static tables of kiln/tuning.h for this kernel (plan != null).
+  std::string tuningData() const {
+    const TuningPlan &p = *plan;
+    std::string out =
+        "// Autotuning (kiln/tuning.h): the key, the configs and overloads as\n"
+        "// tuning tables name them, and the tables the build embedded.\n";
+    if (!p.keyNames.empty()) {
+      out +=
+          arrayDefinition("constexpr const char* kTuningKey[]",
+                          map_to_vector(p.keyNames, [](const std::string &n) {
+                            return cppLiteral(n);
+                          }));
+      out += arrayDefinition("constexpr int kTuningKeyParams[]",
+                             map_to_vector(p.keyParams, [](unsigned i) {
+                               return std::to_string(i);
+                             }));
+    }
+    out += "constexpr const char* kTuningConfigs[] = {\n";
+    for (const std::string &name : p.configNames)
+      out += "    " + cppLiteral(name) + ",\n";
+    out += "};\n";
+    for (auto [o, overload] : enumerate(kernel.overloads)) {
+      out += arrayDefinition(
+          formatv("constexpr int kTuningOverload{0}Configs[]", o).str(),
+          map_to_vector(overload.configs, [](const OverloadConfigModel &c) {
+            return std::to_string(c.config);
+          }));
+      out += formatv("absl::Status TuningLaunch{0}(int position, kiln::Grid "
+                     "grid, CUstream stream,\n"
+                     "                           const void* const* args);\n",
+                     o)
+                 .str();
+    }
+    out += "constexpr kiln::TuningOverload kTuningOverloads[] = {\n";
+    for (auto [o, overload] : enumerate(kernel.overloads))
+      out += formatv("    {{{0},\n     kTuningOverload{1}Configs, {2}, "
+                     "&TuningLaunch{1}},\n",
+                     cppLiteral(p.overloadTypes[o]), o, overload.configs.size())
+                 .str();
+    out += "};\n";
+    std::vector<std::string> tables;
+    for (auto [t, table] : enumerate(p.tables)) {
+      std::vector<std::string> keys, ranking, ms, results;
+      for (const TuningPlan::Result &r : table.results) {
+        results.push_back(
+            formatv("{{{0}, kTable{1}Ranking + {2}, kTable{1}Ms + {2}, {3}}",
+                    p.keyNames.empty()
+                        ? std::string("nullptr")
+                        : formatv("kTable{0}Keys + {1}", t, keys.size()).str(),
+                    t, ranking.size(), r.ranking.size())
+                .str());
+        for (int64_t v : r.key)
+          keys.push_back(integer(v));
+        for (unsigned position : r.ranking)
+          ranking.push_back(std::to_string(position));
+        for (double v : r.ms)
+          ms.push_back(floatLiteral(v));
+      }
+      out += wrapComment(formatv("{0}: {1} ({2}.{3}), overload {4}: {5} "
+                                 "result{6}.",
+                                 table.origin, table.device.name,
+                                 table.device.compute_capability_major,
+                                 table.device.compute_capability_minor,
+                                 table.overload, table.results.size(),
+                                 table.results.size() == 1 ? "" : "s")
+                             .str()) +
+             "\n";
+      if (!p.keyNames.empty())
+        out += arrayDefinition(
+            formatv("constexpr int64_t kTable{0}Keys[]", t).str(), keys);
+      out += arrayDefinition(
+          formatv("constexpr int kTable{0}Ranking[]", t).str(), ranking);
+      out += arrayDefinition(formatv("constexpr float kTable{0}Ms[]", t).str(),
+                             ms);
+      out += "constexpr kiln::EmbeddedTuningResult kTable" + std::to_string(t) +
+             "Results[] = {\n";
+      for (const std::string &r : results)
+        out += "    " + r + ",\n";
+      out += "};\n";
+      tables.push_back(
+          formatv("    {{{0}, {1},\n     {2}, {3}, /*sm_count=*/{4}, "
+                  "/*driver_version=*/{5}, {6},\n     /*overload=*/{7}, "
+                  "kTable{8}Results, {9}},\n",
+                  cppLiteral(table.origin), cppLiteral(table.device.name),
+                  table.device.compute_capability_major,
+                  table.device.compute_capability_minor, table.device.sm_count,
+                  table.device.driver_version, cppLiteral(table.kilnVersion),
+                  table.overload, t, table.results.size())
+              .str());
+    }
+    if (!tables.empty()) {
+      out += "constexpr kiln::EmbeddedTuningTable kTuningTables[] = {\n";
+      for (const std::string &t : tables)
+        out += t;
+      out += "};\n";
+    }
+    out += "kiln::internal::TuningCache tuning_cache;\n";
+    out += formatv("constexpr kiln::KernelTuningInfo kTuning = {{\n"
+                   "    {0}, {1}, /*num_key=*/{2},\n"
+                   "    kTuningConfigs, /*num_configs=*/{3},\n"
+                   "    kTuningOverloads, /*num_overloads=*/{4},\n"
+                   "    {5}, /*num_tables=*/{6},\n"
+                   "    &tuning_cache};",
+                   p.keyNames.empty() ? "nullptr" : "kTuningKey",
+                   p.keyNames.empty() ? "nullptr" : "kTuningKeyParams",
+                   p.keyNames.size(), p.configNames.size(),
+                   kernel.overloads.size(),
+                   tables.empty() ? "nullptr" : "kTuningTables", tables.size())
+               .str();
+    return out;
   }
 
   /// The name of the packed ABI arguments of descriptor argument `name`.
@@ -852,10 +1201,12 @@ private:
   }
 
   const KernelModel &kernel;
+  const TuningPlan *plan;
   std::string configType;
   std::vector<Field> fields;
   int overloadIndex = -1;
   std::vector<TemplateDict> descriptorTables;
+  std::vector<TemplateDict> tuningLaunchers;
 };
 
 } // namespace
@@ -929,6 +1280,18 @@ Expected<std::vector<VariantInput>> readVariantInputs(StringRef argument) {
     return makeError("directory " + metadataDir +
                      " has no config<K>.json (written by kilnc compile "
                      "--autotune)");
+  // The decorator's key (absent from directories of older kilnc builds).
+  std::optional<std::vector<std::string>> key;
+  SmallString<128> keyPath(metadataDir);
+  sys::path::append(keyPath, "autotune_key.txt");
+  if (ErrorOr<std::unique_ptr<MemoryBuffer>> keyFile =
+          MemoryBuffer::getFile(keyPath, /*IsText=*/true)) {
+    key.emplace();
+    SmallVector<StringRef> names;
+    (*keyFile)->getBuffer().trim().split(names, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef name : names)
+      key->push_back(name.trim().str());
+  }
   std::vector<VariantInput> inputs;
   for (const auto &[index, stem] : configs) {
     SmallString<128> json(metadataDir), image(imageDir);
@@ -939,14 +1302,43 @@ Expected<std::vector<VariantInput>> readVariantInputs(StringRef argument) {
     Expected<VariantInput> input = readVariantInput((json + "=" + image).str());
     if (!input)
       return input.takeError();
+    input->autotuneKey = key;
     inputs.push_back(std::move(*input));
   }
   return inputs;
 }
 
+Expected<TuningTableInput> readTuningTable(StringRef argument) {
+  auto [name, path] = argument.split('=');
+  if (path.empty())
+    path = name;
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+      MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file)
+    return makeError("cannot read tuning table " + path + ": " +
+                     file.getError().message());
+  return TuningTableInput{name.str(), (*file)->getBuffer().str()};
+}
+
+std::string generateTunerMain(const CodegenOptions &options) {
+  return formatv(
+             "// The tuner of {0}: kiln-tune over the target's kernels.\n"
+             "// Generated by kiln-codegen; do not edit.\n"
+             "\n"
+             "#include \"{0}\"\n"
+             "#include \"kiln/tune/tune_main.h\"\n"
+             "\n"
+             "int main(int argc, char** argv) {{\n"
+             "  return kiln::tune::TuneMain({1}::{2}_kernels(), argc, argv);\n"
+             "}\n",
+             options.includePath, options.cppNamespace, options.name)
+      .str();
+}
+
 Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
                                            const Templates &templates,
-                                           ArrayRef<VariantInput> inputs) {
+                                           ArrayRef<VariantInput> inputs,
+                                           ArrayRef<TuningTableInput> tables) {
   if (!isIdentifier(options.name))
     return makeError("--name must be an identifier, got '" + options.name +
                      "'");
@@ -972,21 +1364,39 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
     if (!metadata)
       return metadata.takeError();
     compiled.push_back(CompiledVariant{input.origin, std::move(*metadata),
-                                       input.cubin, input.isPtx});
+                                       input.cubin, input.isPtx,
+                                       input.autotuneKey});
   }
   Expected<std::vector<KernelModel>> kernels = buildLauncherModel(compiled);
   if (!kernels)
     return kernels.takeError();
 
+  std::vector<std::optional<TuningPlan>> plans;
+  for (const KernelModel &kernel : *kernels)
+    plans.push_back(kernel.autotuneKey ? std::optional(planTuning(kernel))
+                                       : std::nullopt);
+  for (const TuningTableInput &input : tables) {
+    absl::StatusOr<kiln::TuningTable> table =
+        kiln::ParseTuningTable(input.json, input.origin);
+    if (!table.ok())
+      return makeError(std::string(table.status().message()));
+    if (Error err = attachTable(input.origin, *table, *kernels, plans))
+      return std::move(err);
+  }
+
   TemplateDict root;
   std::set<std::string> archs;
   std::vector<TemplateDict> kernelDicts;
   std::vector<std::string> kernelNames;
-  for (const KernelModel &kernel : *kernels) {
-    kernelDicts.push_back(KernelRenderer(kernel).build(archs));
+  for (auto [kernel, plan] : zip(*kernels, plans)) {
+    kernelDicts.push_back(
+        KernelRenderer(kernel, plan ? &*plan : nullptr).build(archs));
     kernelNames.push_back(kernel.name);
   }
   root.set("name", options.name);
+  root.setFlag("has_tuning", any_of(plans, [](const auto &plan) {
+                 return plan.has_value();
+               }));
   root.set("namespace", options.cppNamespace);
   root.set("include_path", includePath.str());
   root.set("source_path", (includePath.drop_back(2) + ".cc").str());

@@ -17,7 +17,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::codegen {
 
@@ -46,6 +48,17 @@ struct VariantInput {
   /// The cubin bytes, or the PTX text (NUL-terminated) when `isPtx`.
   std::string cubin;
   bool isPtx = false;
+  /// The @triton.autotune key, read from the directory of an autotuned
+  /// variant (autotune_key.txt, written by `kilnc compile --autotune`).
+  std::optional<std::vector<std::string>> autotuneKey;
+};
+
+/// One tuning table (kiln/tuning_table.h), read.
+struct TuningTableInput {
+  /// How errors and the generated code name the file: the path as the
+  /// rule gives it, relative to the workspace or source directory.
+  std::string origin;
+  std::string json;
 };
 
 /// The generated files' contents.
@@ -69,12 +82,24 @@ llvm::Expected<VariantInput> readVariantInput(llvm::StringRef argument);
 llvm::Expected<std::vector<VariantInput>>
 readVariantInputs(llvm::StringRef argument);
 
-/// Generates the header and the source for `inputs`. Errors on bad options,
-/// bad metadata and variants that cannot share a launcher (see
-/// buildLauncherModel), each naming the input or kernel at fault.
+/// Reads one --tuning-table argument: "PATH", or "NAME=PATH" to name the
+/// file NAME in errors and in the generated code.
+llvm::Expected<TuningTableInput> readTuningTable(llvm::StringRef argument);
+
+/// Generates the header and the source for `inputs`, embedding `tables`.
+/// Errors on bad options, bad metadata, variants that cannot share a
+/// launcher (see buildLauncherModel) and tables that are malformed or do not
+/// fit the kernels (a kernel, overload or config the target does not have,
+/// another key), each naming the input, the table file and field, or the
+/// kernel at fault.
 llvm::Expected<GeneratedFiles>
 generateLaunchers(const CodegenOptions &options, const Templates &templates,
-                  llvm::ArrayRef<VariantInput> inputs);
+                  llvm::ArrayRef<VariantInput> inputs,
+                  llvm::ArrayRef<TuningTableInput> tables = {});
+
+/// The source of a target's tuner program: a main() that runs kiln-tune
+/// (tools/kiln_tune) over the target's kernels.
+std::string generateTunerMain(const CodegenOptions &options);
 
 } // namespace kiln::codegen
 

@@ -181,6 +181,8 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
     std::vector<PendingVariant> variants;
     std::map<std::string, unsigned> variantByKey;
     std::string firstOrigin;
+    std::optional<std::vector<std::string>> autotuneKey;
+    std::string keyOrigin;
   };
   std::vector<PendingKernel> kernels;
   std::map<std::string, unsigned> kernelByName;
@@ -193,8 +195,19 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
     auto [kernelIt, newKernel] =
         kernelByName.try_emplace(m.kernel, kernels.size());
     if (newKernel)
-      kernels.push_back(PendingKernel{m.kernel, {}, {}, input.origin});
+      kernels.push_back(PendingKernel{m.kernel, {}, {}, input.origin, {}, {}});
     PendingKernel &kernel = kernels[kernelIt->second];
+    if (input.autotuneKey) {
+      if (kernel.autotuneKey && *kernel.autotuneKey != *input.autotuneKey)
+        return makeError(formatv(
+            "{0}: kernel {1} has the autotune key [{2}], but {3} gave [{4}]",
+            input.origin, m.kernel, join(*input.autotuneKey, ", "),
+            kernel.keyOrigin, join(*kernel.autotuneKey, ", ")));
+      if (!kernel.autotuneKey) {
+        kernel.autotuneKey = input.autotuneKey;
+        kernel.keyOrigin = input.origin;
+      }
+    }
 
     auto [variantIt, newVariant] =
         kernel.variantByKey.try_emplace(variantKey(m), kernel.variants.size());
@@ -227,6 +240,7 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
   for (PendingKernel &pending : kernels) {
     KernelModel kernel;
     kernel.name = pending.name;
+    kernel.autotuneKey = pending.autotuneKey;
     const VariantMetadata &first = pending.variants.front().model.metadata;
     for (const ConstexprMetadata &c : first.constexprs)
       kernel.constexprNames.push_back(c.name);

@@ -32,6 +32,9 @@ struct CompiledVariant {
   VariantMetadata metadata;
   std::string cubin;
   bool isPtx = false;
+  /// The @triton.autotune key, for variants compiled from its configs
+  /// (`kilnc compile --autotune` writes it beside them).
+  std::optional<std::vector<std::string>> autotuneKey;
 };
 
 /// One image of a variant: a cubin, or PTX for the driver to JIT.
@@ -107,6 +110,9 @@ struct KernelModel {
   /// The constexpr parameters, in source order.
   std::vector<std::string> constexprNames;
   std::vector<ConfigModel> configs;
+  /// The @triton.autotune key, when the variants came from its configs:
+  /// the launchers then choose configs by tuning (kiln/tuning.h).
+  std::optional<std::vector<std::string>> autotuneKey;
 };
 
 /// Groups `compiled` into kernels, in order of first appearance. An image
@@ -114,8 +120,8 @@ struct KernelModel {
 /// unit-stride variant is the aligned one when the kernel has no unit-stride
 /// parameter). Errors when two different images are given for one variant
 /// and arch, when the variants of a kernel
-/// disagree on its constexpr parameters, or when two variants with the same
-/// parameter types and config have different entry points.
+/// disagree on its constexpr parameters or autotune key, or when two variants
+/// with the same parameter types and config have different entry points.
 llvm::Expected<std::vector<KernelModel>>
 buildLauncherModel(llvm::ArrayRef<CompiledVariant> compiled);
 

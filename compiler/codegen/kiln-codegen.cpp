@@ -2,6 +2,8 @@
 //
 //   kiln-codegen --name NAME --namespace NS --include-path PATH/NAME.h
 //                --templates DIR --out-header OUT.h --out-source OUT.cc
+//                [--tuning-table [NAME=]TABLE.json ...]
+//                [--out-tuner-main OUT_tune.cc]
 //                VARIANT.json=VARIANT.cubin ... | METADATA_DIR=IMAGE_DIR ...
 //
 // Reads every compiled variant's metadata and cubin, and writes the header and
@@ -44,6 +46,16 @@ cl::opt<std::string> outHeader("out-header",
 cl::opt<std::string> outSource("out-source",
                                cl::desc("where to write the source"),
                                cl::Required, cl::cat(category));
+cl::list<std::string>
+    tuningTables("tuning-table",
+                 cl::desc("a tuning table to embed (PATH or NAME=PATH, NAME "
+                          "naming it in errors and the generated code)"),
+                 cl::cat(category));
+cl::opt<std::string>
+    outTunerMain("out-tuner-main",
+                 cl::desc("also write the source of the target's tuner "
+                          "(main() running kiln-tune over its kernels)"),
+                 cl::cat(category));
 cl::list<std::string> variants(cl::Positional, cl::OneOrMore,
                                cl::desc("VARIANT.json=VARIANT.cubin... or "
                                         "METADATA_DIR=IMAGE_DIR..."),
@@ -89,13 +101,24 @@ int main(int argc, char **argv) {
     for (VariantInput &input : *read)
       inputs.push_back(std::move(input));
   }
-  Expected<GeneratedFiles> files = generateLaunchers(
-      CodegenOptions{name, cppNamespace, includePath}, *templates, inputs);
+  std::vector<TuningTableInput> tables;
+  for (const std::string &argument : tuningTables) {
+    Expected<TuningTableInput> table = readTuningTable(argument);
+    if (!table)
+      return fail(toString(table.takeError()));
+    tables.push_back(std::move(*table));
+  }
+  CodegenOptions options{name, cppNamespace, includePath};
+  Expected<GeneratedFiles> files =
+      generateLaunchers(options, *templates, inputs, tables);
   if (!files)
     return fail(toString(files.takeError()));
   if (Error err = writeFile(outHeader, files->header))
     return fail(toString(std::move(err)));
   if (Error err = writeFile(outSource, files->source))
     return fail(toString(std::move(err)));
+  if (!outTunerMain.empty())
+    if (Error err = writeFile(outTunerMain, generateTunerMain(options)))
+      return fail(toString(std::move(err)));
   return 0;
 }

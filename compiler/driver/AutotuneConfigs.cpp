@@ -58,6 +58,9 @@ public:
                                      "list of triton.Config(...)");
       HostEvaluator evaluator(sourceMgr, module, target);
       evaluator.runModuleUntil(&kernel);
+      for (const Keyword &kw : call->keywords)
+        if (kw.name == "key" && !readKey(evaluator, *kw.value))
+          return std::nullopt;
       std::optional<HostValue> value = evaluator.evaluate(*list);
       if (!value)
         return std::nullopt;
@@ -76,7 +79,37 @@ public:
     return configs;
   }
 
+  /// The decorator's `key` argument names, as written (upstream ignores
+  /// names that are not arguments; so does kiln-codegen).
+  std::vector<std::string> key;
+
 private:
+  /// Reads `key=[...]`: a list or tuple of argument names.
+  bool readKey(HostEvaluator &evaluator, const Expr &expr) {
+    std::optional<HostValue> value = evaluator.evaluate(expr);
+    if (!value)
+      return false;
+    if (value->kind != HostValue::Kind::List &&
+        value->kind != HostValue::Kind::Tuple) {
+      error(expr.getLoc(), "@triton.autotune's key must be a list of "
+                           "argument names, got " +
+                               value->describe());
+      return false;
+    }
+    key.clear();
+    for (const HostValue &name : *value->items) {
+      if (name.kind != HostValue::Kind::String) {
+        error(name.loc.isValid() ? name.loc : expr.getLoc(),
+              "@triton.autotune's key must hold argument names as strings, "
+              "got " +
+                  name.describe());
+        return false;
+      }
+      key.push_back(name.text);
+    }
+    return true;
+  }
+
   std::nullopt_t error(SMLoc loc, const llvm::Twine &message) {
     sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
     return std::nullopt;
@@ -176,6 +209,8 @@ struct KernelConfigs {
   std::unique_ptr<Module> module;
   const FunctionDefStmt *kernel = nullptr;
   std::vector<Config> configs;
+  /// The decorator's `key` names.
+  std::vector<std::string> key;
 };
 
 /// Reads `sourcePath` and the configs of `kernelName` (empty: the only
@@ -200,13 +235,13 @@ readKernelConfigs(const std::string &sourcePath, const std::string &kernelName,
   result->kernel = emitter.findKernel(kernelName);
   if (!result->kernel)
     return nullptr;
-  std::optional<std::vector<Config>> configs =
-      ConfigReader(result->sourceMgr, *result->module,
-                   HostTarget::forArch(arch))
-          .read(*result->kernel);
+  ConfigReader reader(result->sourceMgr, *result->module,
+                      HostTarget::forArch(arch));
+  std::optional<std::vector<Config>> configs = reader.read(*result->kernel);
   if (!configs)
     return nullptr;
   result->configs = std::move(*configs);
+  result->key = std::move(reader.key);
   return result;
 }
 
@@ -249,7 +284,7 @@ static std::error_code removeEarlierOutputs(llvm::StringRef directory) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
     llvm::StringRef stem = llvm::sys::path::stem(name);
     unsigned index;
-    if (name == "configs.txt" ||
+    if (name == "configs.txt" || name == "autotune_key.txt" ||
         (stem.consume_front("config") && !stem.getAsInteger(10, index)))
       stale.push_back(it->path());
   }
@@ -381,5 +416,13 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options,
   if (ec)
     return fail("cannot write " + indexPath + ": " + ec.message());
   out << index;
+  out.close();
+  // The key, for the launchers' tuned config choice (kiln-codegen).
+  llvm::SmallString<128> keyPath(directory);
+  llvm::sys::path::append(keyPath, "autotune_key.txt");
+  llvm::raw_fd_ostream keyOut(keyPath, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write " + keyPath + ": " + ec.message());
+  keyOut << llvm::join(read->key, ", ") << "\n";
   return 0;
 }

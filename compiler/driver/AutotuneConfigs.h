@@ -27,11 +27,12 @@ int printAutotuneConfigs(const std::string &sourcePath,
 /// set) merged with each of the kernel's autotune configs, each with
 /// `compile` (compileKernel, or compileUnitStrideVariant). `outputPath` is a
 /// directory that receives `config<K>.<ext>` per config K (and, for cubins,
-/// `config<K>.json` metadata) plus `configs.txt`, one line per config; files
-/// of an earlier run are removed first. A config that needs more shared
-/// memory than the target has is skipped with a warning (Triton's autotuner
-/// skips it too) and leaves `config<K>.error` instead; none fitting is an
-/// error. Returns the process exit status.
+/// `config<K>.json` metadata) plus `configs.txt`, one line per config, and
+/// `autotune_key.txt`, the decorator's `key` names joined by ", "; files of
+/// an earlier run are removed first. A config that needs more shared memory
+/// than the target has is skipped with a warning (Triton's autotuner skips
+/// it too) and leaves `config<K>.error` instead; none fitting is an error.
+/// Returns the process exit status.
 int compileAutotuneConfigs(const CompileOptions &options,
                            int (*compile)(const CompileOptions &));
 

@@ -195,7 +195,8 @@ int main(int argc, char **argv) {
   cl::opt<bool> autotune(
       "autotune",
       cl::desc("one variant per @triton.autotune config, into the -o "
-               "directory (config<K>.cubin, config<K>.json, configs.txt)"),
+               "directory (config<K>.cubin, config<K>.json, configs.txt, "
+               "autotune_key.txt)"),
       cl::cat(category));
   cl::opt<kiln::Stage> emit(
       "emit", cl::desc("stop after this stage"), cl::init(kiln::Stage::Cubin),

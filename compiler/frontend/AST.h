@@ -25,9 +25,28 @@ namespace kiln::frontend {
 class Expr {
 public:
   enum class Kind {
-    Name, Int, Float, String, Bool, None, Attribute, Call, Binary, Unary,
-    Compare, BoolOp, IfExp, Subscript, Tuple, List, Dict, Slice, Lambda,
-    Ellipsis, ListComp,
+    Name,
+    Int,
+    Float,
+    String,
+    Bool,
+    None,
+    Attribute,
+    Call,
+    Binary,
+    Unary,
+    Compare,
+    BoolOp,
+    IfExp,
+    Subscript,
+    Tuple,
+    List,
+    Dict,
+    Slice,
+    Lambda,
+    Ellipsis,
+    ListComp,
+    Starred,
   };
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
@@ -51,7 +70,8 @@ struct NameExpr : ExprBase<Expr::Kind::Name> {
   std::string name;
 };
 struct IntExpr : ExprBase<Expr::Kind::Int> {
-  IntExpr(llvm::SMLoc loc, std::string digits) : ExprBase(loc), digits(digits) {}
+  IntExpr(llvm::SMLoc loc, std::string digits)
+      : ExprBase(loc), digits(digits) {}
   std::string digits; // as written; the evaluator decides its width
 };
 struct FloatExpr : ExprBase<Expr::Kind::Float> {
@@ -59,7 +79,8 @@ struct FloatExpr : ExprBase<Expr::Kind::Float> {
   double value;
 };
 struct StringExpr : ExprBase<Expr::Kind::String> {
-  StringExpr(llvm::SMLoc loc, std::string value) : ExprBase(loc), value(value) {}
+  StringExpr(llvm::SMLoc loc, std::string value)
+      : ExprBase(loc), value(value) {}
   std::string value;
 };
 struct BoolExpr : ExprBase<Expr::Kind::Bool> {
@@ -78,13 +99,22 @@ struct AttributeExpr : ExprBase<Expr::Kind::Attribute> {
   ExprPtr value;
   std::string attr;
 };
+/// `name=value` in a call; `**value` (a dict unpacked) has an empty name.
 struct Keyword {
   llvm::SMLoc loc;
   std::string name;
   ExprPtr value;
 };
+/// `*value` among a call's positional arguments: the items of a tuple or
+/// list, unpacked.
+struct StarredExpr : ExprBase<Expr::Kind::Starred> {
+  StarredExpr(llvm::SMLoc loc, ExprPtr value)
+      : ExprBase(loc), value(std::move(value)) {}
+  ExprPtr value;
+};
 struct CallExpr : ExprBase<Expr::Kind::Call> {
-  CallExpr(llvm::SMLoc loc, ExprPtr callee) : ExprBase(loc), callee(std::move(callee)) {}
+  CallExpr(llvm::SMLoc loc, ExprPtr callee)
+      : ExprBase(loc), callee(std::move(callee)) {}
   ExprPtr callee;
   std::vector<ExprPtr> args;
   std::vector<Keyword> keywords;
@@ -149,10 +179,12 @@ struct Comprehension {
   ExprPtr target, iter;
   std::vector<ExprPtr> conditions;
 };
-/// `[element for ... in ... if ...]`: host code (autotune config lists)
-/// uses them; kernels cannot.
+/// `[element for ... in ... if ...]`, or the generator expression
+/// `(element for ...)` (`all(k % 2 == 0 for k in ks)`): host code (autotune
+/// config lists, heuristics) uses them; kernels cannot.
 struct ListCompExpr : ExprBase<Expr::Kind::ListComp> {
   using ExprBase::ExprBase;
+  bool generator = false;
   ExprPtr element;
   std::vector<Comprehension> generators;
 };
@@ -164,8 +196,24 @@ struct ListCompExpr : ExprBase<Expr::Kind::ListComp> {
 class Stmt {
 public:
   enum class Kind {
-    Expr, Assign, AugAssign, AnnAssign, Return, Pass, Break, Continue, If,
-    For, While, FunctionDef, Import, ImportFrom, Assert, Try, Raise, Other,
+    Expr,
+    Assign,
+    AugAssign,
+    AnnAssign,
+    Return,
+    Pass,
+    Break,
+    Continue,
+    If,
+    For,
+    While,
+    FunctionDef,
+    Import,
+    ImportFrom,
+    Assert,
+    Try,
+    Raise,
+    Other,
   };
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
   virtual ~Stmt() = default;
@@ -239,7 +287,7 @@ struct AssertStmt : StmtBase<Stmt::Kind::Assert> {
 struct Param {
   llvm::SMLoc loc;
   std::string name;
-  ExprPtr annotation; // may be null
+  ExprPtr annotation;   // may be null
   ExprPtr defaultValue; // may be null
 };
 struct FunctionDefStmt : StmtBase<Stmt::Kind::FunctionDef> {
@@ -248,6 +296,11 @@ struct FunctionDefStmt : StmtBase<Stmt::Kind::FunctionDef> {
   llvm::SMLoc nameLoc;
   std::vector<ExprPtr> decorators;
   std::vector<Param> params;
+  /// Host functions only (a @triton.jit function cannot have them):
+  /// `*args` and `**kwargs` (empty names when absent), and the index of the
+  /// first keyword-only parameter (those after `*` or `*args`).
+  std::string varArgs, kwArgs;
+  size_t keywordOnlyFrom = SIZE_MAX;
   ExprPtr returns; // may be null
   Block body;
 };

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include <cmath>
+#include <cstring>
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -303,6 +305,62 @@ std::optional<FValue> nextPowerOf2(Emitter &e, const CallArgs &args) {
   return FValue::integer(n <= 1 ? 1 : int64_t(llvm::PowerOf2Ceil(uint64_t(n))));
 }
 
+/// Python's math module on compile-time numbers (module-level constants such
+/// as `constexpr(math.sqrt(2.0 / math.pi))`): math.NAME(x) for one-argument
+/// functions; floor and ceil give ints, as in Python.
+std::optional<FValue> hostMath(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x"};
+  std::string name = args.callee;
+  ArgReader r(e, args, name, kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  const FValue &x = *r.get(0);
+  if (!x.isNumber())
+    return e.error(r.loc(0), name + " needs a compile-time number, got " +
+                                 x.describe() +
+                                 "; on run-time values use the tl. function");
+  double v = x.kind == FValue::Kind::Float ? x.floatValue : double(x.intValue);
+  StringRef fn = StringRef(name).drop_front(strlen("math."));
+  if (fn == "floor" || fn == "ceil" || fn == "trunc") {
+    double r = fn == "floor"  ? std::floor(v)
+               : fn == "ceil" ? std::ceil(v)
+                              : std::trunc(v);
+    if (!std::isfinite(r))
+      return e.error(args.loc,
+                     name + " of " + std::to_string(v) + " is not an integer");
+    return FValue::integer(int64_t(r));
+  }
+  bool domainOk = true;
+  double out = 0;
+  if (fn == "sqrt") {
+    domainOk = v >= 0;
+    out = std::sqrt(v);
+  } else if (fn == "exp") {
+    out = std::exp(v);
+  } else if (fn == "log" || fn == "log2" || fn == "log10") {
+    domainOk = v > 0;
+    out = fn == "log"    ? std::log(v)
+          : fn == "log2" ? std::log2(v)
+                         : std::log10(v);
+  } else if (fn == "fabs") {
+    out = std::fabs(v);
+  } else if (fn == "sin") {
+    out = std::sin(v);
+  } else if (fn == "cos") {
+    out = std::cos(v);
+  } else if (fn == "tanh") {
+    out = std::tanh(v);
+  } else {
+    return e.error(args.loc, "'" + name + "' is not supported by Kiln yet");
+  }
+  if (!domainOk)
+    return e.error(r.loc(0),
+                   name + " of " + std::to_string(v) + ": math domain error");
+  return FValue::floating(out);
+}
+
 /// Hints for the axis analysis (`tl.multiple_of(x, 16)`, ...): the value
 /// passes through unchanged, and the op that defines it carries the facts
 /// (one per dimension; one int applies to all), which AxisInfo takes instead
@@ -536,30 +594,39 @@ std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
   const FValue *dtype = r.get(1);
   if (!dtype || dtype->kind != FValue::Kind::DType)
     return r.bad(1, "a dtype such as tl.float32");
-  if (!self.isRuntime() || self.type.isBlockPointer())
+  // A number converts as the literal it is (int → i32 or i64, float → fp32),
+  // as Triton's tl.cast(0, tl.int64) does.
+  std::optional<FValue> literal;
+  if (self.isNumber() && !dtype->type.isPointer) {
+    literal = e.materialize(self, r.loc(0));
+    if (!literal)
+      return std::nullopt;
+  }
+  const FValue &input = literal ? *literal : self;
+  if (!input.isRuntime() || input.type.isBlockPointer())
     return r.bad(0, "a tensor");
   const TritonType &to = dtype->type;
   bool bitcast = r.get(3) && r.get(3)->isNumber() && r.get(3)->intValue;
-  if (bitcast || self.type.isPointer || to.isPointer) {
+  if (bitcast || input.type.isPointer || to.isPointer) {
     if (r.get(2))
       return e.error(r.loc(2), "fp_downcast_rounding applies only to "
                                "narrowing floating-point conversions");
     // Pointer to int1 is a null test, as in Triton.
-    if (!bitcast && self.type.isPointer && !to.isPointer &&
+    if (!bitcast && input.type.isPointer && !to.isPointer &&
         to.element.isBool()) {
       std::optional<FValue> addr = e.bitcastTo(
-          self, TritonType{DType(ScalarKind::I64), false, {}}, args.loc);
+          input, TritonType{DType(ScalarKind::I64), false, {}}, args.loc);
       if (!addr)
         return std::nullopt;
       return e.castTo(*addr, to.element, args.loc);
     }
-    return e.bitcastTo(self, to, args.loc);
+    return e.bitcastTo(input, to, args.loc);
   }
-  DType from = self.type.element;
+  DType from = input.type.element;
   auto isFp8 = [](DType d) { return d.isFloat() && d.getBitWidth() == 8; };
   if ((isFp8(from) && to.element.isInteger()) ||
       (from.isInteger() && isFp8(to.element)))
-    return e.error(args.loc, "cannot convert " + self.type.scalar().str() +
+    return e.error(args.loc, "cannot convert " + input.type.scalar().str() +
                                  " to " + to.str() +
                                  " directly; go through a 16- or 32-bit "
                                  "float type");
@@ -567,28 +634,32 @@ std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
     if (rounding->kind != FValue::Kind::String ||
         (rounding->text != "rtne" && rounding->text != "rtz"))
       return r.bad(2, "\"rtne\" or \"rtz\"");
+    // Converting to the same type is no conversion (Triton returns the
+    // value before it looks at the rounding mode).
+    if (from == to.element)
+      return input;
     if (!from.isFloat() || !to.element.isFloat() ||
         to.element.getBitWidth() >= from.getBitWidth())
       return e.error(r.loc(2), "fp_downcast_rounding applies only to "
                                "narrowing floating-point conversions, not " +
-                                   self.type.scalar().str() + " to " +
+                                   input.type.scalar().str() + " to " +
                                    to.str());
     if (rounding->text == "rtz") {
       if (to.element.getBitWidth() == 8)
         return e.error(r.loc(2), "fp_downcast_rounding=\"rtz\" to " + to.str() +
                                      " is not supported (as in Triton): fp8 "
                                      "conversions round to nearest even");
-      TritonType result = self.type;
+      TritonType result = input.type;
       result.element = to.element;
       auto mode = mlir::arith::RoundingModeAttr::get(
           e.getContext(), mlir::arith::RoundingMode::toward_zero);
       mlir::Value v = mlir::arith::TruncFOp::create(
           e.getBuilder(), e.location(args.loc), result.toMLIR(e.getContext()),
-          self.value, mode, mlir::arith::FastMathFlagsAttr());
+          input.value, mode, mlir::arith::FastMathFlagsAttr());
       return FValue::runtime(v, result);
     }
   }
-  return e.castTo(self, to.element, args.loc);
+  return e.castTo(input, to.element, args.loc);
 }
 
 /// tl.pointer_type(element_ty): the dtype of pointers to `element_ty`.
@@ -606,6 +677,36 @@ std::optional<FValue> pointerType(Emitter &e, const CallArgs &args) {
   TritonType t = element->type;
   t.isPointer = true;
   return FValue::dtype(t);
+}
+
+/// tl.core.get_int_dtype(bitwidth, signed): the integer dtype of that width.
+std::optional<FValue> getIntDType(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"bitwidth", "signed"};
+  ArgReader r(e, args, "tl.get_int_dtype", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *bits = r.get(0);
+  if (!bits)
+    return r.missing(0);
+  const FValue *sign = r.get(1);
+  if (!sign)
+    return r.missing(1);
+  if (!sign->isNumber())
+    return r.bad(1, "a compile-time bool");
+  static const ScalarKind kSigned[] = {ScalarKind::I8, ScalarKind::I16,
+                                       ScalarKind::I32, ScalarKind::I64};
+  static const ScalarKind kUnsigned[] = {ScalarKind::U8, ScalarKind::U16,
+                                         ScalarKind::U32, ScalarKind::U64};
+  int index = !bits->isInt()         ? -1
+              : bits->intValue == 8  ? 0
+              : bits->intValue == 16 ? 1
+              : bits->intValue == 32 ? 2
+              : bits->intValue == 64 ? 3
+                                     : -1;
+  if (index < 0)
+    return r.bad(0, "8, 16, 32 or 64");
+  DType dtype(sign->intValue ? kSigned[index] : kUnsigned[index]);
+  return FValue::dtype(TritonType{dtype, false, {}});
 }
 
 /// tl.constexpr(value): a compile-time value, as is.
@@ -790,6 +891,18 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.cdiv", cdiv},
       {"triton.cdiv", cdiv},
       {"triton.next_power_of_2", nextPowerOf2},
+      {"math.sqrt", hostMath},
+      {"math.exp", hostMath},
+      {"math.log", hostMath},
+      {"math.log2", hostMath},
+      {"math.log10", hostMath},
+      {"math.fabs", hostMath},
+      {"math.sin", hostMath},
+      {"math.cos", hostMath},
+      {"math.tanh", hostMath},
+      {"math.floor", hostMath},
+      {"math.ceil", hostMath},
+      {"math.trunc", hostMath},
       {"tl.assume", assume},
       {"tl.multiple_of", multipleOf},
       {"tl.max_contiguous", maxContiguous},
@@ -804,6 +917,7 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.cast", methodTo},
       {"method.cast", methodTo},
       {"tl.pointer_type", pointerType},
+      {"tl.get_int_dtype", getIntDType},
       {"min", pyMin},
       {"max", pyMax},
       {"len", pyLen},

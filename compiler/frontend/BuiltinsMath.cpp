@@ -488,8 +488,8 @@ const llvm::StringMap<LibdeviceFunction> &libdeviceTable() {
     add("saturatef", {K::F32}, "__nv_saturatef", K::F32);
     add("fast_dividef", {K::F32, K::F32}, "__nv_fast_fdividef", K::F32);
     add("fast_powf", {K::F32, K::F32}, "__nv_fast_powf", K::F32);
-    for (StringRef n :
-         {"sinf", "cosf", "tanf", "expf", "exp10f", "logf", "log2f", "log10f"})
+    for (StringRef n : {"sinf", "cosf", "tanf", "tanhf", "expf", "exp10f",
+                        "logf", "log2f", "log10f"})
       add(("fast_" + n).str(), {K::F32}, ("__nv_fast_" + n).str(), K::F32);
     add("llrint", {K::F32}, "__nv_llrintf", K::I64);
     add("llrint", {K::F64}, "__nv_llrint", K::I64);

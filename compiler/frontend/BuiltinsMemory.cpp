@@ -568,21 +568,37 @@ std::optional<FValue> atomicCas(Emitter &e, const CallArgs &args) {
 //===----------------------------------------------------------------------===//
 
 std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
-  static const StringRef kParams[] = {"input",      "other",
-                                      "acc",        "input_precision",
-                                      "allow_tf32", "max_num_imprecise_acc",
-                                      "out_dtype"};
+  static const StringRef kParams[] = {
+      "input",           "other",      "acc",
+      "input_precision", "allow_tf32", "max_num_imprecise_acc",
+      "out_dtype",       "trans_a",    "trans_b"};
   ArgReader r(e, args, "tl.dot", kParams);
   if (!r.isOk())
     return std::nullopt;
+  FValue operands[2];
   for (size_t i = 0; i < 2; ++i) {
     const FValue *v = r.get(i);
     if (!v)
       return r.missing(i);
     if (!v->isRuntime() || !v->type.isBlock() || v->type.isPointer)
       return r.bad(i, "a 2-D or 3-D block of numbers");
+    operands[i] = *v;
+    // trans_a/trans_b (Triton 2.0's form of tl.dot(a, tl.trans(b))): the
+    // operand with its last two dimensions swapped.
+    if (const FValue *t = r.get(7 + i)) {
+      if (!t->isNumber() && t->kind != FValue::Kind::Bool)
+        return r.bad(7 + i, "a compile-time bool");
+      if (t->intValue) {
+        llvm::SmallVector<int32_t> order;
+        size_t rank = v->type.shape.size();
+        for (size_t d = 0; d < rank; ++d)
+          order.push_back(int32_t(d));
+        std::swap(order[rank - 2], order[rank - 1]);
+        operands[i] = permuteDims(e, *v, order, r.loc(7 + i));
+      }
+    }
   }
-  const FValue &a = *r.get(0), &b = *r.get(1);
+  const FValue &a = operands[0], &b = operands[1];
   DType ta = a.type.element, tb = b.type.element;
   auto isFp8 = [](DType t) { return t.isFloat() && t.getBitWidth() == 8; };
   if (!(isFp8(ta) && isFp8(tb))) {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/frontend/Emitter.h"
+#include "compiler/ir/Dialects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -107,10 +108,25 @@ std::optional<FValue> Emitter::carriedValue(const Scope &scope, StringRef name,
 // if
 //===----------------------------------------------------------------------===//
 
+FValue Emitter::pointerTruth(const FValue &cond, SMLoc loc) {
+  if (!cond.isRuntime() || !cond.type.isPointer || cond.type.isBlock() ||
+      cond.type.isBlockPointer())
+    return cond;
+  mlir::Location l = location(loc);
+  TritonType i64{DType(ScalarKind::I64), false, {}};
+  mlir::Value address =
+      kiln::PtrToIntOp::create(builder, l, i64.toMLIR(&context), cond.value);
+  FValue zero = constant(FValue::integer(0), i64, loc);
+  mlir::Value out = mlir::arith::CmpIOp::create(
+      builder, l, mlir::arith::CmpIPredicate::ne, address, zero.value);
+  return FValue::runtime(out, TritonType{DType(ScalarKind::I1), false, {}});
+}
+
 bool Emitter::emitIf(const IfStmt &stmt) {
   std::optional<FValue> cond = evaluate(*stmt.cond);
   if (!cond)
     return false;
+  cond = pointerTruth(*cond, stmt.cond->getLoc());
   if (!cond->isRuntime()) {
     std::optional<bool> truth = truthiness(*cond, stmt.cond->getLoc());
     if (!truth)
@@ -135,8 +151,11 @@ bool Emitter::emitIf(const IfStmt &stmt) {
     scopes.back() = before;
     bool ok = emitBlock(body);
     if (ok && frames.back().returned) {
-      error(stmt.getLoc(), "'return' inside an 'if' on a run-time condition "
-                           "is not supported");
+      // Outside loops, an `if` with a return is emitReturningIf's.
+      error(stmt.getLoc(), frames.back().loopDepth > 0
+                               ? "'return' inside a loop is not supported"
+                               : "'return' inside an 'if' on a run-time "
+                                 "condition is not supported here");
       ok = false;
     }
     result = scopes.back();
@@ -236,69 +255,190 @@ bool Emitter::emitIf(const IfStmt &stmt) {
   return true;
 }
 
-std::optional<bool> Emitter::emitIfWithReturn(const IfStmt &stmt,
-                                              Block::const_iterator rest,
-                                              Block::const_iterator end) {
-  // Decide on a copy of the IR state: a compile-time condition takes the
-  // ordinary path, which re-evaluates it (conditions have no side effects).
-  mlir::OpBuilder::InsertPoint insertionPoint = builder.saveInsertionPoint();
-  auto probe = std::make_unique<mlir::Block>();
-  builder.setInsertionPointToEnd(probe.get());
-  std::optional<FValue> probed = evaluate(*stmt.cond);
-  builder.restoreInsertionPoint(insertionPoint);
-  discard(std::move(probe));
-  if (!probed)
-    return std::nullopt;
-  if (!probed->isRuntime())
+bool Emitter::emitPath(
+    const Block &body,
+    const std::vector<std::pair<Block::const_iterator, Block::const_iterator>>
+        &pending) {
+  frames.back().pending = pending;
+  bool ok = emitBlock(body);
+  // Then what follows the `if`, innermost block first, each with the blocks
+  // around it still pending.
+  for (size_t k = pending.size(); ok && k-- > 0 && !frames.back().returned;) {
+    frames.back().pending.assign(pending.begin(), pending.begin() + k);
+    ok = emitStatements(pending[k].first, pending[k].second);
+  }
+  frames.back().pending = pending;
+  return ok;
+}
+
+/// The leaves of a (possibly nested) tuple, depth first.
+static void flattenValue(const FValue &v, std::vector<FValue> &leaves) {
+  if (v.kind == FValue::Kind::Tuple) {
+    for (const FValue &e : v.elements)
+      flattenValue(e, leaves);
+    return;
+  }
+  leaves.push_back(v);
+}
+
+/// Whether `a` and `b` are tuples of the same nesting, or both not tuples.
+static bool sameStructure(const FValue &a, const FValue &b) {
+  if ((a.kind == FValue::Kind::Tuple) != (b.kind == FValue::Kind::Tuple))
     return false;
+  if (a.kind != FValue::Kind::Tuple)
+    return true;
+  if (a.elements.size() != b.elements.size())
+    return false;
+  for (size_t i = 0; i < a.elements.size(); ++i)
+    if (!sameStructure(a.elements[i], b.elements[i]))
+      return false;
+  return true;
+}
+
+/// `shape` (a value of the structure wanted) rebuilt from `leaves`.
+static FValue rebuildValue(const FValue &shape,
+                           const std::vector<FValue> &leaves, size_t &next) {
+  if (shape.kind != FValue::Kind::Tuple)
+    return leaves[next++];
+  std::vector<FValue> elements;
+  for (const FValue &e : shape.elements)
+    elements.push_back(rebuildValue(e, leaves, next));
+  FValue t = shape;
+  t.elements = std::move(elements);
+  return t;
+}
+
+bool Emitter::emitReturningIf(const IfStmt &stmt) {
   std::optional<FValue> cond = evaluate(*stmt.cond);
   if (!cond)
-    return std::nullopt;
+    return false;
+  cond = pointerTruth(*cond, stmt.cond->getLoc());
+  if (!cond->isRuntime()) {
+    std::optional<bool> truth = truthiness(*cond, stmt.cond->getLoc());
+    if (!truth)
+      return false;
+    return emitBlock(*truth ? stmt.thenBody : stmt.elseBody);
+  }
   if (cond->type.isBlock() || cond->type.isPointer)
     return error(stmt.cond->getLoc(),
                  "an 'if' condition must be a scalar, got " + cond->describe() +
-                     "; use tl.where for blocks");
+                     "; use tl.where for blocks"),
+           false;
   FValue c = castTo(*cond, DType(ScalarKind::I1), stmt.cond->getLoc());
   mlir::Location l = location(stmt.getLoc());
-  auto ifOp =
-      mlir::scf::IfOp::create(builder, l, mlir::TypeRange{}, c.value,
-                              /*addThenBlock=*/true, /*addElseBlock=*/true);
+
+  // Each path runs its branch and then the rest of the function, into a
+  // scratch block, until it returns (or falls off the end: None).
   Scope before = scopes.back();
-  auto emitRegion = [&](mlir::Region &region, auto emitBody) {
-    mlir::Block &block = region.front();
-    if (block.empty() || !block.back().hasTrait<mlir::OpTrait::IsTerminator>())
-      builder.setInsertionPointToEnd(&block);
-    else
-      builder.setInsertionPoint(&block.back());
-    if (block.empty())
-      mlir::scf::YieldOp::create(builder, l);
-    builder.setInsertionPoint(&block.back());
+  auto pending = frames.back().pending;
+  mlir::OpBuilder::InsertPoint insertionPoint = builder.saveInsertionPoint();
+  auto emitBranch = [&](const Block &body, std::unique_ptr<mlir::Block> &block,
+                        FValue &result) {
+    block = std::make_unique<mlir::Block>();
+    builder.setInsertionPointToEnd(block.get());
     scopes.back() = before;
     frames.back().returned = false;
-    return emitBody();
+    frames.back().returnValue.reset();
+    bool ok = emitPath(body, pending);
+    result = frames.back().returned && frames.back().returnValue
+                 ? *frames.back().returnValue
+                 : FValue::none();
+    return ok;
   };
-  bool ok = emitRegion(ifOp.getThenRegion(),
-                       [&] { return emitBlock(stmt.thenBody); });
-  ok = ok && emitRegion(ifOp.getElseRegion(), [&] {
-         if (!emitBlock(stmt.elseBody))
-           return false;
-         for (auto it = rest; it != end; ++it) {
-           if (frames.back().returned)
-             break;
-           if (!emitStatement(**it))
-             return false;
-         }
-         return true;
-       });
+  std::unique_ptr<mlir::Block> thenBlock, elseBlock;
+  FValue thenResult, elseResult;
+  bool ok = emitBranch(stmt.thenBody, thenBlock, thenResult);
+  ok = ok && emitBranch(stmt.elseBody, elseBlock, elseResult);
   scopes.back() = before;
+  auto fail = [&] {
+    builder.restoreInsertionPoint(insertionPoint);
+    if (thenBlock)
+      discard(std::move(thenBlock));
+    if (elseBlock)
+      discard(std::move(elseBlock));
+    return false;
+  };
+  if (!ok)
+    return fail();
+
+  // The paths' return values: equal leaves pass through, different ones
+  // become the scf.if's results.
+  if (!sameStructure(thenResult, elseResult)) {
+    error(stmt.getLoc(),
+          "the paths through this 'if' on a run-time condition return " +
+              thenResult.describe() + " and " + elseResult.describe() +
+              "; a function's returns must agree in structure");
+    return fail();
+  }
+  std::vector<FValue> thenLeaves, elseLeaves;
+  flattenValue(thenResult, thenLeaves);
+  flattenValue(elseResult, elseLeaves);
+  std::vector<FValue> leaves = thenLeaves;
+  std::vector<size_t> results;
+  std::vector<TritonType> resultTypes;
+  for (size_t i = 0; i < thenLeaves.size(); ++i) {
+    const FValue &t = thenLeaves[i], &f = elseLeaves[i];
+    if (sameBinding(t, f))
+      continue;
+    TritonType type;
+    if (t.isRuntime() || f.isRuntime()) {
+      type = t.isRuntime() ? t.type : f.type;
+    } else if (t.isNumber() && f.isNumber()) {
+      std::optional<FValue> m = materialize(t, stmt.getLoc());
+      if (!m)
+        return fail();
+      type = m->type;
+      m->value.getDefiningOp()->erase();
+    } else {
+      error(stmt.getLoc(),
+            "the paths through this 'if' on a run-time condition return "
+            "different compile-time values (" +
+                t.describe() + " and " + f.describe() + ")");
+      return fail();
+    }
+    results.push_back(i);
+    resultTypes.push_back(type);
+  }
+  auto yieldValues = [&](mlir::Block *block, const std::vector<FValue> &values,
+                         llvm::SmallVectorImpl<mlir::Value> &out) {
+    builder.setInsertionPointToEnd(block);
+    for (size_t k = 0; k < results.size(); ++k) {
+      Scope scope;
+      scope["return value"] = values[results[k]];
+      std::optional<FValue> v =
+          carriedValue(scope, "return value", resultTypes[k], stmt.getLoc());
+      if (!v)
+        return false;
+      out.push_back(v->value);
+    }
+    return true;
+  };
+  llvm::SmallVector<mlir::Value> thenValues, elseValues;
+  if (!yieldValues(thenBlock.get(), thenLeaves, thenValues) ||
+      !yieldValues(elseBlock.get(), elseLeaves, elseValues))
+    return fail();
+  llvm::SmallVector<mlir::Type> types;
+  for (const TritonType &t : resultTypes)
+    types.push_back(t.toMLIR(&context));
+  builder.restoreInsertionPoint(insertionPoint);
+  auto ifOp =
+      mlir::scf::IfOp::create(builder, l, types, c.value,
+                              /*addThenBlock=*/true, /*addElseBlock=*/true);
+  fillRegion(builder, ifOp.getThenRegion(), thenBlock, thenValues, l);
+  fillRegion(builder, ifOp.getElseRegion(), elseBlock, elseValues, l);
+  for (size_t k = 0; k < results.size(); ++k)
+    leaves[results[k]] = FValue::runtime(ifOp.getResult(k), resultTypes[k]);
+  size_t next = 0;
   builder.setInsertionPointAfter(ifOp);
   // Every path has returned: nothing after this if runs.
+  frames.back().returnValue = rebuildValue(thenResult, leaves, next);
   frames.back().returned = true;
-  return ok ? std::optional<bool>(true) : std::nullopt;
+  return true;
 }
 
 std::optional<FValue> Emitter::emitConditionalExpr(const IfExpExpr &expr,
-                                                   const FValue &cond) {
+                                                   const FValue &condition) {
+  FValue cond = pointerTruth(condition, expr.cond->getLoc());
   if (cond.type.isBlock() || cond.type.isPointer)
     return error(expr.cond->getLoc(),
                  "a conditional expression needs a scalar condition, got " +
@@ -583,9 +723,31 @@ bool Emitter::emitFor(const ForStmt &stmt) {
              false;
     bounds.push_back(*v);
   }
+  // `step=` (and `arg2=`, the end) by keyword, as Triton's range spells them.
+  for (const Keyword &kw : call->keywords) {
+    bool isStep = kw.name == "step";
+    if (kind == "range" || (!isStep && kw.name != "arg2"))
+      continue;
+    if ((isStep && bounds.size() == 3) || (!isStep && bounds.size() != 1))
+      return error(kw.loc, kind + " got argument '" + kw.name + "' twice"),
+             false;
+    std::optional<FValue> v = evaluate(*kw.value);
+    if (!v)
+      return false;
+    if (!(v->isInt() || (v->isRuntime() && !v->type.isBlock() &&
+                         !v->type.isPointer && v->type.element.isInteger())))
+      return error(kw.value->getLoc(),
+                   "range bounds must be integers, got " + v->describe()),
+             false;
+    if (isStep && bounds.size() == 1)
+      bounds.insert(bounds.begin(), FValue::integer(0));
+    bounds.push_back(*v);
+  }
   // Loop options: accepted where Triton accepts them, kept as attributes.
   llvm::SmallVector<mlir::NamedAttribute> loopAttrs;
   for (const Keyword &kw : call->keywords) {
+    if (kind != "range" && (kw.name == "step" || kw.name == "arg2"))
+      continue;
     static const char *const kOptions[] = {"num_stages", "loop_unroll_factor",
                                            "disallow_acc_multi_buffer",
                                            "flatten", "warp_specialize"};

@@ -14,11 +14,13 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -246,9 +248,93 @@ bool Emitter::moduleResolves(const ModuleScope &scope, StringRef module) {
                                  : true;
 }
 
+/// Whether `expr` names a module of Triton that CUDA builds do not have
+/// (`tl.extra.intel.libdevice.tanh`, `triton.language.extra.hip`): as an
+/// import of it would, that fails upstream, so a module-level `if` whose
+/// branch does so is not the branch a CUDA build takes.
+static bool usesUnknownTritonModule(const ModuleScope &scope,
+                                    const Expr *expr) {
+  if (!expr)
+    return false;
+  switch (expr->getKind()) {
+  case Expr::Kind::Attribute: {
+    llvm::SmallVector<StringRef> parts;
+    const Expr *e = expr;
+    while (auto *attr = llvm::dyn_cast<AttributeExpr>(e)) {
+      parts.push_back(attr->attr);
+      e = attr->value.get();
+    }
+    if (auto *name = llvm::dyn_cast<NameExpr>(e)) {
+      auto it = scope.globals.find(name->name);
+      if (it != scope.globals.end() &&
+          it->second.kind == FValue::Kind::Module) {
+        std::string path = it->second.text;
+        if (path == "libdevice")
+          path = "triton.language.extra.libdevice";
+        for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+          if (StringRef(path).count('.') == 3)
+            break; // triton.language.extra.X
+          path += "." + part->str();
+        }
+        if (StringRef(path).starts_with("triton.language.extra.") &&
+            StringRef(path).count('.') == 3 && !isKnownTritonModule(path))
+          return true;
+      }
+    }
+    return usesUnknownTritonModule(scope, e);
+  }
+  case Expr::Kind::Call: {
+    auto &call = llvm::cast<CallExpr>(*expr);
+    if (usesUnknownTritonModule(scope, call.callee.get()))
+      return true;
+    for (const ExprPtr &a : call.args)
+      if (usesUnknownTritonModule(scope, a.get()))
+        return true;
+    for (const Keyword &kw : call.keywords)
+      if (usesUnknownTritonModule(scope, kw.value.get()))
+        return true;
+    return false;
+  }
+  case Expr::Kind::Binary: {
+    auto &b = llvm::cast<BinaryExpr>(*expr);
+    return usesUnknownTritonModule(scope, b.lhs.get()) ||
+           usesUnknownTritonModule(scope, b.rhs.get());
+  }
+  case Expr::Kind::Unary:
+    return usesUnknownTritonModule(scope,
+                                   llvm::cast<UnaryExpr>(*expr).operand.get());
+  case Expr::Kind::Starred:
+    return usesUnknownTritonModule(scope,
+                                   llvm::cast<StarredExpr>(*expr).value.get());
+  case Expr::Kind::IfExp: {
+    auto &i = llvm::cast<IfExpExpr>(*expr);
+    return usesUnknownTritonModule(scope, i.thenValue.get()) ||
+           usesUnknownTritonModule(scope, i.elseValue.get());
+  }
+  case Expr::Kind::Tuple:
+  case Expr::Kind::List: {
+    const auto &elements = expr->getKind() == Expr::Kind::Tuple
+                               ? llvm::cast<TupleExpr>(*expr).elements
+                               : llvm::cast<ListExpr>(*expr).elements;
+    for (const ExprPtr &e : elements)
+      if (usesUnknownTritonModule(scope, e.get()))
+        return true;
+    return false;
+  }
+  default:
+    return false;
+  }
+}
+
 bool Emitter::importsResolve(const ModuleScope &scope, const Block &block) {
   for (const StmtPtr &stmt : block) {
-    if (auto *imp = llvm::dyn_cast<ImportStmt>(stmt.get())) {
+    if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt.get())) {
+      if (usesUnknownTritonModule(scope, assign->value.get()))
+        return false;
+    } else if (auto *ann = llvm::dyn_cast<AnnAssignStmt>(stmt.get())) {
+      if (usesUnknownTritonModule(scope, ann->value.get()))
+        return false;
+    } else if (auto *imp = llvm::dyn_cast<ImportStmt>(stmt.get())) {
       for (auto &[path, alias] : imp->modules)
         if (!moduleResolves(scope, path))
           return false;
@@ -796,31 +882,59 @@ FValue Emitter::descriptorParameter(mlir::func::FuncOp func, unsigned first,
 // Statements
 //===----------------------------------------------------------------------===//
 
-/// Whether `body` ends with a `return` without a value.
-static bool endsWithBareReturn(const Block &body) {
-  if (body.empty())
-    return false;
-  auto *ret = llvm::dyn_cast<ReturnStmt>(body.back().get());
-  return ret && !ret->value;
+/// Whether `body` has a `return` statement, in nested blocks too (not in
+/// nested function definitions).
+static bool containsReturn(const Block &body) {
+  for (const StmtPtr &stmt : body) {
+    switch (stmt->getKind()) {
+    case Stmt::Kind::Return:
+      return true;
+    case Stmt::Kind::If: {
+      auto &s = llvm::cast<IfStmt>(*stmt);
+      if (containsReturn(s.thenBody) || containsReturn(s.elseBody))
+        return true;
+      break;
+    }
+    case Stmt::Kind::For: {
+      auto &s = llvm::cast<ForStmt>(*stmt);
+      if (containsReturn(s.body) || containsReturn(s.elseBody))
+        return true;
+      break;
+    }
+    case Stmt::Kind::While: {
+      auto &s = llvm::cast<WhileStmt>(*stmt);
+      if (containsReturn(s.body) || containsReturn(s.elseBody))
+        return true;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  return false;
 }
 
 bool Emitter::emitBlock(const Block &block) {
-  for (auto it = block.begin(); it != block.end(); ++it) {
-    // Code after a return that was taken at compile time is dead.
+  return emitStatements(block.begin(), block.end());
+}
+
+bool Emitter::emitStatements(Block::const_iterator begin,
+                             Block::const_iterator end) {
+  for (auto it = begin; it != end; ++it) {
+    // Code after a return that was taken (at compile time, or on every path
+    // of a returning if) is dead.
     if (frames.back().returned)
       return true;
-    // `if cond: ...; return` on a run-time condition in the kernel itself:
-    // the rest of the block becomes the else branch.
+    Frame &frame = frames.back();
+    frame.pending.emplace_back(std::next(it), end);
     auto *ifStmt = llvm::dyn_cast<IfStmt>(it->get());
-    if (ifStmt && frames.size() == 1 && endsWithBareReturn(ifStmt->thenBody)) {
-      std::optional<bool> handled =
-          emitIfWithReturn(*ifStmt, std::next(it), block.end());
-      if (!handled)
-        return false;
-      if (*handled)
-        return true;
-    }
-    if (!emitStatement(**it))
+    bool ok = ifStmt && frame.loopDepth == 0 &&
+                      (containsReturn(ifStmt->thenBody) ||
+                       containsReturn(ifStmt->elseBody))
+                  ? emitReturningIf(*ifStmt)
+                  : emitStatement(**it);
+    frames.back().pending.pop_back();
+    if (!ok)
       return false;
   }
   return true;
@@ -924,10 +1038,22 @@ bool Emitter::emitStatement(const Stmt &stmt) {
     return true;
   case Stmt::Kind::If:
     return emitIf(llvm::cast<IfStmt>(stmt));
-  case Stmt::Kind::For:
-    return emitFor(llvm::cast<ForStmt>(stmt));
-  case Stmt::Kind::While:
-    return emitWhile(llvm::cast<WhileStmt>(stmt));
+  case Stmt::Kind::For: {
+    // `frames` may grow while the loop is emitted: index it.
+    size_t frame = frames.size() - 1;
+    ++frames[frame].loopDepth;
+    bool ok = emitFor(llvm::cast<ForStmt>(stmt));
+    --frames[frame].loopDepth;
+    return ok;
+  }
+  case Stmt::Kind::While: {
+    // `frames` may grow while the loop is emitted: index it.
+    size_t frame = frames.size() - 1;
+    ++frames[frame].loopDepth;
+    bool ok = emitWhile(llvm::cast<WhileStmt>(stmt));
+    --frames[frame].loopDepth;
+    return ok;
+  }
   case Stmt::Kind::Assert: {
     auto &s = llvm::cast<AssertStmt>(stmt);
     std::optional<FValue> cond = evaluate(*s.cond);
@@ -1102,9 +1228,18 @@ std::optional<FValue> Emitter::evaluate(const Expr &expr) {
     return error(expr.getLoc(), "a slice is only valid inside a subscript");
   case Expr::Kind::Lambda:
     return error(expr.getLoc(), "lambdas are not supported in Triton kernels");
-  case Expr::Kind::ListComp:
-    return error(llvm::cast<ListCompExpr>(expr).generators.front().loc,
-                 "list comprehensions are not supported in Triton kernels");
+  case Expr::Kind::ListComp: {
+    auto &comp = llvm::cast<ListCompExpr>(expr);
+    return error(comp.generators.front().loc,
+                 comp.generator
+                     ? "generator expressions are not supported in Triton "
+                       "kernels"
+                     : "list comprehensions are not supported in Triton "
+                       "kernels");
+  }
+  case Expr::Kind::Starred:
+    return error(expr.getLoc(),
+                 "'*' unpacking is only valid among a call's arguments");
   }
   return std::nullopt;
 }
@@ -1262,6 +1397,20 @@ std::optional<FValue> Emitter::evaluateCall(const CallExpr &expr) {
   else if (auto *name = llvm::dyn_cast<NameExpr>(expr.callee.get()))
     args.callee = name->name;
   for (const ExprPtr &arg : expr.args) {
+    if (auto *starred = llvm::dyn_cast<StarredExpr>(arg.get())) {
+      // `f(*t)`: a tuple's items as positional arguments.
+      std::optional<FValue> v = evaluate(*starred->value);
+      if (!v)
+        return std::nullopt;
+      if (v->kind != FValue::Kind::Tuple)
+        return error(starred->value->getLoc(),
+                     "'*' unpacks a tuple, got " + v->describe());
+      for (const FValue &item : v->elements) {
+        args.args.push_back(item);
+        args.argLocs.push_back(starred->value->getLoc());
+      }
+      continue;
+    }
     std::optional<FValue> v = evaluate(*arg);
     if (!v)
       return std::nullopt;
@@ -1269,6 +1418,9 @@ std::optional<FValue> Emitter::evaluateCall(const CallExpr &expr) {
     args.argLocs.push_back(arg->getLoc());
   }
   for (const Keyword &kw : expr.keywords) {
+    if (kw.name.empty())
+      return error(kw.loc, "'**' arguments are not supported in Triton "
+                           "kernels");
     std::optional<FValue> v = evaluate(*kw.value);
     if (!v)
       return std::nullopt;
@@ -1305,6 +1457,12 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
     if (!fn)
       return error(args.loc,
                    "'" + callee.text + "' is not supported by Kiln yet");
+    // A libdevice function bound to another name (`triton_tanh =
+    // libdevice.tanh`) is still that function.
+    if (StringRef(callee.text).starts_with("libdevice."))
+      args.callee = callee.text.substr(10); // after "libdevice."
+    if (StringRef(callee.text).starts_with("math."))
+      args.callee = callee.text;
     if (callee.kind == FValue::Kind::Method) {
       args.args.insert(args.args.begin(), callee.elements[0]);
       args.argLocs.insert(args.argLocs.begin(), args.loc);
@@ -1405,6 +1563,14 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       (value.isNumber() || value.kind == FValue::Kind::DType ||
        value.kind == FValue::Kind::String || value.kind == FValue::Kind::None))
     return value;
+  // `n.to(dtype)` of a number: the literal converted, as tl.cast(n, dtype).
+  // A loop first probes a name it carries with the number bound before it
+  // (`i_t = 0`, then `i_t.to(tl.int64)` in the body).
+  if (attr == "to" && value.isNumber()) {
+    FValue method = FValue::named(FValue::Kind::Method, "to");
+    method.elements.push_back(value);
+    return method;
+  }
   switch (value.kind) {
   case FValue::Kind::Module: {
     if (ModuleScope *scope = scopeOfModuleValue(value)) {
@@ -1437,9 +1603,13 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
           return FValue::dtype(TritonType{*dtype, false, {}});
       if (attr == "constexpr")
         return FValue::named(FValue::Kind::Marker, "tl.constexpr");
-      if (attr == "extra" || attr == "math")
+      if (attr == "extra" || attr == "math" || attr == "core" ||
+          attr == "standard")
         return FValue::named(FValue::Kind::Module,
                              canonicalModule("triton.language." + attr.str()));
+      // `tl.libdevice.tanh`: Triton 2.x's place of libdevice.
+      if (attr == "libdevice")
+        return FValue::named(FValue::Kind::Module, "libdevice");
       return FValue::named(FValue::Kind::Builtin, "tl." + attr.str());
     }
     if (path == "triton") {
@@ -1452,6 +1622,21 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     }
     if (path == "libdevice")
       return FValue::named(FValue::Kind::Builtin, "libdevice." + attr.str());
+    // Python's math on compile-time numbers (module-level constants).
+    if (path == "math") {
+      if (attr == "pi")
+        return FValue::floating(llvm::numbers::pi);
+      if (attr == "e")
+        return FValue::floating(llvm::numbers::e);
+      if (attr == "tau")
+        return FValue::floating(2 * llvm::numbers::pi);
+      if (attr == "inf")
+        return FValue::floating(std::numeric_limits<double>::infinity());
+      if (attr == "nan")
+        return FValue::floating(std::numeric_limits<double>::quiet_NaN());
+      if (lookupBuiltin("math." + attr.str()))
+        return FValue::named(FValue::Kind::Builtin, "math." + attr.str());
+    }
     if (path == "triton.language.extra" &&
         !llvm::is_contained({"cuda", "libdevice", "hip"}, attr))
       return error(loc, "'triton.language.extra." + attr +

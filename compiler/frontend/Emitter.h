@@ -186,6 +186,8 @@ private:
 
   // Statements: return false after an error.
   bool emitBlock(const Block &block);
+  /// The statements [begin, end) of one block, in order, until one returns.
+  bool emitStatements(Block::const_iterator begin, Block::const_iterator end);
   /// The descriptor a `tensordesc` kernel parameter of `type` arrives as:
   /// its ABI arguments (tensor map, base, shape, strides) start at `first`.
   FValue descriptorParameter(mlir::func::FuncOp func, unsigned first,
@@ -196,13 +198,20 @@ private:
   bool emitIf(const IfStmt &stmt);
   bool emitFor(const ForStmt &stmt);
   bool emitWhile(const WhileStmt &stmt);
-  /// `if cond: ...; return` on a run-time condition, followed by `rest`: one
-  /// scf.if whose else branch holds the if's else and then `rest`. Returns
-  /// false when the condition is known at compile time (nothing emitted),
-  /// std::nullopt after an error.
-  std::optional<bool> emitIfWithReturn(const IfStmt &stmt,
-                                       Block::const_iterator rest,
-                                       Block::const_iterator end);
+  /// An `if` with a `return` somewhere in its branches, outside loops. On a
+  /// run-time condition it becomes one scf.if whose every path ends the
+  /// function: each branch is followed by the rest of the function (the
+  /// frame's pending statements), and the paths' return values become the
+  /// scf.if's results. Upstream branches to the function's end instead; the
+  /// structured form duplicates the code after the `if` on the paths that
+  /// fall through.
+  bool emitReturningIf(const IfStmt &stmt);
+  /// One path of emitReturningIf: `body`, then the pending statements of
+  /// `pending` (innermost block first) until the path returns.
+  bool emitPath(
+      const Block &body,
+      const std::vector<std::pair<Block::const_iterator, Block::const_iterator>>
+          &pending);
   /// A name a loop carries and the type it carries it with.
   struct CarriedName {
     std::string name;
@@ -221,6 +230,9 @@ private:
   /// Binds the carried names to `values` (block arguments or op results).
   void bindCarried(const std::vector<CarriedName> &carried,
                    mlir::ValueRange values);
+  /// A scalar pointer used as a condition: whether it is not null (upstream
+  /// converts a pointer to int1 so); any other value unchanged.
+  FValue pointerTruth(const FValue &cond, llvm::SMLoc loc);
   /// `a if cond else b` on a run-time scalar condition: an scf.if.
   std::optional<FValue> emitConditionalExpr(const IfExpExpr &expr,
                                             const FValue &cond);
@@ -275,6 +287,14 @@ private:
     llvm::SMLoc callLoc;
     std::optional<FValue> returnValue;
     bool returned = false;
+    /// The statements still to run after the current one, one range per
+    /// enclosing block emitted in line (outermost first): what follows a
+    /// returning `if` on its paths that fall through.
+    std::vector<std::pair<Block::const_iterator, Block::const_iterator>>
+        pending;
+    /// Loops around the current statement (a `return` inside one is an
+    /// error, as upstream).
+    unsigned loopDepth = 0;
   };
   std::vector<Frame> frames;
 

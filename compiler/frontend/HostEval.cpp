@@ -596,8 +596,9 @@ std::optional<HostValue> HostEvaluator::lookup(StringRef name, SMLoc loc) {
   if (found)
     return *found;
   static const char *const kBuiltins[] = {
-      "len", "range", "min",   "max", "list", "tuple",     "dict",
-      "abs", "int",   "float", "str", "bool", "enumerate", "zip"};
+      "len", "range", "min",   "max",    "list",    "tuple",     "dict",
+      "abs", "int",   "float", "str",    "bool",    "enumerate", "zip",
+      "all", "any",   "sum",   "sorted", "reversed"};
   if (llvm::is_contained(kBuiltins, name))
     return makeNamed(Kind::Builtin, name.str(), loc);
   return fail(loc, "name '" + name + "' is not defined");
@@ -769,6 +770,8 @@ std::optional<HostValue> HostEvaluator::eval(const Expr &expr) {
   case Expr::Kind::ListComp:
     result = evalListComp(llvm::cast<ListCompExpr>(expr));
     break;
+  case Expr::Kind::Starred:
+    return fail(loc, "'*' unpacking is only valid among a call's arguments");
   }
   // Scalars point at the expression that computed them; containers and
   // configs keep where they were written.
@@ -849,6 +852,16 @@ std::optional<HostValue> HostEvaluator::evalCall(const CallExpr &expr) {
     return std::nullopt;
   std::vector<HostValue> args;
   for (const ExprPtr &arg : expr.args) {
+    if (auto *starred = llvm::dyn_cast<StarredExpr>(arg.get())) {
+      // `f(*xs)`: the items of any iterable.
+      std::optional<HostValue> v = eval(*starred->value);
+      std::optional<std::vector<HostValue>> items =
+          v ? iterate(*v, starred->value->getLoc()) : std::nullopt;
+      if (!items)
+        return std::nullopt;
+      args.insert(args.end(), items->begin(), items->end());
+      continue;
+    }
     std::optional<HostValue> v = eval(*arg);
     if (!v)
       return std::nullopt;
@@ -859,6 +872,20 @@ std::optional<HostValue> HostEvaluator::evalCall(const CallExpr &expr) {
     std::optional<HostValue> v = eval(*kw.value);
     if (!v)
       return std::nullopt;
+    if (kw.name.empty()) {
+      // `f(**kwargs)`: a dict with string keys.
+      if (v->kind != Kind::Dict)
+        return fail(kw.value->getLoc(),
+                    "'**' unpacks a dict, got " + v->describe());
+      for (size_t i = 0; i + 1 < v->items->size(); i += 2) {
+        const HostValue &key = (*v->items)[i];
+        if (key.kind != Kind::String)
+          return fail(kw.value->getLoc(),
+                      "'**' needs string keys, got " + key.describe());
+        keywords.push_back({key.text, (*v->items)[i + 1]});
+      }
+      continue;
+    }
     keywords.push_back({kw.name, *v});
   }
   std::optional<HostValue> result =
@@ -928,19 +955,35 @@ HostEvaluator::callFunction(const HostValue &callee,
                            "' is a @triton.jit function: host code cannot "
                            "call it when compiling");
   }
-  if (args.size() > function.params.size())
+  size_t positional =
+      std::min(function.params.size(), function.keywordOnlyFrom);
+  if (args.size() > positional && function.varArgs.empty())
     return fail(loc, "'" + function.name + "' takes " +
-                         llvm::Twine(function.params.size()) +
-                         " arguments but " + llvm::Twine(args.size()) +
-                         " were given");
+                         llvm::Twine(positional) + " arguments but " +
+                         llvm::Twine(args.size()) + " were given");
   std::vector<bool> bound(function.params.size(), false);
+  std::vector<HostValue> extra;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (i >= positional) {
+      extra.push_back(args[i]);
+      continue;
+    }
     frame.locals[function.params[i].name] = args[i];
     bound[i] = true;
   }
+  if (!function.varArgs.empty())
+    frame.locals[function.varArgs] =
+        makeSequence(Kind::Tuple, std::move(extra));
+  HostValue extraKeywords = makeSequence(Kind::Dict, {});
+  if (!function.kwArgs.empty())
+    frame.locals[function.kwArgs] = extraKeywords;
   for (auto &[name, value] : keywords) {
     auto it = llvm::find_if(function.params,
                             [&](const Param &p) { return p.name == name; });
+    if (it == function.params.end() && !function.kwArgs.empty()) {
+      dictSet(extraKeywords, makeString(name), value);
+      continue;
+    }
     if (it == function.params.end())
       return fail(loc,
                   "'" + function.name + "' has no parameter '" + name + "'");
@@ -1165,6 +1208,43 @@ HostEvaluator::callBuiltin(StringRef name, std::vector<HostValue> &args,
       tuples.push_back(makeSequence(Kind::Tuple, std::move(t)));
     }
     return makeSequence(Kind::List, std::move(tuples), loc);
+  }
+  if (name == "all" || name == "any" || name == "sum" || name == "sorted" ||
+      name == "reversed") {
+    std::optional<std::vector<HostValue>> items = iterate(args[0], loc);
+    if (!items)
+      return std::nullopt;
+    if (name == "all" || name == "any") {
+      bool wanted = name == "any"; // the value that decides
+      for (const HostValue &item : *items) {
+        std::optional<bool> t = truth(item, loc);
+        if (!t)
+          return std::nullopt;
+        if (*t == wanted)
+          return makeBool(wanted);
+      }
+      return makeBool(!wanted);
+    }
+    if (name == "reversed")
+      return makeSequence(Kind::List, {items->rbegin(), items->rend()}, loc);
+    if (!llvm::all_of(*items, isNumber))
+      return fail(loc, "'" + name + "' takes numbers here");
+    if (name == "sorted") {
+      std::vector<HostValue> sorted = *items;
+      std::stable_sort(sorted.begin(), sorted.end(),
+                       [](const HostValue &a, const HostValue &b) {
+                         return asDouble(a) < asDouble(b);
+                       });
+      return makeSequence(Kind::List, std::move(sorted), loc);
+    }
+    HostValue total = makeInt(0);
+    for (const HostValue &item : *items) {
+      std::optional<HostValue> next = binary("+", total, item, loc);
+      if (!next)
+        return std::nullopt;
+      total = *next;
+    }
+    return total;
   }
   const HostValue &v = args[0];
   if (name == "abs" && isNumber(v))

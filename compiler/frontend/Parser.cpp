@@ -177,7 +177,8 @@ bool Parser::expectNewline() {
   }
   if (tok().is(TokenKind::Eof) || tok().is(TokenKind::Dedent))
     return true;
-  return error(tok().loc, "expected end of statement, found " + describe(tok()));
+  return error(tok().loc,
+               "expected end of statement, found " + describe(tok()));
 }
 
 std::unique_ptr<Module> Parser::parse() {
@@ -280,9 +281,9 @@ StmtPtr Parser::skipUnparsed(size_t start) {
 }
 
 bool Parser::isStatementKeyword(const Token &t) const {
-  static const char *const kSkipped[] = {"class", "with",  "try",   "async",
-                                        "global", "nonlocal", "del",
-                                        "yield", "await"};
+  static const char *const kSkipped[] = {"class", "with",   "try",
+                                         "async", "global", "nonlocal",
+                                         "del",   "yield",  "await"};
   return t.kind == TokenKind::Name && llvm::is_contained(kSkipped, t.text);
 }
 
@@ -304,8 +305,8 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
         out.push_back(skipCompound("class"));
         return !failed;
       }
-      return error(tok().loc, "expected 'def' after decorator, found " +
-                                  describe(tok()));
+      return error(tok().loc,
+                   "expected 'def' after decorator, found " + describe(tok()));
     }
     StmtPtr def = parseFunctionDef(std::move(decorators));
     if (!def)
@@ -325,10 +326,11 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
   else if (t.isKeyword("try") && functionDepth == 0)
     stmt = parseTry();
   else if (isStatementKeyword(t)) {
-    if (!topLevel && (functionDepth > 0 || t.isKeyword("yield") ||
-                      t.isKeyword("await")))
-      return error(t.loc, "'" + t.text + "' statements are not supported in "
-                                         "Triton kernels");
+    if (!topLevel &&
+        (functionDepth > 0 || t.isKeyword("yield") || t.isKeyword("await")))
+      return error(t.loc, "'" + t.text +
+                              "' statements are not supported in "
+                              "Triton kernels");
     stmt = skipCompound(t.text);
   } else
     return parseSimpleStatements(out);
@@ -492,9 +494,9 @@ StmtPtr Parser::parseSimpleStatement() {
     return stmt;
   }
   // Augmented assignment.
-  static const char *const kAugOps[] = {"+=", "-=", "*=", "/=", "//=", "%=",
-                                        "**=", "<<=", ">>=", "&=", "|=", "^=",
-                                        "@="};
+  static const char *const kAugOps[] = {
+      "+=",  "-=",  "*=", "/=", "//=", "%=", "**=",
+      "<<=", ">>=", "&=", "|=", "^=",  "@="};
   for (const char *op : kAugOps) {
     if (tok().isOp(op)) {
       auto stmt = std::make_unique<AugAssignStmt>(tok().loc);
@@ -560,11 +562,40 @@ StmtPtr Parser::parseFunctionDef(std::vector<ExprPtr> decorators) {
   advance();
   if (!expectOp("(", "after the function name"))
     return nullptr;
+  // Whether a decorator names `jit`: kernel code, where `*args` and the
+  // like are errors.
+  bool jit = false;
+  for (const ExprPtr &d : def->decorators) {
+    const Expr *e = d.get();
+    if (auto *call = llvm::dyn_cast<CallExpr>(e))
+      e = call->callee.get();
+    if (auto *attr = llvm::dyn_cast<AttributeExpr>(e))
+      jit |= attr->attr == "jit";
+    else if (auto *name = llvm::dyn_cast<NameExpr>(e))
+      jit |= name->name == "jit";
+  }
   while (!tok().isOp(")")) {
     if (tok().isOp("*") || tok().isOp("**") || tok().isOp("/")) {
-      error(tok().loc, "'" + tok().text +
-                           "' parameters are not supported in Triton kernels");
-      return nullptr;
+      if (jit || functionDepth > 0) {
+        error(tok().loc, "'" + tok().text +
+                             "' parameters are not supported in Triton "
+                             "kernels");
+        return nullptr;
+      }
+      // Host code: `*args`, a bare `*`, `**kwargs`, `/`.
+      std::string marker = tok().text.str();
+      advance();
+      if (marker != "/" && tok().is(TokenKind::Name)) {
+        (marker == "*" ? def->varArgs : def->kwArgs) = tok().text.str();
+        advance();
+        if (consumeOp(":") && !parseTest())
+          return nullptr;
+      }
+      if (marker == "*")
+        def->keywordOnlyFrom = def->params.size();
+      if (!consumeOp(","))
+        break;
+      continue;
     }
     if (!tok().is(TokenKind::Name)) {
       error(tok().loc, "expected a parameter name, found " + describe(tok()));
@@ -635,7 +666,8 @@ StmtPtr Parser::parseFor() {
   stmt->target = target->elements.size() == 1 ? std::move(target->elements[0])
                                               : std::move(target);
   if (!consumeKeyword("in")) {
-    error(tok().loc, "expected 'in' in for statement, found " + describe(tok()));
+    error(tok().loc,
+          "expected 'in' in for statement, found " + describe(tok()));
     return nullptr;
   }
   stmt->iter = parseTestList();
@@ -896,7 +928,8 @@ ExprPtr Parser::parseComparison() {
 // Binary operator levels, loosest first: | ^ & shifts additive multiplicative.
 ExprPtr Parser::parseBinary(int level) {
   static const std::vector<std::vector<StringRef>> kLevels = {
-      {"|"}, {"^"}, {"&"}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "//", "%", "@"}};
+      {"|"},        {"^"},      {"&"},
+      {"<<", ">>"}, {"+", "-"}, {"*", "/", "//", "%", "@"}};
   if (level == static_cast<int>(kLevels.size()))
     return parseFactor();
   ExprPtr lhs = parseBinary(level + 1);
@@ -913,7 +946,8 @@ ExprPtr Parser::parseBinary(int level) {
     ExprPtr rhs = parseBinary(level + 1);
     if (!rhs)
       return nullptr;
-    lhs = std::make_unique<BinaryExpr>(opLoc, op, std::move(lhs), std::move(rhs));
+    lhs =
+        std::make_unique<BinaryExpr>(opLoc, op, std::move(lhs), std::move(rhs));
   }
   return lhs;
 }
@@ -975,8 +1009,8 @@ ExprPtr Parser::parseAtomWithTrailers() {
       value = std::move(sub);
     } else if (consumeOp(".")) {
       if (!tok().is(TokenKind::Name)) {
-        error(tok().loc, "expected an attribute name after '.', found " +
-                             describe(tok()));
+        error(tok().loc,
+              "expected an attribute name after '.', found " + describe(tok()));
         return nullptr;
       }
       std::string attr = tok().text.str();
@@ -1018,10 +1052,23 @@ ExprPtr Parser::parseSubscriptItem() {
 
 bool Parser::parseCallArguments(CallExpr &call) {
   while (!tok().isOp(")")) {
-    if (tok().isOp("*") || tok().isOp("**"))
-      return error(tok().loc, "'" + tok().text +
-                                  "' arguments are not supported in Triton kernels");
-    if (tok().is(TokenKind::Name) && peek().isOp("=")) {
+    if (tok().isOp("**")) {
+      // `**kwargs`: a dict's items as keywords.
+      Keyword kw;
+      kw.loc = tok().loc;
+      advance();
+      kw.value = parseTest();
+      if (!kw.value)
+        return false;
+      call.keywords.push_back(std::move(kw));
+    } else if (tok().isOp("*")) {
+      SMLoc loc = tok().loc;
+      advance();
+      ExprPtr value = parseTest();
+      if (!value)
+        return false;
+      call.args.push_back(std::make_unique<StarredExpr>(loc, std::move(value)));
+    } else if (tok().is(TokenKind::Name) && peek().isOp("=")) {
       Keyword kw;
       kw.loc = tok().loc;
       kw.name = tok().text.str();
@@ -1034,12 +1081,27 @@ bool Parser::parseCallArguments(CallExpr &call) {
     } else {
       if (!call.keywords.empty())
         return error(tok().loc, "positional argument follows keyword argument");
+      SMLoc loc = tok().loc;
       ExprPtr arg = parseTest();
       if (!arg)
         return false;
-      if (tok().isKeyword("for"))
-        return error(tok().loc, "generator expressions are not supported in "
-                                "Triton kernels");
+      if (tok().isKeyword("for")) {
+        // `f(x for x in xs)`: a generator expression as the only argument.
+        if (!call.args.empty())
+          return error(tok().loc, "a generator expression must be "
+                                  "parenthesized unless it is the only "
+                                  "argument");
+        auto comp = std::make_unique<ListCompExpr>(loc);
+        comp->generator = true;
+        comp->element = std::move(arg);
+        if (!parseComprehension(*comp))
+          return false;
+        if (!tok().isOp(")"))
+          return error(tok().loc, "a generator expression must be "
+                                  "parenthesized unless it is the only "
+                                  "argument");
+        arg = std::move(comp);
+      }
       call.args.push_back(std::move(arg));
     }
     if (!consumeOp(","))
@@ -1096,8 +1158,9 @@ ExprPtr Parser::parseAtom() {
       return std::make_unique<NoneExpr>(loc);
     }
     static const char *const kReserved[] = {
-        "def", "if", "elif", "else", "for", "while", "return", "in", "and",
-        "or", "not", "import", "from", "as", "pass", "class", "is", "lambda"};
+        "def",    "if", "elif", "else",  "for", "while",
+        "return", "in", "and",  "or",    "not", "import",
+        "from",   "as", "pass", "class", "is",  "lambda"};
     for (const char *word : kReserved)
       if (t.text == word) {
         error(loc, "expected an expression, found keyword '" + t.text + "'");
@@ -1121,7 +1184,8 @@ ExprPtr Parser::parseAtom() {
       if (c != '_')
         digits += c;
     advance();
-    return std::make_unique<FloatExpr>(loc, std::strtod(digits.c_str(), nullptr));
+    return std::make_unique<FloatExpr>(loc,
+                                       std::strtod(digits.c_str(), nullptr));
   }
   case TokenKind::String: {
     std::string value;
@@ -1144,8 +1208,13 @@ ExprPtr Parser::parseAtom() {
       if (!first)
         return nullptr;
       if (tok().isKeyword("for")) {
-        error(tok().loc, "generator expressions are not supported in Triton kernels");
-        return nullptr;
+        auto comp = std::make_unique<ListCompExpr>(loc);
+        comp->generator = true;
+        comp->element = std::move(first);
+        if (!parseComprehension(*comp) ||
+            !expectOp(")", "to close the generator expression"))
+          return nullptr;
+        return comp;
       }
       if (consumeOp(")"))
         return first; // parenthesized expression
@@ -1213,7 +1282,8 @@ ExprPtr Parser::parseAtom() {
   return nullptr;
 }
 
-std::unique_ptr<Module> kiln::frontend::parseModule(llvm::SourceMgr &sourceMgr) {
+std::unique_ptr<Module>
+kiln::frontend::parseModule(llvm::SourceMgr &sourceMgr) {
   return parseModule(sourceMgr, sourceMgr.getMainFileID());
 }
 

@@ -61,6 +61,10 @@ class GridFor {
   GridFor(const F& function)  // NOLINT(google-explicit-constructor)
       : function_(&function), call_(&Call<F>) {}
 
+  // Whether the extents depend on the config (a function was given): only
+  // then may a launcher pick a config other than the default by tuning.
+  bool depends_on_config() const { return call_ != nullptr; }
+
   // The extents for a launch with `config`.
   Grid Resolve(const Config& config) const {
     return call_ == nullptr ? grid_ : call_(function_, config);

@@ -16,6 +16,8 @@ namespace internal {
 struct VariantCache;  // the runtime's, in kiln/internal/variant_cache.h
 }  // namespace internal
 
+struct KernelTuningInfo;  // kiln/tuning.h
+
 // What an image holds.
 enum class ImageFormat : unsigned char {
   // A cubin (an ELF image) that the driver loads as is.
@@ -112,6 +114,9 @@ struct KernelInfo {
   const char* name;
   const VariantInfo* variants;
   int num_variants;
+  // For a kernel built with `autotune = True`: its key, configs, overloads
+  // and embedded tuning tables (kiln/tuning.h); null otherwise.
+  const KernelTuningInfo* tuning = nullptr;
 };
 
 }  // namespace kiln

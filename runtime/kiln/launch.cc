@@ -87,6 +87,13 @@ absl::Status NoMatchingConfig(const KernelInfo& kernel, const char* types,
       ". Add a specialization with this config, or pass one of those"));
 }
 
+absl::Status NoSuchTuningPosition(const KernelInfo& kernel, int overload,
+                                  int position) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(kernel.name, ": overload ", overload,
+                   " has no config at position ", position));
+}
+
 int ModulesLoaded() {
   const absl::StatusOr<const CudaDriver*>& driver = GetCudaDriver();
   return driver.ok() ? GlobalModuleCache(*driver).modules_loaded() : 0;

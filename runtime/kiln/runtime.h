@@ -24,6 +24,8 @@
 #include "kiln/kernel_info.h"        // IWYU pragma: export
 #include "kiln/launch_observer.h"    // IWYU pragma: export
 #include "kiln/tensor_descriptor.h"  // IWYU pragma: export
+#include "kiln/tuning.h"             // IWYU pragma: export
+#include "kiln/tuning_table.h"       // IWYU pragma: export
 #include "kiln/types.h"              // IWYU pragma: export
 
 #endif  // KILN_RUNTIME_H_

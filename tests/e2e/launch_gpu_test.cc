@@ -23,12 +23,14 @@
 #include "tests/e2e/add_configs.h"
 #include "tests/e2e/add_ptx.h"
 #include "tests/e2e/tuned_saxpy.h"
+#include "tests/e2e/tuned_saxpy_tabled.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The driver entry points these tests need beyond the runtime's: streams and
 // graphs. Resolved from libcuda.so.1 directly, so the runtime stays lean.
@@ -431,6 +433,106 @@ TEST_F(LaunchGpuTest, LaunchesUnderGraphCapture) {
   // The BLOCK=128 config's aligned variant was loaded, once.
   EXPECT_GE(kiln::internal::ModulesLoaded() - modules_before, 1);
   d.stream_destroy(stream);
+}
+
+// tuned_saxpy_tabled embeds tuned_saxpy_h100.json (an H100, compute
+// capability 9.0): BLOCK=256 for n=4096, BLOCK=4096 for n=2^20. On a 9.0
+// device (H100, or H200 through the same compute capability) the default
+// overload with a grid function runs the table's config; a fixed grid, or
+// another device, runs the first config.
+constexpr char kSaxpyTypes[] = "*fp32, *fp32, *fp32, fp32, i32";
+
+TEST_F(LaunchGpuTest, TunedLaunchRunsTheTablesConfig) {
+  const kiln::KernelInfo &info = e2e::tabled::tuned_saxpy_info();
+  const bool covered = device_.compute_capability_major == 9 &&
+                       device_.compute_capability_minor == 0;
+  Seen seen;
+  kiln::SetLaunchObserver(&Record, &seen);
+  for (auto [count, block] :
+       {std::pair{4096, 256}, std::pair{1 << 20, 4096}, std::pair{3000, 256}}) {
+    Buffers b = MakeBuffers(count);
+    const int32_t n = static_cast<int32_t>(b.n);
+    absl::StatusOr<kiln::ConfigChoice> choice =
+        kiln::ExplainTunedConfig(info, kSaxpyTypes, {n});
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    int expected = covered ? block : 1024;
+    EXPECT_THAT(choice->config, HasSubstr("BLOCK=" + std::to_string(expected)))
+        << choice->reason;
+    if (covered) {
+      EXPECT_THAT(choice->reason, HasSubstr("tests/e2e/tuned_saxpy_h100.json"));
+    }
+    absl::Status status = e2e::tabled::launch_tuned_saxpy(
+        [&](const e2e::tabled::tuned_saxpy_config &c) {
+          return kiln::Grid(kiln::cdiv(n, c.BLOCK));
+        },
+        nullptr, b.x.data<float>(), b.y.data<float>(), b.out.data<float>(),
+        1.0f, n);
+    ASSERT_TRUE(status.ok()) << status;
+    ASSERT_TRUE(Check(b, 0, n)) << "n=" << n;
+    EXPECT_EQ(ConstexprOf(*seen.last_variant, "BLOCK"),
+              std::to_string(expected))
+        << "n=" << n << ": " << choice->reason;
+
+    // Fixed extents were computed for the default config: it runs.
+    ASSERT_TRUE(b.out.Fill(0xff).ok());
+    status = e2e::tabled::launch_tuned_saxpy(
+        kiln::Grid(kiln::cdiv(n, 1024)), nullptr, b.x.data<float>(),
+        b.y.data<float>(), b.out.data<float>(), 1.0f, n);
+    ASSERT_TRUE(status.ok()) << status;
+    ASSERT_TRUE(Check(b, 0, n));
+    EXPECT_EQ(ConstexprOf(*seen.last_variant, "BLOCK"), "1024");
+  }
+  kiln::SetLaunchObserver(nullptr, nullptr);
+}
+
+// Run-time tuning of a key the table lacks: measured once, on the caller's
+// arguments (saxpy rewrites its output, so the result stays right), then
+// cached and exported; never inside a graph capture.
+TEST_F(LaunchGpuTest, RuntimeTuningMeasuresOnceAndExports) {
+  const kiln::KernelInfo &info = e2e::tabled::tuned_saxpy_info();
+  kiln::SetRuntimeTuning(info, kiln::RuntimeTuning::kUntuned);
+  Buffers b = MakeBuffers(123457);
+  const int32_t n = static_cast<int32_t>(b.n);
+  auto grid = [&](const e2e::tabled::tuned_saxpy_config &c) {
+    return kiln::Grid(kiln::cdiv(n, c.BLOCK));
+  };
+
+  // Inside a capture: no measurement, and the launch is captured.
+  const TestDriver &d = TestDriver::Get();
+  CUstream stream;
+  ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  ASSERT_EQ(d.stream_begin_capture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
+  absl::Status captured = e2e::tabled::launch_tuned_saxpy(
+      grid, stream, b.x.data<float>(), b.y.data<float>(), b.out.data<float>(),
+      1.0f, n);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(d.stream_end_capture(stream, &graph), CUDA_SUCCESS);
+  ASSERT_TRUE(captured.ok()) << captured;
+  d.graph_destroy(graph);
+  d.stream_destroy(stream);
+  absl::StatusOr<kiln::ConfigChoice> before =
+      kiln::ExplainTunedConfig(info, kSaxpyTypes, {n});
+  ASSERT_TRUE(before.ok());
+  EXPECT_THAT(before->reason, Not(HasSubstr("run-time tuning")));
+
+  absl::Status status = e2e::tabled::launch_tuned_saxpy(
+      grid, nullptr, b.x.data<float>(), b.y.data<float>(), b.out.data<float>(),
+      1.0f, n);
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_TRUE(kiln::SynchronizeStream(nullptr).ok());
+  ASSERT_TRUE(Check(b, 0, n));
+  absl::StatusOr<kiln::ConfigChoice> after =
+      kiln::ExplainTunedConfig(info, kSaxpyTypes, {n});
+  ASSERT_TRUE(after.ok());
+  EXPECT_THAT(after->reason, HasSubstr("measured by run-time tuning"));
+
+  absl::StatusOr<kiln::TuningTable> table = kiln::RuntimeTuningTable();
+  ASSERT_TRUE(table.ok()) << table.status();
+  std::string text = kiln::WriteTuningTable(*table);
+  EXPECT_THAT(text, HasSubstr("\"key\": [123457]"));
+  EXPECT_TRUE(kiln::ParseTuningTable(text, "exported").ok());
+  kiln::SetRuntimeTuning(info, kiln::RuntimeTuning::kOff);
 }
 
 } // namespace

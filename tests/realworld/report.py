@@ -51,6 +51,8 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--cubin", required=True)
     ap.add_argument("--failures")
+    ap.add_argument("--notes", help="a Markdown file inserted after the summary "
+                    "(the categorized failures)")
     ap.add_argument("-o", required=True)
     args = ap.parse_args()
     before_k, before_c = read_times(args.before_kiln), read_times(args.before_cubin)
@@ -62,7 +64,7 @@ def main():
            "tests/realworld/MANIFEST --times` runs (see `tests/realworld/README.md`). "
            "Unchanged files of public kernel libraries; one variant per kernel, its "
            "signature from the file's own launcher.", "",
-           "| run | before (kilnc at 8258775) | after |", "|---|---|---|",
+           "| run | before | after |", "|---|---|---|",
            f"| front end (`--emit kiln`, sm_90a) | {rate(before_k)} | {rate(kiln)} |",
            f"| cubins for sm_80 and sm_90a | {rate(before_c)} | {rate(cubin)} |", ""]
     if times:
@@ -72,6 +74,19 @@ def main():
                 f"median {statistics.median(times):.2f} s, 90th percentile {q[17]:.2f} s, "
                 f"max {times[-1]:.2f} s; {sum(1 for t in times if t >= 20)} of "
                 f"{len(times)} at 20 s or more for the two archs (10 s each).", ""]
+    if args.notes:
+        with open(args.notes, encoding="utf-8") as f:
+            out += [f.read().rstrip("\n"), ""]
+    # Per library (the first path component).
+    libraries = sorted({k[0].split("/")[0] for k in cubin})
+    out += ["| library | kernels | front end | cubins for sm_80 and sm_90a |",
+            "|---|---|---|---|"]
+    for lib in libraries:
+        k_rows = {k: v for k, v in kiln.items() if k[0].split("/")[0] == lib}
+        c_rows = {k: v for k, v in cubin.items() if k[0].split("/")[0] == lib}
+        out.append(f"| {lib} | {len(c_rows)} | {rate(k_rows)} | {rate(c_rows)} |")
+    out.append(f"| **all** | {len(cubin)} | {rate(kiln)} | {rate(cubin)} |")
+    out.append("")
     out += ["| file | kernel | front end | cubins | seconds (2 archs) | first error |",
             "|---|---|---|---|---|---|"]
     for key in sorted(cubin, key=lambda k: (k[0], k[1])):

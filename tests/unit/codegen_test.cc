@@ -1,10 +1,14 @@
 #include "Codegen.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "llvm/Support/FileSystem.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -226,7 +230,7 @@ TEST(Codegen, SourceHoldsTheTables) {
   EXPECT_THAT(files.source,
               HasSubstr("constexpr kiln::KernelInfo kInfo = {\"add_kernel\", "
                         "kVariants,\n"
-                        "                                    4};"));
+                        "                                    4, nullptr};"));
   EXPECT_THAT(files.source,
               HasSubstr("{\"n\", \"i32\", /*divisibility=*/16},"));
   // The fake cubin "\x7f" "ELF fake..." is embedded byte for byte.
@@ -383,7 +387,7 @@ TEST(Codegen, AnIdenticalImageTwiceIsKeptOnce) {
             twice.source.substr(twice.source.find(tables)));
   EXPECT_THAT(twice.source,
               HasSubstr("kVariants,\n"
-                        "                                    2};"));
+                        "                                    2, nullptr};"));
 }
 
 std::vector<VariantInput> StridedMatmulInputs() {
@@ -616,6 +620,193 @@ TEST(Codegen, ReadsCommandLinePairs) {
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_THAT(llvm::toString(bad.takeError()),
               HasSubstr("expected VARIANT.json=VARIANT.cubin"));
+}
+
+// --- tuning -------------------------------------------------------------
+
+// tuned_saxpy's three configs, read as kilnc --autotune leaves them.
+std::vector<VariantInput> TunedInputs() {
+  std::string dir =
+      std::string(KILN_TESTDATA_DIR) + "/codegen/tuned_saxpy_sm_90a";
+  // The cubins beside the metadata, as kilnc --autotune leaves them.
+  // One directory per process: ctest runs the tests in parallel processes.
+  std::string images = ::testing::TempDir() + "/tuned_saxpy_images_" +
+                       std::to_string(::getpid());
+  llvm::sys::fs::create_directories(images);
+  for (int k = 0; k < 3; ++k) {
+    std::ofstream cubin(images + "/config" + std::to_string(k) + ".cubin",
+                        std::ios::binary);
+    cubin << "\x7f"
+             "ELF fake cubin of config "
+          << k;
+  }
+  llvm::Expected<std::vector<VariantInput>> inputs =
+      readVariantInputs(dir + "=" + images);
+  if (!inputs) {
+    ADD_FAILURE() << llvm::toString(inputs.takeError());
+    return {};
+  }
+  return *inputs;
+}
+
+std::string TableText() {
+  return ReadFile(std::string(KILN_TESTDATA_DIR) +
+                  "/codegen/tuned_saxpy_table.json");
+}
+
+CodegenOptions TunedOptions() {
+  return {"tuned", "e2e::tuned", "tests/e2e/tuned.h"};
+}
+
+llvm::Expected<GeneratedFiles>
+GenerateTuned(const std::vector<TuningTableInput> &tables) {
+  return generateLaunchers(TunedOptions(), RealTemplates(), TunedInputs(),
+                           tables);
+}
+
+std::string TunedError(const std::string &table) {
+  llvm::Expected<GeneratedFiles> files =
+      GenerateTuned({{"tuning/h100.json", table}});
+  if (files)
+    return "no error";
+  return llvm::toString(files.takeError());
+}
+
+std::string Replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(CodegenTuning, AutotuneDirectoryCarriesTheKey) {
+  std::vector<VariantInput> inputs = TunedInputs();
+  ASSERT_EQ(inputs.size(), 3u);
+  ASSERT_TRUE(inputs[0].autotuneKey.has_value());
+  EXPECT_EQ(*inputs[0].autotuneKey, std::vector<std::string>{"n"});
+}
+
+TEST(CodegenTuning, DefaultOverloadConsultsTheTable) {
+  llvm::Expected<GeneratedFiles> files =
+      GenerateTuned({{"tuning/h100.json", TableText()}});
+  ASSERT_TRUE(static_cast<bool>(files)) << llvm::toString(files.takeError());
+  EXPECT_THAT(
+      files->source,
+      AllOf(HasSubstr("  if (grid.depends_on_config()) {\n"
+                      "    const int64_t tuning_key[] = "
+                      "{static_cast<int64_t>(n)};\n"),
+            HasSubstr("kiln::internal::TunedConfigPosition(\n"
+                      "            tuned_saxpy_data::kInfo, 0, tuning_key, "
+                      "stream,\n"),
+            HasSubstr("return launch_tuned_saxpy(tuned_saxpy_data::kConfig2, "
+                      "grid, stream,"),
+            HasSubstr("constexpr const char* kTuningKey[] = {\"n\"};"),
+            HasSubstr("constexpr int kTuningKeyParams[] = {4};"),
+            HasSubstr("    \"BLOCK=256, num_warps=2, num_stages=3\",\n"),
+            // Results sorted by key: 4096 before 1048576.
+            HasSubstr("constexpr int64_t kTable0Keys[] = {4096, 1048576};"),
+            HasSubstr("constexpr int kTable0Ranking[] = {1, 0, 2, 0};"),
+            HasSubstr("{\"tuning/h100.json\", \"NVIDIA H100 80GB HBM3\",\n"
+                      "     9, 0, /*sm_count=*/132"),
+            HasSubstr("kiln::internal::TuningArgument<float*>(args[0])")));
+  EXPECT_THAT(
+      files->header,
+      HasSubstr("std::vector<const kiln::KernelInfo*> tuned_kernels();"));
+}
+
+TEST(CodegenTuning, EmbeddedTableIsDeterministic) {
+  // The same results written in another order and layout: the same bytes.
+  std::string table = TableText();
+  std::string reordered = R"json({"kiln_tuning_table": 1,
+    "kernels": [{"results": [
+      {"key": [4096], "types": "*fp32, *fp32, *fp32, fp32, i32",
+       "ranking": [{"ms": 0.0021, "config": "BLOCK=256, num_warps=2, num_stages=3"},
+                   {"ms": 0.0023, "config": "BLOCK=1024, num_warps=4, num_stages=3"}]},
+      {"types": "*fp32, *fp32, *fp32, fp32, i32", "key": [1048576],
+       "ranking": [{"config": "BLOCK=4096, num_warps=8, num_stages=2", "ms": 0.0042},
+                   {"config": "BLOCK=1024, num_warps=4, num_stages=3", "ms": 0.0045}]}],
+      "key": ["n"], "kernel": "tuned_saxpy"}],
+    "kiln_version": "0.1.0",
+    "device": {"driver_version": 13000, "sm_count": 132, "compute_capability": "9.0",
+               "name": "NVIDIA H100 80GB HBM3"}})json";
+  llvm::Expected<GeneratedFiles> a =
+      GenerateTuned({{"tuning/h100.json", table}});
+  llvm::Expected<GeneratedFiles> b =
+      GenerateTuned({{"tuning/h100.json", reordered}});
+  llvm::Expected<GeneratedFiles> again =
+      GenerateTuned({{"tuning/h100.json", table}});
+  ASSERT_TRUE(a && b && again);
+  EXPECT_EQ(a->source, b->source);
+  EXPECT_EQ(a->source, again->source);
+  EXPECT_EQ(a->header, b->header);
+  EXPECT_THAT(a->source, Not(HasSubstr(KILN_TESTDATA_DIR)));
+}
+
+TEST(CodegenTuning, WithoutTablesTheLaunchersStillTune) {
+  llvm::Expected<GeneratedFiles> files = GenerateTuned({});
+  ASSERT_TRUE(static_cast<bool>(files)) << llvm::toString(files.takeError());
+  EXPECT_THAT(files->source, AllOf(HasSubstr("    nullptr, /*num_tables=*/0,"),
+                                   HasSubstr("TunedConfigPosition(")));
+}
+
+TEST(CodegenTuning, MalformedTableNamesFileAndField) {
+  EXPECT_THAT(
+      TunedError(Replaced(TableText(), "\"ms\": 0.0045", "\"ms\": \"slow\"")),
+      HasSubstr("tuning/h100.json:10: kernels[0].results[0]."
+                "ranking[1].ms: expected a positive number, got a "
+                "string"));
+  EXPECT_THAT(TunedError("{\"kiln_tuning_table\": 1,"),
+              HasSubstr("tuning/h100.json:1:25: malformed JSON"));
+  EXPECT_THAT(TunedError(Replaced(TableText(), "\"sm_count\": 132, ", "")),
+              HasSubstr("tuning/h100.json:3: device.sm_count: missing"));
+}
+
+TEST(CodegenTuning, TableMustFitTheKernels) {
+  EXPECT_THAT(
+      TunedError(Replaced(TableText(), "BLOCK=256, num_warps=2",
+                          "BLOCK=512, num_warps=2")),
+      AllOf(HasSubstr("tuning/h100.json: kernels[0].results[1].ranking[0]."
+                      "config: 'BLOCK=512, num_warps=2, num_stages=3' is not "
+                      "a compiled config of tuned_saxpy for these types; "
+                      "compiled: 'BLOCK=1024, num_warps=4, num_stages=3', "
+                      "'BLOCK=256, num_warps=2, num_stages=3', 'BLOCK=4096, "
+                      "num_warps=8, num_stages=2'")));
+  EXPECT_THAT(TunedError(Replaced(TableText(), "\"kernel\": \"tuned_saxpy\"",
+                                  "\"kernel\": \"saxpy\"")),
+              HasSubstr("kernels[0].kernel: 'saxpy' is not a kernel of this "
+                        "target (it has tuned_saxpy)"));
+  EXPECT_THAT(
+      TunedError(Replaced(TableText(), "\"key\": [\"n\"]", "\"key\": [\"m\"]")),
+      HasSubstr("kernels[0].key: [m] is not the kernel's key; its "
+                "launchers pass [n]"));
+  EXPECT_THAT(
+      TunedError(Replaced(TableText(), "\"types\": \"*fp32, *fp32",
+                          "\"types\": \"*fp16, *fp32")),
+      HasSubstr("kernels[0].results[0].types: no overload of tuned_saxpy "
+                "takes (*fp16, *fp32, *fp32, fp32, i32)"));
+  // A kernel built without autotune takes no table.
+  llvm::Expected<GeneratedFiles> plain = generateLaunchers(
+      AddOptions(), RealTemplates(), AddKernelInputs(),
+      {{"t.json", Replaced(TableText(), "tuned_saxpy", "add_kernel")}});
+  ASSERT_FALSE(static_cast<bool>(plain));
+  EXPECT_THAT(llvm::toString(plain.takeError()),
+              HasSubstr("t.json: kernels[0].kernel: 'add_kernel' was not "
+                        "built with autotune"));
+}
+
+TEST(CodegenTuning, TunerMainCallsKilnTune) {
+  EXPECT_EQ(generateTunerMain(TunedOptions()),
+            "// The tuner of tests/e2e/tuned.h: kiln-tune over the target's "
+            "kernels.\n"
+            "// Generated by kiln-codegen; do not edit.\n"
+            "\n"
+            "#include \"tests/e2e/tuned.h\"\n"
+            "#include \"kiln/tune/tune_main.h\"\n"
+            "\n"
+            "int main(int argc, char** argv) {\n"
+            "  return kiln::tune::TuneMain(e2e::tuned::tuned_kernels(), argc, "
+            "argv);\n"
+            "}\n");
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -40,6 +41,8 @@ constexpr ErrorText kErrors[] = {
     {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
      "too many resources requested for launch"},
 };
+
+void AdvanceClock(unsigned grid_x);
 
 CUresult Init(unsigned) { return gpu->Injected("cuInit"); }
 CUresult GetErrorName(CUresult result, const char **name) {
@@ -179,6 +182,7 @@ CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return gpu->launch_result;
   gpu->launches.push_back(
       {f, {gx, gy, gz}, {bx, by, bz}, shared, stream, args, {0, 0, 0}});
+  AdvanceClock(gx);
   return CUDA_SUCCESS;
 }
 CUresult LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
@@ -204,6 +208,64 @@ CUresult LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
     }
   }
   gpu->launches.push_back(launch);
+  AdvanceClock(config->gridDimX);
+  return CUDA_SUCCESS;
+}
+
+CUresult DeviceGetName(char *name, int length, CUdevice) {
+  std::snprintf(name, length, "%s", gpu->device_name.c_str());
+  return CUDA_SUCCESS;
+}
+// Called with gpu->mu held.
+void AdvanceClock(unsigned grid_x) {
+  gpu->clock_ms += gpu->launch_ms ? gpu->launch_ms(grid_x) : 0.01;
+}
+CUresult EventCreate(CUevent *event, unsigned) {
+  internal::MutexLock lock(&gpu->mu);
+  static uintptr_t next = 0x5000;
+  *event = reinterpret_cast<CUevent>(next += 16);
+  gpu->events[*event] = 0;
+  return CUDA_SUCCESS;
+}
+CUresult EventDestroy(CUevent event) {
+  internal::MutexLock lock(&gpu->mu);
+  return gpu->events.erase(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult EventRecord(CUevent event, CUstream) {
+  internal::MutexLock lock(&gpu->mu);
+  if (!gpu->events.count(event))
+    return CUDA_ERROR_INVALID_VALUE;
+  gpu->events[event] = gpu->clock_ms;
+  return CUDA_SUCCESS;
+}
+CUresult EventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult EventElapsedTime(float *ms, CUevent start, CUevent stop) {
+  internal::MutexLock lock(&gpu->mu);
+  *ms = static_cast<float>(gpu->events[stop] - gpu->events[start]);
+  return CUDA_SUCCESS;
+}
+CUresult StreamSynchronize(CUstream) {
+  return gpu->Injected("cuStreamSynchronize");
+}
+CUresult StreamIsCapturing(CUstream, CUstreamCaptureStatus *status) {
+  *status = gpu->capture_status;
+  return CUDA_SUCCESS;
+}
+CUresult MemAlloc(CUdeviceptr *pointer, size_t) {
+  internal::MutexLock lock(&gpu->mu);
+  static CUdeviceptr next = 0x100000;
+  *pointer = next += 0x1000;
+  ++gpu->live_allocations;
+  return CUDA_SUCCESS;
+}
+CUresult MemFree(CUdeviceptr) {
+  internal::MutexLock lock(&gpu->mu);
+  --gpu->live_allocations;
+  return CUDA_SUCCESS;
+}
+CUresult MemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream) {
+  internal::MutexLock lock(&gpu->mu);
+  ++gpu->memsets;
   return CUDA_SUCCESS;
 }
 
@@ -258,6 +320,17 @@ internal::CudaDriver MakeFakeCudaDriver(const FakeGpu &fake) {
   d.func_set_attribute = FuncSetAttribute;
   d.launch_kernel = LaunchKernel;
   d.launch_kernel_ex = LaunchKernelEx;
+  d.device_get_name = DeviceGetName;
+  d.event_create = EventCreate;
+  d.event_destroy = EventDestroy;
+  d.event_record = EventRecord;
+  d.event_synchronize = EventSynchronize;
+  d.event_elapsed_time = EventElapsedTime;
+  d.stream_synchronize = StreamSynchronize;
+  d.stream_is_capturing = StreamIsCapturing;
+  d.mem_alloc = MemAlloc;
+  d.mem_free = MemFree;
+  d.memset_d8_async = MemsetD8Async;
   if (fake.has_context_ids)
     d.ctx_get_id = CtxGetId;
   return d;

@@ -39,6 +39,13 @@ struct FakeGpu {
   CUresult load_result = CUDA_SUCCESS;
   CUresult launch_result = CUDA_SUCCESS;
   std::string expected_entry = "add_kernel";
+  std::string device_name = "Fake GPU";
+  // What cuStreamIsCapturing answers for every stream.
+  CUstreamCaptureStatus capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
+  // Fake GPU time for events: every launch advances a clock by
+  // launch_ms(grid x) milliseconds (a fixed 0.01 when unset); an event
+  // records the clock. Set before any thread launches.
+  float (*launch_ms)(unsigned grid_x) = nullptr;
 
   // Fault injection: the entry point named `call` ("cuInit",
   // "cuModuleLoadData", "cuLaunchKernel", ... as the driver spells it) works
@@ -72,6 +79,10 @@ struct FakeGpu {
     unsigned cluster[3]; // {0,0,0} unless cuLaunchKernelEx set one
   };
   std::vector<Launch> launches;
+  double clock_ms = 0;
+  std::map<CUevent, double> events;
+  int live_allocations = 0;
+  int memsets = 0;
 
 private:
   struct Fault {

@@ -103,6 +103,8 @@ absl::StatusOr<CudaDriver> LoadCudaDriver(const char* library) {
   Resolve(handle, "cuThreadExchangeStreamCaptureMode",
           &d.thread_exchange_stream_capture_mode);
   Resolve(handle, "cuTensorMapEncodeTiled", &d.tensor_map_encode_tiled);
+  Resolve(handle, "cuStreamIsCapturing", &d.stream_is_capturing);
+  Resolve(handle, "cuMemsetD8Async", &d.memset_d8_async);
   if (missing != nullptr) {
     dlclose(handle);
     return absl::FailedPreconditionError(

@@ -74,6 +74,11 @@ struct CudaDriver {
   // cuTensorMapEncodeTiled (CUDA 12.0) encodes the tensor maps of descriptor
   // arguments, for kernels that read them (TMA).
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
+  // cuStreamIsCapturing (CUDA 10.0) lets run-time tuning stay out of a
+  // stream capture; cuMemsetD8Async flushes the L2 cache between timed
+  // launches (kiln::Benchmark).
+  decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
+  decltype(&::cuMemsetD8Async) memset_d8_async = nullptr;
 };
 
 // The shared library that the process-wide driver is loaded from.

@@ -16,6 +16,7 @@
 #include "kiln/cuda_stream.h"
 #include "kiln/grid.h"
 #include "kiln/internal/tensor_descriptor_args.h"  // IWYU pragma: export
+#include "kiln/internal/tuning_cache.h"            // IWYU pragma: export
 #include "kiln/internal/variant_cache.h"           // IWYU pragma: export
 #include "kiln/kernel_info.h"
 
@@ -56,6 +57,11 @@ absl::Status ArgumentNotOne(const KernelInfo& kernel, const char* argument,
 // none compiled for the argument types `types`; `compiled` lists those.
 absl::Status NoMatchingConfig(const KernelInfo& kernel, const char* types,
                               const char* compiled);
+
+// The status of a tuned launch asked for a config position its overload
+// does not have (a tuning table or kiln-tune out of step with the build).
+absl::Status NoSuchTuningPosition(const KernelInfo& kernel, int overload,
+                                  int position);
 
 // True when `pointer` is 16-byte aligned, as a divisibility-16 pointer
 // parameter requires.

@@ -1,0 +1,69 @@
+# Host Python that real kernel files put around their kernels (issue 13):
+# `**kwargs` and `*args` in calls, generator expressions, a module-level `if`
+# whose first branch names a Triton module CUDA builds lack.
+import triton
+import triton.language as tl
+
+DEVICE_KIND = detect_device()  # noqa: F821 (host code Kiln cannot run)
+cache_kwargs = {"cache_results": False}
+WARPS = [2, 4, 8]
+
+if DEVICE_KIND == "xpu":
+    fast_tanh = tl.extra.intel.libdevice.tanh
+else:
+    fast_tanh = tl.extra.cuda.libdevice.tanh
+
+
+def configs(*sizes, **options):
+    if all(w % 2 == 0 for w in WARPS) and sum(w for w in WARPS) == 14:
+        return [triton.Config({"BLOCK": b}, num_warps=w) for b in sizes for w in WARPS]
+    return []
+
+
+@triton.autotune(configs=configs(*[64, 128]), key=["n"], **cache_kwargs)
+@triton.heuristics({"EVEN_N": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def scaled_tanh(x_ptr, n, BLOCK: tl.constexpr, EVEN_N: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, fast_tanh(x), mask=offs < n)
+
+
+@triton.jit
+def add3(a, b, c):
+    return a + b + c
+
+
+@triton.jit
+def star_call(x_ptr):
+    parts = (1.0, 2.0, 3.0)
+    tl.store(x_ptr, add3(*parts))
+
+
+@triton.jit
+def kwargs_in_kernel(x_ptr):
+    tl.store(x_ptr, add3(**cache_kwargs))
+
+
+@triton.jit
+def generator_in_kernel(x_ptr):
+    tl.store(x_ptr, tl.sum(i for i in range(3)))
+
+
+@triton.jit
+def trans_b_dot(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 16)
+    n = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + n[:, None] * 16 + r[None, :])
+    c = tl.dot(a, b, trans_b=True)
+    tl.store(c_ptr + r[:, None] * 32 + n[None, :], c)
+
+
+@triton.jit
+def old_spellings(x_ptr, N: tl.core.constexpr):
+    offs = tl.core.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    bits = x.to(tl.core.get_int_dtype(bitwidth=32, signed=True), bitcast=True)
+    y = tl.libdevice.tanh(x) + bits.to(tl.float32)
+    tl.store(x_ptr + offs, y)
