@@ -107,6 +107,24 @@ std::string printed(const Module &module) {
   return s;
 }
 
+/// `ptx` with `.minnctapersm 1` after each entry's `.reqntid` (or
+/// `.maxntid`) directive.
+std::string withMinBlocksPerSM(StringRef ptx) {
+  std::string out;
+  out.reserve(ptx.size() + 64);
+  SmallVector<StringRef> lines;
+  ptx.split(lines, '\n');
+  for (auto [i, line] : llvm::enumerate(lines)) {
+    out += line;
+    if (i + 1 < lines.size())
+      out += '\n';
+    StringRef trimmed = line.trim();
+    if (trimmed.starts_with(".reqntid") || trimmed.starts_with(".maxntid"))
+      out += ".minnctapersm 1\n";
+  }
+  return out;
+}
+
 int fail(const Twine &message) {
   WithColor::error(errs(), "kilnc") << message << "\n";
   return 1;
@@ -312,6 +330,19 @@ int kiln::compileKernel(const CompileOptions &options) {
   // Stage 6: cubin and metadata.
   mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
   auto cubin = assembleCubin(*ptx, *arch, options.ptxasPath);
+  // Without an occupancy hint ptxas may aim at as many blocks per SM as the
+  // threads allow (32 registers at 256 threads) and spill a tensor-core
+  // accumulator by kilobytes. A kernel that spills below the register limit
+  // is assembled again with `.minnctapersm 1` (one block per SM is enough),
+  // and the result that spills less is kept.
+  if (cubin && cubin->spillBytes > 0 && cubin->registers < 255) {
+    std::string hinted = withMinBlocksPerSM(*ptx);
+    auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
+    if (retry && retry->spillBytes < cubin->spillBytes)
+      cubin = std::move(retry);
+    else if (!retry)
+      consumeError(retry.takeError());
+  }
   ptxasTimer.stop();
   if (!cubin)
     return fail(toString(cubin.takeError()));
