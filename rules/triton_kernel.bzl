@@ -22,10 +22,14 @@ pointer and integer argument is divisible by 16; the launcher picks between
 them at run time. A specialization that gives an integer type to a parameter
 with "stride" in its name gets a third, `--unit-strides` variant: the aligned
 one with the strides of the kernel's contiguous (last) axes taken equal to 1,
-so that row-major calls with unit strides run vectorized code. With
-`ptx = True`, each is also emitted as PTX (`TritonPtx`), embedded for JIT on
-devices no cubin fits. One `kiln-codegen` action (`TritonCodegen`) then
-embeds everything in NAME.cc and declares the typed launchers in NAME.h.
+so that row-major calls with unit strides run vectorized code. The
+compiles for the highest arch without a suffix also write the variant's PTX
+(`ptx = True`, the default), embedded for the driver to JIT on devices no
+cubin fits. One `kiln-codegen` action (`TritonCodegen`) then declares the
+typed launchers in NAME.h and writes NAME.cc with the tables, and the image
+sources NAME.kiln/images_<k>.cc, whose `.incbin` directives embed the
+images when the cc_library's compiles run them in parallel (optionally
+zstd-compressed: `compress = "zstd"`).
 docs/usage.md documents the attributes; the contract of both tools is
 docs/architecture.md.
 
@@ -506,6 +510,28 @@ def normalize_arch(arch):
     name = arch if arch.startswith("sm_") else "sm_" + (arch[:-len("-real")] if arch.endswith("-real") else arch)
     return name if name in SUPPORTED_ARCHS else None
 
+def _arch_number(arch):
+    """sm_90a -> 90, sm_100f -> 100."""
+    digits = arch[len("sm_"):]
+    if digits[-1] in "af":
+        digits = digits[:-1]
+    return int(digits)
+
+def ptx_fallback_arch(archs):
+    """The arch whose PTX a target embeds: the highest without a suffix.
+
+    PTX for sm_XY can be JIT-compiled for any GPU of compute capability X.Y
+    or later; that of sm_XYa only for X.Y, that of sm_XYf only within its
+    family. None when every arch has a suffix.
+    """
+    best = None
+    for arch in archs:
+        if arch[-1] in "af":
+            continue
+        if best == None or _arch_number(arch) > _arch_number(best):
+            best = arch
+    return best
+
 def check_archs(name, archs, setting = None):
     """Checks a list of arch spellings; returns (normalized list, None) or (None, the error).
 
@@ -566,11 +592,13 @@ def _package_dir(label, a_file):
     parts = [a_file.root.path, label.workspace_root, label.package]
     return "/".join([p for p in parts if p]) or "."
 
-def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, emit_ptx):
-    """Declares the kilnc action of one image; returns its outputs.
+def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, with_ptx):
+    """Declares the kilnc action of one (arch, specialization, variant).
 
-    [metadata, cubin], or [ptx]; with autotune, one tree artifact (a
-    directory of config<K>.json and config<K>.cubin, or config<K>.ptx).
+    Returns [metadata, cubin], plus the PTX when `with_ptx` (the same
+    compile writes it: kilnc --ptx-output); with autotune, one tree artifact
+    (a directory of config<K>.json, config<K>.cubin and, with `with_ptx`,
+    config<K>.ptx).
     """
     stem = "%s.kiln/%s/s%d_%s" % (ctx.attr.library_name, arch, index, variant)
     outputs = []
@@ -597,34 +625,33 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     if ctx.attr.autotune:
         # How many configs there are is in the source, which analysis cannot
         # read: one action compiles them all into a directory.
-        directory = ctx.actions.declare_directory(stem + ("_autotune_ptx" if emit_ptx else "_autotune"))
+        directory = ctx.actions.declare_directory(stem + "_autotune")
         args.add("--autotune")
-        if emit_ptx:
-            args.add("--emit", "ptx")
+        if with_ptx:
+            args.add("--ptx-output", "config<K>.ptx")
         args.add("-o", directory.path)
         outputs = [directory]
-    elif emit_ptx:
-        ptx = ctx.actions.declare_file(stem + ".ptx")
-        args.add("--emit", "ptx")
-        args.add("-o", ptx)
-        outputs = [ptx]
     else:
         cubin = ctx.actions.declare_file(stem + ".cubin")
         metadata = ctx.actions.declare_file(stem + ".json")
         args.add("-o", cubin)
         args.add("--metadata", metadata)
         outputs = [metadata, cubin]
+        if with_ptx:
+            ptx = ctx.actions.declare_file(stem + ".ptx")
+            args.add("--ptx-output", ptx)
+            outputs.append(ptx)
     ctx.actions.run(
         executable = ctx.executable.kilnc,
         arguments = [args],
         inputs = ctx.files.srcs + [ctx.file._libdevice],
         tools = [ctx.file._ptxas],
         outputs = outputs,
-        mnemonic = "TritonPtx" if emit_ptx else "TritonCompile",
+        mnemonic = "TritonCompile",
         progress_message = "Compiling Triton kernel %s for %s to %s, %s %s: specializations[%d] = %s" % (
             kernel_desc + ("'s @triton.autotune configs" if ctx.attr.autotune else ""),
             arch,
-            ("PTX" if emit_ptx else "cubins" if ctx.attr.autotune else "a cubin"),
+            ("cubins" if ctx.attr.autotune else "a cubin") + (" and PTX" if with_ptx else ""),
             ctx.label,
             variant,
             index,
@@ -653,18 +680,24 @@ def _triton_kernel_codegen_impl(ctx):
 
     src = ctx.files.srcs[0]
     kernel_desc = ctx.attr.kernel or src.short_path
+
+    # The PTX fallback: that of the highest arch without a suffix, which the
+    # driver can JIT for any later GPU; its compile actions write it too.
+    ptx_arch = ptx_fallback_arch(archs) if ctx.attr.ptx else None
+
     # (metadata, cubin or ptx) of every image, in a fixed order; with
     # autotune, (directory, directory) pairs that kiln-codegen expands.
     compiled = []
     for arch in archs:
         for index, signature in enumerate(signatures):
             for variant, flags in _variants(signature):
-                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, False)
-                metadata, cubin = (outputs[0], outputs[0]) if ctx.attr.autotune else outputs
-                compiled.append((metadata, cubin))
-                if ctx.attr.ptx:
-                    ptx = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, True)
-                    compiled.append((metadata, ptx[0]))
+                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, arch == ptx_arch)
+                if ctx.attr.autotune:
+                    compiled.append((outputs[0], outputs[0]))
+                else:
+                    compiled.append((outputs[0], outputs[1]))
+                    if arch == ptx_arch:
+                        compiled.append((outputs[0], outputs[2]))
 
     templates = ctx.files.templates
     if not templates:
@@ -681,6 +714,17 @@ def _triton_kernel_codegen_impl(ctx):
     args.add("--templates", _package_dir(ctx.attr.templates.label, templates[0]))
     args.add("--out-header", out_header)
     args.add("--out-source", out_source)
+    shards = ctx.outputs.out_shards
+    blobs = ctx.outputs.out_blobs
+    if shards:
+        # The images reach the binary through the assembler (.incbin in
+        # NAME.kiln/images_<k>.cc, which the cc_library compiles in
+        # parallel), not as hex that the C++ compiler parses.
+        args.add("--embed", "incbin")
+        args.add("--asm-prefix", shards[0].path[:-len("0.cc")])
+        args.add("--asm-shards", str(len(shards)))
+    if ctx.attr.compress:
+        args.add("--compress", ctx.attr.compress)
     for metadata, image in compiled:
         args.add("%s=%s" % (metadata.path, image.path))
     inputs = {}
@@ -691,7 +735,7 @@ def _triton_kernel_codegen_impl(ctx):
         executable = ctx.executable.kiln_codegen,
         arguments = [args],
         inputs = inputs.keys() + templates,
-        outputs = [out_header, out_source],
+        outputs = [out_header, out_source] + shards + blobs,
         mnemonic = "TritonCodegen",
         progress_message = "Generating launchers %s for Triton kernel %s (%d %s)" % (
             include_path,
@@ -700,19 +744,24 @@ def _triton_kernel_codegen_impl(ctx):
             "directories of autotune configs" if ctx.attr.autotune else "images",
         ),
     )
+    images = [image for _, image in compiled]
     if ctx.attr.autotune:
         groups = OutputGroupInfo(
-            cubins = depset([image for _, image in compiled if not image.basename.endswith("_ptx")]),
-            ptx = depset([image for _, image in compiled if image.basename.endswith("_ptx")]),
-            metadata = depset([m for m, image in compiled if m == image]),
+            cubins = depset(images),
+            ptx = depset(images if ptx_arch else []),
+            metadata = depset(images),
+            # What the shards' .incbin directives read (the cc_library's
+            # textual_hdrs, so that they are inputs of its compile actions).
+            embedded = depset(blobs if blobs else (images if shards else [])),
         )
     else:
         groups = OutputGroupInfo(
-            cubins = depset([image for _, image in compiled if image.extension == "cubin"]),
-            ptx = depset([image for _, image in compiled if image.extension == "ptx"]),
+            cubins = depset([image for image in images if image.extension == "cubin"]),
+            ptx = depset([image for image in images if image.extension == "ptx"]),
             metadata = depset([m for m, image in compiled if image.extension == "cubin"]),
+            embedded = depset(blobs if blobs else (images if shards else [])),
         )
-    return [DefaultInfo(files = depset([out_header, out_source])), groups]
+    return [DefaultInfo(files = depset([out_header, out_source] + shards)), groups]
 
 triton_kernel_codegen = rule(
     implementation = _triton_kernel_codegen_impl,
@@ -771,9 +820,24 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
                   "upstream's debug=True); tl.device_print prints in every build.",
         ),
         "ptx": attr.bool(
-            default = False,
-            doc = "Also embed each variant's PTX, which the runtime JIT-compiles on a device " +
-                  "that no cubin fits (forward compatibility; off by default).",
+            default = True,
+            doc = "Embed each variant's PTX for the highest of `archs` without a suffix " +
+                  "(the same compile writes it), which the runtime JIT-compiles only on a " +
+                  "device that no cubin fits. On by default, as nvcc does; False opts out.",
+        ),
+        "compress": attr.string(
+            default = "",
+            values = ["", "zstd"],
+            doc = "\"zstd\": store every image as a zstd frame, inflated once at its first " +
+                  "load (the runtime dlopens libzstd.so.1 then). Off by default.",
+        ),
+        "out_shards": attr.output_list(
+            doc = "NAME.kiln/images_<k>.cc: the sources that embed the images with .incbin; " +
+                  "empty: hex arrays in NAME.cc.",
+        ),
+        "out_blobs": attr.output_list(
+            doc = "NAME.kiln/images_<k>.bin, one per shard, with `compress`: the compressed " +
+                  "images the shards embed.",
         ),
         "namespace": attr.string(
             default = "kernels",
@@ -819,7 +883,10 @@ def triton_kernel(
         archs = None,
         kernel = None,
         namespace = "kernels",
-        ptx = False,
+        ptx = True,
+        compress = None,
+        embed = "incbin",
+        image_shards = 4,
         autotune = False,
         debug = False,
         kilnc_opts = [],
@@ -862,8 +929,21 @@ def triton_kernel(
         first file has exactly one kernel that no other calls. Naming it makes
         progress messages name it too.
       namespace: C++ namespace of the launchers ("a::b" allowed).
-      ptx: also embed PTX, JIT-compiled by the driver only on a device that
-        none of the cubins fits. Off by default: no JIT unless asked for.
+      ptx: embed, per variant, the PTX of the highest of `archs` without a
+        suffix (sm_80 of sm_80 and sm_90a), written by the same compile;
+        the driver JIT-compiles it only on a device none of the cubins fits
+        (a newer GPU). True by default, as nvcc does; False opts out. All
+        archs arch-specific (sm_90a alone): no PTX, since that of sm_XYa
+        runs on sm_XY only.
+      compress: "zstd" stores every image as a zstd frame, inflated once at
+        its first load (the runtime dlopens libzstd.so.1 then; no link
+        dependency). Off by default.
+      embed: "incbin" (default): the images reach the binary through the
+        assembler, in `image_shards` sources NAME.kiln/images_<k>.cc that
+        compile in parallel, each with `.incbin` directives (ELF targets);
+        "hex": as hex arrays in NAME.cc, which the C++ compiler parses
+        (portable, slow for many variants).
+      image_shards: how many image sources with embed = "incbin".
       autotune: take the constexpr values and launch options from the
         kernel's @triton.autotune configs: each specialization (dict or named
         string, parameter types only, no launch options) is compiled once per
@@ -908,6 +988,19 @@ def triton_kernel(
         # json.encode sorts a dict's keys; pairs keep the order written.
         encoded.append(json.encode([[k, v] for k, v in spec.items()] if type(spec) == type({}) else spec))
 
+    if embed not in ["incbin", "hex"]:
+        _fail(name, "embed", "must be \"incbin\" or \"hex\", got %r" % (embed,))
+    if compress not in [None, "", "zstd"]:
+        _fail(name, "compress", "must be \"zstd\" or unset, got %r" % (compress,))
+    if type(image_shards) != type(0) or image_shards < 1:
+        _fail(name, "image_shards", "must be a positive int, got %r" % (image_shards,))
+    shards = []
+    blobs = []
+    if embed == "incbin":
+        shards = ["%s.kiln/images_%d.cc" % (name, k) for k in range(image_shards)]
+        if compress:
+            blobs = ["%s.kiln/images_%d.bin" % (name, k) for k in range(image_shards)]
+
     tools = {}
     if kilnc != None:
         tools["kilnc"] = kilnc
@@ -926,18 +1019,35 @@ def triton_kernel(
         autotune = autotune,
         debug = debug,
         ptx = ptx,
+        compress = compress or "",
         namespace = namespace,
         library_name = name,
         out_header = name + ".h",
         out_source = name + ".cc",
+        out_shards = shards,
+        out_blobs = blobs,
         visibility = visibility,
         **dict(kwargs, **tools)
     )
 
+    textual_hdrs = []
+    if shards:
+        # The files the shards' .incbin directives read, as inputs of the
+        # library's compile actions (textual: never parsed).
+        native.filegroup(
+            name = name + "_embedded",
+            srcs = [":" + name + "_codegen"],
+            output_group = "embedded",
+            visibility = ["//visibility:private"],
+            **kwargs
+        )
+        textual_hdrs = [":" + name + "_embedded"]
+
     cc_library(
         name = name,
         hdrs = [name + ".h"],
-        srcs = [name + ".cc"],
+        srcs = [name + ".cc"] + shards,
+        textual_hdrs = textual_hdrs,
         deps = [Label("//runtime:kiln_runtime")] + deps,
         visibility = visibility,
         **kwargs

@@ -10,7 +10,10 @@
 #       # or "*fp32, *fp32, *fp32, i32, 1024"
 #     [KERNEL add_kernel]              # the @triton.jit function; optional if the file has one
 #     [NAMESPACE kernels]              # C++ namespace of the launchers (default: kernels)
-#     [PTX]                            # also embed PTX, JIT-compiled only where no cubin fits
+#     [NO_PTX]                         # no PTX fallback (default: PTX of the highest arch
+#                                      #   without a suffix, JIT-compiled only where no cubin fits)
+#     [COMPRESS zstd]                  # store the images zstd-compressed, inflated at first load
+#     [EMBED incbin|hex]               # how images reach the binary (default incbin: the assembler)
 #     [AUTOTUNE]                       # cross SPECIALIZATIONS with the @triton.autotune configs
 #     [DEBUG]                          # keep tl.device_assert (kilnc --debug)
 #     [KILNC_OPTIONS --mlir-timing])   # extra flags of every `kilnc compile`
@@ -24,8 +27,12 @@
 # contiguous (last) axes taken equal to 1 (docs/usage.md). With AUTOTUNE, each specialization
 # names the parameter types only, and one `kilnc compile --autotune` command
 # compiles it with every config of the kernel's @triton.autotune into a
-# directory (the number of configs is in the source, not known here). kiln-codegen then writes
-# ${CMAKE_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc} with the cubins embedded.
+# directory (the number of configs is in the source, not known here). The compiles for
+# the highest arch without a suffix also write the variant's PTX (kilnc --ptx-output),
+# unless NO_PTX. kiln-codegen then writes ${CMAKE_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc}
+# and, with EMBED incbin (the default), the image sources NAME.kiln/images_<k>.cc
+# whose `.incbin` directives embed the cubins and PTX: the C++ compiler parses no
+# image bytes, and the shards compile in parallel (KILN_IMAGE_SHARDS, default 4).
 # docs/usage.md documents the arguments; the tools' contract is
 # docs/architecture.md; the Bazel twin is triton_kernel.bzl.
 #
@@ -455,8 +462,28 @@ function(_kiln_check_specialization name kernel index spec params_known params c
   set(${out} "${normalized}" PARENT_SCOPE)
 endfunction()
 
+# The arch whose PTX a target embeds: the highest in ARCHS (sm_ names)
+# without a suffix, since PTX for sm_XY JIT-compiles for any later GPU and
+# that of sm_XYa/sm_XYf only for X.Y / its family; "" when all have one.
+function(_kiln_ptx_fallback_arch archs out)
+  set(best "")
+  set(best_number -1)
+  foreach(arch IN LISTS archs)
+    if(arch MATCHES "^sm_([0-9]+)$" AND CMAKE_MATCH_1 GREATER best_number)
+      set(best "${arch}")
+      set(best_number ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  set(${out} "${best}" PARENT_SCOPE)
+endfunction()
+
+if(NOT DEFINED KILN_IMAGE_SHARDS)
+  set(KILN_IMAGE_SHARDS 4)
+endif()
+
 function(triton_kernel)
-  cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;AUTOTUNE;DEBUG" "NAME;KERNEL;NAMESPACE"
+  cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;NO_PTX;AUTOTUNE;DEBUG"
+                        "NAME;KERNEL;NAMESPACE;COMPRESS;EMBED"
                         "SRCS;ARCHS;SPECIALIZATIONS;KILNC_OPTIONS")
 
   # --- arguments -------------------------------------------------------------
@@ -467,8 +494,21 @@ function(triton_kernel)
   set(where "triton_kernel(NAME ${name})")
   if(TK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${TK_UNPARSED_ARGUMENTS} "
-                        "(expected NAME SRCS [ARCHS] SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX] [AUTOTUNE] [DEBUG] "
-                        "[KILNC_OPTIONS])")
+                        "(expected NAME SRCS [ARCHS] SPECIALIZATIONS [KERNEL] [NAMESPACE] [NO_PTX] "
+                        "[COMPRESS zstd] [EMBED incbin|hex] [AUTOTUNE] [DEBUG] [KILNC_OPTIONS])")
+  endif()
+  if(TK_PTX AND TK_NO_PTX)
+    message(FATAL_ERROR "${where}: PTX and NO_PTX contradict each other (PTX is the default)")
+  endif()
+  if(DEFINED TK_COMPRESS AND NOT TK_COMPRESS STREQUAL "zstd")
+    message(FATAL_ERROR "${where}: COMPRESS must be zstd, got '${TK_COMPRESS}'")
+  endif()
+  set(embed incbin)
+  if(DEFINED TK_EMBED)
+    if(NOT TK_EMBED MATCHES "^(incbin|hex)$")
+      message(FATAL_ERROR "${where}: EMBED must be incbin or hex, got '${TK_EMBED}'")
+    endif()
+    set(embed "${TK_EMBED}")
   endif()
   if(TK_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: no value given for ${TK_KEYWORDS_MISSING_VALUES}")
@@ -643,6 +683,11 @@ function(triton_kernel)
   set(toolkit_args --ptxas "${KILN_PTXAS}" --libdevice "${KILN_LIBDEVICE}" ${TK_KILNC_OPTIONS})
   set(toolkit_files "${KILN_PTXAS}" "${KILN_LIBDEVICE}")
 
+  set(ptx_arch "")
+  if(NOT TK_NO_PTX)
+    _kiln_ptx_fallback_arch("${archs}" ptx_arch)
+  endif()
+
   set(work_dir "${name}.kiln")  # relative to CMAKE_CURRENT_BINARY_DIR
   set(variant_outputs "")
   set(variant_pairs "")
@@ -675,58 +720,52 @@ function(triton_kernel)
           list(APPEND aligned_flag --debug)
         endif()
         set(what "${where} SPECIALIZATIONS element ${index} (${variant}): ${spec}")
-        if(TK_AUTOTUNE)
-          # The directories' configs.txt stands for every config<K> file.
-          foreach(format IN ITEMS cubin ptx)
-            set(dir "${stem}_autotune")
-            set(emit "")
-            if(format STREQUAL "ptx")
-              if(NOT TK_PTX)
-                continue()
-              endif()
-              set(dir "${stem}_autotune_ptx")
-              set(emit --emit ptx)
-            endif()
-            add_custom_command(
-              OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
-              COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                      -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${emit} -o "${dir}"
-                      ${toolkit_args}
-              DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
-              WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-              COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to ${format}, ${what}"
-              VERBATIM)
-            list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt")
-            list(APPEND variant_pairs "${stem}_autotune=${dir}")
-            math(EXPR image_count "${image_count} + 1")
-          endforeach()
-          continue()
+        set(ptx_args "")
+        set(ptx_what "")
+        if(arch STREQUAL ptx_arch)
+          set(ptx_what " and PTX")
         endif()
-        add_custom_command(
-          OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
-          COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                  -s "${spec}" --arch ${arch} ${aligned_flag}
-                  -o "${stem}.cubin" --metadata "${stem}.json" ${toolkit_args}
-          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
-          WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-          COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin, ${what}"
-          VERBATIM)
-        list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
-                                    "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin")
-        list(APPEND variant_pairs "${stem}.json=${stem}.cubin")
-        math(EXPR image_count "${image_count} + 1")
-        if(TK_PTX)
+        if(TK_AUTOTUNE)
+          # The directory's configs.txt stands for every config<K> file.
+          set(dir "${stem}_autotune")
+          if(arch STREQUAL ptx_arch)
+            set(ptx_args --ptx-output "config<K>.ptx")
+          endif()
           add_custom_command(
-            OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx"
+            OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
             COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                    -s "${spec}" --arch ${arch} ${aligned_flag} --emit ptx -o "${stem}.ptx"
+                    -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${ptx_args} -o "${dir}"
                     ${toolkit_args}
             DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
             WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-            COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to PTX, ${what}"
+            COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to cubins${ptx_what}, ${what}"
             VERBATIM)
-          list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
-          list(APPEND variant_pairs "${stem}.json=${stem}.ptx")
+          list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt")
+          list(APPEND variant_pairs "${CMAKE_CURRENT_BINARY_DIR}/${dir}=${CMAKE_CURRENT_BINARY_DIR}/${dir}")
+          math(EXPR image_count "${image_count} + 1")
+          continue()
+        endif()
+        set(outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json")
+        if(arch STREQUAL ptx_arch)
+          set(ptx_args --ptx-output "${stem}.ptx")
+          list(APPEND outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
+        endif()
+        add_custom_command(
+          OUTPUT ${outputs}
+          COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
+                  -s "${spec}" --arch ${arch} ${aligned_flag}
+                  -o "${stem}.cubin" --metadata "${stem}.json" ${ptx_args} ${toolkit_args}
+          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
+          WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+          COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin${ptx_what}, ${what}"
+          VERBATIM)
+        list(APPEND variant_outputs ${outputs})
+        # Absolute: the image shards' .incbin reads them from wherever the
+        # compiler runs.
+        list(APPEND variant_pairs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json=${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin")
+        math(EXPR image_count "${image_count} + 1")
+        if(arch STREQUAL ptx_arch)
+          list(APPEND variant_pairs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json=${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
           math(EXPR image_count "${image_count} + 1")
         endif()
       endforeach()
@@ -741,20 +780,44 @@ function(triton_kernel)
 
   # --- one kiln-codegen action -----------------------------------------------
   file(GLOB_RECURSE template_files CONFIGURE_DEPENDS "${KILN_TEMPLATES_DIR}/*.tmpl")
+  set(embed_args --embed ${embed})
+  set(shard_sources "")
+  set(embed_outputs "")
+  if(embed STREQUAL "incbin")
+    set(shard_prefix "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/images_")
+    list(APPEND embed_args --asm-prefix "${shard_prefix}" --asm-shards ${KILN_IMAGE_SHARDS})
+    math(EXPR last_shard "${KILN_IMAGE_SHARDS} - 1")
+    foreach(k RANGE ${last_shard})
+      list(APPEND shard_sources "${shard_prefix}${k}.cc")
+      if(DEFINED TK_COMPRESS)
+        list(APPEND embed_outputs "${shard_prefix}${k}.bin")
+      endif()
+    endforeach()
+  endif()
+  if(DEFINED TK_COMPRESS)
+    list(APPEND embed_args --compress ${TK_COMPRESS})
+  endif()
   add_custom_command(
-    OUTPUT "${out_header}" "${out_source}"
+    OUTPUT "${out_header}" "${out_source}" ${shard_sources} ${embed_outputs}
     COMMAND "$<TARGET_FILE:${KILN_CODEGEN_TARGET}>"
             --name "${name}" --namespace "${namespace}" --include-path "${include_path}"
             --templates "${KILN_TEMPLATES_DIR}"
-            --out-header "${out_header}" --out-source "${out_source}"
+            --out-header "${out_header}" --out-source "${out_source}" ${embed_args}
             ${variant_pairs}
     DEPENDS ${KILN_CODEGEN_TARGET} ${variant_outputs} ${template_files}
-    # Relative variant paths keep the generated bytes free of build paths.
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
     COMMENT "Generating launchers ${include_path} for Triton kernel ${kernel_desc} (${image_count} ${image_kind})"
     VERBATIM)
+  if(shard_sources)
+    # A new image with an unchanged shard text must still re-assemble.
+    set_source_files_properties(${shard_sources} PROPERTIES
+      OBJECT_DEPENDS "${variant_outputs};${embed_outputs}")
+  endif()
 
-  add_library(${name} STATIC "${out_source}" "${out_header}")
+  add_library(${name} STATIC "${out_source}" "${out_header}" ${shard_sources})
   target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${gen_root}>")
   target_link_libraries(${name} PUBLIC ${KILN_RUNTIME_TARGET})
+  # Linkable into shared libraries (a torch extension, a plugin) too.
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_compile_features(${name} PUBLIC cxx_std_17)
 endfunction()

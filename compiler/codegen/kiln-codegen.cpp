@@ -2,10 +2,14 @@
 //
 //   kiln-codegen --name NAME --namespace NS --include-path PATH/NAME.h
 //                --templates DIR --out-header OUT.h --out-source OUT.cc
+//                [--embed hex | --embed incbin --asm-prefix P [--asm-shards N]]
+//                [--compress zstd]
 //                VARIANT.json=VARIANT.cubin ... | METADATA_DIR=IMAGE_DIR ...
 //
 // Reads every compiled variant's metadata and cubin, and writes the header and
-// source of the typed launchers (docs/architecture.md section 3). Exit status
+// source of the typed launchers (docs/architecture.md section 3), and with
+// --embed incbin the shards P0.cc ... P<N-1>.cc (and P<k>.bin when
+// compressed) that embed the images. Exit status
 // 0 on success; otherwise one "kiln-codegen: error: ..." line.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +19,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -44,6 +49,28 @@ cl::opt<std::string> outHeader("out-header",
 cl::opt<std::string> outSource("out-source",
                                cl::desc("where to write the source"),
                                cl::Required, cl::cat(category));
+cl::opt<CodegenOptions::Embed> embed(
+    "embed", cl::desc("how the images reach the binary"),
+    cl::init(CodegenOptions::Embed::Hex),
+    cl::values(clEnumValN(CodegenOptions::Embed::Hex, "hex",
+                          "hex arrays in the source"),
+               clEnumValN(CodegenOptions::Embed::Incbin, "incbin",
+                          "assembled from the image files (.incbin) by "
+                          "<asm-prefix><k>.cc, k < --asm-shards")),
+    cl::cat(category));
+cl::opt<std::string>
+    asmPrefix("asm-prefix",
+              cl::desc("with --embed incbin: the shards are PREFIX<k>.cc, "
+                       "compressed blobs PREFIX<k>.bin"),
+              cl::cat(category));
+cl::opt<unsigned> asmShards("asm-shards",
+                            cl::desc("with --embed incbin: how many shards"),
+                            cl::init(4), cl::cat(category));
+cl::opt<std::string>
+    compress("compress",
+             cl::desc("\"zstd\": store each image as a zstd frame, inflated "
+                      "at its first load; \"none\" (default)"),
+             cl::init("none"), cl::cat(category));
 cl::list<std::string> variants(cl::Positional, cl::OneOrMore,
                                cl::desc("VARIANT.json=VARIANT.cubin... or "
                                         "METADATA_DIR=IMAGE_DIR..."),
@@ -56,6 +83,10 @@ int fail(const Twine &message) {
 
 Error writeFile(StringRef path, StringRef contents) {
   std::error_code ec;
+  StringRef parent = sys::path::parent_path(path);
+  if (!parent.empty() && (ec = sys::fs::create_directories(parent)))
+    return createStringError(ec, "cannot create %s: %s", parent.str().c_str(),
+                             ec.message().c_str());
   raw_fd_ostream out(path, ec, sys::fs::OF_None);
   if (ec)
     return createStringError(ec, "cannot write %s: %s", path.str().c_str(),
@@ -89,13 +120,25 @@ int main(int argc, char **argv) {
     for (VariantInput &input : *read)
       inputs.push_back(std::move(input));
   }
-  Expected<GeneratedFiles> files = generateLaunchers(
-      CodegenOptions{name, cppNamespace, includePath}, *templates, inputs);
+  CodegenOptions options{name, cppNamespace, includePath};
+  options.embed = embed;
+  options.asmPrefix = asmPrefix;
+  options.asmShards = asmShards;
+  if (compress != "none" && compress != "zstd")
+    return fail("--compress must be none or zstd, got '" + compress + "'");
+  options.compressZstd = compress == "zstd";
+  if (embed == CodegenOptions::Embed::Hex && asmPrefix.getNumOccurrences())
+    return fail("--asm-prefix goes with --embed incbin");
+  Expected<GeneratedFiles> files =
+      generateLaunchers(options, *templates, inputs);
   if (!files)
     return fail(toString(files.takeError()));
   if (Error err = writeFile(outHeader, files->header))
     return fail(toString(std::move(err)));
   if (Error err = writeFile(outSource, files->source))
     return fail(toString(std::move(err)));
+  for (const auto &[path, contents] : files->extraFiles)
+    if (Error err = writeFile(path, contents))
+      return fail(toString(std::move(err)));
   return 0;
 }

@@ -283,6 +283,10 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
   if (writer.done)
     return 0;
+  // The PTX fallback comes from this same compile: the text ptxas assembles.
+  if (!options.ptxOutputPath.empty() &&
+      !writer.writeFile(options.ptxOutputPath, *ptx))
+    return 1;
 
   // Stage 6: cubin and metadata.
   mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");

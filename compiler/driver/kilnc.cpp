@@ -3,7 +3,7 @@
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
 //         [--aligned | --unit-strides] [--debug] -o OUT
-//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json]
+//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] [--ptx-output OUT.ptx]
 //         [--dump-ir DIR] [--ptxas PATH] [--libdevice PATH]
 //         [--resource-usage] [--mlir-* options of MLIR's pass manager]
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH
@@ -59,7 +59,7 @@ static int printResourceUsage(ArrayRef<std::string> paths, raw_ostream &os) {
 static const char kUsage[] =
     "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH "
     "[-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] [--debug] "
-    "-o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
+    "-o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] [--ptx-output OUT.ptx] "
     "[--dump-ir DIR] [--autotune] [--resource-usage] [--ptxas PATH] "
     "[--libdevice PATH] [--mlir-...]\n"
     "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
@@ -209,6 +209,12 @@ int main(int argc, char **argv) {
   cl::opt<std::string> metadata("metadata",
                                 cl::desc("write the variant's metadata JSON"),
                                 cl::cat(category));
+  cl::opt<std::string> ptxOutput(
+      "ptx-output",
+      cl::desc("also write the PTX that ptxas assembles to this file (with "
+               "--emit cubin; with --autotune any value: config<K>.ptx in the "
+               "-o directory)"),
+      cl::cat(category));
   cl::opt<std::string> dumpDir(
       "dump-ir", cl::desc("write every stage's IR to DIR"), cl::cat(category));
   cl::opt<std::string> ptxas(
@@ -257,11 +263,18 @@ int main(int argc, char **argv) {
   options.emit = emit;
   options.outputPath = output;
   options.metadataPath = metadata;
+  options.ptxOutputPath = ptxOutput;
   options.dumpDir = dumpDir;
   options.ptxasPath = ptxas;
   options.libdevicePath = libdevice;
   if (!options.metadataPath.empty() && options.emit != kiln::Stage::Cubin) {
     WithColor::error(errs(), "kilnc") << "--metadata needs --emit cubin\n";
+    return 2;
+  }
+  if (!options.ptxOutputPath.empty() && options.emit != kiln::Stage::Cubin) {
+    WithColor::error(errs(), "kilnc")
+        << "--ptx-output writes the PTX beside the cubin: it needs --emit "
+           "cubin (--emit ptx writes PTX alone)\n";
     return 2;
   }
   if (resourceUsage && options.emit != kiln::Stage::Cubin) {

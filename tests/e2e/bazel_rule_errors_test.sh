@@ -112,6 +112,12 @@ expect_actions ok_arch_spellings "--action_env=CUDA_HOME=/usr/local/cuda" "--arc
   "!CUDA_HOME" "!--arch 80" "!--arch 90a-real"
 expect_actions ok_archs_from_setting "--//rules:archs=80,sm_90a" "--arch sm_80" "--arch sm_90a" \
   "!--arch 80" "!CUDA_HOME"
+# The PTX fallback comes from the sm_86 compiles (the highest arch without
+# a suffix), not from a second compile, and not for sm_80 or sm_90a.
+expect_actions ok_ptx_fallback "" "--ptx-output" "ok_ptx_fallback.kiln/sm_86/s0_general.ptx" \
+  "ok_ptx_fallback.kiln/sm_86/s0_aligned.ptx" "!sm_80/s0_general.ptx" "!sm_90a/s0_general.ptx" \
+  "!--emit ptx"
+expect_actions ok_no_ptx "" "--arch sm_86" "!--ptx-output"
 
 if [[ ${1:-} != --analysis-only ]]; then
   expect kilnc_missing "" "specializations[0]" "bad signature for 'scale_kernel'" \
