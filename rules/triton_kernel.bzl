@@ -47,10 +47,24 @@ tl.constexpr) is checked by kilnc in the element's TritonCompile action, whose
 progress message names the element too.
 """
 
+load("@cuda//:archs.bzl", "PTXAS_ARCHS")
 load("@rules_cc//cc:defs.bzl", "cc_library")
 
-# Targets kilnc compiles for (docs/architecture.md, "Conversion and target").
-SUPPORTED_ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"]
+# The archs kilnc compiles for: LLVM 22's NVPTX archs from sm_80 on (what
+# `kilnc archs --all` prints).
+COMPILER_ARCHS = [
+    "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a",
+    "sm_100", "sm_100a", "sm_100f", "sm_101", "sm_101a", "sm_101f",
+    "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
+    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
+]
+
+# Those the toolkit's ptxas assembles (@cuda//:archs.bzl, from `ptxas
+# --help` when the @cuda repository is made): a new toolkit brings its archs.
+SUPPORTED_ARCHS = [a for a in COMPILER_ARCHS if a in PTXAS_ARCHS] or COMPILER_ARCHS
+
+# `all-major`: each major's first arch without a suffix (sm_80, sm_90, ...).
+ALL_MAJOR_ARCHS = [a for a in SUPPORTED_ARCHS if a.endswith("0")]
 
 # Per-variant launch options a specialization may set besides its parameters.
 LAUNCH_OPTIONS = ["num_warps", "num_stages", "num_ctas"]
@@ -542,11 +556,26 @@ def check_archs(name, archs, setting = None):
     if setting:
         prefix = "triton_kernel(name = \"%s\"): attribute 'archs' is unset, so the build setting %s gives it (--%s=sm_80,sm_90a): " % (name, setting, setting)
     if type(archs) != type([]) or not archs:
-        return None, prefix + ("must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS))
+        return None, prefix + ("must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS) +
+                               ", or [\"all-major\"]")
+    if archs == ["all-major"]:
+        archs = ALL_MAJOR_ARCHS
     seen = {}
     normalized = []
     for arch in archs:
+        if arch == "native":
+            return None, prefix + ("'native' would make the build depend on the GPUs of the machine " +
+                                   "that runs it (remote execution, caches); list the archs, e.g. " +
+                                   "[\"sm_80\", \"sm_90a\"], or use [\"all-major\"]")
         sm = normalize_arch(arch)
+        if sm == None and type(arch) == type(""):
+            bare = arch if arch.startswith("sm_") else "sm_" + (arch[:-len("-real")] if arch.endswith("-real") else arch)
+            if bare in COMPILER_ARCHS:
+                return None, prefix + ("%r: the toolkit's ptxas (@cuda) cannot assemble %s; it takes: %s" % (
+                    arch,
+                    bare,
+                    " ".join(SUPPORTED_ARCHS),
+                ))
         if sm == None:
             guess = _closest(str(arch), SUPPORTED_ARCHS + [a[len("sm_"):] for a in SUPPORTED_ARCHS])
             return None, prefix + ("unknown arch %r%s; supported: %s (or without the sm_ prefix, as CMake's CUDA_ARCHITECTURES spells them: 80, 90a, ...)" % (
@@ -783,7 +812,8 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
         ),
         "archs": attr.string_list(
             doc = "GPU architectures to compile for, each one of: " + ", ".join(SUPPORTED_ARCHS) +
-                  ", or without sm_ (80, 90a: CMake's spelling). Empty: the //rules:archs build setting.",
+                  " (those the toolkit's ptxas assembles), or without sm_ (80, 90a: CMake's " +
+                  "spelling); or [\"all-major\"]. Empty: the //rules:archs build setting.",
         ),
         "kilnc_opts": attr.string_list(
             doc = "Extra kilnc compile flags for every compile action of this target " +
@@ -912,9 +942,11 @@ def triton_kernel(
         identifier.
       srcs: the .py file that defines the kernel, then any .py files it imports.
       archs: GPU architectures to build cubins for, from SUPPORTED_ARCHS
-        (sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a), also spelled
-        without sm_ (80, 90a) as CMake's CUDA_ARCHITECTURES does. Left out:
-        the build setting //rules:archs (--//rules:archs=sm_80,sm_90a).
+        (sm_80 ... sm_90a, sm_100/a/f, ..., sm_121f: those of kilnc that
+        the toolkit's ptxas assembles), also spelled without sm_ (80, 90a)
+        as CMake's CUDA_ARCHITECTURES does, or ["all-major"] (sm_80, sm_90,
+        sm_100, sm_110, sm_120). Left out: the build setting //rules:archs
+        (--//rules:archs=sm_80,sm_90a).
       specializations: a list; each element is one compiled configuration.
         Either a dict mapping every kernel parameter to its type ("*fp32",
         "*bf16", "i32", "fp32", ...) or, for tl.constexpr parameters, to its

@@ -3,7 +3,8 @@
 #   triton_kernel(
 #     NAME add                         # library target; generated add.h / add.cc
 #     SRCS add.py                      # the kernel's file first, then files it imports
-#     [ARCHS sm_80 90a]                # default: CMAKE_CUDA_ARCHITECTURES (80, 90a, ...)
+#     [ARCHS sm_80 90a]                # default: CMAKE_CUDA_ARCHITECTURES (80, 90a, ...);
+#                                      #   also native (this machine's GPUs) or all-major
 #     SPECIALIZATIONS                  # one compiled configuration each, named or positional
 #       "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024"
 #       "x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=2048, num_warps=8"
@@ -55,7 +56,11 @@
 # when set, else from CUDA_HOME, else /usr/local/cuda.
 include_guard(GLOBAL)
 
-set(KILN_SUPPORTED_ARCHS sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a)
+# The archs kilnc compiles for (LLVM 22's NVPTX archs from sm_80 on; what
+# `kilnc archs --all` prints), in order.
+set(_KILN_COMPILER_ARCHS sm_80 sm_86 sm_87 sm_88 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f
+    sm_101 sm_101a sm_101f sm_103 sm_103a sm_103f sm_110 sm_110a sm_110f sm_120 sm_120a
+    sm_120f sm_121 sm_121a sm_121f)
 
 # Sets OUT to the sm_ form of one arch spelling (sm_90a, 90a, 90a-real), or
 # to "" when it names no supported arch.
@@ -90,6 +95,67 @@ if(NOT DEFINED KILN_PTXAS OR NOT DEFINED KILN_LIBDEVICE)
   set(KILN_LIBDEVICE "${_kiln_cuda_root}/nvvm/libdevice/libdevice.10.bc" CACHE FILEPATH
       "libdevice that kilnc links (kilnc --libdevice)")
 endif()
+# KILN_SUPPORTED_ARCHS: those of the compiler's archs that the toolkit's
+# ptxas assembles (its --gpu-name values), so that a toolkit upgrade brings
+# new archs and an old one refuses those it cannot assemble at configure time.
+if(NOT DEFINED KILN_SUPPORTED_ARCHS)
+  execute_process(COMMAND "${KILN_PTXAS}" --help OUTPUT_VARIABLE _kiln_ptxas_help
+                  RESULT_VARIABLE _kiln_ptxas_result ERROR_QUIET)
+  string(REGEX MATCHALL "'sm_[0-9]+[af]?'" _kiln_ptxas_archs "${_kiln_ptxas_help}")
+  string(REPLACE "'" "" _kiln_ptxas_archs "${_kiln_ptxas_archs}")
+  set(KILN_SUPPORTED_ARCHS "")
+  foreach(_kiln_arch IN LISTS _KILN_COMPILER_ARCHS)
+    if(_kiln_arch IN_LIST _kiln_ptxas_archs)
+      list(APPEND KILN_SUPPORTED_ARCHS ${_kiln_arch})
+    endif()
+  endforeach()
+  if(NOT KILN_SUPPORTED_ARCHS)
+    message(WARNING "triton_kernel: cannot list the archs of ${KILN_PTXAS} (--help exited "
+                    "${_kiln_ptxas_result}); allowing every arch kilnc compiles for")
+    set(KILN_SUPPORTED_ARCHS ${_KILN_COMPILER_ARCHS})
+  endif()
+endif()
+
+# The archs `all-major` names: each major's first arch without a suffix.
+set(KILN_ALL_MAJOR_ARCHS "")
+foreach(_kiln_arch IN LISTS KILN_SUPPORTED_ARCHS)
+  if(_kiln_arch MATCHES "^sm_[0-9]+0$")
+    list(APPEND KILN_ALL_MAJOR_ARCHS ${_kiln_arch})
+  endif()
+endforeach()
+
+# Sets OUT to the archs of this machine's GPUs (CMAKE_CUDA_ARCHITECTURES
+# native): sm_XY for compute capability X.Y, sm_90a on Hopper (Kiln's
+# tensor-core path there needs it); fails naming WHERE when none is found.
+function(_kiln_native_archs where out)
+  if(NOT KILN_NVIDIA_SMI)
+    find_program(KILN_NVIDIA_SMI nvidia-smi)
+  endif()
+  set(found "")
+  if(KILN_NVIDIA_SMI)
+    execute_process(COMMAND "${KILN_NVIDIA_SMI}" --query-gpu=compute_cap --format=csv,noheader
+                    OUTPUT_VARIABLE caps RESULT_VARIABLE result ERROR_QUIET)
+    if(result EQUAL 0)
+      string(REGEX MATCHALL "[0-9]+\\.[0-9]+" caps "${caps}")
+      foreach(cap IN LISTS caps)
+        string(REPLACE "." "" cc "${cap}")
+        set(arch "sm_${cc}")
+        if(cc STREQUAL "90")
+          set(arch sm_90a)
+        endif()
+        if(NOT arch IN_LIST found)
+          list(APPEND found ${arch})
+        endif()
+      endforeach()
+    endif()
+  endif()
+  if(NOT found)
+    message(FATAL_ERROR "${where}: 'native' needs a GPU on this machine, and nvidia-smi "
+                        "reports none; list the archs instead (80, 90a, ...)")
+  endif()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
 if(NOT DEFINED KILN_KILNC_TARGET)
   set(KILN_KILNC_TARGET kilnc)
 endif()
@@ -546,19 +612,31 @@ function(triton_kernel)
   elseif(DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT CMAKE_CUDA_ARCHITECTURES STREQUAL "")
     set(arch_list ${CMAKE_CUDA_ARCHITECTURES})
     set(arch_where "${where}: ARCHS is not given, so CMAKE_CUDA_ARCHITECTURES (${CMAKE_CUDA_ARCHITECTURES}) gives it")
-    if(CMAKE_CUDA_ARCHITECTURES MATCHES "^(native|all|all-major|OFF|FALSE|NO|0)$")
-      message(FATAL_ERROR "${arch_where}, but triton_kernel needs the architectures listed, "
-                          "from: ${supported} ${spellings}; give ARCHS")
+    if(CMAKE_CUDA_ARCHITECTURES MATCHES "^(all|OFF|FALSE|NO|0)$")
+      message(FATAL_ERROR "${arch_where}, but triton_kernel needs the architectures listed "
+                          "(or native, all-major), from: ${supported} ${spellings}; give ARCHS")
     endif()
   else()
     message(FATAL_ERROR "${where}: ARCHS is required when CMAKE_CUDA_ARCHITECTURES is not set; "
                         "supported: ${supported} ${spellings}")
+  endif()
+  # native: this machine's GPUs; all-major: sm_80, sm_90, sm_100, ...
+  if(arch_list STREQUAL "native")
+    _kiln_native_archs("${arch_where}" arch_list)
+  elseif(arch_list STREQUAL "all-major")
+    set(arch_list ${KILN_ALL_MAJOR_ARCHS})
   endif()
   set(archs "")
   set(arch_spellings "")
   foreach(arch IN LISTS arch_list)
     _kiln_normalize_arch("${arch}" sm)
     if(sm STREQUAL "")
+      string(REGEX REPLACE "-real$" "" bare "${arch}")
+      string(REGEX REPLACE "^([0-9])" "sm_\\1" bare "${bare}")
+      if(bare IN_LIST _KILN_COMPILER_ARCHS)
+        message(FATAL_ERROR "${arch_where}: '${arch}': the toolkit's ptxas (KILN_PTXAS "
+                            "${KILN_PTXAS}) cannot assemble ${bare}; it takes: ${supported}")
+      endif()
       set(candidates ${KILN_SUPPORTED_ARCHS})
       foreach(a IN LISTS KILN_SUPPORTED_ARCHS)
         string(REGEX REPLACE "^sm_" "" short "${a}")
@@ -567,7 +645,7 @@ function(triton_kernel)
       _kiln_did_you_mean("${arch}" "${candidates}" hint)
       set(virtual "")
       if(arch MATCHES "-virtual$")
-        set(virtual " (triton_kernel compiles cubins for real architectures; PTX comes with the PTX option)")
+        set(virtual " (triton_kernel compiles cubins for real architectures, and embeds the PTX of the highest by default)")
       endif()
       message(FATAL_ERROR "${arch_where}: unknown arch '${arch}'${hint}${virtual}; supported: "
                           "${supported} ${spellings}")

@@ -5,7 +5,9 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -24,29 +26,66 @@ void LLVMInitializeNVPTXAsmPrinter();
 
 using namespace llvm;
 
+static void initializeNVPTX() {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::vector<std::string> kiln::supportedArchs() {
+  initializeNVPTX();
+  std::string error;
+  Triple triple("nvptx64-nvidia-cuda");
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return {};
+  std::unique_ptr<MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "sm_80", ""));
+  std::vector<std::string> archs;
+  if (!info)
+    return archs;
+  for (const SubtargetSubTypeKV &cpu : info->getAllProcessorDescriptions()) {
+    StringRef name = cpu.Key;
+    StringRef digits = name;
+    unsigned cc = 0;
+    if (!digits.consume_front("sm_"))
+      continue;
+    if (!digits.consume_back("a"))
+      digits.consume_back("f");
+    if (!digits.getAsInteger(10, cc) && cc >= 80)
+      archs.push_back(name.str());
+  }
+  return archs;
+}
+
 Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef spelling) {
-  static const char *const kSupported[] = {
-      "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"};
   // `90a` and `90a-real` (CMake's CUDA_ARCHITECTURES) name sm_90a too.
   StringRef digits = spelling;
   if (!digits.consume_front("sm_"))
     digits.consume_back("-real");
   std::string name = ("sm_" + digits).str();
-  if (!is_contained(kSupported, name)) {
+  std::vector<std::string> supported = supportedArchs();
+  if (!is_contained(supported, name)) {
     std::string hint;
     if (spelling.ends_with("-virtual"))
-      hint = " (Kiln compiles cubins for real architectures; PTX comes with "
-             "the rules' ptx option)";
+      hint = " (Kiln compiles cubins for real architectures; the rules embed "
+             "PTX for the highest arch by default)";
     return createStringError(
         inconvertibleErrorCode(),
-        formatv("unsupported architecture '{0}'{1} (supported: sm_80, sm_86, "
-                "sm_89, sm_90, sm_90a, sm_100a, sm_120a, also spelled 80, "
-                "86, ..., 90a)",
-                spelling, hint));
+        formatv("unsupported architecture '{0}'{1} (supported: {2}; also "
+                "spelled 80, 86, ..., 90a; `kilnc archs` lists those the "
+                "installed ptxas assembles)",
+                spelling, hint, join(supported, ", ")));
   }
   TargetArch arch;
   arch.name = name;
   arch.archSpecific = digits.consume_back("a");
+  if (!arch.archSpecific)
+    digits.consume_back("f");
   unsigned cc = 0;
   digits.getAsInteger(10, cc);
   arch.major = cc / 10;
@@ -97,13 +136,7 @@ static Error linkLibdevice(Module &module, StringRef libdevicePath) {
 
 Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch,
                                     StringRef libdevicePath) {
-  static std::once_flag initialized;
-  std::call_once(initialized, [] {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTarget();
-    LLVMInitializeNVPTXTargetMC();
-    LLVMInitializeNVPTXAsmPrinter();
-  });
+  initializeNVPTX();
   Triple triple("nvptx64-nvidia-cuda");
   std::string error;
   const Target *target = TargetRegistry::lookupTarget(triple, error);
