@@ -342,22 +342,26 @@ public:
       dict.setList("hex_definition", std::move(definitions));
       dict.set("size_expression", "sizeof(" + symbol + ")");
     } else {
-      if (image.path.empty() || StringRef(image.path).find_first_of("\"\\\n") !=
-                                    StringRef::npos &&
-          firstError.empty())
+      if (firstError.empty() &&
+          (image.path.empty() ||
+           StringRef(image.path).find_first_of("\"\\\n") != StringRef::npos))
         firstError = "kernel " + kernel.str() + ": image file '" + image.path +
                      "' cannot be named in an .incbin directive (no quotes, "
                      "backslashes or newlines)";
-      symbol = formatv("{0}_{1}_v{2}_{3}{4}", symbolPrefix, kernel, index,
-                       StringRef(image.arch).lower(),
-                       image.isPtx ? "_ptx" : "");
+      symbol =
+          formatv("{0}_{1}_v{2}_{3}{4}", symbolPrefix, kernel, index,
+                  StringRef(image.arch).lower(), image.isPtx ? "_ptx" : "");
       dict.setList("hex_definition", {});
       dict.set("size_expression", std::to_string(stored.size()));
       // The shard with the fewest bytes so far: shards take about as long.
       Shard &shard = *std::min_element(
           shards.begin(), shards.end(),
           [](const Shard &a, const Shard &b) { return a.bytes < b.bytes; });
-      ShardImage entry{symbol, image.path, image.isPtx, 0, stored.size(),
+      ShardImage entry{symbol,
+                       image.path,
+                       image.isPtx,
+                       0,
+                       stored.size(),
                        formatv("{0} variant {1}, {2} {3}", kernel, index,
                                image.arch, image.isPtx ? "PTX" : "cubin")};
       if (options.compressZstd) {
@@ -1045,7 +1049,7 @@ Expected<Templates> loadTemplates(StringRef directory) {
   for (auto [file, out] :
        {std::pair<StringRef, std::string *>{"kernel.h.tmpl", &templates.header},
         {"kernel.cc.tmpl", &templates.source},
-       {"images.cc.tmpl", &templates.images}}) {
+        {"images.cc.tmpl", &templates.images}}) {
     SmallString<256> path(directory);
     sys::path::append(path, file);
     ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =

@@ -49,15 +49,15 @@ cl::opt<std::string> outHeader("out-header",
 cl::opt<std::string> outSource("out-source",
                                cl::desc("where to write the source"),
                                cl::Required, cl::cat(category));
-cl::opt<CodegenOptions::Embed> embed(
-    "embed", cl::desc("how the images reach the binary"),
-    cl::init(CodegenOptions::Embed::Hex),
-    cl::values(clEnumValN(CodegenOptions::Embed::Hex, "hex",
-                          "hex arrays in the source"),
-               clEnumValN(CodegenOptions::Embed::Incbin, "incbin",
-                          "assembled from the image files (.incbin) by "
-                          "<asm-prefix><k>.cc, k < --asm-shards")),
-    cl::cat(category));
+cl::opt<CodegenOptions::Embed>
+    embed("embed", cl::desc("how the images reach the binary"),
+          cl::init(CodegenOptions::Embed::Hex),
+          cl::values(clEnumValN(CodegenOptions::Embed::Hex, "hex",
+                                "hex arrays in the source"),
+                     clEnumValN(CodegenOptions::Embed::Incbin, "incbin",
+                                "assembled from the image files (.incbin) by "
+                                "<asm-prefix><k>.cc, k < --asm-shards")),
+          cl::cat(category));
 cl::opt<std::string>
     asmPrefix("asm-prefix",
               cl::desc("with --embed incbin: the shards are PREFIX<k>.cc, "

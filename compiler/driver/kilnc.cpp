@@ -3,7 +3,8 @@
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
 //         [--aligned | --unit-strides] [--debug] -o OUT
-//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] [--ptx-output OUT.ptx]
+//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] [--ptx-output
+//         OUT.ptx]
 //         [--dump-ir DIR] [--ptxas PATH] [--libdevice PATH]
 //         [--resource-usage] [--mlir-* options of MLIR's pass manager]
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH
@@ -62,7 +63,8 @@ static int printResourceUsage(ArrayRef<std::string> paths, raw_ostream &os) {
 static const char kUsage[] =
     "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH "
     "[-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] [--debug] "
-    "-o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] [--ptx-output OUT.ptx] "
+    "-o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
+    "[--ptx-output OUT.ptx] "
     "[--dump-ir DIR] [--autotune] [--resource-usage] [--ptxas PATH] "
     "[--libdevice PATH] [--mlir-...]\n"
     "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
@@ -125,8 +127,8 @@ static int printArchs(int argc, char **argv) {
   if (!all) {
     auto assembled = kiln::ptxasArchs(ptxasPath);
     if (!assembled) {
-      WithColor::error(errs(), "kilnc") << toString(assembled.takeError())
-                                        << "\n";
+      WithColor::error(errs(), "kilnc")
+          << toString(assembled.takeError()) << "\n";
       return 1;
     }
     llvm::erase_if(archs, [&](const std::string &arch) {

@@ -24,16 +24,17 @@ public:
   static constexpr llvm::StringLiteral kAttrName = "kiln_gpu.target";
 
   /// An NVIDIA architecture from sm_80 on that LLVM 22's NVPTX backend has:
-  /// sm_XY, sm_XYa (arch-specific) or sm_XYf (family); nullopt otherwise. Which of them the installed ptxas accepts is the
-  /// driver's and the rules' business (`kilnc archs`).
+  /// sm_XY, sm_XYa (arch-specific) or sm_XYf (family); nullopt otherwise. Which
+  /// of them the installed ptxas accepts is the driver's and the rules'
+  /// business (`kilnc archs`).
   static std::optional<TargetInfo> parse(llvm::StringRef name) {
     // LLVM 22's NVPTX archs from sm_80 on (kiln::supportedArchs()).
     static const char *const kKnown[] = {
-        "sm_80",   "sm_86",   "sm_87",   "sm_88",   "sm_89",   "sm_90",
-        "sm_90a",  "sm_100",  "sm_100a", "sm_100f", "sm_101",  "sm_101a",
-        "sm_101f", "sm_103",  "sm_103a", "sm_103f", "sm_110",  "sm_110a",
-        "sm_110f", "sm_120",  "sm_120a", "sm_120f", "sm_121",  "sm_121a",
-        "sm_121f"};
+        "sm_80",   "sm_86",   "sm_87",   "sm_88",   "sm_89",
+        "sm_90",   "sm_90a",  "sm_100",  "sm_100a", "sm_100f",
+        "sm_101",  "sm_101a", "sm_101f", "sm_103",  "sm_103a",
+        "sm_103f", "sm_110",  "sm_110a", "sm_110f", "sm_120",
+        "sm_120a", "sm_120f", "sm_121",  "sm_121a", "sm_121f"};
     bool known = false;
     for (const char *k : kKnown)
       known |= name == k;

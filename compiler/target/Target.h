@@ -1,4 +1,5 @@
-//===- Target.h - NVIDIA targets: LLVM IR → PTX → cubin --------------------===//
+//===- Target.h - NVIDIA targets: LLVM IR → PTX → cubin
+//--------------------===//
 #ifndef KILN_TARGET_TARGET_H
 #define KILN_TARGET_TARGET_H
 

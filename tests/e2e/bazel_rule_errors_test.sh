@@ -95,7 +95,7 @@ expect analysis_bad_arch $a "attribute 'archs': unknown arch \"sm90a\" (did you 
 expect analysis_arch_twice $a \
   "attribute 'archs': \"90a\" is listed twice (as \"sm_90a\", both meaning sm_90a)"
 expect analysis_arch_virtual $a "attribute 'archs': unknown arch \"90-virtual\""
-expect analysis_arch_ptxas_lacks $a "attribute 'archs': 'sm_101': the toolkit's ptxas (@cuda) cannot assemble sm_101"
+expect analysis_arch_ptxas_lacks $a "attribute 'archs': \"sm_101\": the toolkit's ptxas (@cuda) cannot assemble sm_101"
 expect analysis_arch_native $a "attribute 'archs': 'native' would make the build depend on the GPUs"
 expect ok_archs_from_setting $a \
   "triton_kernel(name = \"ok_archs_from_setting\"): attribute 'archs' is unset, so the build setting //rules:archs gives it (--//rules:archs=sm_80,sm_90a): must be a non-empty list"

@@ -371,7 +371,8 @@ CodegenOptions IncbinOptions(unsigned shards) {
 
 std::vector<VariantInput> WithPaths(std::vector<VariantInput> inputs) {
   for (VariantInput &input : inputs)
-    input.path = "bazel-out/bin/" + input.origin + (input.isPtx ? ".ptx" : ".cubin");
+    input.path =
+        "bazel-out/bin/" + input.origin + (input.isPtx ? ".ptx" : ".cubin");
   return inputs;
 }
 
@@ -404,10 +405,11 @@ TEST(Codegen, IncbinEmbedsEveryImageOnceThroughTheShards) {
   // Every symbol is defined in a shard and declared (hidden) in the source.
   const std::string symbol = "_add_kernel_v0_sm_80";
   EXPECT_THAT(shards, HasSubstr(".hidden kiln_"));
-  EXPECT_THAT(files.source,
-              AllOf(HasSubstr("extern \"C\" __attribute__((visibility(\"hidden\"))) "
-                              "const unsigned char\n    kiln_"),
-                    HasSubstr(symbol + "[];")));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("extern \"C\" __attribute__((visibility(\"hidden\"))) "
+                      "const unsigned char\n    kiln_"),
+            HasSubstr(symbol + "[];")));
   // Sizes are literal: the bytes are not visible to the C++ compiler.
   const std::string size = std::to_string(inputs[0].cubin.size());
   EXPECT_THAT(files.source, HasSubstr(symbol + ", " + size + ",\n"));
@@ -440,11 +442,12 @@ TEST(Codegen, IncbinRejectsPathsItCannotQuote) {
   inputs[1].path = "dir/with\"quote.cubin";
   EXPECT_THAT(ErrorOf(inputs, IncbinOptions(2)),
               AllOf(HasSubstr("with\"quote.cubin"), HasSubstr(".incbin")));
-  EXPECT_THAT(ErrorOf(AddKernelInputs(), [] {
-                CodegenOptions o = IncbinOptions(2);
-                o.asmPrefix.clear();
-                return o;
-              }()),
+  EXPECT_THAT(ErrorOf(AddKernelInputs(),
+                      [] {
+                        CodegenOptions o = IncbinOptions(2);
+                        o.asmPrefix.clear();
+                        return o;
+                      }()),
               HasSubstr("--asm-prefix"));
 }
 
@@ -457,9 +460,10 @@ TEST(Codegen, CompressedImagesInflateToTheInputs) {
   const GeneratedFiles files = Generate(inputs, options);
   ASSERT_EQ(files.extraFiles.size(), 4u); // 2 shards, 2 blobs
   EXPECT_EQ(files.extraFiles[2].first, "out/add.kiln/images_0.bin");
-  EXPECT_THAT(files.source,
-              HasSubstr("kiln::ImageCompression::kZstd, /*uncompressed_size=*/" +
-                        std::to_string(inputs[0].cubin.size()) + "}"));
+  EXPECT_THAT(
+      files.source,
+      HasSubstr("kiln::ImageCompression::kZstd, /*uncompressed_size=*/" +
+                std::to_string(inputs[0].cubin.size()) + "}"));
   // The shards read the blobs, never the image files.
   EXPECT_THAT(files.extraFiles[0].second,
               AllOf(HasSubstr(".incbin \\\"out/add.kiln/images_0.bin\\\", 0, "),
@@ -473,7 +477,8 @@ TEST(Codegen, CompressedImagesInflateToTheInputs) {
     for (size_t at = shard.find(".bin\\\", "); at != std::string::npos;
          at = shard.find(".bin\\\", ", at + 1)) {
       size_t offset = 0, size = 0;
-      ASSERT_EQ(std::sscanf(shard.c_str() + at + 8, "%zu, %zu", &offset, &size), 2);
+      ASSERT_EQ(std::sscanf(shard.c_str() + at + 8, "%zu, %zu", &offset, &size),
+                2);
       llvm::SmallVector<uint8_t, 0> out;
       llvm::Error err = llvm::compression::zstd::decompress(
           llvm::arrayRefFromStringRef(blob.substr(offset, size)), out, 4096);

@@ -10,23 +10,23 @@
 #include "absl/status/statusor.h"
 #include "embed_check/plain.h"
 #include "embed_check/zstd.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "kiln/internal/image_data.h"
 #include "kiln/kernel_info.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 namespace {
 
 // The images' contents, as tests/unit/CMakeLists.txt and BUILD.bazel write
 // them ("fake cubin <variant>").
 const std::set<std::string> &Expected() {
-  static const std::set<std::string> *expected = new std::set<std::string>{
-      "fake cubin scale_aligned_sm_90a",
-      "fake cubin copy_sm_80",
-      "fake cubin strided_matmul_general_sm_90a",
-      "fake cubin strided_matmul_aligned_sm_90a",
-      "fake cubin strided_matmul_unit_stride_sm_90a",
-      "fake cubin row_copy_sm_80"};
+  static const std::set<std::string> *expected =
+      new std::set<std::string>{"fake cubin scale_aligned_sm_90a",
+                                "fake cubin copy_sm_80",
+                                "fake cubin strided_matmul_general_sm_90a",
+                                "fake cubin strided_matmul_aligned_sm_90a",
+                                "fake cubin strided_matmul_unit_stride_sm_90a",
+                                "fake cubin row_copy_sm_80"};
   return *expected;
 }
 
@@ -49,8 +49,7 @@ std::set<std::string> Contents(std::vector<const kiln::KernelInfo *> kernels,
           ADD_FAILURE() << data.status();
           continue;
         }
-        const size_t size =
-            compressed ? image.uncompressed_size : image.size;
+        const size_t size = compressed ? image.uncompressed_size : image.size;
         contents.emplace(reinterpret_cast<const char *>(*data), size);
       }
     }

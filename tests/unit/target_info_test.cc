@@ -74,7 +74,8 @@ TEST(TargetInfo, Sm100aAndSm120a) {
 TEST(TargetInfo, ArchsWithoutSuffixAndFamilies) {
   // sm_100 and sm_120 (no suffix) and the `f` families have the features of
   // their compute capability; none is arch-specific, so none gets wgmma.
-  for (const char *name : {"sm_100", "sm_100f", "sm_103a", "sm_110", "sm_121f"}) {
+  for (const char *name :
+       {"sm_100", "sm_100f", "sm_103a", "sm_110", "sm_121f"}) {
     TargetInfo t = target(name);
     EXPECT_FALSE(t.hasWgmma()) << name;
     EXPECT_TRUE(t.hasTma()) << name;
