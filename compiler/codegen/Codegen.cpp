@@ -470,9 +470,15 @@ private:
     }
     lines.push_back(formatv(".size {0}, {1}", image.symbol, image.size));
     lines.push_back(".popsection");
+    // One C++ literal per line, "\n" spelled out for the reader: the lines
+    // hold no backslash or newline, only quotes to escape.
     std::string out;
-    for (auto [i, line] : enumerate(lines))
-      out += (i ? "\n    " : "") + cppLiteral(line + "\n");
+    for (auto [i, line] : enumerate(lines)) {
+      out += i ? "\n    \"" : "\"";
+      for (char c : line)
+        out += c == '"' ? std::string("\\\"") : std::string(1, c);
+      out += "\\n\"";
+    }
     return out;
   }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Compression.h"
 
 #include "gmock/gmock.h"
