@@ -12,8 +12,10 @@
 # Environment: BUILD (Kiln's CMake build dir with kilnc and kiln-codegen;
 # default build), JOBS (ninja -j; default nproc), EMBED (incbin, default, or
 # hex), COMPRESS (zstd or empty), PTX (1, default: the PTX fallback; 0:
-# NO_PTX), OUT (default /tmp/kiln-build-scale). Needs cmake, ninja, a C++
-# compiler and Abseil (find_package(absl)), as Kiln's own build does.
+# NO_PTX), OUT (default /tmp/kiln-build-scale), CMAKE_ARGS (extra configure
+# flags, e.g. -Dabsl_DIR=...). Needs cmake, ninja, a C++ compiler and Abseil
+# (find_package(absl)), as Kiln's own build does; bench/pack_build_scale.sh
+# and run_build_scale_packed.sh carry them to a machine without them.
 # Results: OUT/N/report.json and a table on stdout.
 set -euo pipefail
 kiln=$(cd "$(dirname "$0")/.." && pwd)
@@ -99,7 +101,9 @@ int main() {
 }
 CC
   echo "== $count variants ($s specializations x 4 archs x 2), EMBED=$embed COMPRESS=${compress:-none} PTX=$ptx, -j$jobs"
-  cmake -S "$project/src" -B "$project/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$project/configure.log"
+  # shellcheck disable=SC2086
+  cmake -S "$project/src" -B "$project/build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} \
+    >"$project/configure.log"
   # The runtime is not part of what is measured.
   ninja -C "$project/build" kiln_runtime >"$project/runtime.log"
   start=$(date +%s.%N)
