@@ -460,11 +460,18 @@ private:
         ".type " + image.symbol + ", %object",
         image.symbol + ":",
     };
+    auto where = [&](StringRef path) {
+      if (options.incbinDir.empty() || sys::path::is_absolute(path))
+        return path.str();
+      SmallString<128> joined(options.incbinDir);
+      sys::path::append(joined, sys::path::Style::posix, path);
+      return joined.str().str();
+    };
     if (options.compressZstd) {
-      lines.push_back(formatv(".incbin \"{0}\", {1}, {2}", blobPath,
+      lines.push_back(formatv(".incbin \"{0}\", {1}, {2}", where(blobPath),
                               image.offset, image.size));
     } else {
-      lines.push_back(".incbin \"" + image.path + "\"");
+      lines.push_back(".incbin \"" + where(image.path) + "\"");
       if (image.isPtx)
         lines.push_back(".byte 0"); // cuModuleLoadData reads PTX up to a NUL
     }

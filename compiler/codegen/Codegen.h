@@ -48,6 +48,10 @@ struct CodegenOptions {
   Embed embed = Embed::Hex;
   unsigned asmShards = 1;
   std::string asmPrefix;
+  /// Where the compiler of the shards runs, relative to where the paths
+  /// given (images, asmPrefix) are: a relative path P is read by `.incbin`
+  /// as incbinDir/P. Empty: the same directory (Bazel: the execution root).
+  std::string incbinDir;
   /// --compress zstd: each image is stored as one zstd frame, which the
   /// runtime inflates once, at the image's first load (it dlopens
   /// libzstd.so.1 then: no link-time dependency).

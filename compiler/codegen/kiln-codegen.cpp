@@ -2,7 +2,8 @@
 //
 //   kiln-codegen --name NAME --namespace NS --include-path PATH/NAME.h
 //                --templates DIR --out-header OUT.h --out-source OUT.cc
-//                [--embed hex | --embed incbin --asm-prefix P [--asm-shards N]]
+//                [--embed hex | --embed incbin --asm-prefix P [--asm-shards N]
+//                 [--incbin-dir DIR]]
 //                [--compress zstd]
 //                VARIANT.json=VARIANT.cubin ... | METADATA_DIR=IMAGE_DIR ...
 //
@@ -63,6 +64,11 @@ cl::opt<std::string>
               cl::desc("with --embed incbin: the shards are PREFIX<k>.cc, "
                        "compressed blobs PREFIX<k>.bin"),
               cl::cat(category));
+cl::opt<std::string> incbinDir(
+    "incbin-dir",
+    cl::desc("with --embed incbin: where the shards' compiler runs, relative "
+             "to this directory; .incbin reads a relative PATH as DIR/PATH"),
+    cl::cat(category));
 cl::opt<unsigned> asmShards("asm-shards",
                             cl::desc("with --embed incbin: how many shards"),
                             cl::init(4), cl::cat(category));
@@ -124,6 +130,7 @@ int main(int argc, char **argv) {
   options.embed = embed;
   options.asmPrefix = asmPrefix;
   options.asmShards = asmShards;
+  options.incbinDir = incbinDir;
   if (compress != "none" && compress != "zstd")
     return fail("--compress must be none or zstd, got '" + compress + "'");
   options.compressZstd = compress == "zstd";

@@ -438,6 +438,20 @@ TEST(Codegen, IncbinPtxGetsItsNul) {
                                       std::to_string(ptx.cubin.size())));
 }
 
+// CMake's Ninja compiles in the top build directory, kiln-codegen runs in
+// the target's: --incbin-dir joins them; absolute paths stay as they are.
+TEST(Codegen, IncbinDirPrefixesRelativePaths) {
+  std::vector<VariantInput> inputs = WithPaths(AddKernelInputs());
+  inputs[1].path = "/abs/a.cubin";
+  CodegenOptions options = IncbinOptions(1);
+  options.incbinDir = "tests/e2e";
+  const GeneratedFiles files = Generate(inputs, options);
+  ASSERT_EQ(files.extraFiles.size(), 1u);
+  EXPECT_THAT(files.extraFiles[0].second,
+              AllOf(HasSubstr(".incbin \\\"tests/e2e/" + inputs[0].path + "\\\""),
+                    HasSubstr(".incbin \\\"/abs/a.cubin\\\"")));
+}
+
 TEST(Codegen, IncbinRejectsPathsItCannotQuote) {
   std::vector<VariantInput> inputs = WithPaths(AddKernelInputs());
   inputs[1].path = "dir/with\"quote.cubin";
