@@ -373,6 +373,8 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options,
     one.outputPath = (stem + "." + extensionOf(options.emit)).str();
     one.metadataPath =
         options.emit == Stage::Cubin ? (stem + ".json").str() : std::string();
+    if (!options.ptxOutputPath.empty())
+      one.ptxOutputPath = (stem + ".ptx").str();
     if (int status = compile(one)) {
       sourceMgr.PrintMessage(config.loc, llvm::SourceMgr::DK_Note,
                              "while compiling autotune config " +

@@ -219,10 +219,10 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (writer.done)
     return 0;
 
-  // Stage 3: tensor descriptors and block pointers to tensors of pointers, layouts, the software
-  // pipeline of tensor-core loops, shared-memory offsets. Stage 4: LLVM and
-  // NVVM dialects. Both as compiler/conversion/KilnPipeline.h builds them
-  // (kiln-opt --kiln-pipeline replays them on 01-kiln.mlir).
+  // Stage 3: tensor descriptors and block pointers to tensors of pointers,
+  // layouts, the software pipeline of tensor-core loops, shared-memory offsets.
+  // Stage 4: LLVM and NVVM dialects. Both as compiler/conversion/KilnPipeline.h
+  // builds them (kiln-opt --kiln-pipeline replays them on 01-kiln.mlir).
   KilnPipelineOptions pipelineOptions;
   pipelineOptions.arch = arch->name;
   pipelineOptions.numWarps = spec->numWarps;
@@ -283,6 +283,10 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
   if (writer.done)
     return 0;
+  // The PTX fallback comes from this same compile: the text ptxas assembles.
+  if (!options.ptxOutputPath.empty() &&
+      !writer.writeFile(options.ptxOutputPath, *ptx))
+    return 1;
 
   // Stage 6: cubin and metadata.
   mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
