@@ -35,4 +35,13 @@ for binary in "${binaries[@]}"; do
   fi
   bench/pack_binary.sh "$binary" "$dest" >/dev/null
 done
+# zstd-compressed test images (add_ptx: COMPRESS zstd) are inflated through
+# a dlopen'ed libzstd.so.1, which ldd does not show: packed too, in case the
+# GPU machine's image lacks it.
+zstd=$(ldconfig -p 2>/dev/null | awk '$1 == "libzstd.so.1" && $NF ~ /^\// {print $NF; exit}')
+if [[ -n $zstd ]]; then
+  cp -L "$zstd" "$dest/lib/"
+else
+  echo "pack_gpu_tests: warning: no libzstd.so.1 here; the GPU machine must have it" >&2
+fi
 echo "pack_gpu_tests: $(ls "$dest" | grep -vc '^lib$') binaries, $(ls "$dest/lib" | wc -l) libraries in $dest ($(du -sh "$dest" | cut -f1))"

@@ -22,10 +22,14 @@ pointer and integer argument is divisible by 16; the launcher picks between
 them at run time. A specialization that gives an integer type to a parameter
 with "stride" in its name gets a third, `--unit-strides` variant: the aligned
 one with the strides of the kernel's contiguous (last) axes taken equal to 1,
-so that row-major calls with unit strides run vectorized code. With
-`ptx = True`, each is also emitted as PTX (`TritonPtx`), embedded for JIT on
-devices no cubin fits. One `kiln-codegen` action (`TritonCodegen`) then
-embeds everything in NAME.cc and declares the typed launchers in NAME.h.
+so that row-major calls with unit strides run vectorized code. The
+compiles for the highest arch without a suffix also write the variant's PTX
+(`ptx = True`, the default), embedded for the driver to JIT on devices no
+cubin fits. One `kiln-codegen` action (`TritonCodegen`) then declares the
+typed launchers in NAME.h and writes NAME.cc with the tables, and the image
+sources NAME.kiln/images_<k>.cc, whose `.incbin` directives embed the
+images when the cc_library's compiles run them in parallel (optionally
+zstd-compressed: `compress = "zstd"`).
 docs/usage.md documents the attributes; the contract of both tools is
 docs/architecture.md.
 
@@ -45,10 +49,24 @@ tl.constexpr) is checked by kilnc in the element's TritonCompile action, whose
 progress message names the element too.
 """
 
+load("@cuda//:archs.bzl", "PTXAS_ARCHS")
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
-# Targets kilnc compiles for (docs/architecture.md, "Conversion and target").
-SUPPORTED_ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"]
+# The archs kilnc compiles for: LLVM 22's NVPTX archs from sm_80 on (what
+# `kilnc archs --all` prints).
+COMPILER_ARCHS = [
+    "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a",
+    "sm_100", "sm_100a", "sm_100f", "sm_101", "sm_101a", "sm_101f",
+    "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
+    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
+]
+
+# Those the toolkit's ptxas assembles (@cuda//:archs.bzl, from `ptxas
+# --help` when the @cuda repository is made): a new toolkit brings its archs.
+SUPPORTED_ARCHS = [a for a in COMPILER_ARCHS if a in PTXAS_ARCHS] or COMPILER_ARCHS
+
+# `all-major`: each major's first arch without a suffix (sm_80, sm_90, ...).
+ALL_MAJOR_ARCHS = [a for a in SUPPORTED_ARCHS if a.endswith("0")]
 
 # Per-variant launch options a specialization may set besides its parameters.
 LAUNCH_OPTIONS = ["num_warps", "num_stages", "num_ctas"]
@@ -508,6 +526,28 @@ def normalize_arch(arch):
     name = arch if arch.startswith("sm_") else "sm_" + (arch[:-len("-real")] if arch.endswith("-real") else arch)
     return name if name in SUPPORTED_ARCHS else None
 
+def _arch_number(arch):
+    """sm_90a -> 90, sm_100f -> 100."""
+    digits = arch[len("sm_"):]
+    if digits[-1] in "af":
+        digits = digits[:-1]
+    return int(digits)
+
+def ptx_fallback_arch(archs):
+    """The arch whose PTX a target embeds: the highest without a suffix.
+
+    PTX for sm_XY can be JIT-compiled for any GPU of compute capability X.Y
+    or later; that of sm_XYa only for X.Y, that of sm_XYf only within its
+    family. None when every arch has a suffix.
+    """
+    best = None
+    for arch in archs:
+        if arch[-1] in "af":
+            continue
+        if best == None or _arch_number(arch) > _arch_number(best):
+            best = arch
+    return best
+
 def check_archs(name, archs, setting = None):
     """Checks a list of arch spellings; returns (normalized list, None) or (None, the error).
 
@@ -518,11 +558,26 @@ def check_archs(name, archs, setting = None):
     if setting:
         prefix = "triton_kernel(name = \"%s\"): attribute 'archs' is unset, so the build setting %s gives it (--%s=sm_80,sm_90a): " % (name, setting, setting)
     if type(archs) != type([]) or not archs:
-        return None, prefix + ("must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS))
+        return None, prefix + ("must be a non-empty list of GPU architectures, from: " + " ".join(SUPPORTED_ARCHS) +
+                               ", or [\"all-major\"]")
+    if archs == ["all-major"]:
+        archs = ALL_MAJOR_ARCHS
     seen = {}
     normalized = []
     for arch in archs:
+        if arch == "native":
+            return None, prefix + ("'native' would make the build depend on the GPUs of the machine " +
+                                   "that runs it (remote execution, caches); list the archs, e.g. " +
+                                   "[\"sm_80\", \"sm_90a\"], or use [\"all-major\"]")
         sm = normalize_arch(arch)
+        if sm == None and type(arch) == type(""):
+            bare = arch if arch.startswith("sm_") else "sm_" + (arch[:-len("-real")] if arch.endswith("-real") else arch)
+            if bare in COMPILER_ARCHS:
+                return None, prefix + ("%r: the toolkit's ptxas (@cuda) cannot assemble %s; it takes: %s" % (
+                    arch,
+                    bare,
+                    " ".join(SUPPORTED_ARCHS),
+                ))
         if sm == None:
             guess = _closest(str(arch), SUPPORTED_ARCHS + [a[len("sm_"):] for a in SUPPORTED_ARCHS])
             return None, prefix + ("unknown arch %r%s; supported: %s (or without the sm_ prefix, as CMake's CUDA_ARCHITECTURES spells them: 80, 90a, ...)" % (
@@ -568,11 +623,13 @@ def _package_dir(label, a_file):
     parts = [a_file.root.path, label.workspace_root, label.package]
     return "/".join([p for p in parts if p]) or "."
 
-def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, emit_ptx):
-    """Declares the kilnc action of one image; returns its outputs.
+def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, with_ptx):
+    """Declares the kilnc action of one (arch, specialization, variant).
 
-    [metadata, cubin], or [ptx]; with autotune, one tree artifact (a
-    directory of config<K>.json and config<K>.cubin, or config<K>.ptx).
+    Returns [metadata, cubin], plus the PTX when `with_ptx` (the same
+    compile writes it: kilnc --ptx-output); with autotune, one tree artifact
+    (a directory of config<K>.json, config<K>.cubin and, with `with_ptx`,
+    config<K>.ptx).
     """
     stem = "%s.kiln/%s/s%d_%s" % (ctx.attr.library_name, arch, index, variant)
     outputs = []
@@ -599,34 +656,33 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     if ctx.attr.autotune:
         # How many configs there are is in the source, which analysis cannot
         # read: one action compiles them all into a directory.
-        directory = ctx.actions.declare_directory(stem + ("_autotune_ptx" if emit_ptx else "_autotune"))
+        directory = ctx.actions.declare_directory(stem + "_autotune")
         args.add("--autotune")
-        if emit_ptx:
-            args.add("--emit", "ptx")
+        if with_ptx:
+            args.add("--ptx-output", "config<K>.ptx")
         args.add("-o", directory.path)
         outputs = [directory]
-    elif emit_ptx:
-        ptx = ctx.actions.declare_file(stem + ".ptx")
-        args.add("--emit", "ptx")
-        args.add("-o", ptx)
-        outputs = [ptx]
     else:
         cubin = ctx.actions.declare_file(stem + ".cubin")
         metadata = ctx.actions.declare_file(stem + ".json")
         args.add("-o", cubin)
         args.add("--metadata", metadata)
         outputs = [metadata, cubin]
+        if with_ptx:
+            ptx = ctx.actions.declare_file(stem + ".ptx")
+            args.add("--ptx-output", ptx)
+            outputs.append(ptx)
     ctx.actions.run(
         executable = ctx.executable.kilnc,
         arguments = [args],
         inputs = ctx.files.srcs + [ctx.file._libdevice],
         tools = [ctx.file._ptxas],
         outputs = outputs,
-        mnemonic = "TritonPtx" if emit_ptx else "TritonCompile",
+        mnemonic = "TritonCompile",
         progress_message = "Compiling Triton kernel %s for %s to %s, %s %s: specializations[%d] = %s" % (
             kernel_desc + ("'s @triton.autotune configs" if ctx.attr.autotune else ""),
             arch,
-            ("PTX" if emit_ptx else "cubins" if ctx.attr.autotune else "a cubin"),
+            ("cubins" if ctx.attr.autotune else "a cubin") + (" and PTX" if with_ptx else ""),
             ctx.label,
             variant,
             index,
@@ -655,18 +711,24 @@ def _triton_kernel_codegen_impl(ctx):
 
     src = ctx.files.srcs[0]
     kernel_desc = ctx.attr.kernel or src.short_path
+
+    # The PTX fallback: that of the highest arch without a suffix, which the
+    # driver can JIT for any later GPU; its compile actions write it too.
+    ptx_arch = ptx_fallback_arch(archs) if ctx.attr.ptx else None
+
     # (metadata, cubin or ptx) of every image, in a fixed order; with
     # autotune, (directory, directory) pairs that kiln-codegen expands.
     compiled = []
     for arch in archs:
         for index, signature in enumerate(signatures):
             for variant, flags in _variants(signature):
-                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, False)
-                metadata, cubin = (outputs[0], outputs[0]) if ctx.attr.autotune else outputs
-                compiled.append((metadata, cubin))
-                if ctx.attr.ptx:
-                    ptx = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, True)
-                    compiled.append((metadata, ptx[0]))
+                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, arch == ptx_arch)
+                if ctx.attr.autotune:
+                    compiled.append((outputs[0], outputs[0]))
+                else:
+                    compiled.append((outputs[0], outputs[1]))
+                    if arch == ptx_arch:
+                        compiled.append((outputs[0], outputs[2]))
 
     templates = ctx.files.templates
     if not templates:
@@ -692,6 +754,17 @@ def _triton_kernel_codegen_impl(ctx):
     # code, so that the output does not depend on the output base.
     for table in ctx.files.tuning_tables:
         args.add("--tuning-table", "%s=%s" % (table.short_path, table.path))
+    shards = ctx.outputs.out_shards
+    blobs = ctx.outputs.out_blobs
+    if shards:
+        # The images reach the binary through the assembler (.incbin in
+        # NAME.kiln/images_<k>.cc, which the cc_library compiles in
+        # parallel), not as hex that the C++ compiler parses.
+        args.add("--embed", "incbin")
+        args.add("--asm-prefix", shards[0].path[:-len("0.cc")])
+        args.add("--asm-shards", str(len(shards)))
+    if ctx.attr.compress:
+        args.add("--compress", ctx.attr.compress)
     for metadata, image in compiled:
         args.add("%s=%s" % (metadata.path, image.path))
     inputs = {}
@@ -702,7 +775,7 @@ def _triton_kernel_codegen_impl(ctx):
         executable = ctx.executable.kiln_codegen,
         arguments = [args],
         inputs = inputs.keys() + templates + ctx.files.tuning_tables,
-        outputs = outputs,
+        outputs = outputs + shards + blobs,
         mnemonic = "TritonCodegen",
         progress_message = "Generating launchers %s for Triton kernel %s (%d %s%s)" % (
             include_path,
@@ -712,19 +785,24 @@ def _triton_kernel_codegen_impl(ctx):
             ", %d tuning tables" % len(ctx.files.tuning_tables) if ctx.files.tuning_tables else "",
         ),
     )
+    images = [image for _, image in compiled]
     if ctx.attr.autotune:
         groups = OutputGroupInfo(
-            cubins = depset([image for _, image in compiled if not image.basename.endswith("_ptx")]),
-            ptx = depset([image for _, image in compiled if image.basename.endswith("_ptx")]),
-            metadata = depset([m for m, image in compiled if m == image]),
+            cubins = depset(images),
+            ptx = depset(images if ptx_arch else []),
+            metadata = depset(images),
+            # What the shards' .incbin directives read (the cc_library's
+            # textual_hdrs, so that they are inputs of its compile actions).
+            embedded = depset(blobs if blobs else (images if shards else [])),
         )
     else:
         groups = OutputGroupInfo(
-            cubins = depset([image for _, image in compiled if image.extension == "cubin"]),
-            ptx = depset([image for _, image in compiled if image.extension == "ptx"]),
+            cubins = depset([image for image in images if image.extension == "cubin"]),
+            ptx = depset([image for image in images if image.extension == "ptx"]),
             metadata = depset([m for m, image in compiled if image.extension == "cubin"]),
+            embedded = depset(blobs if blobs else (images if shards else [])),
         )
-    return [DefaultInfo(files = depset([out_header, out_source])), groups]
+    return [DefaultInfo(files = depset([out_header, out_source] + shards)), groups]
 
 triton_kernel_codegen = rule(
     implementation = _triton_kernel_codegen_impl,
@@ -746,7 +824,8 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
         ),
         "archs": attr.string_list(
             doc = "GPU architectures to compile for, each one of: " + ", ".join(SUPPORTED_ARCHS) +
-                  ", or without sm_ (80, 90a: CMake's spelling). Empty: the //rules:archs build setting.",
+                  " (those the toolkit's ptxas assembles), or without sm_ (80, 90a: CMake's " +
+                  "spelling); or [\"all-major\"]. Empty: the //rules:archs build setting.",
         ),
         "kilnc_opts": attr.string_list(
             doc = "Extra kilnc compile flags for every compile action of this target " +
@@ -792,9 +871,24 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
                   "upstream's debug=True); tl.device_print prints in every build.",
         ),
         "ptx": attr.bool(
-            default = False,
-            doc = "Also embed each variant's PTX, which the runtime JIT-compiles on a device " +
-                  "that no cubin fits (forward compatibility; off by default).",
+            default = True,
+            doc = "Embed each variant's PTX for the highest of `archs` without a suffix " +
+                  "(the same compile writes it), which the runtime JIT-compiles only on a " +
+                  "device that no cubin fits. On by default, as nvcc does; False opts out.",
+        ),
+        "compress": attr.string(
+            default = "",
+            values = ["", "zstd"],
+            doc = "\"zstd\": store every image as a zstd frame, inflated once at its first " +
+                  "load (the runtime dlopens libzstd.so.1 then). Off by default.",
+        ),
+        "out_shards": attr.output_list(
+            doc = "NAME.kiln/images_<k>.cc: the sources that embed the images with .incbin; " +
+                  "empty: hex arrays in NAME.cc.",
+        ),
+        "out_blobs": attr.output_list(
+            doc = "NAME.kiln/images_<k>.bin, one per shard, with `compress`: the compressed " +
+                  "images the shards embed.",
         ),
         "namespace": attr.string(
             default = "kernels",
@@ -840,7 +934,10 @@ def triton_kernel(
         archs = None,
         kernel = None,
         namespace = "kernels",
-        ptx = False,
+        ptx = True,
+        compress = None,
+        embed = "incbin",
+        image_shards = 4,
         autotune = False,
         tuning_tables = [],
         debug = False,
@@ -867,9 +964,11 @@ def triton_kernel(
         identifier.
       srcs: the .py file that defines the kernel, then any .py files it imports.
       archs: GPU architectures to build cubins for, from SUPPORTED_ARCHS
-        (sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a), also spelled
-        without sm_ (80, 90a) as CMake's CUDA_ARCHITECTURES does. Left out:
-        the build setting //rules:archs (--//rules:archs=sm_80,sm_90a).
+        (sm_80 ... sm_90a, sm_100/a/f, ..., sm_121f: those of kilnc that
+        the toolkit's ptxas assembles), also spelled without sm_ (80, 90a)
+        as CMake's CUDA_ARCHITECTURES does, or ["all-major"] (sm_80, sm_90,
+        sm_100, sm_110, sm_120). Left out: the build setting //rules:archs
+        (--//rules:archs=sm_80,sm_90a).
       specializations: a list; each element is one compiled configuration.
         Either a dict mapping every kernel parameter to its type ("*fp32",
         "*bf16", "i32", "fp32", ...) or, for tl.constexpr parameters, to its
@@ -884,8 +983,21 @@ def triton_kernel(
         first file has exactly one kernel that no other calls. Naming it makes
         progress messages name it too.
       namespace: C++ namespace of the launchers ("a::b" allowed).
-      ptx: also embed PTX, JIT-compiled by the driver only on a device that
-        none of the cubins fits. Off by default: no JIT unless asked for.
+      ptx: embed, per variant, the PTX of the highest of `archs` without a
+        suffix (sm_80 of sm_80 and sm_90a), written by the same compile;
+        the driver JIT-compiles it only on a device none of the cubins fits
+        (a newer GPU). True by default, as nvcc does; False opts out. All
+        archs arch-specific (sm_90a alone): no PTX, since that of sm_XYa
+        runs on sm_XY only.
+      compress: "zstd" stores every image as a zstd frame, inflated once at
+        its first load (the runtime dlopens libzstd.so.1 then; no link
+        dependency). Off by default.
+      embed: "incbin" (default): the images reach the binary through the
+        assembler, in `image_shards` sources NAME.kiln/images_<k>.cc that
+        compile in parallel, each with `.incbin` directives (ELF targets);
+        "hex": as hex arrays in NAME.cc, which the C++ compiler parses
+        (portable, slow for many variants).
+      image_shards: how many image sources with embed = "incbin".
       autotune: take the constexpr values and launch options from the
         kernel's @triton.autotune configs: each specialization (dict or named
         string, parameter types only, no launch options) is compiled once per
@@ -936,6 +1048,18 @@ def triton_kernel(
 
     if tuning_tables and not autotune:
         _fail(name, "tuning_tables", "needs autotune = True: tables rank the kernel's @triton.autotune configs")
+    if embed not in ["incbin", "hex"]:
+        _fail(name, "embed", "must be \"incbin\" or \"hex\", got %r" % (embed,))
+    if compress not in [None, "", "zstd"]:
+        _fail(name, "compress", "must be \"zstd\" or unset, got %r" % (compress,))
+    if type(image_shards) != type(0) or image_shards < 1:
+        _fail(name, "image_shards", "must be a positive int, got %r" % (image_shards,))
+    shards = []
+    blobs = []
+    if embed == "incbin":
+        shards = ["%s.kiln/images_%d.cc" % (name, k) for k in range(image_shards)]
+        if compress:
+            blobs = ["%s.kiln/images_%d.bin" % (name, k) for k in range(image_shards)]
 
     tools = {}
     if kilnc != None:
@@ -956,19 +1080,36 @@ def triton_kernel(
         tuning_tables = tuning_tables,
         debug = debug,
         ptx = ptx,
+        compress = compress or "",
         namespace = namespace,
         library_name = name,
         out_header = name + ".h",
         out_source = name + ".cc",
         out_tuner_main = name + "_tune_main.cc" if autotune else None,
+        out_shards = shards,
+        out_blobs = blobs,
         visibility = visibility,
         **dict(kwargs, **tools)
     )
 
+    textual_hdrs = []
+    if shards:
+        # The files the shards' .incbin directives read, as inputs of the
+        # library's compile actions (textual: never parsed).
+        native.filegroup(
+            name = name + "_embedded",
+            srcs = [":" + name + "_codegen"],
+            output_group = "embedded",
+            visibility = ["//visibility:private"],
+            **kwargs
+        )
+        textual_hdrs = [":" + name + "_embedded"]
+
     cc_library(
         name = name,
         hdrs = [name + ".h"],
-        srcs = [name + ".cc"],
+        srcs = [name + ".cc"] + shards,
+        textual_hdrs = textual_hdrs,
         deps = [Label("//runtime:kiln_runtime")] + deps,
         visibility = visibility,
         **kwargs

@@ -3,14 +3,18 @@
 #   triton_kernel(
 #     NAME add                         # library target; generated add.h / add.cc
 #     SRCS add.py                      # the kernel's file first, then files it imports
-#     [ARCHS sm_80 90a]                # default: CMAKE_CUDA_ARCHITECTURES (80, 90a, ...)
+#     [ARCHS sm_80 90a]                # default: CMAKE_CUDA_ARCHITECTURES (80, 90a, ...);
+#                                      #   also native (this machine's GPUs) or all-major
 #     SPECIALIZATIONS                  # one compiled configuration each, named or positional
 #       "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024"
 #       "x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=2048, num_warps=8"
 #       # or "*fp32, *fp32, *fp32, i32, 1024"
 #     [KERNEL add_kernel]              # the @triton.jit function; optional if the file has one
 #     [NAMESPACE kernels]              # C++ namespace of the launchers (default: kernels)
-#     [PTX]                            # also embed PTX, JIT-compiled only where no cubin fits
+#     [NO_PTX]                         # no PTX fallback (default: PTX of the highest arch
+#                                      #   without a suffix, JIT-compiled only where no cubin fits)
+#     [COMPRESS zstd]                  # store the images zstd-compressed, inflated at first load
+#     [EMBED incbin|hex]               # how images reach the binary (default incbin: the assembler)
 #     [AUTOTUNE]                       # cross SPECIALIZATIONS with the @triton.autotune configs
 #     [TUNING_TABLES tuning/h100.json] # with AUTOTUNE: tables NAME_tune wrote (docs/usage.md, "Tuning")
 #     [DEBUG]                          # keep tl.device_assert (kilnc --debug)
@@ -25,9 +29,13 @@
 # contiguous (last) axes taken equal to 1 (docs/usage.md). With AUTOTUNE, each specialization
 # names the parameter types only, and one `kilnc compile --autotune` command
 # compiles it with every config of the kernel's @triton.autotune into a
-# directory (the number of configs is in the source, not known here). kiln-codegen then writes
-# ${CMAKE_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc} with the cubins embedded (and any
-# TUNING_TABLES), and, with AUTOTUNE, the main() of the tuner NAME_tune (kiln-tune).
+# directory (the number of configs is in the source, not known here). The compiles for
+# the highest arch without a suffix also write the variant's PTX (kilnc --ptx-output),
+# unless NO_PTX. kiln-codegen then writes ${CMAKE_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc}
+# (with any TUNING_TABLES) and, with EMBED incbin (the default), the image sources
+# NAME.kiln/images_<k>.cc whose `.incbin` directives embed the cubins and PTX: the C++
+# compiler parses no image bytes, and the shards compile in parallel (KILN_IMAGE_SHARDS,
+# default 4); with AUTOTUNE, also the main() of the tuner NAME_tune (kiln-tune).
 # docs/usage.md documents the arguments; the tools' contract is
 # docs/architecture.md; the Bazel twin is triton_kernel.bzl.
 #
@@ -50,7 +58,11 @@
 # when set, else from CUDA_HOME, else /usr/local/cuda.
 include_guard(GLOBAL)
 
-set(KILN_SUPPORTED_ARCHS sm_80 sm_86 sm_89 sm_90 sm_90a sm_100a sm_120a)
+# The archs kilnc compiles for (LLVM 22's NVPTX archs from sm_80 on; what
+# `kilnc archs --all` prints), in order.
+set(_KILN_COMPILER_ARCHS sm_80 sm_86 sm_87 sm_88 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f
+    sm_101 sm_101a sm_101f sm_103 sm_103a sm_103f sm_110 sm_110a sm_110f sm_120 sm_120a
+    sm_120f sm_121 sm_121a sm_121f)
 
 # Sets OUT to the sm_ form of one arch spelling (sm_90a, 90a, 90a-real), or
 # to "" when it names no supported arch.
@@ -85,6 +97,67 @@ if(NOT DEFINED KILN_PTXAS OR NOT DEFINED KILN_LIBDEVICE)
   set(KILN_LIBDEVICE "${_kiln_cuda_root}/nvvm/libdevice/libdevice.10.bc" CACHE FILEPATH
       "libdevice that kilnc links (kilnc --libdevice)")
 endif()
+# KILN_SUPPORTED_ARCHS: those of the compiler's archs that the toolkit's
+# ptxas assembles (its --gpu-name values), so that a toolkit upgrade brings
+# new archs and an old one refuses those it cannot assemble at configure time.
+if(NOT DEFINED KILN_SUPPORTED_ARCHS)
+  execute_process(COMMAND "${KILN_PTXAS}" --help OUTPUT_VARIABLE _kiln_ptxas_help
+                  RESULT_VARIABLE _kiln_ptxas_result ERROR_QUIET)
+  string(REGEX MATCHALL "'sm_[0-9]+[af]?'" _kiln_ptxas_archs "${_kiln_ptxas_help}")
+  string(REPLACE "'" "" _kiln_ptxas_archs "${_kiln_ptxas_archs}")
+  set(KILN_SUPPORTED_ARCHS "")
+  foreach(_kiln_arch IN LISTS _KILN_COMPILER_ARCHS)
+    if(_kiln_arch IN_LIST _kiln_ptxas_archs)
+      list(APPEND KILN_SUPPORTED_ARCHS ${_kiln_arch})
+    endif()
+  endforeach()
+  if(NOT KILN_SUPPORTED_ARCHS)
+    message(WARNING "triton_kernel: cannot list the archs of ${KILN_PTXAS} (--help exited "
+                    "${_kiln_ptxas_result}); allowing every arch kilnc compiles for")
+    set(KILN_SUPPORTED_ARCHS ${_KILN_COMPILER_ARCHS})
+  endif()
+endif()
+
+# The archs `all-major` names: each major's first arch without a suffix.
+set(KILN_ALL_MAJOR_ARCHS "")
+foreach(_kiln_arch IN LISTS KILN_SUPPORTED_ARCHS)
+  if(_kiln_arch MATCHES "^sm_[0-9]+0$")
+    list(APPEND KILN_ALL_MAJOR_ARCHS ${_kiln_arch})
+  endif()
+endforeach()
+
+# Sets OUT to the archs of this machine's GPUs (CMAKE_CUDA_ARCHITECTURES
+# native): sm_XY for compute capability X.Y, sm_90a on Hopper (Kiln's
+# tensor-core path there needs it); fails naming WHERE when none is found.
+function(_kiln_native_archs where out)
+  if(NOT KILN_NVIDIA_SMI)
+    find_program(KILN_NVIDIA_SMI nvidia-smi)
+  endif()
+  set(found "")
+  if(KILN_NVIDIA_SMI)
+    execute_process(COMMAND "${KILN_NVIDIA_SMI}" --query-gpu=compute_cap --format=csv,noheader
+                    OUTPUT_VARIABLE caps RESULT_VARIABLE result ERROR_QUIET)
+    if(result EQUAL 0)
+      string(REGEX MATCHALL "[0-9]+\\.[0-9]+" caps "${caps}")
+      foreach(cap IN LISTS caps)
+        string(REPLACE "." "" cc "${cap}")
+        set(arch "sm_${cc}")
+        if(cc STREQUAL "90")
+          set(arch sm_90a)
+        endif()
+        if(NOT arch IN_LIST found)
+          list(APPEND found ${arch})
+        endif()
+      endforeach()
+    endif()
+  endif()
+  if(NOT found)
+    message(FATAL_ERROR "${where}: 'native' needs a GPU on this machine, and nvidia-smi "
+                        "reports none; list the archs instead (80, 90a, ...)")
+  endif()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
 if(NOT DEFINED KILN_KILNC_TARGET)
   set(KILN_KILNC_TARGET kilnc)
 endif()
@@ -460,8 +533,28 @@ function(_kiln_check_specialization name kernel index spec params_known params c
   set(${out} "${normalized}" PARENT_SCOPE)
 endfunction()
 
+# The arch whose PTX a target embeds: the highest in ARCHS (sm_ names)
+# without a suffix, since PTX for sm_XY JIT-compiles for any later GPU and
+# that of sm_XYa/sm_XYf only for X.Y / its family; "" when all have one.
+function(_kiln_ptx_fallback_arch archs out)
+  set(best "")
+  set(best_number -1)
+  foreach(arch IN LISTS archs)
+    if(arch MATCHES "^sm_([0-9]+)$" AND CMAKE_MATCH_1 GREATER best_number)
+      set(best "${arch}")
+      set(best_number ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  set(${out} "${best}" PARENT_SCOPE)
+endfunction()
+
+if(NOT DEFINED KILN_IMAGE_SHARDS)
+  set(KILN_IMAGE_SHARDS 4)
+endif()
+
 function(triton_kernel)
-  cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;AUTOTUNE;DEBUG" "NAME;KERNEL;NAMESPACE"
+  cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;NO_PTX;AUTOTUNE;DEBUG"
+                        "NAME;KERNEL;NAMESPACE;COMPRESS;EMBED"
                         "SRCS;ARCHS;SPECIALIZATIONS;KILNC_OPTIONS;TUNING_TABLES")
 
   # --- arguments -------------------------------------------------------------
@@ -472,8 +565,22 @@ function(triton_kernel)
   set(where "triton_kernel(NAME ${name})")
   if(TK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${TK_UNPARSED_ARGUMENTS} "
-                        "(expected NAME SRCS [ARCHS] SPECIALIZATIONS [KERNEL] [NAMESPACE] [PTX] [AUTOTUNE] [DEBUG] "
-                        "[KILNC_OPTIONS] [TUNING_TABLES])")
+                        "(expected NAME SRCS [ARCHS] SPECIALIZATIONS [KERNEL] [NAMESPACE] [NO_PTX] "
+                        "[COMPRESS zstd] [EMBED incbin|hex] [AUTOTUNE] [DEBUG] [KILNC_OPTIONS] "
+                        "[TUNING_TABLES])")
+  endif()
+  if(TK_PTX AND TK_NO_PTX)
+    message(FATAL_ERROR "${where}: PTX and NO_PTX contradict each other (PTX is the default)")
+  endif()
+  if(DEFINED TK_COMPRESS AND NOT TK_COMPRESS STREQUAL "zstd")
+    message(FATAL_ERROR "${where}: COMPRESS must be zstd, got '${TK_COMPRESS}'")
+  endif()
+  set(embed incbin)
+  if(DEFINED TK_EMBED)
+    if(NOT TK_EMBED MATCHES "^(incbin|hex)$")
+      message(FATAL_ERROR "${where}: EMBED must be incbin or hex, got '${TK_EMBED}'")
+    endif()
+    set(embed "${TK_EMBED}")
   endif()
   if(TK_KEYWORDS_MISSING_VALUES)
     message(FATAL_ERROR "${where}: no value given for ${TK_KEYWORDS_MISSING_VALUES}")
@@ -511,19 +618,31 @@ function(triton_kernel)
   elseif(DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT CMAKE_CUDA_ARCHITECTURES STREQUAL "")
     set(arch_list ${CMAKE_CUDA_ARCHITECTURES})
     set(arch_where "${where}: ARCHS is not given, so CMAKE_CUDA_ARCHITECTURES (${CMAKE_CUDA_ARCHITECTURES}) gives it")
-    if(CMAKE_CUDA_ARCHITECTURES MATCHES "^(native|all|all-major|OFF|FALSE|NO|0)$")
-      message(FATAL_ERROR "${arch_where}, but triton_kernel needs the architectures listed, "
-                          "from: ${supported} ${spellings}; give ARCHS")
+    if(CMAKE_CUDA_ARCHITECTURES MATCHES "^(all|OFF|FALSE|NO|0)$")
+      message(FATAL_ERROR "${arch_where}, but triton_kernel needs the architectures listed "
+                          "(or native, all-major), from: ${supported} ${spellings}; give ARCHS")
     endif()
   else()
     message(FATAL_ERROR "${where}: ARCHS is required when CMAKE_CUDA_ARCHITECTURES is not set; "
                         "supported: ${supported} ${spellings}")
+  endif()
+  # native: this machine's GPUs; all-major: sm_80, sm_90, sm_100, ...
+  if(arch_list STREQUAL "native")
+    _kiln_native_archs("${arch_where}" arch_list)
+  elseif(arch_list STREQUAL "all-major")
+    set(arch_list ${KILN_ALL_MAJOR_ARCHS})
   endif()
   set(archs "")
   set(arch_spellings "")
   foreach(arch IN LISTS arch_list)
     _kiln_normalize_arch("${arch}" sm)
     if(sm STREQUAL "")
+      string(REGEX REPLACE "-real$" "" bare "${arch}")
+      string(REGEX REPLACE "^([0-9])" "sm_\\1" bare "${bare}")
+      if(bare IN_LIST _KILN_COMPILER_ARCHS)
+        message(FATAL_ERROR "${arch_where}: '${arch}': the toolkit's ptxas (KILN_PTXAS "
+                            "${KILN_PTXAS}) cannot assemble ${bare}; it takes: ${supported}")
+      endif()
       set(candidates ${KILN_SUPPORTED_ARCHS})
       foreach(a IN LISTS KILN_SUPPORTED_ARCHS)
         string(REGEX REPLACE "^sm_" "" short "${a}")
@@ -532,7 +651,7 @@ function(triton_kernel)
       _kiln_did_you_mean("${arch}" "${candidates}" hint)
       set(virtual "")
       if(arch MATCHES "-virtual$")
-        set(virtual " (triton_kernel compiles cubins for real architectures; PTX comes with the PTX option)")
+        set(virtual " (triton_kernel compiles cubins for real architectures, and embeds the PTX of the highest by default)")
       endif()
       message(FATAL_ERROR "${arch_where}: unknown arch '${arch}'${hint}${virtual}; supported: "
                           "${supported} ${spellings}")
@@ -648,6 +767,11 @@ function(triton_kernel)
   set(toolkit_args --ptxas "${KILN_PTXAS}" --libdevice "${KILN_LIBDEVICE}" ${TK_KILNC_OPTIONS})
   set(toolkit_files "${KILN_PTXAS}" "${KILN_LIBDEVICE}")
 
+  set(ptx_arch "")
+  if(NOT TK_NO_PTX)
+    _kiln_ptx_fallback_arch("${archs}" ptx_arch)
+  endif()
+
   set(work_dir "${name}.kiln")  # relative to CMAKE_CURRENT_BINARY_DIR
   set(variant_outputs "")
   set(variant_pairs "")
@@ -680,57 +804,50 @@ function(triton_kernel)
           list(APPEND aligned_flag --debug)
         endif()
         set(what "${where} SPECIALIZATIONS element ${index} (${variant}): ${spec}")
-        if(TK_AUTOTUNE)
-          # The directories' configs.txt stands for every config<K> file.
-          foreach(format IN ITEMS cubin ptx)
-            set(dir "${stem}_autotune")
-            set(emit "")
-            if(format STREQUAL "ptx")
-              if(NOT TK_PTX)
-                continue()
-              endif()
-              set(dir "${stem}_autotune_ptx")
-              set(emit --emit ptx)
-            endif()
-            add_custom_command(
-              OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
-              COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                      -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${emit} -o "${dir}"
-                      ${toolkit_args}
-              DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
-              WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-              COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to ${format}, ${what}"
-              VERBATIM)
-            list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt")
-            list(APPEND variant_pairs "${stem}_autotune=${dir}")
-            math(EXPR image_count "${image_count} + 1")
-          endforeach()
-          continue()
+        set(ptx_args "")
+        set(ptx_what "")
+        if(arch STREQUAL ptx_arch)
+          set(ptx_what " and PTX")
         endif()
-        add_custom_command(
-          OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
-          COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                  -s "${spec}" --arch ${arch} ${aligned_flag}
-                  -o "${stem}.cubin" --metadata "${stem}.json" ${toolkit_args}
-          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
-          WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-          COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin, ${what}"
-          VERBATIM)
-        list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json"
-                                    "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin")
-        list(APPEND variant_pairs "${stem}.json=${stem}.cubin")
-        math(EXPR image_count "${image_count} + 1")
-        if(TK_PTX)
+        if(TK_AUTOTUNE)
+          # The directory's configs.txt stands for every config<K> file.
+          set(dir "${stem}_autotune")
+          if(arch STREQUAL ptx_arch)
+            set(ptx_args --ptx-output "config<K>.ptx")
+          endif()
           add_custom_command(
-            OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx"
+            OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
             COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                    -s "${spec}" --arch ${arch} ${aligned_flag} --emit ptx -o "${stem}.ptx"
+                    -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${ptx_args} -o "${dir}"
                     ${toolkit_args}
             DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
             WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-            COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to PTX, ${what}"
+            COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to cubins${ptx_what}, ${what}"
             VERBATIM)
-          list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
+          list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt")
+          list(APPEND variant_pairs "${dir}=${dir}")
+          math(EXPR image_count "${image_count} + 1")
+          continue()
+        endif()
+        set(outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json")
+        if(arch STREQUAL ptx_arch)
+          set(ptx_args --ptx-output "${stem}.ptx")
+          list(APPEND outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
+        endif()
+        add_custom_command(
+          OUTPUT ${outputs}
+          COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
+                  -s "${spec}" --arch ${arch} ${aligned_flag}
+                  -o "${stem}.cubin" --metadata "${stem}.json" ${ptx_args} ${toolkit_args}
+          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
+          WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+          COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin${ptx_what}, ${what}"
+          VERBATIM)
+        list(APPEND variant_outputs ${outputs})
+        # Relative variant paths keep the generated bytes free of build paths.
+        list(APPEND variant_pairs "${stem}.json=${stem}.cubin")
+        math(EXPR image_count "${image_count} + 1")
+        if(arch STREQUAL ptx_arch)
           list(APPEND variant_pairs "${stem}.json=${stem}.ptx")
           math(EXPR image_count "${image_count} + 1")
         endif()
@@ -776,12 +893,43 @@ function(triton_kernel)
 
   # --- one kiln-codegen action -----------------------------------------------
   file(GLOB_RECURSE template_files CONFIGURE_DEPENDS "${KILN_TEMPLATES_DIR}/*.tmpl")
+  set(embed_args --embed ${embed})
+  set(shard_sources "")
+  set(embed_outputs "")
+  if(embed STREQUAL "incbin")
+    # The shards' .incbin paths are relative to where their compiler runs:
+    # the top build directory with Ninja, the target's with Makefiles; so
+    # the generated bytes hold no build path.
+    if(CMAKE_GENERATOR MATCHES "Ninja")
+      file(RELATIVE_PATH incbin_dir "${CMAKE_BINARY_DIR}" "${CMAKE_CURRENT_BINARY_DIR}")
+      if(incbin_dir STREQUAL "")
+        set(incbin_dir .)
+      endif()
+    elseif(CMAKE_GENERATOR MATCHES "Makefiles")
+      set(incbin_dir .)
+    else()
+      set(incbin_dir "${CMAKE_CURRENT_BINARY_DIR}")
+    endif()
+    set(shard_prefix "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/images_")
+    list(APPEND embed_args --asm-prefix "${work_dir}/images_" --asm-shards ${KILN_IMAGE_SHARDS}
+         --incbin-dir "${incbin_dir}")
+    math(EXPR last_shard "${KILN_IMAGE_SHARDS} - 1")
+    foreach(k RANGE ${last_shard})
+      list(APPEND shard_sources "${shard_prefix}${k}.cc")
+      if(DEFINED TK_COMPRESS)
+        list(APPEND embed_outputs "${shard_prefix}${k}.bin")
+      endif()
+    endforeach()
+  endif()
+  if(DEFINED TK_COMPRESS)
+    list(APPEND embed_args --compress ${TK_COMPRESS})
+  endif()
   add_custom_command(
-    OUTPUT "${out_header}" "${out_source}" ${tuner_outputs}
+    OUTPUT "${out_header}" "${out_source}" ${shard_sources} ${embed_outputs} ${tuner_outputs}
     COMMAND "$<TARGET_FILE:${KILN_CODEGEN_TARGET}>"
             --name "${name}" --namespace "${namespace}" --include-path "${include_path}"
             --templates "${KILN_TEMPLATES_DIR}"
-            --out-header "${out_header}" --out-source "${out_source}"
+            --out-header "${out_header}" --out-source "${out_source}" ${embed_args}
             ${tuner_args} ${table_args}
             ${variant_pairs}
     DEPENDS ${KILN_CODEGEN_TARGET} ${variant_outputs} ${template_files} ${table_files}
@@ -789,10 +937,18 @@ function(triton_kernel)
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
     COMMENT "Generating launchers ${include_path} for Triton kernel ${kernel_desc} (${image_count} ${image_kind}${table_note})"
     VERBATIM)
+  if(shard_sources)
+    # A new image with an unchanged shard text must still re-assemble.
+    set_source_files_properties(${shard_sources} PROPERTIES
+      OBJECT_DEPENDS "${variant_outputs};${embed_outputs}")
+  endif()
 
-  add_library(${name} STATIC "${out_source}" "${out_header}")
+  add_library(${name} STATIC "${out_source}" "${out_header}" ${shard_sources})
   target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${gen_root}>")
   target_link_libraries(${name} PUBLIC ${KILN_RUNTIME_TARGET})
+  # Linkable into shared libraries (a torch extension, a plugin) too.
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_compile_features(${name} PUBLIC cxx_std_17)
 
   # The tuner: NAME_tune --spec S.json --out T.json (docs/usage.md, "Tuning").
   if(TK_AUTOTUNE AND TARGET "${KILN_TUNE_MAIN_TARGET}")

@@ -14,6 +14,7 @@
 #include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Compression.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -435,10 +436,210 @@ Error attachTable(StringRef origin, const kiln::TuningTable &table,
 }
 
 /// Builds the template values of one kernel.
+/// FNV-1a 64 of `text`, 16 hex digits.
+std::string fnv1a64(StringRef text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return formatv("{0:x-16}", hash).str();
+}
+
+/// Where the images' bytes go (CodegenOptions::embed), under which symbols,
+/// and, with Embed::Incbin, which shard assembles each.
+class ImageEmbedder {
+public:
+  explicit ImageEmbedder(const CodegenOptions &options)
+      : options(options),
+        shards(std::max(1u, options.embed == CodegenOptions::Embed::Incbin
+                                ? options.asmShards
+                                : 1u)),
+        // Unique per target (its include path), so that two targets' images
+        // never clash in one binary; hidden, so shared libraries keep theirs.
+        symbolPrefix("kiln_" + fnv1a64(options.includePath)) {}
+
+  /// The template fields of one image of variant `index` of `kernel`.
+  /// A bad image path is recorded in error().
+  TemplateDict add(StringRef kernel, unsigned index, const ImageModel &image) {
+    std::string stored = image.bytes;
+    if (options.compressZstd) {
+      SmallVector<uint8_t, 0> compressed;
+      compression::zstd::compress(arrayRefFromStringRef(image.bytes),
+                                  compressed, kZstdLevel);
+      stored.assign(compressed.begin(), compressed.end());
+    }
+    TemplateDict dict;
+    std::string symbol;
+    if (options.embed == CodegenOptions::Embed::Hex) {
+      symbol = formatv("k{0}{1}{2}", image.isPtx ? "Ptx" : "Cubin", index,
+                       archSymbol(image.arch));
+      TemplateDict hex;
+      hex.set("cubin_bytes", cubinBytes(stored));
+      std::vector<TemplateDict> definitions;
+      definitions.push_back(std::move(hex));
+      dict.setList("hex_definition", std::move(definitions));
+      dict.set("size_expression", "sizeof(" + symbol + ")");
+    } else {
+      if (firstError.empty() &&
+          (image.path.empty() ||
+           StringRef(image.path).find_first_of("\"\\\n") != StringRef::npos))
+        firstError = "kernel " + kernel.str() + ": image file '" + image.path +
+                     "' cannot be named in an .incbin directive (no quotes, "
+                     "backslashes or newlines)";
+      symbol =
+          formatv("{0}_{1}_v{2}_{3}{4}", symbolPrefix, kernel, index,
+                  StringRef(image.arch).lower(), image.isPtx ? "_ptx" : "");
+      dict.setList("hex_definition", {});
+      dict.set("size_expression", std::to_string(stored.size()));
+      // The shard with the fewest bytes so far: shards take about as long.
+      Shard &shard = *std::min_element(
+          shards.begin(), shards.end(),
+          [](const Shard &a, const Shard &b) { return a.bytes < b.bytes; });
+      ShardImage entry{symbol,
+                       image.path,
+                       image.isPtx,
+                       0,
+                       stored.size(),
+                       formatv("{0} variant {1}, {2} {3}", kernel, index,
+                               image.arch, image.isPtx ? "PTX" : "cubin")};
+      if (options.compressZstd) {
+        entry.offset = shard.blob.size();
+        shard.blob += stored;
+      }
+      shard.bytes += stored.size();
+      shard.images.push_back(std::move(entry));
+      declarations.push_back(symbol);
+    }
+    dict.set("cubin_symbol", symbol);
+    dict.set("cubin_size", std::to_string(stored.size()));
+    dict.set("compression_fields",
+             options.compressZstd
+                 ? formatv(",\n     kiln::ImageCompression::kZstd, "
+                           "/*uncompressed_size=*/{0}",
+                           image.bytes.size())
+                       .str()
+                 : std::string());
+    return dict;
+  }
+
+  /// The first bad image path, or "".
+  const std::string &error() const { return firstError; }
+
+  /// The `extern` declarations the source needs (Incbin only).
+  std::vector<TemplateDict> externDeclarations() const {
+    std::vector<TemplateDict> list;
+    for (const std::string &symbol : declarations) {
+      TemplateDict d;
+      d.set("cubin_symbol", symbol);
+      list.push_back(std::move(d));
+    }
+    return list;
+  }
+
+  /// Renders the shards (and compressed blobs) into `files` (Incbin only).
+  Error finish(const Templates &templates, StringRef sourcePath,
+               GeneratedFiles &files) const {
+    if (options.embed != CodegenOptions::Embed::Incbin)
+      return Error::success();
+    for (auto [k, shard] : enumerate(shards)) {
+      std::string blobPath = formatv("{0}{1}.bin", options.asmPrefix, k);
+      TemplateDict root;
+      root.set("source_path", sourcePath.str());
+      root.set("shard", std::to_string(k));
+      root.set("shard_count", std::to_string(shards.size()));
+      std::vector<TemplateDict> images;
+      for (const ShardImage &image : shard.images) {
+        TemplateDict d;
+        d.set("image_description", image.description);
+        d.set("asm_lines", asmLines(image, blobPath));
+        images.push_back(std::move(d));
+      }
+      root.setList("images", std::move(images));
+      Expected<std::string> text =
+          renderTemplate(templates.images, root, "images.cc.tmpl");
+      if (!text)
+        return text.takeError();
+      files.extraFiles.emplace_back(
+          formatv("{0}{1}.cc", options.asmPrefix, k).str(), std::move(*text));
+    }
+    if (options.compressZstd)
+      for (auto [k, shard] : enumerate(shards))
+        files.extraFiles.emplace_back(
+            formatv("{0}{1}.bin", options.asmPrefix, k).str(), shard.blob);
+    return Error::success();
+  }
+
+private:
+  // zstd's level 3 (its default): fast enough that this serial step stays
+  // small; cubins and PTX shrink about 3x and 8x.
+  static constexpr int kZstdLevel = 3;
+
+  struct ShardImage {
+    std::string symbol;
+    std::string path;
+    bool isPtx;
+    size_t offset; // in the shard's blob, when compressed
+    size_t size;   // bytes stored
+    std::string description;
+  };
+  struct Shard {
+    std::vector<ShardImage> images;
+    size_t bytes = 0;
+    std::string blob; // compressed images, concatenated
+  };
+
+  /// The asm statement's operand, one C++ string literal per line.
+  std::string asmLines(const ShardImage &image, StringRef blobPath) const {
+    std::vector<std::string> lines = {
+        ".pushsection .rodata.kiln_images,\"a\",%progbits",
+        ".balign 64",
+        ".globl " + image.symbol,
+        ".hidden " + image.symbol,
+        ".type " + image.symbol + ", %object",
+        image.symbol + ":",
+    };
+    auto where = [&](StringRef path) {
+      if (options.incbinDir.empty() || sys::path::is_absolute(path))
+        return path.str();
+      SmallString<128> joined(options.incbinDir);
+      sys::path::append(joined, sys::path::Style::posix, path);
+      return joined.str().str();
+    };
+    if (options.compressZstd) {
+      lines.push_back(formatv(".incbin \"{0}\", {1}, {2}", where(blobPath),
+                              image.offset, image.size));
+    } else {
+      lines.push_back(".incbin \"" + where(image.path) + "\"");
+      if (image.isPtx)
+        lines.push_back(".byte 0"); // cuModuleLoadData reads PTX up to a NUL
+    }
+    lines.push_back(formatv(".size {0}, {1}", image.symbol, image.size));
+    lines.push_back(".popsection");
+    // One C++ literal per line, "\n" spelled out for the reader: the lines
+    // hold no backslash or newline, only quotes to escape.
+    std::string out;
+    for (auto [i, line] : enumerate(lines)) {
+      out += i ? "\n    \"" : "\"";
+      for (char c : line)
+        out += c == '"' ? std::string("\\\"") : std::string(1, c);
+      out += "\\n\"";
+    }
+    return out;
+  }
+
+  const CodegenOptions &options;
+  std::vector<Shard> shards;
+  std::string symbolPrefix;
+  std::vector<std::string> declarations;
+  std::string firstError;
+};
+
 class KernelRenderer {
 public:
-  KernelRenderer(const KernelModel &kernel, const TuningPlan *plan)
-      : kernel(kernel), plan(plan) {
+  KernelRenderer(const KernelModel &kernel, const TuningPlan *plan,
+                 ImageEmbedder &embedder)
+      : kernel(kernel), plan(plan), embedder(embedder) {
     configType = kernel.name + "_config";
     for (auto [i, name] : enumerate(kernel.constexprNames)) {
       std::vector<std::string> values;
@@ -615,17 +816,12 @@ private:
 
     std::vector<TemplateDict> images;
     for (const ImageModel &image : variant.images) {
-      TemplateDict dictImage;
+      TemplateDict dictImage = embedder.add(kernel.name, index, image);
       dictImage.set("arch", image.arch);
       dictImage.set("arch_literal", cppLiteral(image.arch));
       dictImage.set("image_kind", image.isPtx ? "PTX" : "cubin");
       dictImage.set("format", image.isPtx ? "kiln::ImageFormat::kPtx"
                                           : "kiln::ImageFormat::kCubin");
-      dictImage.set("cubin_symbol",
-                    formatv("k{0}{1}{2}", image.isPtx ? "Ptx" : "Cubin", index,
-                            archSymbol(image.arch)));
-      dictImage.set("cubin_bytes", cubinBytes(image.bytes));
-      dictImage.set("cubin_size", std::to_string(image.bytes.size()));
       dictImage.set("registers", std::to_string(image.registers));
       dictImage.set("spills", std::to_string(image.spills));
       dictImage.set("shared_bytes", std::to_string(image.sharedBytes));
@@ -1202,6 +1398,7 @@ private:
 
   const KernelModel &kernel;
   const TuningPlan *plan;
+  ImageEmbedder &embedder;
   std::string configType;
   std::vector<Field> fields;
   int overloadIndex = -1;
@@ -1215,7 +1412,8 @@ Expected<Templates> loadTemplates(StringRef directory) {
   Templates templates;
   for (auto [file, out] :
        {std::pair<StringRef, std::string *>{"kernel.h.tmpl", &templates.header},
-        {"kernel.cc.tmpl", &templates.source}}) {
+        {"kernel.cc.tmpl", &templates.source},
+        {"images.cc.tmpl", &templates.images}}) {
     SmallString<256> path(directory);
     sys::path::append(path, file);
     ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
@@ -1247,6 +1445,7 @@ Expected<VariantInput> readVariantInput(StringRef argument) {
     return makeError("cannot read " + cubinPath + ": " +
                      cubin.getError().message());
   input.cubin = (*cubin)->getBuffer().str();
+  input.path = cubinPath.str();
   input.isPtx = cubinPath.ends_with(".ptx");
   if (input.isPtx)
     input.cubin.push_back('\0'); // cuModuleLoadData reads PTX up to a NUL
@@ -1294,16 +1493,26 @@ Expected<std::vector<VariantInput>> readVariantInputs(StringRef argument) {
   }
   std::vector<VariantInput> inputs;
   for (const auto &[index, stem] : configs) {
-    SmallString<128> json(metadataDir), image(imageDir);
+    SmallString<128> json(metadataDir), cubin(imageDir), ptx(imageDir);
     sys::path::append(json, "config" + stem + ".json");
-    sys::path::append(image, "config" + stem + ".cubin");
-    if (!sys::fs::exists(image))
-      sys::path::replace_extension(image, "ptx");
-    Expected<VariantInput> input = readVariantInput((json + "=" + image).str());
-    if (!input)
-      return input.takeError();
-    input->autotuneKey = key;
-    inputs.push_back(std::move(*input));
+    sys::path::append(cubin, "config" + stem + ".cubin");
+    sys::path::append(ptx, "config" + stem + ".ptx");
+    // The cubin, and the PTX that kilnc --ptx-output wrote beside it; or a
+    // directory of PTX alone.
+    bool hasCubin = sys::fs::exists(cubin);
+    SmallVector<StringRef, 2> images;
+    if (hasCubin)
+      images.push_back(cubin);
+    if (!hasCubin || sys::fs::exists(ptx))
+      images.push_back(ptx);
+    for (StringRef image : images) {
+      Expected<VariantInput> input =
+          readVariantInput((json + "=" + image).str());
+      if (!input)
+        return input.takeError();
+      input->autotuneKey = key;
+      inputs.push_back(std::move(*input));
+    }
   }
   return inputs;
 }
@@ -1365,7 +1574,7 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
       return metadata.takeError();
     compiled.push_back(CompiledVariant{input.origin, std::move(*metadata),
                                        input.cubin, input.isPtx,
-                                       input.autotuneKey});
+                                       input.autotuneKey, input.path});
   }
   Expected<std::vector<KernelModel>> kernels = buildLauncherModel(compiled);
   if (!kernels)
@@ -1386,13 +1595,23 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
 
   TemplateDict root;
   std::set<std::string> archs;
+  if (options.compressZstd && !compression::zstd::isAvailable())
+    return makeError("--compress zstd: this kiln-codegen's LLVM was built "
+                     "without zstd");
+  if (options.embed == CodegenOptions::Embed::Incbin &&
+      options.asmPrefix.empty())
+    return makeError("--embed incbin needs --asm-prefix");
+  ImageEmbedder embedder(options);
   std::vector<TemplateDict> kernelDicts;
   std::vector<std::string> kernelNames;
   for (auto [kernel, plan] : zip(*kernels, plans)) {
     kernelDicts.push_back(
-        KernelRenderer(kernel, plan ? &*plan : nullptr).build(archs));
+        KernelRenderer(kernel, plan ? &*plan : nullptr, embedder).build(archs));
     kernelNames.push_back(kernel.name);
   }
+  if (!embedder.error().empty())
+    return makeError(embedder.error());
+  root.setList("extern_images", embedder.externDeclarations());
   root.set("name", options.name);
   root.setFlag("has_tuning", any_of(plans, [](const auto &plan) {
                  return plan.has_value();
@@ -1416,7 +1635,11 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
       renderTemplate(templates.source, root, "kernel.cc.tmpl");
   if (!source)
     return source.takeError();
-  return GeneratedFiles{std::move(*header), std::move(*source)};
+  GeneratedFiles files{std::move(*header), std::move(*source), {}};
+  if (Error err = embedder.finish(
+          templates, (includePath.drop_back(2) + ".cc").str(), files))
+    return std::move(err);
+  return files;
 }
 
 } // namespace kiln::codegen

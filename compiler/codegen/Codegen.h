@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::codegen {
@@ -32,12 +33,37 @@ struct CodegenOptions {
   /// --include-path: how users include the header, e.g.
   /// "examples/vector_add/add.h"; the source includes it this way too.
   std::string includePath;
+
+  /// --embed: how the images' bytes reach the binary.
+  enum class Embed {
+    /// As hex arrays in the generated source, which the C++ compiler parses
+    /// (about 6 bytes of source per image byte: slow for many variants).
+    Hex,
+    /// By the assembler: `asmShards` sources named `<asmPrefix><k>.cc`, each
+    /// a file-scope asm block whose `.incbin` directives read the image files
+    /// (or, compressed, `<asmPrefix><k>.bin`) at the paths given on the
+    /// command line, relative to where the compiler runs. No C++ parse of the
+    /// bytes; the shards compile in parallel. ELF targets.
+    Incbin,
+  };
+  Embed embed = Embed::Hex;
+  unsigned asmShards = 1;
+  std::string asmPrefix;
+  /// Where the compiler of the shards runs, relative to where the paths
+  /// given (images, asmPrefix) are: a relative path P is read by `.incbin`
+  /// as incbinDir/P. Empty: the same directory (Bazel: the execution root).
+  std::string incbinDir;
+  /// --compress zstd: each image is stored as one zstd frame, which the
+  /// runtime inflates once, at the image's first load (it dlopens
+  /// libzstd.so.1 then: no link-time dependency).
+  bool compressZstd = false;
 };
 
 /// The text of the two templates.
 struct Templates {
   std::string header; // kernel.h.tmpl
   std::string source; // kernel.cc.tmpl
+  std::string images; // images.cc.tmpl (the Incbin shards)
 };
 
 /// One input pair, read: the metadata JSON text and the cubin bytes.
@@ -51,6 +77,8 @@ struct VariantInput {
   /// The @triton.autotune key, read from the directory of an autotuned
   /// variant (autotune_key.txt, written by `kilnc compile --autotune`).
   std::optional<std::vector<std::string>> autotuneKey;
+  /// The image's path as given (what `.incbin` reads with Embed::Incbin).
+  std::string path;
 };
 
 /// One tuning table (kiln/tuning_table.h), read.
@@ -65,9 +93,12 @@ struct TuningTableInput {
 struct GeneratedFiles {
   std::string header;
   std::string source;
+  /// With Embed::Incbin: (path, contents) of each shard source, then of each
+  /// compressed blob; the paths start with CodegenOptions::asmPrefix.
+  std::vector<std::pair<std::string, std::string>> extraFiles;
 };
 
-/// Reads kernel.h.tmpl and kernel.cc.tmpl from `directory`.
+/// Reads kernel.h.tmpl, kernel.cc.tmpl and images.cc.tmpl from `directory`.
 llvm::Expected<Templates> loadTemplates(llvm::StringRef directory);
 
 /// Reads one "VARIANT.json=VARIANT.cubin" command-line argument (split at the

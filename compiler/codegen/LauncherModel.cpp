@@ -233,7 +233,7 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
                                input.isPtx ? " as PTX" : "", originIt->second));
     variant.model.images.push_back(ImageModel{m.arch, input.cubin, m.registers,
                                               m.spills, m.sharedBytes,
-                                              input.isPtx});
+                                              input.isPtx, input.path});
   }
 
   std::vector<KernelModel> result;

@@ -35,6 +35,8 @@ struct CompiledVariant {
   /// The @triton.autotune key, for variants compiled from its configs
   /// (`kilnc compile --autotune` writes it beside them).
   std::optional<std::vector<std::string>> autotuneKey;
+  /// The image's file as given on the command line (for .incbin).
+  std::string path;
 };
 
 /// One image of a variant: a cubin, or PTX for the driver to JIT.
@@ -45,6 +47,8 @@ struct ImageModel {
   int64_t spills = 0;
   int64_t sharedBytes = 0;
   bool isPtx = false;
+  /// The file the bytes came from (CompiledVariant::path).
+  std::string path;
 };
 
 /// One specialization of a kernel, with its images sorted by arch, cubins

@@ -378,6 +378,8 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options,
     // skips one that runs out of resources; config<K>.error says why.
     std::string doesNotFit;
     one.doesNotFit = &doesNotFit;
+    if (!options.ptxOutputPath.empty())
+      one.ptxOutputPath = (stem + ".ptx").str();
     index += "config" + std::to_string(k) + ": " + config.fragment + "\n";
     int status = compile(one);
     if (status == kExitDoesNotFit) {

@@ -326,7 +326,6 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
   if (writer.done)
     return 0;
-
   // Stage 6: cubin and metadata.
   mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
   auto cubin = assembleCubin(*ptx, *arch, options.ptxasPath);
@@ -338,14 +337,20 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (cubin && cubin->spillBytes > 0 && cubin->registers < 255) {
     std::string hinted = withMinBlocksPerSM(*ptx);
     auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
-    if (retry && retry->spillBytes < cubin->spillBytes)
+    if (retry && retry->spillBytes < cubin->spillBytes) {
       cubin = std::move(retry);
-    else if (!retry)
+      *ptx = std::move(hinted);
+    } else if (!retry) {
       consumeError(retry.takeError());
+    }
   }
   ptxasTimer.stop();
   if (!cubin)
     return fail(toString(cubin.takeError()));
+  // The PTX fallback comes from this same compile: the text ptxas assembled.
+  if (!options.ptxOutputPath.empty() &&
+      !writer.writeFile(options.ptxOutputPath, *ptx))
+    return 1;
   if (!writer.dump("06-ptxas.log", cubin->log) ||
       !writer.writeFile(options.outputPath, cubin->cubin))
     return 1;

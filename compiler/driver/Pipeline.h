@@ -24,6 +24,8 @@ struct CompileOptions {
   Stage emit = Stage::Cubin;
   std::string outputPath;    // "-" for stdout
   std::string metadataPath;  // optional, with Stage::Cubin
+  std::string ptxOutputPath; // optional, with Stage::Cubin: also the PTX
+                             // that ptxas assembled (the rules' PTX fallback)
   std::string dumpDir;       // optional: every stage's IR
   std::string ptxasPath;     // optional; else $CUDA_HOME/bin/ptxas
   std::string libdevicePath; // optional; else under $CUDA_HOME/nvvm

@@ -3,7 +3,8 @@
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
 //         [--aligned | --unit-strides] [--debug] -o OUT
-//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json]
+//         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] [--ptx-output
+//         OUT.ptx]
 //         [--dump-ir DIR] [--ptxas PATH] [--libdevice PATH]
 //         [--resource-usage] [--mlir-* options of MLIR's pass manager]
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH
@@ -12,6 +13,8 @@
 //   kilnc configs FILE.py [-n KERNEL] [--arch ARCH]
 //         prints the kernel's @triton.autotune configs, one signature
 //         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
+//   kilnc archs [--ptxas PATH] [--all]
+//         the archs kilnc compiles for that ptxas assembles, one per line
 //   kilnc --version [--ptxas PATH]   kilnc, LLVM and ptxas versions
 //   kilnc --help                     this usage
 //
@@ -25,6 +28,7 @@
 #include "compiler/driver/UnitStrides.h"
 #include "compiler/target/Target.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -60,9 +64,11 @@ static const char kUsage[] =
     "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH "
     "[-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] [--debug] "
     "-o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
+    "[--ptx-output OUT.ptx] "
     "[--dump-ir DIR] [--autotune] [--resource-usage] [--ptxas PATH] "
     "[--libdevice PATH] [--mlir-...]\n"
     "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
+    "       kilnc archs [--ptxas PATH] [--all]\n"
     "       kilnc --version [--ptxas PATH]\n"
     "       kilnc --help | kilnc compile --help\n";
 
@@ -92,6 +98,48 @@ static int printVersion(int argc, char **argv) {
   return 0;
 }
 
+/// `kilnc archs [--ptxas PATH] [--all]`: the archs kilnc compiles for that
+/// the toolkit's ptxas assembles, one per line (with --all, every arch
+/// LLVM's NVPTX backend has, whatever ptxas says). The rules derive their
+/// supported list the same way. Returns the exit status.
+static int printArchs(int argc, char **argv) {
+  std::string ptxasPath;
+  bool all = false;
+  for (int i = 2; i < argc; ++i) {
+    StringRef flag = argv[i];
+    if (flag.consume_front("--ptxas="))
+      ptxasPath = flag.str();
+    else if (flag == "--ptxas" && i + 1 < argc)
+      ptxasPath = argv[++i];
+    else if (flag == "--all")
+      all = true;
+    else if (flag == "--help" || flag == "-h") {
+      outs() << "usage: kilnc archs [--ptxas PATH] [--all]\n"
+                "  the GPU architectures kilnc compiles for that ptxas "
+                "assembles, one per line\n";
+      return 0;
+    } else {
+      errs() << "usage: kilnc archs [--ptxas PATH] [--all]\n";
+      return 2;
+    }
+  }
+  std::vector<std::string> archs = kiln::supportedArchs();
+  if (!all) {
+    auto assembled = kiln::ptxasArchs(ptxasPath);
+    if (!assembled) {
+      WithColor::error(errs(), "kilnc")
+          << toString(assembled.takeError()) << "\n";
+      return 1;
+    }
+    llvm::erase_if(archs, [&](const std::string &arch) {
+      return !is_contained(*assembled, arch);
+    });
+  }
+  for (const std::string &arch : archs)
+    outs() << arch << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc >= 2) {
@@ -104,6 +152,8 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
+  if (argc >= 2 && StringRef(argv[1]) == "archs")
+    return printArchs(argc, argv);
   if (argc >= 3 && StringRef(argv[1]) == "configs" &&
       (StringRef(argv[2]) == "--help" || StringRef(argv[2]) == "-h")) {
     outs() << "usage: kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
@@ -161,8 +211,9 @@ int main(int argc, char **argv) {
       cl::cat(category));
   cl::opt<std::string> arch(
       "arch",
-      cl::desc("sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a (or 80, "
-               "90a, ...: CMake's CUDA_ARCHITECTURES spelling)"),
+      cl::desc("sm_80, sm_86, ..., sm_90a, sm_100, sm_100a, sm_100f, ..., "
+               "sm_121f (`kilnc archs` lists them; also 80, 90a, ...: "
+               "CMake's CUDA_ARCHITECTURES spelling)"),
       cl::Required, cl::cat(category));
   cl::opt<unsigned> numWarps("w", cl::desc("warps per program"), cl::init(4),
                              cl::cat(category));
@@ -210,6 +261,12 @@ int main(int argc, char **argv) {
   cl::opt<std::string> metadata("metadata",
                                 cl::desc("write the variant's metadata JSON"),
                                 cl::cat(category));
+  cl::opt<std::string> ptxOutput(
+      "ptx-output",
+      cl::desc("also write the PTX that ptxas assembles to this file (with "
+               "--emit cubin; with --autotune any value: config<K>.ptx in the "
+               "-o directory)"),
+      cl::cat(category));
   cl::opt<std::string> dumpDir(
       "dump-ir", cl::desc("write every stage's IR to DIR"), cl::cat(category));
   cl::opt<std::string> ptxas(
@@ -258,11 +315,18 @@ int main(int argc, char **argv) {
   options.emit = emit;
   options.outputPath = output;
   options.metadataPath = metadata;
+  options.ptxOutputPath = ptxOutput;
   options.dumpDir = dumpDir;
   options.ptxasPath = ptxas;
   options.libdevicePath = libdevice;
   if (!options.metadataPath.empty() && options.emit != kiln::Stage::Cubin) {
     WithColor::error(errs(), "kilnc") << "--metadata needs --emit cubin\n";
+    return 2;
+  }
+  if (!options.ptxOutputPath.empty() && options.emit != kiln::Stage::Cubin) {
+    WithColor::error(errs(), "kilnc")
+        << "--ptx-output writes the PTX beside the cubin: it needs --emit "
+           "cubin (--emit ptx writes PTX alone)\n";
     return 2;
   }
   if (resourceUsage && options.emit != kiln::Stage::Cubin) {

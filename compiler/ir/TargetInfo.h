@@ -23,20 +23,33 @@ class TargetInfo {
 public:
   static constexpr llvm::StringLiteral kAttrName = "kiln_gpu.target";
 
-  /// sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a; nullopt otherwise.
+  /// An NVIDIA architecture from sm_80 on that LLVM 22's NVPTX backend has:
+  /// sm_XY, sm_XYa (arch-specific) or sm_XYf (family); nullopt otherwise. Which
+  /// of them the installed ptxas accepts is the driver's and the rules'
+  /// business (`kilnc archs`).
   static std::optional<TargetInfo> parse(llvm::StringRef name) {
-    static const char *const kKnown[] = {"sm_80",  "sm_86",   "sm_89",  "sm_90",
-                                         "sm_90a", "sm_100a", "sm_120a"};
+    // LLVM 22's NVPTX archs from sm_80 on (kiln::supportedArchs()).
+    static const char *const kKnown[] = {
+        "sm_80",   "sm_86",   "sm_87",   "sm_88",   "sm_89",
+        "sm_90",   "sm_90a",  "sm_100",  "sm_100a", "sm_100f",
+        "sm_101",  "sm_101a", "sm_101f", "sm_103",  "sm_103a",
+        "sm_103f", "sm_110",  "sm_110a", "sm_110f", "sm_120",
+        "sm_120a", "sm_120f", "sm_121",  "sm_121a", "sm_121f"};
     bool known = false;
     for (const char *k : kKnown)
       known |= name == k;
-    if (!known)
+    llvm::StringRef digits = name;
+    if (!known || !digits.consume_front("sm_"))
       return std::nullopt;
     TargetInfo t;
     t.name_ = name.str();
-    llvm::StringRef digits = name.drop_front(3);
     t.archSpecific_ = digits.consume_back("a");
-    digits.getAsInteger(10, t.computeCapability_);
+    if (!t.archSpecific_)
+      digits.consume_back("f");
+    if (digits.size() < 2 || digits.size() > 3 ||
+        digits.getAsInteger(10, t.computeCapability_) ||
+        t.computeCapability_ < 80)
+      return std::nullopt;
     return t;
   }
 
@@ -50,7 +63,7 @@ public:
   }
 
   llvm::StringRef name() const { return name_; }
-  /// 80, 86, 89, 90, 100, 120.
+  /// 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121.
   unsigned computeCapability() const { return computeCapability_; }
   /// Threads per warp: 32 on every NVIDIA target.
   static constexpr unsigned kThreadsPerWarp = 32;
@@ -77,12 +90,15 @@ public:
   int64_t maxSharedBytes() const {
     switch (computeCapability_) {
     case 80:
+    case 87:
       return 163 * 1024;
     case 86:
+    case 88:
     case 89:
     case 120:
+    case 121:
       return 99 * 1024;
-    default: // 90, 100
+    default: // 90, 100, 103, 110
       return 227 * 1024;
     }
   }

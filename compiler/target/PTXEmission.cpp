@@ -1,10 +1,13 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
 #include "compiler/target/Target.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -24,29 +27,82 @@ void LLVMInitializeNVPTXAsmPrinter();
 
 using namespace llvm;
 
+static void initializeNVPTX() {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::vector<std::string> kiln::supportedArchs() {
+  initializeNVPTX();
+  std::string error;
+  Triple triple("nvptx64-nvidia-cuda");
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return {};
+  std::unique_ptr<MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "sm_80", ""));
+  std::vector<std::string> archs;
+  if (!info)
+    return archs;
+  for (const SubtargetSubTypeKV &cpu : info->getAllProcessorDescriptions()) {
+    StringRef name = cpu.Key;
+    StringRef digits = name;
+    unsigned cc = 0;
+    if (!digits.consume_front("sm_"))
+      continue;
+    if (!digits.consume_back("a"))
+      digits.consume_back("f");
+    if (!digits.getAsInteger(10, cc) && cc >= 80)
+      archs.push_back(name.str());
+  }
+  // By compute capability (sm_80 ... sm_121f), not as LLVM's table sorts the
+  // names (sm_100 before sm_80); sm_XY, then sm_XYa, then sm_XYf.
+  auto key = [](StringRef name) {
+    StringRef digits = name.drop_front(3); // "sm_"
+    unsigned cc = 0;
+    char suffix = 0;
+    if (digits.ends_with("a") || digits.ends_with("f")) {
+      suffix = digits.back();
+      digits = digits.drop_back();
+    }
+    digits.getAsInteger(10, cc);
+    return std::make_pair(cc, suffix);
+  };
+  llvm::stable_sort(archs, [&](const std::string &a, const std::string &b) {
+    return key(a) < key(b);
+  });
+  return archs;
+}
+
 Expected<kiln::TargetArch> kiln::TargetArch::parse(StringRef spelling) {
-  static const char *const kSupported[] = {
-      "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"};
   // `90a` and `90a-real` (CMake's CUDA_ARCHITECTURES) name sm_90a too.
   StringRef digits = spelling;
   if (!digits.consume_front("sm_"))
     digits.consume_back("-real");
   std::string name = ("sm_" + digits).str();
-  if (!is_contained(kSupported, name)) {
+  std::vector<std::string> supported = supportedArchs();
+  if (!is_contained(supported, name)) {
     std::string hint;
     if (spelling.ends_with("-virtual"))
-      hint = " (Kiln compiles cubins for real architectures; PTX comes with "
-             "the rules' ptx option)";
+      hint = " (Kiln compiles cubins for real architectures; the rules embed "
+             "PTX for the highest arch by default)";
     return createStringError(
         inconvertibleErrorCode(),
-        formatv("unsupported architecture '{0}'{1} (supported: sm_80, sm_86, "
-                "sm_89, sm_90, sm_90a, sm_100a, sm_120a, also spelled 80, "
-                "86, ..., 90a)",
-                spelling, hint));
+        formatv("unsupported architecture '{0}'{1} (supported: {2}; also "
+                "spelled 80, 86, ..., 90a; `kilnc archs` lists those the "
+                "installed ptxas assembles)",
+                spelling, hint, join(supported, ", ")));
   }
   TargetArch arch;
   arch.name = name;
   arch.archSpecific = digits.consume_back("a");
+  if (!arch.archSpecific)
+    digits.consume_back("f");
   unsigned cc = 0;
   digits.getAsInteger(10, cc);
   arch.major = cc / 10;
@@ -97,20 +153,23 @@ static Error linkLibdevice(Module &module, StringRef libdevicePath) {
 
 Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch,
                                     StringRef libdevicePath) {
-  static std::once_flag initialized;
-  std::call_once(initialized, [] {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTarget();
-    LLVMInitializeNVPTXTargetMC();
-    LLVMInitializeNVPTXAsmPrinter();
-  });
+  initializeNVPTX();
   Triple triple("nvptx64-nvidia-cuda");
   std::string error;
   const Target *target = TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return createStringError(inconvertibleErrorCode(),
                              "NVPTX backend unavailable: " + error);
-  // PTX ISA 8.7: what ptxas 12.8+ reads, and enough for every listed arch.
+  // PTX ISA 8.7 (what ptxas 12.8+ reads), unless the arch first appears in a
+  // later one (the PTX ISA's target table; LLVM's NVPTX stops with a fatal
+  // error on an older version than the arch's).
+  std::string features = "+ptx87";
+  StringRef family = StringRef(arch.name).rtrim("af");
+  if (family == "sm_88" || family == "sm_110")
+    features = "+ptx90";
+  else if (family == "sm_103" || family == "sm_121" ||
+           StringRef(arch.name).ends_with("f"))
+    features = "+ptx88";
   TargetOptions options;
   // a * b + c may become one FMA, as upstream Triton allows by default
   // (enable_fp_fusion): PTX then carries add/mul without a rounding mode,
@@ -118,7 +177,7 @@ Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch,
   // libdevice calls keep their own rounding.
   options.AllowFPOpFusion = FPOpFusion::Fast;
   std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
-      triple, arch.name, "+ptx87", options, Reloc::PIC_, std::nullopt,
+      triple, arch.name, features, options, Reloc::PIC_, std::nullopt,
       CodeGenOptLevel::Aggressive));
   if (!machine)
     return createStringError(inconvertibleErrorCode(),

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/target/Target.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -135,4 +136,43 @@ Expected<std::string> kiln::ptxasVersion(StringRef ptxasPath) {
                              ptxas + " --version printed no version: " +
                                  (*text)->getBuffer().trim());
   return groups[1].str();
+}
+
+Expected<std::vector<std::string>> kiln::ptxasArchs(StringRef ptxasPath) {
+  std::string ptxas = resolvePtxas(ptxasPath);
+  if (!sys::fs::can_execute(ptxas))
+    return createStringError(
+        inconvertibleErrorCode(),
+        "ptxas not found at " + ptxas +
+            " (set CUDA_HOME to the CUDA toolkit, or pass --ptxas)");
+  TempFile out;
+  if (auto ec = sys::fs::createTemporaryFile("kiln-ptxas", "txt", out.path))
+    return errorCodeToError(ec);
+  SmallVector<StringRef> args = {ptxas, "--help"};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(out.path),
+                                          StringRef(out.path)};
+  std::string execError;
+  int status =
+      sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                          /*SecondsToWait=*/60, /*MemoryLimit=*/0, &execError);
+  auto text = MemoryBuffer::getFile(out.path);
+  if (status != 0 || !text)
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("{0} --help failed (exit {1}){2}", ptxas, status,
+                execError.empty() ? "" : ": " + execError));
+  // "Allowed values for this option:  'compute_100',...,'sm_100a',..."
+  std::vector<std::string> archs;
+  Regex arch("'(sm_[0-9]+[af]?)'");
+  StringRef rest = (*text)->getBuffer();
+  SmallVector<StringRef> groups;
+  while (arch.match(rest, &groups)) {
+    if (!is_contained(archs, groups[1].str()))
+      archs.push_back(groups[1].str());
+    rest = rest.substr(rest.find(groups[0]) + groups[0].size());
+  }
+  if (archs.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             ptxas + " --help lists no sm_ architectures");
+  return archs;
 }

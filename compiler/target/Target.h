@@ -1,4 +1,5 @@
-//===- Target.h - NVIDIA targets: LLVM IR → PTX → cubin --------------------===//
+//===- Target.h - NVIDIA targets: LLVM IR → PTX → cubin
+//--------------------===//
 #ifndef KILN_TARGET_TARGET_H
 #define KILN_TARGET_TARGET_H
 
@@ -8,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -21,12 +23,21 @@ struct TargetArch {
   unsigned major = 0, minor = 0;
   bool archSpecific = false; // the `a` suffix
 
-  /// Parses a supported arch (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a,
-  /// sm_120a) in any of its spellings: `sm_90a`, or CMake's
+  /// Parses an arch LLVM's NVPTX backend compiles for, from sm_80 on
+  /// (supportedArchs()), in any of its spellings: `sm_90a`, or CMake's
   /// CUDA_ARCHITECTURES form `90a` (also `90a-real`). `name` is then the
   /// normalized `sm_` form. The error lists the supported names.
   static llvm::Expected<TargetArch> parse(llvm::StringRef spelling);
 };
+
+/// The archs Kiln compiles for: those of LLVM's NVPTX backend from sm_80 on
+/// (sm_80 ... sm_90a, sm_100/a/f, ..., sm_121f), in LLVM's order.
+std::vector<std::string> supportedArchs();
+
+/// The real archs `ptxas --help` lists as --gpu-name values (sm_75, sm_80,
+/// ..., sm_121f): what this toolkit can assemble.
+llvm::Expected<std::vector<std::string>>
+ptxasArchs(llvm::StringRef ptxasPath = "");
 
 /// Optimizes `module` at O3 for `arch` and emits PTX. The module's triple and
 /// data layout are set here. A module that calls libdevice's __nv_* functions

@@ -23,18 +23,29 @@ enum class ImageFormat : unsigned char {
   // A cubin (an ELF image) that the driver loads as is.
   kCubin = 0,
   // PTX text, NUL-terminated, that the driver JIT-compiles for the device.
-  // Embedded only when the build opted in (`ptx = True`, `PTX`), and chosen
-  // only when no cubin runs on the device.
+  // The build embeds one per variant, for its highest arch without the `a`
+  // suffix (unless `ptx = False` / NO_PTX), and the runtime chooses it only
+  // when no cubin runs on the device.
   kPtx = 1,
 };
 
+// How an image's bytes are stored.
+enum class ImageCompression : unsigned char {
+  kNone = 0,
+  // One zstd frame (the build's opt-in `compress = "zstd"` / COMPRESS zstd),
+  // inflated once, at the image's first load; the runtime then dlopens
+  // libzstd.so.1 (it does not link it).
+  kZstd = 1,
+};
+
 // One image of a variant, compiled for one GPU architecture: a cubin, or
-// (opt-in) PTX.
+// PTX for the driver to JIT on devices no cubin fits.
 struct CubinImage {
   // The architecture the image was built for, as ptxas names it: "sm_80",
   // "sm_90a". See kiln/introspection.h for which devices run it.
   const char* arch;
-  // The image and its size in bytes (for PTX, the NUL included).
+  // The image and its size in bytes as stored (for PTX, the NUL included;
+  // compressed, the frame's size).
   const unsigned char* data;
   size_t size;
   // Registers per thread and bytes of register spill stores, from ptxas.
@@ -42,8 +53,11 @@ struct CubinImage {
   int spills;
   // Dynamic shared memory, in bytes, that every launch must request.
   int shared_bytes;
-  // A cubin unless the build embedded PTX too.
+  // A cubin, or the PTX fallback.
   ImageFormat format = ImageFormat::kCubin;
+  // As stored; compressed, the image has `uncompressed_size` bytes.
+  ImageCompression compression = ImageCompression::kNone;
+  size_t uncompressed_size = 0;
 };
 
 // One non-constexpr parameter of a kernel, in source order: the arguments of

@@ -95,6 +95,8 @@ expect analysis_bad_arch $a "attribute 'archs': unknown arch \"sm90a\" (did you 
 expect analysis_arch_twice $a \
   "attribute 'archs': \"90a\" is listed twice (as \"sm_90a\", both meaning sm_90a)"
 expect analysis_arch_virtual $a "attribute 'archs': unknown arch \"90-virtual\""
+expect analysis_arch_ptxas_lacks $a "attribute 'archs': \"sm_101\": the toolkit's ptxas (@cuda) cannot assemble sm_101"
+expect analysis_arch_native $a "attribute 'archs': 'native' would make the build depend on the GPUs"
 expect ok_archs_from_setting $a \
   "triton_kernel(name = \"ok_archs_from_setting\"): attribute 'archs' is unset, so the build setting //rules:archs gives it (--//rules:archs=sm_80,sm_90a): must be a non-empty list"
 expect ok_archs_from_setting "$a --//rules:archs=sm_80,sm91" \
@@ -112,6 +114,16 @@ expect_actions ok_arch_spellings "--action_env=CUDA_HOME=/usr/local/cuda" "--arc
   "!CUDA_HOME" "!--arch 80" "!--arch 90a-real"
 expect_actions ok_archs_from_setting "--//rules:archs=80,sm_90a" "--arch sm_80" "--arch sm_90a" \
   "!--arch 80" "!CUDA_HOME"
+expect_actions ok_all_major "" "--arch sm_80" "--arch sm_90 " "--arch sm_100 " "--arch sm_110 " \
+  "--arch sm_120 " "ok_all_major.kiln/sm_120/s0_general.ptx" "!--arch sm_90a" "!sm_80/s0_general.ptx"
+expect_actions ok_new_archs "" "--arch sm_100 " "--arch sm_100f" "--arch sm_103a" "--arch sm_120 " \
+  "--arch sm_121f" "--arch sm_87" "ok_new_archs.kiln/sm_120/s0_general.ptx"
+# The PTX fallback comes from the sm_86 compiles (the highest arch without
+# a suffix), not from a second compile, and not for sm_80 or sm_90a.
+expect_actions ok_ptx_fallback "" "--ptx-output" "ok_ptx_fallback.kiln/sm_86/s0_general.ptx" \
+  "ok_ptx_fallback.kiln/sm_86/s0_aligned.ptx" "!sm_80/s0_general.ptx" "!sm_90a/s0_general.ptx" \
+  "!--emit ptx"
+expect_actions ok_no_ptx "" "--arch sm_86" "!--ptx-output"
 
 if [[ ${1:-} != --analysis-only ]]; then
   expect kilnc_missing "" "specializations[0]" "bad signature for 'scale_kernel'" \

@@ -31,9 +31,11 @@ foreach(tree first/tree second/a/much/deeper/tree)
           set(flag --aligned)
         endif()
         set(stem "out/${arch}_s${index}_${variant}")
+        # The PTX fallback comes from the cubin's own compile (--ptx-output).
         execute_process(
           COMMAND "${KILNC}" compile "${dir}/src/${source_name}" -s "${spec}" --arch ${arch}
                   ${flag} -o "${dir}/${stem}.cubin" --metadata "${dir}/${stem}.json"
+                  --ptx-output "${dir}/${stem}.fallback.ptx"
           RESULT_VARIABLE result ERROR_VARIABLE error)
         if(NOT result EQUAL 0)
           message(FATAL_ERROR "kilnc failed for ${arch} ${spec} ${variant}:\n${error}")
@@ -44,6 +46,12 @@ foreach(tree first/tree second/a/much/deeper/tree)
           RESULT_VARIABLE result ERROR_VARIABLE error)
         if(NOT result EQUAL 0)
           message(FATAL_ERROR "kilnc --emit ptx failed for ${arch} ${spec} ${variant}:\n${error}")
+        endif()
+        # ... and is the PTX that --emit ptx writes.
+        file(SHA256 "${dir}/${stem}.ptx" alone)
+        file(SHA256 "${dir}/${stem}.fallback.ptx" beside)
+        if(NOT alone STREQUAL beside)
+          message(FATAL_ERROR "${stem}: --ptx-output wrote other PTX than --emit ptx")
         endif()
         list(APPEND pairs "${stem}.json=${stem}.cubin" "${stem}.json=${stem}.ptx")
         if(tree STREQUAL "first/tree")
@@ -62,8 +70,22 @@ foreach(tree first/tree second/a/much/deeper/tree)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "kiln-codegen failed:\n${error}")
   endif()
+  # Images embedded by the assembler, compressed: the shards name the blobs
+  # by the relative prefix, as Bazel's actions do.
+  execute_process(
+    COMMAND "${CODEGEN}" --name add --namespace kernels --include-path gen/add.h
+            --templates "${TEMPLATES}" --out-header out/incbin/add.h
+            --out-source out/incbin/add.cc --embed incbin --asm-prefix out/incbin/images_
+            --asm-shards 2 --compress zstd ${pairs}
+    WORKING_DIRECTORY "${dir}"
+    RESULT_VARIABLE result ERROR_VARIABLE error)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "kiln-codegen --embed incbin failed:\n${error}")
+  endif()
 endforeach()
-list(APPEND outputs out/add.h out/add.cc)
+list(APPEND outputs out/add.h out/add.cc out/incbin/add.h out/incbin/add.cc
+     out/incbin/images_0.cc out/incbin/images_1.cc out/incbin/images_0.bin
+     out/incbin/images_1.bin)
 
 set(differ "")
 foreach(output IN LISTS outputs)

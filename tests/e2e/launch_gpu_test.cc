@@ -288,9 +288,12 @@ TEST_F(LaunchGpuTest, MisalignedArgumentsTakeTheGeneralVariant) {
 }
 
 TEST_F(LaunchGpuTest, PtxRunsWhereNoCubinFits) {
-  // add_ptx has only an sm_80 cubin and sm_80 PTX: a device of another major
-  // version must JIT the PTX, and an Ampere device takes the cubin.
+  // add_ptx has only an sm_80 cubin and sm_80 PTX, both zstd-compressed: a
+  // device of another major version must inflate and JIT the PTX, and an
+  // Ampere device takes the cubin.
   const kiln::VariantInfo &variant = e2e::ptx::add_kernel_info().variants[0];
+  for (int i = 0; i < variant.num_images; ++i)
+    EXPECT_EQ(variant.images[i].compression, kiln::ImageCompression::kZstd);
   absl::StatusOr<const kiln::CubinImage *> image =
       kiln::ImageForCurrentDevice(variant);
   ASSERT_TRUE(image.ok()) << image.status();

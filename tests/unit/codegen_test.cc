@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Compression.h"
 #include "llvm/Support/FileSystem.h"
 
 #include "gmock/gmock.h"
@@ -358,6 +361,156 @@ TEST(Codegen, PtxIsEmbeddedAfterTheCubins) {
   VariantInput other = ptx;
   other.cubin = std::string(".version 8.7\n.target sm_80\n// other\n") + '\0';
   EXPECT_THAT(ErrorOf({ptx, other}), HasSubstr("given twice for sm_80 as PTX"));
+}
+
+// --embed incbin: the images are files that the shards' asm blocks read with
+// .incbin; the source declares their symbols and holds no image bytes.
+CodegenOptions IncbinOptions(unsigned shards) {
+  CodegenOptions options = AddOptions();
+  options.embed = CodegenOptions::Embed::Incbin;
+  options.asmPrefix = "out/add.kiln/images_";
+  options.asmShards = shards;
+  return options;
+}
+
+std::vector<VariantInput> WithPaths(std::vector<VariantInput> inputs) {
+  for (VariantInput &input : inputs)
+    input.path =
+        "bazel-out/bin/" + input.origin + (input.isPtx ? ".ptx" : ".cubin");
+  return inputs;
+}
+
+size_t Count(const std::string &text, const std::string &needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
+TEST(Codegen, IncbinEmbedsEveryImageOnceThroughTheShards) {
+  std::vector<VariantInput> inputs = WithPaths(AddKernelInputs());
+  const GeneratedFiles files = Generate(inputs, IncbinOptions(3));
+  EXPECT_THAT(files.source, Not(HasSubstr("0x7f,")));
+  EXPECT_THAT(files.source, Not(HasSubstr("sizeof(k")));
+  ASSERT_EQ(files.extraFiles.size(), 3u);
+  std::string shards;
+  for (unsigned k = 0; k < 3; ++k) {
+    EXPECT_EQ(files.extraFiles[k].first,
+              "out/add.kiln/images_" + std::to_string(k) + ".cc");
+    // 8 images over 3 shards: none is empty.
+    EXPECT_THAT(files.extraFiles[k].second, HasSubstr(".incbin"));
+    EXPECT_THAT(files.extraFiles[k].second, HasSubstr("#error"));
+    shards += files.extraFiles[k].second;
+  }
+  for (const VariantInput &input : inputs)
+    EXPECT_EQ(Count(shards, "\".incbin \\\"" + input.path + "\\\"\\n\""), 1u)
+        << input.path;
+  // Every symbol is defined in a shard and declared (hidden) in the source.
+  const std::string symbol = "_add_kernel_v0_sm_80";
+  EXPECT_THAT(shards, HasSubstr(".hidden kiln_"));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("extern \"C\" __attribute__((visibility(\"hidden\"))) "
+                      "const unsigned char\n    kiln_"),
+            HasSubstr(symbol + "[];")));
+  // Sizes are literal: the bytes are not visible to the C++ compiler.
+  const std::string size = std::to_string(inputs[0].cubin.size());
+  EXPECT_THAT(files.source, HasSubstr(symbol + ", " + size + ",\n"));
+  // The same inputs give the same bytes.
+  const GeneratedFiles again = Generate(inputs, IncbinOptions(3));
+  EXPECT_EQ(again.source, files.source);
+  EXPECT_EQ(again.extraFiles, files.extraFiles);
+}
+
+TEST(Codegen, IncbinPtxGetsItsNul) {
+  std::vector<VariantInput> inputs = {
+      Input("vector_add/add_fp32_general_sm_80")};
+  VariantInput ptx = inputs[0];
+  ptx.origin = "ptx";
+  ptx.cubin = std::string(".version 8.7\n.target sm_80\n") + '\0';
+  ptx.isPtx = true;
+  inputs.push_back(ptx);
+  const GeneratedFiles files = Generate(WithPaths(inputs), IncbinOptions(1));
+  ASSERT_EQ(files.extraFiles.size(), 1u);
+  const std::string &shard = files.extraFiles[0].second;
+  EXPECT_THAT(shard, HasSubstr(".incbin \\\"bazel-out/bin/ptx.ptx\\\"\\n\"\n"
+                               "    \".byte 0\\n\""));
+  EXPECT_EQ(Count(shard, ".byte 0"), 1u);
+  EXPECT_THAT(files.source, HasSubstr("_add_kernel_v0_sm_80_ptx, " +
+                                      std::to_string(ptx.cubin.size())));
+}
+
+// CMake's Ninja compiles in the top build directory, kiln-codegen runs in
+// the target's: --incbin-dir joins them; absolute paths stay as they are.
+TEST(Codegen, IncbinDirPrefixesRelativePaths) {
+  std::vector<VariantInput> inputs = WithPaths(AddKernelInputs());
+  inputs[1].path = "/abs/a.cubin";
+  CodegenOptions options = IncbinOptions(1);
+  options.incbinDir = "tests/e2e";
+  const GeneratedFiles files = Generate(inputs, options);
+  ASSERT_EQ(files.extraFiles.size(), 1u);
+  EXPECT_THAT(
+      files.extraFiles[0].second,
+      AllOf(HasSubstr(".incbin \\\"tests/e2e/" + inputs[0].path + "\\\""),
+            HasSubstr(".incbin \\\"/abs/a.cubin\\\"")));
+}
+
+TEST(Codegen, IncbinRejectsPathsItCannotQuote) {
+  std::vector<VariantInput> inputs = WithPaths(AddKernelInputs());
+  inputs[1].path = "dir/with\"quote.cubin";
+  EXPECT_THAT(ErrorOf(inputs, IncbinOptions(2)),
+              AllOf(HasSubstr("with\"quote.cubin"), HasSubstr(".incbin")));
+  EXPECT_THAT(ErrorOf(AddKernelInputs(),
+                      [] {
+                        CodegenOptions o = IncbinOptions(2);
+                        o.asmPrefix.clear();
+                        return o;
+                      }()),
+              HasSubstr("--asm-prefix"));
+}
+
+TEST(Codegen, CompressedImagesInflateToTheInputs) {
+  if (!llvm::compression::zstd::isAvailable())
+    GTEST_SKIP() << "LLVM built without zstd";
+  std::vector<VariantInput> inputs = WithPaths(AddKernelInputs());
+  CodegenOptions options = IncbinOptions(2);
+  options.compressZstd = true;
+  const GeneratedFiles files = Generate(inputs, options);
+  ASSERT_EQ(files.extraFiles.size(), 4u); // 2 shards, 2 blobs
+  EXPECT_EQ(files.extraFiles[2].first, "out/add.kiln/images_0.bin");
+  EXPECT_THAT(
+      files.source,
+      HasSubstr("kiln::ImageCompression::kZstd, /*uncompressed_size=*/" +
+                std::to_string(inputs[0].cubin.size()) + "}"));
+  // The shards read the blobs, never the image files.
+  EXPECT_THAT(files.extraFiles[0].second,
+              AllOf(HasSubstr(".incbin \\\"out/add.kiln/images_0.bin\\\", 0, "),
+                    Not(HasSubstr("bazel-out/bin/"))));
+  // Each blob is a sequence of frames that inflate to some of the inputs.
+  std::vector<std::string> inflated;
+  for (unsigned k = 2; k < 4; ++k) {
+    llvm::StringRef blob = files.extraFiles[k].second;
+    // The frames' offsets and sizes, from the shard's directives.
+    const std::string &shard = files.extraFiles[k - 2].second;
+    for (size_t at = shard.find(".bin\\\", "); at != std::string::npos;
+         at = shard.find(".bin\\\", ", at + 1)) {
+      size_t offset = 0, size = 0;
+      ASSERT_EQ(std::sscanf(shard.c_str() + at + 8, "%zu, %zu", &offset, &size),
+                2);
+      llvm::SmallVector<uint8_t, 0> out;
+      llvm::Error err = llvm::compression::zstd::decompress(
+          llvm::arrayRefFromStringRef(blob.substr(offset, size)), out, 4096);
+      ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+      inflated.emplace_back(out.begin(), out.end());
+    }
+  }
+  std::vector<std::string> expected;
+  for (const VariantInput &input : inputs)
+    expected.push_back(input.cubin);
+  std::sort(expected.begin(), expected.end());
+  std::sort(inflated.begin(), inflated.end());
+  EXPECT_EQ(inflated, expected);
 }
 
 TEST(Codegen, SameVariantTwiceForAnArchIsAnError) {

@@ -1,7 +1,9 @@
 #include "kiln/internal/module_cache.h"
 
 #include <cuda.h>
+#include <dlfcn.h>
 
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -124,6 +126,66 @@ TEST_F(ModuleCacheTest, LoadsTheImageForTheDevice) {
   f = Get(kernel.variant());
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(std::string((*f)->image->arch), "sm_90a");
+}
+
+// What a build embeds by default for archs sm_80 and sm_90a: both cubins and
+// the sm_80 PTX, which is loaded (for the driver to JIT) only on a device
+// neither cubin runs on.
+TEST_F(ModuleCacheTest, PtxFallbackOnlyWhereNoCubinRuns) {
+  TestKernel kernel({"sm_80", "sm_90a", "ptx:sm_80"});
+  struct Case {
+    int major, minor;
+    const char *arch;
+    ImageFormat format;
+  };
+  const Case cases[] = {{8, 0, "sm_80", ImageFormat::kCubin},
+                        {8, 9, "sm_80", ImageFormat::kCubin},
+                        {9, 0, "sm_90a", ImageFormat::kCubin},
+                        {10, 0, "sm_80", ImageFormat::kPtx},
+                        {12, 0, "sm_80", ImageFormat::kPtx}};
+  uintptr_t context = 0x1000;
+  for (const Case &c : cases) {
+    gpu_.current = reinterpret_cast<CUcontext>(context += 0x1000);
+    gpu_.cc_major = c.major;
+    gpu_.cc_minor = c.minor;
+    absl::StatusOr<const LoadedFunction *> f = Get(kernel.variant());
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(std::string((*f)->image->arch), c.arch) << c.major << c.minor;
+    EXPECT_EQ((*f)->image->format, c.format) << c.major << c.minor;
+    EXPECT_EQ(gpu_.loaded_images.back(),
+              kernel.image_data(c.format == ImageFormat::kPtx ? 2
+                                : c.major == 9                ? 1
+                                                              : 0));
+  }
+}
+
+// A compressed image reaches cuModuleLoadData inflated.
+TEST_F(ModuleCacheTest, CompressedImagesAreInflatedBeforeLoading) {
+  if (dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL) == nullptr)
+    GTEST_SKIP() << "SKIPPED: libzstd.so.1 is not installed";
+  const std::string content = "inflated PTX for sm_80";
+  // One raw block in a single-segment frame (see image_data_test.cc).
+  static std::vector<unsigned char> frame = {
+      0x28, 0xb5, 0x2f, 0xfd, 0x20, static_cast<unsigned char>(content.size())};
+  const unsigned header = 1u | (static_cast<unsigned>(content.size()) << 3);
+  frame.push_back(header & 0xff);
+  frame.push_back((header >> 8) & 0xff);
+  frame.push_back((header >> 16) & 0xff);
+  frame.insert(frame.end(), content.begin(), content.end());
+  TestKernel kernel({"ptx:sm_80"});
+  CubinImage &image = kernel.mutable_image(0);
+  image.data = frame.data();
+  image.size = frame.size();
+  image.compression = ImageCompression::kZstd;
+  image.uncompressed_size = content.size();
+  gpu_.cc_major = 9;
+  absl::StatusOr<const LoadedFunction *> f = Get(kernel.variant());
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(gpu_.loaded_images.size(), 1u);
+  EXPECT_NE(gpu_.loaded_images[0], static_cast<const void *>(frame.data()));
+  EXPECT_EQ(std::string(static_cast<const char *>(gpu_.loaded_images[0]),
+                        content.size()),
+            content);
 }
 
 TEST_F(ModuleCacheTest, NoImageForTheDevice) {

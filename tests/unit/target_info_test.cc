@@ -71,8 +71,26 @@ TEST(TargetInfo, Sm100aAndSm120a) {
   EXPECT_EQ(target("sm_120a").maxSharedBytes(), 99 * 1024);
 }
 
+TEST(TargetInfo, ArchsWithoutSuffixAndFamilies) {
+  // sm_100 and sm_120 (no suffix) and the `f` families have the features of
+  // their compute capability; none is arch-specific, so none gets wgmma.
+  for (const char *name :
+       {"sm_100", "sm_100f", "sm_103a", "sm_110", "sm_121f"}) {
+    TargetInfo t = target(name);
+    EXPECT_FALSE(t.hasWgmma()) << name;
+    EXPECT_TRUE(t.hasTma()) << name;
+  }
+  EXPECT_EQ(target("sm_100f").computeCapability(), 100u);
+  EXPECT_EQ(target("sm_100f").maxSharedBytes(), 227 * 1024);
+  EXPECT_EQ(target("sm_120").maxSharedBytes(), 99 * 1024);
+  EXPECT_EQ(target("sm_121f").computeCapability(), 121u);
+  EXPECT_EQ(target("sm_87").maxSharedBytes(), 163 * 1024);
+  EXPECT_EQ(target("sm_88").maxSharedBytes(), 99 * 1024);
+}
+
 TEST(TargetInfo, UnknownNamesAreRejected) {
-  for (const char *name : {"sm_91", "sm_90b", "sm_75", "", "sm90a", "gfx90a"})
+  for (const char *name :
+       {"sm_91", "sm_90b", "sm_75", "", "sm90a", "gfx90a", "sm_90f", "sm_80a"})
     EXPECT_FALSE(TargetInfo::parse(name).has_value()) << name;
 }
 

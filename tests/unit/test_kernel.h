@@ -19,16 +19,22 @@ namespace testing {
 class TestKernel {
 public:
   // A kernel "add_kernel" whose variant 0 has one fake cubin per arch in
-  // `archs`, num_warps warps and `shared_bytes` of dynamic shared memory.
+  // `archs` ("ptx:sm_80" for PTX), num_warps warps and `shared_bytes` of
+  // dynamic shared memory.
   explicit TestKernel(std::vector<std::string> archs, int num_warps = 4,
                       int shared_bytes = 0, int num_ctas = 1)
       : archs_(std::move(archs)) {
     for (size_t i = 0; i < archs_.size(); ++i) {
-      bytes_.push_back(std::string("cubin for ") + archs_[i]);
+      const bool ptx = archs_[i].rfind("ptx:", 0) == 0;
+      if (ptx)
+        archs_[i] = archs_[i].substr(4);
+      bytes_.push_back(std::string(ptx ? "PTX for " : "cubin for ") +
+                       archs_[i]);
       images_.push_back(
           {archs_[i].c_str(),
            reinterpret_cast<const unsigned char *>(bytes_.back().data()),
-           bytes_.back().size(), 16, 0, shared_bytes});
+           bytes_.back().size(), 16, 0, shared_bytes,
+           ptx ? ImageFormat::kPtx : ImageFormat::kCubin});
     }
     variants_.push_back({"x_ptr=*fp32, n=i32, BLOCK=1024, num_warps=4",
                          "add_kernel", "*fp32, i32, 1024", num_warps, 3,
@@ -45,6 +51,8 @@ public:
   const VariantInfo &variant() const { return variants_[0]; }
   // The fake cubin bytes of image `i`, as cuModuleLoadData sees them.
   const void *image_data(int i) const { return images_[i].data; }
+  // Image `i`, for tests that store it otherwise (compressed).
+  CubinImage &mutable_image(int i) { return images_[i]; }
 
 private:
   std::vector<std::string> archs_;

@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/image_data.h"
 #include "kiln/internal/image_selection.h"
 #include "kiln/internal/mutex_lock.h"
 #include "kiln/kernel_info.h"
@@ -101,10 +102,12 @@ absl::StatusOr<std::unique_ptr<LoadedFunction>> ModuleCache::LoadLocked(
   const CubinImage& image = variant.images[*index];
 
   // cuModuleLoadData takes a cubin, or NUL-terminated PTX that the driver
-  // JIT-compiles for this device.
+  // JIT-compiles for this device; a compressed image is inflated first.
+  absl::StatusOr<const unsigned char*> data = ImageData(image);
+  if (!data.ok()) return data.status();
   CUmodule module;
-  status = CudaStatus(d, d.module_load_data(&module, image.data),
-                      "cuModuleLoadData");
+  status =
+      CudaStatus(d, d.module_load_data(&module, *data), "cuModuleLoadData");
   if (!status.ok()) {
     return absl::Status(
         status.code(),

@@ -1,0 +1,76 @@
+// Images embedded by the assembler (kiln-codegen --embed incbin), stored as
+// they are and zstd-compressed: linked into this test, each reads back, via
+// the runtime, as the bytes of its image file.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "embed_check/plain.h"
+#include "embed_check/zstd.h"
+#include "kiln/internal/image_data.h"
+#include "kiln/kernel_info.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+// The images' contents, as tests/unit/CMakeLists.txt and BUILD.bazel write
+// them ("fake cubin <variant>").
+const std::set<std::string> &Expected() {
+  static const std::set<std::string> *expected =
+      new std::set<std::string>{"fake cubin scale_aligned_sm_90a",
+                                "fake cubin copy_sm_80",
+                                "fake cubin strided_matmul_general_sm_90a",
+                                "fake cubin strided_matmul_aligned_sm_90a",
+                                "fake cubin strided_matmul_unit_stride_sm_90a",
+                                "fake cubin row_copy_sm_80"};
+  return *expected;
+}
+
+std::set<std::string> Contents(std::vector<const kiln::KernelInfo *> kernels,
+                               bool compressed) {
+  std::set<std::string> contents;
+  for (const kiln::KernelInfo *kernel : kernels) {
+    for (int v = 0; v < kernel->num_variants; ++v) {
+      const kiln::VariantInfo &variant = kernel->variants[v];
+      for (int i = 0; i < variant.num_images; ++i) {
+        const kiln::CubinImage &image = variant.images[i];
+        EXPECT_EQ(image.compression, compressed
+                                         ? kiln::ImageCompression::kZstd
+                                         : kiln::ImageCompression::kNone);
+        // Aligned as the driver wants ELF images.
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(image.data) % 64, 0u);
+        absl::StatusOr<const unsigned char *> data =
+            kiln::internal::ImageData(image);
+        if (!data.ok()) {
+          ADD_FAILURE() << data.status();
+          continue;
+        }
+        const size_t size = compressed ? image.uncompressed_size : image.size;
+        contents.emplace(reinterpret_cast<const char *>(*data), size);
+      }
+    }
+  }
+  return contents;
+}
+
+TEST(Embed, IncbinImagesReadBackAsTheirFiles) {
+  using namespace kiln_test::embed_plain;
+  EXPECT_EQ(Contents({&scale_kernel_info(), &copy_kernel_info(),
+                      &strided_matmul_info(), &row_copy_info()},
+                     false),
+            Expected());
+}
+
+TEST(Embed, CompressedIncbinImagesInflateToTheirFiles) {
+  using namespace kiln_test::embed_zstd;
+  EXPECT_EQ(Contents({&scale_kernel_info(), &copy_kernel_info(),
+                      &strided_matmul_info(), &row_copy_info()},
+                     true),
+            Expected());
+}
+
+} // namespace
