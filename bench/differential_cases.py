@@ -1052,6 +1052,38 @@ CASES += [
          "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='tf32x3', M=32, N=32, K=32",
          dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
          tol=1e-5),  # three tf32 products recover about fp32's precision
+    case("dot_fp32_bf16x3", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='bf16x3', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-4),  # three bf16 products: about 16 bits, split in two ways
+    case("dot_fp32_bf16x6", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='bf16x6', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-5),  # six bf16 products recover about fp32's precision
+    *[case(f"matmul_fp32_{p}", F, "matmul_fp32_precision",
+           "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, "
+           f"PRECISION='{p}', BM=64, BN=64, BK=32" + (", num_warps=8" if p == "bf16x6" else ""),
+           dict(dot_args("float32", "float32", 200, 192, 256), M=200, N=192, K=256),
+           (4, 3), ["c_ptr"], tol=tol)
+      for p, tol in (("tf32x3", 1e-5), ("bf16x3", 1e-4), ("bf16x6", 1e-5))],
+    *[case(f"dot_batched_{name}", F, "dot_batched",
+           f"a_ptr=*{t}, b_ptr=*{t}, c_ptr=*{out}, K=i32, B={b}, BM={bm}, BN={bn}, BK={bk}"
+           + (f", num_warps={w}" if w != 4 else ""),
+           dict(a_ptr=(kind[0], torch_t, b * bm * k) + kind[1:],
+                b_ptr=(kind[0], torch_t, b * k * bn) + kind[1:],
+                c_ptr=("zeros", torch_out, b * bm * bn), K=k),
+           (1,), ["c_ptr"], tol=tol)
+      for name, t, torch_t, out, torch_out, b, bm, bn, bk, k, w, kind, tol in (
+          # fp32 sums in another order
+          ("f16", "fp16", "float16", "fp32", "float32", 2, 64, 32, 32, 64, 4, ("randn",), 1e-5),
+          ("bf16", "bf16", "bfloat16", "fp32", "float32", 4, 16, 16, 16, 32, 4, ("randn",), 1e-5),
+          ("f16_w8", "fp16", "float16", "fp32", "float32", 8, 16, 32, 16, 48, 8, ("randn",), 1e-5),
+          # both round the operands to tf32
+          ("tf32", "fp32", "float32", "fp32", "float32", 2, 32, 32, 16, 32, 4, ("randn",), 5e-3),
+          ("i8", "i8", "int8", "i32", "int32", 2, 32, 32, 32, 64, 4, ("randint", -128, 128), 0),
+          # Triton's fp8 products accumulate with fewer mantissa bits
+          ("fp8e5", "fp8e5", "float8_e5m2", "fp32", "float32", 2, 32, 32, 32, 64, 4,
+           ("randn",), 1e-3))],
     case("dot_fp32_ieee", F, "dot_fp32_precision",
          "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='ieee', M=32, N=32, K=32",
          dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],

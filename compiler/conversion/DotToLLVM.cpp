@@ -14,16 +14,17 @@
 // precise as any input_precision asks for; integer operands multiply and add
 // in the accumulator's type. Rows of a are padded by one 4-byte word so that
 // lanes reading one column of a hit different banks. When a and b do not fit
-// in kStagingBytes, K is staged in chunks.
+// in kDotStagingBytes, K is staged in chunks.
 //
 // A dot in the mma layout whose types have a tensor-core flavour
 // (compiler/ir/TensorCoreFlavour.h) and that kiln-pipeline-dots left as it
-// was (not in a pipelined loop) stages its operands the same way and runs
-// mma.sync over them: lowerOnTensorCores().
+// was (not in a pipelined loop, or batched: 3-D) stages its operands the
+// same way and runs mma.sync over them: lowerOnTensorCores().
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/MmaSyncInstructions.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
@@ -43,9 +44,7 @@ namespace layout = kiln::layout;
 
 namespace {
 
-/// Shared memory for a and b together: within the 48 KiB every target
-/// allows statically, with room for the accumulators' other users.
-constexpr int64_t kStagingBytes = 40 * 1024;
+using kiln::kDotStagingBytes;
 /// k steps per loop iteration.
 constexpr int64_t kUnroll = 4;
 
@@ -187,12 +186,12 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     kiln::TargetInfo target =
         kiln::TargetInfo::of(op->getParentOfType<ModuleOp>());
     std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
-        aType.getElementType(), bType.getElementType(),
-        cType.getElementType(),
-        op.getInputPrecision() == kiln::InputPrecision::TF32, target);
+        aType.getElementType(), bType.getElementType(), cType.getElementType(),
+        op.getInputPrecision(), target);
     if (isa<kiln::gpu::MmaEncodingAttr>(cType.getEncoding()) && flavour &&
-        flavour->hasMmaSync(target) && cType.getRank() == 2 &&
-        aType.getDimSize(1) % flavour->kStep() == 0)
+        flavour->hasMmaSync(target) &&
+        aType.getDimSize(aType.getRank() - 1) % flavour->kGroup() == 0 &&
+        stagingFits(op, *flavour))
       return lowerOnTensorCores(op, adaptor, rewriter, *flavour, *aLayout,
                                 *bLayout, *cLayout, converted);
     Location loc = op.getLoc();
@@ -232,7 +231,7 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
       return (batch * m * (kc + pad) + threads) * aBytes +
              (batch * kc * n + threads) * bBytes;
     };
-    while (chunk > 1 && bytesFor(chunk) > kStagingBytes)
+    while (chunk > 1 && bytesFor(chunk) > kDotStagingBytes)
       chunk /= 2;
     int64_t aSize = batch * m * (chunk + pad), bSize = batch * chunk * n;
     Value aBase =
@@ -335,6 +334,20 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     return success();
   }
 
+  /// Whether a and b of a tensor-core dot fit kDotStagingBytes with K in
+  /// chunks of one instruction group (every batch of a 3-D dot at once).
+  static bool stagingFits(kiln::DotOp op,
+                          const kiln::TensorCoreFlavour &flavour) {
+    ArrayRef<int64_t> shape = op.getType().getShape();
+    int64_t batch = shape.size() == 3 ? shape[0] : 1;
+    int64_t m = shape[shape.size() - 2], n = shape.back();
+    int64_t bytes = flavour.elementBytes;
+    return (batch * (m + n) * (flavour.kGroup() + 4 / bytes) +
+            2 * threadsOf(op)) *
+               bytes <=
+           kDotStagingBytes;
+  }
+
   /// Operands of `flavour` into its accumulator in the mma layout
   /// (kiln-assign-layouts chose it): a staged row-major, b staged
   /// transposed (each n's K contiguous), both rows padded by one word; then
@@ -349,27 +362,32 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                      const LinearLayout &cLayout, Type converted) {
     Location loc = op.getLoc();
     RankedTensorType aType = op.getA().getType();
-    int64_t m = op.getType().getDimSize(0), n = op.getType().getDimSize(1);
-    int64_t k = aType.getDimSize(1);
+    // A 3-D dot stacks its batches: a's rows and b's columns batch-major.
+    unsigned rank = unsigned(aType.getRank());
+    unsigned mDim = rank - 2, nDim = rank - 1;
+    int64_t batch = rank == 3 ? aType.getDimSize(0) : 1;
+    int64_t m = op.getType().getDimSize(mDim),
+            n = op.getType().getDimSize(nDim);
+    int64_t k = aType.getDimSize(nDim);
     SmallVector<Value> a = kiln::unpackElements(rewriter, loc, adaptor.getA());
     SmallVector<Value> b = kiln::unpackElements(rewriter, loc, adaptor.getB());
     SmallVector<Value> acc =
         kiln::unpackElements(rewriter, loc, adaptor.getC());
     Type stored = a.front().getType();
     int64_t bytes = flavour.elementBytes;
-    int64_t perWord = 4 / bytes;         // elements in a 32-bit register
-    int64_t kStep = flavour.kStep();     // K of one instruction
-    int64_t kHalf = kStep / 2;           // of its second register pair
-    const int64_t pad = perWord;         // one 4-byte word
+    int64_t perWord = 4 / bytes;     // elements in a 32-bit register
+    int64_t kStep = flavour.kStep(); // K of one instruction
+    int64_t kHalf = kStep / 2;       // of its second register pair
+    const int64_t pad = perWord;     // one 4-byte word
     int64_t chunk = k;
     int64_t threads = threadsOf(op);
     auto bytesFor = [&](int64_t kc) {
-      return ((m + n) * (kc + pad) + 2 * threads) * bytes;
+      return (batch * (m + n) * (kc + pad) + 2 * threads) * bytes;
     };
-    while (chunk > kStep && bytesFor(chunk) > kStagingBytes)
+    while (chunk > flavour.kGroup() && bytesFor(chunk) > kDotStagingBytes)
       chunk /= 2;
     int64_t rowLength = chunk + pad;
-    int64_t aSize = m * rowLength, bSize = n * rowLength;
+    int64_t aSize = batch * m * rowLength, bSize = batch * n * rowLength;
     Value aBase =
         kiln::allocateSharedArray(rewriter, op, stored, aSize + threads);
     Value bBase =
@@ -382,15 +400,18 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     };
 
     // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
-    // the tile's corner in thread 0.
-    std::map<std::pair<int32_t, int32_t>, std::array<int, 4>> tiles;
+    // the tile's corner in thread 0 (batch, row, column).
+    using Corner = std::array<int32_t, 3>;
+    std::map<Corner, std::array<int, 4>> tiles;
     for (unsigned r = 0; r < acc.size(); ++r) {
       SmallVector<int32_t> at = kiln::registerCoordinates(cLayout, r);
-      auto &slots = tiles
-                        .try_emplace({at[0] & ~15, at[1] & ~7},
-                                     std::array<int, 4>{-1, -1, -1, -1})
-                        .first->second;
-      int slot = ((at[0] & 15) / 8) * 2 + (at[1] & 7);
+      int32_t atBatch = rank == 3 ? at[0] : 0;
+      auto &slots =
+          tiles
+              .try_emplace(Corner{atBatch, at[mDim] & ~15, at[nDim] & ~7},
+                           std::array<int, 4>{-1, -1, -1, -1})
+              .first->second;
+      int slot = ((at[mDim] & 15) / 8) * 2 + (at[nDim] & 7);
       if (slot > 3 || slots[slot] >= 0)
         return op.emitOpError("the accumulator is not in 16x8 mma tiles");
       slots[slot] = int(r);
@@ -411,72 +432,77 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         LLVM::LShrOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 2)),
         i32Constant(rewriter, loc, 7));
     // Per tile row: where the thread's A fragment rows start (row g of the
-    // tile); per tile column: its B column's start (column g).
-    std::map<int32_t, Value> aRows, bColumns;
+    // tile); per tile column: its B column's start (column g). Batch b's
+    // rows of a follow b * m earlier rows, its columns of b b * n.
+    auto stacked = [&](const kiln::Coordinates &at, Value index,
+                       int64_t perBatch) -> Value {
+      if (rank != 3)
+        return index;
+      return LLVM::AddOp::create(
+          rewriter, loc,
+          LLVM::MulOp::create(rewriter, loc, at[0],
+                              i32Constant(rewriter, loc, perBatch)),
+          index);
+    };
+    std::map<std::pair<int32_t, int32_t>, Value> aRows, bColumns;
     for (auto &[corner, slots] : tiles) {
       if (llvm::is_contained(slots, -1))
         return op.emitOpError("an mma tile lacks registers");
       const kiln::Coordinates &at = cCoords[slots[0]];
-      if (!aRows.count(corner.first))
-        aRows[corner.first] = LLVM::AddOp::create(
+      std::pair<int32_t, int32_t> rowKey{corner[0], corner[1]},
+          columnKey{corner[0], corner[2]};
+      if (!aRows.count(rowKey))
+        aRows[rowKey] = LLVM::AddOp::create(
             rewriter, loc,
-            LLVM::MulOp::create(rewriter, loc, at[0],
+            LLVM::MulOp::create(rewriter, loc, stacked(at, at[mDim], m),
                                 i32Constant(rewriter, loc, rowLength)),
             kOfLane);
-      if (!bColumns.count(corner.second)) {
+      if (!bColumns.count(columnKey)) {
         Value column = LLVM::AddOp::create(
-            rewriter, loc, LLVM::SubOp::create(rewriter, loc, at[1], twoT), g);
-        bColumns[corner.second] = LLVM::AddOp::create(
+            rewriter, loc, LLVM::SubOp::create(rewriter, loc, at[nDim], twoT),
+            g);
+        bColumns[columnKey] = LLVM::AddOp::create(
             rewriter, loc,
-            LLVM::MulOp::create(rewriter, loc, column,
+            LLVM::MulOp::create(rewriter, loc, stacked(at, column, n),
                                 i32Constant(rewriter, loc, rowLength)),
             kOfLane);
       }
     }
 
-    Type accType = acc.front().getType();
-    std::string accConstraint = flavour.integer ? "=r" : "=f";
-    std::string mmaText =
-        "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col." +
-        flavour.accumulatorType() + "." +
-        kiln::TensorCoreFlavour::ptxType(aType.getElementType()) + "." +
-        kiln::TensorCoreFlavour::ptxType(
-            op.getB().getType().getElementType()) +
-        "." + flavour.accumulatorType() +
-        " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
-    std::string mmaConstraints = accConstraint + "," + accConstraint + "," +
-                                 accConstraint + "," + accConstraint +
-                                 ",r,r,r,r,r,r,0,1,2,3";
-    Type quad = LLVM::LLVMStructType::getLiteral(
-        rewriter.getContext(), {accType, accType, accType, accType});
+    kiln::MmaSyncInstructions instructions(
+        rewriter, loc, flavour, aType.getElementType(),
+        op.getB().getType().getElementType(), acc.front().getType());
+    const int64_t group = flavour.kGroup();
 
     SmallVector<kiln::Coordinates> aCoords =
         kiln::emitCoordinates(rewriter, loc, aLayout);
     SmallVector<kiln::Coordinates> bCoords =
         kiln::emitCoordinates(rewriter, loc, bLayout);
     for (int64_t first = 0; first < k; first += chunk) {
-      // a[row][kk] at row * rowLength + kk; b[kk][col] at col * rowLength +
-      // kk.
-      auto rowMajor = [&](unsigned rowDim) {
-        return [&, rowDim](const kiln::Coordinates &at, Value kk) -> Value {
+      // a[batch][row][kk] at (batch * m + row) * rowLength + kk;
+      // b[batch][kk][col] at (batch * n + col) * rowLength + kk.
+      auto rowMajor = [&](unsigned rowDim, int64_t perBatch) {
+        return [&, rowDim, perBatch](const kiln::Coordinates &at,
+                                     Value kk) -> Value {
           return LLVM::AddOp::create(
               rewriter, loc,
-              LLVM::MulOp::create(rewriter, loc, at[rowDim],
+              LLVM::MulOp::create(rewriter, loc,
+                                  stacked(at, at[rowDim], perBatch),
                                   i32Constant(rewriter, loc, rowLength)),
               kk);
         };
       };
-      stageChunk(rewriter, loc, a, aCoords, aLayout, 1, chunk, k, first, aBase,
-                 stored, aSpare, rowMajor(0));
-      stageChunk(rewriter, loc, b, bCoords, bLayout, 0, chunk, k, first, bBase,
-                 stored, bSpare, rowMajor(1));
+      stageChunk(rewriter, loc, a, aCoords, aLayout, nDim, chunk, k, first,
+                 aBase, stored, aSpare, rowMajor(mDim, m));
+      stageChunk(rewriter, loc, b, bCoords, bLayout, mDim, chunk, k, first,
+                 bBase, stored, bSpare, rowMajor(nDim, n));
       NVVM::Barrier0Op::create(rewriter, loc);
 
-      // The loop over k, one instruction's K at a time, the accumulators
-      // carried.
+      // The loop over k, one group of instructions' K at a time, the
+      // accumulators carried.
       Type i32 = rewriter.getI32Type();
       acc = emitCountedLoop(
-          rewriter, loc, chunk, kStep, acc,
+          rewriter, loc, chunk, group, acc,
           [&](Value kk, ArrayRef<Value> carried) -> SmallVector<Value> {
             SmallVector<Value> sums(carried);
             auto word = [&](Value base, Value offset, int64_t plus) -> Value {
@@ -487,27 +513,34 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
               return LLVM::LoadOp::create(rewriter, loc, i32, address(base, at),
                                           /*alignment=*/4);
             };
-            std::map<int32_t, std::array<Value, 4>> aFragments;
-            for (auto &[row, offset] : aRows)
-              aFragments[row] = {word(aBase, offset, 0),
-                                 word(aBase, offset, 8 * rowLength),
-                                 word(aBase, offset, kHalf),
-                                 word(aBase, offset, 8 * rowLength + kHalf)};
-            std::map<int32_t, std::array<Value, 2>> bFragments;
-            for (auto &[column, offset] : bColumns)
-              bFragments[column] = {word(bBase, offset, 0),
-                                    word(bBase, offset, kHalf)};
+            std::map<std::pair<int32_t, int32_t>,
+                     kiln::MmaSyncInstructions::Operand>
+                aOperands, bOperands;
+            for (auto &[row, offset] : aRows) {
+              SmallVector<SmallVector<Value>> steps;
+              for (int64_t s = 0; s < group; s += kStep)
+                steps.push_back(
+                    {word(aBase, offset, s),
+                     word(aBase, offset, 8 * rowLength + s),
+                     word(aBase, offset, kHalf + s),
+                     word(aBase, offset, 8 * rowLength + kHalf + s)});
+              aOperands[row] = instructions.prepare(steps, /*isA=*/true);
+            }
+            for (auto &[column, offset] : bColumns) {
+              SmallVector<SmallVector<Value>> steps;
+              for (int64_t s = 0; s < group; s += kStep)
+                steps.push_back(
+                    {word(bBase, offset, s), word(bBase, offset, kHalf + s)});
+              bOperands[column] = instructions.prepare(steps, /*isA=*/false);
+            }
             for (auto &[corner, slots] : tiles) {
-              SmallVector<Value> operands(aFragments[corner.first].begin(),
-                                          aFragments[corner.first].end());
-              llvm::append_range(operands, bFragments[corner.second]);
+              SmallVector<Value, 4> quad;
               for (int slot : slots)
-                operands.push_back(sums[slot]);
-              Value d = kiln::inlinePtx(rewriter, loc, quad, mmaText,
-                                        mmaConstraints, operands);
+                quad.push_back(sums[slot]);
+              instructions.multiply(aOperands[{corner[0], corner[1]}],
+                                    bOperands[{corner[0], corner[2]}], quad);
               for (auto [i, slot] : llvm::enumerate(slots))
-                sums[slot] =
-                    LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+                sums[slot] = quad[i];
             }
             return sums;
           });

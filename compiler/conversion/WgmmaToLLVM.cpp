@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/conversion/MmaSyncInstructions.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/conversion/SharedTileAddress.h"
 #include "compiler/ir/ElementTypes.h"
@@ -200,12 +201,12 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     int64_t k = bTile.getShape()[0];
     Type element = aTile ? aTile.getElementType() : aRegisters.getElementType();
     Type bElement = bTile.getElementType();
-    // Shared dots of fp32 operands are tf32 dots (kiln-pipeline-dots makes
-    // them from those only).
-    std::optional<kiln::TensorCoreFlavour> flavour =
-        kiln::tensorCoreFlavour(element, bElement, cType.getElementType(),
-                                /*tf32=*/true, target);
-    if (!flavour || k % flavour->kStep() != 0 ||
+    // Shared dots of fp32 operands are tf32 dots unless they say otherwise
+    // (kiln-pipeline-dots makes them from tensor-core dots only).
+    std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+        element, bElement, cType.getElementType(),
+        op.getInputPrecision().value_or(kiln::InputPrecision::TF32), target);
+    if (!flavour || k % flavour->kGroup() != 0 ||
         (aRegisters && !flavour->transposable()))
       return op.emitOpError("tensor-core dots from shared tiles take operands "
                             "of a tensor-core flavour, K a multiple of 32 "
@@ -482,23 +483,11 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       tileCols[corner.second] = LLVM::SubOp::create(rewriter, loc, at[1], twoT);
   }
 
-  Type accType = acc.front().getType();
-  std::string accConstraint = flavour.integer ? "=r" : "=f";
-  std::string mmaText =
-      "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col." +
-      flavour.accumulatorType() + "." +
-      kiln::TensorCoreFlavour::ptxType(
-          aTile
-              ? aTile.getElementType()
-              : cast<RankedTensorType>(op.getA().getType()).getElementType()) +
-      "." + kiln::TensorCoreFlavour::ptxType(bTile.getElementType()) + "." +
-      flavour.accumulatorType() +
-      " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
-  std::string mmaConstraints = accConstraint + "," + accConstraint + "," +
-                               accConstraint + "," + accConstraint +
-                               ",r,r,r,r,r,r,0,1,2,3";
-  Type quadAcc = LLVM::LLVMStructType::getLiteral(
-      rewriter.getContext(), {accType, accType, accType, accType});
+  kiln::MmaSyncInstructions instructions(
+      rewriter, loc, flavour,
+      aTile ? aTile.getElementType()
+            : cast<RankedTensorType>(op.getA().getType()).getElementType(),
+      bTile.getElementType(), acc.front().getType());
   Type quadI = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
                                                 {i32, i32, i32, i32});
   Type pairI =
@@ -541,99 +530,114 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
     }
     return word;
   };
-  for (int64_t kk = 0; kk < k; kk += kStep) {
-    std::map<int32_t, SmallVector<Value>> aFragments, bFragments;
-    for (auto &[row, tileRow] : tileRows) {
-      if (!aAddress) {
-        aFragments[row] = aRegisters.at(rewriter, loc, row, int32_t(kk));
-        if (aFragments[row].empty())
-          return op.emitOpError("a in registers does not hold an mma "
-                                "fragment");
-        continue;
-      }
-      if (aTransposed && !flavour.transposable()) {
-        // M contiguous, 32- or 8-bit: a0..a3 are rows g and g + 8, k from
-        // perWord t and kHalf further.
-        SmallVector<Value> fragment;
-        for (auto [dr, dk] : {std::pair<int64_t, int64_t>{0, 0},
-                              {8, 0},
-                              {0, kHalf},
-                              {8, kHalf}}) {
-          Value r =
-              LLVM::AddOp::create(rewriter, loc, tileRow,
-                                  LLVM::AddOp::create(rewriter, loc, g, c(dr)));
-          Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
-          fragment.push_back(gatherWord(
-              aBase, *aAddress,
-              [&](Value kAt) {
-                return std::pair<Value, Value>{r, kAt};
-              },
-              k0));
+  // Per group of k steps (one, or two for the bf16 emulations): every
+  // step's fragments, then the instructions over them.
+  const int64_t group = flavour.kGroup();
+  for (int64_t kg = 0; kg < k; kg += group) {
+    std::map<int32_t, SmallVector<SmallVector<Value>>> aSteps, bSteps;
+    for (int64_t kk = kg; kk < kg + group; kk += kStep) {
+      std::map<int32_t, SmallVector<Value>> aFragments, bFragments;
+      for (auto &[row, tileRow] : tileRows) {
+        if (!aAddress) {
+          aFragments[row] = aRegisters.at(rewriter, loc, row, int32_t(kk));
+          if (aFragments[row].empty())
+            return op.emitOpError("a in registers does not hold an mma "
+                                  "fragment");
+          continue;
         }
-        aFragments[row] = fragment;
-        continue;
-      }
-      // Row-major a: lanes give rows; column-major a (M contiguous, 16-bit):
-      // lanes give k lines and .trans transposes each 8x8 matrix.
-      Value r = LLVM::AddOp::create(rewriter, loc, tileRow,
-                                    aTransposed ? laneBit3 : rowInTile);
-      Value col = LLVM::AddOp::create(rewriter, loc,
-                                      aTransposed ? kLine : colHalf, c(kk));
-      Value at = LLVM::AddOp::create(rewriter, loc, aBase,
-                                     aAddress->emit(rewriter, loc, r, col));
-      std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
-                         (aTransposed ? ".trans" : "") +
-                         ".shared.b16 {$0, $1, $2, $3}, [$4];";
-      Value frag = kiln::inlinePtxEffect(rewriter, loc, quadI, text,
-                                         "=r,=r,=r,=r,r", ValueRange{at})
-                       .getResult(0);
-      aFragments[row] = words(frag, 4);
-    }
-    for (auto &[col, tileCol] : tileCols) {
-      if (!bTransposed && !flavour.transposable()) {
-        // N contiguous, 32- or 8-bit: b0, b1 are column g, k from perWord t
-        // and kHalf further.
-        Value n = LLVM::AddOp::create(rewriter, loc, tileCol, g);
-        SmallVector<Value> fragment;
-        for (int64_t dk : {int64_t(0), kHalf}) {
-          Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
-          fragment.push_back(gatherWord(
-              bBase, bAddress,
-              [&](Value kAt) {
-                return std::pair<Value, Value>{kAt, n};
-              },
-              k0));
+        if (aTransposed && !flavour.transposable()) {
+          // M contiguous, 32- or 8-bit: a0..a3 are rows g and g + 8, k from
+          // perWord t and kHalf further.
+          SmallVector<Value> fragment;
+          for (auto [dr, dk] : {std::pair<int64_t, int64_t>{0, 0},
+                                {8, 0},
+                                {0, kHalf},
+                                {8, kHalf}}) {
+            Value r = LLVM::AddOp::create(
+                rewriter, loc, tileRow,
+                LLVM::AddOp::create(rewriter, loc, g, c(dr)));
+            Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
+            fragment.push_back(gatherWord(
+                aBase, *aAddress,
+                [&](Value kAt) {
+                  return std::pair<Value, Value>{r, kAt};
+                },
+                k0));
+          }
+          aFragments[row] = fragment;
+          continue;
         }
-        bFragments[col] = fragment;
-        continue;
+        // Row-major a: lanes give rows; column-major a (M contiguous, 16-bit):
+        // lanes give k lines and .trans transposes each 8x8 matrix.
+        Value r = LLVM::AddOp::create(rewriter, loc, tileRow,
+                                      aTransposed ? laneBit3 : rowInTile);
+        Value col = LLVM::AddOp::create(rewriter, loc,
+                                        aTransposed ? kLine : colHalf, c(kk));
+        Value at = LLVM::AddOp::create(rewriter, loc, aBase,
+                                       aAddress->emit(rewriter, loc, r, col));
+        std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
+                           (aTransposed ? ".trans" : "") +
+                           ".shared.b16 {$0, $1, $2, $3}, [$4];";
+        Value frag = kiln::inlinePtxEffect(rewriter, loc, quadI, text,
+                                           "=r,=r,=r,=r,r", ValueRange{at})
+                         .getResult(0);
+        aFragments[row] = words(frag, 4);
       }
-      // Row-major b (N contiguous, 16-bit): lanes give k rows, .trans;
-      // column-major b (K contiguous): lanes give n lines, and lanes 8-15
-      // the second 16 bytes of k.
-      Value kRow = LLVM::AddOp::create(
-          rewriter, loc, bTransposed ? secondChunk : rowInTile, c(kk));
-      Value n = bTransposed
-                    ? Value(LLVM::AddOp::create(rewriter, loc, tileCol, lane7))
-                    : tileCol;
-      Value at = LLVM::AddOp::create(rewriter, loc, bBase,
-                                     bAddress.emit(rewriter, loc, kRow, n));
-      std::string text = std::string("ldmatrix.sync.aligned.m8n8.x2") +
-                         (bTransposed ? "" : ".trans") +
-                         ".shared.b16 {$0, $1}, [$2];";
-      Value frag = kiln::inlinePtxEffect(rewriter, loc, pairI, text, "=r,=r,r",
-                                         ValueRange{at})
-                       .getResult(0);
-      bFragments[col] = words(frag, 2);
+      for (auto &[col, tileCol] : tileCols) {
+        if (!bTransposed && !flavour.transposable()) {
+          // N contiguous, 32- or 8-bit: b0, b1 are column g, k from perWord t
+          // and kHalf further.
+          Value n = LLVM::AddOp::create(rewriter, loc, tileCol, g);
+          SmallVector<Value> fragment;
+          for (int64_t dk : {int64_t(0), kHalf}) {
+            Value k0 = LLVM::AddOp::create(rewriter, loc, kOfLane, c(kk + dk));
+            fragment.push_back(gatherWord(
+                bBase, bAddress,
+                [&](Value kAt) {
+                  return std::pair<Value, Value>{kAt, n};
+                },
+                k0));
+          }
+          bFragments[col] = fragment;
+          continue;
+        }
+        // Row-major b (N contiguous, 16-bit): lanes give k rows, .trans;
+        // column-major b (K contiguous): lanes give n lines, and lanes 8-15
+        // the second 16 bytes of k.
+        Value kRow = LLVM::AddOp::create(
+            rewriter, loc, bTransposed ? secondChunk : rowInTile, c(kk));
+        Value n =
+            bTransposed
+                ? Value(LLVM::AddOp::create(rewriter, loc, tileCol, lane7))
+                : tileCol;
+        Value at = LLVM::AddOp::create(rewriter, loc, bBase,
+                                       bAddress.emit(rewriter, loc, kRow, n));
+        std::string text = std::string("ldmatrix.sync.aligned.m8n8.x2") +
+                           (bTransposed ? "" : ".trans") +
+                           ".shared.b16 {$0, $1}, [$2];";
+        Value frag = kiln::inlinePtxEffect(rewriter, loc, pairI, text,
+                                           "=r,=r,r", ValueRange{at})
+                         .getResult(0);
+        bFragments[col] = words(frag, 2);
+      }
+      for (auto &[row, fragment] : aFragments)
+        aSteps[row].push_back(fragment);
+      for (auto &[col, fragment] : bFragments)
+        bSteps[col].push_back(fragment);
     }
+    std::map<int32_t, kiln::MmaSyncInstructions::Operand> aOperands, bOperands;
+    for (auto &[row, steps] : aSteps)
+      aOperands[row] = instructions.prepare(steps, /*isA=*/true);
+    for (auto &[col, steps] : bSteps)
+      bOperands[col] = instructions.prepare(steps, /*isA=*/false);
     for (auto &[corner, slots] : tiles) {
-      SmallVector<Value> operands(aFragments[corner.first]);
-      llvm::append_range(operands, bFragments[corner.second]);
+      SmallVector<Value, 4> quad;
       for (int slot : slots)
-        operands.push_back(acc[slot]);
-      Value d = kiln::inlinePtx(rewriter, loc, quadAcc, mmaText, mmaConstraints,
-                                operands);
+        quad.push_back(acc[slot]);
+      instructions.multiply(aOperands[corner.first], bOperands[corner.second],
+                            quad);
       for (auto [i, slot] : llvm::enumerate(slots))
-        acc[slot] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+        acc[slot] = quad[i];
     }
   }
   rewriter.replaceOp(

@@ -72,16 +72,20 @@ kiln::gpu::SliceEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
 
 // --- mma ------------------------------------------------------------------
 
-unsigned kiln::gpu::MmaEncodingAttr::getRank() const { return 2; }
+unsigned kiln::gpu::MmaEncodingAttr::getRank() const {
+  return unsigned(getWarpsPerCTA().size());
+}
 
 int64_t kiln::gpu::MmaEncodingAttr::getTileExtent(unsigned dim) const {
-  // One m16n8 tile per warp.
-  return int64_t(dim == 0 ? 16 : 8) * getWarpsPerCTA()[dim];
+  // One m16n8 tile per warp (one batch per warp of a 3-D layout).
+  unsigned rank = getRank();
+  int64_t perWarp = dim + 2 == rank ? 16 : dim + 1 == rank ? 8 : 1;
+  return perWarp * getWarpsPerCTA()[dim];
 }
 
 std::optional<LinearLayout>
 kiln::gpu::MmaEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
-  if (!isPowerOfTwoShape(shape) || shape.size() != 2)
+  if (!isPowerOfTwoShape(shape) || shape.size() != getRank())
     return std::nullopt;
   return kiln::layout::mmaV2(shape, getWarpsPerCTA());
 }

@@ -63,17 +63,6 @@ def Kiln_InlineAsmElementwiseOp : Kiln_Op<"inline_asm_elementwise", [
   let hasVerifier = 1;
 }
 
-def Kiln_InputPrecision : I32EnumAttr<"InputPrecision",
-    "how tl.dot treats fp32 operands", [
-      I32EnumAttrCase<"TF32", 0, "tf32">,
-      I32EnumAttrCase<"TF32x3", 1, "tf32x3">,
-      I32EnumAttrCase<"IEEE", 2, "ieee">,
-      I32EnumAttrCase<"BF16x3", 3, "bf16x3">,
-      I32EnumAttrCase<"BF16x6", 4, "bf16x6">,
-    ]> {
-  let cppNamespace = "::kiln";
-}
-
 def Kiln_DotOp : Kiln_Op<"dot", [Pure,
     AllTypesMatch<["c", "d"]>]> {
   let summary = "Matrix product with accumulation: d = a × b + c";

@@ -163,8 +163,9 @@ void kiln::gpu::MmaEncodingAttr::print(AsmPrinter &printer) const {
 LogicalResult
 kiln::gpu::MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayRef<unsigned> warpsPerCTA) {
-  if (warpsPerCTA.size() != 2)
-    return emitError() << "an mma layout has warpsPerCTA for 2 dimensions";
+  if (warpsPerCTA.size() != 2 && warpsPerCTA.size() != 3)
+    return emitError() << "an mma layout has warpsPerCTA for 2 dimensions "
+                          "(M, N) or 3 (batch, M, N)";
   for (unsigned w : warpsPerCTA)
     if (w == 0 || !llvm::isPowerOf2_32(w))
       return emitError() << "mma warpsPerCTA must be powers of two";

@@ -93,7 +93,9 @@ def KilnGPU_MmaEncodingAttr : AttrDef<KilnGPU_Dialect, "MmaEncoding",
     C/D fragments of NVIDIA's `mma.sync.aligned.m16n8k*` instructions (sm_80
     and later): lane l holds columns 2(l%4), 2(l%4)+1 of rows l/4 and
     l/4 + 8. Warps split the tensor `warpsPerCTA` = [along M, along N]; the
-    warps' tile repeats over larger tensors (layout::mmaV2).
+    warps' tile repeats over larger tensors (layout::mmaV2). A 3-D tensor
+    (a batched dot's B x M x N) has warpsPerCTA = [along B, along M, along
+    N], each batch laid out as the 2-D tensor.
   }];
   let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA);
   let hasCustomAssemblyFormat = 1;

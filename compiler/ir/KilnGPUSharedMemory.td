@@ -11,6 +11,8 @@
 #ifndef KILN_GPU_SHARED_MEMORY_TD
 #define KILN_GPU_SHARED_MEMORY_TD
 
+include "compiler/ir/KilnEnums.td"
+
 def KilnGPU_NVMMASharedEncodingAttr
     : AttrDef<KilnGPU_Dialect, "NVMMASharedEncoding"> {
   let mnemonic = "nvmma_shared";
@@ -131,10 +133,13 @@ def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
     groups of four and M a multiple of 64 this is `wgmma.mma_async` with
     shared-memory descriptors; when `async` is set the result is not ready
     until a kiln_gpu.dot_wait releases it. Elsewhere it is `ldmatrix` plus
-    `mma.sync.m16n8k16`, synchronous.
+    `mma.sync.m16n8k16`, synchronous. `input_precision` says how fp32
+    operands are multiplied, as on kiln.dot (absent: tf32); the emulations
+    (tf32x3, bf16x3, bf16x6) take mma.sync.
   }];
   let arguments = (ins AnyType:$a, KilnGPU_MemDesc:$b,
-                       AnyRankedTensor:$c, UnitAttr:$async);
+                       AnyRankedTensor:$c, UnitAttr:$async,
+                       OptionalAttr<Kiln_InputPrecision>:$input_precision);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($d)

@@ -15,6 +15,7 @@ def Kiln_IntLike : AnyTypeOf<[AnySignlessInteger, RankedTensorOf<[AnySignlessInt
 def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
 
 include "mlir/IR/EnumAttr.td"
+include "compiler/ir/KilnEnums.td"
 include "compiler/ir/KilnMemoryOps.td"
 include "compiler/ir/KilnDescriptorOps.td"
 include "compiler/ir/KilnShapeOps.td"

@@ -1,4 +1,5 @@
-//===- TensorCoreFlavour.h - which dots the tensor cores compute -*- C++ -*-===//
+//===- TensorCoreFlavour.h - which dots the tensor cores compute -*- C++
+//-*-===//
 //
 // The one rule that layout assignment, the pipeliner and the lowerings share
 // (docs/architecture.md, "Which dots run on the tensor cores"). A 2-D dot
@@ -15,14 +16,31 @@
 // elements a 32-bit register holds. ldmatrix and wgmma's transpose bits move
 // 16-bit elements only, so 32- and 8-bit operands are read K-contiguous by
 // ldmatrix (or element by element otherwise) and reach wgmma only when both
-// tiles are K-contiguous. Everything else (fp64, fp32 with "ieee" or the
-// 3x/6x emulations, fp16 accumulators, batched 3-D dots) takes the
-// multiply-add loop.
+// tiles are K-contiguous.
+//
+// fp32 operands with input_precision "tf32x3", "bf16x3" or "bf16x6" run on
+// mma.sync too (never wgmma: the operands are split in registers): each
+// operand word x is split into a high part h = round(x) and a low part
+// l = x - h (and for bf16x6 a third, l's own remainder), and the product
+// is the sum of the instructions over the pairs of parts that matter:
+// l*h + h*l + h*h (bf16x6: six products). tf32x3 splits into tf32 words
+// (m16n8k8 per 8 of K); the bf16 emulations pack the tf32 fragments of
+// two k steps into bf16 pairs, which is the m16n8k16 fragment with K
+// permuted the same way in a and b (so the sum is unchanged). The low
+// parts of a non-finite x are zero and the high parts that multiply a
+// low part are clamped to the largest finite value, so an infinite
+// operand gives the infinite product instead of a NaN from inf - inf or
+// 0 * inf, as upstream's emulation does.
+//
+// Batched 3-D dots of these flavours take mma.sync per batch (the staged
+// lowering, compiler/conversion/DotToLLVM.cpp). Everything else (fp64, fp32
+// with "ieee") takes the multiply-add loop.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_IR_TENSORCOREFLAVOUR_H
 #define KILN_IR_TENSORCOREFLAVOUR_H
 
+#include "compiler/ir/Dialects.h"
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 
@@ -31,13 +49,29 @@
 
 namespace kiln {
 
+/// Shared memory the staged dot lowering (compiler/conversion/DotToLLVM.cpp)
+/// uses for a and b together: within the 48 KiB every target allows
+/// statically, with room for the accumulators' other users.
+inline constexpr int64_t kDotStagingBytes = 40 * 1024;
+
 struct TensorCoreFlavour {
+  /// How fp32 operands are split into tensor-core words (see above).
+  enum class Split { None, TF32x3, BF16x3, BF16x6 };
+
   unsigned elementBytes = 2; // of a and b: 1, 2 or 4
   bool integer = false;      // i8 into i32
   bool fp8 = false;
+  Split split = Split::None;
 
-  /// K per instruction: 32 bytes of each operand's row.
+  /// K per operand fragment: 32 bytes of each operand's row (for fp32
+  /// operands, one m16n8k8 tf32 instruction's).
   int64_t kStep() const { return 32 / elementBytes; }
+  /// K one group of instructions covers: two fragments for the bf16
+  /// emulations (one m16n8k16), else one. K must be a multiple of it.
+  int64_t kGroup() const {
+    return split == Split::BF16x3 || split == Split::BF16x6 ? 2 * kStep()
+                                                            : kStep();
+  }
   /// Whether ldmatrix .trans and wgmma's transpose bits apply (16-bit).
   bool transposable() const { return elementBytes == 2; }
 
@@ -67,9 +101,9 @@ struct TensorCoreFlavour {
   bool fitsWgmma(const TargetInfo &target, int64_t m, int64_t n,
                  unsigned numWarps, unsigned warpsAlongM, bool aKContiguous,
                  bool bKContiguous, bool aInRegisters) const {
-    if (!target.hasWgmma() || warpsAlongM != numWarps || numWarps % 4 != 0 ||
-        m % (16 * int64_t(numWarps)) != 0 || m % 64 != 0 || n % 8 != 0 ||
-        n > 256)
+    if (!target.hasWgmma() || split != Split::None || warpsAlongM != numWarps ||
+        numWarps % 4 != 0 || m % (16 * int64_t(numWarps)) != 0 || m % 64 != 0 ||
+        n % 8 != 0 || n > 256)
       return false;
     // Integer wgmma: N a multiple of 8 up to 32, of 16 beyond.
     if (integer && n > 32 && n % 16 != 0)
@@ -81,16 +115,22 @@ struct TensorCoreFlavour {
 };
 
 /// The tensor-core flavour of a 2-D dot with these operand and accumulator
-/// types (`tf32`: its input precision lets fp32 operands round to tf32) on
-/// `target`; none when the dot takes the multiply-add loop there.
+/// types and input precision (which says how fp32 operands are multiplied)
+/// on `target`; none when the dot takes the multiply-add loop there.
 inline std::optional<TensorCoreFlavour>
-tensorCoreFlavour(mlir::Type a, mlir::Type b, mlir::Type acc, bool tf32,
-                  const TargetInfo &target) {
+tensorCoreFlavour(mlir::Type a, mlir::Type b, mlir::Type acc,
+                  InputPrecision precision, const TargetInfo &target) {
   TensorCoreFlavour f;
   if ((a.isF16() || a.isBF16()) && b == a && acc.isF32()) {
     f.elementBytes = 2;
-  } else if (a.isF32() && b.isF32() && acc.isF32() && tf32) {
+  } else if (a.isF32() && b.isF32() && acc.isF32() &&
+             precision != InputPrecision::IEEE) {
     f.elementBytes = 4;
+    f.split =
+        precision == InputPrecision::TF32x3   ? TensorCoreFlavour::Split::TF32x3
+        : precision == InputPrecision::BF16x3 ? TensorCoreFlavour::Split::BF16x3
+        : precision == InputPrecision::BF16x6 ? TensorCoreFlavour::Split::BF16x6
+                                              : TensorCoreFlavour::Split::None;
   } else if (a.isInteger(8) && b.isInteger(8) && acc.isInteger(32)) {
     f.elementBytes = 1;
     f.integer = true;
@@ -101,6 +141,9 @@ tensorCoreFlavour(mlir::Type a, mlir::Type b, mlir::Type acc, bool tf32,
     return std::nullopt;
   }
   if (!f.hasMmaSync(target) && !target.hasWgmma())
+    return std::nullopt;
+  // The emulations split words in registers: mma.sync only.
+  if (f.split != TensorCoreFlavour::Split::None && !f.hasMmaSync(target))
     return std::nullopt;
   return f;
 }

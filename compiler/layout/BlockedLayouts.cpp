@@ -146,18 +146,23 @@ LinearLayout slice(const LinearLayout &parent, unsigned dim) {
 }
 
 LinearLayout mmaV2(ArrayRef<int64_t> shape, ArrayRef<unsigned> warpsPerCTA) {
-  if (shape.size() != 2)
-    fail("mmaV2: the accumulator must be 2-D");
+  if (shape.size() != 2 && shape.size() != 3)
+    fail("mmaV2: the accumulator must be 2-D or 3-D");
   checkShape(shape);
-  checkPowersOf2(warpsPerCTA, 2, "warpsPerCTA");
+  size_t rank = shape.size();
+  checkPowersOf2(warpsPerCTA, rank, "warpsPerCTA");
+  unsigned m = unsigned(rank) - 2, n = unsigned(rank) - 1;
   // One warp's 16x8 tile: register bit 0 -> column +1, lane bits 0-1 ->
   // columns +2, +4, lane bits 2-4 -> rows +1, +2, +4, register bit 1 -> row
   // +8.
-  LinearLayout tile = identity(2, kRegister, 1) * identity(4, kLane, 1) *
-                      identity(8, kLane, 0) * identity(2, kRegister, 0);
+  LinearLayout tile = identity(2, kRegister, n) * identity(4, kLane, n) *
+                      identity(8, kLane, m) * identity(2, kRegister, m);
   tile *=
-      identity(warpsPerCTA[1], kWarp, 1) * identity(warpsPerCTA[0], kWarp, 0);
-  return tileOverShape(tile, shape, {1, 0});
+      identity(warpsPerCTA[n], kWarp, n) * identity(warpsPerCTA[m], kWarp, m);
+  if (rank == 3)
+    tile *= identity(warpsPerCTA[0], kWarp, 0);
+  return rank == 3 ? tileOverShape(tile, shape, {2, 1, 0})
+                   : tileOverShape(tile, shape, {1, 0});
 }
 
 LinearLayout dotOperandMmaV2(ArrayRef<int64_t> shape, unsigned opIdx,

@@ -82,6 +82,10 @@ LinearLayout slice(const LinearLayout &parent, unsigned dim);
 /// w % warpsPerCTA[1]) (row-major warp order: the warp id's low bits go
 /// along N). Over larger tensors the warps' 16*warpsPerCTA[0] x
 /// 8*warpsPerCTA[1] tile repeats in registers, along N first, then M.
+///
+/// A 3-D shape (B x M x N, a batched dot) takes three warpsPerCTA (along
+/// B, M, N): each batch is the 2-D layout above, the warps' batches
+/// repeat in registers after M.
 LinearLayout mmaV2(llvm::ArrayRef<int64_t> shape,
                    llvm::ArrayRef<unsigned> warpsPerCTA);
 

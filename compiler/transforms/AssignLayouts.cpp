@@ -111,6 +111,39 @@ kiln::gpu::MmaEncodingAttr mmaFor(MLIRContext *ctx, RankedTensorType type,
   return kiln::gpu::MmaEncodingAttr::get(ctx, {wm, wn});
 }
 
+/// The batched mma.sync layout for a 3-D dot result: warps along the
+/// batch first (each then multiplies whole batches), the rest split M and
+/// N as mmaFor does.
+kiln::gpu::MmaEncodingAttr mmaFor3D(MLIRContext *ctx, RankedTensorType type,
+                                    unsigned numWarps) {
+  unsigned wb = unsigned(std::clamp<int64_t>(type.getDimSize(0), 1, numWarps));
+  auto rest = RankedTensorType::get(type.getShape().drop_front(),
+                                    type.getElementType());
+  ArrayRef<unsigned> mn = mmaFor(ctx, rest, numWarps / wb, /*wgmma=*/false,
+                                 /*chained=*/false)
+                              .getWarpsPerCTA();
+  return kiln::gpu::MmaEncodingAttr::get(ctx, {wb, mn[0], mn[1]});
+}
+
+/// Whether a 3-D dot of `flavour` takes mma.sync: M at least 16, N at
+/// least 8, K a multiple of the instruction group's, and both operands
+/// (every batch, one group of K, rows padded by a word) staged within
+/// DotToLLVM.cpp's budget.
+bool batchedOnTensorCores(kiln::DotOp dot, const kiln::TensorCoreFlavour &f,
+                          unsigned numWarps) {
+  ArrayRef<int64_t> shape = dot.getType().getShape();
+  int64_t k = dot.getA().getType().getDimSize(2);
+  if (shape[1] < 16 || shape[2] < 8 || k % f.kGroup() != 0)
+    return false;
+  // fp8 operands are staged widened to fp32.
+  int64_t elementBytes = f.fp8 ? 4 : f.elementBytes;
+  int64_t pad = 4 / elementBytes;
+  int64_t bytes = (shape[0] * (shape[1] + shape[2]) * (f.kGroup() + pad) +
+                   2 * int64_t(numWarps) * kThreadsPerWarp) *
+                  elementBytes;
+  return bytes <= kiln::kDotStagingBytes;
+}
+
 /// For a dot's result: each thread a nearly square block of the last two
 /// dimensions, so that its multiply-adds per k (rows x columns) need few
 /// operand loads (rows + columns).
@@ -265,6 +298,10 @@ struct AssignLayoutsPass
     // is the mma accumulator layout.
     llvm::DenseMap<unsigned, RankedTensorType> dots;
     bool tensorCores = true;
+    // Batched (3-D) dots, when all of them have a tensor-core flavour and
+    // their operands fit the staged lowering's shared memory: every 3-D
+    // tensor takes the batched mma layout (mma.sync per batch).
+    bool tensorCores3D = true;
     mmaEncoding = {};
     kiln::TargetInfo target =
         kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
@@ -286,14 +323,21 @@ struct AssignLayoutsPass
       std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
           dot.getA().getType().getElementType(),
           dot.getB().getType().getElementType(), dot.getType().getElementType(),
-          dot.getInputPrecision() == kiln::InputPrecision::TF32, target);
+          dot.getInputPrecision(), target);
+      if (dot.getType().getRank() == 3 &&
+          !(flavour && flavour->hasMmaSync(target) &&
+            batchedOnTensorCores(dot, *flavour, numWarps)))
+        tensorCores3D = false;
       if (dot.getType().getRank() == 2 &&
           (!flavour ||
-           dot.getA().getType().getDimSize(1) % flavour->kStep() != 0 ||
+           dot.getA().getType().getDimSize(1) % flavour->kGroup() != 0 ||
            dot.getType().getDimSize(0) < 16 || dot.getType().getDimSize(1) < 8))
         tensorCores = false;
       if (flavour && !flavour->transposable() &&
           !(kContiguous(dot.getA(), 1) && kContiguous(dot.getB(), 0)))
+        wgmmaReadable = false;
+      // The fp32 emulations split their operands in registers: mma.sync.
+      if (flavour && flavour->split != kiln::TensorCoreFlavour::Split::None)
         wgmmaReadable = false;
     });
     for (auto &[rank, anchor] : anchors) {
@@ -309,6 +353,10 @@ struct AssignLayoutsPass
               narrow ? Attribute(defaultBlocked(ctx, narrow.getShape(),
                                                 std::max(1u, vec), numWarps))
                      : Attribute(mmaEncoding);
+          continue;
+        }
+        if (rank == 3 && tensorCores3D) {
+          encodingOfRank[rank] = Attribute(mmaFor3D(ctx, dot, numWarps));
           continue;
         }
         encodingOfRank[rank] = Attribute(dotBlocked(ctx, dot, numWarps));

@@ -36,9 +36,9 @@
 //
 // Only loops the rewrite is sure about are touched: dots of a tensor-core
 // flavour (compiler/ir/TensorCoreFlavour.h; async on wgmma when it fits,
-// else mma.sync) directly in the body, each operand as above (masked loads read zero), a load stage that
-// is pure apart from those loads and not carried past the loop, and
-// accesses of at least 4 bytes (cp.async's smallest).
+// else mma.sync) directly in the body, each operand as above (masked loads read
+// zero), a load stage that is pure apart from those loads and not carried past
+// the loop, and accesses of at least 4 bytes (cp.async's smallest).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
@@ -205,10 +205,10 @@ private:
                  bool aKContiguous, bool bKContiguous,
                  bool aInRegisters) const {
     auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(acc.getEncoding());
-    return mma && flavour.fitsWgmma(target_, acc.getDimSize(0),
-                                    acc.getDimSize(1), numWarps_,
-                                    mma.getWarpsPerCTA()[0], aKContiguous,
-                                    bKContiguous, aInRegisters);
+    return mma &&
+           flavour.fitsWgmma(target_, acc.getDimSize(0), acc.getDimSize(1),
+                             numWarps_, mma.getWarpsPerCTA()[0], aKContiguous,
+                             bKContiguous, aInRegisters);
   }
 
   /// The cp.async form of `load`, an operand tile of a tensor-core dot
@@ -268,10 +268,10 @@ private:
       std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
           dot.getA().getType().getElementType(),
           dot.getB().getType().getElementType(), accType.getElementType(),
-          dot.getInputPrecision() == kiln::InputPrecision::TF32, target_);
+          dot.getInputPrecision(), target_);
       if (!isa<kiln::gpu::MmaEncodingAttr>(accType.getEncoding()) ||
           accType.getRank() != 2 || !flavour ||
-          dot.getA().getType().getDimSize(1) % flavour->kStep() != 0)
+          dot.getA().getType().getDimSize(1) % flavour->kGroup() != 0)
         return;
       Value operands[2] = {dot.getA(), dot.getB()};
       // Whether each operand's tile has K contiguous (a in registers counts
@@ -605,8 +605,15 @@ private:
         tiles[i] = tileOf(b, loc, rings[pd.source[i]],
                           l.once ? i32Const(b, 0) : readSlot);
       }
+      // fp32 operands other than plain tf32 keep their emulation.
+      kiln::InputPrecisionAttr precision;
+      if (dot.getA().getType().getElementType().isF32() &&
+          dot.getInputPrecision() != kiln::InputPrecision::TF32)
+        precision = kiln::InputPrecisionAttr::get(b.getContext(),
+                                                  dot.getInputPrecision());
       auto sharedDot = kiln::gpu::SharedDotOp::create(
-          b, loc, dot.getType(), tiles[0], tiles[1], dot.getC(), pd.async);
+          b, loc, dot.getType(), tiles[0], tiles[1], dot.getC(),
+          pd.async ? b.getUnitAttr() : UnitAttr(), precision);
       Value result = sharedDot.getD();
       if (pd.async) {
         // The matmul form keeps one group in flight; other dots' results

@@ -1,0 +1,187 @@
+//===- MmaSyncInstructions.cpp - mma.sync over operand fragments ----------===//
+#include "compiler/conversion/MmaSyncInstructions.h"
+
+#include "compiler/conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/ADT/bit.h"
+
+using namespace mlir;
+using Split = kiln::TensorCoreFlavour::Split;
+
+namespace {
+
+/// The largest finite tf32 and bf16 values, as fp32 bits.
+constexpr uint32_t kLargestTF32 = 0x7F7FE000;
+constexpr uint32_t kLargestBF16 = 0x7F7F0000;
+
+/// The products of an emulation, as (part of a, part of b), small ones
+/// first. Parts: 0 high, 1 high clamped to finite, 2.. the low parts.
+ArrayRef<std::pair<unsigned, unsigned>> productsOf(Split split) {
+  static const std::pair<unsigned, unsigned> kNative[] = {{0, 0}};
+  static const std::pair<unsigned, unsigned> kThree[] = {
+      {2, 1}, {1, 2}, {0, 0}};
+  static const std::pair<unsigned, unsigned> kSix[] = {{3, 1}, {1, 3}, {2, 2},
+                                                       {2, 1}, {1, 2}, {0, 0}};
+  switch (split) {
+  case Split::None:
+    return kNative;
+  case Split::TF32x3:
+  case Split::BF16x3:
+    return kThree;
+  case Split::BF16x6:
+    return kSix;
+  }
+  return kNative;
+}
+
+std::string mmaText(int64_t k, const std::string &acc, const std::string &a,
+                    const std::string &b) {
+  return "mma.sync.aligned.m16n8k" + std::to_string(k) + ".row.col." + acc +
+         "." + a + "." + b + "." + acc +
+         " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, "
+         "$13};";
+}
+
+} // namespace
+
+kiln::MmaSyncInstructions::MmaSyncInstructions(OpBuilder &b, Location loc,
+                                               const TensorCoreFlavour &flavour,
+                                               Type aElement, Type bElement,
+                                               Type accElement)
+    : b_(b), loc_(loc), flavour_(flavour), accElement_(accElement) {
+  switch (flavour.split) {
+  case Split::None:
+    text_ = mmaText(flavour.kStep(), flavour.accumulatorType(),
+                    TensorCoreFlavour::ptxType(aElement),
+                    TensorCoreFlavour::ptxType(bElement));
+    break;
+  case Split::TF32x3:
+    text_ = mmaText(8, "f32", "tf32", "tf32");
+    break;
+  case Split::BF16x3:
+  case Split::BF16x6:
+    text_ = mmaText(16, "f32", "bf16", "bf16");
+    break;
+  }
+}
+
+SmallVector<Value, 4> kiln::MmaSyncInstructions::splitElement(Value word) {
+  Type f32 = b_.getF32Type(), i32 = b_.getI32Type();
+  Value x = LLVM::BitcastOp::create(b_, loc_, f32, word);
+  auto f32Constant = [&](float v) -> Value {
+    return LLVM::ConstantOp::create(b_, loc_, f32, b_.getF32FloatAttr(v));
+  };
+  // Non-finite x: x - high is NaN; its low parts are zero instead.
+  auto finiteOrZero = [&](Value v) -> Value {
+    Value ordered =
+        LLVM::FCmpOp::create(b_, loc_, LLVM::FCmpPredicate::ord, v, v);
+    return LLVM::SelectOp::create(b_, loc_, ordered, v, f32Constant(0.0f));
+  };
+  auto clamp = [&](Value v, float limit) -> Value {
+    return LLVM::MinNumOp::create(
+        b_, loc_, LLVM::MaxNumOp::create(b_, loc_, v, f32Constant(-limit)),
+        f32Constant(limit));
+  };
+  if (flavour_.split == Split::TF32x3) {
+    auto toTF32 = [&](Value v) {
+      return inlinePtx(b_, loc_, i32, "cvt.rna.tf32.f32 $0, $1;", "=r,f",
+                       ValueRange{v});
+    };
+    Value high = toTF32(x);
+    Value highF = LLVM::BitcastOp::create(b_, loc_, f32, high);
+    Value low = finiteOrZero(LLVM::FSubOp::create(b_, loc_, x, highF));
+    Value clamped = LLVM::BitcastOp::create(
+        b_, loc_, i32, clamp(highF, llvm::bit_cast<float>(kLargestTF32)));
+    return {high, clamped, toTF32(low)};
+  }
+  Type bf16 = b_.getBF16Type();
+  auto toBF16 = [&](Value v) -> Value {
+    return LLVM::FPTruncOp::create(b_, loc_, bf16, v);
+  };
+  auto toF32 = [&](Value v) -> Value {
+    return LLVM::FPExtOp::create(b_, loc_, f32, v);
+  };
+  Value high = toBF16(x);
+  Value highF = toF32(high);
+  Value clamped = toBF16(clamp(highF, llvm::bit_cast<float>(kLargestBF16)));
+  Value rest = finiteOrZero(LLVM::FSubOp::create(b_, loc_, x, highF));
+  Value low = toBF16(rest);
+  if (flavour_.split == Split::BF16x3)
+    return {high, clamped, low};
+  Value lower = toBF16(LLVM::FSubOp::create(b_, loc_, rest, toF32(low)));
+  return {high, clamped, low, lower};
+}
+
+Value kiln::MmaSyncInstructions::packBF16(Value low, Value high) {
+  Type i16 = b_.getI16Type(), i32 = b_.getI32Type();
+  auto bits = [&](Value v) -> Value {
+    return LLVM::ZExtOp::create(b_, loc_, i32,
+                                LLVM::BitcastOp::create(b_, loc_, i16, v));
+  };
+  return LLVM::OrOp::create(
+      b_, loc_, bits(low),
+      LLVM::ShlOp::create(b_, loc_, bits(high), i32Constant(b_, loc_, 16)));
+}
+
+kiln::MmaSyncInstructions::Operand
+kiln::MmaSyncInstructions::prepare(ArrayRef<SmallVector<Value>> steps,
+                                   bool isA) {
+  Operand parts;
+  if (flavour_.split == Split::None) {
+    parts.emplace_back(steps.front().begin(), steps.front().end());
+    return parts;
+  }
+  if (flavour_.split == Split::TF32x3) {
+    for (Value word : steps.front()) {
+      SmallVector<Value, 4> split = splitElement(word);
+      parts.resize(split.size());
+      for (auto [p, v] : llvm::enumerate(split))
+        parts[p].push_back(v);
+    }
+    return parts;
+  }
+  // bf16: the m16n8k16 register holding k slots 2t, 2t+1 (and 2t+8, 2t+9)
+  // takes the tf32 words of k t, t+4 (and t+8, t+12): a0 pairs the first
+  // step's a0 and a2, a1 its a1 and a3, a2 and a3 the same of the second
+  // step; b0 pairs the first step's b0 and b1, b1 the second's. a and b
+  // permute K alike, so the products sum to the same dot.
+  SmallVector<std::pair<Value, Value>> pairs;
+  for (const SmallVector<Value> &step : steps) {
+    if (isA) {
+      pairs.push_back({step[0], step[2]});
+      pairs.push_back({step[1], step[3]});
+    } else {
+      pairs.push_back({step[0], step[1]});
+    }
+  }
+  for (auto [lowK, highK] : pairs) {
+    SmallVector<Value, 4> low = splitElement(lowK), high = splitElement(highK);
+    parts.resize(low.size());
+    for (size_t p = 0; p < low.size(); ++p)
+      parts[p].push_back(packBF16(low[p], high[p]));
+  }
+  return parts;
+}
+
+void kiln::MmaSyncInstructions::emitOne(const std::string &text,
+                                        ArrayRef<Value> a, ArrayRef<Value> b,
+                                        MutableArrayRef<Value> acc) {
+  std::string c = flavour_.integer ? "=r" : "=f";
+  std::string constraints =
+      c + "," + c + "," + c + "," + c + ",r,r,r,r,r,r,0,1,2,3";
+  SmallVector<Value> operands(a.begin(), a.end());
+  llvm::append_range(operands, b);
+  llvm::append_range(operands, acc);
+  Type quad = LLVM::LLVMStructType::getLiteral(
+      b_.getContext(), {accElement_, accElement_, accElement_, accElement_});
+  Value d = inlinePtx(b_, loc_, quad, text, constraints, operands);
+  for (unsigned i = 0; i < 4; ++i)
+    acc[i] = LLVM::ExtractValueOp::create(b_, loc_, d, int64_t(i));
+}
+
+void kiln::MmaSyncInstructions::multiply(const Operand &a, const Operand &b,
+                                         MutableArrayRef<Value> acc) {
+  for (auto [pa, pb] : productsOf(flavour_.split))
+    emitOne(text_, a[pa], b[pb], acc);
+}
