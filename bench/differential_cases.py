@@ -1080,7 +1080,8 @@ CASES += [
           ("f16_w8", "fp16", "float16", "fp32", "float32", 8, 16, 32, 16, 48, 8, ("randn",), 1e-5),
           # both round the operands to tf32
           ("tf32", "fp32", "float32", "fp32", "float32", 2, 32, 32, 16, 32, 4, ("randn",), 5e-3),
-          ("i8", "i8", "int8", "i32", "int32", 2, 32, 32, 32, 64, 4, ("randint", -128, 128), 0),
+          # (int8 3-D dots: upstream Triton 3.6 rejects them; Kiln's are in
+          # the corpus and tests/lit/dot_batched_to_ptx.py)
           # Triton's fp8 products accumulate with fewer mantissa bits
           ("fp8e5", "fp8e5", "float8_e5m2", "fp32", "float32", 2, 32, 32, 32, 64, 4,
            ("randn",), 1e-3))],

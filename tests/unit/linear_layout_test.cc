@@ -1001,6 +1001,27 @@ TEST(MmaLayoutTest, AccumulatorWarpsAndRepetitions) {
   EXPECT_EQ(vectorWidth(l, "dim1"), 2);
 }
 
+TEST(MmaLayoutTest, BatchedAccumulatorWarpsAlongBatchFirst) {
+  // 4 x 32 x 16 with [2, 2, 1] warps: warp w takes batch w / 2 and rows
+  // 16 (w % 2) of it; each batch is the 2-D accumulator, the warps' tile
+  // repeats along N (register bit 2), then the batch (register bit 3).
+  LinearLayout l = mmaV2({4, 32, 16}, {2, 2, 1});
+  ASSERT_EQ(l.getInDimSize(kRegister), 16);
+  ASSERT_EQ(l.getInDimSize(kWarp), 4);
+  for (int w = 0; w < 4; ++w)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int rb = 0; rb < 2; ++rb)
+        for (int rn = 0; rn < 2; ++rn)
+          for (int i = 0; i < 4; ++i) {
+            Coords inTile = ptxAccumulator(lane, i);
+            Coords expected{rb * 2 + w / 2, (w % 2) * 16 + inTile[0],
+                            rn * 8 + inTile[1]};
+            EXPECT_EQ(atHw(l, i + 4 * rn + 8 * rb, lane, w), expected)
+                << "warp " << w << " lane " << lane << " c" << i;
+          }
+  EXPECT_TRUE(l.isInvertible());
+}
+
 // Operand A (M x K) per the PTX ISA, for each kWidth: the fragment formulas
 // of m16n8k8 (.tf32), m16n8k16 (.f16), m16n8k32 (.s8) and m16n8k64 (.s4).
 Coords ptxOperandA(unsigned kWidth, int lane, int i) {
