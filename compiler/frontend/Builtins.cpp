@@ -285,6 +285,58 @@ std::optional<FValue> cdiv(Emitter &e, const CallArgs &args) {
                   : std::nullopt;
 }
 
+/// tl.swizzle2d(i, j, size_i, size_j, size_g): the (i, j) of a row-major
+/// size_i x size_j grid renumbered column-major within each group of size_g
+/// rows (the last group may be shorter), as upstream's; the grouped
+/// program-id order of matmul kernels. Works on scalars and blocks alike.
+std::optional<FValue> swizzle2d(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"i", "j", "size_i", "size_j", "size_g"};
+  ArgReader r(e, args, "tl.swizzle2d", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  for (size_t k = 0; k < 5; ++k) {
+    const FValue *v = r.get(k);
+    if (!v)
+      return r.missing(k);
+    bool isInteger = v->isRuntime()
+                         ? !v->type.isPointer && !v->type.isBlockPointer() &&
+                               v->type.element.isInteger() &&
+                               !v->type.element.isBool()
+                         : v->isInt();
+    if (!isInteger)
+      return r.bad(k, "an integer or a block of integers");
+  }
+  const FValue &i = *r.get(0), &j = *r.get(1), &sizeI = *r.get(2),
+               &sizeJ = *r.get(3), &sizeG = *r.get(4);
+  SMLoc loc = args.loc;
+  auto bin = [&](StringRef op, const std::optional<FValue> &a,
+                 const std::optional<FValue> &b) -> std::optional<FValue> {
+    return a && b ? e.binary(op, *a, *b, loc) : std::nullopt;
+  };
+  // The linear index, the group it falls in and the group's first row.
+  std::optional<FValue> ij = bin("+", bin("*", i, sizeJ), j);
+  std::optional<FValue> groupSize = bin("*", sizeG, sizeJ);
+  std::optional<FValue> firstRow = bin("*", bin("//", ij, groupSize), sizeG);
+  // The rows of this group: tl.minimum, which gives a run-time value even
+  // on compile-time operands, as upstream's does.
+  std::optional<FValue> rowsLeft = bin("-", sizeI, firstRow);
+  rowsLeft = rowsLeft ? e.materialize(*rowsLeft, loc) : std::nullopt;
+  if (!rowsLeft)
+    return std::nullopt;
+  CallArgs pair;
+  pair.loc = loc;
+  pair.callee = "minimum";
+  pair.args = {*rowsLeft, sizeG};
+  pair.argLocs = {loc, r.loc(4)};
+  std::optional<FValue> rows = minimum(e, pair);
+  std::optional<FValue> inGroup = bin("%", ij, groupSize);
+  std::optional<FValue> newI = bin("+", firstRow, bin("%", inGroup, rows));
+  std::optional<FValue> newJ = bin("//", inGroup, rows);
+  if (!newI || !newJ)
+    return std::nullopt;
+  return FValue::tuple({*newI, *newJ});
+}
+
 /// triton.next_power_of_2(n): the smallest power of two >= n (1 for n <= 1),
 /// for heuristics and constexpr arithmetic.
 std::optional<FValue> nextPowerOf2(Emitter &e, const CallArgs &args) {
@@ -303,6 +355,22 @@ std::optional<FValue> nextPowerOf2(Emitter &e, const CallArgs &args) {
     return e.error(r.loc(0), "triton.next_power_of_2 of " + std::to_string(n) +
                                  " does not fit 64 bits");
   return FValue::integer(n <= 1 ? 1 : int64_t(llvm::PowerOf2Ceil(uint64_t(n))));
+}
+
+/// triton.language.standard._log2(n): the floor of log2 of a compile-time
+/// int (0 for n <= 1), a private upstream helper that kernels import for
+/// bitonic sorts.
+std::optional<FValue> log2Floor(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"i"};
+  ArgReader r(e, args, "tl._log2", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  if (!r.get(0)->isInt())
+    return r.bad(0, "a compile-time int");
+  int64_t n = r.get(0)->intValue;
+  return FValue::integer(n <= 1 ? 0 : int64_t(llvm::Log2_64(uint64_t(n))));
 }
 
 /// Python's math module on compile-time numbers (module-level constants such
@@ -889,8 +957,10 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.maximum", maximum},
       {"tl.minimum", minimum},
       {"tl.cdiv", cdiv},
+      {"tl.swizzle2d", swizzle2d},
       {"triton.cdiv", cdiv},
       {"triton.next_power_of_2", nextPowerOf2},
+      {"tl._log2", log2Floor},
       {"math.sqrt", hostMath},
       {"math.exp", hostMath},
       {"math.log", hostMath},

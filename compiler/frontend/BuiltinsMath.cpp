@@ -4,7 +4,8 @@
 // rules (most take fp32 or fp64 only, as libdevice does); the IEEE-rounded
 // tl.sqrt_rn/div_rn as kiln ops; libdevice functions
 // (`from triton.language.extra import libdevice`) as kiln.extern_elementwise
-// calls chosen from a table by argument dtypes; tl.inline_asm_elementwise.
+// calls chosen from a table by argument dtypes; tl.inline_asm_elementwise;
+// tl.softmax, composed of tl.max, tl.exp, tl.sum and tl.fdiv.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/frontend/BuiltinSupport.h"
@@ -168,6 +169,88 @@ std::optional<FValue> sigmoid(Emitter &e, const CallArgs &args) {
       FValue::runtime(buildUnary(e, Unary::Exp, neg->value, args.loc), x->type);
   std::optional<FValue> den = e.binary("+", FValue::integer(1), ex, args.loc);
   return den ? e.binary("/", FValue::integer(1), *den, args.loc) : std::nullopt;
+}
+
+/// Calls the builtin `name` as a kernel would, on values already checked.
+std::optional<FValue>
+callBuiltin(Emitter &e, StringRef name, std::vector<FValue> positional,
+            std::vector<std::pair<std::string, FValue>> keywords, SMLoc loc) {
+  CallArgs call;
+  call.loc = loc;
+  call.callee = name.str();
+  call.args = std::move(positional);
+  call.argLocs.assign(call.args.size(), loc);
+  call.keywords = std::move(keywords);
+  call.keywordLocs.assign(call.keywords.size(), loc);
+  return lookupBuiltin(name)(e, call);
+}
+
+/// tl.softmax(x, dim=None, keep_dims=False, ieee_rounding=False): upstream's
+/// definition, exp(x - max) / sum along `dim` (0 when None) through tl.max,
+/// tl.exp, tl.sum and tl.fdiv, so it promotes narrow floats to fp32 as
+/// tl.max does and divides IEEE-rounded on request.
+std::optional<FValue> softmax(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x", "dim", "keep_dims", "ieee_rounding"};
+  ArgReader r(e, args, "tl.softmax", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  const FValue &x = *r.get(0);
+  if (!x.isRuntime() || !x.type.isBlock() || x.type.isPointer ||
+      !x.type.element.isFloat())
+    return r.bad(0, "a block of floating-point numbers");
+  llvm::ArrayRef<int64_t> shape = x.type.shape;
+  int64_t rank = shape.size();
+  int64_t dim = 0;
+  if (const FValue *d = r.get(1)) {
+    std::optional<int64_t> axis =
+        readAxis(e, *d, rank, r.loc(1), "the dim of tl.softmax");
+    if (!axis)
+      return std::nullopt;
+    dim = *axis;
+  }
+  bool flags[2] = {false, false};
+  for (size_t i : {size_t(2), size_t(3)}) {
+    const FValue *f = r.get(i);
+    if (f && !f->isNumber())
+      return r.bad(i, "a compile-time bool");
+    flags[i - 2] = f && f->intValue != 0;
+  }
+  bool keepDims = flags[0];
+  // Without keep_dims, the max and the sum lose `dim` and broadcast against
+  // x from the right: only a reduction whose remaining dimensions line up
+  // with x's trailing ones works (dim 0, or equal sizes by chance).
+  if (!keepDims) {
+    llvm::SmallVector<int64_t> reduced(shape);
+    reduced.erase(reduced.begin() + dim);
+    for (int64_t k = 1; k < rank; ++k) {
+      int64_t a = shape[rank - k], b = reduced[rank - 1 - k];
+      if (a != b && a != 1 && b != 1)
+        return e.error(args.loc,
+                       "tl.softmax along dim " + std::to_string(dim) +
+                           " of a block of shape " + formatShape(shape) +
+                           " needs keep_dims=True: without it the reduced " +
+                           formatShape(reduced) +
+                           " does not broadcast against the block");
+    }
+  }
+  SMLoc loc = args.loc;
+  FValue axis = FValue::integer(dim);
+  FValue keep = FValue::boolean(keepDims);
+  std::optional<FValue> max =
+      callBuiltin(e, "tl.max", {x, axis}, {{"keep_dims", keep}}, loc);
+  std::optional<FValue> shifted =
+      max ? e.binary("-", x, *max, loc) : std::nullopt;
+  std::optional<FValue> num =
+      shifted ? callBuiltin(e, "tl.exp", {*shifted}, {}, loc) : std::nullopt;
+  std::optional<FValue> den =
+      num ? callBuiltin(e, "tl.sum", {*num, axis}, {{"keep_dims", keep}}, loc)
+          : std::nullopt;
+  if (!den)
+    return std::nullopt;
+  return callBuiltin(e, "tl.fdiv", {*num, *den},
+                     {{"ieee_rounding", FValue::boolean(flags[1])}}, loc);
 }
 
 std::optional<FValue> absBuiltin(Emitter &e, const CallArgs &args) {
@@ -723,7 +806,7 @@ void kiln::frontend::addMathBuiltins(BuiltinTable &table) {
       {"floor", floorBuiltin}, {"ceil", ceilBuiltin},   {"sqrt_rn", sqrtRn},
       {"sigmoid", sigmoid},    {"abs", absBuiltin},     {"fdiv", fdiv},
       {"div_rn", divRn},       {"fma", fmaBuiltin},     {"clamp", clamp},
-      {"umulhi", umulhi},
+      {"umulhi", umulhi},      {"softmax", softmax},
   };
   // tl.NAME, and x.NAME() for the one-operand ones (tensor methods).
   for (const auto &[name, fn] : kEntries) {

@@ -1,9 +1,11 @@
-//===- BuiltinsRandom.cpp - tl.rand, randn, randint, randint4x ------------===//
+//===- BuiltinsRandom.cpp - tl.rand, randn, randint(4x), philox -----------===//
 //
 // Philox 4x32 (4x64 for 64-bit offsets) expanded into arith ops, with the
 // same key, round constants, round count (10 by default), seed split and
 // conversions to floats as upstream Triton's random.py, so that a seed and
-// an offset give the same numbers bit for bit.
+// an offset give the same numbers bit for bit. tl.philox exposes the keyed
+// rounds on four caller-chosen counters; tl.randint4x is tl.philox on
+// (offset, 0, 0, 0).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/frontend/BuiltinSupport.h"
@@ -74,6 +76,37 @@ std::optional<std::vector<FValue>> philoxRounds(Emitter &e,
   return c;
 }
 
+/// Keys Philox with `seed` (an integer, converted to uint64) and runs
+/// `rounds` rounds on the counters (unsigned, one width), as upstream's
+/// tl.philox: 32-bit counters take the seed's low and high halves as the
+/// key, 64-bit ones the whole seed and zero.
+std::optional<std::vector<FValue>> keyedPhilox(Emitter &e, const FValue &seed,
+                                               std::vector<FValue> counters,
+                                               int64_t rounds, SMLoc loc) {
+  DType uint = counters[0].type.element;
+  FValue seed64 = e.castTo(seed, DType(ScalarKind::U64), loc);
+  FValue k0, k1;
+  if (uint.getBitWidth() == 32) {
+    TritonType u64{DType(ScalarKind::U64), false, {}};
+    std::optional<FValue> hi =
+        op(e, ">>", seed64, e.constant(FValue::integer(32), u64, loc), loc);
+    hi = hi ? op(e, "&", *hi, e.constant(FValue::integer(0xffffffff), u64, loc),
+                 loc)
+            : std::nullopt;
+    std::optional<FValue> lo = op(
+        e, "&", seed64, e.constant(FValue::integer(0xffffffff), u64, loc), loc);
+    if (!hi || !lo)
+      return std::nullopt;
+    k0 = e.castTo(*lo, uint, loc);
+    k1 = e.castTo(*hi, uint, loc);
+  } else {
+    k0 = seed64;
+    // Upstream's high key half is a one-element block of zeros.
+    k1 = e.constant(FValue::integer(0), TritonType{uint, false, {1}}, loc);
+  }
+  return philoxRounds(e, std::move(counters), k0, k1, rounds, loc);
+}
+
 /// The four random blocks for `seed` and `offset` (tl.randint4x).
 std::optional<std::vector<FValue>> randint4x(Emitter &e, const FValue &seedArg,
                                              const FValue &offsetArg,
@@ -102,28 +135,7 @@ std::optional<std::vector<FValue>> randint4x(Emitter &e, const FValue &seedArg,
   if (!c0)
     return std::nullopt;
   FValue zero = constantLike(e, *c0, 0, loc);
-  // The key: the 64-bit seed, split in halves for 32-bit counters.
-  FValue seed64 = e.castTo(*seed, DType(ScalarKind::U64), loc);
-  FValue k0, k1;
-  if (bits == 32) {
-    TritonType u64{DType(ScalarKind::U64), false, {}};
-    std::optional<FValue> hi =
-        op(e, ">>", seed64, e.constant(FValue::integer(32), u64, loc), loc);
-    hi = hi ? op(e, "&", *hi, e.constant(FValue::integer(0xffffffff), u64, loc),
-                 loc)
-            : std::nullopt;
-    std::optional<FValue> lo = op(
-        e, "&", seed64, e.constant(FValue::integer(0xffffffff), u64, loc), loc);
-    if (!hi || !lo)
-      return std::nullopt;
-    k0 = e.castTo(*lo, uint, loc);
-    k1 = e.castTo(*hi, uint, loc);
-  } else {
-    k0 = seed64;
-    // Upstream's high key half is a one-element block of zeros.
-    k1 = e.constant(FValue::integer(0), TritonType{uint, false, {1}}, loc);
-  }
-  return philoxRounds(e, {*c0, zero, zero, zero}, k0, k1, rounds, loc);
+  return keyedPhilox(e, *seed, {*c0, zero, zero, zero}, rounds, loc);
 }
 
 /// Random unsigned integers to floats uniform in [0, 1).
@@ -227,6 +239,93 @@ std::optional<FValue> randomImpl(Emitter &e, const CallArgs &args,
   return std::nullopt;
 }
 
+/// tl.philox(seed, c0, c1, c2, c3, n_rounds=10): the four Philox outputs
+/// for the given counters, as upstream's. The counters' width is c0's (32 or
+/// 64 bits, ints or floats, bitcast to unsigned); the others must share it,
+/// except python ints, which take it. The results broadcast like the
+/// arithmetic of the rounds does.
+std::optional<FValue> philoxBuiltin(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"seed", "c0", "c1",
+                                      "c2",   "c3", "n_rounds"};
+  ArgReader r(e, args, "tl.philox", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  for (size_t i = 0; i < 5; ++i)
+    if (!r.get(i))
+      return r.missing(i);
+  std::optional<int64_t> rounds = r.constInt(5, 10);
+  if (!rounds)
+    return std::nullopt;
+  if (*rounds < 0)
+    return r.bad(5, "a non-negative compile-time int");
+  std::optional<FValue> seed = e.materialize(*r.get(0), r.loc(0));
+  if (!seed)
+    return std::nullopt;
+  if (seed->type.isPointer || seed->type.isBlockPointer() ||
+      !seed->type.element.isInteger() || seed->type.element.isBool())
+    return r.bad(0, "an integer or a block of integers");
+  // A python int in [-2^31, 2^32) is a 32-bit counter, as upstream's
+  // to_tensor makes it int32 or uint32.
+  auto fits32 = [](int64_t v) {
+    return v >= INT32_MIN && v <= int64_t(UINT32_MAX);
+  };
+  const FValue &first = *r.get(1);
+  unsigned bits = 32;
+  if (first.isInt())
+    bits = fits32(first.intValue) ? 32 : 64;
+  else if (first.isRuntime())
+    bits = first.type.element.getBitWidth();
+  DType uint(bits == 64 ? ScalarKind::U64 : ScalarKind::U32);
+  std::vector<FValue> counters;
+  for (size_t i = 1; i <= 4; ++i) {
+    const FValue &c = *r.get(i);
+    if (c.isInt()) {
+      if (bits == 32 && !fits32(c.intValue))
+        return r.bad(i, "a 32-bit value like c0 (python ints from -2**31 "
+                        "to 2**32 - 1)");
+      counters.push_back(e.constant(c, TritonType{uint, false, {}}, r.loc(i)));
+      continue;
+    }
+    std::optional<FValue> v = e.materialize(c, r.loc(i));
+    if (!v)
+      return std::nullopt;
+    unsigned width = v->type.element.getBitWidth();
+    if (v->type.isPointer || v->type.isBlockPointer() ||
+        (width != 32 && width != 64))
+      return r.bad(i, "32- or 64-bit integers or floats");
+    if (width != bits)
+      return r.bad(i, "of c0's width (" + std::to_string(bits) + " bits)");
+    std::optional<FValue> u =
+        e.bitcastTo(*v, TritonType{uint, false, {}}, r.loc(i));
+    if (!u)
+      return std::nullopt;
+    counters.push_back(*u);
+  }
+  auto outputs = keyedPhilox(e, *seed, std::move(counters), *rounds, args.loc);
+  if (!outputs)
+    return std::nullopt;
+  return FValue::tuple(*outputs);
+}
+
+/// tl.uint_to_uniform_float(x): 32- or 64-bit random integers to floats in
+/// [0, 1), the conversion tl.rand uses.
+std::optional<FValue> uintToUniformFloat(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x"};
+  ArgReader r(e, args, "tl.uint_to_uniform_float", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  std::optional<FValue> x = e.materialize(*r.get(0), r.loc(0));
+  if (!x)
+    return std::nullopt;
+  unsigned bits = x->type.element.getBitWidth();
+  if (x->type.isPointer || x->type.isBlockPointer() ||
+      !x->type.element.isInteger() || (bits != 32 && bits != 64))
+    return r.bad(0, "32- or 64-bit integers");
+  return uniformFloat(e, *x, args.loc);
+}
+
 #define KILN_RANDOM(fn, name, kind)                                            \
   std::optional<FValue> fn(Emitter &e, const CallArgs &args) {                 \
     return randomImpl(e, args, name, Kind::kind);                              \
@@ -248,4 +347,6 @@ void kiln::frontend::addRandomBuiltins(BuiltinTable &table) {
   table["tl.rand4x"] = rand4xBuiltin;
   table["tl.randn"] = randnBuiltin;
   table["tl.randn4x"] = randn4xBuiltin;
+  table["tl.philox"] = philoxBuiltin;
+  table["tl.uint_to_uniform_float"] = uintToUniformFloat;
 }

@@ -4,10 +4,17 @@
 # and 0xCD9E8D57 (high halves of 64-bit products) and raises the key by
 # 0x9E3779B9 and 0xBB67AE85 (shown below as signed i32). Compiled to PTX,
 # these kernels gave the same bits as Triton 3.6 for 100003 offsets on an
-# H100 (randint, rand, randn, and randint4x with 7 rounds).
+# H100 (randint, rand, randn, and randint4x with 7 rounds). tl.philox runs
+# the same rounds on counters the caller chooses.
 # RUN: %kilnc compile %s -n uniform -s "*fp32, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=RAND
 # RUN: %kilnc compile %s -n normal -s "*fp32, i64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=RANDN
 # RUN: %kilnc compile %s -n ints -s "*u32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=INT
+# RUN: %kilnc compile %s -n counters -s "*u32, i64, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PHILOX
+# RUN: %kilnc compile %s -n wide_counters -s "*u64, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PHILOX64
+# tl.philox on (offset, 0, 0, 0) is tl.randint4x: the same PTX.
+# RUN: %kilnc compile %s -n via_philox -s "*u32, i32" --arch sm_80 --emit ptx -o - | sed 's/via_philox/K/g' > %t.philox
+# RUN: %kilnc compile %s -n via_randint4x -s "*u32, i32" --arch sm_80 --emit ptx -o - | sed 's/via_randint4x/K/g' > %t.randint4x
+# RUN: diff %t.philox %t.randint4x
 import triton
 import triton.language as tl
 
@@ -62,4 +69,56 @@ def ints(out_ptr):
     offs = tl.arange(0, 64)
     a, b, c, d = tl.randint4x(1234, offs, n_rounds=7)
     tl.static_assert(a.dtype == tl.uint32)
+    tl.store(out_ptr + offs, a ^ b ^ c ^ d)
+
+
+# tl.philox keys the rounds with the seed (split into halves for 32-bit
+# counters) and runs them on the caller's four counters: a block, a run-time
+# scalar and python ints, bitcast to uint32 and broadcast as arithmetic.
+# PHILOX-LABEL: func.func @counters
+# PHILOX-DAG: arith.constant dense<-845247145> : tensor<64xi32>
+# PHILOX-DAG: arith.constant dense<-766435501> : tensor<64xi32>
+# An int64 seed splits without an extension.
+# PHILOX-NOT: arith.extsi
+# PHILOX: arith.shrui %arg1, %{{.*}} : i64
+# PHILOX: %[[K0:.*]] = arith.trunci %{{.*}} : i64 to i32
+# PHILOX: arith.trunci %{{.*}} : i64 to i32
+# Round 1: c0 = umulhi(B, c2) ^ c1 ^ k0 with c2 = 0 folds to c1 ^ k0.
+# PHILOX: arith.xori %arg2, %[[K0]] : i32
+# PHILOX: arith.extui %{{.*}} : tensor<64xi32> to tensor<64xi64>
+# PHILOX: arith.xori %{{.*}}, %{{.*}} : tensor<64xi32>
+# PHILOX: arith.muli %{{.*}}, %{{.*}} : tensor<64xi32>
+@triton.jit
+def counters(out_ptr, seed, hi):
+    offs = tl.arange(0, 64)
+    a, b, c, d = tl.philox(seed, offs.to(tl.uint32), hi, 0, 7)
+    tl.static_assert(a.dtype == tl.uint32)
+    tl.static_assert(d.dtype == tl.uint32)
+    tl.store(out_ptr + offs, a ^ b ^ c ^ d)
+
+
+# 64-bit counters: Philox 4x64 with the whole seed as the low key half.
+# PHILOX64-LABEL: func.func @wide_counters
+# PHILOX64: arith.constant dense<-3249550476889527149> : tensor<64xi64>
+# PHILOX64: arith.extsi %arg1 : i32 to i64
+# PHILOX64: arith.mului_extended %{{.*}}, %{{.*}} : tensor<64xi64>
+@triton.jit
+def wide_counters(out_ptr, seed):
+    offs = tl.arange(0, 64).to(tl.int64)
+    a, b, c, d = tl.philox(seed, offs, offs * 0, offs * 0, offs * 0, n_rounds=4)
+    tl.static_assert(a.dtype == tl.uint64)
+    tl.store(out_ptr + offs, a + b + c + d)
+
+
+@triton.jit
+def via_philox(out_ptr, seed):
+    offs = tl.arange(0, 64)
+    a, b, c, d = tl.philox(seed, offs, 0, 0, 0)
+    tl.store(out_ptr + offs, a ^ b ^ c ^ d)
+
+
+@triton.jit
+def via_randint4x(out_ptr, seed):
+    offs = tl.arange(0, 64)
+    a, b, c, d = tl.randint4x(seed, offs)
     tl.store(out_ptr + offs, a ^ b ^ c ^ d)

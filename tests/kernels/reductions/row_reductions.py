@@ -1,14 +1,17 @@
 # Reductions along one axis of a 2-D tile: sum, max, min with keep_dims, and
-# the whole-block forms (axis=None).
+# the whole-block forms (axis=None); tl.softmax along rows.
 #
 # kiln-variant: -n row_stats -s "x_ptr=*fp32, sum_ptr=*fp32, max_ptr=*fp32, min_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128"
 # kiln-variant: -n row_stats -s "x_ptr=*fp16, sum_ptr=*fp32, max_ptr=*fp16, min_ptr=*fp16, M=i32, N=i32, stride=i32, BM=32, BN=64"
 # kiln-variant: -n row_stats -s "x_ptr=*i32, sum_ptr=*i32, max_ptr=*i32, min_ptr=*i32, M=i32, N=i32, stride=i32, BM=8, BN=256"
 # kiln-variant: -n column_sum_keepdims -s "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, BM=64, BN=32"
 # kiln-variant: -n block_total -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024"
+# kiln-variant: -n row_softmax -s "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128"
+# kiln-variant: -n row_softmax -s "x_ptr=*fp16, out_ptr=*fp32, M=i32, N=i32, stride=i32, BM=8, BN=256"
 # kiln-covers: row_stats: tl.sum; tl.max; tl.min; x[:, None]; x[None, :]; tl.int32
 # kiln-covers: column_sum_keepdims: tl.sum; reductions (keep_dims=); broadcasting
 # kiln-covers: block_total: tl.sum; tl.max; tl.min; tl.atomic_add
+# kiln-covers: row_softmax: tl.softmax; reductions (keep_dims=)
 import triton
 import triton.language as tl
 
@@ -42,3 +45,14 @@ def block_total(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     total = tl.sum(x)
     spread = tl.max(x) - tl.min(x)
     tl.atomic_add(out_ptr, total + spread * 0.0)
+
+
+@triton.jit
+def row_softmax(x_ptr, out_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    inside = (rows[:, None] < M) & (cols[None, :] < N)
+    offs = rows[:, None] * stride + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=inside, other=-float("inf"))
+    y = tl.softmax(x, dim=1, keep_dims=True)
+    tl.store(out_ptr + offs, y, mask=inside)
