@@ -269,6 +269,9 @@ CASES += [
     case("mulhi_i32", F, "mulhi_kernel", "a_ptr=*i32, b_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=1024",
          dict(a_ptr=("randbits", "int32", 3000), b_ptr=("randbits", "int32", 3000),
               out_ptr=("zeros", "int32", 3000), n=3000), (cdiv(3000, 1024),), ["out_ptr"], tol=0),
+    case("grouped_order", F, "grouped_order", "pid_ptr=*i32, tile_ptr=*i32, GROUP=3, TILE=8",
+         dict(pid_ptr=("zeros", "int32", 2 * 5 * 4), tile_ptr=("zeros", "int32", 64)),
+         (5, 4), ["pid_ptr", "tile_ptr"], tol=0),
     case("block_counts", F, "block_counts", "sizes_ptr=*i32, out_ptr=*i32, n=i32, TILE=64, BLOCK=128",
          dict(sizes_ptr=("natural", "int32", 128), out_ptr=("zeros", "int32", 128), n=100),
          (1,), ["out_ptr"], tol=0),
@@ -479,6 +482,10 @@ CASES += [
          dict(u_ptr=("zeros", "float32", 5000), g_ptr=("zeros", "float32", 5000),
               i_ptr=("zeros", "uint32", 5000), n=5000, seed=2**40 + 12345),
          (cdiv(5000, 512),), ["u_ptr", "g_ptr", "i_ptr"], tol=0, per_output=RANDN),
+    # A seed and an offset past 2**31, so that Triton types them i64.
+    case("philox_streams", F, "philox_streams", "out_ptr=*u32, n=i32, seed=i64, offset=i64, BLOCK=256",
+         dict(out_ptr=("zeros", "uint32", 4 * 1000), n=1000, seed=2**33 + 12345, offset=2**32 + 777),
+         (cdiv(1000, 256),), ["out_ptr"], tol=0),
     case("random_4x", F, "random_4x", "out_ptr=*u32, n=i32, SEED=1234, ROUNDS=7, BLOCK=256",
          dict(out_ptr=("zeros", "uint32", 4 * 1000), n=1000), (cdiv(1000, 256),), ["out_ptr"], tol=0),
 ]
@@ -785,6 +792,17 @@ CASES += [
          # tl.sum of fp16 adds in fp16 (as upstream does): a few fp16 ulps
          # (2^-10 each) apart when the order of additions differs.
          (cdiv(70, 32),), ["sum_ptr", "max_ptr", "min_ptr"], tol=4e-3),
+    case("row_softmax_f32", F, "row_softmax",
+         "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128",
+         dict(x_ptr=("randn", "float32", 100 * 120), out_ptr=("zeros", "float32", 100 * 120),
+              M=100, N=120, stride=120),
+         (cdiv(100, 16),), ["out_ptr"], tol=1e-6),  # sums in another order, approximate exp
+    # Every int32 bit pattern (INT_MIN included: -INT_MIN wraps on both sides).
+    case("negated_extrema", F, "negated_extrema",
+         "x_ptr=*i32, max_ptr=*i32, min_ptr=*i32, K=i32, stride=i32, BK=64, BN=32",
+         dict(x_ptr=("randbits", "int32", 32 * 35), max_ptr=("zeros", "int32", 32),
+              min_ptr=("zeros", "int32", 32), K=32, stride=35),
+         (1,), ["max_ptr", "min_ptr"], tol=0),
     case("column_sum_keepdims", F, "column_sum_keepdims", "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, BM=64, BN=32",
          dict(x_ptr=("randn", "float32", 50 * 70), out_ptr=("zeros", "float32", 50 * 70), M=50, N=70),
          (cdiv(70, 32),), ["out_ptr"], tol=1e-6),  # sums in another order

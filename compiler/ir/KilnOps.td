@@ -150,6 +150,9 @@ def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure, SingleBlock, RecursiveMemoryEffects
   let assemblyFormat = "$srcs attr-dict `:` functional-type($srcs, $results) $combineOp";
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  // ReduceOfNegation.cpp: a signed max/min of negated integers becomes the
+  // complement of the dual reduction (a ptxas miscompile workaround).
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_ReduceReturnOp : Kiln_Op<"reduce.return",

@@ -1,5 +1,6 @@
 # Reductions along one axis of a 2-D tile: sum, max, min with keep_dims, and
-# the whole-block forms (axis=None); tl.softmax along rows.
+# the whole-block forms (axis=None); tl.softmax along rows; max and min of
+# negated integers down the columns of a strided tile.
 #
 # kiln-variant: -n row_stats -s "x_ptr=*fp32, sum_ptr=*fp32, max_ptr=*fp32, min_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128"
 # kiln-variant: -n row_stats -s "x_ptr=*fp16, sum_ptr=*fp32, max_ptr=*fp16, min_ptr=*fp16, M=i32, N=i32, stride=i32, BM=32, BN=64"
@@ -8,10 +9,12 @@
 # kiln-variant: -n block_total -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024"
 # kiln-variant: -n row_softmax -s "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128"
 # kiln-variant: -n row_softmax -s "x_ptr=*fp16, out_ptr=*fp32, M=i32, N=i32, stride=i32, BM=8, BN=256"
+# kiln-variant: -n negated_extrema -s "x_ptr=*i32, max_ptr=*i32, min_ptr=*i32, K=i32, stride=i32, BK=64, BN=32"
 # kiln-covers: row_stats: tl.sum; tl.max; tl.min; x[:, None]; x[None, :]; tl.int32
 # kiln-covers: column_sum_keepdims: tl.sum; reductions (keep_dims=); broadcasting
 # kiln-covers: block_total: tl.sum; tl.max; tl.min; tl.atomic_add
 # kiln-covers: row_softmax: tl.softmax; reductions (keep_dims=)
+# kiln-covers: negated_extrema: tl.max; tl.min
 import triton
 import triton.language as tl
 
@@ -56,3 +59,14 @@ def row_softmax(x_ptr, out_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr
     x = tl.load(x_ptr + offs, mask=inside, other=-float("inf"))
     y = tl.softmax(x, dim=1, keep_dims=True)
     tl.store(out_ptr + offs, y, mask=inside)
+
+
+@triton.jit
+def negated_extrema(x_ptr, max_ptr, min_ptr, K, stride, BK: tl.constexpr, BN: tl.constexpr):
+    # max(-x) and min(-x) down each column (fuzz case f116: ptxas dropped
+    # negations inside its fused three-input max; ReduceOfNegation.cpp).
+    k = tl.arange(0, BK)[:, None]
+    n = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + k + n * stride, mask=k < K, other=3)
+    tl.store(max_ptr + tl.arange(0, BN), tl.max(-x, axis=0))
+    tl.store(min_ptr + tl.arange(0, BN), tl.min(-x, axis=0))
