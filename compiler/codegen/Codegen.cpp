@@ -1044,6 +1044,58 @@ private:
                       /*reserve=*/2));
     dict.setList("shared_args", std::move(sharedArgs));
 
+    // The same launchers for pointers to CUDA's and torch's 16- and 8-bit
+    // float types, forwarding with casts: the types have the bits of
+    // Kiln's (kiln/float_types.h declares them, so no CUDA or torch header
+    // is needed).
+    std::vector<TemplateDict> foreign;
+    for (auto [family, library] :
+         {std::pair{ForeignTypes::Cuda, "CUDA's (cuda_fp16.h, cuda_bf16.h, "
+                                        "cuda_fp8.h)"},
+          std::pair{ForeignTypes::Torch, "torch's (c10::Half, c10::BFloat16, "
+                                         "c10::Float8_e4m3fn, "
+                                         "c10::Float8_e5m2)"}}) {
+      std::vector<std::string> params, args;
+      bool any = false;
+      for (auto [p, name] : zip(m.params, names)) {
+        std::optional<std::string> type = foreignPointerType(p.type, family);
+        any |= type.has_value();
+        params.push_back((type ? *type : *cppTypeFor(p.type)) + " " + name);
+        args.push_back(type ? "reinterpret_cast<" + *cppTypeFor(p.type) + ">(" +
+                                  name + ")"
+                            : name);
+      }
+      if (!any)
+        continue;
+      std::vector<std::string> items = {gridType, "CUstream stream"};
+      append_range(items, params);
+      std::vector<std::string> configParams = {
+          "const " + configType + "& config", gridType, "CUstream stream"};
+      append_range(configParams, params);
+      std::vector<std::string> callArgs = {"grid", "stream"};
+      append_range(callArgs, args);
+      std::vector<std::string> configArgs = {"config", "grid", "stream"};
+      append_range(configArgs, args);
+      TemplateDict f;
+      f.set("foreign_comment",
+            wrapComment(std::string("The same two launchers for pointers to ") +
+                        library + " element types."));
+      f.set("foreign_signature",
+            wrapList(/*column=*/20, "launch_" + kernel.name + "(", items,
+                     /*reserve=*/2));
+      f.set("foreign_call",
+            wrapList(/*column=*/9, "launch_" + kernel.name + "(", callArgs,
+                     /*reserve=*/1));
+      f.set("foreign_config_signature",
+            wrapList(/*column=*/20, "launch_" + kernel.name + "(", configParams,
+                     /*reserve=*/2));
+      f.set("foreign_config_call",
+            wrapList(/*column=*/9, "launch_" + kernel.name + "(", configArgs,
+                     /*reserve=*/1));
+      foreign.push_back(std::move(f));
+    }
+    dict.setList("foreign", std::move(foreign));
+
     std::vector<Requirement> defaultRequirements;
     TemplateDict defaultConfig;
     chooserDict(defaultConfig, overload.configs.front(), names, /*column=*/2,

@@ -77,6 +77,23 @@ std::optional<std::string> cppTypeFor(StringRef type) {
 
 bool isPointerType(StringRef type) { return type.starts_with("*"); }
 
+std::optional<std::string> foreignPointerType(StringRef type,
+                                              ForeignTypes family) {
+  if (!type.consume_front("*"))
+    return std::nullopt;
+  bool cuda = family == ForeignTypes::Cuda;
+  const char *element =
+      StringSwitch<const char *>(type)
+          .Case("fp16", cuda ? "__half" : "c10::Half")
+          .Case("bf16", cuda ? "__nv_bfloat16" : "c10::BFloat16")
+          .Case("fp8e4nv", cuda ? "__nv_fp8_e4m3" : "c10::Float8_e4m3fn")
+          .Case("fp8e5", cuda ? "__nv_fp8_e5m2" : "c10::Float8_e5m2")
+          .Default(nullptr);
+  if (!element)
+    return std::nullopt;
+  return std::string(element) + "*";
+}
+
 bool isIntegerType(StringRef type) {
   return StringSwitch<bool>(type)
       .Cases({"i8", "i16", "i32", "i64"}, true)

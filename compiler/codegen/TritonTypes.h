@@ -45,6 +45,15 @@ std::vector<llvm::StringRef> splitSignatureEntries(llvm::StringRef signature);
 /// Whether `type` is a pointer type ("*fp32").
 bool isPointerType(llvm::StringRef type);
 
+/// The libraries whose element types launchers also accept, without casts,
+/// for Kiln's storage types (kiln/float_types.h declares them).
+enum class ForeignTypes { Cuda, Torch };
+
+/// For a pointer to fp16, bf16 or an fp8 type: the pointer type of that
+/// element in `family` ("__half*", "c10::BFloat16*"); none otherwise.
+std::optional<std::string> foreignPointerType(llvm::StringRef type,
+                                              ForeignTypes family);
+
 /// Whether `type` is an integer scalar type other than i1: the scalars whose
 /// divisibility by 16 a variant may assume.
 bool isIntegerType(llvm::StringRef type);

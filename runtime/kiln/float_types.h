@@ -14,6 +14,20 @@
 #include <cstdint>
 #include <type_traits>
 
+// CUDA's and torch's types with the same bits, declared (not defined) so
+// that generated launchers accept pointers to them without their headers
+// (docs/usage.md, "Element types"). Each is a struct in its own header.
+struct __half;
+struct __nv_bfloat16;
+struct __nv_fp8_e4m3;
+struct __nv_fp8_e5m2;
+namespace c10 {
+struct Half;
+struct BFloat16;
+struct Float8_e4m3fn;
+struct Float8_e5m2;
+}  // namespace c10
+
 namespace kiln {
 
 // IEEE 754 binary16: 1 sign bit, 5 exponent bits, 10 mantissa bits; Triton's
