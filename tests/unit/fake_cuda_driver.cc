@@ -112,6 +112,34 @@ CUresult CtxSetCurrent(CUcontext context) {
   gpu->current = context;
   return CUDA_SUCCESS;
 }
+CUresult StreamGetCtx(CUstream stream, CUcontext *context) {
+  if (CUresult r = gpu->Injected("cuStreamGetCtx"))
+    return r;
+  auto it = gpu->stream_contexts.find(stream);
+  *context = it != gpu->stream_contexts.end() ? it->second : gpu->current;
+  return CUDA_SUCCESS;
+}
+CUresult CtxPushCurrent(CUcontext context) {
+  if (CUresult r = gpu->Injected("cuCtxPushCurrent"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
+  gpu->context_stack.push_back(gpu->current);
+  gpu->current = context;
+  ++gpu->pushes;
+  return CUDA_SUCCESS;
+}
+CUresult CtxPopCurrent(CUcontext *context) {
+  if (CUresult r = gpu->Injected("cuCtxPopCurrent"))
+    return r;
+  internal::MutexLock lock(&gpu->mu);
+  if (gpu->context_stack.empty())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (context != nullptr)
+    *context = gpu->current;
+  gpu->current = gpu->context_stack.back();
+  gpu->context_stack.pop_back();
+  return CUDA_SUCCESS;
+}
 CUresult CtxGetDevice(CUdevice *device) {
   if (CUresult r = gpu->Injected("cuCtxGetDevice"))
     return r;
@@ -136,6 +164,7 @@ CUresult ModuleLoadData(CUmodule *module, const void *image) {
   if (gpu->load_result != CUDA_SUCCESS)
     return gpu->load_result;
   gpu->loaded_images.push_back(image);
+  gpu->load_contexts.push_back(gpu->current);
   *module = reinterpret_cast<CUmodule>(gpu->loaded_images.size());
   gpu->live_modules.insert(*module);
   return CUDA_SUCCESS;
@@ -182,6 +211,7 @@ CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return gpu->launch_result;
   gpu->launches.push_back(
       {f, {gx, gy, gz}, {bx, by, bz}, shared, stream, args, {0, 0, 0}});
+  gpu->launch_contexts.push_back(gpu->current);
   AdvanceClock(gx);
   return CUDA_SUCCESS;
 }
@@ -333,6 +363,11 @@ internal::CudaDriver MakeFakeCudaDriver(const FakeGpu &fake) {
   d.memset_d8_async = MemsetD8Async;
   if (fake.has_context_ids)
     d.ctx_get_id = CtxGetId;
+  if (fake.has_stream_contexts) {
+    d.stream_get_ctx = StreamGetCtx;
+    d.ctx_push_current = CtxPushCurrent;
+    d.ctx_pop_current = CtxPopCurrent;
+  }
   return d;
 }
 

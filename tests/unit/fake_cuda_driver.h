@@ -36,6 +36,10 @@ struct FakeGpu {
   CUcontext primary = reinterpret_cast<CUcontext>(0x1000);
   bool has_context_ids = true;
   std::map<CUcontext, unsigned long long> context_ids; // NOLINT(runtime/int)
+  // cuStreamGetCtx, cuCtxPushCurrent and cuCtxPopCurrent (absent when
+  // false): a stream's context is the one set here, else the current one.
+  bool has_stream_contexts = true;
+  std::map<CUstream, CUcontext> stream_contexts;
   CUresult load_result = CUDA_SUCCESS;
   CUresult launch_result = CUDA_SUCCESS;
   std::string expected_entry = "add_kernel";
@@ -63,6 +67,10 @@ struct FakeGpu {
   int primary_retains = 0;
   int set_currents = 0;
   std::vector<const void *> loaded_images; // cuModuleLoadData's argument
+  std::vector<CUcontext> load_contexts;    // current at each load
+  std::vector<CUcontext> launch_contexts;  // current at each launch
+  std::vector<CUcontext> context_stack;    // pushed by cuCtxPushCurrent
+  int pushes = 0;
   int unloads = 0;
   // Modules loaded and not unloaded; unloads of anything else.
   std::set<CUmodule> live_modules;

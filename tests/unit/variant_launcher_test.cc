@@ -76,6 +76,53 @@ TEST_F(VariantLauncherTest, UsesDevice0PrimaryContextWhenNoneIsCurrent) {
   EXPECT_EQ(gpu_.primary_retains, 1);
 }
 
+TEST_F(VariantLauncherTest, LoadsAndLaunchesInTheStreamsContext) {
+  // The thread's current context is kContext; the stream belongs to another.
+  const CUcontext other = reinterpret_cast<CUcontext>(0xd000);
+  gpu_.current = kContext;
+  gpu_.stream_contexts[kStream] = other;
+  TestKernel kernel({"sm_90a"});
+  ASSERT_TRUE(Launch(kernel, Grid(1)).ok());
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_THAT(gpu_.load_contexts, ElementsAre(other));
+  EXPECT_THAT(gpu_.launch_contexts, ElementsAre(other));
+  // The thread's context is current again, and nothing was retained.
+  EXPECT_EQ(gpu_.current, kContext);
+  EXPECT_TRUE(gpu_.context_stack.empty());
+  EXPECT_EQ(gpu_.primary_retains, 0);
+  // A stream of the current context switches nothing; each context loads
+  // its own module.
+  gpu_.stream_contexts[kStream] = kContext;
+  ASSERT_TRUE(Launch(kernel, Grid(1)).ok());
+  EXPECT_EQ(gpu_.pushes, 1);
+  EXPECT_THAT(gpu_.load_contexts, ElementsAre(other, kContext));
+  EXPECT_THAT(gpu_.launch_contexts, ElementsAre(other, kContext));
+}
+
+TEST_F(VariantLauncherTest, AStreamsContextServesWhenNoneIsCurrent) {
+  const CUcontext other = reinterpret_cast<CUcontext>(0xd000);
+  gpu_.stream_contexts[kStream] = other;
+  TestKernel kernel({"sm_90a"});
+  ASSERT_TRUE(Launch(kernel, Grid(1)).ok());
+  EXPECT_THAT(gpu_.launch_contexts, ElementsAre(other));
+  EXPECT_EQ(gpu_.primary_retains, 0);
+  EXPECT_EQ(gpu_.current, nullptr);
+}
+
+TEST_F(VariantLauncherTest, AFailedContextSwitchNamesTheKernel) {
+  const CUcontext other = reinterpret_cast<CUcontext>(0xd000);
+  gpu_.current = kContext;
+  gpu_.stream_contexts[kStream] = other;
+  gpu_.Fail("cuCtxPushCurrent", CUDA_ERROR_INVALID_CONTEXT);
+  TestKernel kernel({"sm_90a"});
+  absl::Status status = Launch(kernel, Grid(1));
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(HasSubstr("cuCtxPushCurrent"), HasSubstr("stream")));
+  EXPECT_TRUE(gpu_.launches.empty());
+  EXPECT_EQ(gpu_.current, kContext);
+}
+
 TEST_F(VariantLauncherTest, EmptyGridLaunchesNothing) {
   gpu_.current = kContext;
   TestKernel kernel({"sm_90a"});

@@ -104,6 +104,9 @@ absl::StatusOr<CudaDriver> LoadCudaDriver(const char* library) {
           &d.thread_exchange_stream_capture_mode);
   Resolve(handle, "cuTensorMapEncodeTiled", &d.tensor_map_encode_tiled);
   Resolve(handle, "cuStreamIsCapturing", &d.stream_is_capturing);
+  Resolve(handle, "cuStreamGetCtx", &d.stream_get_ctx);
+  Resolve(handle, "cuCtxPushCurrent_v2", &d.ctx_push_current);
+  Resolve(handle, "cuCtxPopCurrent_v2", &d.ctx_pop_current);
   Resolve(handle, "cuMemsetD8Async", &d.memset_d8_async);
   if (missing != nullptr) {
     dlclose(handle);

@@ -79,6 +79,12 @@ struct CudaDriver {
   // launches (kiln::Benchmark).
   decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
   decltype(&::cuMemsetD8Async) memset_d8_async = nullptr;
+  // cuStreamGetCtx (CUDA 9.2) and cuCtxPushCurrent/cuCtxPopCurrent: a launch
+  // on a stream of another context than the thread's current one loads and
+  // launches in the stream's context.
+  decltype(&::cuStreamGetCtx) stream_get_ctx = nullptr;
+  decltype(&::cuCtxPushCurrent) ctx_push_current = nullptr;
+  decltype(&::cuCtxPopCurrent) ctx_pop_current = nullptr;
 };
 
 // The shared library that the process-wide driver is loaded from.
