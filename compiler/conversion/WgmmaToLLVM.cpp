@@ -498,6 +498,23 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       out.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, int64_t(i)));
     return out;
   };
+  // `count` 8x8 matrices of 16-bit elements from the rows each lane's `at`
+  // names (transposed with .trans): one register of each per lane.
+  auto ldmatrix = [&](unsigned count, bool trans, Value at) {
+    std::string registers, constraints;
+    for (unsigned i = 0; i < count; ++i) {
+      registers += (i ? ", $" : "$") + std::to_string(i);
+      constraints += "=r,";
+    }
+    std::string text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) +
+                       (trans ? ".trans" : "") + ".shared.b16 {" + registers +
+                       "}, [$" + std::to_string(count) + "];";
+    Value frag =
+        kiln::inlinePtxEffect(rewriter, loc, count == 4 ? quadI : pairI, text,
+                              constraints + "r", ValueRange{at})
+            .getResult(0);
+    return words(frag, count);
+  };
   // One 32-bit register of elements (row, k + j), j < perWord, of a tile
   // whose K is not contiguous: element by element.
   auto gatherWord = [&](Value base, const kiln::SharedTileAddress &tile,
@@ -575,13 +592,7 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                                         aTransposed ? kLine : colHalf, c(kk));
         Value at = LLVM::AddOp::create(rewriter, loc, aBase,
                                        aAddress->emit(rewriter, loc, r, col));
-        std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
-                           (aTransposed ? ".trans" : "") +
-                           ".shared.b16 {$0, $1, $2, $3}, [$4];";
-        Value frag = kiln::inlinePtxEffect(rewriter, loc, quadI, text,
-                                           "=r,=r,=r,=r,r", ValueRange{at})
-                         .getResult(0);
-        aFragments[row] = words(frag, 4);
+        aFragments[row] = ldmatrix(4, aTransposed, at);
       }
       for (auto &[col, tileCol] : tileCols) {
         if (!bTransposed && !flavour.transposable()) {
@@ -612,13 +623,7 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                 : tileCol;
         Value at = LLVM::AddOp::create(rewriter, loc, bBase,
                                        bAddress.emit(rewriter, loc, kRow, n));
-        std::string text = std::string("ldmatrix.sync.aligned.m8n8.x2") +
-                           (bTransposed ? "" : ".trans") +
-                           ".shared.b16 {$0, $1}, [$2];";
-        Value frag = kiln::inlinePtxEffect(rewriter, loc, pairI, text,
-                                           "=r,=r,r", ValueRange{at})
-                         .getResult(0);
-        bFragments[col] = words(frag, 2);
+        bFragments[col] = ldmatrix(2, !bTransposed, at);
       }
       for (auto &[row, fragment] : aFragments)
         aSteps[row].push_back(fragment);
