@@ -124,6 +124,24 @@ TEST(Signature, DescriptorTypesHoldCommas) {
   EXPECT_EQ(splitSignature("a=tensordesc<fp16[1,2]>, b=i32,, c=3").size(), 3u);
 }
 
+TEST(Signature, QuotedStringsHoldCommas) {
+  // A string constexpr with a comma, written by hand and rendered back in
+  // the positional form (found by the signature fuzzer), parses to one
+  // entry both ways; an unclosed quote runs to the end.
+  std::vector<ParamDecl> params = {
+      {"x_ptr", false, {}}, {"MODE", true, {}}, {"N", true, {}}};
+  llvm::Expected<KernelSpec> spec =
+      parseSignature("x_ptr=*fp32, MODE=\"a, b\", N=4", params, false);
+  ASSERT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
+  llvm::Expected<KernelSpec> again =
+      parseSignature(spec->str(), params, /*aligned=*/false);
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(again->params[1].value.text, spec->params[1].value.text);
+  EXPECT_EQ(again->params[2].value.text, "4");
+  EXPECT_EQ(splitSignature("*fp32, 'x, y', 4").size(), 3u);
+  EXPECT_EQ(splitSignature("*fp32, \"x, y").size(), 2u);
+}
+
 TEST(Signature, BadDescriptorTypesSayWhy) {
   std::vector<ParamDecl> params = {{"a_desc", false, {}}};
   auto error = [&](const std::string &signature) {
