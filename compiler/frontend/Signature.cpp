@@ -26,8 +26,11 @@ kiln::frontend::parseConstexprLiteral(StringRef text) {
     lit.kind = ConstexprLiteral::Kind::None;
     return lit;
   }
+  // A quoted string: its quote character must not occur inside (there is
+  // no escaping), so that the signature splits back into the same entries.
   if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') &&
-      text.back() == text.front()) {
+      text.back() == text.front() &&
+      !text.drop_front().drop_back().contains(text.front())) {
     lit.kind = ConstexprLiteral::Kind::String;
     lit.text = text.drop_front().drop_back().str();
     return lit;
@@ -352,9 +355,13 @@ std::string KernelSpec::str() const {
     if (!s.empty())
       s += ", ";
     if (p.isConstexpr) {
-      s += p.value.kind == ConstexprLiteral::Kind::String
-               ? "\"" + p.value.text + "\""
-               : p.value.text;
+      if (p.value.kind == ConstexprLiteral::Kind::String) {
+        // The quote character the text does not hold.
+        char quote = StringRef(p.value.text).contains('"') ? '\'' : '"';
+        s += quote + p.value.text + quote;
+      } else {
+        s += p.value.text;
+      }
       continue;
     }
     s += p.type.str();

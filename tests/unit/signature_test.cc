@@ -139,6 +139,15 @@ TEST(Signature, QuotedStringsHoldCommas) {
   EXPECT_EQ(again->params[1].value.text, spec->params[1].value.text);
   EXPECT_EQ(again->params[2].value.text, "4");
   EXPECT_EQ(splitSignature("*fp32, 'x, y', 4").size(), 3u);
+  // A double quote inside single quotes comes back in single quotes.
+  llvm::Expected<KernelSpec> quoted =
+      parseSignature("x_ptr=*fp32, MODE='tf\"3', N=4", params, false);
+  ASSERT_TRUE(static_cast<bool>(quoted)) << llvm::toString(quoted.takeError());
+  EXPECT_EQ(quoted->str(), "*fp32, 'tf\"3', 4");
+  llvm::Expected<KernelSpec> back =
+      parseSignature(quoted->str(), params, /*aligned=*/false);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->params[1].value.text, "tf\"3");
   EXPECT_EQ(splitSignature("*fp32, \"x, y").size(), 2u);
 }
 
