@@ -341,11 +341,9 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     ArrayRef<int64_t> shape = op.getType().getShape();
     int64_t batch = shape.size() == 3 ? shape[0] : 1;
     int64_t m = shape[shape.size() - 2], n = shape.back();
-    int64_t bytes = flavour.elementBytes;
-    return (batch * (m + n) * (flavour.kGroup() + 4 / bytes) +
-            2 * threadsOf(op)) *
-               bytes <=
-           kDotStagingBytes;
+    return kiln::stagedDotBytes(batch, m, n, flavour.kGroup(),
+                                flavour.elementBytes,
+                                threadsOf(op)) <= kDotStagingBytes;
   }
 
   /// Operands of `flavour` into its accumulator in the mma layout
@@ -381,10 +379,9 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     const int64_t pad = perWord;     // one 4-byte word
     int64_t chunk = k;
     int64_t threads = threadsOf(op);
-    auto bytesFor = [&](int64_t kc) {
-      return (batch * (m + n) * (kc + pad) + 2 * threads) * bytes;
-    };
-    while (chunk > flavour.kGroup() && bytesFor(chunk) > kDotStagingBytes)
+    while (chunk > flavour.kGroup() &&
+           kiln::stagedDotBytes(batch, m, n, chunk, bytes, threads) >
+               kDotStagingBytes)
       chunk /= 2;
     int64_t rowLength = chunk + pad;
     int64_t aSize = batch * m * rowLength, bSize = batch * n * rowLength;

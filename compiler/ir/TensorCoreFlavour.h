@@ -54,6 +54,15 @@ namespace kiln {
 /// statically, with room for the accumulators' other users.
 inline constexpr int64_t kDotStagingBytes = 40 * 1024;
 
+/// Bytes the staged tensor-core lowering takes for `batch` stacks of a
+/// (m rows) and b (n columns) with `k` of K each, rows padded by one 32-bit
+/// word, plus one spare element per thread for each operand.
+inline int64_t stagedDotBytes(int64_t batch, int64_t m, int64_t n, int64_t k,
+                              int64_t elementBytes, int64_t threads) {
+  return (batch * (m + n) * (k + 4 / elementBytes) + 2 * threads) *
+         elementBytes;
+}
+
 struct TensorCoreFlavour {
   /// How fp32 operands are split into tensor-core words (see above).
   enum class Split { None, TF32x3, BF16x3, BF16x6 };

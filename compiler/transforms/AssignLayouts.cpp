@@ -136,12 +136,10 @@ bool batchedOnTensorCores(kiln::DotOp dot, const kiln::TensorCoreFlavour &f,
   if (shape[1] < 16 || shape[2] < 8 || k % f.kGroup() != 0)
     return false;
   // fp8 operands are staged widened to fp32.
-  int64_t elementBytes = f.fp8 ? 4 : f.elementBytes;
-  int64_t pad = 4 / elementBytes;
-  int64_t bytes = (shape[0] * (shape[1] + shape[2]) * (f.kGroup() + pad) +
-                   2 * int64_t(numWarps) * kThreadsPerWarp) *
-                  elementBytes;
-  return bytes <= kiln::kDotStagingBytes;
+  return kiln::stagedDotBytes(shape[0], shape[1], shape[2], f.kGroup(),
+                              f.fp8 ? 4 : f.elementBytes,
+                              int64_t(numWarps) * kThreadsPerWarp) <=
+         kiln::kDotStagingBytes;
 }
 
 /// For a dot's result: each thread a nearly square block of the last two
