@@ -14,6 +14,11 @@ movement, within a stated bound for floating-point math (see the cases file).
     python3 bench/differential.py --list       # id|file|kernel|signature|flags
     python3 bench/differential.py --coverage   # corpus kernels without a case
     python3 bench/differential.py --self-check # the case list against the corpus
+    python3 bench/differential.py --cubins DIR --kiln-only   # no Triton side
+
+--kiln-only launches only the Kiln cubins (same inputs, no comparison): what
+compute-sanitizer runs over (tests/gpu/compute_sanitizer.sh), so that its
+reports are about Kiln's code and not Triton's.
 
 Prints one line per case (`ok`, `MISMATCH`, `ERROR`, `NOT RUN`) and `N
 passed, N failed`; writes differential.json to --out. Exit status 1 on any
@@ -444,6 +449,8 @@ def run_case(case, opts, torch, triton, cuda):
         check(cuda.cuCtxSynchronize(), "kernel (cuCtxSynchronize)")
     finally:
         cuda.cuModuleUnload(module)
+    if opts.kiln_only:
+        return dict(status="ok", worst=0.0, bound=0, unit="(Kiln only)", detail="")
 
     # Upstream Triton: the same source file, through its JIT.
     import triton.language as tl
@@ -543,6 +550,8 @@ def main():
                         help="list corpus kernels that have no case; exit 1 if any")
     parser.add_argument("--self-check", action="store_true",
                         help="check the case list against the corpus (no torch needed)")
+    parser.add_argument("--kiln-only", action="store_true",
+                        help="run only the Kiln cubins, without comparing (for compute-sanitizer)")
     parser.add_argument("--child-from", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-log", help=argparse.SUPPRESS)
     opts = parser.parse_args()
@@ -568,7 +577,8 @@ def main():
     while start < len(cases):
         cmd = [sys.executable, os.path.abspath(__file__), "--cubins", opts.cubins,
                "--filter", opts.filter, "--timeout", str(opts.timeout),
-               "--child-from", str(start), "--child-log", log_path]
+               "--child-from", str(start), "--child-log", log_path] + \
+            (["--kiln-only"] if opts.kiln_only else [])
         code = subprocess.call(cmd)
         started = None
         with open(log_path) as f:
