@@ -44,6 +44,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <optional>
+#include <tuple>
 
 using namespace llvm;
 
@@ -128,6 +129,30 @@ std::string withMinBlocksPerSM(StringRef ptx) {
 int fail(const Twine &message) {
   WithColor::error(errs(), "kilnc") << message << "\n";
   return 1;
+}
+
+/// Of `ptx` and `rematerialized`, the same code with values recomputed after
+/// loops (compiler/target/RematerializeAfterLoops.h), keeps in `ptx` the one
+/// ptxas assembles with fewer spills, then fewer registers, the plain one on
+/// a tie, and returns its cubin. Nothing when either does not assemble: the
+/// plain one is assembled again, for its error.
+std::optional<kiln::CubinInfo> keepFewerRegisters(std::string &ptx,
+                                                  std::string &rematerialized,
+                                                  const kiln::TargetArch &arch,
+                                                  StringRef ptxasPath) {
+  auto plain = kiln::assembleCubin(ptx, arch, ptxasPath);
+  auto other = kiln::assembleCubin(rematerialized, arch, ptxasPath);
+  if (!plain || !other) {
+    consumeError(plain.takeError());
+    consumeError(other.takeError());
+    return std::nullopt;
+  }
+  if (std::tie(other->spillBytes, other->registers) <
+      std::tie(plain->spillBytes, plain->registers)) {
+    ptx = std::move(rematerialized);
+    return std::move(*other);
+  }
+  return std::move(*plain);
 }
 
 } // namespace
@@ -314,32 +339,39 @@ int kiln::compileKernel(const CompileOptions &options) {
     return fail("translation to LLVM IR failed");
   // Optimizes llvmModule in place.
   mlir::TimingScope ptxTimer = timingRoot.nest("LLVM O3 and NVPTX (PTX)");
-  auto ptx = emitPTX(*llvmModule, *arch, options.libdevicePath);
+  auto candidates = emitPTX(*llvmModule, *arch, options.libdevicePath);
   ptxTimer.stop();
   if (!writer.write(Stage::LLVM, "04-llvm.ll", printed(*llvmModule)))
     return 1;
   if (writer.done)
     return 0;
-  if (!ptx)
-    return fail(toString(ptx.takeError()));
-  if (!writer.write(Stage::PTX, "05-kernel.ptx", *ptx))
+  if (!candidates)
+    return fail(toString(candidates.takeError()));
+  std::string ptx = std::move(candidates->plain);
+  mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
+  std::optional<CubinInfo> chosen;
+  if (candidates->rematerialized)
+    chosen = keepFewerRegisters(ptx, *candidates->rematerialized, *arch,
+                                options.ptxasPath);
+  if (!writer.write(Stage::PTX, "05-kernel.ptx", ptx))
     return 1;
   if (writer.done)
     return 0;
   // Stage 6: cubin and metadata.
-  mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
-  auto cubin = assembleCubin(*ptx, *arch, options.ptxasPath);
+  Expected<CubinInfo> cubin =
+      chosen ? Expected<CubinInfo>(std::move(*chosen))
+             : assembleCubin(ptx, *arch, options.ptxasPath);
   // Without an occupancy hint ptxas may aim at as many blocks per SM as the
   // threads allow (32 registers at 256 threads) and spill a tensor-core
   // accumulator by kilobytes. A kernel that spills below the register limit
   // is assembled again with `.minnctapersm 1` (one block per SM is enough),
   // and the result that spills less is kept.
   if (cubin && cubin->spillBytes > 0 && cubin->registers < 255) {
-    std::string hinted = withMinBlocksPerSM(*ptx);
+    std::string hinted = withMinBlocksPerSM(ptx);
     auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
     if (retry && retry->spillBytes < cubin->spillBytes) {
       cubin = std::move(retry);
-      *ptx = std::move(hinted);
+      ptx = std::move(hinted);
     } else if (!retry) {
       consumeError(retry.takeError());
     }
@@ -349,7 +381,7 @@ int kiln::compileKernel(const CompileOptions &options) {
     return fail(toString(cubin.takeError()));
   // The PTX fallback comes from this same compile: the text ptxas assembled.
   if (!options.ptxOutputPath.empty() &&
-      !writer.writeFile(options.ptxOutputPath, *ptx))
+      !writer.writeFile(options.ptxOutputPath, ptx))
     return 1;
   if (!writer.dump("06-ptxas.log", cubin->log) ||
       !writer.writeFile(options.outputPath, cubin->cubin))

@@ -1,9 +1,12 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
+#include "compiler/target/RematerializeAfterLoops.h"
 #include "compiler/target/Target.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
@@ -15,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <mutex>
 
@@ -151,8 +155,26 @@ static Error linkLibdevice(Module &module, StringRef libdevicePath) {
   return Error::success();
 }
 
-Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch,
-                                    StringRef libdevicePath) {
+/// The PTX the NVPTX backend prints for `module`.
+static Expected<std::string> emitAssembly(TargetMachine &machine,
+                                          Module &module) {
+  std::string ptx;
+  {
+    raw_string_ostream os(ptx);
+    // Flushed into `ptx` when it goes out of scope.
+    buffer_ostream pstream(os);
+    legacy::PassManager codegen;
+    if (machine.addPassesToEmitFile(codegen, pstream, nullptr,
+                                    CodeGenFileType::AssemblyFile))
+      return createStringError(inconvertibleErrorCode(),
+                               "the NVPTX backend cannot emit assembly");
+    codegen.run(module);
+  }
+  return ptx;
+}
+
+Expected<kiln::PTXCandidates>
+kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   initializeNVPTX();
   Triple triple("nvptx64-nvidia-cuda");
   std::string error;
@@ -205,16 +227,27 @@ Expected<std::string> kiln::emitPTX(Module &module, const TargetArch &arch,
     mpm.run(module, mam);
   }
 
-  std::string ptx;
-  {
-    raw_string_ostream os(ptx);
-    buffer_ostream pstream(os);
-    legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, pstream, nullptr,
-                                     CodeGenFileType::AssemblyFile))
-      return createStringError(inconvertibleErrorCode(),
-                               "the NVPTX backend cannot emit assembly");
-    codegen.run(module);
+  // After O3, where no IR-level CSE runs after it to undo it.
+  std::unique_ptr<Module> rematerialized = CloneModule(module);
+  bool changed = false;
+  for (Function &function : *rematerialized) {
+    if (function.isDeclaration())
+      continue;
+    DominatorTree dominators(function);
+    LoopInfo loops(dominators);
+    changed |= rematerializeAfterLoops(function, dominators, loops);
   }
-  return ptx;
+
+  PTXCandidates candidates;
+  auto plain = emitAssembly(*machine, module);
+  if (!plain)
+    return plain.takeError();
+  candidates.plain = std::move(*plain);
+  if (changed) {
+    auto other = emitAssembly(*machine, *rematerialized);
+    if (!other)
+      return other.takeError();
+    candidates.rematerialized = std::move(*other);
+  }
+  return candidates;
 }

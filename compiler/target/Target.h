@@ -39,13 +39,21 @@ std::vector<std::string> supportedArchs();
 llvm::Expected<std::vector<std::string>>
 ptxasArchs(llvm::StringRef ptxasPath = "");
 
+/// The PTX of a module, and a second version when recomputing values after
+/// loops (RematerializeAfterLoops.h) changed something; which one needs
+/// fewer registers only ptxas can tell.
+struct PTXCandidates {
+  std::string plain;
+  std::optional<std::string> rematerialized;
+};
+
 /// Optimizes `module` at O3 for `arch` and emits PTX. The module's triple and
 /// data layout are set here. A module that calls libdevice's __nv_* functions
 /// links `libdevicePath` (empty: $CUDA_HOME/nvvm/libdevice/libdevice.10.bc,
-/// or under /usr/local/cuda).
-llvm::Expected<std::string> emitPTX(llvm::Module &module,
-                                    const TargetArch &arch,
-                                    llvm::StringRef libdevicePath = "");
+/// or under /usr/local/cuda). `module` is left as optimized for `plain`.
+llvm::Expected<PTXCandidates> emitPTX(llvm::Module &module,
+                                      const TargetArch &arch,
+                                      llvm::StringRef libdevicePath = "");
 
 /// What ptxas reports about a compiled kernel.
 struct CubinInfo {
