@@ -31,43 +31,51 @@
 # targets of //examples and //tests/e2e, without the manual ones),
 # REMOTE_MODE=cache (remote caching only, built locally: a quicker check).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
-work=$(mkdir -p "${1:-build/remote-exec}" && cd "${1:-build/remote-exec}" && pwd)
-bazel_cmd=${BAZEL:-bazel}
-port=${PORT:-50051}
-jobs=${JOBS:-2}
-summary=$work/summary.txt
-: >"$summary"
-say() { echo "$*" | tee -a "$summary"; }
+# The whole script is one function, so that bash has read all of it before
+# it runs: editing the file during a run does not change that run.
+main() {
+  cd "$(dirname "$0")/.."
+  root=$PWD
+  work=$(mkdir -p "${1:-build/remote-exec}" && cd "${1:-build/remote-exec}" && pwd)
+  bazel_cmd=${BAZEL:-bazel}
+  port=${PORT:-50051}
+  jobs=${JOBS:-2}
+  summary=$work/summary.txt
+  : >"$summary"
+  say() { echo "$*" | tee -a "$summary"; }
 
-say "remote_build_test $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), $($bazel_cmd --version 2>/dev/null | head -1)"
-# BuildGrid 0.4.4: the last release that installs on Debian 12's Python 3.11.
-# Its scheduler needs PostgreSQL through psycopg2 (the "database" extra).
-if [[ ! -x $work/venv/bin/bgd ]] || ! "$work/venv/bin/python" -c 'import psycopg2' 2>/dev/null; then
-  python3 -m venv "$work/venv"
-  "$work/venv/bin/pip" install --quiet 'buildgrid[database]==0.4.4'
-fi
-say "BuildGrid $("$work/venv/bin/pip" show buildgrid | awk '/^Version/ {print $2}') ($work/venv)"
+  # Debian's Bazel says "no_version"; its package knows.
+  bazel_version=$($bazel_cmd --version 2>/dev/null | awk '{print $2}')
+  if [[ $bazel_version == no_version ]]; then
+    bazel_version="$(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null) (Debian bazel-bootstrap)"
+  fi
+  say "remote_build_test $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), Bazel $bazel_version"
+  # BuildGrid 0.4.4: the last release that installs on Debian 12's Python 3.11.
+  # Its scheduler needs PostgreSQL through psycopg2 (the "database" extra).
+  if [[ ! -x $work/venv/bin/bgd ]] || ! "$work/venv/bin/python" -c 'import psycopg2' 2>/dev/null; then
+    python3 -m venv "$work/venv"
+    "$work/venv/bin/pip" install --quiet 'buildgrid[database]==0.4.4'
+  fi
+  say "BuildGrid $("$work/venv/bin/pip" show buildgrid | awk '/^Version/ {print $2}') ($work/venv)"
 
-mode=execution
-[[ ${REMOTE_MODE:-} == cache ]] && mode=cache
-pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-if [[ $mode == execution && -z $pg_bin ]]; then
-  # Debian's server; the script starts a private cluster, not the system one.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null
-  pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-fi
+  mode=execution
+  [[ ${REMOTE_MODE:-} == cache ]] && mode=cache
+  pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  if [[ $mode == execution && -z $pg_bin ]]; then
+    # Debian's server; the script starts a private cluster, not the system one.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null
+    pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  fi
 
-# Fresh state: server storage, worker caches and both output bases.
-for base in base1 base2; do
-  [[ -d $work/$base ]] && $bazel_cmd --output_base="$work/$base" shutdown 2>/dev/null || true
-done
-chmod -R u+w "$work/base1" "$work/base2" "$work/worker" 2>/dev/null || true
-rm -rf "$work/cas" "$work/pg" "$work/base1" "$work/base2" "$work/worker"
-mkdir -p "$work/cas"
-{
-  cat <<YAML
+  # Fresh state: server storage, worker caches and both output bases.
+  for base in base1 base2; do
+    [[ -d $work/$base ]] && $bazel_cmd --output_base="$work/$base" shutdown 2>/dev/null || true
+  done
+  chmod -R u+w "$work/base1" "$work/base2" "$work/worker" 2>/dev/null || true
+  rm -rf "$work/cas" "$work/pg" "$work/base1" "$work/base2" "$work/worker"
+  mkdir -p "$work/cas"
+  {
+    cat <<YAML
 description: Kiln's remote build test (scripts/remote_build_test.sh)
 server:
   - !channel
@@ -85,8 +93,8 @@ caches:
     allow-updates: true
     cache-failed-actions: false
 YAML
-  if [[ $mode == execution ]]; then
-    cat <<YAML
+    if [[ $mode == execution ]]; then
+      cat <<YAML
 connections:
   - !sql-connection &sql
     connection-string: postgresql+psycopg2://bgd@127.0.0.1:$((port + 1))/bgd
@@ -96,8 +104,8 @@ schedulers:
     action-cache: *action-cache
     storage: *cas-storage
 YAML
-  fi
-  cat <<YAML
+    fi
+    cat <<YAML
 instances:
   - name: ""
     services:
@@ -108,153 +116,153 @@ instances:
       - !bytestream
         storage: *cas-storage
 YAML
-  if [[ $mode == execution ]]; then
-    cat <<YAML
+    if [[ $mode == execution ]]; then
+      cat <<YAML
       - !execution
         scheduler: *scheduler
       - !bots
         scheduler: *scheduler
 YAML
+    fi
+  } >"$work/bgd.yml"
+
+  pids=()
+  # PostgreSQL refuses to run as root: as root, the cluster belongs to Debian's
+  # postgres user.
+  as_pg() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
+  cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    [[ -f $work/pg/data/postmaster.pid ]] && as_pg "$pg_bin/pg_ctl" -D "$work/pg/data" -m fast stop >/dev/null 2>&1 || true
+    for base in base1 base2; do
+      [[ -d $work/$base ]] && $bazel_cmd --output_base="$work/$base" shutdown 2>/dev/null || true
+    done
+  }
+  trap cleanup EXIT
+  if [[ $mode == execution ]]; then
+    # A private PostgreSQL cluster on 127.0.0.1:PORT+1 for the scheduler.
+    mkdir -p "$work/pg"
+    ((EUID == 0)) && chown postgres: "$work/pg"
+    as_pg "$pg_bin/initdb" -D "$work/pg/data" -U bgd --auth=trust -E UTF8 >"$work/pg-init.log" 2>&1
+    as_pg "$pg_bin/pg_ctl" -D "$work/pg/data" -l "$work/pg/server.log" -w \
+      -o "-p $((port + 1)) -k $work/pg -c listen_addresses=127.0.0.1" start >>"$work/pg-init.log" 2>&1
+    "$pg_bin/createdb" -h 127.0.0.1 -p $((port + 1)) -U bgd bgd
+    "$work/venv/bin/bgd" migrate apply "postgresql+psycopg2://bgd@127.0.0.1:$((port + 1))/bgd" >>"$work/pg-init.log" 2>&1
   fi
-} >"$work/bgd.yml"
-
-pids=()
-# PostgreSQL refuses to run as root: as root, the cluster belongs to Debian's
-# postgres user.
-as_pg() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  [[ -f $work/pg/data/postmaster.pid ]] && as_pg "$pg_bin/pg_ctl" -D "$work/pg/data" -m fast stop >/dev/null 2>&1 || true
-  for base in base1 base2; do
-    [[ -d $work/$base ]] && $bazel_cmd --output_base="$work/$base" shutdown 2>/dev/null || true
+  "$work/venv/bin/bgd" server start "$work/bgd.yml" >"$work/bgd.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 60); do
+    if "$work/venv/bin/bgd" capabilities --remote "http://127.0.0.1:$port" >/dev/null 2>&1; then break; fi
+    sleep 1
   done
-}
-trap cleanup EXIT
-if [[ $mode == execution ]]; then
-  # A private PostgreSQL cluster on 127.0.0.1:PORT+1 for the scheduler.
-  mkdir -p "$work/pg"
-  ((EUID == 0)) && chown postgres: "$work/pg"
-  as_pg "$pg_bin/initdb" -D "$work/pg/data" -U bgd --auth=trust -E UTF8 >"$work/pg-init.log" 2>&1
-  as_pg "$pg_bin/pg_ctl" -D "$work/pg/data" -l "$work/pg/server.log" -w \
-    -o "-p $((port + 1)) -k $work/pg -c listen_addresses=127.0.0.1" start >>"$work/pg-init.log" 2>&1
-  "$pg_bin/createdb" -h 127.0.0.1 -p $((port + 1)) -U bgd bgd
-  "$work/venv/bin/bgd" migrate apply "postgresql+psycopg2://bgd@127.0.0.1:$((port + 1))/bgd" >>"$work/pg-init.log" 2>&1
-fi
-"$work/venv/bin/bgd" server start "$work/bgd.yml" >"$work/bgd.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 60); do
-  if "$work/venv/bin/bgd" capabilities --remote "http://127.0.0.1:$port" >/dev/null 2>&1; then break; fi
-  sleep 1
-done
-if ! "$work/venv/bin/bgd" capabilities --remote "http://127.0.0.1:$port" >"$work/capabilities.txt" 2>&1; then
-  say "FAIL: BuildGrid did not come up; see $work/bgd.log"
-  tail -20 "$work/bgd.log"
-  exit 1
-fi
-remote_flags=(--remote_instance_name= --remote_timeout=600)
-if [[ $mode == execution ]]; then
-  # The workers share one blob cache (inputs are hard-linked from it) and
-  # share nothing with the client but the CAS.
-  for i in $(seq "$jobs"); do
-    "$work/venv/bin/python" "$root/tests/remote/reapi_worker.py" --remote "127.0.0.1:$port" \
-      --bot-id "kiln-worker-$i" --work-dir "$work/worker" --platform OSFamily=linux \
-      >"$work/worker-$i.log" 2>&1 &
-    pids+=($!)
-  done
-  remote_flags+=(--remote_executor="grpc://127.0.0.1:$port" --spawn_strategy=remote
-                 --remote_default_exec_properties=OSFamily=linux)
-  say "mode: remote execution (BuildGrid Execution + Bots, $jobs x tests/remote/reapi_worker.py; --spawn_strategy=remote, no local fallback)"
-else
-  remote_flags+=(--remote_cache="grpc://127.0.0.1:$port")
-  say "mode: remote cache only (REMOTE_MODE=cache): actions run locally, results uploaded"
-fi
-
-query=${TARGETS:-"kind('triton_kernel_codegen|cc_library', attr(generator_function, triton_kernel, //examples/... + //tests/e2e/...)) except attr(tags, manual, //tests/e2e/...)"}
-targets=$($bazel_cmd --output_base="$work/base1" query "$query" 2>"$work/query.log" | sort)
-if [[ -z $targets ]]; then
-  say "FAIL: no targets from query: $query"
-  cat "$work/query.log"
-  exit 1
-fi
-say "targets ($(wc -w <<<"$targets")): $(tr '\n' ' ' <<<"$targets")"
-groups=--output_groups=+cubins,+ptx,+metadata,+embedded
-
-build() {
-  local base=$1
-  rm -rf "$work/$base/execroot" 2>/dev/null || true
-  local start end
-  start=$(date +%s)
-  if ! nice -n 19 $bazel_cmd --output_base="$work/$base" build --jobs="$jobs" "${remote_flags[@]}" \
-      "$groups" $targets >"$work/$base.log" 2>&1; then
-    say "FAIL: the build in $base failed; the end of $work/$base.log:"
-    tail -30 "$work/$base.log" | tee -a "$summary"
+  if ! "$work/venv/bin/bgd" capabilities --remote "http://127.0.0.1:$port" >"$work/capabilities.txt" 2>&1; then
+    say "FAIL: BuildGrid did not come up; see $work/bgd.log"
+    tail -20 "$work/bgd.log"
     exit 1
   fi
-  end=$(date +%s)
-  eval "${base}_seconds=$((end - start))"
-  say "$base: $((end - start)) s; $(grep -E '^INFO: [0-9]+ processes' "$work/$base.log" | tail -1)"
-  # Every output file of the targets, with its digest.
-  (cd "$($bazel_cmd --output_base="$work/$base" info "${remote_flags[@]}" bazel-bin 2>/dev/null)" &&
-     find . -path ./external -prune -o -type f \( -path './examples/*' -o -path './tests/e2e/*' \) \
-       -newer "$work/bgd.yml" -print0 | sort -z | xargs -0 sha256sum) >"$work/$base.sha256"
-}
+  remote_flags=(--remote_instance_name= --remote_timeout=600)
+  if [[ $mode == execution ]]; then
+    # The workers share one blob cache (inputs are hard-linked from it) and
+    # share nothing with the client but the CAS.
+    for i in $(seq "$jobs"); do
+      "$work/venv/bin/python" "$root/tests/remote/reapi_worker.py" --remote "127.0.0.1:$port" \
+        --bot-id "kiln-worker-$i" --work-dir "$work/worker" --platform OSFamily=linux \
+        >"$work/worker-$i.log" 2>&1 &
+      pids+=($!)
+    done
+    remote_flags+=(--remote_executor="grpc://127.0.0.1:$port" --spawn_strategy=remote
+                   --remote_default_exec_properties=OSFamily=linux)
+    say "mode: remote execution (BuildGrid Execution + Bots, $jobs x tests/remote/reapi_worker.py; --spawn_strategy=remote, no local fallback)"
+  else
+    remote_flags+=(--remote_cache="grpc://127.0.0.1:$port")
+    say "mode: remote cache only (REMOTE_MODE=cache): actions run locally, results uploaded"
+  fi
 
-# A count of processes with the given strategy names ("12 remote", not
-# "12 remote cache hit") in a build's "INFO: N processes: ..." line.
-count() {
-  grep -oE "[0-9]+ ($2)(,|\.|\$)" <<<"$1" | awk '{n += $1} END {print n + 0}'
-}
-local_strategies='linux-sandbox|local|processwrapper-sandbox|sandbox|worker'
+  query=${TARGETS:-"kind('triton_kernel_codegen|cc_library', attr(generator_function, triton_kernel, //examples/... + //tests/e2e/...)) except attr(tags, manual, //tests/e2e/...)"}
+  targets=$($bazel_cmd --output_base="$work/base1" query "$query" 2>"$work/query.log" | sort)
+  if [[ -z $targets ]]; then
+    say "FAIL: no targets from query: $query"
+    cat "$work/query.log"
+    exit 1
+  fi
+  say "targets ($(wc -w <<<"$targets")): $(tr '\n' ' ' <<<"$targets")"
+  groups=--output_groups=+cubins,+ptx,+metadata,+embedded
 
-build base1
-base1_processes=$(grep -E '^INFO: [0-9]+ processes' "$work/base1.log" | tail -1)
-failures=0
-executed1=$(count "$base1_processes" remote)
-local1=$(count "$base1_processes" "$local_strategies")
-if [[ $mode == execution ]]; then
-  worker_done=$(cat "$work"/worker-*.log | grep -c ' done in ' || true)
-  if ((local1 > 0 || executed1 == 0)); then
-    say "FAIL: the first build ran $local1 actions locally and $executed1 remotely: $base1_processes"
+  build() {
+    local base=$1
+    rm -rf "$work/$base/execroot" 2>/dev/null || true
+    local start end
+    start=$(date +%s)
+    if ! nice -n 19 $bazel_cmd --output_base="$work/$base" build --jobs="$jobs" "${remote_flags[@]}" \
+        --symlink_prefix=/ "$groups" $targets >"$work/$base.log" 2>&1; then
+      say "FAIL: the build in $base failed; the end of $work/$base.log:"
+      tail -30 "$work/$base.log" | tee -a "$summary"
+      exit 1
+    fi
+    end=$(date +%s)
+    eval "${base}_seconds=$((end - start))"
+    say "$base: $((end - start)) s; $(grep -E '^INFO: [0-9]+ processes' "$work/$base.log" | tail -1)"
+    # Every output file of the targets, with its digest.
+    (cd "$($bazel_cmd --output_base="$work/$base" info "${remote_flags[@]}" bazel-bin 2>/dev/null)" &&
+       find . -path ./external -prune -o -type f \( -path './examples/*' -o -path './tests/e2e/*' \) \
+         -newer "$work/bgd.yml" -print0 | sort -z | xargs -0 sha256sum) >"$work/$base.sha256"
+  }
+
+  # A count of processes with the given strategy names ("12 remote", not
+  # "12 remote cache hit") in a build's "INFO: N processes: ..." line.
+  count() {
+    { grep -oE "[0-9]+ ($2)(,|\.|\$)" <<<"$1" || true; } | awk '{n += $1} END {print n + 0}'
+  }
+  local_strategies='linux-sandbox|local|processwrapper-sandbox|sandbox|worker'
+
+  build base1
+  base1_processes=$(grep -E '^INFO: [0-9]+ processes' "$work/base1.log" | tail -1)
+  failures=0
+  executed1=$(count "$base1_processes" remote)
+  local1=$(count "$base1_processes" "$local_strategies")
+  if [[ $mode == execution ]]; then
+    worker_done=$(cat "$work"/worker-*.log | grep -c ' done in ' || true)
+    if ((local1 > 0 || executed1 == 0)); then
+      say "FAIL: the first build ran $local1 actions locally and $executed1 remotely: $base1_processes"
+      failures=$((failures + 1))
+    else
+      say "first build: $executed1 actions executed remotely (the workers completed $worker_done leases), none locally"
+    fi
+  fi
+  build base2
+  base2_processes=$(grep -E '^INFO: [0-9]+ processes' "$work/base2.log" | tail -1)
+  hits=$(grep -oE '[0-9]+ remote cache hit' <<<"$base2_processes" | cut -d' ' -f1)
+  executed2=$(count "$base2_processes" "remote|$local_strategies")
+  if ((executed2 > 0)) || [[ -z $hits ]]; then
+    say "FAIL: the second build executed $executed2 actions: $base2_processes"
     failures=$((failures + 1))
   else
-    say "first build: $executed1 actions executed remotely (the workers completed $worker_done leases), none locally"
+    say "second build: $hits remote cache hits, nothing executed (100 %)"
   fi
-fi
-build base2
-base2_processes=$(grep -E '^INFO: [0-9]+ processes' "$work/base2.log" | tail -1)
-hits=$(grep -oE '[0-9]+ remote cache hit' <<<"$base2_processes" | cut -d' ' -f1)
-executed2=$(count "$base2_processes" "remote|$local_strategies")
-if ((executed2 > 0)) || [[ -z $hits ]]; then
-  say "FAIL: the second build executed $executed2 actions: $base2_processes"
-  failures=$((failures + 1))
-else
-  say "second build: $hits remote cache hits, nothing executed (100 %)"
-fi
-if cmp -s "$work/base1.sha256" "$work/base2.sha256"; then
-  say "outputs: $(wc -l <"$work/base1.sha256") files byte-identical between the two output bases"
-else
-  say "FAIL: outputs differ between the two output bases:"
-  diff "$work/base1.sha256" "$work/base2.sha256" | head -20 | tee -a "$summary"
-  failures=$((failures + 1))
-fi
-# The compile actions' inputs and environment, as the remote worker saw them.
-# --action_env=CUDA_HOME on purpose: an action using the shell environment
-# would then show it.
-$bazel_cmd --output_base="$work/base2" aquery "${remote_flags[@]}" --action_env=CUDA_HOME=/usr/local/cuda \
-  "mnemonic(TritonCompile, set($targets))" >"$work/aquery.txt" 2>"$work/aquery.log" || true
-compiles=$(grep -c 'Mnemonic: TritonCompile' "$work/aquery.txt" || true)
-with_tools=$(grep -cE 'Inputs: .*external/cuda/bin/ptxas.*external/cuda/nvvm/libdevice/libdevice.10.bc' "$work/aquery.txt" || true)
-env_lines=$(grep -cE 'Environment|CUDA_HOME' "$work/aquery.txt" || true)
-say "aquery: $compiles TritonCompile actions, $with_tools with ptxas and libdevice among their inputs, $env_lines with an environment or CUDA_HOME"
-if ((compiles == 0 || with_tools != compiles || env_lines != 0)); then
-  say "FAIL: the compile actions are not hermetic (see $work/aquery.txt)"
-  failures=$((failures + 1))
-fi
-identical=$(cmp -s "$work/base1.sha256" "$work/base2.sha256" && echo true || echo false)
-cat >"$work/summary.json" <<JSON
+  if cmp -s "$work/base1.sha256" "$work/base2.sha256"; then
+    say "outputs: $(wc -l <"$work/base1.sha256") files byte-identical between the two output bases"
+  else
+    say "FAIL: outputs differ between the two output bases:"
+    diff "$work/base1.sha256" "$work/base2.sha256" | head -20 | tee -a "$summary"
+    failures=$((failures + 1))
+  fi
+  # The compile actions' inputs and environment, as the remote worker saw them.
+  # --action_env=CUDA_HOME on purpose: an action using the shell environment
+  # would then show it.
+  $bazel_cmd --output_base="$work/base2" aquery "${remote_flags[@]}" --action_env=CUDA_HOME=/usr/local/cuda \
+    "mnemonic(TritonCompile, set($targets))" >"$work/aquery.txt" 2>"$work/aquery.log" || true
+  compiles=$(grep -c 'Mnemonic: TritonCompile' "$work/aquery.txt" || true)
+  with_tools=$(grep -cE 'Inputs: .*external/cuda/bin/ptxas.*external/cuda/nvvm/libdevice/libdevice.10.bc' "$work/aquery.txt" || true)
+  env_lines=$(grep -cE 'Environment|CUDA_HOME' "$work/aquery.txt" || true)
+  say "aquery: $compiles TritonCompile actions, $with_tools with ptxas and libdevice among their inputs, $env_lines with an environment or CUDA_HOME"
+  if ((compiles == 0 || with_tools != compiles || env_lines != 0)); then
+    say "FAIL: the compile actions are not hermetic (see $work/aquery.txt)"
+    failures=$((failures + 1))
+  fi
+  identical=$(cmp -s "$work/base1.sha256" "$work/base2.sha256" && echo true || echo false)
+  cat >"$work/summary.json" <<JSON
 {
   "date": "$(date -u +%Y-%m-%dT%H:%MZ)",
-  "bazel": "$($bazel_cmd --version 2>/dev/null | head -1)",
+  "bazel": "$bazel_version",
   "buildgrid": "$("$work/venv/bin/pip" show buildgrid | awk '/^Version/ {print $2}')",
   "mode": "$mode",
   "workers": $jobs,
@@ -266,5 +274,7 @@ cat >"$work/summary.json" <<JSON
   "pass": $( ((failures == 0)) && echo true || echo false)
 }
 JSON
-((failures == 0)) && say "PASS" || say "FAILED ($failures)"
-exit $((failures > 0))
+  ((failures == 0)) && say "PASS" || say "FAILED ($failures)"
+  exit $((failures > 0))
+}
+main "$@"
