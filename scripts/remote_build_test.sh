@@ -77,6 +77,9 @@ main() {
   {
     cat <<YAML
 description: Kiln's remote build test (scripts/remote_build_test.sh)
+# gRPC threads, which is also the server's limit on concurrent RPCs (default
+# 5 per core): Bazel uploads inputs ~100 at a time, workers long-poll.
+thread-pool-size: 400
 server:
   - !channel
     address: "127.0.0.1:$port"
@@ -159,7 +162,8 @@ YAML
     tail -20 "$work/bgd.log"
     exit 1
   fi
-  remote_flags=(--remote_instance_name= --remote_timeout=600)
+  # One gRPC connection: up to ~100 concurrent RPCs, within the server's 400.
+  remote_flags=(--remote_instance_name= --remote_timeout=600 --remote_max_connections=1)
   if [[ $mode == execution ]]; then
     # The workers share one blob cache (inputs are hard-linked from it) and
     # share nothing with the client but the CAS.

@@ -50,6 +50,20 @@ GRPC_OPTIONS = [
     ("grpc.max_send_message_length", 64 << 20),
 ]
 LOG = logging.getLogger("reapi_worker")
+# A busy server sheds load with these; the call is repeated after a pause.
+TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+
+def with_retries(call, *args, **kwargs):
+    """call(*args, **kwargs), repeated with backoff (up to about a minute) on transient errors."""
+    for attempt in range(10):
+        try:
+            return call(*args, **kwargs)
+        except grpc.RpcError as e:
+            if e.code() not in TRANSIENT or attempt == 9:
+                raise
+            LOG.info("%s: %s; again in %.1f s", getattr(call, "__name__", "call"), e.code().name, 0.2 * 2**attempt)
+            time.sleep(min(0.2 * 2**attempt, 15))
 
 
 def digest_of(data):
@@ -89,12 +103,11 @@ class Cas:
             with open(cached, "rb") as f:
                 return f.read()
         if digest.size_bytes > BATCH_LIMIT:
-            data = b"".join(
-                r.data for r in self.bytestream.Read(bytestream_pb2.ReadRequest(resource_name=self._resource(digest)))
-            )
+            request = bytestream_pb2.ReadRequest(resource_name=self._resource(digest))
+            data = with_retries(lambda: b"".join(r.data for r in self.bytestream.Read(request)))
         else:
-            response = self.cas.BatchReadBlobs(
-                re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=[digest])
+            response = with_retries(
+                self.cas.BatchReadBlobs, re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=[digest])
             )
             (blob,) = response.responses
             if blob.status.code != code_pb2.OK:
@@ -121,7 +134,9 @@ class Cas:
             nonlocal small, batch_bytes
             if not small:
                 return
-            response = self.cas.BatchReadBlobs(re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=small))
+            response = with_retries(
+                self.cas.BatchReadBlobs, re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=small)
+            )
             for blob in response.responses:
                 if blob.status.code != code_pb2.OK:
                     raise RuntimeError(f"CAS read of {blob.digest.hash}: {blob.status.message}")
@@ -174,7 +189,8 @@ class Cas:
         by_hash = {d.hash: (d, src) for d, src in blobs if d.size_bytes}
         if not by_hash:
             return
-        response = self.cas.FindMissingBlobs(
+        response = with_retries(
+            self.cas.FindMissingBlobs,
             re_pb2.FindMissingBlobsRequest(
                 instance_name=self.instance, blob_digests=[d for d, _ in by_hash.values()]
             )
@@ -184,7 +200,9 @@ class Cas:
         def flush():
             nonlocal batch, batch_bytes
             if batch:
-                reply = self.cas.BatchUpdateBlobs(re_pb2.BatchUpdateBlobsRequest(instance_name=self.instance, requests=batch))
+                reply = with_retries(
+                    self.cas.BatchUpdateBlobs, re_pb2.BatchUpdateBlobsRequest(instance_name=self.instance, requests=batch)
+                )
                 for r in reply.responses:
                     if r.status.code != code_pb2.OK:
                         raise RuntimeError(f"CAS write of {r.digest.hash}: {r.status.message}")
@@ -222,7 +240,7 @@ class Cas:
                 if last:
                     return
 
-        reply = self.bytestream.Write(requests())
+        reply = with_retries(lambda: self.bytestream.Write(requests()))
         if reply.committed_size != digest.size_bytes:
             raise RuntimeError(f"ByteStream write of {digest.hash}: committed {reply.committed_size}")
 
@@ -355,8 +373,10 @@ class Bot:
         return bots_pb2.BotSession(bot_id=self.args.bot_id, status=bots_pb2.BotStatus.OK, worker=worker)
 
     def update(self, session, timeout):
-        return self.bots.UpdateBotSession(
-            bots_pb2.UpdateBotSessionRequest(name=session.name, bot_session=session), timeout=timeout
+        return with_retries(
+            self.bots.UpdateBotSession,
+            bots_pb2.UpdateBotSessionRequest(name=session.name, bot_session=session),
+            timeout=timeout,
         )
 
     def execute_lease(self, lease):
@@ -377,7 +397,8 @@ class Bot:
         return payload, status
 
     def run(self):
-        session = self.bots.CreateBotSession(
+        session = with_retries(
+            self.bots.CreateBotSession,
             bots_pb2.CreateBotSessionRequest(parent=self.args.instance, bot_session=self.session_proto()),
             timeout=self.args.poll,
         )
@@ -412,7 +433,10 @@ class Bot:
             self.executed += 1
             LOG.info("bot %s: lease %s done in %.1f s (%s)", self.args.bot_id, lease.id,
                      time.monotonic() - start, code_pb2.Code.Name(status.code))
-            session = self.update(session, self.args.poll)
+            try:
+                session = self.update(session, self.args.poll)
+            except grpc.RpcError as e:  # the completed lease stays in the session: reported next time
+                LOG.warning("UpdateBotSession: %s", e.details())
 
 
 def main():
