@@ -23,8 +23,9 @@
 # 5. Checks with `bazel aquery` that every TritonCompile action has ptxas and
 #    libdevice among its inputs and no CUDA_HOME in its environment.
 # Writes WORK_DIR/summary.txt and WORK_DIR/summary.json. Exit status 0 when
-# all hold. Heavy: the first build compiles kilnc through the worker (about
-# half an hour on two cores); not part of CI.
+# all hold. Heavy: the first build compiles kilnc through the workers (23
+# minutes on two shared cores, bench/results/2026-11-28_remote_build); not
+# part of CI.
 #
 # Environment: BAZEL (default bazel), PORT, JOBS (default 2: workers and
 # Bazel --jobs), TARGETS (a query expression; default: the triton_kernel
