@@ -360,8 +360,6 @@ class Bot:
         self.cas = Cas(self.channel, args.instance, os.path.join(args.work_dir, "blobs"))
         self.sandbox_root = os.path.join(args.work_dir, "sandboxes")
         os.makedirs(self.sandbox_root, exist_ok=True)
-        self.stopping = False
-        self.executed = 0
 
     def session_proto(self):
         device = worker_pb2.Device(handle=self.args.bot_id)
@@ -380,14 +378,14 @@ class Bot:
         )
 
     def execute_lease(self, lease):
-        if lease.payload.Is(re_pb2.Action.DESCRIPTOR):
-            action = re_pb2.Action()
-            lease.payload.Unpack(action)
-        else:
-            digest = re_pb2.Digest()
-            lease.payload.Unpack(digest)
-            action = self.cas.read_message(digest, re_pb2.Action)
         try:
+            if lease.payload.Is(re_pb2.Action.DESCRIPTOR):
+                action = re_pb2.Action()
+                lease.payload.Unpack(action)
+            else:  # older servers send the Action's digest
+                digest = re_pb2.Digest()
+                lease.payload.Unpack(digest)
+                action = self.cas.read_message(digest, re_pb2.Action)
             result, status = run_action(self.cas, action, self.sandbox_root, self.args.keep_sandboxes)
         except Exception as e:  # noqa: BLE001 - reported to the client as the lease's status
             LOG.exception("lease %s failed", lease.id)
@@ -403,7 +401,7 @@ class Bot:
             timeout=self.args.poll,
         )
         LOG.info("bot %s: session %s", self.args.bot_id, session.name)
-        while not self.stopping:
+        while True:
             active = [l for l in session.leases if l.state in (bots_pb2.LeaseState.PENDING, bots_pb2.LeaseState.ACTIVE)]
             if not active:
                 try:
@@ -430,7 +428,6 @@ class Bot:
             lease.state = bots_pb2.LeaseState.COMPLETED
             lease.result.CopyFrom(payload)
             lease.status.CopyFrom(status)
-            self.executed += 1
             LOG.info("bot %s: lease %s done in %.1f s (%s)", self.args.bot_id, lease.id,
                      time.monotonic() - start, code_pb2.Code.Name(status.code))
             try:
