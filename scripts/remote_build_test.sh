@@ -51,7 +51,8 @@ main() {
     bazel_version="$(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null) (Debian bazel-bootstrap)"
   fi
   say "remote_build_test $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), Bazel $bazel_version"
-  # BuildGrid 0.4.4: the last release that installs on Debian 12's Python 3.11.
+  # BuildGrid pinned to the release this test passed with (the newest on PyPI
+  # on 2026-11-28; it installs on Debian 12's Python 3.11).
   # Its scheduler needs PostgreSQL through psycopg2 (the "database" extra).
   if [[ ! -x $work/venv/bin/bgd ]] || ! "$work/venv/bin/python" -c 'import psycopg2' 2>/dev/null; then
     python3 -m venv "$work/venv"
