@@ -73,21 +73,6 @@ std::pair<Value, std::string> printable(OpBuilder &b, Location loc, Value v,
   return {v, hex ? "0x%x" : isSigned ? "%d" : "%u"};
 }
 
-/// Emits `body` in a block of its own that runs only where `condition` (i1)
-/// holds, and continues after it: printing and asserting both guard a call.
-void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
-            llvm::function_ref<void()> body) {
-  Block *before = rewriter.getInsertionBlock();
-  Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
-  Block *then = rewriter.createBlock(after);
-  rewriter.setInsertionPointToEnd(before);
-  LLVM::CondBrOp::create(rewriter, loc, condition, then, after);
-  rewriter.setInsertionPointToStart(then);
-  body();
-  LLVM::BrOp::create(rewriter, loc, after);
-  rewriter.setInsertionPointToStart(after);
-}
-
 struct PrintLowering : OpConversionPattern<kiln::PrintOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -197,7 +182,7 @@ struct PrintLowering : OpConversionPattern<kiln::PrintOp> {
           rewriter, loc, LLVM::ICmpPredicate::eq, free,
           LLVM::ConstantOp::create(rewriter, loc, i32,
                                    rewriter.getI32IntegerAttr(0)));
-      emitIf(rewriter, loc, owner, printElements);
+      kiln::emitIf(rewriter, loc, owner, printElements);
     }
     rewriter.eraseOp(op);
     return success();
@@ -232,7 +217,7 @@ struct AssertLowering : OpConversionPattern<kiln::AssertOp> {
         rewriter, loc, holds,
         LLVM::ConstantOp::create(rewriter, loc, holds.getType(),
                                  rewriter.getIntegerAttr(holds.getType(), 1)));
-    emitIf(rewriter, loc, fails, [&] {
+    kiln::emitIf(rewriter, loc, fails, [&] {
       Value message = globalString(rewriter, loc, module, op.getMessage());
       Value file = globalString(rewriter, loc, module, op.getFile());
       Value function = globalString(rewriter, loc, module, op.getFunction());

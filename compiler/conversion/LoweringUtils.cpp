@@ -245,3 +245,16 @@ int64_t kiln::poolSharedMemory(ModuleOp module) {
   module.walk([](Operation *op) { op->removeAttr(kScratchBaseAttr); });
   return poolBytes;
 }
+
+void kiln::emitIf(ConversionPatternRewriter &rewriter, Location loc,
+                  Value condition, llvm::function_ref<void()> body) {
+  Block *before = rewriter.getInsertionBlock();
+  Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+  Block *then = rewriter.createBlock(after);
+  rewriter.setInsertionPointToEnd(before);
+  LLVM::CondBrOp::create(rewriter, loc, condition, then, after);
+  rewriter.setInsertionPointToStart(then);
+  body();
+  LLVM::BrOp::create(rewriter, loc, after);
+  rewriter.setInsertionPointToStart(after);
+}

@@ -61,6 +61,11 @@ mlir::LLVM::InlineAsmOp inlinePtxEffect(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value shuffle(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                     mlir::Value lane, mlir::NVVM::ShflKind kind);
 
+/// Emits `body` in a block of its own that runs only where `condition` (i1)
+/// holds, and continues after it (the insertion point ends there).
+void emitIf(mlir::ConversionPatternRewriter &rewriter, mlir::Location loc,
+            mlir::Value condition, llvm::function_ref<void()> body);
+
 /// The address of a fresh shared-memory array of `count` elements of
 /// `elementType` for `op`'s lowering, 16-byte aligned. Contract: the
 /// lowering ends every use of its arrays with a barrier, so that the arrays

@@ -194,16 +194,36 @@ struct ReduceLowering : OpConversionPattern<kiln::ReduceOp> {
         return LLVM::GEPOp::create(rewriter, loc, arrays[i].getType(), stored,
                                    arrays[i], ValueRange{index});
       };
-      // Lanes holding the same result element write the same value.
-      for (auto [g, key] : llvm::enumerate(groupOrder)) {
-        Value index =
-            LLVM::AddOp::create(rewriter, loc, slotBase, groupOffsets[g]);
-        for (size_t i = 0; i < numOperands; ++i) {
-          Value v = groups[key][i];
-          if (v.getType().isInteger(1))
-            v = LLVM::ZExtOp::create(rewriter, loc, rewriter.getI8Type(), v);
-          LLVM::StoreOp::create(rewriter, loc, v, slot(i, v.getType(), index));
+      auto storePartials = [&] {
+        for (auto [g, key] : llvm::enumerate(groupOrder)) {
+          Value index =
+              LLVM::AddOp::create(rewriter, loc, slotBase, groupOffsets[g]);
+          for (size_t i = 0; i < numOperands; ++i) {
+            Value v = groups[key][i];
+            if (v.getType().isInteger(1))
+              v = LLVM::ZExtOp::create(rewriter, loc, rewriter.getI8Type(), v);
+            LLVM::StoreOp::create(rewriter, loc, v,
+                                  slot(i, v.getType(), index));
+          }
         }
+      };
+      // Only the first lane of each shuffle group writes: with a combine
+      // that is not commutative (tl.max(..., return_indices_tie_break_left=
+      // False), a user's tl.reduce), the butterflies leave the lanes of a
+      // group with different values, and the slot would hold whichever
+      // lane's write landed last.
+      int32_t laneMask = 0;
+      for (int32_t bit : bitsAlong(*layout, layout::kLane, axis))
+        laneMask |= int32_t(1) << bit;
+      if (laneMask == 0) {
+        storePartials();
+      } else {
+        Value laneBits = LLVM::AndOp::create(
+            rewriter, loc, tid, i32Constant(rewriter, loc, laneMask));
+        Value first =
+            LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq,
+                                 laneBits, i32Constant(rewriter, loc, 0));
+        kiln::emitIf(rewriter, loc, first, storePartials);
       }
       NVVM::Barrier0Op::create(rewriter, loc);
       for (auto [g, key] : llvm::enumerate(groupOrder)) {

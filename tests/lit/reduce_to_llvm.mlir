@@ -2,7 +2,9 @@
 
 // A 1-D reduction over 4 warps: 8 elements combined in each thread, 5
 // butterfly shuffles across the warp, then one shared-memory slot per warp,
-// read back by every thread between two barriers. The two reductions share
+// read back by every thread between two barriers. Only lane 0 of each warp
+// writes its warp's slot: after the butterflies of a combine that is not
+// commutative, the lanes may disagree. The two reductions share
 // one pool (16 bytes: the larger one's four f32 slots), the kernel's dynamic
 // shared memory.
 // CHECK: module attributes {{{.*}}kiln_gpu.shared_bytes = 16 : i64
@@ -13,8 +15,16 @@
 // CHECK-COUNT-7: llvm.intr.maxnum
 // CHECK-COUNT-5: nvvm.shfl.sync {{ *}}bfly
 // CHECK: llvm.mlir.addressof @kiln_smem : !llvm.ptr<3>
-// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
-// CHECK: nvvm.barrier0
+// CHECK: %[[LANE:.*]] = llvm.and %{{.*}}, %{{.*}} : i32
+// CHECK: %[[FIRST:.*]] = llvm.icmp "eq" %[[LANE]], %{{.*}} : i32
+// CHECK: llvm.cond_br %[[FIRST]], ^[[WRITE:.*]], ^[[AFTER:[a-z0-9]*]]
+// CHECK: ^[[WRITE]]:
+// CHECK-NEXT: llvm.add
+// CHECK-NEXT: llvm.getelementptr
+// CHECK-NEXT: llvm.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK-NEXT: llvm.br ^[[AFTER]]
+// CHECK: ^[[AFTER]]:
+// CHECK-NEXT: nvvm.barrier0
 // CHECK-COUNT-4: llvm.load {{.*}} : !llvm.ptr<3> -> f32
 // CHECK: nvvm.barrier0
 // CHECK: llvm.call @__nv_logf
