@@ -108,6 +108,19 @@ case "$mode" in
       cp "$dir"/*.error "$to/" 2>/dev/null || true
     done
     (ls bench/tuning/*_matmul.json bench/tuning/*_layernorm.json 2>/dev/null || true) >"$dest/embedded_tables.txt"
+    # Standalone: with DEST/lib on the path, every library resolves, and those
+    # from outside DEST are the C/C++ runtime the GPU machine has.
+    libs="$(cd "$dest" && pwd)/lib"
+    for binary in tune_matmul_tune tune_layernorm_tune libkiln_tune_bench.so; do
+      foreign=$(LD_LIBRARY_PATH="$libs" ldd "$dest/$binary" | awk -v libs="$libs/" '
+        /not found/ {print; next}
+        $2 == "=>" && $3 !~ /\/lib(c|m|dl|rt|pthread|stdc\+\+|gcc_s)\.so|ld-linux/ && index($3, libs) != 1 {print}')
+      if [[ -n $foreign ]]; then
+        echo "tune_matmul: $dest/$binary is not standalone:" >&2
+        echo "$foreign" >&2
+        exit 1
+      fi
+    done
     echo "tune_matmul: packed into $dest ($(du -sh "$dest" | cut -f1)); embedded tables: $(wc -l <"$dest/embedded_tables.txt")"
     ;;
   run)
