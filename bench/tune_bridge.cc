@@ -36,24 +36,26 @@ namespace {
 namespace mm = bench::tuned_matmul;
 namespace ln = bench::tuned_layernorm;
 
-const kiln::KernelInfo* InfoOf(int kernel) {
+const kiln::KernelInfo *InfoOf(int kernel) {
   switch (kernel) {
-    case 0:
-      return &mm::matmul_kernel_info();
-    case 1:
-      return &ln::layernorm_kernel_info();
-    default:
-      return nullptr;
+  case 0:
+    return &mm::matmul_kernel_info();
+  case 1:
+    return &ln::layernorm_kernel_info();
+  default:
+    return nullptr;
   }
 }
 
-void CopyOut(const std::string& text, char* out, int out_size) {
-  if (out == nullptr || out_size <= 0) return;
+void CopyOut(const std::string &text, char *out, int out_size) {
+  if (out == nullptr || out_size <= 0)
+    return;
   std::snprintf(out, static_cast<size_t>(out_size), "%s", text.c_str());
 }
 
-int Report(const absl::Status& status, char* error, int error_size) {
-  if (status.ok()) return 0;
+int Report(const absl::Status &status, char *error, int error_size) {
+  if (status.ok())
+    return 0;
   CopyOut(status.ToString(), error, error_size);
   return 1;
 }
@@ -64,36 +66,38 @@ int64_t ConfigValue(absl::string_view config, absl::string_view name) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(entry, '=');
     int64_t value = 0;
-    if (kv.first == name && absl::SimpleAtoi(kv.second, &value)) return value;
+    if (kv.first == name && absl::SimpleAtoi(kv.second, &value))
+      return value;
   }
   return 0;
 }
 
-absl::Status CheckPosition(const kiln::KernelInfo& info, int position) {
+absl::Status CheckPosition(const kiln::KernelInfo &info, int position) {
   int count = info.tuning->overloads[0].num_configs;
-  if (position >= 0 && position < count) return absl::OkStatus();
+  if (position >= 0 && position < count)
+    return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       info.name, ": no config at position ", position, " (", count, ")"));
 }
 
-const char* ConfigAt(const kiln::KernelInfo& info, int position) {
-  const kiln::TuningOverload& overload = info.tuning->overloads[0];
+const char *ConfigAt(const kiln::KernelInfo &info, int position) {
+  const kiln::TuningOverload &overload = info.tuning->overloads[0];
   return info.tuning->configs[overload.configs[position]];
 }
 
-}  // namespace
+} // namespace
 
 extern "C" {
 
 // The number of configs of `kernel`'s launcher (0 for an unknown kernel).
 int kiln_tune_num_configs(int kernel) {
-  const kiln::KernelInfo* info = InfoOf(kernel);
+  const kiln::KernelInfo *info = InfoOf(kernel);
   return info == nullptr ? 0 : info->tuning->overloads[0].num_configs;
 }
 
 // Writes config `position` of `kernel` as tables name it; 1 if out of range.
-int kiln_tune_config(int kernel, int position, char* out, int out_size) {
-  const kiln::KernelInfo* info = InfoOf(kernel);
+int kiln_tune_config(int kernel, int position, char *out, int out_size) {
+  const kiln::KernelInfo *info = InfoOf(kernel);
   if (info == nullptr || position < 0 ||
       position >= info->tuning->overloads[0].num_configs) {
     return 1;
@@ -108,9 +112,9 @@ int kiln_tune_config(int kernel, int position, char* out, int out_size) {
 // `runtime_tuning_without_table` and no such table, turns run-time tuning
 // on for this kernel (kUntuned), so that the default overload measures on
 // its first call for each key instead of running the first config.
-int kiln_tune_prepare(int kernel, int runtime_tuning_without_table, char* out,
+int kiln_tune_prepare(int kernel, int runtime_tuning_without_table, char *out,
                       int out_size) {
-  const kiln::KernelInfo* info = InfoOf(kernel);
+  const kiln::KernelInfo *info = InfoOf(kernel);
   if (info == nullptr) {
     CopyOut("unknown kernel", out, out_size);
     return -1;
@@ -123,14 +127,14 @@ int kiln_tune_prepare(int kernel, int runtime_tuning_without_table, char* out,
   std::string tables;
   bool covered = false;
   for (int t = 0; t < info->tuning->num_tables; ++t) {
-    const kiln::EmbeddedTuningTable& table = info->tuning->tables[t];
+    const kiln::EmbeddedTuningTable &table = info->tuning->tables[t];
     absl::StrAppend(&tables, tables.empty() ? "" : "; ", table.origin, " (",
                     table.device_name, ", ", table.compute_capability_major,
                     ".", table.compute_capability_minor, ")");
-    covered = covered || (table.compute_capability_major ==
-                              device->compute_capability_major &&
-                          table.compute_capability_minor ==
-                              device->compute_capability_minor);
+    covered =
+        covered ||
+        (table.compute_capability_major == device->compute_capability_major &&
+         table.compute_capability_minor == device->compute_capability_minor);
   }
   if (!covered && runtime_tuning_without_table) {
     kiln::SetRuntimeTuning(*info, kiln::RuntimeTuning::kUntuned);
@@ -141,13 +145,14 @@ int kiln_tune_prepare(int kernel, int runtime_tuning_without_table, char* out,
 
 // Which config the default overload runs for these key values on the
 // current device, and why: "CONFIG\tREASON". 1 on error (written to out).
-int kiln_tune_explain(int kernel, const int64_t* key, int num_key, char* out,
+int kiln_tune_explain(int kernel, const int64_t *key, int num_key, char *out,
                       int out_size) {
-  const kiln::KernelInfo* info = InfoOf(kernel);
-  if (info == nullptr) return 1;
-  absl::StatusOr<kiln::ConfigChoice> choice = kiln::ExplainTunedConfig(
-      *info, info->tuning->overloads[0].types,
-      absl::Span<const int64_t>(key, num_key));
+  const kiln::KernelInfo *info = InfoOf(kernel);
+  if (info == nullptr)
+    return 1;
+  absl::StatusOr<kiln::ConfigChoice> choice =
+      kiln::ExplainTunedConfig(*info, info->tuning->overloads[0].types,
+                               absl::Span<const int64_t>(key, num_key));
   if (!choice.ok()) {
     CopyOut(choice.status().ToString(), out, out_size);
     return 1;
@@ -161,26 +166,26 @@ int kiln_tune_explain(int kernel, const int64_t* key, int num_key, char* out,
 // stride_cn (elements). Returns 0 when queued, else 1 with the launcher's
 // status in `error`.
 int kiln_tune_matmul(int position, uint64_t a, uint64_t b, uint64_t c,
-                     const int32_t* sizes, uint64_t stream, char* error,
+                     const int32_t *sizes, uint64_t stream, char *error,
                      int error_size) {
   CUstream s = reinterpret_cast<CUstream>(stream);
-  auto* pa = reinterpret_cast<kiln::half*>(a);
-  auto* pb = reinterpret_cast<kiln::half*>(b);
-  auto* pc = reinterpret_cast<kiln::half*>(c);
+  auto *pa = reinterpret_cast<kiln::half *>(a);
+  auto *pb = reinterpret_cast<kiln::half *>(b);
+  auto *pc = reinterpret_cast<kiln::half *>(c);
   const int32_t m = sizes[0], n = sizes[1];
   if (position < 0) {
-    auto grid = [m, n](const mm::matmul_kernel_config& config) {
-      return kiln::Grid(static_cast<uint32_t>(
-          kiln::cdiv(m, config.BLOCK_SIZE_M) *
-          kiln::cdiv(n, config.BLOCK_SIZE_N)));
+    auto grid = [m, n](const mm::matmul_kernel_config &config) {
+      return kiln::Grid(
+          static_cast<uint32_t>(kiln::cdiv(m, config.BLOCK_SIZE_M) *
+                                kiln::cdiv(n, config.BLOCK_SIZE_N)));
     };
-    return Report(
-        mm::launch_matmul_kernel(grid, s, pa, pb, pc, sizes[0], sizes[1],
-                                 sizes[2], sizes[3], sizes[4], sizes[5],
-                                 sizes[6], sizes[7], sizes[8]),
-        error, error_size);
+    return Report(mm::launch_matmul_kernel(grid, s, pa, pb, pc, sizes[0],
+                                           sizes[1], sizes[2], sizes[3],
+                                           sizes[4], sizes[5], sizes[6],
+                                           sizes[7], sizes[8]),
+                  error, error_size);
   }
-  const kiln::KernelInfo& info = mm::matmul_kernel_info();
+  const kiln::KernelInfo &info = mm::matmul_kernel_info();
   if (absl::Status st = CheckPosition(info, position); !st.ok()) {
     return Report(st, error, error_size);
   }
@@ -188,12 +193,12 @@ int kiln_tune_matmul(int position, uint64_t a, uint64_t b, uint64_t c,
   kiln::Grid grid(static_cast<uint32_t>(
       kiln::cdiv(m, ConfigValue(config, "BLOCK_SIZE_M")) *
       kiln::cdiv(n, ConfigValue(config, "BLOCK_SIZE_N"))));
-  std::vector<const void*> args = {&pa,        &pb,        &pc,
-                                   &sizes[0],  &sizes[1],  &sizes[2],
-                                   &sizes[3],  &sizes[4],  &sizes[5],
-                                   &sizes[6],  &sizes[7],  &sizes[8]};
-  return Report(info.tuning->overloads[0].launch(position, grid, s, args.data()),
-                error, error_size);
+  std::vector<const void *> args = {&pa,       &pb,       &pc,       &sizes[0],
+                                    &sizes[1], &sizes[2], &sizes[3], &sizes[4],
+                                    &sizes[5], &sizes[6], &sizes[7], &sizes[8]};
+  return Report(
+      info.tuning->overloads[0].launch(position, grid, s, args.data()), error,
+      error_size);
 }
 
 // The layer norm forward over `rows` rows of width N (row stride `stride`
@@ -201,31 +206,32 @@ int kiln_tune_matmul(int position, uint64_t a, uint64_t b, uint64_t c,
 int kiln_tune_layernorm(int position, uint64_t x, uint64_t y, uint64_t w,
                         uint64_t b, uint64_t mean, uint64_t rstd, int32_t rows,
                         int32_t stride, int32_t n, float eps, uint64_t stream,
-                        char* error, int error_size) {
+                        char *error, int error_size) {
   CUstream s = reinterpret_cast<CUstream>(stream);
-  auto* px = reinterpret_cast<kiln::half*>(x);
-  auto* py = reinterpret_cast<kiln::half*>(y);
-  auto* pw = reinterpret_cast<kiln::half*>(w);
-  auto* pb = reinterpret_cast<kiln::half*>(b);
-  auto* pmean = reinterpret_cast<float*>(mean);
-  auto* prstd = reinterpret_cast<float*>(rstd);
+  auto *px = reinterpret_cast<kiln::half *>(x);
+  auto *py = reinterpret_cast<kiln::half *>(y);
+  auto *pw = reinterpret_cast<kiln::half *>(w);
+  auto *pb = reinterpret_cast<kiln::half *>(b);
+  auto *pmean = reinterpret_cast<float *>(mean);
+  auto *prstd = reinterpret_cast<float *>(rstd);
   kiln::Grid grid(static_cast<uint32_t>(rows));
   if (position < 0) {
-    auto grid_of = [rows](const ln::layernorm_kernel_config&) {
+    auto grid_of = [rows](const ln::layernorm_kernel_config &) {
       return kiln::Grid(static_cast<uint32_t>(rows));
     };
     return Report(ln::launch_layernorm_kernel(grid_of, s, px, py, pw, pb, pmean,
                                               prstd, stride, n, eps),
                   error, error_size);
   }
-  const kiln::KernelInfo& info = ln::layernorm_kernel_info();
+  const kiln::KernelInfo &info = ln::layernorm_kernel_info();
   if (absl::Status st = CheckPosition(info, position); !st.ok()) {
     return Report(st, error, error_size);
   }
-  std::vector<const void*> args = {&px,    &py,     &pw, &pb, &pmean,
-                                   &prstd, &stride, &n,  &eps};
-  return Report(info.tuning->overloads[0].launch(position, grid, s, args.data()),
-                error, error_size);
+  std::vector<const void *> args = {&px,    &py,     &pw, &pb, &pmean,
+                                    &prstd, &stride, &n,  &eps};
+  return Report(
+      info.tuning->overloads[0].launch(position, grid, s, args.data()), error,
+      error_size);
 }
 
-}  // extern "C"
+} // extern "C"

@@ -7,6 +7,7 @@
 #
 #   bench/tune_matmul.sh fetch                      # here: the tutorial, into .devbuild/.upstream/
 #   bench/tune_matmul.sh build [BUILD_DIR] [DEST]   # here: fetch, build and pack
+#   bench/tune_matmul.sh pack [BUILD_DIR] [DEST]    # here: pack what `build` built
 #   bench/tune_matmul.sh run DEST [OUT]             # on the GPU machine, one command
 #
 # `fetch` puts upstream's python/tutorials/03-matrix-multiplication.py
@@ -47,7 +48,7 @@ TUTORIAL_PATH=python/tutorials/03-matrix-multiplication.py
 tutorial=.devbuild/.upstream/03-matrix-multiplication.py
 
 usage() {
-  sed -n '2,39p' "$0" >&2
+  sed -n '2,40p' "$0" >&2
   exit 2
 }
 [[ $# -ge 1 ]] || usage
@@ -93,6 +94,12 @@ case "$mode" in
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_TUNE_BENCH=ON \
       -DKILN_TUNE_MATMUL_TUTORIAL="$PWD/$tutorial" >/dev/null
     cmake --build "$build" -j"${JOBS:-2}" --target tune_matmul_tune tune_layernorm_tune kiln_tune_bench
+    exec "$0" pack "$build" "$dest"
+    ;;
+  pack)
+    build=${1:-build}
+    dest=${2:-.devbuild/tune}
+    fetch
     rm -rf "$dest"
     for binary in bench/tune_matmul_tune bench/tune_layernorm_tune bench/libkiln_tune_bench.so; do
       bench/pack_binary.sh "$build/$binary" "$dest"

@@ -331,10 +331,10 @@ absl::StatusOr<Options> ParseOptions(int argc, char **argv) {
     } else if (arg == "--rounds") {
       std::string text;
       s = value(text);
-      if (s.ok() && (!absl::SimpleAtoi(text, &options.rounds) ||
-                     options.rounds < 1)) {
-        s = absl::InvalidArgumentError(absl::StrCat(
-            "--rounds needs an integer >= 1, got '", text, "'"));
+      if (s.ok() &&
+          (!absl::SimpleAtoi(text, &options.rounds) || options.rounds < 1)) {
+        s = absl::InvalidArgumentError(
+            absl::StrCat("--rounds needs an integer >= 1, got '", text, "'"));
       }
     } else if (arg == "--no-flush") {
       options.bench.flush_l2 = false;
@@ -562,8 +562,7 @@ absl::StatusOr<KernelTuning> TuneKernel(const KernelInfo &kernel,
     // turn, starting one further along each round: a drift of the GPU's
     // clocks over the shape's measurements then reaches every config alike.
     std::set<int> failed;
-    for (int round = 0; options.rounds > 1 && round < options.rounds;
-         ++round) {
+    for (int round = 0; options.rounds > 1 && round < options.rounds; ++round) {
       for (size_t i = 0; i < passed.size(); ++i) {
         const int position = passed[(i + round) % passed.size()].first;
         const Grid grid = passed[(i + round) % passed.size()].second;
@@ -600,8 +599,8 @@ absl::StatusOr<KernelTuning> TuneKernel(const KernelInfo &kernel,
         continue;
       std::sort(times.begin(), times.end());
       size_t n = times.size();
-      double ms = n % 2 == 1 ? times[n / 2]
-                             : (times[n / 2 - 1] + times[n / 2]) / 2;
+      double ms =
+          n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
       ranking.emplace_back(position, ms);
       if (position == 0)
         row.default_ms = ms;
