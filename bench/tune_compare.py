@@ -269,7 +269,11 @@ def compare_shape(torch, timer, kiln, kernel, key, shape, configs, make_calls):
         fn = kiln_call(i)
         if check("kiln[{}]".format(i), fn):
             calls.append(("kiln[{}]".format(i), fn))
-    timings = timer.run(calls)
+    try:
+        timings = timer.run(calls)
+    except Exception as e:  # noqa: BLE001 - a launch that fails while timed fails the row
+        row["errors"]["timing"] = "{}: {}".format(type(e).__name__, str(e).strip().splitlines()[0][:300])
+        timings = {}
     row["timings"] = timings
     kiln_ms = timings.get("kiln", {}).get("ms")
     triton_ms = timings.get("triton", {}).get("ms")
@@ -304,9 +308,8 @@ def compare_shape(torch, timer, kiln, kernel, key, shape, configs, make_calls):
     return row
 
 
-def matmul_rows(torch, timer, kiln, mod, matmul_module):
+def matmul_rows(torch, timer, kiln, mod, matmul_module, on_row):
     configs = kiln.configs(MATMUL)
-    rows = []
     stream = torch.cuda.current_stream().cuda_stream
     for s in spec_shapes("matmul_spec.json"):
         M, N, K = s["M"], s["N"], s["K"]
@@ -323,15 +326,13 @@ def matmul_rows(torch, timer, kiln, mod, matmul_module):
             return (triton_call, lambda p: kiln.matmul(p, a, b, c, stream), c, ref, 1e-2, 0.0,
                     mod.matmul_kernel)
 
-        rows.append(compare_shape(torch, timer, kiln, MATMUL, [M, N, K], "M={} N={} K={}".format(M, N, K),
-                                  configs, make_calls))
+        on_row(compare_shape(torch, timer, kiln, MATMUL, [M, N, K], "M={} N={} K={}".format(M, N, K),
+                             configs, make_calls))
         torch.cuda.empty_cache()
-    return rows
 
 
-def layernorm_rows(torch, timer, kiln, ln):
+def layernorm_rows(torch, timer, kiln, ln, on_row):
     configs = kiln.configs(LAYERNORM)
-    rows = []
     stream = torch.cuda.current_stream().cuda_stream
     eps = 1e-5
     for s in spec_shapes("layernorm_spec.json"):
@@ -353,10 +354,9 @@ def layernorm_rows(torch, timer, kiln, ln):
             return (triton_call, lambda p: kiln.layernorm(p, x, y, w, b, mean, rstd, eps, stream), y, ref,
                     2e-2, 1e-2, ln.layernorm_kernel)
 
-        rows.append(compare_shape(torch, timer, kiln, LAYERNORM, [N], "M={} N={}".format(M, N), configs,
-                                  make_calls))
+        on_row(compare_shape(torch, timer, kiln, LAYERNORM, [N], "M={} N={}".format(M, N), configs,
+                             make_calls))
         torch.cuda.empty_cache()
-    return rows
 
 
 def triton_cdiv(a, b):
@@ -527,13 +527,16 @@ def main():
         with open(os.path.join(args.out, "results.md"), "w") as f:
             f.write(markdown(results))
 
+    def on_row(row):  # saved as it comes, so that a run cut short still returns what it measured
+        results["rows"].append(row)
+        save()
+
     if args.kernel in (None, "matmul"):
         if not args.no_precompile:
             matmul_module.precompile_triton(types.SimpleNamespace(tutorial=args.tutorial, dtypes=["fp16"]), mod)
-        results["rows"] += matmul_rows(torch, timer, kiln, mod, matmul_module)
-        save()
+        matmul_rows(torch, timer, kiln, mod, matmul_module, on_row)
     if args.kernel in (None, "layernorm"):
-        results["rows"] += layernorm_rows(torch, timer, kiln, ln)
+        layernorm_rows(torch, timer, kiln, ln, on_row)
     save()
     print()
     print("\n".join([HEADER, "|" + "---|" * 13] + [table_line(r) for r in results["rows"]]))
