@@ -180,6 +180,12 @@ TEST(TuneMain, UsageErrorsWithoutAGpu) {
   const char *missing[] = {"tuner", "--spec", "/nonexistent/s.json", "--out",
                            "t.json"};
   EXPECT_EQ(TuneMain(kernels, 5, const_cast<char **>(missing)), 1);
+  const char *no_rounds[] = {"tuner",  "--spec",   "s.json", "--out",
+                             "t.json", "--rounds", "0"};
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(TuneMain(kernels, 7, const_cast<char **>(no_rounds)), 1);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              HasSubstr("--rounds needs an integer >= 1, got '0'"));
 }
 
 // A complete spec gets as far as the device: without a GPU, an error.

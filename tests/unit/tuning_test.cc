@@ -231,6 +231,31 @@ TEST_F(TunedLaunchTest, RuntimeTuningMeasuresUntunedKeysOnce) {
   EXPECT_TRUE(internal::MeasuredTuningTable(kernels, device).kernels.empty());
 }
 
+// Threads that make the first call for the same untuned key at once: one
+// measures, the others wait for its result instead of measuring again.
+TEST_F(TunedLaunchTest, ConcurrentFirstCallsMeasureOnce) {
+  SetRuntimeTuning(kKernel, RuntimeTuning::kUntuned);
+  EXPECT_EQ(Choose(12345), 2);
+  const int one_measurement = runs_;
+  ASSERT_GT(one_measurement, 3);
+  internal::ResetTuningCache(kKernel);
+  runs_ = 0;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        if (Choose(12345) != 2)
+          ++wrong;
+      }
+    });
+  }
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(runs_, one_measurement);
+}
+
 TEST_F(TunedLaunchTest, AlwaysModeMeasuresEvenTabledKeys) {
   SetRuntimeTuning(kKernel, RuntimeTuning::kAlways);
   EXPECT_EQ(Choose(4096), 2); // the fake costs disagree with the table

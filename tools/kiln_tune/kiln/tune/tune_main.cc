@@ -37,10 +37,14 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: %s --spec SHAPES.json --out TABLE.json [--kernel NAME]\n"
-    "          [--warmup-ms MS] [--rep-ms MS] [--no-flush] [--merge]\n"
+    "          [--warmup-ms MS] [--rep-ms MS] [--no-flush] [--rounds N]\n"
+    "          [--merge]\n"
     "Measures every compiled config of this program's autotuned kernels over\n"
     "the spec's shapes on the current GPU and writes a tuning table for the\n"
     "target's tuning_tables (docs/usage.md, \"Tuning\").\n"
+    "  --rounds N   time the configs of each shape N times, taking them in\n"
+    "               turn (a different first one each round), and rank them\n"
+    "               by the median of their rounds (default 1)\n"
     "  --merge      keep the results of an existing --out table for the same\n"
     "               device that this run does not measure again\n";
 
@@ -49,6 +53,7 @@ struct Options {
   std::string out;
   std::string kernel;
   BenchmarkOptions bench;
+  int rounds = 1;
   bool merge = false;
 };
 
@@ -323,6 +328,14 @@ absl::StatusOr<Options> ParseOptions(int argc, char **argv) {
       s = number(options.bench.warmup_ms);
     } else if (arg == "--rep-ms") {
       s = number(options.bench.rep_ms);
+    } else if (arg == "--rounds") {
+      std::string text;
+      s = value(text);
+      if (s.ok() &&
+          (!absl::SimpleAtoi(text, &options.rounds) || options.rounds < 1)) {
+        s = absl::InvalidArgumentError(
+            absl::StrCat("--rounds needs an integer >= 1, got '", text, "'"));
+      }
     } else if (arg == "--no-flush") {
       options.bench.flush_l2 = false;
     } else if (arg == "--merge") {
@@ -433,7 +446,10 @@ absl::StatusOr<KernelTuning> TuneKernel(const KernelInfo &kernel,
     for (int k = 0; k < tuning.num_key; ++k) {
       result.key.push_back(scalars[tuning.key_params[k]]);
     }
-    std::vector<std::pair<int, double>> ranking;
+    // The configs whose output matched, with their grids, to be timed.
+    std::vector<std::pair<int, Grid>> passed;
+    // Per config position, its median time in each round.
+    std::map<int, std::vector<double>> round_ms;
     bool have_reference = false;
     ShapeSummary row;
     row.shape = shape_text;
@@ -526,17 +542,68 @@ absl::StatusOr<KernelTuning> TuneKernel(const KernelInfo &kernel,
         continue;
       }
       have_reference = true;
+      passed.emplace_back(position, grid);
+      if (options.rounds > 1) {
+        std::fprintf(stderr, "output ok\n");
+        continue;
+      }
       absl::StatusOr<BenchmarkTiming> timing =
           Benchmark(nullptr, launch, options.bench);
       if (!timing.ok()) {
         reject(timing.status().ToString());
+        passed.pop_back();
         continue;
       }
       std::fprintf(stderr, "%.4f ms (%d reps)\n", timing->median_ms,
                    timing->reps);
-      ranking.emplace_back(position, timing->median_ms);
+      round_ms[position].push_back(timing->median_ms);
+    }
+    // With --rounds, every config that passed is timed once per round, in
+    // turn, starting one further along each round: a drift of the GPU's
+    // clocks over the shape's measurements then reaches every config alike.
+    std::set<int> failed;
+    for (int round = 0; options.rounds > 1 && round < options.rounds; ++round) {
+      for (size_t i = 0; i < passed.size(); ++i) {
+        const int position = passed[(i + round) % passed.size()].first;
+        const Grid grid = passed[(i + round) % passed.size()].second;
+        if (failed.count(position) > 0)
+          continue;
+        const char *config = tuning.configs[overload.configs[position]];
+        std::fprintf(stderr, "[%zu/%zu] %s %s round %d/%d config %s: ", s + 1,
+                     spec.shapes.size(), kernel.name, shape_text.c_str(),
+                     round + 1, options.rounds, config);
+        std::fflush(stderr);
+        absl::StatusOr<BenchmarkTiming> timing = Benchmark(
+            nullptr,
+            [&]() {
+              return overload.launch(position, grid, nullptr, pointers.data());
+            },
+            options.bench);
+        if (!timing.ok()) {
+          std::fprintf(stderr, "rejected: %s\n",
+                       timing.status().ToString().c_str());
+          result.rejected.push_back({config, timing.status().ToString()});
+          ++row.rejected;
+          failed.insert(position);
+          continue;
+        }
+        std::fprintf(stderr, "%.4f ms (%d reps)\n", timing->median_ms,
+                     timing->reps);
+        round_ms[position].push_back(timing->median_ms);
+      }
+    }
+    std::vector<std::pair<int, double>> ranking;
+    for (const auto &[position, grid] : passed) {
+      std::vector<double> &times = round_ms[position];
+      if (times.empty() || failed.count(position) > 0)
+        continue;
+      std::sort(times.begin(), times.end());
+      size_t n = times.size();
+      double ms =
+          n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+      ranking.emplace_back(position, ms);
       if (position == 0)
-        row.default_ms = timing->median_ms;
+        row.default_ms = ms;
     }
     if (ranking.empty()) {
       std::fprintf(stderr, "%s %s: every config was rejected; no result\n",

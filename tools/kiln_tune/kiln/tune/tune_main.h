@@ -14,14 +14,17 @@
 //
 //   <name>_tune --spec shapes.json --out tuning/h100.json
 //               [--kernel NAME] [--warmup-ms 25] [--rep-ms 100] [--no-flush]
-//               [--merge]
+//               [--rounds 1] [--merge]
 //
 // Per shape and config it launches once on zeroed outputs, compares every
 // output with the first config's (a config whose output differs, or that
 // fails, is reported and ranked out), then times it as upstream's
 // triton.testing.do_bench does (kiln::Benchmark: warm-up, L2 flush before
-// each repetition, CUDA events, median). Progress goes to stderr, a summary
-// table to stdout.
+// each repetition, CUDA events, median). With --rounds N every config that
+// passed is timed N times, the configs taken in turn, and ranked by the
+// median of its rounds, so that a drift of the clocks over a shape's
+// measurements does not decide between close configs. Progress goes to
+// stderr, a summary table to stdout.
 
 #ifndef KILN_TUNE_TUNE_MAIN_H_
 #define KILN_TUNE_TUNE_MAIN_H_
