@@ -25,6 +25,7 @@ for f in "${archives[@]}" "$build/examples/vector_add/vector_add"; do need "$f";
 
 rm -rf "$dest"
 mkdir -p "$dest/include/examples/vector_add" "$dest/include/kiln" "$dest/lib"
+dest=$(cd "$dest" && pwd) # the runtime's headers are copied from inside runtime/
 cp examples/torch_extension/add_op.cc examples/torch_extension/test_add_op.py "$dest/"
 cp "$header" "$dest/include/examples/vector_add/"
 (cd runtime && find kiln -name '*.h' -exec cp --parents {} "$dest/include/" \;)
