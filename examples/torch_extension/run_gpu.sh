@@ -8,6 +8,9 @@ set -uo pipefail
 pack=$(cd "$1" && pwd)
 out=${2:-${OUT:-gpu-out}}
 mkdir -p "$out"
+# The extension's rpath finds its direct libraries; Abseil's libraries also
+# need each other, which only the loader's search path finds for them.
+export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 python3 "$pack/test_add_op.py" "$pack" 2>&1 | tee "$out/torch_extension.log"
 status=${PIPESTATUS[0]}

@@ -103,6 +103,11 @@ TEST_F(GpuTest, LaunchesFromAThreadWithoutAContext) {
       status = buffer.status();
       return;
     }
+    // Inputs the kernel reads are defined (compute-sanitizer's initcheck).
+    std::vector<float> ones(64, 1.0f);
+    status = buffer->CopyFromHost(ones.data(), ones.size() * sizeof(float));
+    if (!status.ok())
+      return;
     float *p = buffer->data<float>();
     status = kernels::launch_add_kernel(kiln::Grid(1), nullptr, p, p, p, 64);
     if (status.ok())
