@@ -149,6 +149,9 @@ TEST_F(GpuTest, LaunchOverheadNearRawCuLaunchKernel) {
   absl::StatusOr<kiln::DeviceBuffer> buffer =
       kiln::DeviceBuffer::Allocate(64 * sizeof(float));
   ASSERT_TRUE(buffer.ok());
+  std::vector<float> zeros(64, 0.0f);
+  ASSERT_TRUE(
+      buffer->CopyFromHost(zeros.data(), zeros.size() * sizeof(float)).ok());
   float *p = buffer->data<float>() + 1; // general variant either way
   int32_t n = 1;
 
