@@ -1,5 +1,5 @@
 # bench/launch_overhead: host cost per launch, generated launcher vs raw
-# cuLaunchKernel (launch_overhead.cc); bench/run_gpu_tests.sh runs it on the
+# cuLaunchKernel (launch_overhead.cc); scripts/run_all_gpu.sh runs it on the
 # GPU machine. Needs examples/vector_add's add library, hence kilnc.
 if(TARGET add)
   add_executable(launch_overhead "${CMAKE_CURRENT_LIST_DIR}/launch_overhead.cc")

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# CTest's and Bazel's entry to the differential checks (README.md): builds
+# the cubins with KILNC into a scratch directory, then runs differential.py
+# and debug_ops_check.py on them. They need torch, Triton and a GPU; without
+# them the test is skipped (exit $SKIP_CODE: CTest's SKIP_RETURN_CODE, or 0
+# under Bazel, whose sh_test knows no skip), so that CI without a GPU stays
+# quick.
+#
+#   tests/gpu/differential_gpu_test.sh KILNC
+set -uo pipefail
+kilnc=$(realpath "$1")
+cd "$(dirname "$0")/../.."
+if ! python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
+  echo "differential_gpu_test: SKIPPED (needs torch, triton and a GPU)"
+  exit "${SKIP_CODE:-77}"
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+tests/gpu/build_differential.sh "$kilnc" "$work/cubins" || status=1
+python3 tests/gpu/differential.py --cubins "$work/cubins" --out "$work/out" || status=1
+python3 tests/gpu/debug_ops_check.py --cubins "$work/cubins" || status=1
+exit "$status"
