@@ -28,6 +28,7 @@
 #include "bench/tune_matmul.h"
 #include "kiln/internal/json.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 
 namespace {
 

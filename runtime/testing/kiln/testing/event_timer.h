@@ -1,7 +1,8 @@
-// GPU-side timing of work on a stream, for benchmarks.
+// GPU-side timing of work on a stream, for tests and benchmarks (the
+// kiln_testing library, not the runtime).
 
-#ifndef KILN_EVENT_TIMER_H_
-#define KILN_EVENT_TIMER_H_
+#ifndef KILN_TESTING_EVENT_TIMER_H_
+#define KILN_TESTING_EVENT_TIMER_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -45,4 +46,4 @@ class EventTimer {
 
 }  // namespace kiln
 
-#endif  // KILN_EVENT_TIMER_H_
+#endif  // KILN_TESTING_EVENT_TIMER_H_

@@ -1,4 +1,4 @@
-#include "kiln/event_timer.h"
+#include "kiln/testing/event_timer.h"
 
 #include <cuda.h>
 

@@ -1,7 +1,9 @@
-// Device memory for examples and tests: allocate, fill, copy.
+// Device memory for tests, examples and benchmarks (the kiln_testing
+// library, not the runtime: programs bring their own allocator): allocate,
+// fill, copy.
 
-#ifndef KILN_DEVICE_BUFFER_H_
-#define KILN_DEVICE_BUFFER_H_
+#ifndef KILN_TESTING_DEVICE_BUFFER_H_
+#define KILN_TESTING_DEVICE_BUFFER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -60,4 +62,4 @@ class DeviceBuffer {
 
 }  // namespace kiln
 
-#endif  // KILN_DEVICE_BUFFER_H_
+#endif  // KILN_TESTING_DEVICE_BUFFER_H_

@@ -1,4 +1,4 @@
-#include "kiln/device_buffer.h"
+#include "kiln/testing/device_buffer.h"
 
 #include <cuda.h>
 
