@@ -78,6 +78,10 @@ llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
                                           llvm::ArrayRef<ParamDecl> params,
                                           bool aligned);
 
+/// Errors when `spec` asks for a launch option Kiln does not compile
+/// (num_ctas other than 1).
+llvm::Error checkLaunchOptionsSupported(const KernelSpec &spec);
+
 /// `signature` with the type of each parameter in `names` written `T:1`
 /// (replacing any hint it had), in the form `signature` uses. The names must
 /// be those of run-time parameters that `signature` gives a type.
