@@ -17,12 +17,11 @@ using namespace kiln::frontend;
 /// Why an autotuned target's `signature` is not of the form the configs
 /// complete (named, without launch options), or "".
 static std::string autotuneFormError(llvm::StringRef signature) {
-  llvm::SmallVector<llvm::StringRef> entries = splitSignature(signature);
-  if (!entries.empty() && !entries.front().contains('='))
+  if (!isNamedSignature(signature))
     return "it is positional, but with autotune the @triton.autotune configs "
            "supply the constexpr values: name the parameters instead, as in "
            "\"x_ptr=*fp32, n=i32\"";
-  for (llvm::StringRef entry : entries) {
+  for (llvm::StringRef entry : splitSignature(signature)) {
     llvm::StringRef key = entry.split('=').first.trim();
     if (key == "num_warps" || key == "num_stages" || key == "num_ctas")
       return ("it sets " + key +

@@ -424,7 +424,7 @@ std::string kiln::frontend::withEqualToOne(StringRef signature,
                                            llvm::ArrayRef<ParamDecl> params,
                                            llvm::ArrayRef<std::string> names) {
   llvm::SmallVector<StringRef> entries = splitSignature(signature);
-  bool named = !entries.empty() && entries.front().contains('=');
+  bool named = isNamedSignature(signature);
   auto retyped = [](StringRef type) {
     return (type.split(':').first.trim() + ":1").str();
   };
@@ -455,4 +455,9 @@ kiln::frontend::checkLaunchOptionsSupported(const KernelSpec &spec) {
         "clusters yet); use num_ctas=1, the default",
         spec.numCtas));
   return llvm::Error::success();
+}
+
+bool kiln::frontend::isNamedSignature(StringRef signature) {
+  llvm::SmallVector<StringRef> entries = splitSignature(signature);
+  return !entries.empty() && isNamedEntry(entries.front());
 }

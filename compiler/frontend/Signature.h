@@ -89,6 +89,10 @@ std::string withEqualToOne(llvm::StringRef signature,
                            llvm::ArrayRef<ParamDecl> params,
                            llvm::ArrayRef<std::string> names);
 
+/// Whether `signature` is of the named form: its first entry is
+/// `name=value` (a quoted string holding '=' is a positional value).
+bool isNamedSignature(llvm::StringRef signature);
+
 /// The entries of a signature: split at the commas outside brackets (a
 /// `tensordesc<fp16[128,64]>` is one entry), trimmed, empty ones dropped.
 llvm::SmallVector<llvm::StringRef> splitSignature(llvm::StringRef signature);
