@@ -34,6 +34,7 @@
 #include "examples/vector_add/add.h"
 #include "kiln/internal/cuda_driver.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 
 namespace {
 

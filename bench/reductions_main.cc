@@ -33,6 +33,8 @@
 #include "bench/softmax_16384.h"
 #include "bench/softmax_4096.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
+#include "kiln/testing/event_timer.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 """Folds one device run's outputs into one results file pair (results.json
 and results.md), the form bench/results/ keeps: the GPU tests' pass counts
-(bench/run_gpu_tests.sh logs), compute-sanitizer summaries (san_<name>.txt
+(tests/gpu/run_gpu_tests.sh logs), compute-sanitizer summaries (san_<name>.txt
 files), and any bench's results.json (matmul_cubins.py, attention_cubins.py)
 with its markdown table.
 

@@ -3,12 +3,15 @@
 #
 #   bin/kilnc, bin/kiln-codegen           the compiler and the launcher generator
 #   lib/libkiln_runtime.a, include/kiln/  the runtime (+ kiln_tuning_table,
-#                                         kiln_tune_main: the tuners' main)
+#                                         kiln_tune_main: the tuners' main,
+#                                         kiln_testing: device buffers and
+#                                         timers for tests and benchmarks)
 #   share/kiln/codegen_templates/         kiln-codegen's templates
 #   lib/cmake/Kiln/                       KilnConfig.cmake (+ version, targets)
 #                                         and triton_kernel.cmake
 #
-# The package defines Kiln::kilnc, Kiln::kiln-codegen and Kiln::kiln_runtime
+# The package defines Kiln::kilnc, Kiln::kiln-codegen, Kiln::kiln_runtime,
+# Kiln::kiln_testing
 # and the triton_kernel() function, set up to use them
 # (tests/e2e/consumer is a consumer).
 include(GNUInstallDirs)
@@ -17,7 +20,7 @@ include(CMakePackageConfigHelpers)
 set(KILN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Kiln")
 set(KILN_INSTALL_TEMPLATESDIR "${CMAKE_INSTALL_DATADIR}/kiln/codegen_templates")
 
-install(TARGETS kiln_runtime kiln_tuning_table kiln_tune_main kiln-codegen
+install(TARGETS kiln_runtime kiln_tuning_table kiln_testing kiln_tune_main kiln-codegen
         EXPORT KilnTargets
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -29,6 +32,9 @@ if(TARGET kilnc)
           RENAME kilnc)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/kiln"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/testing/kiln"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/tools/kiln_tune/kiln"

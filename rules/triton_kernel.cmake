@@ -40,12 +40,12 @@
 # docs/architecture.md; the Bazel twin is triton_kernel.bzl.
 #
 # The arguments are checked when CMake configures, and errors name the
-# argument, the SPECIALIZATIONS element and the kernel parameter. When the
-# kernel's `def` reads plainly (no nested brackets in defaults), each
-# specialization is checked against its parameters: missing, unknown or
-# misspelled ones, a value for a parameter that is not tl.constexpr, a type
-# for one that is. Otherwise kilnc checks them when it compiles, and the
-# failing command's description names the element.
+# argument. The SPECIALIZATIONS are checked by kilnc itself (`kilnc
+# check-spec`, the parser `kilnc compile` uses), in the first command of the
+# target's build, before anything compiles: its errors name the element and
+# the kernel parameter (missing, unknown or misspelled ones, a type that is
+# not one, a value for a parameter that is not tl.constexpr, a type for one
+# that is), and a syntax error in the kernel's file shows with its line.
 #
 # The tool and library targets can be renamed before the first call (for a
 # consumer that imports them under a namespace): KILN_KILNC_TARGET,
@@ -174,10 +174,8 @@ if(NOT DEFINED KILN_TEMPLATES_DIR)
   get_filename_component(KILN_TEMPLATES_DIR "${CMAKE_CURRENT_LIST_DIR}/../codegen_templates" ABSOLUTE)
 endif()
 
-set(KILN_ELEMENT_TYPES i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5)
+# The integer types, for the unit-stride variant's rule (below).
 set(_KILN_INTEGER_TYPES i8 i16 i32 i64 u8 u16 u32 u64)
-set(_KILN_TYPE_GRAMMAR "*T or T with T one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, optionally followed by :16, or an integer T by :1, or tensordesc<T[d0,d1,...]>")
-set(_KILN_CONSTEXPR_VALUES "an int, a float, True/False/None, a tl dtype such as tl.float16, or a quoted string")
 
 # Sets OUT to the Levenshtein distance of A and B (for "did you mean" hints).
 function(_kiln_edit_distance a b out)
@@ -247,290 +245,6 @@ function(_kiln_did_you_mean word candidates out)
   else()
     set(${out} " (did you mean '${best}'?)" PARENT_SCOPE)
   endif()
-endfunction()
-
-# Classifies one specialization value: sets OUT_KIND to "type" or "value",
-# or fails with WHERE, PARAM and why the text is neither.
-# Splits signature `spec` at the commas outside brackets into the list
-# `out` ("d=tensordesc<fp16[128,64]>" is one entry).
-function(_kiln_split_signature spec out)
-  set(text "${spec}")
-  # Commas inside [...] become '|' while the rest is split, then come back
-  # (each pass replaces one per bracket; blocks have at most 5 dimensions).
-  foreach(pass RANGE 8)
-    string(REGEX REPLACE "(\\[[^],]*),([^]]*\\])" "\\1|\\2" replaced "${text}")
-    if(replaced STREQUAL text)
-      break()
-    endif()
-    set(text "${replaced}")
-  endforeach()
-  string(REPLACE "," ";" entries "${text}")
-  set(result "")
-  foreach(entry IN LISTS entries)
-    string(REPLACE "|" "," entry "${entry}")
-    list(APPEND result "${entry}")
-  endforeach()
-  set(${out} "${result}" PARENT_SCOPE)
-endfunction()
-
-function(_kiln_classify where param text out_kind)
-  # A tensor descriptor: tensordesc<T[d0,d1,...]>, powers of 2, rank 1 to 5.
-  if(text MATCHES "^tensordesc")
-    string(REPLACE " " "" compact "${text}")
-    if(NOT compact MATCHES "^tensordesc<([a-z0-9]+)\\[([0-9,]+)\\]>$")
-      message(FATAL_ERROR "${where}: parameter '${param}': '${text}' is not a descriptor type; "
-                          "a descriptor type is tensordesc<T[d0,d1,...]>, e.g. tensordesc<fp16[128,64]>")
-    endif()
-    set(element "${CMAKE_MATCH_1}")
-    string(REPLACE "," ";" dims "${CMAKE_MATCH_2}")
-    if(NOT element IN_LIST KILN_ELEMENT_TYPES OR element STREQUAL "i1")
-      message(FATAL_ERROR "${where}: parameter '${param}': '${text}': unknown descriptor element "
-                          "type '${element}'")
-    endif()
-    list(LENGTH dims rank)
-    if(rank GREATER 5)
-      message(FATAL_ERROR "${where}: parameter '${param}': '${text}': descriptors have rank 1 to 5")
-    endif()
-    foreach(dim IN LISTS dims)
-      math(EXPR low "${dim} & (${dim} - 1)")
-      if(dim EQUAL 0 OR NOT low EQUAL 0)
-        message(FATAL_ERROR "${where}: parameter '${param}': '${text}': block dimension ${dim} "
-                            "is not a power of 2")
-      endif()
-    endforeach()
-    set(${out_kind} type PARENT_SCOPE)
-    return()
-  endif()
-  if(text MATCHES "^(True|False|None)$"
-     OR text MATCHES "^[-+]?(0[xX][0-9a-fA-F]+|[0-9]+\\.?[0-9]*([eE][-+]?[0-9]+)?|\\.[0-9]+([eE][-+]?[0-9]+)?)$"
-     OR text MATCHES "^(tl|triton\\.language)\\.(u?int(1|8|16|32|64)|float(16|32|64)|bfloat16|float8e4nv|float8e5)$"
-     OR text MATCHES "^\"[^\"]*\"$" OR text MATCHES "^'[^']*'$")
-    set(${out_kind} value PARENT_SCOPE)
-    return()
-  endif()
-  string(REGEX REPLACE ":(1|16)$" "" base "${text}")
-  string(REGEX REPLACE "^\\*" "" element "${base}")
-  if(element IN_LIST KILN_ELEMENT_TYPES AND NOT base MATCHES ":")
-    if(text MATCHES ":1$" AND (base MATCHES "^\\*" OR NOT element IN_LIST _KILN_INTEGER_TYPES))
-      set(pointer_hint "")
-      if(base MATCHES "^\\*")
-        set(pointer_hint "; a pointer takes ':16'")
-      endif()
-      string(REPLACE ";" " " integers "${_KILN_INTEGER_TYPES}")
-      message(FATAL_ERROR "${where}: parameter '${param}': ':1' (the argument equals 1, which the "
-                          "variant folds in) applies to the integer types ${integers} only, not "
-                          "'${base}'${pointer_hint}")
-    endif()
-    set(${out_kind} type PARENT_SCOPE)
-    return()
-  endif()
-  set(hints float=fp32 float32=fp32 f32=fp32 float16=fp16 half=fp16 f16=fp16 bfloat16=bf16
-            float64=fp64 double=fp64 f64=fp64 int=i32 int32=i32 int64=i64 int16=i16 int8=i8
-            uint8=u8 uint32=u32 uint64=u64 bool=i1)
-  set(hint "")
-  foreach(pair IN LISTS hints)
-    if(pair MATCHES "^${element}=(.*)$")
-      set(hint " (did you mean '${CMAKE_MATCH_1}'?)")
-    endif()
-  endforeach()
-  if(hint STREQUAL "")
-    _kiln_did_you_mean("${element}" "${KILN_ELEMENT_TYPES}" hint)
-  endif()
-  if(NOT hint STREQUAL "" AND base MATCHES "^\\*")
-    string(REPLACE "'" "'*" hint "${hint}")
-    string(REPLACE "'*?" "'?" hint "${hint}")
-  endif()
-  message(FATAL_ERROR "${where}: parameter '${param}': '${text}' is not a type${hint}. "
-                      "A type is ${_KILN_TYPE_GRAMMAR}; a tl.constexpr parameter takes a value "
-                      "(${_KILN_CONSTEXPR_VALUES}).")
-endfunction()
-
-# Reads the parameters of KERNEL (or of the file's only @triton.jit function
-# when KERNEL is empty) from SRC: sets OUT_NAMES, OUT_CONSTEXPRS (those
-# annotated tl.constexpr) and OUT_DEFAULTED (those with a default value). All
-# three are left unset when the definition cannot be found or read plainly;
-# kilnc then checks the signatures when it compiles them.
-function(_kiln_kernel_params src kernel out_names out_constexprs out_defaulted)
-  file(READ "${src}" text)
-  string(REGEX REPLACE "#[^\n]*" "" text "${text}")  # comments
-  if(kernel STREQUAL "")
-    string(REGEX MATCHALL "@triton\\.jit[^\n]*\n[ \t]*def[ \t]+[A-Za-z_][A-Za-z0-9_]*" jits "${text}")
-    list(LENGTH jits count)
-    if(NOT count EQUAL 1)
-      return()
-    endif()
-    string(REGEX MATCH "[A-Za-z_][A-Za-z0-9_]*$" kernel "${jits}")
-  endif()
-  if(NOT text MATCHES "def[ \t]+${kernel}[ \t]*\\(([^)]*)\\)[ \t\n]*(->[^:]*)?:")
-    return()
-  endif()
-  string(REGEX REPLACE "[ \t\r\n]+" " " params "${CMAKE_MATCH_1}")
-  if(params MATCHES "[;()\\[\\]{}]")
-    return()  # defaults too rich for this reader; kilnc will check
-  endif()
-  string(REPLACE "," ";" params "${params}")
-  set(names "")
-  set(constexprs "")
-  set(defaulted "")
-  foreach(param IN LISTS params)
-    string(STRIP "${param}" param)
-    if(param STREQUAL "" OR param MATCHES "^[*/]")
-      if(param MATCHES "^\\*\\*?[A-Za-z_]")
-        return()  # *args or **kwargs: anything goes
-      endif()
-      continue()
-    endif()
-    if(NOT param MATCHES "^([A-Za-z_][A-Za-z0-9_]*)[ ]*(:[^=]*)?(=.*)?$")
-      return()
-    endif()
-    set(param_name "${CMAKE_MATCH_1}")
-    set(annotation "${CMAKE_MATCH_2}")
-    set(default "${CMAKE_MATCH_3}")
-    list(APPEND names "${param_name}")
-    if(annotation MATCHES "constexpr")
-      list(APPEND constexprs "${param_name}")
-    endif()
-    if(NOT default STREQUAL "")
-      list(APPEND defaulted "${param_name}")
-    endif()
-  endforeach()
-  set(${out_names} "${names}" PARENT_SCOPE)
-  set(${out_constexprs} "${constexprs}" PARENT_SCOPE)
-  set(${out_defaulted} "${defaulted}" PARENT_SCOPE)
-endfunction()
-
-# Checks one SPECIALIZATIONS element and sets OUT to its `kilnc -s` form.
-# PARAMS_KNOWN says whether PARAMS, CONSTEXPRS and DEFAULTED (from
-# _kiln_kernel_params) describe the kernel; when they do, the element is
-# checked against them. Fails naming NAME, the element and the parameter.
-function(_kiln_check_specialization name kernel index spec params_known params constexprs
-         defaulted autotune out)
-  set(where "triton_kernel(NAME ${name}): SPECIALIZATIONS element ${index} (\"${spec}\")")
-  string(STRIP "${spec}" spec)
-  if(spec STREQUAL "")
-    message(FATAL_ERROR "${where} is empty")
-  endif()
-  _kiln_split_signature("${spec}" entries)
-  list(LENGTH entries entry_count)
-  list(LENGTH params param_count)
-  if(autotune AND NOT spec MATCHES "=")
-    message(FATAL_ERROR "${where} is positional, but with AUTOTUNE the @triton.autotune configs "
-                        "supply the constexpr values: name the parameters instead, as in "
-                        "\"x_ptr=*fp32, n=i32\"")
-  endif()
-  if(params_known AND NOT spec MATCHES "=" AND NOT entry_count EQUAL param_count)
-    string(REPLACE ";" ", " list "${params}")
-    message(FATAL_ERROR "${where} has ${entry_count} positional entries but kernel ${kernel} has "
-                        "${param_count} parameters (${list}); the positional form gives each, in order")
-  endif()
-  set(named 0)
-  set(positional 0)
-  set(keys "")
-  set(normalized "")
-  set(position 0)
-  foreach(entry IN LISTS entries)
-    string(STRIP "${entry}" entry)
-    if(entry STREQUAL "")
-      message(FATAL_ERROR "${where} has an empty entry (two commas in a row?)")
-    endif()
-    if(entry MATCHES "^([^=]*)=(.*)$")
-      math(EXPR named "${named} + 1")
-      string(STRIP "${CMAKE_MATCH_1}" key)
-      string(STRIP "${CMAKE_MATCH_2}" value)
-      if(NOT key MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-        message(FATAL_ERROR "${where}: '${key}' is not a parameter name")
-      endif()
-      if(key IN_LIST keys)
-        message(FATAL_ERROR "${where}: '${key}' is given twice")
-      endif()
-      list(APPEND keys "${key}")
-      if(value STREQUAL "")
-        message(FATAL_ERROR "${where}: '${key}' has no value")
-      endif()
-      if(key MATCHES "^num_(warps|stages|ctas)$")
-        if(NOT value MATCHES "^[1-9][0-9]*$")
-          message(FATAL_ERROR "${where}: ${key} must be a positive integer, got '${value}'")
-        endif()
-        if(key STREQUAL "num_warps" AND NOT value MATCHES "^(1|2|4|8|16|32)$")
-          message(FATAL_ERROR "${where}: num_warps must be a power of 2 up to 32, got '${value}'")
-        endif()
-        if(key STREQUAL "num_ctas" AND NOT value STREQUAL "1")
-          message(FATAL_ERROR "${where}: num_ctas=${value} is not supported for kernel ${kernel} "
-                              "(Kiln does not compile thread-block clusters yet); use num_ctas=1, "
-                              "the default")
-        endif()
-      else()
-        if(params_known AND NOT key IN_LIST params)
-          _kiln_did_you_mean("${key}" "${params}" hint)
-          string(REPLACE ";" ", " list "${params}")
-          message(FATAL_ERROR "${where}: kernel ${kernel} has no parameter '${key}'${hint}; "
-                              "its parameters are: ${list} (and the launch options num_warps, "
-                              "num_stages, num_ctas)")
-        endif()
-        _kiln_classify("${where}" "${key}" "${value}" kind)
-        set(param "${key}")
-      endif()
-    else()
-      math(EXPR positional "${positional} + 1")
-      set(value "${entry}")
-      set(param "#${position}")
-      if(params_known)
-        list(LENGTH params count)
-        if(position LESS count)
-          list(GET params ${position} param)
-        endif()
-      endif()
-      _kiln_classify("${where}" "${param}" "${value}" kind)
-    endif()
-    if(params_known AND NOT param MATCHES "^(#|num_(warps|stages|ctas)$)" AND param IN_LIST params)
-      if(kind STREQUAL "value" AND NOT param IN_LIST constexprs)
-        message(FATAL_ERROR "${where}: parameter '${param}' of ${kernel} is not tl.constexpr, so it "
-                            "takes a type such as *fp32 or i32, not the value '${value}'")
-      endif()
-      if(kind STREQUAL "type" AND param IN_LIST constexprs)
-        message(FATAL_ERROR "${where}: parameter '${param}' of ${kernel} is tl.constexpr, so it "
-                            "takes a value (${_KILN_CONSTEXPR_VALUES}), not the type '${value}'")
-      endif()
-    endif()
-    list(APPEND normalized "${entry}")
-    math(EXPR position "${position} + 1")
-  endforeach()
-  if(named GREATER 0 AND positional GREATER 0)
-    message(FATAL_ERROR "${where} mixes named (k=v) and positional entries; use one form")
-  endif()
-  set(option_count 0)
-  foreach(key IN LISTS keys)
-    if(key MATCHES "^num_(warps|stages|ctas)$")
-      math(EXPR option_count "${option_count} + 1")
-    endif()
-  endforeach()
-  if(named GREATER 0 AND named EQUAL option_count)
-    message(FATAL_ERROR "${where} names only launch options, no kernel parameters")
-  endif()
-  if(autotune)
-    if(option_count GREATER 0)
-      message(FATAL_ERROR "${where} sets a launch option, but with AUTOTUNE each @triton.autotune "
-                          "config sets num_warps, num_stages and num_ctas (triton.Config's defaults: "
-                          "4, 3, 1); leave them out")
-    endif()
-  endif()
-  if(params_known)
-    if(named GREATER 0)
-      foreach(param IN LISTS params)
-        if(NOT param IN_LIST keys AND NOT param IN_LIST defaulted
-           AND NOT (autotune AND param IN_LIST constexprs))
-          if(param IN_LIST constexprs)
-            set(what "it is tl.constexpr: give its value")
-          else()
-            set(what "give its type, such as *fp32 or i32")
-          endif()
-          message(FATAL_ERROR "${where} lacks parameter '${param}' of kernel ${kernel} (${what})")
-        endif()
-      endforeach()
-    endif()
-  endif()
-  string(REPLACE ";" ", " normalized "${normalized}")
-  set(${out} "${normalized}" PARENT_SCOPE)
 endfunction()
 
 # The arch whose PTX a target embeds: the highest in ARCHS (sm_ names)
@@ -698,33 +412,16 @@ function(triton_kernel)
     message(FATAL_ERROR "${where}: SPECIALIZATIONS is required: one signature string per variant, "
                         "e.g. \"x_ptr=*fp32, n=i32, BLOCK=1024\" or \"*fp32, i32, 1024\"")
   endif()
-  # The kernel's parameters, when its definition reads plainly, so that the
-  # specializations are checked now rather than by kilnc at build time.
-  unset(params)
-  unset(constexprs)
-  unset(defaulted)
-  _kiln_kernel_params("${main_src}" "${kernel}" params constexprs defaulted)
-  set(params_known FALSE)
-  if(DEFINED params)
-    set(params_known TRUE)
-  endif()
-  set(kernel_label "${kernel}")
-  if(kernel_label STREQUAL "")
-    set(kernel_label "in ${kernel_desc}")
-  endif()
+  # What the specializations say is kilnc's to check (check-spec, below);
+  # here only that each is a new one.
   set(specs "")
   set(index 0)
   foreach(spec IN LISTS TK_SPECIALIZATIONS)
-    set(autotune FALSE)
-    if(TK_AUTOTUNE)
-      set(autotune TRUE)
-    endif()
-    _kiln_check_specialization("${name}" "${kernel_label}" ${index} "${spec}" ${params_known}
-                               "${params}" "${constexprs}" "${defaulted}" ${autotune} signature)
-    if(signature IN_LIST specs)
+    string(STRIP "${spec}" spec)
+    if(spec IN_LIST specs)
       message(FATAL_ERROR "${where}: SPECIALIZATIONS element ${index} repeats an earlier one: ${spec}")
     endif()
-    list(APPEND specs "${signature}")
+    list(APPEND specs "${spec}")
     math(EXPR index "${index} + 1")
   endforeach()
 
@@ -773,6 +470,26 @@ function(triton_kernel)
   endif()
 
   set(work_dir "${name}.kiln")  # relative to CMAKE_CURRENT_BINARY_DIR
+
+  # kilnc checks every specialization against the kernel first, so that a
+  # mistake fails once, naming the element, rather than in each compile.
+  set(spec_check "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/specializations.checked")
+  set(check_args "")
+  if(DEFINED TK_KERNEL)
+    list(APPEND check_args -n "${TK_KERNEL}")
+  endif()
+  if(TK_AUTOTUNE)
+    list(APPEND check_args --autotune)
+  endif()
+  add_custom_command(
+    OUTPUT "${spec_check}"
+    COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" check-spec "${main_src}" ${check_args}
+            --where "${where}: SPECIALIZATIONS element" ${specs}
+    COMMAND "${CMAKE_COMMAND}" -E touch "${spec_check}"
+    DEPENDS ${KILN_KILNC_TARGET} ${srcs}
+    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+    COMMENT "Checking the specializations of Triton kernel ${kernel_desc} (${name})"
+    VERBATIM)
   set(variant_outputs "")
   set(variant_pairs "")
   set(image_count 0)
@@ -820,7 +537,7 @@ function(triton_kernel)
             COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
                     -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${ptx_args} -o "${dir}"
                     ${toolkit_args}
-            DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
+            DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files} "${spec_check}"
             WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
             COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to cubins${ptx_what}, ${what}"
             VERBATIM)
@@ -839,7 +556,7 @@ function(triton_kernel)
           COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
                   -s "${spec}" --arch ${arch} ${aligned_flag}
                   -o "${stem}.cubin" --metadata "${stem}.json" ${ptx_args} ${toolkit_args}
-          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files}
+          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files} "${spec_check}"
           WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
           COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin${ptx_what}, ${what}"
           VERBATIM)

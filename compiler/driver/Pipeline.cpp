@@ -233,15 +233,10 @@ int kiln::compileKernel(const CompileOptions &options) {
   }
   if (!emitter.applyHeuristics(*kernel, *spec))
     return 1;
-  // Thread-block clusters are not compiled: program ids, the grid and the
-  // metadata know nothing of them, so a cluster launch would run num_ctas
-  // times the programs, each believing it is a whole program.
-  if (spec->numCtas != 1) {
-    sourceMgr.PrintMessage(
-        kernel->nameLoc, SourceMgr::DK_Error,
-        "kernel '" + kernel->name + "': num_ctas=" + Twine(spec->numCtas) +
-            " is not supported (Kiln does not compile thread-block clusters "
-            "yet); use num_ctas=1, the default");
+  if (Error unsupported = frontend::checkLaunchOptionsSupported(*spec)) {
+    sourceMgr.PrintMessage(kernel->nameLoc, SourceMgr::DK_Error,
+                           "kernel '" + kernel->name +
+                               "': " + toString(std::move(unsupported)));
     return 1;
   }
   if (options.numWarpsGiven && !spec->numWarpsGiven)

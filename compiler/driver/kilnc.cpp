@@ -13,6 +13,10 @@
 //   kilnc configs FILE.py [-n KERNEL] [--arch ARCH]
 //         prints the kernel's @triton.autotune configs, one signature
 //         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
+//   kilnc check-spec FILE.py [-n KERNEL] [--autotune] [--where TEXT]
+//         SIGNATURE...
+//         checks each signature against the kernel's parameters (what the
+//         build rules ask before compiling); prints only errors
 //   kilnc archs [--ptxas PATH] [--all]
 //         the archs kilnc compiles for that ptxas assembles, one per line
 //   kilnc --version [--ptxas PATH]   kilnc, LLVM and ptxas versions
@@ -23,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/driver/AutotuneConfigs.h"
+#include "compiler/driver/CheckSpec.h"
 #include "compiler/driver/Metadata.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/driver/UnitStrides.h"
@@ -68,6 +73,8 @@ static const char kUsage[] =
     "[--dump-ir DIR] [--autotune] [--resource-usage] [--ptxas PATH] "
     "[--libdevice PATH] [--mlir-...]\n"
     "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
+    "       kilnc check-spec FILE.py [-n KERNEL] [--autotune] [--where TEXT] "
+    "SIGNATURE...\n"
     "       kilnc archs [--ptxas PATH] [--all]\n"
     "       kilnc --version [--ptxas PATH]\n"
     "       kilnc --help | kilnc compile --help\n";
@@ -140,6 +147,43 @@ static int printArchs(int argc, char **argv) {
   return 0;
 }
 
+static const char kCheckSpecUsage[] =
+    "usage: kilnc check-spec FILE.py [-n KERNEL] [--autotune] [--where TEXT] "
+    "SIGNATURE...\n"
+    "  checks each signature against the kernel's parameters; prints only "
+    "errors\n";
+
+/// `kilnc check-spec ...`. Returns the exit status.
+static int checkSpec(int argc, char **argv) {
+  kiln::CheckSpecOptions options;
+  for (int i = 2; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      outs() << kCheckSpecUsage;
+      return 0;
+    }
+    if (arg == "-n" && i + 1 < argc)
+      options.kernelName = argv[++i];
+    else if (arg == "--where" && i + 1 < argc)
+      options.where = argv[++i];
+    else if (arg == "--autotune")
+      options.autotune = true;
+    else if (options.sourcePath.empty() && !arg.starts_with("-"))
+      options.sourcePath = arg.str();
+    else if (!options.sourcePath.empty() && !arg.starts_with("--"))
+      options.signatures.push_back(arg.str());
+    else {
+      errs() << kCheckSpecUsage;
+      return 2;
+    }
+  }
+  if (options.sourcePath.empty() || options.signatures.empty()) {
+    errs() << kCheckSpecUsage;
+    return 2;
+  }
+  return kiln::checkSpecializations(options);
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc >= 2) {
@@ -152,6 +196,8 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
+  if (argc >= 2 && StringRef(argv[1]) == "check-spec")
+    return checkSpec(argc, argv);
   if (argc >= 2 && StringRef(argv[1]) == "archs")
     return printArchs(argc, argv);
   if (argc >= 3 && StringRef(argv[1]) == "configs" &&

@@ -12,6 +12,46 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// The element type names of a signature, as its errors list them.
+static constexpr llvm::StringLiteral kElementTypes[] = {
+    "i1",  "i8",   "i16",  "i32",  "i64",  "u8",      "u16",  "u32",
+    "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv", "fp8e5"};
+
+/// " (did you mean 'X'?)" for the candidate within a small edit distance of
+/// `word` (1 for words of up to 3 letters, else 2), or "" when none is.
+template <typename Range>
+static std::string didYouMean(StringRef word, const Range &candidates,
+                              StringRef prefix = "") {
+  unsigned best = word.size() > 3 ? 3 : 2;
+  std::string closest;
+  for (const auto &candidate : candidates) {
+    unsigned distance = StringRef(candidate).edit_distance_insensitive(word);
+    if (distance < best) {
+      best = distance;
+      closest = StringRef(candidate).str();
+    }
+  }
+  return closest.empty() ? ""
+                         : " (did you mean '" + prefix.str() + closest + "'?)";
+}
+
+/// Whether a signature entry is of the named form `name=value` (a quoted
+/// string holding '=' is a positional value).
+static bool isNamedEntry(StringRef entry) {
+  StringRef key = entry.split('=').first.trim();
+  return entry.contains('=') && !key.empty() &&
+         (llvm::isAlpha(key.front()) || key.front() == '_') &&
+         llvm::all_of(key, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+/// The parameters' names, comma-separated, for errors.
+static std::string parameterList(llvm::ArrayRef<ParamDecl> params) {
+  std::string names;
+  for (const ParamDecl &p : params)
+    names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
 std::optional<ConstexprLiteral>
 kiln::frontend::parseConstexprLiteral(StringRef text) {
   ConstexprLiteral lit;
@@ -191,12 +231,16 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
           "parameter '{0}' is not tl.constexpr, so it needs a type such as "
           "'*fp32' or 'i32', got the value '{1}'",
           decl.name, text.trim()));
+    StringRef element = text.trim().split(':').first;
+    bool pointer = element.consume_front("*");
     return makeError(llvm::formatv(
-        "parameter '{0}': unknown type '{1}' (expected *T or T with T one of "
-        "i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 fp8e4nv fp8e5, "
+        "parameter '{0}': unknown type '{1}'{2} (expected *T or T with T "
+        "one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 "
+        "fp8e4nv fp8e5, "
         "optionally followed by :16, or an integer type by :1; or "
         "tensordesc<T[d0,d1,...]>)",
-        decl.name, text.trim()));
+        decl.name, text.trim(),
+        didYouMean(element, kElementTypes, pointer ? "*" : "")));
   }
   if (entry->equalToOne &&
       (entry->type.isPointer || !entry->type.element.isInteger() ||
@@ -219,8 +263,8 @@ static llvm::Error setOption(KernelSpec &spec, StringRef key, StringRef value) {
                                    key, value.trim()));
   if (key == "num_warps") {
     if (!llvm::isPowerOf2_32(v) || v > 32)
-      return makeError(llvm::formatv(
-          "num_warps must be a power of two between 1 and 32, got {0}", v));
+      return makeError(
+          llvm::formatv("num_warps must be a power of 2 up to 32, got {0}", v));
     spec.numWarps = v;
     spec.numWarpsGiven = true;
   } else if (key == "num_stages") {
@@ -268,18 +312,17 @@ kiln::frontend::parseSignature(StringRef signature,
   KernelSpec spec;
   llvm::SmallVector<StringRef> entries = splitSignature(signature);
 
-  bool named = !entries.empty() && entries.front().contains('=');
+  bool named = !entries.empty() && isNamedEntry(entries.front());
+  if (llvm::any_of(entries,
+                   [&](StringRef e) { return isNamedEntry(e) != named; }))
+    return makeError("the signature mixes named (name=value) and positional "
+                     "entries; use one form");
   spec.params.resize(params.size());
   if (named) {
     std::vector<bool> seen(params.size(), false);
     for (StringRef entry : entries) {
       auto [key, value] = entry.split('=');
       key = key.trim();
-      if (!entry.contains('='))
-        return makeError(llvm::formatv("signature entry '{0}' is not of the "
-                                       "form name=value (the named form is "
-                                       "used since the first entry is)",
-                                       entry));
       // A kernel parameter named like a launch option stays a parameter
       // (upstream binds the keyword to the parameter first).
       bool isParam = llvm::any_of(
@@ -293,12 +336,16 @@ kiln::frontend::parseSignature(StringRef signature,
       auto it = llvm::find_if(
           params, [&](const ParamDecl &p) { return p.name == key; });
       if (it == params.end()) {
-        std::string names;
+        llvm::SmallVector<std::string> unnamed;
         for (const ParamDecl &p : params)
-          names += (names.empty() ? "" : ", ") + p.name;
-        return makeError(llvm::formatv("the kernel has no parameter '{0}' "
-                                       "(parameters: {1})",
-                                       key, names));
+          if (!llvm::any_of(entries, [&](StringRef e) {
+                return e.split('=').first.trim() == p.name;
+              }))
+            unnamed.push_back(p.name);
+        return makeError(llvm::formatv(
+            "the kernel has no parameter '{0}'{1}; its parameters are: {2} "
+            "(and the launch options num_warps, num_stages, num_ctas)",
+            key, didYouMean(key, unnamed), parameterList(params)));
       }
       size_t index = it - params.begin();
       if (seen[index])
@@ -333,9 +380,9 @@ kiln::frontend::parseSignature(StringRef signature,
   } else {
     if (entries.size() != params.size())
       return makeError(llvm::formatv(
-          "the signature has {0} entries but the kernel has {1} parameters; "
-          "the positional form needs one entry per parameter, in order",
-          entries.size(), params.size()));
+          "the signature has {0} entries but the kernel has {1} parameters "
+          "({2}); the positional form needs one entry per parameter, in order",
+          entries.size(), params.size(), parameterList(params)));
     for (size_t i = 0; i < params.size(); ++i)
       if (auto err = fillParam(spec.params[i], params[i], entries[i]))
         return std::move(err);
@@ -377,7 +424,7 @@ std::string kiln::frontend::withEqualToOne(StringRef signature,
                                            llvm::ArrayRef<ParamDecl> params,
                                            llvm::ArrayRef<std::string> names) {
   llvm::SmallVector<StringRef> entries = splitSignature(signature);
-  bool named = !entries.empty() && entries.front().contains('=');
+  bool named = isNamedSignature(signature);
   auto retyped = [](StringRef type) {
     return (type.split(':').first.trim() + ":1").str();
   };
@@ -395,4 +442,22 @@ std::string kiln::frontend::withEqualToOne(StringRef signature,
     }
   }
   return llvm::join(out, ", ");
+}
+
+llvm::Error
+kiln::frontend::checkLaunchOptionsSupported(const KernelSpec &spec) {
+  // Thread-block clusters are not compiled: program ids, the grid and the
+  // metadata know nothing of them, so a cluster launch would run num_ctas
+  // times the programs, each believing it is a whole program.
+  if (spec.numCtas != 1)
+    return makeError(llvm::formatv(
+        "num_ctas={0} is not supported (Kiln does not compile thread-block "
+        "clusters yet); use num_ctas=1, the default",
+        spec.numCtas));
+  return llvm::Error::success();
+}
+
+bool kiln::frontend::isNamedSignature(StringRef signature) {
+  llvm::SmallVector<StringRef> entries = splitSignature(signature);
+  return !entries.empty() && isNamedEntry(entries.front());
 }

@@ -78,12 +78,20 @@ llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
                                           llvm::ArrayRef<ParamDecl> params,
                                           bool aligned);
 
+/// Errors when `spec` asks for a launch option Kiln does not compile
+/// (num_ctas other than 1).
+llvm::Error checkLaunchOptionsSupported(const KernelSpec &spec);
+
 /// `signature` with the type of each parameter in `names` written `T:1`
 /// (replacing any hint it had), in the form `signature` uses. The names must
 /// be those of run-time parameters that `signature` gives a type.
 std::string withEqualToOne(llvm::StringRef signature,
                            llvm::ArrayRef<ParamDecl> params,
                            llvm::ArrayRef<std::string> names);
+
+/// Whether `signature` is of the named form: its first entry is
+/// `name=value` (a quoted string holding '=' is a positional value).
+bool isNamedSignature(llvm::StringRef signature);
 
 /// The entries of a signature: split at the commas outside brackets (a
 /// `tensordesc<fp16[128,64]>` is one entry), trimmed, empty ones dropped.

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "examples/softmax/softmax.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 
 namespace {
 

@@ -34,6 +34,8 @@
 #include "absl/strings/strip.h"
 #include "examples/vector_add/add.h"  // generated: kernels::launch_add_kernel
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
+#include "kiln/testing/event_timer.h"
 
 namespace {
 

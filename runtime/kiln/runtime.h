@@ -16,8 +16,6 @@
 #include "kiln/cuda_stream.h"        // IWYU pragma: export
 #include "kiln/describe.h"           // IWYU pragma: export
 #include "kiln/device.h"             // IWYU pragma: export
-#include "kiln/device_buffer.h"      // IWYU pragma: export
-#include "kiln/event_timer.h"        // IWYU pragma: export
 #include "kiln/float_types.h"        // IWYU pragma: export
 #include "kiln/grid.h"               // IWYU pragma: export
 #include "kiln/introspection.h"      // IWYU pragma: export

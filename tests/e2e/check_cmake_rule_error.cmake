@@ -1,11 +1,14 @@
-# cmake -DCASE=NAME -DEXPECT=TEXT -DKILN_SOURCE_DIR=DIR -DWORK_DIR=DIR -P check_cmake_rule_error.cmake
+# cmake -DCASE=NAME -DEXPECT=TEXT -DKILN_SOURCE_DIR=DIR -DWORK_DIR=DIR -DKILNC=PATH
+#       -P check_cmake_rule_error.cmake
 #
-# Configures tests/e2e/cmake_rule_errors with -DCASE=NAME and checks the
-# outcome: EXPECT=success wants the configure to succeed; any other EXPECT is
-# text that the error must contain (CMake's line wrapping undone). With
-# success, the optional NINJA_HAS and NINJA_LACKS (lists joined by "|") are
-# texts that the generated build.ninja must hold, and must not.
-foreach(var CASE EXPECT KILN_SOURCE_DIR WORK_DIR)
+# Configures tests/e2e/cmake_rule_errors with -DCASE=NAME, then builds its
+# first step, kilnc's check of the specializations (kilnc check-spec), and
+# checks the outcome: EXPECT=success wants both to succeed; any other EXPECT
+# is text that the configure's error, or else the check's, must contain
+# (CMake's line wrapping undone). With success, the optional NINJA_HAS and
+# NINJA_LACKS (lists joined by "|") are texts that the generated build.ninja
+# must hold, and must not.
+foreach(var CASE EXPECT KILN_SOURCE_DIR WORK_DIR KILNC)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_cmake_rule_error: -D${var}=... is required")
   endif()
@@ -13,14 +16,22 @@ endforeach()
 file(REMOVE_RECURSE "${WORK_DIR}")
 execute_process(
   COMMAND "${CMAKE_COMMAND}" -S "${KILN_SOURCE_DIR}/tests/e2e/cmake_rule_errors" -B "${WORK_DIR}"
-          -G Ninja "-DKILN_SOURCE_DIR=${KILN_SOURCE_DIR}" "-DCASE=${CASE}"
+          -G Ninja "-DKILN_SOURCE_DIR=${KILN_SOURCE_DIR}" "-DCASE=${CASE}" "-DKILNC=${KILNC}"
   RESULT_VARIABLE result
   OUTPUT_VARIABLE out
   ERROR_VARIABLE out)
+if(result EQUAL 0)
+  # The configure passed: kilnc's check of the specializations is next.
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}" --target scale.kiln/specializations.checked
+    RESULT_VARIABLE result
+    OUTPUT_VARIABLE out
+    ERROR_VARIABLE out)
+endif()
 string(REGEX REPLACE "\n  +" " " flat "${out}")
 if(EXPECT STREQUAL "success")
   if(NOT result EQUAL 0)
-    message(FATAL_ERROR "case ${CASE}: configure failed, expected success:\n${out}")
+    message(FATAL_ERROR "case ${CASE}: configure or check failed, expected success:\n${out}")
   endif()
   file(READ "${WORK_DIR}/build.ninja" ninja)
   if(DEFINED NINJA_HAS)
@@ -41,15 +52,19 @@ if(EXPECT STREQUAL "success")
       endif()
     endforeach()
   endif()
-  message(STATUS "case ${CASE}: configured")
+  message(STATUS "case ${CASE}: configured and checked")
   return()
 endif()
 if(result EQUAL 0)
-  message(FATAL_ERROR "case ${CASE}: configure succeeded, expected an error with: ${EXPECT}")
+  message(FATAL_ERROR "case ${CASE}: configure and check succeeded, expected an error with: ${EXPECT}")
 endif()
 string(FIND "${flat}" "${EXPECT}" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "case ${CASE}: the error lacks: ${EXPECT}\nOutput:\n${out}")
 endif()
-string(REGEX MATCH "triton_kernel\\(NAME [^\n]*" line "${flat}")
+# The error's line: kilnc's from the check, else CMake's.
+string(REGEX MATCH "error: triton_kernel\\(NAME [^\n]*" line "${flat}")
+if(NOT line)
+  string(REGEX MATCH "triton_kernel\\(NAME [^\n]*" line "${flat}")
+endif()
 message(STATUS "case ${CASE}: ${line}")

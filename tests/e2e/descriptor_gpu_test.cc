@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 #include "tests/e2e/descriptor_accumulate.h"
 #include "tests/e2e/descriptor_scale.h"
 #include "gmock/gmock.h"

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 #include "tests/e2e/dot_nn_mma.h"
 #include "tests/e2e/dot_nn_wgmma.h"
 #include "tests/e2e/dot_nt_mma.h"

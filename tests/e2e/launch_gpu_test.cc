@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "kiln/internal/launch.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 #include "tests/e2e/add_configs.h"
 #include "tests/e2e/add_ptx.h"
 #include "tests/e2e/tuned_saxpy.h"

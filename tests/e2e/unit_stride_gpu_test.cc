@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 #include "tests/e2e/strided_matmul.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

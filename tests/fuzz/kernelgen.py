@@ -41,7 +41,7 @@ relative to the output's largest magnitude: 64 times the estimate, at least
     import kernelgen; case = kernelgen.generate(seed, archs)             # a dict, see below
 
 A case: source (the file's text), kernel, sig (kilnc's named signature),
-args (name -> input spec as bench/differential.py's make_input reads it, or a
+args (name -> input spec as tests/gpu/differential.py's make_input reads it, or a
 scalar), outputs, compare (output -> {"exact": True} or {"tol": x}), grid,
 features (what the kernel uses, for the report by feature). Python 3
 standard library only.

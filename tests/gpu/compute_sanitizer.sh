@@ -4,20 +4,20 @@
 # arch directory given (sm_90a: wgmma, TMA-free Hopper paths; sm_90: the
 # ldmatrix/mma.sync/cp.async paths of sm_80-89, which is how they run on a
 # Hopper GPU), and over the GPU tests and examples packed by
-# bench/pack_gpu_tests.sh. A run is clean when the tool reports 0 errors (0
+# tests/gpu/pack_gpu_tests.sh. A run is clean when the tool reports 0 errors (0
 # hazards for racecheck) and the program exits 0.
 #
 #   tests/gpu/compute_sanitizer.sh OUT_DIR [BIN_DIR] ARCH=CUBIN_DIR...
 #
 # e.g., after, here,
-#   bench/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90a sm_90a
-#   bench/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90 sm_90
-#   bench/pack_gpu_tests.sh build .devbuild/bin
+#   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90a sm_90a
+#   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90 sm_90
+#   tests/gpu/pack_gpu_tests.sh build .devbuild/bin
 # run there:
 #   tests/gpu/compute_sanitizer.sh $OUT/sanitize .devbuild/bin \
 #     sm_90a=.devbuild/diff_sm_90a sm_90=.devbuild/diff_sm_90
 #
-# The differential cases run Kiln-only (bench/differential.py --kiln-only),
+# The differential cases run Kiln-only (tests/gpu/differential.py --kiln-only),
 # so the reports are about Kiln's kernels, not Triton's. memcheck runs without
 # its leak check there: PyTorch's caching allocator keeps its blocks to the
 # end. OUT_DIR gets one log per (tool, target), results.json and results.md;
@@ -44,7 +44,7 @@ jobs=()
 for pair in "$@"; do
   arch=${pair%%=*}
   dir=${pair#*=}
-  jobs+=("differential_${arch}|python3 bench/differential.py --kiln-only --cubins $dir --out $out/logs/diff_${arch}")
+  jobs+=("differential_${arch}|python3 tests/gpu/differential.py --kiln-only --cubins $dir --out $out/logs/diff_${arch}")
 done
 if [[ -n $bin ]]; then
   jobs+=("runtime_gpu_test|$bin/kiln_runtime_gpu_test")

@@ -7,8 +7,8 @@
 #include "absl/status/status.h"
 #include "fake_cuda_driver.h"
 #include "kiln/device.h"
-#include "kiln/device_buffer.h"
-#include "kiln/event_timer.h"
+#include "kiln/testing/device_buffer.h"
+#include "kiln/testing/event_timer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

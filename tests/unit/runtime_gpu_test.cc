@@ -16,6 +16,7 @@
 #include "kiln/internal/cuda_driver.h"
 #include "kiln/internal/image_selection.h"
 #include "kiln/runtime.h"
+#include "kiln/testing/device_buffer.h"
 #include "gtest/gtest.h"
 
 namespace {

@@ -171,5 +171,34 @@ TEST(Signature, BadDescriptorTypesSayWhy) {
               HasSubstr("is not a positive integer"));
 }
 
+TEST(Signature, ErrorsSuggestAndList) {
+  EXPECT_THAT(ErrorOf("a_ptr=*fp16, b_ptr=*fp16, N=i32, stride_am=i32, "
+                      "stride_ak=i32, flag=i1, BLOCK=64"),
+              HasSubstr("the kernel has no parameter 'N' (did you mean "
+                        "'M'?); its parameters are: a_ptr, b_ptr, M, "
+                        "stride_am, stride_ak, flag, BLOCK"));
+  EXPECT_THAT(ErrorOf("*fp17, *fp16, i32, i32, i32, i1, 64"),
+              HasSubstr("unknown type '*fp17' (did you mean '*fp16'?)"));
+  EXPECT_THAT(ErrorOf("*fp16, *fp16, i32"),
+              HasSubstr("has 3 entries but the kernel has 7 parameters "
+                        "(a_ptr, b_ptr, M, stride_am, stride_ak, flag, "
+                        "BLOCK)"));
+  EXPECT_THAT(ErrorOf("*fp16, b_ptr=*fp16, i32, i32, i32, i1, 64"),
+              HasSubstr("mixes named (name=value) and positional entries"));
+}
+
+// A quoted string holding '=' is a positional value, not a named entry; the
+// unit-stride rewrite reads the form the same way.
+TEST(Signature, QuotedEqualsIsPositional) {
+  std::vector<ParamDecl> params = {{"MODE", true, {}}, {"n", false, {}}};
+  EXPECT_FALSE(isNamedSignature("'a=b', i32"));
+  EXPECT_TRUE(isNamedSignature("MODE='a=b', n=i32"));
+  llvm::Expected<KernelSpec> spec =
+      parseSignature("'a=b', i32", params, /*aligned=*/false);
+  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  EXPECT_EQ(spec->params[0].value.text, "a=b");
+  EXPECT_EQ(withEqualToOne("'a=b', i32", params, {"n"}), "'a=b', i32:1");
+}
+
 } // namespace
 } // namespace kiln::frontend

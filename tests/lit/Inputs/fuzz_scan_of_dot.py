@@ -1,5 +1,5 @@
 # A scan of a tl.dot result, found by whole-pipeline fuzzing
-# (tests/fuzz/kernelgen.py, bench/fuzz_differential.py seed 154; reduced).
+# (tests/fuzz/kernelgen.py, tests/gpu/fuzz_differential.py seed 154; reduced).
 # Used by tests/lit/fuzz_scan_of_dot*.test.
 import triton
 import triton.language as tl

@@ -23,7 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "kiln/device.h"
-#include "kiln/device_buffer.h"
+#include "kiln/testing/device_buffer.h"
 #include "kiln/float_types.h"
 #include "kiln/kernel_info.h"
 #include "kiln/tune/expression.h"

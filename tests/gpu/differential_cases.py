@@ -1,0 +1,1203 @@
+"""The cases of tests/gpu/differential.py: one or more per corpus kernel.
+
+Each case is a dict:
+
+  id        unique name; the cubin is ID.cubin (and ID.json, its metadata)
+  file      the corpus file, relative to tests/kernels/
+  kernel    the @triton.jit function
+  sig       the kilnc signature in the named form (a `# kiln-variant:` of the
+            file where one fits); constexprs it leaves out take the kernel's
+            heuristics or defaults, on both sides
+  args      run-time parameter -> value. A number (or bool) for a scalar; for
+            a buffer a tuple (KIND, TORCH_DTYPE, NUMEL, *EXTRA) or a callable
+            (torch, generator) -> CUDA tensor. KINDs:
+              zeros, full (value), arange, perm (a permutation of 0..NUMEL-1),
+              randn (scale), uniform (lo, hi; default -1, 1),
+              wide (|x| from 1e-8 to 1e6), specials (randn with 0, -0, ±inf,
+              NaN), ties (small integers in [-3, 3]), coarse (the same with
+              NaNs),
+              randbits (every bit pattern of the dtype),
+              randint (lo, hi; default ±1000), small [-3, 4), natural
+              [0, 1000), bits {0, 1}, index (hi: [0, hi)), nonzero (lo, hi:
+              magnitudes in [lo, hi) with random signs),
+              window (start, length: zeros but randn there)
+  grid      the launch grid
+  outputs   every buffer the kernel writes (an input left unchanged may be
+            listed too, when the kernel writes nothing else)
+  tol / ulp how outputs may differ. tol=0: bitwise (a NaN matches any NaN).
+            tol=x: the largest difference over the largest magnitude of the
+            output is at most x. ulp=n: every element within n units in the
+            last place. per_output={name: dict(tol=..) or dict(ulp=..)}
+            overrides one output's rule. Each bound that is not bitwise says
+            why beside it.
+  may_fail  kilnc may not compile it yet (build_differential.sh says SKIPPED;
+            the runner reports NOT RUN, a failure)
+  seed      the inputs' random seed (default 1234)
+
+Common reasons for a bound: sums (tl.sum, tl.cumsum, float atomics) add in
+another order; a*b+c is one rounding where one compiler contracts it into an
+FMA and two where the other does not; approximate instructions and libdevice
+functions agree only to a few ulps if the two compilers lower differently.
+"""
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def case(id, file, kernel, sig, args, grid, outputs, **rules):
+    return dict(id=id, file=file, kernel=kernel, sig=sig, args=args, grid=tuple(grid),
+                outputs=list(outputs), **rules)
+
+
+def unary(id, file, kernel, dtype, n, block, x=("randn",), **rules):
+    """x_ptr -> out_ptr elementwise kernels with (x_ptr, out_ptr, n, BLOCK)."""
+    t = {"float32": "fp32", "float64": "fp64", "float16": "fp16"}[dtype]
+    return case(id, file, kernel, f"x_ptr=*{t}, out_ptr=*{t}, n=i32, BLOCK={block}",
+                dict(x_ptr=(x[0], dtype, n) + tuple(x[1:]), out_ptr=("zeros", dtype, n), n=n),
+                (cdiv(n, block),), ["out_ptr"], **rules)
+
+
+CASES = []
+
+# --- control_flow/checks_and_printing.py ------------------------------------
+F = "control_flow/checks_and_printing.py"
+CASES += [
+    # The inputs never trip the asserts (no NaN).
+    case("checked_copy", F, "checked_copy", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    # Writes nothing: the printed text is not compared, only that x is intact.
+    case("printing", F, "printing", "x_ptr=*i32, n=i32, BLOCK=32",
+         dict(x_ptr=("randint", "int32", 32), n=20), (2,), ["x_ptr"], tol=0),
+    case("static_checks", F, "static_checks", "x_ptr=*fp16, out_ptr=*fp16, BLOCK=128, CHUNK=32",
+         dict(x_ptr=("randn", "float16", 128), out_ptr=("zeros", "float16", 128)),
+         (1,), ["out_ptr"], tol=0),
+]
+
+# --- control_flow/loops.py ---------------------------------------------------
+F = "control_flow/loops.py"
+CASES += [
+    # Seven programs stride over x and add their sums into one float with
+    # atomics, in any order: a few roundings of the total apart.
+    case("strided_sum", F, "strided_sum", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 10000), out_ptr=("zeros", "float32", 1), n=10000),
+         (7,), ["out_ptr"], tol=1e-5),
+    case("pipelined_sum", F, "pipelined_sum",
+         "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256, STAGES=3, UNROLL=2",
+         dict(x_ptr=("randn", "float32", 5000), out_ptr=("zeros", "float32", 256), n=5000),
+         (1,), ["out_ptr"], tol=0),
+    # Horner's rule: y*x + c contracts into an FMA or not.
+    case("unrolled_poly_f32", F, "unrolled_poly",
+         "x_ptr=*fp32, c_ptr=*fp32, out_ptr=*fp32, n=i32, DEGREE=4, BLOCK=512",
+         dict(x_ptr=("uniform", "float32", 3000), c_ptr=("randn", "float32", 5),
+              out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=1e-6),
+    case("unrolled_poly_f64", F, "unrolled_poly",
+         "x_ptr=*fp64, c_ptr=*fp64, out_ptr=*fp64, n=i32, DEGREE=7, BLOCK=128",
+         dict(x_ptr=("uniform", "float64", 1000), c_ptr=("randn", "float64", 8),
+              out_ptr=("zeros", "float64", 1000), n=1000),
+         (cdiv(1000, 128),), ["out_ptr"], tol=1e-14),  # FMA contraction, in fp64
+    case("nested_loops", F, "nested_loops", "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, BM=16, BN=64",
+         dict(x_ptr=("randn", "float32", 50 * 150), out_ptr=("zeros", "float32", 16 * 64), M=50, N=150),
+         (1,), ["out_ptr"], tol=1e-5),  # sums in another order
+    # One program per element (n is unused by the kernel); below 10000 the
+    # trajectories stay far below 2**31.
+    case("collatz_steps", F, "collatz_steps", "x_ptr=*i32, out_ptr=*i32, n=i32",
+         dict(x_ptr=("randint", "int32", 500, 1, 10000), out_ptr=("zeros", "int32", 500), n=500),
+         (500,), ["out_ptr"], tol=0),
+    case("countdown", F, "countdown", "out_ptr=*i32, start=i32, BLOCK=64",
+         dict(out_ptr=("zeros", "int32", 64), start=37), (1,), ["out_ptr"], tol=0),
+]
+
+# --- control_flow/runtime_branches.py ----------------------------------------
+F = "control_flow/runtime_branches.py"
+CASES += [
+    # Eight programs take all three branches and both sides of the ternary.
+    case("clamp_by_program", F, "clamp_by_program",
+         "x_ptr=*fp32, out_ptr=*fp32, n=i32, limit=fp32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 2000), out_ptr=("zeros", "float32", 2000), n=2000, limit=0.5),
+         (cdiv(2000, 256),), ["out_ptr"], tol=0),
+    # Programs 4 and 5 start past n and return early.
+    case("skip_tail", F, "skip_tail", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 1000), n=1000),
+         (6,), ["out_ptr"], tol=0),
+    case("scalar_logic_a", F, "scalar_logic", "out_ptr=*i32, a=i32, b=i32, BLOCK=32",
+         dict(out_ptr=("zeros", "int32", 32), a=150, b=-3), (1,), ["out_ptr"], tol=0),
+    case("scalar_logic_b", F, "scalar_logic", "out_ptr=*i32, a=i32, b=i32, BLOCK=32",
+         dict(out_ptr=("zeros", "int32", 32), a=-5, b=-5), (1,), ["out_ptr"], tol=0),
+    case("nested_branches_10x", F, "nested_branches",
+         "x_ptr=*fp32, out_ptr=*fp32, n=i32, mode=i32, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 1000), n=1000, mode=20),
+         (cdiv(1000, 128),), ["out_ptr"], tol=0),
+    case("nested_branches_neg", F, "nested_branches",
+         "x_ptr=*fp32, out_ptr=*fp32, n=i32, mode=i32, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 1000), n=1000, mode=0),
+         (cdiv(1000, 128),), ["out_ptr"], tol=0),
+]
+
+# --- control_flow/static_branches.py -----------------------------------------
+F = "control_flow/static_branches.py"
+EPI = "x_ptr=*fp32, out_ptr=*fp32, n=i32, MODE=%d, BLOCK=256"
+EPI_ARGS = dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000)
+CASES += [
+    case("epilogue_relu", F, "epilogue", EPI % 1, EPI_ARGS, (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    # x * sigmoid(x): exp and the division are approximate instructions.
+    case("epilogue_silu", F, "epilogue", EPI % 2, EPI_ARGS, (cdiv(3000, 256),), ["out_ptr"], ulp=2),
+    case("epilogue_neg", F, "epilogue", EPI % 3, EPI_ARGS, (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("optional_bias_on", F, "optional_bias",
+         "x_ptr=*fp32, bias_ptr=*fp32, out_ptr=*fp32, n=i32, HAS_BIAS=True, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 1000), bias_ptr=("randn", "float32", 1000),
+              out_ptr=("zeros", "float32", 1000), n=1000), (cdiv(1000, 128),), ["out_ptr"], tol=0),
+    case("optional_bias_off", F, "optional_bias",
+         "x_ptr=*fp32, bias_ptr=*fp32, out_ptr=*fp32, n=i32, HAS_BIAS=False, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 1000), bias_ptr=("randn", "float32", 1000),
+              out_ptr=("zeros", "float32", 1000), n=1000), (cdiv(1000, 128),), ["out_ptr"], tol=0),
+    case("dtype_dispatch_f16", F, "dtype_dispatch", "x_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=128",
+         dict(x_ptr=("wide", "float16", 1000), out_ptr=("zeros", "float16", 1000), n=1000),
+         (cdiv(1000, 128),), ["out_ptr"], tol=0),
+    case("dtype_dispatch_i32", F, "dtype_dispatch", "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=128",
+         dict(x_ptr=("randbits", "int32", 1000), out_ptr=("zeros", "int32", 1000), n=1000),
+         (cdiv(1000, 128),), ["out_ptr"], tol=0),
+]
+
+# --- elementwise/arithmetic.py -----------------------------------------------
+F = "elementwise/arithmetic.py"
+
+
+def binary(id, kernel, tx, ty, to, dx, dy, do, n, block, x, y, **rules):
+    return case(id, F, kernel, f"x_ptr=*{tx}, y_ptr=*{ty}, out_ptr=*{to}, n=i32, BLOCK={block}",
+                dict(x_ptr=(x[0], dx, n) + tuple(x[1:]), y_ptr=(y[0], dy, n) + tuple(y[1:]),
+                     out_ptr=("zeros", do, n), n=n), (cdiv(n, block),), ["out_ptr"], **rules)
+
+
+CASES += [
+    # y in [0.5, 2] keeps r / (y + 3) and x % y tame. r - x*2.5 and the
+    # like may contract into FMAs.
+    binary("float_ops_f32", "float_ops", "fp32", "fp32", "fp32", "float32", "float32", "float32",
+           3000, 256, ("randn",), ("uniform", 0.5, 2.0), tol=1e-6),
+    binary("float_ops_f16", "float_ops", "fp16", "fp16", "fp32", "float16", "float16", "float32",
+           3000, 256, ("randn",), ("uniform", 0.5, 2.0), tol=1e-3),  # fp16 math: one fp16 rounding
+    binary("float_ops_f64", "float_ops", "fp64", "fp64", "fp64", "float64", "float64", "float64",
+           1000, 128, ("randn",), ("uniform", 0.5, 2.0), tol=1e-14),  # FMA contraction in fp64
+    # Operands keep away from INT_MIN // -1, whose result LLVM leaves undefined.
+    binary("int_ops_i32", "int_ops", "i32", "i32", "i32", "int32", "int32", "int32",
+           3000, 256, ("randint", -10**9, 10**9), ("randint", -70000, 70000), tol=0),
+    binary("int_ops_i64", "int_ops", "i64", "i64", "i64", "int64", "int64", "int64",
+           3000, 256, ("randint", -10**15, 10**15), ("randint", -10**6, 10**6), tol=0),
+    binary("int_ops_i8_i16", "int_ops", "i8", "i8", "i16", "int8", "int8", "int16",
+           3000, 256, ("randint", -127, 128), ("randint", -127, 128), tol=0),
+    binary("int_ops_i16", "int_ops", "i16", "i16", "i16", "int16", "int16", "int16",
+           3000, 256, ("randint", -32767, 32768), ("randint", -300, 300), tol=0),
+    binary("unsigned_ops_u32", "unsigned_ops", "u32", "u32", "u32", "uint32", "uint32", "uint32",
+           3000, 256, ("randbits",), ("randbits",), tol=0),
+    binary("unsigned_ops_u8", "unsigned_ops", "u8", "u8", "u8", "uint8", "uint8", "uint8",
+           3000, 256, ("randbits",), ("randbits",), tol=0),
+    binary("unsigned_ops_u16", "unsigned_ops", "u16", "u16", "u16", "uint16", "uint16", "uint16",
+           3000, 256, ("randbits",), ("randbits",), tol=0),
+    binary("unsigned_ops_u64", "unsigned_ops", "u64", "u64", "u64", "uint64", "uint64", "uint64",
+           3000, 256, ("randbits",), ("randbits",), tol=0),
+    # ab + bc + half + scaled: b*c may contract with the addition into an FMA.
+    case("mixed_promotion", F, "mixed_promotion",
+         "a_ptr=*i32, b_ptr=*fp16, c_ptr=*bf16, out_ptr=*fp32, n=i32, BLOCK=128",
+         dict(a_ptr=("randint", "int32", 2000, -50, 50), b_ptr=("randn", "float16", 2000),
+              c_ptr=("randn", "bfloat16", 2000), out_ptr=("zeros", "float32", 2000), n=2000),
+         (cdiv(2000, 128),), ["out_ptr"], tol=1e-6),
+]
+
+# --- elementwise/casts.py: every conversion is exact or exactly rounded ------
+F = "elementwise/casts.py"
+TY = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int64": "i64",
+      "int32": "i32", "uint8": "u8", "int8": "i8", "int16": "i16", "uint16": "u16", "uint64": "u64",
+      "uint32": "u32", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+def convert(id, src, dst, x, n=3000):
+    return case(id, F, "convert", f"in_ptr=*{TY[src]}, out_ptr=*{TY[dst]}, n=i32, BLOCK=1024",
+                dict(in_ptr=(x[0], src, n) + tuple(x[1:]), out_ptr=("zeros", dst, n), n=n),
+                (cdiv(n, 1024),), ["out_ptr"], tol=0)
+
+
+CASES += [
+    convert("convert_f32_f16", "float32", "float16", ("wide",)),       # overflow, subnormals
+    convert("convert_f32_bf16", "float32", "bfloat16", ("wide",)),
+    convert("convert_f16_f32", "float16", "float32", ("randbits",)),   # every fp16, NaNs too
+    convert("convert_f32_f64", "float32", "float64", ("randbits",)),
+    convert("convert_f64_i64", "float64", "int64", ("randn", 1e12)),   # in range: no UB
+    convert("convert_i32_f32", "int32", "float32", ("randbits",)),
+    convert("convert_u8_f32", "uint8", "float32", ("randbits",)),
+    convert("convert_i8_i64", "int8", "int64", ("randbits",)),
+    convert("convert_i64_i16", "int64", "int16", ("randbits",)),
+    convert("convert_u16_u64", "uint16", "uint64", ("randbits",)),
+    convert("convert_u32_f32", "uint32", "float32", ("randbits",)),    # >= 2**31 too
+    convert("convert_f32_u8", "float32", "uint8", ("uniform", 0.0, 255.9)),  # in range: no UB
+    convert("convert_i1_i32", "bool", "int32", ("bits",)),
+    convert("convert_f32_i1", "float32", "bool", ("specials",)),       # 0, -0, NaN
+    convert("convert_f16_fp8e4nv", "float16", "float8_e4m3fn", ("randn",)),
+    convert("convert_f16_fp8e4nv_sat", "float16", "float8_e4m3fn", ("randn", 300.0)),  # past 448
+    convert("convert_fp8e5_f32", "float8_e5m2", "float32", ("randbits",)),
+    case("convert_to_dtype_f16", F, "convert_to_dtype",
+         "in_ptr=*fp32, out_ptr=*fp16, n=i32, DTYPE=tl.float16, BLOCK=512",
+         dict(in_ptr=("wide", "float32", 3000), out_ptr=("zeros", "float16", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("convert_to_dtype_fp8e5", F, "convert_to_dtype",
+         "in_ptr=*fp32, out_ptr=*fp8e5, n=i32, DTYPE=tl.float8e5, BLOCK=512",
+         dict(in_ptr=("randn", "float32", 3000, 100.0), out_ptr=("zeros", "float8_e5m2", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("convert_to_dtype_u32", F, "convert_to_dtype",
+         "in_ptr=*i32, out_ptr=*u32, n=i32, DTYPE=tl.uint32, BLOCK=512",
+         dict(in_ptr=("randbits", "int32", 3000), out_ptr=("zeros", "uint32", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("bitcasts", F, "bitcasts", "f_ptr=*fp32, i_ptr=*i32, h_ptr=*fp16, s_ptr=*i16, n=i32, BLOCK=256",
+         dict(f_ptr=("randbits", "float32", 2000), i_ptr=("zeros", "int32", 2000),
+              h_ptr=("randbits", "float16", 2000), s_ptr=("zeros", "int16", 2000), n=2000),
+         (cdiv(2000, 256),), ["i_ptr", "s_ptr"], tol=0),
+    case("downcast_rounding", F, "downcast_rounding", "in_ptr=*fp32, out_ptr=*fp16, n=i32, BLOCK=256",
+         dict(in_ptr=("wide", "float32", 3000), out_ptr=("zeros", "float16", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+]
+
+# --- elementwise/integer_ops.py ----------------------------------------------
+F = "elementwise/integer_ops.py"
+CASES += [
+    case("hash_u32", F, "hash_u32", "in_ptr=*u32, out_ptr=*u32, n=i32, BLOCK=1024",
+         dict(in_ptr=("randbits", "uint32", 3000), out_ptr=("zeros", "uint32", 3000), n=3000),
+         (cdiv(3000, 1024),), ["out_ptr"], tol=0),
+    case("mulhi_u32", F, "mulhi_kernel", "a_ptr=*u32, b_ptr=*u32, out_ptr=*u32, n=i32, BLOCK=1024",
+         dict(a_ptr=("randbits", "uint32", 3000), b_ptr=("randbits", "uint32", 3000),
+              out_ptr=("zeros", "uint32", 3000), n=3000), (cdiv(3000, 1024),), ["out_ptr"], tol=0),
+    case("mulhi_i32", F, "mulhi_kernel", "a_ptr=*i32, b_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=1024",
+         dict(a_ptr=("randbits", "int32", 3000), b_ptr=("randbits", "int32", 3000),
+              out_ptr=("zeros", "int32", 3000), n=3000), (cdiv(3000, 1024),), ["out_ptr"], tol=0),
+    case("grouped_order", F, "grouped_order", "pid_ptr=*i32, tile_ptr=*i32, GROUP=3, TILE=8",
+         dict(pid_ptr=("zeros", "int32", 2 * 5 * 4), tile_ptr=("zeros", "int32", 64)),
+         (5, 4), ["pid_ptr", "tile_ptr"], tol=0),
+    case("block_counts", F, "block_counts", "sizes_ptr=*i32, out_ptr=*i32, n=i32, TILE=64, BLOCK=128",
+         dict(sizes_ptr=("natural", "int32", 128), out_ptr=("zeros", "int32", 128), n=100),
+         (1,), ["out_ptr"], tol=0),
+]
+
+# --- elementwise/math_functions.py -------------------------------------------
+F = "elementwise/math_functions.py"
+CASES += [
+    # A sum of exp, exp2, log, log2, sqrt, rsqrt, sin*cos, erf: approximate
+    # instructions and libdevice agree only to a few ulps if lowered apart.
+    unary("unary_math_f32", F, "unary_math", "float32", 3000, 512, tol=1e-6),
+    unary("unary_math_f64", F, "unary_math", "float64", 1000, 256, tol=1e-14),
+    # fdiv (div.full, 2 ulp) beside fma, div_rn, sqrt_rn; y in [0.5, 2].
+    case("rounding_math", F, "rounding_math",
+         "x_ptr=*fp32, y_ptr=*fp32, z_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
+         dict(x_ptr=("randn", "float32", 3000), y_ptr=("uniform", "float32", 3000, 0.5, 2.0),
+              z_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=1e-6),
+    # sigmoid's exp and division are approximate; the fp16 output rounds once more.
+    case("activations_f32", F, "activations", "x_ptr=*fp32, out_ptr=*fp32, n=i32, lo=fp32, hi=fp32, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 5000, 3.0), out_ptr=("zeros", "float32", 5000), n=5000,
+              lo=-0.5, hi=0.75), (cdiv(5000, 1024),), ["out_ptr"], tol=1e-6),
+    case("activations_f16", F, "activations", "x_ptr=*fp16, out_ptr=*fp16, n=i32, lo=fp32, hi=fp32, BLOCK=1024",
+         dict(x_ptr=("randn", "float16", 5000, 3.0), out_ptr=("zeros", "float16", 5000), n=5000,
+              lo=-0.5, hi=0.75), (cdiv(5000, 1024),), ["out_ptr"], tol=1e-3),
+]
+
+# --- elementwise/scalars.py --------------------------------------------------
+F = "elementwise/scalars.py"
+CASES += [
+    # Triton types the Python float `shift` as fp32 where the cubin takes
+    # fp64: shift = 0.25 is exact in both, and x*scale + shift is one
+    # rounding (FMA) or two.
+    case("scale_shift_f32", F, "scale_shift",
+         "x_ptr=*fp32, out_ptr=*fp32, n=i32, scale=fp32, shift=fp64, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000,
+              scale=1.7, shift=0.25), (cdiv(3000, 256),), ["out_ptr"], tol=1e-6),
+    case("scale_shift_f16", F, "scale_shift",
+         "x_ptr=*fp16, out_ptr=*fp16, n=i32, scale=fp32, shift=fp32, BLOCK=256",
+         dict(x_ptr=("randn", "float16", 3000), out_ptr=("zeros", "float16", 3000), n=3000,
+              scale=-2.5, shift=0.125), (cdiv(3000, 256),), ["out_ptr"], tol=1e-3),  # one fp16 rounding
+    # Triton types b (> 2**31) as i64, f (>= 2**63) as u64 and g as i1 like
+    # the cubin, but c, d, e as i32: their values keep every intermediate in
+    # range, so the result is the same either way.
+    case("int_scalars", F, "int_scalars",
+         "out_ptr=*i64, a=i32, b=i64, c=u32, d=i8, e=i16, f=u64, g=i1, BLOCK=128",
+         dict(out_ptr=("zeros", "int64", 128), a=-7, b=2**33 + 5, c=1000, d=-5, e=300,
+              f=2**63 + 2**40 + 17, g=True), (1,), ["out_ptr"], tol=0),
+    case("literal_types", F, "literal_types", "out_ptr=*i64, n=i32, BLOCK=128",
+         dict(out_ptr=("zeros", "int64", 128), n=100), (1,), ["out_ptr"], tol=0),
+]
+
+# --- elementwise/where_select.py ---------------------------------------------
+F = "elementwise/where_select.py"
+CASES += [
+    case("select_kernel", F, "select_kernel",
+         "c_ptr=*i1, x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
+         dict(c_ptr=("bits", "bool", 3000), x_ptr=("randn", "float32", 3000),
+              y_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("nan_aware", F, "nan_aware", "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
+         dict(x_ptr=("specials", "float32", 3000), y_ptr=("specials", "float32", 3000),
+              out_ptr=("zeros", "float32", 3000), n=3000), (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("other_casting", F, "other_casting",
+         "x_ptr=*fp16, out_ptr=*fp16, i_ptr=*u8, iout_ptr=*i32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float16", 1000), out_ptr=("zeros", "float16", 1000),
+              i_ptr=("randbits", "uint8", 1000), iout_ptr=("zeros", "int32", 1000), n=1000),
+         (cdiv(1000, 256),), ["out_ptr", "iout_ptr"], tol=0),
+]
+
+# --- language/autotune_heuristics.py: decorators looked through -------------
+F = "language/autotune_heuristics.py"
+CASES += [
+    case("tuned_scale", F, "tuned_scale", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=4096, num_warps=8",
+         dict(x_ptr=("randn", "float32", 10000), out_ptr=("zeros", "float32", 10000), n=10000),
+         (cdiv(10000, 4096),), ["out_ptr"], tol=0),
+    case("even_blocks_even", F, "even_blocks", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256, EVEN=True",
+         dict(x_ptr=("randn", "float32", 2560), out_ptr=("zeros", "float32", 2560), n=2560),
+         (10,), ["out_ptr"], tol=0),
+    case("even_blocks_ragged", F, "even_blocks", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256, EVEN=False",
+         dict(x_ptr=("randn", "float32", 2500), out_ptr=("zeros", "float32", 2500), n=2500),
+         (cdiv(2500, 256),), ["out_ptr"], tol=0),
+    # The row mean is a sum in another order; the output is fp16.
+    case("tuned_and_heuristic", F, "tuned_and_heuristic",
+         "x_ptr=*fp16, out_ptr=*fp16, n_rows=i32, n_cols=i32, BLOCK_N=1024, ROWS=4",
+         dict(x_ptr=("randn", "float16", 30 * 1000), out_ptr=("zeros", "float16", 30 * 1000),
+              n_rows=30, n_cols=1000), (cdiv(30, 4),), ["out_ptr"], tol=1e-3),
+    # BLOCK_N and EVEN come from the heuristics (128 and False; 256 and True).
+    case("row_scale_heuristics", F, "row_scale", "x_ptr=*fp32, out_ptr=*fp32, n_rows=i32, N_COLS=100",
+         dict(x_ptr=("randn", "float32", 50 * 100), out_ptr=("zeros", "float32", 50 * 100), n_rows=50),
+         (50,), ["out_ptr"], tol=0, heuristics=True),
+    case("row_scale_even_f16", F, "row_scale", "x_ptr=*fp16, out_ptr=*fp16, n_rows=i32, N_COLS=256",
+         dict(x_ptr=("randn", "float16", 20 * 256), out_ptr=("zeros", "float16", 20 * 256), n_rows=20),
+         (20,), ["out_ptr"], tol=0, heuristics=True),
+    case("row_scale_explicit", F, "row_scale",
+         "x_ptr=*fp32, out_ptr=*fp32, n_rows=i32, N_COLS=100, BLOCK_N=512, EVEN=False",
+         dict(x_ptr=("randn", "float32", 50 * 100), out_ptr=("zeros", "float32", 50 * 100), n_rows=50),
+         (50,), ["out_ptr"], tol=0),
+]
+
+# --- language/constructors.py ------------------------------------------------
+F = "language/constructors.py"
+CASES += [
+    case("fill_patterns_f32", F, "fill_patterns", "out_ptr=*fp32, value=fp32, BLOCK=256",
+         dict(out_ptr=("zeros", "float32", 256), value=2.5), (1,), ["out_ptr"], tol=0),
+    case("fill_patterns_f16", F, "fill_patterns", "out_ptr=*fp16, value=fp32, BLOCK=128",
+         dict(out_ptr=("zeros", "float16", 128), value=-1.25), (1,), ["out_ptr"], tol=0),
+    case("fill_2d_i32", F, "fill_2d", "out_ptr=*i32, fill=i32, M=16, N=32",
+         dict(out_ptr=("zeros", "int32", 16 * 32), fill=7), (1,), ["out_ptr"], tol=0),
+    case("fill_2d_u8", F, "fill_2d", "out_ptr=*u8, fill=i32, M=8, N=8",
+         dict(out_ptr=("zeros", "uint8", 64), fill=9), (1,), ["out_ptr"], tol=0),
+]
+
+# --- language/expressions.py -------------------------------------------------
+F = "language/expressions.py"
+CASES += [
+    # Small integers with NaNs: ties and unordered comparisons.
+    case("comparisons_f32", F, "comparisons", "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*i8, n=i32, BLOCK=256",
+         dict(x_ptr=("coarse", "float32", 3000), y_ptr=("coarse", "float32", 3000),
+              out_ptr=("zeros", "int8", 3000), n=3000), (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("comparisons_i64", F, "comparisons", "x_ptr=*i64, y_ptr=*i64, out_ptr=*i8, n=i32, BLOCK=256",
+         dict(x_ptr=("randint", "int64", 3000, -4, 4), y_ptr=("randint", "int64", 3000, -4, 4),
+              out_ptr=("zeros", "int8", 3000), n=3000), (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("constexpr_builtins_a", F, "constexpr_builtins", "out_ptr=*fp32, A=48, B=100, RATIO=0.25",
+         dict(out_ptr=("zeros", "float32", 32)), (1,), ["out_ptr"], tol=0),
+    case("constexpr_builtins_b", F, "constexpr_builtins", "out_ptr=*fp32, A=16, B=8, RATIO=2.0",
+         dict(out_ptr=("zeros", "float32", 32)), (1,), ["out_ptr"], tol=0),
+    case("optional_pointer_none", F, "optional_pointer",
+         "x_ptr=*fp32, scale_ptr=None, out_ptr=*fp32, n=i32, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 1000), n=1000),
+         (cdiv(1000, 128),), ["out_ptr"], tol=0),
+    case("optional_pointer_given", F, "optional_pointer",
+         "x_ptr=*fp32, scale_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 1000), scale_ptr=("randn", "float32", 1),
+              out_ptr=("zeros", "float32", 1000), n=1000), (cdiv(1000, 128),), ["out_ptr"], tol=0),
+    case("attributes", F, "attributes", "x_ptr=*bf16, out_ptr=*fp32, R=16, C=32",
+         dict(x_ptr=("randn", "bfloat16", 16 * 32), out_ptr=("zeros", "float32", 32 * 16)),
+         (1,), ["out_ptr"], tol=0),
+]
+
+# --- language/functions.py ---------------------------------------------------
+F = "language/functions.py"
+CASES += [
+    # x*scale + shift in the helper: FMA contraction.
+    case("call_styles", F, "call_styles", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=1e-6),
+    case("call_styles_scale3", F, "call_styles", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128, SCALE=3",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 128),), ["out_ptr"], tol=1e-6),
+    case("divmod_kernel", F, "divmod_kernel",
+         "a_ptr=*i32, b_ptr=*i32, q_ptr=*i32, r_ptr=*i32, n=i32, BLOCK=256",
+         dict(a_ptr=("randint", "int32", 3000, -10**6, 10**6), b_ptr=("nonzero", "int32", 3000, 1, 100),
+              q_ptr=("zeros", "int32", 3000), r_ptr=("zeros", "int32", 3000), n=3000),
+         (cdiv(3000, 256),), ["q_ptr", "r_ptr"], tol=0),
+    case("apply_fn", F, "apply_fn", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("store_helper_kernel", F, "store_helper_kernel", "out_ptr=*fp32, n=i32, BLOCK=64",
+         dict(out_ptr=("full", "float32", 64, -1.0), n=50), (1,), ["out_ptr"], tol=0),
+]
+
+# --- language/inline_asm.py --------------------------------------------------
+F = "language/inline_asm.py"
+CASES += [
+    case("shift_left_asm", F, "shift_left_asm", "x_ptr=*u32, out_ptr=*u32, n=i32, BLOCK=512",
+         dict(x_ptr=("randbits", "uint32", 3000), out_ptr=("zeros", "uint32", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("funnel_and_sum", F, "funnel_and_sum", "x_ptr=*u32, y_ptr=*u32, out_ptr=*u32, n=i32, BLOCK=512",
+         dict(x_ptr=("randbits", "uint32", 3000), y_ptr=("randbits", "uint32", 3000),
+              out_ptr=("zeros", "uint32", 3000), n=3000), (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    # n = 2999: the last packed register of four bytes is partly masked.
+    case("packed_bytes_asm", F, "packed_bytes", "x_ptr=*u8, out_ptr=*u8, n=i32, BLOCK=1024",
+         dict(x_ptr=("randbits", "uint8", 3000), out_ptr=("zeros", "uint8", 3000), n=2999),
+         (cdiv(2999, 1024),), ["out_ptr"], tol=0),
+]
+
+# --- language/module_level.py ------------------------------------------------
+F = "language/module_level.py"
+CASES += [
+    # BLOCK_SIZE is the module's constexpr global, 512.
+    case("scaled_copy_f32", F, "scaled_copy", "x_ptr=*fp32, out_ptr=*fp32, n=i32",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("scaled_copy_f16", F, "scaled_copy", "x_ptr=*fp16, out_ptr=*fp16, n=i32",
+         dict(x_ptr=("randn", "float16", 3000), out_ptr=("zeros", "float16", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("clipped_tanh", F, "clipped_tanh", "x_ptr=*fp32, out_ptr=*fp32, n=i32",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], ulp=2),  # libdevice tanh
+    case("uses_helpers", F, "uses_helpers", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=1e-6),  # a*a + b*b: FMA contraction
+]
+
+# --- language/random.py: Philox, as in Triton --------------------------------
+F = "language/random.py"
+RANDN = dict(g_ptr=dict(ulp=2))  # randn: Box-Muller through log, sqrt, cos approximations
+CASES += [
+    case("random_fill_i32_seed", F, "random_fill",
+         "u_ptr=*fp32, g_ptr=*fp32, i_ptr=*u32, n=i32, seed=i32, BLOCK=1024",
+         dict(u_ptr=("zeros", "float32", 5000), g_ptr=("zeros", "float32", 5000),
+              i_ptr=("zeros", "uint32", 5000), n=5000, seed=20240611),
+         (cdiv(5000, 1024),), ["u_ptr", "g_ptr", "i_ptr"], tol=0, per_output=RANDN),
+    # A seed past 2**31, so that Triton types it i64 as the cubin does.
+    case("random_fill_i64_seed", F, "random_fill",
+         "u_ptr=*fp32, g_ptr=*fp32, i_ptr=*u32, n=i32, seed=i64, BLOCK=512",
+         dict(u_ptr=("zeros", "float32", 5000), g_ptr=("zeros", "float32", 5000),
+              i_ptr=("zeros", "uint32", 5000), n=5000, seed=2**40 + 12345),
+         (cdiv(5000, 512),), ["u_ptr", "g_ptr", "i_ptr"], tol=0, per_output=RANDN),
+    # A seed and an offset past 2**31, so that Triton types them i64.
+    case("philox_streams", F, "philox_streams", "out_ptr=*u32, n=i32, seed=i64, offset=i64, BLOCK=256",
+         dict(out_ptr=("zeros", "uint32", 4 * 1000), n=1000, seed=2**33 + 12345, offset=2**32 + 777),
+         (cdiv(1000, 256),), ["out_ptr"], tol=0),
+    case("random_4x", F, "random_4x", "out_ptr=*u32, n=i32, SEED=1234, ROUNDS=7, BLOCK=256",
+         dict(out_ptr=("zeros", "uint32", 4 * 1000), n=1000), (cdiv(1000, 256),), ["out_ptr"], tol=0),
+]
+
+# --- memory/atomics.py -------------------------------------------------------
+F = "memory/atomics.py"
+
+
+def atomic_rmw(id, t, dt, n, block, vals):
+    # atomic_cas is unmasked: counts_ptr needs every lane of the last block.
+    size = cdiv(n, block) * block
+    return case(id, F, "atomic_rmw", f"counts_ptr=*{t}, vals_ptr=*{t}, out_ptr=*{t}, n=i32, BLOCK={block}",
+                dict(counts_ptr=(vals[0], dt, size) + tuple(vals[1:]), vals_ptr=(vals[0], dt, n) + tuple(vals[1:]),
+                     out_ptr=("zeros", dt, n), n=n), (cdiv(n, block),), ["counts_ptr", "out_ptr"], tol=0)
+
+
+CASES += [
+    # Each address is touched by one program only: the results are
+    # deterministic despite the atomics.
+    atomic_rmw("atomic_rmw_i32", "i32", "int32", 1000, 256, ("randint",)),
+    atomic_rmw("atomic_rmw_u32", "u32", "uint32", 1000, 256, ("randbits",)),  # unsigned max/min
+    atomic_rmw("atomic_rmw_i64", "i64", "int64", 1000, 128, ("randint", -10**12, 10**12)),
+    case("atomic_float_f32", F, "atomic_float", "acc_ptr=*fp32, x_ptr=*fp32, n=i32, BLOCK=512",
+         dict(acc_ptr=("randn", "float32", 3 * 3000), x_ptr=("randn", "float32", 3000), n=3000),
+         (cdiv(3000, 512),), ["acc_ptr"], tol=0),
+    case("atomic_float_f64", F, "atomic_float", "acc_ptr=*fp64, x_ptr=*fp64, n=i32, BLOCK=256",
+         dict(acc_ptr=("randn", "float64", 3 * 3000), x_ptr=("randn", "float64", 3000), n=3000),
+         (cdiv(3000, 256),), ["acc_ptr"], tol=0),
+    case("atomic_add_f16", F, "atomic_add_half", "acc_ptr=*fp16, x_ptr=*fp16, n=i32, BLOCK=512",
+         dict(acc_ptr=("randn", "float16", 3000), x_ptr=("randn", "float16", 3000), n=3000),
+         (cdiv(3000, 512),), ["acc_ptr"], tol=0),
+    case("atomic_add_bf16", F, "atomic_add_half", "acc_ptr=*bf16, x_ptr=*bf16, n=i32, BLOCK=512",
+         dict(acc_ptr=("randn", "bfloat16", 3000), x_ptr=("randn", "bfloat16", 3000), n=3000),
+         (cdiv(3000, 512),), ["acc_ptr"], tol=0),
+    # Three programs race on the flag, but every successful CAS is undone:
+    # only the final counts (12 each) and flag (0) are compared.
+    case("atomic_orderings", F, "atomic_orderings", "ptr=*i32, flag_ptr=*i32, n=i32, BLOCK=64",
+         dict(ptr=("zeros", "int32", 64), flag_ptr=("zeros", "int32", 1), n=50),
+         (3,), ["ptr", "flag_ptr"], tol=0),
+    # Counts are order-independent.
+    case("histogram_atomic", F, "histogram_atomic", "x_ptr=*i32, hist_ptr=*i32, n=i32, BINS=64, BLOCK=1024",
+         dict(x_ptr=("natural", "int32", 5000), hist_ptr=("zeros", "int32", 64), n=5000),
+         (cdiv(5000, 1024),), ["hist_ptr"], tol=0),
+]
+
+# --- memory/block_pointers.py (block_ptr_matmul: tl.dot) ---------------------
+F = "memory/block_pointers.py"
+CASES += [
+    case("tile_copy_block_ptr", F, "tile_copy",
+         "src_ptr=*fp32, dst_ptr=*fp32, M=i32, N=i32, stride_m=i32, stride_n=i32, BM=64, BN=64",
+         dict(src_ptr=("randn", "float32", 100 * 150), dst_ptr=("zeros", "float32", 100 * 150),
+              M=100, N=150, stride_m=150, stride_n=1),
+         (cdiv(100, 64), cdiv(150, 64)), ["dst_ptr"], tol=0),
+    case("tile_copy_block_ptr_f16", F, "tile_copy",
+         "src_ptr=*fp16, dst_ptr=*fp16, M=i32, N=i32, stride_m=i32, stride_n=i32, BM=128, BN=32",
+         dict(src_ptr=("randn", "float16", 300 * 64), dst_ptr=("zeros", "float16", 300 * 64),
+              M=300, N=50, stride_m=64, stride_n=1),
+         (cdiv(300, 128), cdiv(50, 32)), ["dst_ptr"], tol=0),
+    # stride_m = 300 fits i32, which Triton then uses: no product overflows.
+    case("row_sum_block_ptr", F, "row_sum_block_ptr",
+         "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, stride_m=i64, BM=32, BN=128",
+         dict(x_ptr=("randn", "float32", 70 * 300), out_ptr=("zeros", "float32", 70),
+              M=70, N=300, stride_m=300),
+         (cdiv(70, 32),), ["out_ptr"], tol=1e-6),  # sums in another order
+]
+
+# --- memory/load_store_options.py --------------------------------------------
+F = "memory/load_store_options.py"
+CASES += [
+    case("cached_copy_f32", F, "cached_copy", "src_ptr=*fp32, dst_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(src_ptr=("randn", "float32", 5000), dst_ptr=("zeros", "float32", 5000), n=5000),
+         (cdiv(5000, 1024),), ["dst_ptr"], tol=0),
+    case("cached_copy_bf16", F, "cached_copy", "src_ptr=*bf16, dst_ptr=*bf16, n=i32, BLOCK=2048",
+         dict(src_ptr=("randn", "bfloat16", 5000), dst_ptr=("zeros", "bfloat16", 5000), n=5000),
+         (cdiv(5000, 2048),), ["dst_ptr"], tol=0),
+    # The flag is set before the launch: the loop exits at once.
+    case("volatile_poll", F, "volatile_poll", "flag_ptr=*i32, data_ptr=*fp32, out_ptr=*fp32, BLOCK=128",
+         dict(flag_ptr=("full", "int32", 1, 1), data_ptr=("randn", "float32", 128),
+              out_ptr=("zeros", "float32", 128)), (2,), ["out_ptr"], tol=0),
+    case("scalar_access", F, "scalar_access", "in_ptr=*i64, out_ptr=*i64, index=i32",
+         dict(in_ptr=("randbits", "int64", 10), out_ptr=("zeros", "int64", 10), index=7),
+         (1,), ["out_ptr"], tol=0),
+]
+
+# --- memory/strided_access.py ------------------------------------------------
+F = "memory/strided_access.py"
+BIG = 2**31 + 100  # row_len: > 2**31 elements, so Triton types it i64 too
+CASES += [
+    case("transpose_f32", F, "transpose_tile",
+         "src_ptr=*fp32, dst_ptr=*fp32, M=i32, N=i32, src_stride=i32, dst_stride=i32, BM=32, BN=32",
+         dict(src_ptr=("randn", "float32", 70 * 45), dst_ptr=("zeros", "float32", 45 * 70),
+              M=70, N=45, src_stride=45, dst_stride=70),
+         (cdiv(70, 32), cdiv(45, 32)), ["dst_ptr"], tol=0),
+    case("transpose_f16", F, "transpose_tile",
+         "src_ptr=*fp16, dst_ptr=*fp16, M=i32, N=i32, src_stride=i32, dst_stride=i32, BM=64, BN=64",
+         dict(src_ptr=("randn", "float16", 130 * 100), dst_ptr=("zeros", "float16", 100 * 130),
+              M=130, N=100, src_stride=100, dst_stride=130),
+         (cdiv(130, 64), cdiv(100, 64)), ["dst_ptr"], tol=0),
+    # 50 indices into a 300-row table of D = 60 (< BLOCK_D) columns.
+    case("gather_rows", F, "gather_rows",
+         "table_ptr=*fp32, idx_ptr=*i64, out_ptr=*fp32, n_idx=i32, D=i32, BLOCK_I=16, BLOCK_D=64",
+         dict(table_ptr=("randn", "float32", 300 * 60), idx_ptr=("index", "int64", 50, 300),
+              out_ptr=("zeros", "float32", 50 * 60), n_idx=50, D=60),
+         (cdiv(50, 16),), ["out_ptr"], tol=0),
+    case("hinted_copy", F, "hinted_copy", "src_ptr=*fp32, dst_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(src_ptr=("randn", "float32", 5000), dst_ptr=("zeros", "float32", 5000), n=5000),
+         (cdiv(5000, 1024),), ["dst_ptr"], tol=0),
+    # Offsets past 2**31 elements: about 26 GB of GPU memory (src, and dst
+    # once per compiler). Triton specializes row = 1 as a constant.
+    case("big_offsets", F, "big_offsets", "src_ptr=*fp32, dst_ptr=*fp32, row=i64, row_len=i64, BLOCK=256",
+         dict(src_ptr=("window", "float32", BIG + 256, BIG, 256), dst_ptr=("zeros", "float32", BIG + 256),
+              row=1, row_len=BIG), (1,), ["dst_ptr"], tol=0),
+]
+
+# --- probes/construct_probes.py ----------------------------------------------
+F = "probes/construct_probes.py"
+
+
+def probe(id, sig, args, outputs, grid=(1,), **rules):
+    return case(id, F, id, sig, args, grid, outputs, **rules)
+
+
+CASES += [
+    probe("probe_outer", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=32",
+          dict(x_ptr=("randn", "float32", 32), out_ptr=("zeros", "float32", 32 * 32)), ["out_ptr"], tol=0),
+    probe("probe_zeros", "out_ptr=*fp32, BLOCK=128",
+          dict(out_ptr=("full", "float32", 128, 3.0)), ["out_ptr"], tol=0),
+    probe("probe_zeros_like", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=128",
+          dict(x_ptr=("randn", "float32", 128), out_ptr=("full", "float32", 128, 3.0)), ["out_ptr"], tol=0),
+    probe("probe_full", "out_ptr=*i32, value=i32, BLOCK=128",
+          dict(out_ptr=("zeros", "int32", 128), value=-42), ["out_ptr"], tol=0),
+    # The store is unmasked: the lanes past n hold the `other` value, inf.
+    probe("probe_inf_other", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128",
+          dict(x_ptr=("randn", "float32", 128), out_ptr=("zeros", "float32", 128), n=100), ["out_ptr"], tol=0),
+    probe("probe_num_programs", "out_ptr=*i32", dict(out_ptr=("zeros", "int32", 7)), ["out_ptr"],
+          grid=(7,), tol=0),
+    probe("probe_shape_len", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=64",
+          dict(x_ptr=("randn", "float32", 64), out_ptr=("zeros", "float32", 64)), ["out_ptr"], tol=0),
+    probe("probe_dtype", "x_ptr=*fp16, out_ptr=*fp16, BLOCK=64",
+          dict(x_ptr=("randn", "float16", 64), out_ptr=("zeros", "float16", 64)), ["out_ptr"], tol=0),
+    probe("probe_transpose", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=16",
+          dict(x_ptr=("randn", "float32", 256), out_ptr=("zeros", "float32", 256)), ["out_ptr"], tol=0),
+    case("probe_constexpr_compare_double", F, "probe_constexpr_compare",
+         "x_ptr=*fp32, out_ptr=*fp32, BLOCK=128, MODE='double'",
+         dict(x_ptr=("randn", "float32", 128), out_ptr=("zeros", "float32", 128)), (1,), ["out_ptr"], tol=0),
+    case("probe_constexpr_compare_copy", F, "probe_constexpr_compare",
+         "x_ptr=*fp32, out_ptr=*fp32, BLOCK=64, MODE='copy'",
+         dict(x_ptr=("randn", "float32", 64), out_ptr=("zeros", "float32", 64)), (1,), ["out_ptr"], tol=0),
+    probe("probe_ternary_constexpr", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=64, NEG=True",
+          dict(x_ptr=("randn", "float32", 64), out_ptr=("zeros", "float32", 64)), ["out_ptr"], tol=0),
+    # Each lane adds 16 values in the same order on both sides.
+    probe("probe_for_range", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=64",
+          dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 64), n=1000), ["out_ptr"], tol=0),
+    probe("probe_for_constexpr_range", "out_ptr=*fp32, BLOCK=64, STEPS=3",
+          dict(out_ptr=("zeros", "float32", 64)), ["out_ptr"], tol=0),
+    probe("probe_static_range", "out_ptr=*fp32, BLOCK=64, STEPS=3",
+          dict(out_ptr=("zeros", "float32", 64)), ["out_ptr"], tol=0),
+    probe("probe_while", "out_ptr=*i32, n=i32", dict(out_ptr=("zeros", "int32", 1), n=10), ["out_ptr"], tol=0),
+    probe("probe_runtime_if", "out_ptr=*fp32, flag=i32, BLOCK=64",
+          dict(out_ptr=("zeros", "float32", 64), flag=1), ["out_ptr"], tol=0),
+    probe("probe_runtime_if_else", "out_ptr=*fp32, flag=i32, BLOCK=64",
+          dict(out_ptr=("full", "float32", 64, 5.0), flag=0), ["out_ptr"], tol=0),
+    probe("probe_pass", "out_ptr=*fp32, BLOCK=64", dict(out_ptr=("zeros", "float32", 64)), ["out_ptr"], tol=0),
+    # These three write nothing: x must come back intact and the launch must
+    # not fail (no NaN for the assert, x >= 0 for the device_assert).
+    probe("probe_assert", "x_ptr=*fp32, BLOCK=64", dict(x_ptr=("randn", "float32", 64)), ["x_ptr"], tol=0),
+    probe("probe_device_assert", "x_ptr=*fp32, BLOCK=64",
+          dict(x_ptr=("uniform", "float32", 64, 0.0, 4.0)), ["x_ptr"], tol=0),
+    probe("probe_device_print", "x_ptr=*fp32, BLOCK=64", dict(x_ptr=("randn", "float32", 64)), ["x_ptr"], tol=0),
+    probe("probe_debug_barrier", "out_ptr=*fp32, BLOCK=64",
+          dict(out_ptr=("full", "float32", 64, 7.0)), ["out_ptr"], tol=0),
+    probe("probe_cdiv", "out_ptr=*i32, n=i32, BLOCK=64", dict(out_ptr=("zeros", "int32", 64), n=1000),
+          ["out_ptr"], tol=0),
+    probe("probe_sum", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=128",
+          dict(x_ptr=("randn", "float32", 128), out_ptr=("zeros", "float32", 1)), ["out_ptr"],
+          tol=1e-6),  # a sum in another order
+    probe("probe_max", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=128",
+          dict(x_ptr=("randn", "float32", 128), out_ptr=("zeros", "float32", 1)), ["out_ptr"], tol=0),
+    probe("probe_min", "x_ptr=*i32, out_ptr=*i32, BLOCK=128",
+          dict(x_ptr=("randint", "int32", 128), out_ptr=("zeros", "int32", 1)), ["out_ptr"], tol=0),
+    # Five programs add 1.0 to each element: exact in any order.
+    probe("probe_atomic_add", "out_ptr=*fp32, BLOCK=64", dict(out_ptr=("zeros", "float32", 64)), ["out_ptr"],
+          grid=(5,), tol=0),
+    probe("probe_bitcast", "x_ptr=*fp32, out_ptr=*i32, BLOCK=64",
+          dict(x_ptr=("randbits", "float32", 64), out_ptr=("zeros", "int32", 64)), ["out_ptr"], tol=0),
+    # Stores x back into x_ptr.
+    probe("probe_is_none", "x_ptr=*fp32, bias_ptr=None, BLOCK=64",
+          dict(x_ptr=("randn", "float32", 64)), ["x_ptr"], tol=0),
+    probe("probe_runtime_ternary", "out_ptr=*fp32, flag=i32", dict(out_ptr=("zeros", "float32", 1), flag=1),
+          ["out_ptr"], tol=0),
+    probe("probe_runtime_bool_ops", "out_ptr=*i32, a=i32, b=i32",
+          dict(out_ptr=("full", "int32", 1, 9), a=3, b=-2), ["out_ptr"], tol=0),
+]
+
+# --- probes/libdevice_cuda.py ------------------------------------------------
+F = "probes/libdevice_cuda.py"
+CASES += [
+    # atan2 + cbrt from libdevice: a few ulps of each, added.
+    unary("probe_cuda_libdevice_f32", F, "probe_cuda_libdevice", "float32", 1000, 128, tol=1e-6),
+    unary("probe_cuda_libdevice_f64", F, "probe_cuda_libdevice", "float64", 1000, 128, tol=1e-14),
+]
+
+# --- probes/math_probes.py: one function each --------------------------------
+F = "probes/math_probes.py"
+POS = ("uniform", 0.01, 50.0)
+CASES += [
+    # Approximate instructions (ex2/lg2/rsqrt .approx) or libdevice: a couple
+    # of ulps if the two compilers lower differently; exact ones bitwise.
+    unary("probe_exp", F, "probe_exp", "float32", 1000, 128, ulp=2),
+    unary("probe_exp2", F, "probe_exp2", "float32", 1000, 128, ulp=2),
+    unary("probe_log", F, "probe_log", "float32", 1000, 128, x=POS, ulp=2),
+    unary("probe_log2", F, "probe_log2", "float32", 1000, 128, x=POS, ulp=2),
+    unary("probe_sqrt", F, "probe_sqrt", "float32", 1000, 128, x=POS, ulp=1),
+    unary("probe_sqrt_rn", F, "probe_sqrt_rn", "float32", 1000, 128, x=POS, tol=0),
+    unary("probe_rsqrt", F, "probe_rsqrt", "float32", 1000, 128, x=POS, ulp=2),
+    # sin.approx/cos.approx bound the absolute error, not the relative one.
+    unary("probe_sin", F, "probe_sin", "float32", 1000, 128, x=("randn", 3.0), tol=1e-6),
+    unary("probe_cos", F, "probe_cos", "float32", 1000, 128, x=("randn", 3.0), tol=1e-6),
+    unary("probe_sigmoid", F, "probe_sigmoid", "float32", 1000, 128, x=("randn", 4.0), ulp=4),
+    unary("probe_erf", F, "probe_erf", "float32", 1000, 128, ulp=2),
+    unary("probe_floor", F, "probe_floor", "float32", 1000, 128, x=("randn", 10.0), tol=0),
+    unary("probe_ceil", F, "probe_ceil", "float32", 1000, 128, x=("randn", 10.0), tol=0),
+    unary("probe_abs", F, "probe_abs", "float32", 1000, 128, x=("specials",), tol=0),
+    unary("probe_maximum", F, "probe_maximum", "float32", 1000, 128, tol=0),
+    unary("probe_minimum", F, "probe_minimum", "float32", 1000, 128, tol=0),
+    unary("probe_clamp", F, "probe_clamp", "float32", 1000, 128, x=("randn", 2.0), tol=0),
+    unary("probe_fma", F, "probe_fma", "float32", 1000, 128, tol=0),
+    unary("probe_fdiv", F, "probe_fdiv", "float32", 1000, 128, x=POS, ulp=2),  # div.full: 2 ulp
+    unary("probe_div_rn", F, "probe_div_rn", "float32", 1000, 128, x=POS, tol=0),
+    unary("probe_where", F, "probe_where", "float32", 1000, 128, tol=0),
+    unary("probe_libdevice", F, "probe_libdevice", "float32", 1000, 128, ulp=2),  # libdevice tanh
+]
+
+# --- reductions/argminmax.py -------------------------------------------------
+F = "reductions/argminmax.py"
+
+
+def tile_extremes_input(torch, gen):
+    # Every column's minimum in row 5: the kernel's BN stores to out[r]
+    # then all hold the same value (argmax of row r + 5), so the result
+    # does not depend on which store lands last.
+    x = torch.randn(32, 32, generator=gen, device="cuda")
+    x[5] -= 100.0
+    return x.reshape(-1)
+
+
+CASES += [
+    case("row_argmax_f32", F, "row_argmax", "x_ptr=*fp32, idx_ptr=*i32, val_ptr=*fp32, N=i32, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 8 * 1000), idx_ptr=("zeros", "int32", 8),
+              val_ptr=("zeros", "float32", 8), N=1000), (8,), ["idx_ptr", "val_ptr"], tol=0),
+    # fp16 has ties: argmax takes the leftmost.
+    case("row_argmax_f16", F, "row_argmax", "x_ptr=*fp16, idx_ptr=*i32, val_ptr=*fp16, N=i32, BLOCK=512",
+         dict(x_ptr=("ties", "float16", 12 * 500), idx_ptr=("zeros", "int32", 12),
+              val_ptr=("zeros", "float16", 12), N=500), (12,), ["idx_ptr", "val_ptr"], tol=0),
+    case("row_argmin_i32", F, "row_argmin", "x_ptr=*i32, idx_ptr=*i64, val_ptr=*i32, N=i32, BLOCK=256",
+         dict(x_ptr=("randint", "int32", 10 * 200, -20, 20), idx_ptr=("zeros", "int64", 10),
+              val_ptr=("zeros", "int32", 10), N=200), (10,), ["idx_ptr", "val_ptr"], tol=0),
+    case("tile_extremes", F, "tile_extremes", "x_ptr=*fp32, out_ptr=*i32, BM=32, BN=32",
+         dict(x_ptr=tile_extremes_input, out_ptr=("zeros", "int32", 32)), (1,), ["out_ptr"], tol=0),
+]
+
+# --- reductions/custom_reduce.py ---------------------------------------------
+F = "reductions/custom_reduce.py"
+CASES += [
+    # 200 factors in [0.95, 1.05] multiplied in another order: up to one
+    # rounding (2**-24) per factor.
+    case("product_reduce", F, "product_reduce", "x_ptr=*fp32, out_ptr=*fp32, N=i32, BLOCK=256",
+         dict(x_ptr=("uniform", "float32", 20 * 200, 0.95, 1.05), out_ptr=("zeros", "float32", 20), N=200),
+         (20,), ["out_ptr"], tol=1.2e-5),
+    case("abs_argmax_reduce", F, "abs_argmax_reduce",
+         "x_ptr=*fp32, out_val_ptr=*fp32, out_idx_ptr=*i32, N=i32, BLOCK=512",
+         dict(x_ptr=("ties", "float32", 16 * 400), out_val_ptr=("zeros", "float32", 16),
+              out_idx_ptr=("zeros", "int32", 16), N=400),
+         (16,), ["out_val_ptr", "out_idx_ptr"], tol=0, seed=7),
+    # xor is order-independent, atomics included.
+    case("checksum_i32", F, "checksum", "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=1024",
+         dict(x_ptr=("randbits", "int32", 5000), out_ptr=("zeros", "int32", 1), n=5000),
+         (cdiv(5000, 1024),), ["out_ptr"], tol=0),
+    case("checksum_u64", F, "checksum", "x_ptr=*u64, out_ptr=*u64, n=i32, BLOCK=256",
+         dict(x_ptr=("randbits", "uint64", 1000), out_ptr=("zeros", "uint64", 1), n=1000),
+         (cdiv(1000, 256),), ["out_ptr"], tol=0),
+]
+
+# --- reductions/row_reductions.py --------------------------------------------
+F = "reductions/row_reductions.py"
+CASES += [
+    case("row_stats_f32", F, "row_stats",
+         "x_ptr=*fp32, sum_ptr=*fp32, max_ptr=*fp32, min_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128",
+         dict(x_ptr=("randn", "float32", 100 * 100), sum_ptr=("zeros", "float32", 100),
+              max_ptr=("zeros", "float32", 100), min_ptr=("zeros", "float32", 100),
+              M=100, N=100, stride=100),
+         (cdiv(100, 16),), ["sum_ptr", "max_ptr", "min_ptr"], tol=1e-6),  # sums in another order
+    case("row_stats_i32", F, "row_stats",
+         "x_ptr=*i32, sum_ptr=*i32, max_ptr=*i32, min_ptr=*i32, M=i32, N=i32, stride=i32, BM=8, BN=256",
+         dict(x_ptr=("randint", "int32", 37 * 200), sum_ptr=("zeros", "int32", 37),
+              max_ptr=("zeros", "int32", 37), min_ptr=("zeros", "int32", 37),
+              M=37, N=200, stride=200),
+         (cdiv(37, 8),), ["sum_ptr", "max_ptr", "min_ptr"], tol=0),
+    case("row_stats_f16", F, "row_stats",
+         "x_ptr=*fp16, sum_ptr=*fp32, max_ptr=*fp16, min_ptr=*fp16, M=i32, N=i32, stride=i32, BM=32, BN=64",
+         dict(x_ptr=("randn", "float16", 70 * 64), sum_ptr=("zeros", "float32", 70),
+              max_ptr=("zeros", "float16", 70), min_ptr=("zeros", "float16", 70),
+              M=70, N=60, stride=64),
+         # tl.sum of fp16 adds in fp16 (as upstream does): a few fp16 ulps
+         # (2^-10 each) apart when the order of additions differs.
+         (cdiv(70, 32),), ["sum_ptr", "max_ptr", "min_ptr"], tol=4e-3),
+    case("row_softmax_f32", F, "row_softmax",
+         "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, stride=i32, BM=16, BN=128",
+         dict(x_ptr=("randn", "float32", 100 * 120), out_ptr=("zeros", "float32", 100 * 120),
+              M=100, N=120, stride=120),
+         (cdiv(100, 16),), ["out_ptr"], tol=1e-6),  # sums in another order, approximate exp
+    # Every int32 bit pattern (INT_MIN included: -INT_MIN wraps on both sides).
+    case("negated_extrema", F, "negated_extrema",
+         "x_ptr=*i32, max_ptr=*i32, min_ptr=*i32, K=i32, stride=i32, BK=64, BN=32",
+         dict(x_ptr=("randbits", "int32", 32 * 35), max_ptr=("zeros", "int32", 32),
+              min_ptr=("zeros", "int32", 32), K=32, stride=35),
+         (1,), ["max_ptr", "min_ptr"], tol=0),
+    case("column_sum_keepdims", F, "column_sum_keepdims", "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, BM=64, BN=32",
+         dict(x_ptr=("randn", "float32", 50 * 70), out_ptr=("zeros", "float32", 50 * 70), M=50, N=70),
+         (cdiv(70, 32),), ["out_ptr"], tol=1e-6),  # sums in another order
+    # Five programs' sums meet in one float atomic, in any order.
+    case("block_total", F, "block_total", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 5000), out_ptr=("zeros", "float32", 1), n=5000),
+         (cdiv(5000, 1024),), ["out_ptr"], tol=1e-5),
+]
+
+# --- reductions/scans.py -----------------------------------------------------
+F = "reductions/scans.py"
+CASES += [
+    case("prefix_sums_f32", F, "prefix_sums", "x_ptr=*fp32, sum_ptr=*fp32, prod_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(x_ptr=("uniform", "float32", 1000), sum_ptr=("zeros", "float32", 1000),
+              prod_ptr=("zeros", "float32", 1000), n=1000),
+         (1,), ["sum_ptr", "prod_ptr"], tol=1e-5),  # scans associate in another order
+    case("prefix_sums_i32", F, "prefix_sums", "x_ptr=*i32, sum_ptr=*i32, prod_ptr=*i32, n=i32, BLOCK=256",
+         dict(x_ptr=("small", "int32", 200), sum_ptr=("zeros", "int32", 200),
+              prod_ptr=("zeros", "int32", 200), n=200),
+         (1,), ["sum_ptr", "prod_ptr"], tol=0),
+    # 2-D scans along either axis: lanes, warps and register repetitions
+    # along the scanned axis in turn, depending on the tile's shape.
+    case("tile_scans", F, "tile_scans", "x_ptr=*fp32, out_ptr=*fp32, BM=16, BN=64",
+         dict(x_ptr=("uniform", "float32", 16 * 64), out_ptr=("zeros", "float32", 16 * 64)),
+         (1,), ["out_ptr"], tol=1e-5),  # scans associate in another order
+    case("tile_scans_tall", F, "tile_scans", "x_ptr=*fp32, out_ptr=*fp32, BM=128, BN=8",
+         dict(x_ptr=("uniform", "float32", 128 * 8), out_ptr=("zeros", "float32", 128 * 8)),
+         (1,), ["out_ptr"], tol=1e-5),
+    case("tile_scans_wide", F, "tile_scans", "x_ptr=*fp32, out_ptr=*fp32, BM=2, BN=1024, num_warps=8",
+         dict(x_ptr=("uniform", "float32", 2 * 1024), out_ptr=("zeros", "float32", 2 * 1024)),
+         (1,), ["out_ptr"], tol=1e-5),
+    case("tile_int_cumsum", F, "tile_int_cumsum", "x_ptr=*i32, out_ptr=*i32, BM=64, BN=32, num_warps=8",
+         dict(x_ptr=("randint", "int32", 64 * 32), out_ptr=("zeros", "int32", 64 * 32)),
+         (1,), ["out_ptr"], tol=0),
+    case("tile_running_argmax_rows", F, "tile_running_argmax",
+         "x_ptr=*fp32, val_ptr=*fp32, idx_ptr=*i32, AXIS=0, BM=64, BN=16",
+         dict(x_ptr=("randn", "float32", 64 * 16), val_ptr=("zeros", "float32", 64 * 16),
+              idx_ptr=("zeros", "int32", 64 * 16)),
+         (1,), ["val_ptr", "idx_ptr"], tol=0),
+    case("tile_running_argmax_cols", F, "tile_running_argmax",
+         "x_ptr=*fp32, val_ptr=*fp32, idx_ptr=*i32, AXIS=1, BM=8, BN=256",
+         dict(x_ptr=("randn", "float32", 8 * 256), val_ptr=("zeros", "float32", 8 * 256),
+              idx_ptr=("zeros", "int32", 8 * 256)),
+         (1,), ["val_ptr", "idx_ptr"], tol=0),
+    case("running_max", F, "running_max", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
+         dict(x_ptr=("randn", "float32", 500), out_ptr=("zeros", "float32", 500), n=500),
+         (1,), ["out_ptr"], tol=0),
+    case("segmented_sum", F, "segmented_sum", "x_ptr=*fp32, flag_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=512",
+         dict(x_ptr=("randn", "float32", 500), flag_ptr=("bits", "int32", 500),
+              out_ptr=("zeros", "float32", 500), n=500),
+         (1,), ["out_ptr"], tol=1e-5),  # scans associate in another order
+]
+
+# --- reductions/sort.py ------------------------------------------------------
+F = "reductions/sort.py"
+CASES += [
+    case("sort_rows_f32", F, "sort_rows", "x_ptr=*fp32, out_ptr=*fp32, DESCENDING=0, N=128",
+         dict(x_ptr=("randn", "float32", 4 * 128), out_ptr=("zeros", "float32", 4 * 128)),
+         (4,), ["out_ptr"], tol=0),
+    case("sort_rows_i32", F, "sort_rows", "x_ptr=*i32, out_ptr=*i32, DESCENDING=1, N=256",
+         dict(x_ptr=("randint", "int32", 4 * 256), out_ptr=("zeros", "int32", 4 * 256)),
+         (4,), ["out_ptr"], tol=0),
+    case("sort_rows_f16", F, "sort_rows", "x_ptr=*fp16, out_ptr=*fp16, DESCENDING=True, N=64",
+         dict(x_ptr=("randn", "float16", 6 * 64), out_ptr=("zeros", "float16", 6 * 64)),
+         (6,), ["out_ptr"], tol=0),
+    # Values past 2**31: an unsigned comparison.
+    case("sort_tile_u32", F, "sort_tile", "x_ptr=*u32, out_ptr=*u32, BM=8, BN=32",
+         dict(x_ptr=("randbits", "uint32", 8 * 32), out_ptr=("zeros", "uint32", 8 * 32)),
+         (1,), ["out_ptr"], tol=0),
+]
+
+# --- shapes/join_split.py ----------------------------------------------------
+F = "shapes/join_split.py"
+CASES += [
+    # ar*br - ai*bi: FMA contraction.
+    case("complex_multiply", F, "complex_multiply", "a_ptr=*fp32, b_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(a_ptr=("randn", "float32", 2 * 700), b_ptr=("randn", "float32", 2 * 700),
+              out_ptr=("zeros", "float32", 2 * 700), n=700),
+         (cdiv(700, 256),), ["out_ptr"], tol=1e-6),
+    case("interleave_halves", F, "interleave_halves", "x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, BLOCK=128",
+         dict(x_ptr=("randn", "float16", 128), y_ptr=("randn", "float16", 128),
+              out_ptr=("zeros", "float16", 256)), (1,), ["out_ptr"], tol=0),
+    # cat may reorder: the kernel stores only the (integer) sum.
+    case("concat_blocks", F, "concat_blocks", "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=64",
+         dict(x_ptr=("randint", "int32", 64), y_ptr=("randint", "int32", 64), out_ptr=("zeros", "int32", 1)),
+         (1,), ["out_ptr"], tol=0),
+]
+
+# --- shapes/reshape_permute.py -----------------------------------------------
+F = "shapes/reshape_permute.py"
+CASES += [
+    case("reshape_roundtrip_f32", F, "reshape_roundtrip", "x_ptr=*fp32, out_ptr=*fp32, R=8, C=32",
+         dict(x_ptr=("randn", "float32", 256), out_ptr=("zeros", "float32", 256)), (1,), ["out_ptr"], tol=0),
+    case("reshape_roundtrip_i16", F, "reshape_roundtrip", "x_ptr=*i16, out_ptr=*i16, R=16, C=16",
+         dict(x_ptr=("randbits", "int16", 256), out_ptr=("zeros", "int16", 256)), (1,), ["out_ptr"], tol=0),
+    case("permute_3d", F, "permute_3d", "x_ptr=*fp16, out_ptr=*fp16, A=4, B=8, C=16",
+         dict(x_ptr=("randn", "float16", 4 * 8 * 16), out_ptr=("zeros", "float16", 4 * 8 * 16)),
+         (1,), ["out_ptr"], tol=0),
+    case("broadcasting", F, "broadcasting", "row_ptr=*fp32, col_ptr=*fp32, out_ptr=*fp32, M=32, N=64",
+         dict(row_ptr=("randn", "float32", 64), col_ptr=("randn", "float32", 32),
+              out_ptr=("zeros", "float32", 32 * 64)),
+         (1,), ["out_ptr"], tol=1e-6),  # rb*cb + full: FMA contraction
+    case("outer_product", F, "outer_product", "a_ptr=*fp32, b_ptr=*fp32, out_ptr=*fp32, M=64, N=32",
+         dict(a_ptr=("randn", "float32", 64), b_ptr=("randn", "float32", 32),
+              out_ptr=("zeros", "float32", 64 * 32)), (1,), ["out_ptr"], tol=0),
+]
+
+# --- tutorials/dropout.py ----------------------------------------------------
+F = "tutorials/dropout.py"
+CASES += [
+    # x * (1 / (1 - p)) and x / (1 - p): `/` on fp32 may lower to div.full
+    # (2 ulp) on one side and div.rn on the other.
+    case("masked_dropout", F, "masked_dropout",
+         "x_ptr=*fp32, keep_ptr=*i8, out_ptr=*fp32, n=i32, p=fp32, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 5000), keep_ptr=("bits", "int8", 5000),
+              out_ptr=("zeros", "float32", 5000), n=5000, p=0.3),
+         (cdiv(5000, 1024),), ["out_ptr"], ulp=2),
+    case("seeded_dropout_f32", F, "seeded_dropout",
+         "x_ptr=*fp32, out_ptr=*fp32, n=i32, p=fp32, seed=i32, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 5000), out_ptr=("zeros", "float32", 5000), n=5000, p=0.3, seed=42),
+         (cdiv(5000, 1024),), ["out_ptr"], ulp=2),
+    # A seed past 2**31, so that Triton types it i64 as the cubin does.
+    case("seeded_dropout_f16", F, "seeded_dropout",
+         "x_ptr=*fp16, out_ptr=*fp16, n=i32, p=fp32, seed=i64, BLOCK=2048",
+         dict(x_ptr=("randn", "float16", 5000), out_ptr=("zeros", "float16", 5000), n=5000, p=0.3,
+              seed=2**35 + 7), (cdiv(5000, 2048),), ["out_ptr"], ulp=1),
+]
+
+# --- tutorials/fused_softmax.py ----------------------------------------------
+F = "tutorials/fused_softmax.py"
+CASES += [
+    # Sixteen programs stride over 100 rows; exp is approximate and the
+    # row sum adds in another order.
+    case("softmax_rows_f32", F, "softmax_rows",
+         "out_ptr=*fp32, in_ptr=*fp32, in_row_stride=i32, out_row_stride=i32, n_rows=i32, n_cols=i32, "
+         "BLOCK=1024, STAGES=2",
+         dict(out_ptr=("zeros", "float32", 100 * 1000), in_ptr=("randn", "float32", 100 * 1024),
+              in_row_stride=1024, out_row_stride=1000, n_rows=100, n_cols=1000),
+         (16,), ["out_ptr"], tol=1e-6),
+    case("softmax_rows_f16", F, "softmax_rows",
+         "out_ptr=*fp16, in_ptr=*fp16, in_row_stride=i32, out_row_stride=i32, n_rows=i32, n_cols=i32, "
+         "BLOCK=4096, STAGES=3, num_warps=16",
+         dict(out_ptr=("zeros", "float16", 64 * 3000), in_ptr=("randn", "float16", 64 * 3000),
+              in_row_stride=3000, out_row_stride=3000, n_rows=64, n_cols=3000),
+         (20,), ["out_ptr"], tol=1e-3),  # and one fp16 rounding
+    # row_stride = 200 fits i32, which Triton then uses: no product overflows.
+    case("softmax_one_row", F, "softmax_one_row",
+         "out_ptr=*fp32, in_ptr=*fp32, row_stride=i64, n_cols=i32, BLOCK=256",
+         dict(out_ptr=("zeros", "float32", 40 * 200), in_ptr=("randn", "float32", 40 * 200),
+              row_stride=200, n_cols=200),
+         (40,), ["out_ptr"], tol=1e-6),
+]
+
+# --- tutorials/layer_norm.py -------------------------------------------------
+F = "tutorials/layer_norm.py"
+LN_F16 = ("x_ptr=*fp16, y_ptr=*fp16, w_ptr=*fp16, b_ptr=*fp16, mean_ptr=*fp32, rstd_ptr=*fp32, "
+          "row_stride=i32, N=i32, eps=fp32, BLOCK=1024")
+LN_F32 = ("x_ptr=*fp32, y_ptr=*fp32, w_ptr=*fp32, b_ptr=*fp32, mean_ptr=*fp32, rstd_ptr=*fp32, "
+          "row_stride=i32, N=i32, eps=fp32, BLOCK=4096, num_warps=8")
+CASES += [
+    # Row sums in another order and 1/sqrt: mean and rstd a few fp32 ulps
+    # apart; y rounds once more to fp16.
+    case("layer_norm_fwd_f16", F, "layer_norm_fwd", LN_F16,
+         dict(x_ptr=("randn", "float16", 64 * 1000), y_ptr=("zeros", "float16", 64 * 1000),
+              w_ptr=("randn", "float16", 1000), b_ptr=("randn", "float16", 1000),
+              mean_ptr=("zeros", "float32", 64), rstd_ptr=("zeros", "float32", 64),
+              row_stride=1000, N=1000, eps=1e-5),
+         (64,), ["y_ptr", "mean_ptr", "rstd_ptr"], tol=1e-5, per_output=dict(y_ptr=dict(tol=1e-3))),
+    # N = 5000 > BLOCK: every loop runs twice, the second time masked.
+    case("layer_norm_fwd_f32", F, "layer_norm_fwd", LN_F32,
+         dict(x_ptr=("randn", "float32", 30 * 5000), y_ptr=("zeros", "float32", 30 * 5000),
+              w_ptr=("randn", "float32", 5000), b_ptr=("randn", "float32", 5000),
+              mean_ptr=("zeros", "float32", 30), rstd_ptr=("zeros", "float32", 30),
+              row_stride=5000, N=5000, eps=1e-5),
+         (30,), ["y_ptr", "mean_ptr", "rstd_ptr"], tol=1e-5),
+    # 200 rows into 64 groups under a spin lock: the rows of a group add
+    # into dw/db in any order (fp32, a few roundings); dx rounds to fp16;
+    # the locks end at 0 and the first-row flags at 1 (bitwise).
+    case("layer_norm_bwd_dx", F, "layer_norm_bwd_dx",
+         "dx_ptr=*fp16, dy_ptr=*fp16, dw_part_ptr=*fp32, db_part_ptr=*fp32, x_ptr=*fp16, w_ptr=*fp16, "
+         "mean_ptr=*fp32, rstd_ptr=*fp32, lock_ptr=*i32, row_stride=i32, N=i32, GROUPS=64, BLOCK=1024",
+         dict(dx_ptr=("zeros", "float16", 200 * 1000), dy_ptr=("randn", "float16", 200 * 1000),
+              dw_part_ptr=("zeros", "float32", 64 * 1000), db_part_ptr=("zeros", "float32", 64 * 1000),
+              x_ptr=("randn", "float16", 200 * 1000), w_ptr=("randn", "float16", 1000),
+              mean_ptr=("randn", "float32", 200, 0.1), rstd_ptr=("uniform", "float32", 200, 0.5, 2.0),
+              lock_ptr=("zeros", "int32", 2 * 64), row_stride=1000, N=1000),
+         (200,), ["dx_ptr", "dw_part_ptr", "db_part_ptr", "lock_ptr"], tol=1e-6,
+         per_output=dict(dx_ptr=dict(tol=2e-3), lock_ptr=dict(tol=0))),
+    case("layer_norm_bwd_dwdb", F, "layer_norm_bwd_dwdb",
+         "dw_part_ptr=*fp32, db_part_ptr=*fp32, dw_ptr=*fp16, db_ptr=*fp16, G=i32, N=i32, BLOCK_G=32, BLOCK_N=128",
+         dict(dw_part_ptr=("randn", "float32", 40 * 300), db_part_ptr=("randn", "float32", 40 * 300),
+              dw_ptr=("zeros", "float16", 300), db_ptr=("zeros", "float16", 300), G=40, N=300),
+         (cdiv(300, 128),), ["dw_ptr", "db_ptr"], tol=2e-3),  # column sums, then one fp16 rounding
+]
+
+# --- tutorials/libdevice_math.py ---------------------------------------------
+F = "tutorials/libdevice_math.py"
+CASES += [
+    case("asin_libdevice", F, "asin_kernel", "x_ptr=*fp32, y_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(x_ptr=("uniform", "float32", 5000), y_ptr=("zeros", "float32", 5000), n=5000),
+         (cdiv(5000, 1024),), ["y_ptr"], ulp=4),
+    # libdevice asinf: Triton 3.6 ships CUDA 12.8's libdevice, Kiln links the
+    # CUDA 13 toolkit's, whose asinf has another polynomial (3 ulp apart seen).
+    case("asin_libdevice_f64", F, "asin_kernel", "x_ptr=*fp64, y_ptr=*fp64, n=i32, BLOCK=512",
+         dict(x_ptr=("uniform", "float64", 5000), y_ptr=("zeros", "float64", 5000), n=5000),
+         (cdiv(5000, 512),), ["y_ptr"], ulp=2),  # libdevice asin
+    # libdevice tanh inside a polynomial: FMA contraction around it.
+    case("gelu_tanh_libdevice", F, "gelu_tanh", "x_ptr=*fp32, y_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 5000), y_ptr=("zeros", "float32", 5000), n=5000),
+         (cdiv(5000, 1024),), ["y_ptr"], tol=1e-6),
+]
+
+# --- tutorials/vector_add.py -------------------------------------------------
+F = "tutorials/vector_add.py"
+CASES += [
+    case("vector_add_f32", F, "vector_add", "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, numel=i32, TILE=1024",
+         dict(a_ptr=("randn", "float32", 98765), b_ptr=("randn", "float32", 98765),
+              c_ptr=("zeros", "float32", 98765), numel=98765), (cdiv(98765, 1024),), ["c_ptr"], tol=0),
+    case("vector_add_f16", F, "vector_add",
+         "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, numel=i32, TILE=2048, num_warps=8",
+         dict(a_ptr=("randn", "float16", 98765), b_ptr=("randn", "float16", 98765),
+              c_ptr=("zeros", "float16", 98765), numel=98765), (cdiv(98765, 2048),), ["c_ptr"], tol=0),
+    # numel = 98765 fits i32, which Triton then uses: no offset overflows.
+    case("vector_add_bf16", F, "vector_add", "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*bf16, numel=i64, TILE=512",
+         dict(a_ptr=("randn", "bfloat16", 98765), b_ptr=("randn", "bfloat16", 98765),
+              c_ptr=("zeros", "bfloat16", 98765), numel=98765), (cdiv(98765, 512),), ["c_ptr"], tol=0),
+]
+
+# --- tl.dot ---------------------------------------------------------------------
+# Triton 3.6 multiplies on tensor cores; Kiln (for now) takes K fused
+# multiply-adds per element in fp32 (or in the integer accumulator). Products
+# of fp16/bf16/fp8/int8 operands are exact on both sides; what differs is the
+# order of the fp32 sums, and where Triton rounds more: tf32 operands (10-bit
+# mantissas), an fp16 accumulator. Each bound says which.
+F = "matmul/dot_variants.py"
+
+
+def dot_args(dtype, out, m, n, k, kind=("randn",)):
+    return dict(a_ptr=(kind[0], dtype, m * k) + tuple(kind[1:]),
+                b_ptr=(kind[0], dtype, k * n) + tuple(kind[1:]),
+                c_ptr=("zeros", out, m * n))
+
+
+CASES += [
+    case("dot_tile_f16", F, "dot_tile", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=64, N=64, K=32",
+         dot_args("float16", "float32", 64, 64, 32), (1,), ["c_ptr"],
+         tol=1e-5),  # fp32 sums in another order
+    case("dot_tile_bf16", F, "dot_tile", "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*fp32, M=64, N=128, K=64",
+         dot_args("bfloat16", "float32", 64, 128, 64), (1,), ["c_ptr"],
+         tol=1e-5),  # fp32 sums in another order
+    case("dot_tile_fp8e4nv", F, "dot_tile",
+         "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32, M=64, N=64, K=64",
+         dot_args("float8_e4m3fn", "float32", 64, 64, 64), (1,), ["c_ptr"],
+         # Triton's fp8 products on sm_90 accumulate with fewer mantissa bits
+         # (max_num_imprecise_acc defaults to 2^30 there): 2.1e-4 measured.
+         tol=1e-3),
+    case("dot_tile_fp8e5", F, "dot_tile", "a_ptr=*fp8e5, b_ptr=*fp8e5, c_ptr=*fp32, M=64, N=64, K=64",
+         dot_args("float8_e5m2", "float32", 64, 64, 64), (1,), ["c_ptr"],
+         tol=1e-3),  # as above: 1.0e-4 measured
+    case("dot_fp32_tf32", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='tf32', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=5e-3),  # Triton rounds the operands to tf32 (10-bit mantissas)
+    case("dot_fp32_tf32x3", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='tf32x3', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-5),  # three tf32 products recover about fp32's precision
+    case("dot_fp32_bf16x3", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='bf16x3', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-4),  # three bf16 products: about 16 bits, split in two ways
+    case("dot_fp32_bf16x6", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='bf16x6', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-5),  # six bf16 products recover about fp32's precision
+    *[case(f"matmul_fp32_{p}", F, "matmul_fp32_precision",
+           "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, "
+           f"PRECISION='{p}', BM=64, BN=64, BK=32" + (", num_warps=8" if p == "bf16x6" else ""),
+           dict(dot_args("float32", "float32", 200, 192, 256), M=200, N=192, K=256),
+           (4, 3), ["c_ptr"], tol=tol)
+      for p, tol in (("tf32x3", 1e-5), ("bf16x3", 1e-4), ("bf16x6", 1e-5))],
+    *[case(f"dot_batched_{name}", F, "dot_batched",
+           f"a_ptr=*{t}, b_ptr=*{t}, c_ptr=*{out}, K=i32, B={b}, BM={bm}, BN={bn}, BK={bk}"
+           + (f", num_warps={w}" if w != 4 else ""),
+           dict(a_ptr=(kind[0], torch_t, b * bm * k) + kind[1:],
+                b_ptr=(kind[0], torch_t, b * k * bn) + kind[1:],
+                c_ptr=("zeros", torch_out, b * bm * bn), K=k),
+           (1,), ["c_ptr"], tol=tol)
+      for name, t, torch_t, out, torch_out, b, bm, bn, bk, k, w, kind, tol in (
+          # fp32 sums in another order
+          ("f16", "fp16", "float16", "fp32", "float32", 2, 64, 32, 32, 64, 4, ("randn",), 1e-5),
+          ("bf16", "bf16", "bfloat16", "fp32", "float32", 4, 16, 16, 16, 32, 4, ("randn",), 1e-5),
+          ("f16_w8", "fp16", "float16", "fp32", "float32", 8, 16, 32, 16, 48, 8, ("randn",), 1e-5),
+          # both round the operands to tf32
+          ("tf32", "fp32", "float32", "fp32", "float32", 2, 32, 32, 16, 32, 4, ("randn",), 5e-3),
+          # (int8 3-D dots: upstream Triton 3.6 rejects them; Kiln's are in
+          # the corpus and tests/lit/dot_batched_to_ptx.py)
+          # Triton's fp8 products accumulate with fewer mantissa bits
+          ("fp8e5", "fp8e5", "float8_e5m2", "fp32", "float32", 2, 32, 32, 32, 64, 4,
+           ("randn",), 1e-3))],
+    case("dot_fp32_ieee", F, "dot_fp32_precision",
+         "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='ieee', M=32, N=32, K=32",
+         dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
+         tol=1e-6),  # fp32 sums in another order
+    case("dot_fp16_out", F, "dot_fp16_out", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, M=64, N=64, K=64",
+         dot_args("float16", "float16", 64, 64, 64), (1,), ["c_ptr"],
+         tol=5e-3),  # Triton accumulates in fp16, Kiln in fp32 rounded once
+    case("dot_int8", F, "dot_int8", "a_ptr=*i8, b_ptr=*i8, c_ptr=*i32, M=64, N=64, K=64",
+         dot_args("int8", "int32", 64, 64, 64, ("randint", -128, 128)), (1,), ["c_ptr"], tol=0),
+    case("dot_transposed", F, "dot_transposed", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=64, N=64, K=64",
+         dot_args("float16", "float32", 64, 64, 64), (1,), ["c_ptr"],
+         tol=1e-5),  # fp32 sums in another order
+]
+
+F = "memory/block_pointers.py"
+CASES += [
+    case("block_ptr_matmul", F, "block_ptr_matmul",
+         "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=i32, N=i32, K=i32, sam=i32, sak=i32, sbk=i32, "
+         "sbn=i32, scm=i32, scn=i32, BM=64, BN=64, BK=32",
+         dict(a_ptr=("randn", "float16", 100 * 70), b_ptr=("randn", "float16", 70 * 90),
+              c_ptr=("zeros", "float32", 100 * 90), M=100, N=90, K=70,
+              sam=70, sak=1, sbk=90, sbn=1, scm=90, scn=1),
+         (cdiv(100, 64), cdiv(90, 64)), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+]
+
+F = "tutorials/matmul.py"
+MATMUL_SIG = ("a_ptr=*{t}, b_ptr=*{t}, c_ptr=*{o}, M=i32, N=i32, K=i32, stride_am=i32, "
+              "stride_ak=i32, stride_bk=i32, stride_bn=i32, stride_cm=i32, stride_cn=i32, {rest}")
+
+
+def matmul_args(dtype, out, m, n, k):
+    return dict(a_ptr=("randn", dtype, m * k), b_ptr=("randn", dtype, k * n),
+                c_ptr=("zeros", out, m * n), M=m, N=n, K=k, stride_am=k, stride_ak=1,
+                stride_bk=n, stride_bn=1, stride_cm=n, stride_cn=1)
+
+
+CASES += [
+    case("matmul_f16_leaky_relu", F, "matmul_kernel",
+         MATMUL_SIG.format(t="fp16", o="fp32",
+                           rest="BM=64, BN=64, BK=32, GROUP=4, ACTIVATION='leaky_relu'"),
+         matmul_args("float16", "float32", 200, 150, 100),
+         (cdiv(200, 64) * cdiv(150, 64),), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+    case("matmul_bf16_relu", F, "matmul_kernel",
+         MATMUL_SIG.format(t="bf16", o="bf16", rest="BM=128, BN=64, BK=64, GROUP=8, ACTIVATION='relu'"),
+         matmul_args("bfloat16", "bfloat16", 256, 192, 128),
+         (cdiv(256, 128) * cdiv(192, 64),), ["c_ptr"],
+         tol=1e-2),  # fp32 sums in another order, then one bf16 rounding (2^-8)
+]
+
+F = "tutorials/persistent_matmul.py"
+CASES += [
+    case("persistent_matmul_f16", F, "persistent_matmul",
+         MATMUL_SIG.format(t="fp16", o="fp16", rest="BM=128, BN=128, BK=64, GROUP=8, NUM_SMS=132, "
+                           "num_warps=8"),
+         matmul_args("float16", "float16", 384, 256, 128), (6,), ["c_ptr"],
+         tol=2e-3),  # fp32 sums in another order, then one fp16 rounding (2^-11)
+]
+
+F = "tutorials/fused_attention.py"
+ATTN_Z, ATTN_H, ATTN_N, ATTN_D = 2, 3, 128, 64
+ATTN_NUMEL = ATTN_Z * ATTN_H * ATTN_N * ATTN_D
+CASES += [
+    case("attention_fwd_bf16_causal", F, "attention_fwd",
+         "q_ptr=*bf16, k_ptr=*bf16, v_ptr=*bf16, o_ptr=*bf16, lse_ptr=*fp32, sm_scale=fp32, "
+         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
+         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
+         "H=i32, N_CTX=i32, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=32, CAUSAL=True",
+         dict(q_ptr=("randn", "bfloat16", ATTN_NUMEL), k_ptr=("randn", "bfloat16", ATTN_NUMEL),
+              v_ptr=("randn", "bfloat16", ATTN_NUMEL), o_ptr=("zeros", "bfloat16", ATTN_NUMEL),
+              lse_ptr=("zeros", "float32", ATTN_Z * ATTN_H * ATTN_N), sm_scale=0.125,
+              stride_qz=ATTN_H * ATTN_N * ATTN_D, stride_qh=ATTN_N * ATTN_D, stride_qm=ATTN_D,
+              stride_kz=ATTN_H * ATTN_N * ATTN_D, stride_kh=ATTN_N * ATTN_D, stride_kn=ATTN_D,
+              stride_vz=ATTN_H * ATTN_N * ATTN_D, stride_vh=ATTN_N * ATTN_D, stride_vn=ATTN_D,
+              stride_oz=ATTN_H * ATTN_N * ATTN_D, stride_oh=ATTN_N * ATTN_D, stride_om=ATTN_D,
+              H=ATTN_H, N_CTX=ATTN_N),
+         (cdiv(ATTN_N, 64), ATTN_Z * ATTN_H), ["o_ptr", "lse_ptr"],
+         # Scores summed in another order, then p rounded to bf16 (2^-8)
+         # before the second product: outputs agree to about bf16's precision.
+         tol=5e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
+    # HEAD_DIM 128: q and k^T (49 KiB in fp16) exceed the dot's staging
+    # budget, so K is staged in two chunks.
+    case("attention_fwd_f16_d128_causal", F, "attention_fwd",
+         "q_ptr=*fp16, k_ptr=*fp16, v_ptr=*fp16, o_ptr=*fp16, lse_ptr=*fp32, sm_scale=fp32, "
+         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
+         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
+         "H=i32, N_CTX=i32, HEAD_DIM=128, BLOCK_M=128, BLOCK_N=64, CAUSAL=True, num_warps=8",
+         dict(q_ptr=("randn", "float16", 2 * ATTN_N * 128), k_ptr=("randn", "float16", 2 * ATTN_N * 128),
+              v_ptr=("randn", "float16", 2 * ATTN_N * 128), o_ptr=("zeros", "float16", 2 * ATTN_N * 128),
+              lse_ptr=("zeros", "float32", 2 * ATTN_N), sm_scale=0.088,
+              stride_qz=ATTN_N * 128, stride_qh=ATTN_N * 128, stride_qm=128,
+              stride_kz=ATTN_N * 128, stride_kh=ATTN_N * 128, stride_kn=128,
+              stride_vz=ATTN_N * 128, stride_vh=ATTN_N * 128, stride_vn=128,
+              stride_oz=ATTN_N * 128, stride_oh=ATTN_N * 128, stride_om=128,
+              H=1, N_CTX=ATTN_N),
+         (cdiv(ATTN_N, 128), 2), ["o_ptr", "lse_ptr"],
+         # p rounded to fp16 (2^-11) before the second product.
+         tol=2e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
+]
