@@ -2,6 +2,8 @@
 
 #include "TritonTypes.h"
 
+#include "compiler/signature/SignatureEntries.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -113,23 +115,8 @@ std::string overloadTypeKey(StringRef type) {
 }
 
 std::vector<StringRef> splitSignatureEntries(StringRef signature) {
-  std::vector<StringRef> entries;
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= signature.size(); ++i) {
-    char c = i < signature.size() ? signature[i] : ',';
-    if (c == '[' || c == '<') {
-      ++depth;
-    } else if ((c == ']' || c == '>') && depth > 0) {
-      --depth;
-    } else if (c == ',' && (depth == 0 || i == signature.size())) {
-      StringRef entry = signature.slice(start, i).trim();
-      if (!entry.empty())
-        entries.push_back(entry);
-      start = i + 1;
-    }
-  }
-  return entries;
+  llvm::SmallVector<StringRef> entries = kiln::splitSignatureEntries(signature);
+  return std::vector<StringRef>(entries.begin(), entries.end());
 }
 
 } // namespace kiln::codegen

@@ -1,5 +1,6 @@
 //===- Signature.cpp - a kernel variant's parameter types and values ------===//
 #include "compiler/frontend/Signature.h"
+#include "compiler/signature/SignatureEntries.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -278,32 +279,7 @@ static llvm::Error setOption(KernelSpec &spec, StringRef key, StringRef value) {
 
 llvm::SmallVector<StringRef>
 kiln::frontend::splitSignature(StringRef signature) {
-  llvm::SmallVector<StringRef> entries;
-  int depth = 0;
-  // A quoted string value ("a, b" or 'a, b') is one entry, commas included;
-  // an unclosed quote runs to the end.
-  char quote = 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= signature.size(); ++i) {
-    bool end = i == signature.size();
-    char c = end ? ',' : signature[i];
-    if (quote != 0 && !end) {
-      if (c == quote)
-        quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '[' || c == '<') {
-      ++depth;
-    } else if ((c == ']' || c == '>') && depth > 0) {
-      --depth;
-    } else if (c == ',' && (depth == 0 || end)) {
-      StringRef entry = signature.slice(start, i).trim();
-      if (!entry.empty())
-        entries.push_back(entry);
-      start = i + 1;
-    }
-  }
-  return entries;
+  return kiln::splitSignatureEntries(signature);
 }
 
 llvm::Expected<KernelSpec>

@@ -136,3 +136,14 @@ TEST(TritonTypes, MapsToTheDocumentedCppTypes) {
 
 } // namespace
 } // namespace kiln::codegen
+
+// kiln-codegen splits a metadata signature as the front end does: a quoted
+// string value is one entry, its commas included (the front end's
+// Signature.QuotedStringsHoldCommas; both call compiler/signature).
+TEST(TritonTypes, SignatureEntriesKeepQuotedCommas) {
+  std::vector<llvm::StringRef> entries = kiln::codegen::splitSignatureEntries(
+      "*fp16:16, i32, \"a, b\", 'c,d', tensordesc<fp16, [16, 16]>");
+  EXPECT_THAT(entries,
+              ::testing::ElementsAre("*fp16:16", "i32", "\"a, b\"", "'c,d'",
+                                     "tensordesc<fp16, [16, 16]>"));
+}
