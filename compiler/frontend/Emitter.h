@@ -264,6 +264,10 @@ private:
   std::optional<FValue> evaluateCompare(const CompareExpr &expr);
   std::optional<FValue> evaluateBoolOp(const BoolOpExpr &expr);
   std::optional<FValue> evaluateSubscript(const SubscriptExpr &expr);
+  /// Runs a (non-jit) host function that a module-level assignment calls,
+  /// through HostEvaluator: `s: tl.constexpr = make_asm(4)`.
+  std::optional<FValue> callHostFunction(const FunctionDefStmt &function,
+                                         const CallArgs &args);
   std::optional<FValue> inlineCall(const FunctionDefStmt &function,
                                    CallArgs &args);
   bool isJit(const FunctionDefStmt &function);
@@ -279,6 +283,9 @@ private:
   std::vector<std::unique_ptr<ModuleScope>> modules; // [0]: the kernel's
   ModuleScope *current = nullptr; // the module whose code is evaluated
   llvm::DenseMap<const FunctionDefStmt *, ModuleScope *> functionModules;
+  /// The module-level assignments being evaluated, innermost last: calls of
+  /// host functions made while one is evaluated run as host Python.
+  std::vector<std::pair<ModuleScope *, const Stmt *>> globalsInProgress;
   std::vector<std::string> sourceFiles; // absolute, normalized
 
   std::vector<Scope> scopes; // innermost last; one per inlined function
