@@ -1587,8 +1587,12 @@ std::optional<FValue> Emitter::callHostFunction(const FunctionDefStmt &function,
   host.runModuleUntil(stop);
   std::optional<HostValue> result =
       host.callHostFunction(function, std::move(hostArgs), args.loc);
-  if (!result)
+  if (!result) {
+    sourceMgr.PrintMessage(args.loc, llvm::SourceMgr::DK_Note,
+                           "in the host call to '" + function.name +
+                               "' that computes a module-level value");
     return std::nullopt;
+  }
   std::optional<FValue> value = fromHostValue(*result);
   if (!value)
     return error(args.loc, "the host function '" + function.name +
