@@ -1583,7 +1583,7 @@ std::optional<FValue> Emitter::callHostFunction(const FunctionDefStmt &function,
   for (const auto &[module, stmt] : globalsInProgress)
     if (module == owner)
       stop = stmt;
-  HostEvaluator host(sourceMgr, *owner->ast, HostTarget());
+  HostEvaluator host(sourceMgr, *owner->ast, hostTarget);
   host.runModuleUntil(stop);
   std::optional<HostValue> result =
       host.callHostFunction(function, std::move(hostArgs), args.loc);

@@ -11,6 +11,7 @@
 #define KILN_FRONTEND_EMITTER_H
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/HostEval.h"
 #include "compiler/frontend/Signature.h"
 #include "compiler/frontend/Value.h"
 
@@ -153,6 +154,10 @@ public:
   std::optional<FValue> getAttribute(const FValue &value, llvm::StringRef attr,
                                      llvm::SMLoc loc);
 
+  /// The GPU that host code (module-level values computed by host
+  /// functions) sees, as `kilnc --arch` names it.
+  void setHostTarget(HostTarget target) { hostTarget = std::move(target); }
+
   bool debugEnabled() const { return debug; }
   void setDebug(bool enabled) { debug = enabled; }
   /// Bounds the statements one kernel may replay through unrolled
@@ -286,6 +291,7 @@ private:
   /// The module-level assignments being evaluated, innermost last: calls of
   /// host functions made while one is evaluated run as host Python.
   std::vector<std::pair<ModuleScope *, const Stmt *>> globalsInProgress;
+  HostTarget hostTarget;
   std::vector<std::string> sourceFiles; // absolute, normalized
 
   std::vector<Scope> scopes; // innermost last; one per inlined function
