@@ -138,11 +138,12 @@ std::optional<FValue> unpackFp4(Emitter &e, const FValue &packed, int64_t axis,
 
 /// `scale` ([rows, K / 32], one per row of the operand as the call lays
 /// it out: M for lhs, N for rhs) as `type` values, 2^(s-127), or NaN for
-/// 0xFF unless `fastMath`, each repeated over its 32 elements of K and laid
-/// out as the operand ([M, K] or [K, N]).
+/// 0xFF unless `fastMath`, each repeated `run` times along K (32; 16 for a
+/// half of K's even or odd elements) and laid out as the operand ([M, K]
+/// or [K, N]).
 std::optional<FValue> expandScale(Emitter &e, const FValue &scale,
                                   ScalarKind type, bool isLhs, bool fastMath,
-                                  SMLoc loc) {
+                                  int64_t run, SMLoc loc) {
   // The exponent byte placed in a float's exponent field: bf16 directly,
   // fp16 through fp32 (its range is narrower; the conversion rounds).
   std::optional<FValue> value;
@@ -176,10 +177,10 @@ std::optional<FValue> expandScale(Emitter &e, const FValue &scale,
   int64_t rows = scale.type.shape[0], groups = scale.type.shape[1];
   FValue grouped = expandDims(e, *value, 2, loc);
   std::optional<FValue> spread =
-      e.broadcastTo(grouped, {rows, groups, kGroup}, loc);
+      e.broadcastTo(grouped, {rows, groups, run}, loc);
   if (!spread)
     return std::nullopt;
-  FValue flat = reshapeTo(e, *spread, {rows, groups * kGroup}, false, loc);
+  FValue flat = reshapeTo(e, *spread, {rows, groups * run}, false, loc);
   return isLhs ? flat : permuteDims(e, flat, {1, 0}, loc);
 }
 
@@ -200,8 +201,60 @@ std::optional<FValue> upcast(Emitter &e, const ScaledOperand &op,
   if (!op.scale)
     return converted;
   std::optional<FValue> scale =
-      expandScale(e, *op.scale, computeType, op.isLhs, fastMath, loc);
+      expandScale(e, *op.scale, computeType, op.isLhs, fastMath, kGroup, loc);
   return scale ? binaryOp(e, "*", converted, *scale, loc) : std::nullopt;
+}
+
+/// The operand's elements at even and at odd positions along K, as
+/// `computeType` values, scaled: [M, K / 2] or [K / 2, N] each. A K-packed
+/// e2m1 operand gives them directly (its low and high nibbles); others are
+/// split after their upcast.
+std::optional<std::pair<FValue, FValue>>
+upcastHalves(Emitter &e, const ScaledOperand &op, ScalarKind computeType,
+             bool fastMath, SMLoc loc) {
+  std::optional<FValue> even, odd;
+  if (op.format == "e2m1" && op.kPack) {
+    auto lowBits = binaryOp(e, "&", op.value, FValue::integer(15), loc);
+    auto highBits = binaryOp(e, ">>", op.value, FValue::integer(4), loc);
+    even = lowBits ? decodeE2M1(e, *lowBits, loc) : std::nullopt;
+    odd = highBits ? decodeE2M1(e, *highBits, loc) : std::nullopt;
+    if (!even || !odd)
+      return std::nullopt;
+    even = e.castTo(*even, DType(computeType), loc);
+    odd = e.castTo(*odd, DType(computeType), loc);
+  } else {
+    ScaledOperand unscaled = op;
+    unscaled.scale.reset();
+    std::optional<FValue> full =
+        upcast(e, unscaled, computeType, fastMath, loc);
+    if (!full)
+      return std::nullopt;
+    // [M, K] -> [M, K/2, 2]; [K, N] -> [K/2, 2, N] -> [K/2, N, 2]: the
+    // pair last, then split.
+    llvm::SmallVector<int64_t> shape(full->type.shape);
+    FValue paired =
+        op.isLhs ? reshapeTo(e, *full, {shape[0], shape[1] / 2, 2}, false, loc)
+                 : permuteDims(e,
+                               reshapeTo(e, *full, {shape[0] / 2, 2, shape[1]},
+                                         false, loc),
+                               {0, 2, 1}, loc);
+    TritonType half = paired.type.withShape(
+        llvm::ArrayRef<int64_t>(paired.type.shape).drop_back());
+    mlir::Type t = half.toMLIR(e.getContext());
+    auto split = kiln::SplitOp::create(e.getBuilder(), e.location(loc), t, t,
+                                       paired.value);
+    even = FValue::runtime(split.getLhs(), half);
+    odd = FValue::runtime(split.getRhs(), half);
+  }
+  if (op.scale) {
+    std::optional<FValue> scale = expandScale(
+        e, *op.scale, computeType, op.isLhs, fastMath, kGroup / 2, loc);
+    even = scale ? binaryOp(e, "*", *even, *scale, loc) : std::nullopt;
+    odd = even ? binaryOp(e, "*", *odd, *scale, loc) : std::nullopt;
+    if (!odd)
+      return std::nullopt;
+  }
+  return std::make_pair(*even, *odd);
 }
 
 std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
@@ -319,18 +372,42 @@ std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
   ScalarKind computeType =
       ops[0].format == "fp16" || ops[1].format == "fp16" ? ScalarKind::F16
                                                          : ScalarKind::BF16;
+  std::optional<FValue> acc;
+  if (const FValue *c = r.get(6)) {
+    TritonType want{DType(ScalarKind::F32), false, {m, n}};
+    if (!c->isRuntime() || c->type.isPointer || c->type != want)
+      return r.bad(6, "a block of type " + want.str() + " (the product's type)");
+    acc = *c;
+  }
+  // A K-packed e2m1 operand: interleaving its nibbles along K costs
+  // register shuffles (and spills) that two dots over the even and the odd
+  // elements of K avoid; the sum is the same up to the order of fp32 adds.
+  bool packedK = (ops[0].format == "e2m1" && ops[0].kPack) ||
+                 (ops[1].format == "e2m1" && ops[1].kPack);
+  if (packedK && k / 2 >= 16) {
+    auto a = upcastHalves(e, ops[0], computeType, *fastMath, args.loc);
+    auto b = a ? upcastHalves(e, ops[1], computeType, *fastMath, args.loc)
+               : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    std::vector<FValue> first{a->first, b->first};
+    if (acc)
+      first.push_back(*acc);
+    std::optional<FValue> partial =
+        callBuiltin(e, "tl.dot", std::move(first), {}, args.loc);
+    if (!partial)
+      return std::nullopt;
+    return callBuiltin(e, "tl.dot", {a->second, b->second, *partial}, {},
+                       args.loc);
+  }
   std::optional<FValue> a = upcast(e, ops[0], computeType, *fastMath, args.loc);
   std::optional<FValue> b =
       a ? upcast(e, ops[1], computeType, *fastMath, args.loc) : std::nullopt;
   if (!b)
     return std::nullopt;
   std::vector<FValue> positional{*a, *b};
-  if (const FValue *acc = r.get(6)) {
-    TritonType want{DType(ScalarKind::F32), false, {m, n}};
-    if (!acc->isRuntime() || acc->type.isPointer || acc->type != want)
-      return r.bad(6, "a block of type " + want.str() + " (the product's type)");
+  if (acc)
     positional.push_back(*acc);
-  }
   return callBuiltin(e, "tl.dot", std::move(positional), {}, args.loc);
 }
 

@@ -11,26 +11,39 @@
 import triton
 import triton.language as tl
 
-# The lhs: fp8 to bf16; its scales [64, 2] shifted by 7 into bf16's
-# exponent, 0xFF to NaN, [64, 2, 1] -> [64, 2, 32] -> [64, 64], multiplied.
+# With a K-packed e2m1 operand the product is two dots, over the even and
+# over the odd elements of K: the nibbles are those halves already, and
+# interleaving them would cost register shuffles. The lhs: fp8 to bf16,
+# split into its even and odd columns; its scales [64, 2] shifted by 7 into
+# bf16's exponent, 0xFF to NaN, repeated 16 times per half, multiplied.
 # MX: arith.extf {{.*}} : tensor<64x64xf8E4M3FN> to tensor<64x64xbf16>
+# MX: kiln.reshape {{.*}} : tensor<64x64xbf16> -> tensor<64x32x2xbf16>
+# MX: kiln.split {{.*}} -> tensor<64x32xbf16>
 # MX: arith.shli {{.*}} : tensor<64x2xi16>
 # MX: arith.bitcast {{.*}} : tensor<64x2xi16> to tensor<64x2xbf16>
 # MX: arith.cmpi eq, {{.*}} : tensor<64x2xi8>
 # MX: arith.select {{.*}} : tensor<64x2xi1>, tensor<64x2xbf16>
-# MX: kiln.broadcast {{.*}} : tensor<64x2x1xbf16> -> tensor<64x2x32xbf16>
-# MX: kiln.reshape {{.*}} -> tensor<64x64xbf16>
-# MX: arith.mulf {{.*}} : tensor<64x64xbf16>
-# The rhs: [32, 64] bytes, two e2m1 values each, joined along K and
-# reshaped with K outermost: [32, 64, 2] -> [32, 2, 64] -> [64, 64].
-# MX: kiln.join {{.*}} : tensor<32x64xbf16> -> tensor<32x64x2xbf16>
-# MX: kiln.trans {{.*}} -> tensor<32x2x64xbf16>
-# MX: kiln.reshape {{.*}} -> tensor<64x64xbf16>
-# Its scales are [N, K / 32]: repeated along K, then transposed to [K, N].
-# MX: kiln.broadcast {{.*}} -> tensor<64x2x32xbf16>
-# MX: kiln.trans {{.*}} : tensor<64x64xbf16> -> tensor<64x64xbf16>
-# MX: arith.mulf {{.*}} : tensor<64x64xbf16>
-# MX: kiln.dot {{.*}} : tensor<64x64xbf16> * tensor<64x64xbf16> -> tensor<64x64xf32>
+# MX: kiln.broadcast {{.*}} : tensor<64x2x1xbf16> -> tensor<64x2x16xbf16>
+# MX: kiln.reshape {{.*}} -> tensor<64x32xbf16>
+# MX: arith.mulf {{.*}} : tensor<64x32xbf16>
+# MX: arith.mulf {{.*}} : tensor<64x32xbf16>
+# The rhs: [32, 64] bytes, e2m1 decoded exactly through fp32 bits (low
+# nibbles: even K, high: odd), its scales [N, K / 32] transposed to [K, N].
+# MX: arith.bitcast {{.*}} : tensor<32x64xi32> to tensor<32x64xf32>
+# MX: arith.truncf {{.*}} : tensor<32x64xf32> to tensor<32x64xbf16>
+# MX: kiln.trans {{.*}} : tensor<64x32xbf16> -> tensor<32x64xbf16>
+# MX: arith.mulf {{.*}} : tensor<32x64xbf16>
+# MX: %[[EVEN:.*]] = kiln.dot {{.*}} : tensor<64x32xbf16> * tensor<32x64xbf16> -> tensor<64x64xf32>
+# MX: kiln.dot {{.*}}, %[[EVEN]], {{.*}} : tensor<64x32xbf16> * tensor<32x64xbf16> -> tensor<64x64xf32>
+
+# Too short a K for two dots (K = 16): the nibbles are interleaved along K,
+# [8, 32] -> [8, 32, 2] -> [8, 2, 32] -> [16, 32], and one dot.
+# RUN: %kilnc compile %s -n short_k -s "a_ptr=*bf16, b_ptr=*u8, c_ptr=*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=SHORT
+# SHORT: kiln.join {{.*}} : tensor<8x32xbf16> -> tensor<8x32x2xbf16>
+# SHORT: kiln.trans {{.*}} -> tensor<8x2x32xbf16>
+# SHORT: kiln.reshape {{.*}} -> tensor<16x32xbf16>
+# SHORT: kiln.dot {{.*}} : tensor<32x16xbf16> * tensor<16x32xbf16> -> tensor<32x32xf32>
+# SHORT-NOT: kiln.dot
 
 # fp16 with fast_math: the scales go through fp32 (s << 23) into fp16, and
 # no NaN select.
@@ -60,3 +73,12 @@ def scaled(a_ptr, sa_ptr, b_ptr, sb_ptr, c_ptr, FA: tl.constexpr, FB: tl.constex
     sb = tl.load(sb_ptr + r[:, None] * 2 + tl.arange(0, 2)[None, :])
     c = tl.dot_scaled(a, sa, FA, b, sb, FB, fast_math=FAST)
     tl.store(c_ptr + r[:, None] * 64 + r[None, :], c)
+
+
+@triton.jit
+def short_k(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 16 + tl.arange(0, 16)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, 8)[:, None] * 32 + r[None, :])
+    c = tl.dot_scaled(a, None, "bf16", b, None, "e2m1")
+    tl.store(c_ptr + r[:, None] * 32 + r[None, :], c)
