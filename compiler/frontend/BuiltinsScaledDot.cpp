@@ -9,7 +9,12 @@
 // (fp16 when either operand is fp16), multiplied by its scale broadcast over
 // its group of 32 (a scale of 0xFF gives NaN unless fast_math), and the two
 // meet in an ordinary tl.dot with fp32 accumulation, which reuses the
-// tensor-core paths.
+// tensor-core paths. When an operand is e2m1 packed along K, the product is
+// instead two dots, over the even and over the odd elements of K (the low
+// and high nibbles as they are): interleaving the nibbles would cost
+// register shuffles, and the sum differs only in the order of fp32 adds.
+// Formats, scale types and shapes Kiln cannot take (fp8 scales, 3-D
+// operands) are errors naming them.
 //
 //===----------------------------------------------------------------------===//
 
