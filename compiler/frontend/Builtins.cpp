@@ -1025,9 +1025,9 @@ static const BuiltinTable &builtinTable() {
   return table;
 }
 
-std::optional<FValue>
-kiln::frontend::callBuiltin(Emitter &e, StringRef name, std::vector<FValue> positional,
-            std::vector<std::pair<std::string, FValue>> keywords, SMLoc loc) {
+std::optional<FValue> kiln::frontend::callBuiltin(
+    Emitter &e, StringRef name, std::vector<FValue> positional,
+    std::vector<std::pair<std::string, FValue>> keywords, SMLoc loc) {
   CallArgs call;
   call.loc = loc;
   call.callee = name.str();

@@ -75,8 +75,7 @@ std::optional<FValue> binaryOp(Emitter &e, StringRef op, const FValue &a,
 /// The e2m1 values of `nibbles` (uint8 holding 0..15), exactly, as fp32:
 /// sign, two exponent bits (bias 1) and one mantissa bit; exponent 0 holds
 /// 0 and the subnormal 0.5.
-std::optional<FValue> decodeE2M1(Emitter &e, const FValue &nibbles,
-                                 SMLoc loc) {
+std::optional<FValue> decodeE2M1(Emitter &e, const FValue &nibbles, SMLoc loc) {
   FValue n = e.castTo(nibbles, DType(ScalarKind::U32), loc);
   auto bin = [&](StringRef op, const FValue &a, int64_t b) {
     return binaryOp(e, op, a, FValue::integer(b), loc);
@@ -106,8 +105,7 @@ std::optional<FValue> decodeE2M1(Emitter &e, const FValue &nibbles,
       binaryOp(e, "|", FValue::runtime(bits, normal->type), *signBits, loc);
   if (!withSign)
     return std::nullopt;
-  return e.bitcastTo(*withSign, retyped(withSign->type, ScalarKind::F32),
-                     loc);
+  return e.bitcastTo(*withSign, retyped(withSign->type, ScalarKind::F32), loc);
 }
 
 /// Unpacks an e2m1 operand into `type` values: each uint8 holds two values
@@ -129,11 +127,11 @@ std::optional<FValue> unpackFp4(Emitter &e, const FValue &packed, int64_t axis,
   llvm::SmallVector<int64_t> joinedShape(low->type.shape);
   joinedShape.push_back(2);
   TritonType joinedType = low->type.withShape(joinedShape);
-  FValue joined = FValue::runtime(
-      kiln::JoinOp::create(e.getBuilder(), e.location(loc),
-                           joinedType.toMLIR(e.getContext()), low->value,
-                           high->value),
-      joinedType);
+  FValue joined =
+      FValue::runtime(kiln::JoinOp::create(e.getBuilder(), e.location(loc),
+                                           joinedType.toMLIR(e.getContext()),
+                                           low->value, high->value),
+                      joinedType);
   if (axis == 0) // [A, B, 2] -> [A, 2, B]: the pair next to A
     joined = permuteDims(e, joined, {0, 2, 1}, loc);
   llvm::SmallVector<int64_t> shape(packed.type.shape);
@@ -155,14 +153,13 @@ std::optional<FValue> expandScale(Emitter &e, const FValue &scale,
   if (type == ScalarKind::BF16) {
     auto bits = binaryOp(e, "<<", e.castTo(scale, DType(ScalarKind::U16), loc),
                          FValue::integer(7), loc);
-    value = bits ? e.bitcastTo(*bits, retyped(bits->type, ScalarKind::BF16),
-                               loc)
-                 : std::nullopt;
+    value = bits
+                ? e.bitcastTo(*bits, retyped(bits->type, ScalarKind::BF16), loc)
+                : std::nullopt;
   } else {
     auto bits = binaryOp(e, "<<", e.castTo(scale, DType(ScalarKind::U32), loc),
                          FValue::integer(23), loc);
-    value = bits ? e.bitcastTo(*bits, retyped(bits->type, ScalarKind::F32),
-                               loc)
+    value = bits ? e.bitcastTo(*bits, retyped(bits->type, ScalarKind::F32), loc)
                  : std::nullopt;
     if (value)
       value = e.castTo(*value, DType(type), loc);
@@ -197,8 +194,7 @@ std::optional<FValue> upcast(Emitter &e, const ScaledOperand &op,
     int64_t packAxis = op.kPack == op.isLhs ? 1 : 0;
     v = unpackFp4(e, *v, packAxis, computeType, loc);
   } else if (v->type.element.getKind() != formatTypes(op.format)->decoded) {
-    v = e.bitcastTo(*v, retyped(v->type, formatTypes(op.format)->decoded),
-                    loc);
+    v = e.bitcastTo(*v, retyped(v->type, formatTypes(op.format)->decoded), loc);
   }
   if (!v)
     return std::nullopt;
@@ -264,9 +260,8 @@ upcastHalves(Emitter &e, const ScaledOperand &op, ScalarKind computeType,
 
 std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {
-      "lhs", "lhs_scale", "lhs_format", "rhs",       "rhs_scale",
-      "rhs_format", "acc", "fast_math", "lhs_k_pack", "rhs_k_pack",
-      "out_dtype"};
+      "lhs", "lhs_scale", "lhs_format", "rhs",        "rhs_scale", "rhs_format",
+      "acc", "fast_math", "lhs_k_pack", "rhs_k_pack", "out_dtype"};
   ArgReader r(e, args, kName, kParams);
   if (!r.isOk())
     return std::nullopt;
@@ -285,7 +280,8 @@ std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
     return std::nullopt;
   ScaledOperand ops[2];
   for (int side = 0; side < 2; ++side) {
-    size_t valueArg = side * 3, scaleArg = valueArg + 1, formatArg = valueArg + 2;
+    size_t valueArg = side * 3, scaleArg = valueArg + 1,
+           formatArg = valueArg + 2;
     ScaledOperand &op = ops[side];
     op.isLhs = side == 0;
     const FValue *format = r.get(formatArg);
@@ -305,17 +301,19 @@ std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
       return r.bad(valueArg, "a 2-D block");
     if (value->type.shape.size() != 2)
       return e.error(r.loc(valueArg),
-                     kName + ": batched (3-D) operands are not supported by "
-                             "Kiln yet, got shape " +
+                     kName +
+                         ": batched (3-D) operands are not supported by "
+                         "Kiln yet, got shape " +
                          formatShape(value->type.shape));
     ScalarKind kind = value->type.element.getKind();
     if (kind != types->decoded && kind != types->storage)
-      return r.bad(valueArg,
-                   "a block of " + DType(types->decoded).getLanguageName() +
-                       (types->decoded == types->storage
-                            ? std::string(" (two e2m1 values per byte)")
-                            : " or " + DType(types->storage).getLanguageName()) +
-                       " for format \"" + op.format + "\"");
+      return r.bad(
+          valueArg,
+          "a block of " + DType(types->decoded).getLanguageName() +
+              (types->decoded == types->storage
+                   ? std::string(" (two e2m1 values per byte)")
+                   : " or " + DType(types->storage).getLanguageName()) +
+              " for format \"" + op.format + "\"");
     op.value = *value;
     std::optional<bool> kPack = readFlag(8 + side, true);
     if (!kPack)
@@ -330,8 +328,7 @@ std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
         return r.bad(scaleArg, "a 2-D block of uint8 (e8m0) scales or None");
       if (scale->type.element.getKind() != ScalarKind::U8)
         return e.error(r.loc(scaleArg),
-                       kName + ": " +
-                           scale->type.element.getLanguageName() +
+                       kName + ": " + scale->type.element.getLanguageName() +
                            " scales are not supported by Kiln (only uint8 "
                            "e8m0 scales, one per 32 elements of K; fp8 "
                            "scales need an sm_100 GPU)");
@@ -349,10 +346,9 @@ std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
                              rhsShape = logical(ops[1]);
   int64_t m = lhsShape[0], k = lhsShape[1], n = rhsShape[1];
   if (rhsShape[0] != k)
-    return e.error(args.loc,
-                   kName + ": lhs has K=" + std::to_string(k) +
-                       " and rhs K=" + std::to_string(rhsShape[0]) +
-                       " (e2m1 operands count two values per byte)");
+    return e.error(args.loc, kName + ": lhs has K=" + std::to_string(k) +
+                                 " and rhs K=" + std::to_string(rhsShape[0]) +
+                                 " (e2m1 operands count two values per byte)");
   for (int side = 0; side < 2; ++side) {
     const ScaledOperand &op = ops[side];
     if (!op.scale)
@@ -366,22 +362,22 @@ std::optional<FValue> dotScaled(Emitter &e, const CallArgs &args) {
                          "_scale must have shape [" + std::to_string(rows) +
                          ", " + std::to_string(k / kGroup) +
                          "] (one scale per 32 of K=" + std::to_string(k) +
-                         "), got " +
-                         formatShape(op.scale->type.shape));
+                         "), got " + formatShape(op.scale->type.shape));
   }
   if (const FValue *o = r.get(10)) {
     if (o->kind != FValue::Kind::DType || o->type.isPointer ||
         o->type.element.getKind() != ScalarKind::F32)
       return r.bad(10, "tl.float32 (the only out_dtype of tl.dot_scaled)");
   }
-  ScalarKind computeType =
-      ops[0].format == "fp16" || ops[1].format == "fp16" ? ScalarKind::F16
-                                                         : ScalarKind::BF16;
+  ScalarKind computeType = ops[0].format == "fp16" || ops[1].format == "fp16"
+                               ? ScalarKind::F16
+                               : ScalarKind::BF16;
   std::optional<FValue> acc;
   if (const FValue *c = r.get(6)) {
     TritonType want{DType(ScalarKind::F32), false, {m, n}};
     if (!c->isRuntime() || c->type.isPointer || c->type != want)
-      return r.bad(6, "a block of type " + want.str() + " (the product's type)");
+      return r.bad(6,
+                   "a block of type " + want.str() + " (the product's type)");
     acc = *c;
   }
   // A K-packed e2m1 operand: interleaving its nibbles along K costs

@@ -1568,10 +1568,9 @@ std::optional<FValue> Emitter::callHostFunction(const FunctionDefStmt &function,
   for (size_t i = 0; i < args.args.size(); ++i) {
     std::optional<HostValue> h = toHostValue(args.args[i]);
     if (!h)
-      return error(args.argLocs[i], "the host function '" + function.name +
-                                        "' cannot take " +
-                                        args.args[i].describe() +
-                                        " when compiling");
+      return error(args.argLocs[i],
+                   "the host function '" + function.name + "' cannot take " +
+                       args.args[i].describe() + " when compiling");
     hostArgs.push_back(*h);
   }
   // Python has run the function's module up to the assignment being

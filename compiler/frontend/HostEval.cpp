@@ -1719,8 +1719,8 @@ HostEvaluator::formatString(const HostValue &self, std::vector<HostValue> &args,
           value = &v;
     }
     if (!value)
-      return fail(loc, "str.format: no argument for the field '{" + field +
-                           "}'");
+      return fail(loc,
+                  "str.format: no argument for the field '{" + field + "}'");
     std::optional<std::string> piece = pythonStr(*value);
     if (!piece)
       return fail(loc, "str.format of " + value->describe() +
@@ -1751,9 +1751,9 @@ HostEvaluator::stringMethod(const HostValue &self, StringRef name,
     }
     return makeString(std::move(out), loc);
   }
-  if (name == "split" && (args.empty() || (args.size() == 1 &&
-                                           (stringArg(0) ||
-                                            args[0].kind == Kind::None)))) {
+  if (name == "split" &&
+      (args.empty() ||
+       (args.size() == 1 && (stringArg(0) || args[0].kind == Kind::None)))) {
     std::vector<HostValue> parts;
     if (const std::string *sep = stringArg(0)) {
       if (sep->empty())
