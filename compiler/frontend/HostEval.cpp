@@ -1678,6 +1678,7 @@ HostEvaluator::formatString(const HostValue &self, std::vector<HostValue> &args,
   StringRef text = self.text;
   std::string out;
   size_t nextIndex = 0;
+  bool autoIndex = false, manualIndex = false; // Python allows one or the other
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '}') {
@@ -1709,9 +1710,17 @@ HostEvaluator::formatString(const HostValue &self, std::vector<HostValue> &args,
     const HostValue *value = nullptr;
     uint64_t index = 0;
     if (field.empty()) {
+      if (manualIndex)
+        return fail(loc, "str.format: cannot switch from manual field "
+                         "specification to automatic field numbering");
+      autoIndex = true;
       index = nextIndex++;
       value = index < args.size() ? &args[index] : nullptr;
     } else if (!field.getAsInteger(10, index)) {
+      if (autoIndex)
+        return fail(loc, "str.format: cannot switch from automatic field "
+                         "numbering to manual field specification");
+      manualIndex = true;
       value = index < args.size() ? &args[index] : nullptr;
     } else {
       for (const auto &[key, v] : keywords)

@@ -89,6 +89,12 @@ def _scale_of(name, x):
     return {"half": 0.5}.get(name, x) * 4, "{}-{}".format(name, x)
 
 
+def _strings():
+    return ("{0} {{{1}}} {x}".format(1, 2.5, x=None) + "{}".format(True), " a b ".strip().replace(" ", "-"),
+            str(0.1) + str(1e20) + str(-3.0), "p,q".split(","), "x" .startswith("x"))
+
+
+STRINGS = tl.constexpr(_strings())
 copy_asm: tl.constexpr = tl.constexpr(_make_asm(1))
 copy_constraints = tl.constexpr(_make_constraints(1))
 SCALE = tl.constexpr(_scale_of("half", 2.5)[0])
@@ -104,6 +110,11 @@ def host_made_asm(x_ptr, N: tl.constexpr):
                                   dtype=tl.float32, is_pure=True, pack=1)
     tl.static_assert(SCALE_NAME == "x-2.5")
     tl.static_assert(copy_constraints == "=r,r")
+    tl.static_assert(STRINGS[0] == "1 {2.5} NoneTrue")
+    tl.static_assert(STRINGS[1] == "a-b")
+    tl.static_assert(STRINGS[2] == "0.11e+20-3.0")
+    tl.static_assert(STRINGS[3][1] == "q")
+    tl.static_assert(STRINGS[4])
     tl.store(x_ptr + offs, y * SCALE)
 
 
