@@ -130,6 +130,7 @@ int kiln::compileUnitStrideVariant(const CompileOptions &options) {
   frontend::Emitter emitter(sourceMgr, context, *ast);
   emitter.setSourceFiles(options.srcs);
   emitter.setDebug(options.debug);
+  emitter.setHostTarget(frontend::HostTarget::forArch(options.arch));
   const frontend::FunctionDefStmt *kernel =
       emitter.findKernel(options.kernelName);
   if (!kernel)

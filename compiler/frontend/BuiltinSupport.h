@@ -173,6 +173,13 @@ bool emitDeviceAssert(Emitter &e, const FValue &condition,
                       const std::string &message, llvm::SMLoc loc,
                       llvm::SMLoc condLoc);
 
+/// Calls the builtin `name` as a kernel would, on values already checked
+/// (every argument located at `loc`).
+std::optional<FValue>
+callBuiltin(Emitter &e, llvm::StringRef name, std::vector<FValue> positional,
+            std::vector<std::pair<std::string, FValue>> keywords,
+            llvm::SMLoc loc);
+
 // Families of builtins, one file each.
 void addCoreBuiltins(BuiltinTable &table);   // Builtins.cpp
 void addShapeBuiltins(BuiltinTable &table);  // BuiltinsShape.cpp
@@ -181,6 +188,7 @@ void addMathBuiltins(BuiltinTable &table);   // BuiltinsMath.cpp
 void addMemoryBuiltins(BuiltinTable &table); // BuiltinsMemory.cpp (+ tl.dot)
 void addRandomBuiltins(BuiltinTable &table); // BuiltinsRandom.cpp
 void addDescriptorBuiltins(BuiltinTable &table); // BuiltinsDescriptor.cpp
+void addScaledDotBuiltins(BuiltinTable &table);  // BuiltinsScaledDot.cpp
 
 } // namespace kiln::frontend
 

@@ -1019,9 +1019,23 @@ static const BuiltinTable &builtinTable() {
     addMemoryBuiltins(t);
     addDescriptorBuiltins(t); // after memory: wraps the atomic methods
     addRandomBuiltins(t);
+    addScaledDotBuiltins(t); // after memory: calls tl.dot
     return t;
   }();
   return table;
+}
+
+std::optional<FValue> kiln::frontend::callBuiltin(
+    Emitter &e, StringRef name, std::vector<FValue> positional,
+    std::vector<std::pair<std::string, FValue>> keywords, SMLoc loc) {
+  CallArgs call;
+  call.loc = loc;
+  call.callee = name.str();
+  call.args = std::move(positional);
+  call.argLocs.assign(call.args.size(), loc);
+  call.keywords = std::move(keywords);
+  call.keywordLocs.assign(call.keywords.size(), loc);
+  return lookupBuiltin(name)(e, call);
 }
 
 BuiltinFn kiln::frontend::lookupBuiltin(StringRef name) {

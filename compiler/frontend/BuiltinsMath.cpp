@@ -171,20 +171,6 @@ std::optional<FValue> sigmoid(Emitter &e, const CallArgs &args) {
   return den ? e.binary("/", FValue::integer(1), *den, args.loc) : std::nullopt;
 }
 
-/// Calls the builtin `name` as a kernel would, on values already checked.
-std::optional<FValue>
-callBuiltin(Emitter &e, StringRef name, std::vector<FValue> positional,
-            std::vector<std::pair<std::string, FValue>> keywords, SMLoc loc) {
-  CallArgs call;
-  call.loc = loc;
-  call.callee = name.str();
-  call.args = std::move(positional);
-  call.argLocs.assign(call.args.size(), loc);
-  call.keywords = std::move(keywords);
-  call.keywordLocs.assign(call.keywords.size(), loc);
-  return lookupBuiltin(name)(e, call);
-}
-
 /// tl.softmax(x, dim=None, keep_dims=False, ieee_rounding=False): upstream's
 /// definition, exp(x - max) / sum along `dim` (0 when None) through tl.max,
 /// tl.exp, tl.sum and tl.fdiv, so it promotes narrow floats to fp32 as

@@ -324,6 +324,19 @@ std::optional<FValue> maxMinImpl(Emitter &e, const CallArgs &args, bool isMax) {
   ArgReader r(e, args, name, kParams);
   if (!r.isOk() || !r.get(0))
     return r.isOk() ? r.missing(0) : std::nullopt;
+  // tl.max(a, b) on two run-time scalars reads as "the larger of a and b",
+  // but b is the axis: upstream Triton rejects the call too (its reduction
+  // needs a block and a compile-time axis), so say what was meant.
+  const FValue *in = r.get(0), *second = r.get(1);
+  if (in->isRuntime() && !in->type.isBlock() && second && second->isRuntime())
+    return e.error(args.loc,
+                   name +
+                       " reduces a block along a compile-time axis, but "
+                       "its input is " +
+                       in->describe() + " and its axis (the second argument) " +
+                       second->describe() + "; for the " +
+                       (isMax ? "larger" : "smaller") + " of two values use " +
+                       (isMax ? "tl.maximum" : "tl.minimum") + "(a, b)");
   auto inputs = readInputs(e, *r.get(0), r.loc(0), name);
   std::optional<int64_t> axis;
   if (!inputs ||

@@ -5,6 +5,7 @@
 
 #include "compiler/ir/Dialects.h"
 
+#include "compiler/frontend/HostEval.h"
 #include "compiler/frontend/Parser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -549,7 +550,9 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
   std::swap(savedScopes, scopes);
   scopes.emplace_back();
   ModuleScope *module = current;
+  globalsInProgress.emplace_back(current, stmt);
   std::optional<FValue> value = evaluate(*valueExpr);
+  globalsInProgress.pop_back();
   current = module;
   std::swap(savedScopes, scopes);
   current->evaluating[name] = false;
@@ -1475,6 +1478,8 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
       return fn(*this, args);
     return error(args.loc, callee.describe() + " is not callable");
   case FValue::Kind::Function:
+    if (!isJit(*callee.function) && !globalsInProgress.empty())
+      return callHostFunction(*callee.function, args);
     if (!isJit(*callee.function))
       return error(args.loc, "'" + callee.function->name +
                                  "' is not a @triton.jit function, so a kernel "
@@ -1483,6 +1488,116 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
   default:
     return error(args.loc, callee.describe() + " is not callable");
   }
+}
+
+/// A compile-time value as host Python sees it; nullopt for run-time ones.
+static std::optional<HostValue> toHostValue(const FValue &v) {
+  HostValue h;
+  switch (v.kind) {
+  case FValue::Kind::Int:
+    h.kind = HostValue::Kind::Int;
+    h.intValue = v.intValue;
+    return h;
+  case FValue::Kind::Bool:
+    h.kind = HostValue::Kind::Bool;
+    h.intValue = v.intValue;
+    return h;
+  case FValue::Kind::Float:
+    h.kind = HostValue::Kind::Float;
+    h.floatValue = v.floatValue;
+    return h;
+  case FValue::Kind::String:
+    h.kind = HostValue::Kind::String;
+    h.text = v.text;
+    return h;
+  case FValue::Kind::None:
+    return h;
+  case FValue::Kind::Tuple: {
+    h.kind = HostValue::Kind::Tuple;
+    h.items = std::make_shared<std::vector<HostValue>>();
+    for (const FValue &e : v.elements) {
+      std::optional<HostValue> item = toHostValue(e);
+      if (!item)
+        return std::nullopt;
+      h.items->push_back(*item);
+    }
+    return h;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+/// A host result as a compile-time value; nullopt for kinds kernels cannot
+/// hold (dicts, functions, unknowns).
+static std::optional<FValue> fromHostValue(const HostValue &h) {
+  switch (h.kind) {
+  case HostValue::Kind::Int:
+    return FValue::integer(h.intValue);
+  case HostValue::Kind::Bool:
+    return FValue::boolean(h.intValue != 0);
+  case HostValue::Kind::Float:
+    return FValue::floating(h.floatValue);
+  case HostValue::Kind::String:
+    return FValue::string(h.text);
+  case HostValue::Kind::None:
+    return FValue::none();
+  case HostValue::Kind::Tuple:
+  case HostValue::Kind::List: {
+    std::vector<FValue> elements;
+    for (const HostValue &item : *h.items) {
+      std::optional<FValue> e = fromHostValue(item);
+      if (!e)
+        return std::nullopt;
+      elements.push_back(*e);
+    }
+    return FValue::tuple(std::move(elements));
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<FValue> Emitter::callHostFunction(const FunctionDefStmt &function,
+                                                const CallArgs &args) {
+  if (!args.keywords.empty())
+    return error(args.keywordLocs[0],
+                 "keyword arguments to the host function '" + function.name +
+                     "' are not evaluated when compiling");
+  std::vector<HostValue> hostArgs;
+  for (size_t i = 0; i < args.args.size(); ++i) {
+    std::optional<HostValue> h = toHostValue(args.args[i]);
+    if (!h)
+      return error(args.argLocs[i],
+                   "the host function '" + function.name + "' cannot take " +
+                       args.args[i].describe() + " when compiling");
+    hostArgs.push_back(*h);
+  }
+  // Python has run the function's module up to the assignment being
+  // evaluated when it is that module; all of it when it was imported.
+  ModuleScope *owner = functionModules.lookup(&function);
+  if (!owner)
+    owner = current;
+  const Stmt *stop = nullptr;
+  for (const auto &[module, stmt] : globalsInProgress)
+    if (module == owner)
+      stop = stmt;
+  HostEvaluator host(sourceMgr, *owner->ast, hostTarget);
+  host.runModuleUntil(stop);
+  std::optional<HostValue> result =
+      host.callHostFunction(function, std::move(hostArgs), args.loc);
+  if (!result) {
+    sourceMgr.PrintMessage(args.loc, llvm::SourceMgr::DK_Note,
+                           "in the host call to '" + function.name +
+                               "' that computes a module-level value");
+    return std::nullopt;
+  }
+  std::optional<FValue> value = fromHostValue(*result);
+  if (!value)
+    return error(args.loc, "the host function '" + function.name +
+                               "' returned " + result->describe() +
+                               ", which a kernel cannot use");
+  return value;
 }
 
 std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,

@@ -11,6 +11,7 @@
 #define KILN_FRONTEND_EMITTER_H
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/HostEval.h"
 #include "compiler/frontend/Signature.h"
 #include "compiler/frontend/Value.h"
 
@@ -153,6 +154,10 @@ public:
   std::optional<FValue> getAttribute(const FValue &value, llvm::StringRef attr,
                                      llvm::SMLoc loc);
 
+  /// The GPU that host code (module-level values computed by host
+  /// functions) sees, as `kilnc --arch` names it.
+  void setHostTarget(HostTarget target) { hostTarget = std::move(target); }
+
   bool debugEnabled() const { return debug; }
   void setDebug(bool enabled) { debug = enabled; }
   /// Bounds the statements one kernel may replay through unrolled
@@ -264,6 +269,10 @@ private:
   std::optional<FValue> evaluateCompare(const CompareExpr &expr);
   std::optional<FValue> evaluateBoolOp(const BoolOpExpr &expr);
   std::optional<FValue> evaluateSubscript(const SubscriptExpr &expr);
+  /// Runs a (non-jit) host function that a module-level assignment calls,
+  /// through HostEvaluator: `s: tl.constexpr = make_asm(4)`.
+  std::optional<FValue> callHostFunction(const FunctionDefStmt &function,
+                                         const CallArgs &args);
   std::optional<FValue> inlineCall(const FunctionDefStmt &function,
                                    CallArgs &args);
   bool isJit(const FunctionDefStmt &function);
@@ -279,6 +288,10 @@ private:
   std::vector<std::unique_ptr<ModuleScope>> modules; // [0]: the kernel's
   ModuleScope *current = nullptr; // the module whose code is evaluated
   llvm::DenseMap<const FunctionDefStmt *, ModuleScope *> functionModules;
+  /// The module-level assignments being evaluated, innermost last: calls of
+  /// host functions made while one is evaluated run as host Python.
+  std::vector<std::pair<ModuleScope *, const Stmt *>> globalsInProgress;
+  HostTarget hostTarget;
   std::vector<std::string> sourceFiles; // absolute, normalized
 
   std::vector<Scope> scopes; // innermost last; one per inlined function

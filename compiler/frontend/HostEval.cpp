@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 using namespace kiln::frontend;
@@ -152,6 +154,39 @@ static bool equal(const HostValue &a, const HostValue &b) {
 }
 
 // The value of `key` in a dict value, or null.
+/// Python's str() of a number, string, bool or None; nullopt for others.
+static std::optional<std::string> pythonStr(const HostValue &v) {
+  switch (v.kind) {
+  case Kind::String:
+    return v.text;
+  case Kind::Int:
+    return std::to_string(v.intValue);
+  case Kind::Bool:
+    return std::string(v.intValue ? "True" : "False");
+  case Kind::None:
+    return std::string("None");
+  case Kind::Float: {
+    if (std::isnan(v.floatValue))
+      return std::string("nan");
+    if (std::isinf(v.floatValue))
+      return std::string(v.floatValue > 0 ? "inf" : "-inf");
+    // The shortest digits that read back as the same double, as repr does.
+    char buf[32];
+    for (int precision = 1; precision <= 17; ++precision) {
+      snprintf(buf, sizeof(buf), "%.*g", precision, v.floatValue);
+      if (std::strtod(buf, nullptr) == v.floatValue)
+        break;
+    }
+    std::string text = buf;
+    if (text.find_first_of(".en") == std::string::npos)
+      text += ".0";
+    return text;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
 static HostValue *dictFind(const HostValue &dict, const HostValue &key) {
   for (size_t i = 0; i + 1 < dict.items->size(); i += 2)
     if (equal((*dict.items)[i], key))
@@ -203,6 +238,23 @@ std::optional<HostValue> HostEvaluator::evaluate(const Expr &expr) {
   if (!value) {
     report(failure ? *failure
                    : HostError{expr.getLoc(), "cannot evaluate this", {}});
+    failure.reset();
+  }
+  return value;
+}
+
+std::optional<HostValue>
+HostEvaluator::callHostFunction(const FunctionDefStmt &function,
+                                std::vector<HostValue> args, SMLoc loc) {
+  failure.reset();
+  steps = 0;
+  HostValue callee = makeValue(Kind::Function, loc);
+  callee.function = &function;
+  Keywords keywords;
+  std::optional<HostValue> value = callFunction(callee, args, keywords, loc);
+  if (!value) {
+    report(failure ? *failure
+                   : HostError{loc, "cannot evaluate this call", {}});
     failure.reset();
   }
   return value;
@@ -915,6 +967,8 @@ std::optional<HostValue> HostEvaluator::call(const HostValue &callee,
   case Kind::Builtin:
     return callBuiltin(callee.text, args, keywords, loc);
   case Kind::Method:
+    if (callee.text == "format" && (*callee.items)[0].kind == Kind::String)
+      return formatString((*callee.items)[0], args, keywords, loc);
     if (!keywords.empty())
       return fail(loc, "'" + callee.text + "' takes no keyword arguments here");
     return callMethod(callee, args, loc);
@@ -1261,11 +1315,9 @@ HostEvaluator::callBuiltin(StringRef name, std::vector<HostValue> &args,
       return std::nullopt;
     return makeBool(*t);
   }
-  if (name == "str" && v.kind == Kind::String)
-    return v;
-  if (name == "str" && (v.kind == Kind::Int || v.kind == Kind::Bool))
-    return makeString(v.kind == Kind::Bool ? (v.intValue ? "True" : "False")
-                                           : std::to_string(v.intValue));
+  if (name == "str")
+    if (std::optional<std::string> text = pythonStr(v))
+      return makeString(*text, loc);
   return fail(loc, "'" + name + "' of " + v.describe() +
                        " is not evaluated when compiling");
 }
@@ -1320,6 +1372,11 @@ std::optional<HostValue> HostEvaluator::callMethod(const HostValue &method,
       (name == "lower" || name == "upper"))
     return makeString(name == "lower" ? StringRef(self.text).lower()
                                       : StringRef(self.text).upper());
+  if (self.kind == Kind::String) {
+    std::optional<HostValue> result = stringMethod(self, name, args, loc);
+    if (result || failure)
+      return result;
+  }
   return fail(loc, "the method '" + name + "' of " + self.describe() +
                        " is not evaluated when compiling");
 }
@@ -1613,4 +1670,137 @@ HostEvaluator::iterate(const HostValue &value, SMLoc loc) {
   }
   fail(loc, "cannot iterate over " + value.describe());
   return std::nullopt;
+}
+
+std::optional<HostValue>
+HostEvaluator::formatString(const HostValue &self, std::vector<HostValue> &args,
+                            Keywords &keywords, SMLoc loc) {
+  StringRef text = self.text;
+  std::string out;
+  size_t nextIndex = 0;
+  bool autoIndex = false, manualIndex = false; // Python allows one or the other
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '}') {
+      if (i + 1 < text.size() && text[i + 1] == '}') {
+        out += '}';
+        ++i;
+        continue;
+      }
+      return fail(loc, "str.format: single '}' in the format string");
+    }
+    if (c != '{') {
+      out += c;
+      continue;
+    }
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      out += '{';
+      ++i;
+      continue;
+    }
+    size_t close = text.find('}', i);
+    if (close == StringRef::npos)
+      return fail(loc, "str.format: unmatched '{' in the format string");
+    StringRef field = text.slice(i + 1, close);
+    i = close;
+    if (field.contains(':') || field.contains('!'))
+      return fail(loc, "str.format: the field '{" + field +
+                           "}' has a conversion or format spec, which Kiln "
+                           "does not evaluate");
+    const HostValue *value = nullptr;
+    uint64_t index = 0;
+    if (field.empty()) {
+      if (manualIndex)
+        return fail(loc, "str.format: cannot switch from manual field "
+                         "specification to automatic field numbering");
+      autoIndex = true;
+      index = nextIndex++;
+      value = index < args.size() ? &args[index] : nullptr;
+    } else if (!field.getAsInteger(10, index)) {
+      if (autoIndex)
+        return fail(loc, "str.format: cannot switch from automatic field "
+                         "numbering to manual field specification");
+      manualIndex = true;
+      value = index < args.size() ? &args[index] : nullptr;
+    } else {
+      for (const auto &[key, v] : keywords)
+        if (key == field)
+          value = &v;
+    }
+    if (!value)
+      return fail(loc,
+                  "str.format: no argument for the field '{" + field + "}'");
+    std::optional<std::string> piece = pythonStr(*value);
+    if (!piece)
+      return fail(loc, "str.format of " + value->describe() +
+                           " is not evaluated when compiling");
+    out += *piece;
+  }
+  return makeString(std::move(out), loc);
+}
+
+std::optional<HostValue>
+HostEvaluator::stringMethod(const HostValue &self, StringRef name,
+                            std::vector<HostValue> &args, SMLoc loc) {
+  StringRef text = self.text;
+  auto stringArg = [&](size_t i) -> const std::string * {
+    return i < args.size() && args[i].kind == Kind::String ? &args[i].text
+                                                           : nullptr;
+  };
+  if (name == "join" && args.size() == 1) {
+    std::optional<std::vector<HostValue>> items = iterate(args[0], loc);
+    if (!items)
+      return std::nullopt;
+    std::string out;
+    for (size_t i = 0; i < items->size(); ++i) {
+      if ((*items)[i].kind != Kind::String)
+        return fail(loc, "str.join: item " + std::to_string(i) + " is " +
+                             (*items)[i].describe() + ", not a string");
+      out += (i ? text.str() : std::string()) + (*items)[i].text;
+    }
+    return makeString(std::move(out), loc);
+  }
+  if (name == "split" &&
+      (args.empty() ||
+       (args.size() == 1 && (stringArg(0) || args[0].kind == Kind::None)))) {
+    std::vector<HostValue> parts;
+    if (const std::string *sep = stringArg(0)) {
+      if (sep->empty())
+        return fail(loc, "str.split: empty separator");
+      llvm::SmallVector<StringRef> pieces;
+      text.split(pieces, *sep, -1, /*KeepEmpty=*/true);
+      for (StringRef piece : pieces)
+        parts.push_back(makeString(piece.str(), loc));
+    } else { // runs of whitespace, no empty strings
+      llvm::SmallVector<StringRef> pieces;
+      llvm::SplitString(text, pieces);
+      for (StringRef piece : pieces)
+        parts.push_back(makeString(piece.str(), loc));
+    }
+    return makeSequence(Kind::List, std::move(parts), loc);
+  }
+  if ((name == "strip" || name == "lstrip" || name == "rstrip") &&
+      args.empty()) {
+    StringRef t = name == "lstrip"   ? text.ltrim()
+                  : name == "rstrip" ? text.rtrim()
+                                     : text.trim();
+    return makeString(t.str(), loc);
+  }
+  if (name == "replace" && args.size() == 2 && stringArg(0) && stringArg(1)) {
+    if (stringArg(0)->empty())
+      return fail(loc, "str.replace with an empty pattern is not evaluated "
+                       "when compiling");
+    std::string out;
+    StringRef rest = text;
+    for (size_t at; (at = rest.find(*stringArg(0))) != StringRef::npos;
+         rest = rest.drop_front(at + stringArg(0)->size()))
+      out += rest.take_front(at).str() + *stringArg(1);
+    return makeString(out + rest.str(), loc);
+  }
+  if ((name == "startswith" || name == "endswith") && args.size() == 1 &&
+      stringArg(0))
+    return makeBool(name == "startswith" ? text.starts_with(*stringArg(0))
+                                         : text.ends_with(*stringArg(0)),
+                    loc);
+  return std::nullopt; // not a method evaluated here
 }

@@ -101,6 +101,13 @@ public:
   /// (`file:line:col: error: ...` and notes) and returns std::nullopt.
   std::optional<HostValue> evaluate(const Expr &expr);
 
+  /// Calls the host function `function` (of this module) with `args`, as
+  /// module code would after runModuleUntil. On failure, reports the error
+  /// and returns std::nullopt.
+  std::optional<HostValue> callHostFunction(const FunctionDefStmt &function,
+                                            std::vector<HostValue> args,
+                                            llvm::SMLoc loc);
+
   /// Reports `error` through the SourceMgr.
   void report(const HostError &error) const;
 
@@ -146,6 +153,17 @@ private:
   std::optional<HostValue> callMethod(const HostValue &method,
                                       std::vector<HostValue> &args,
                                       llvm::SMLoc loc);
+  /// `self.format(*args, **keywords)`: {} / {N} / {name} fields.
+  std::optional<HostValue>
+  formatString(const HostValue &self, std::vector<HostValue> &args,
+               std::vector<std::pair<std::string, HostValue>> &keywords,
+               llvm::SMLoc loc);
+  /// join, split, strip, replace, startswith, endswith of a string; nullopt
+  /// without a failure when `name` is none of these.
+  std::optional<HostValue> stringMethod(const HostValue &self,
+                                        llvm::StringRef name,
+                                        std::vector<HostValue> &args,
+                                        llvm::SMLoc loc);
   std::optional<HostValue> attribute(const HostValue &value,
                                      llvm::StringRef attr, llvm::SMLoc loc);
   std::optional<HostValue> binary(llvm::StringRef op, const HostValue &lhs,

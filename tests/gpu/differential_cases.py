@@ -1117,6 +1117,50 @@ CASES += [
          tol=1e-5),  # fp32 sums in another order
 ]
 
+# --- tl.dot_scaled ----------------------------------------------------------------
+# Below sm_100 both sides upcast the operands to bf16 (fp16 when one is fp16),
+# multiply by 2^(scale - 127) and take an ordinary dot: every product is
+# exact, only the order of the fp32 sums differs. Scales stay within 2^±8 so
+# that nothing overflows; e2m1 bytes take every bit pattern (all 16 values).
+F = "matmul/dot_scaled.py"
+DOT_SCALED_STORAGE = {"e4m3": ("fp8e4nv", "float8_e4m3fn", ("randn",)),
+                      "e5m2": ("fp8e5", "float8_e5m2", ("randn",)),
+                      "e2m1": ("u8", "uint8", ("randbits",)),
+                      "bf16": ("bf16", "bfloat16", ("randn",)),
+                      "fp16": ("fp16", "float16", ("randn",))}
+
+
+def dot_scaled_case(id, fa, fb, m, n, k, extra="", **rules):
+    (ta, torch_a, kind_a), (tb, torch_b, kind_b) = DOT_SCALED_STORAGE[fa], DOT_SCALED_STORAGE[fb]
+    ka, kb = (k // 2 if fa == "e2m1" else k), (k // 2 if fb == "e2m1" else k)
+    return case(id, F, "dot_scaled_tile",
+                f"a_ptr=*{ta}, a_scale_ptr=*u8, b_ptr=*{tb}, b_scale_ptr=*u8, c_ptr=*fp32, "
+                f"M={m}, N={n}, K={k}, A_FORMAT='{fa}', B_FORMAT='{fb}'" + extra,
+                dict(a_ptr=(kind_a[0], torch_a, m * ka), b_ptr=(kind_b[0], torch_b, kb * n),
+                     a_scale_ptr=("randint", "uint8", m * k // 32, 119, 136),
+                     b_scale_ptr=("randint", "uint8", n * k // 32, 119, 136),
+                     c_ptr=("zeros", "float32", m * n)),
+                (1,), ["c_ptr"], **rules)
+
+
+CASES += [
+    dot_scaled_case("dot_scaled_e4m3", "e4m3", "e4m3", 64, 64, 64, tol=1e-5),  # sum order
+    dot_scaled_case("dot_scaled_e2m1", "e2m1", "e2m1", 64, 64, 128, tol=1e-5),  # sum order
+    dot_scaled_case("dot_scaled_e5m2_e2m1", "e5m2", "e2m1", 32, 64, 64, tol=1e-5),  # sum order
+    dot_scaled_case("dot_scaled_bf16_unscaled_rhs", "bf16", "e4m3", 64, 32, 64,
+                    ", B_SCALED=False", tol=1e-5),  # sum order
+    dot_scaled_case("dot_scaled_fp16_e2m1_fast", "fp16", "e2m1", 64, 64, 64,
+                    ", FAST_MATH=True", tol=1e-5),  # sum order
+    case("dot_scaled_matmul", F, "dot_scaled_matmul",
+         "a_ptr=*fp8e4nv:16, a_scale_ptr=*u8:16, b_ptr=*u8:16, b_scale_ptr=*u8:16, c_ptr=*fp32:16, "
+         "M=i32, N=i32:16, K=i32:16, BM=64, BN=64, BK=128",
+         dict(a_ptr=("randn", "float8_e4m3fn", 100 * 512), b_ptr=("randbits", "uint8", 256 * 128),
+              a_scale_ptr=("randint", "uint8", 100 * 16, 119, 136),
+              b_scale_ptr=("randint", "uint8", 128 * 16, 119, 136),
+              c_ptr=("zeros", "float32", 100 * 128), M=100, N=128, K=512),
+         (cdiv(100, 64), 2), ["c_ptr"], tol=1e-5),  # sum order
+]
+
 F = "memory/block_pointers.py"
 CASES += [
     case("block_ptr_matmul", F, "block_ptr_matmul",

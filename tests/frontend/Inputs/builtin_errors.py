@@ -177,3 +177,45 @@ def rand_float_offset(x_ptr):
 def cat_rank(x_ptr):
     a = tl.arange(0, 16)[:, None] + tl.arange(0, 4)[None, :]
     tl.store(x_ptr + tl.arange(0, 32), tl.sum(tl.cat(a, a, can_reorder=True), axis=1))
+
+
+@triton.jit
+def max_of_two_scalars(x_ptr, n):
+    # Liger's online-softmax idiom: the second argument of tl.max is its axis.
+    m = tl.load(x_ptr)
+    for i in range(0, n):
+        m = tl.max(m, tl.load(x_ptr + i))
+    tl.store(x_ptr, m)
+
+
+@triton.jit
+def dot_scaled_format(x_ptr):
+    a = tl.load(x_ptr + tl.arange(0, 32)[:, None] * 32 + tl.arange(0, 32)[None, :])
+    tl.store(x_ptr, tl.sum(tl.sum(tl.dot_scaled(a, None, "e3m2", a, None, "e4m3"), 1), 0))
+
+
+@triton.jit
+def dot_scaled_scale_shape(a_ptr, s_ptr, c_ptr):
+    r = tl.arange(0, 64)
+    a = tl.load(a_ptr + r[:, None] * 64 + r[None, :])
+    s = tl.load(s_ptr + r[:, None] * 4 + tl.arange(0, 4)[None, :])
+    c = tl.dot_scaled(a, s, "e4m3", a, None, "e4m3")
+    tl.store(c_ptr + r[:, None] * 64 + r[None, :], c)
+
+
+@triton.jit
+def dot_scaled_fp8_scales(a_ptr, s_ptr, c_ptr):
+    r = tl.arange(0, 64)
+    a = tl.load(a_ptr + r[:, None] * 64 + r[None, :])
+    s = tl.load(s_ptr + r[:, None] * 4 + tl.arange(0, 4)[None, :])
+    c = tl.dot_scaled(a, s, "e2m1", a, None, "e2m1")
+    tl.store(c_ptr + r[:, None] * 64 + r[None, :], c)
+
+
+@triton.jit
+def dot_scaled_batched(a_ptr, c_ptr):
+    r = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
+    a3 = tl.reshape(a, (2, 16, 32))
+    c = tl.dot_scaled(a3, None, "bf16", tl.trans(a3, 0, 2, 1), None, "bf16")
+    tl.store(c_ptr + tl.arange(0, 512), tl.reshape(c, (512,)))

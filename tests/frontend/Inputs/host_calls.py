@@ -67,3 +67,57 @@ def old_spellings(x_ptr, N: tl.core.constexpr):
     bits = x.to(tl.core.get_int_dtype(bitwidth=32, signed=True), bitcast=True)
     y = tl.libdevice.tanh(x) + bits.to(tl.float32)
     tl.store(x_ptr + offs, y)
+
+
+# Module-level constexprs computed by host functions (fla's softplus.py):
+# str.format with keywords, loops, split and join run as Python would.
+def _make_asm(n):
+    template = """
+        mov.b32 ${out}, ${inp};
+    """
+    text = ""
+    for i in range(n):
+        text += "{" + template.format(out=i, inp=i + n) + "}\n"
+    return " ".join(text.split("\n"))
+
+
+def _make_constraints(n):
+    return ",".join("=r" for i in range(n)) + "," + ",".join("r" for i in range(n))
+
+
+def _scale_of(name, x):
+    return {"half": 0.5}.get(name, x) * 4, "{}-{}".format(name, x)
+
+
+def _strings():
+    return ("{0} {{{1}}} {x}".format(1, 2.5, x=None) + "{}".format(True), " a b ".strip().replace(" ", "-"),
+            str(0.1) + str(1e20) + str(-3.0), "p,q".split(","), "x" .startswith("x"))
+
+
+STRINGS = tl.constexpr(_strings())
+copy_asm: tl.constexpr = tl.constexpr(_make_asm(1))
+copy_constraints = tl.constexpr(_make_constraints(1))
+SCALE = tl.constexpr(_scale_of("half", 2.5)[0])
+SCALE_NAME = tl.constexpr(_scale_of("x", 2.5)[1])
+BAD_ASM = tl.constexpr(_make_asm(1.5))
+
+
+@triton.jit
+def host_made_asm(x_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.inline_asm_elementwise(asm=copy_asm, constraints=copy_constraints, args=[x],
+                                  dtype=tl.float32, is_pure=True, pack=1)
+    tl.static_assert(SCALE_NAME == "x-2.5")
+    tl.static_assert(copy_constraints == "=r,r")
+    tl.static_assert(STRINGS[0] == "1 {2.5} NoneTrue")
+    tl.static_assert(STRINGS[1] == "a-b")
+    tl.static_assert(STRINGS[2] == "0.11e+20-3.0")
+    tl.static_assert(STRINGS[3][1] == "q")
+    tl.static_assert(STRINGS[4])
+    tl.store(x_ptr + offs, y * SCALE)
+
+
+@triton.jit
+def host_call_fails(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + len(BAD_ASM))
