@@ -52,6 +52,7 @@ if [[ -n $bin ]]; then
   jobs+=("descriptor_gpu_test|$bin/kiln_descriptor_gpu_test")
   jobs+=("dot_flavours_gpu_test|$bin/kiln_dot_flavours_gpu_test")
   jobs+=("vector_add_example|$bin/vector_add --sizes=1,1000,1048579 --bench-n=0")
+  jobs+=("softmax_example|$bin/softmax_demo 257 3000")
   jobs+=("consumer_example|$bin/consumer")
 fi
 

@@ -7,7 +7,7 @@
 #
 # Build first: cmake --build BUILD_DIR --target kiln_runtime_gpu_test
 #   kiln_launch_gpu_test kiln_descriptor_gpu_test kiln_dot_flavours_gpu_test
-#   vector_add,
+#   vector_add softmax_demo,
 #   and run
 #   `ctest -R consumer_package` for the consumer (tests/e2e/consumer).
 set -euo pipefail
@@ -24,6 +24,7 @@ binaries=(
   "$build/tests/e2e/kiln_descriptor_gpu_test"
   "$build/tests/e2e/kiln_dot_flavours_gpu_test"
   "$build/examples/vector_add/vector_add"
+  "$build/examples/softmax/softmax_demo"
   "$build/tests/e2e/consumer/one/consumer"
 )
 rm -rf "$dest"
