@@ -22,6 +22,7 @@
 #include "kiln/device.h"
 #include "kiln/internal/context.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/mutex_lock.h"
 #include "kiln/internal/tuning_cache.h"
 #include "kiln/introspection.h"
 #include "kiln/kernel_info.h"
@@ -232,7 +233,7 @@ absl::StatusOr<int> FindOverload(const KernelInfo& kernel,
 absl::StatusOr<TuningTarget> TargetOf(const CudaDriver& d, const void* context,
                                       TuningState& state) {
   {
-    absl::ReaderMutexLock lock(&state.mu);
+    kiln::internal::MutexLock lock(&state.mu);
     auto it = state.devices.find(context);
     if (it != state.devices.end()) return it->second;
   }
@@ -258,7 +259,7 @@ absl::StatusOr<TuningTarget> TargetOf(const CudaDriver& d, const void* context,
                           CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
                       "cuDeviceGetAttribute");
   if (!status.ok()) return status;
-  absl::MutexLock lock(&state.mu);
+  kiln::internal::MutexLock lock(&state.mu);
   state.devices.emplace(context, target);
   return target;
 }
@@ -395,7 +396,7 @@ int TunedConfigPositionWith(const CudaDriver& d, const KernelInfo& kernel,
       *context, overload,
       absl::InlinedVector<int64_t, 6>(key, key + tuning->num_key)};
   {
-    absl::ReaderMutexLock lock(&state.mu);
+    kiln::internal::MutexLock lock(&state.mu);
     auto it = state.choices.find(cache_key);
     if (it != state.choices.end()) return it->second.position;
   }
@@ -410,9 +411,9 @@ int TunedConfigPositionWith(const CudaDriver& d, const KernelInfo& kernel,
   if (measure) {
     // Never inside a capture: the measurement would synchronize.
     if (Capturing(d, stream)) return choice.position;
-    absl::MutexLock measuring(&state.measure_mu);
+    kiln::internal::MutexLock measuring(&state.measure_mu);
     {
-      absl::ReaderMutexLock lock(&state.mu);
+      kiln::internal::MutexLock lock(&state.mu);
       auto it = state.choices.find(cache_key);
       if (it != state.choices.end()) return it->second.position;
     }
@@ -437,12 +438,12 @@ int TunedConfigPositionWith(const CudaDriver& d, const KernelInfo& kernel,
     if (!m.ranking.empty()) {
       choice = CachedChoice{m.ranking[0].first, true, m.ranking[0].second};
     }
-    absl::MutexLock lock(&state.mu);
+    kiln::internal::MutexLock lock(&state.mu);
     state.measurements.push_back(std::move(m));
     state.choices.emplace(std::move(cache_key), choice);
     return choice.position;
   }
-  absl::MutexLock lock(&state.mu);
+  kiln::internal::MutexLock lock(&state.mu);
   state.choices.emplace(std::move(cache_key), choice);
   return choice.position;
 }
@@ -463,7 +464,7 @@ int TunedConfigPosition(const KernelInfo& kernel, int overload,
 void ResetTuningCache(const KernelInfo& kernel) {
   if (kernel.tuning == nullptr) return;
   TuningState& state = StateOf(*kernel.tuning);
-  absl::MutexLock lock(&state.mu);
+  kiln::internal::MutexLock lock(&state.mu);
   state.choices.clear();
   state.devices.clear();
   state.measurements.clear();
@@ -498,7 +499,7 @@ absl::StatusOr<ConfigChoice> ExplainTunedConfig(const KernelInfo& kernel,
       internal::TargetOf(**driver, *context, state);
   if (!device.ok()) return device.status();
   {
-    absl::ReaderMutexLock lock(&state.mu);
+    kiln::internal::MutexLock lock(&state.mu);
     auto it = state.choices.find(internal::CacheKey{
         *context, *overload,
         absl::InlinedVector<int64_t, 6>(key.begin(), key.end())});
@@ -543,7 +544,7 @@ TuningTable MeasuredTuningTable(absl::Span<const KernelInfo* const> kernels,
     KernelTuning out;
     out.kernel = kernel->name;
     out.key.assign(tuning->key, tuning->key + tuning->num_key);
-    absl::ReaderMutexLock lock(&state->mu);
+    kiln::internal::MutexLock lock(&state->mu);
     std::vector<std::pair<int, std::vector<int64_t>>> seen;
     for (const Measurement& m : state->measurements) {
       if (m.device.name != device.name ||
