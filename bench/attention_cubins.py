@@ -96,11 +96,11 @@ def main():
 
             def upstream(grid=grid):
                 if tutorial:
-                    kernel[grid](sm_scale, lse, Z, H, q, k, v, out, N_CTX=n_ctx, HEAD_DIM=d, BLOCK_M=bm,
+                    return kernel[grid](sm_scale, lse, Z, H, q, k, v, out, N_CTX=n_ctx, HEAD_DIM=d, BLOCK_M=bm,
                                  BLOCK_N=bn, FP8_OUTPUT=False, STAGE=3 if causal else 1, warp_specialize=False,
                                  IS_HOPPER=arch.startswith("sm_90"), num_warps=warps, num_stages=stages)
                 else:
-                    kernel[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), n_ctx, HEAD_DIM=d, BM=bm,
+                    return kernel[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), n_ctx, HEAD_DIM=d, BM=bm,
                                  BN=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
 
             def sdpa():
@@ -112,8 +112,12 @@ def main():
             checks = {}
             for tag, run in (("kiln", kiln), ("triton", upstream)):
                 out.zero_()
-                run()
+                compiled = run()
                 torch.cuda.synchronize()
+                if tag == "triton":
+                    # What Triton's compile of the same config took, beside Kiln's.
+                    triton_regs = getattr(compiled, "n_regs", None)
+                    triton_shared = getattr(getattr(compiled, "metadata", None), "shared", None)
                 checks[tag] = bool(torch.allclose(out, reference, atol=1e-2, rtol=0))
             times = {"kiln": [], "triton": [], "sdpa": []}
             for _ in range(args.rounds):
@@ -125,7 +129,8 @@ def main():
             ratio = statistics.median(t / kk for kk, t in zip(times["kiln"], times["triton"]))
             row = dict(name=name, arch=arch, head_dim=d, causal=causal, n_ctx=n_ctx,
                        config=f"{bm}x{bn} w{warps} s{stages}", registers=meta.get("registers"),
-                       spills=meta.get("spills"), shared_bytes=shared, correct=checks, tflops=tf,
+                       spills=meta.get("spills"), shared_bytes=shared, triton_registers=triton_regs,
+                       triton_shared_bytes=triton_shared, correct=checks, tflops=tf,
                        kiln_over_triton=ratio)
             rows.append(row)
             print(f"{name} N_CTX={n_ctx}: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} sdpa {tf['sdpa']:.1f} "
@@ -144,13 +149,18 @@ def main():
                 f"{triton.__version__} ({result['gpu']}, {result['date']})\n\n")
         f.write(f"fp16, batch {Z}, {H} heads.\n\n")
         f.write("| Kiln arch | HEAD_DIM | causal | config | N_CTX | Triton TFLOP/s | Kiln TFLOP/s | SDPA TFLOP/s "
-                "| Kiln/Triton | correct (Kiln, Triton) | regs | spills |\n")
-        f.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+                "| Kiln/Triton | correct (Kiln, Triton) | regs (Kiln, Triton) | shared KB (Kiln, Triton) | spills |\n")
+        f.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write(f"| {r['arch']} | {r['head_dim']} | {r['causal']} | {r['config']} | {r['n_ctx']} | "
                     f"{r['tflops']['triton']:.1f} | {r['tflops']['kiln']:.1f} | {r['tflops']['sdpa']:.1f} | "
                     f"{r['kiln_over_triton']:.3f} | {r['correct']['kiln']}, {r['correct']['triton']} | "
-                    f"{r['registers']} | {r['spills']} |\n")
+                    f"{r['registers']}, {r['triton_registers']} | {kb(r['shared_bytes'])}, "
+                    f"{kb(r['triton_shared_bytes'])} | {r['spills']} |\n")
+
+
+def kb(n):
+    return "?" if n is None else f"{n / 1024:.0f}"
 
 
 if __name__ == "__main__":

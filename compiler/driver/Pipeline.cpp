@@ -17,6 +17,7 @@
 #include "compiler/frontend/Emitter.h"
 #include "compiler/frontend/Parser.h"
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/Occupancy.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/target/Target.h"
 #include "compiler/transforms/Passes.h"
@@ -108,9 +109,9 @@ std::string printed(const Module &module) {
   return s;
 }
 
-/// `ptx` with `.minnctapersm 1` after each entry's `.reqntid` (or
-/// `.maxntid`) directive.
-std::string withMinBlocksPerSM(StringRef ptx) {
+/// `ptx` with `directive` (".minnctapersm 1") after each entry's `.reqntid`
+/// (or `.maxntid`) directive.
+std::string withEntryDirective(StringRef ptx, StringRef directive) {
   std::string out;
   out.reserve(ptx.size() + 64);
   SmallVector<StringRef> lines;
@@ -120,8 +121,10 @@ std::string withMinBlocksPerSM(StringRef ptx) {
     if (i + 1 < lines.size())
       out += '\n';
     StringRef trimmed = line.trim();
-    if (trimmed.starts_with(".reqntid") || trimmed.starts_with(".maxntid"))
-      out += ".minnctapersm 1\n";
+    if (trimmed.starts_with(".reqntid") || trimmed.starts_with(".maxntid")) {
+      out += directive;
+      out += '\n';
+    }
   }
   return out;
 }
@@ -153,6 +156,48 @@ std::optional<kiln::CubinInfo> keepFewerRegisters(std::string &ptx,
     return std::move(*other);
   }
   return std::move(*plain);
+}
+
+/// Kernels with more registers than this are the ones capped for occupancy.
+constexpr unsigned kCapRegistersAbove = 128;
+
+/// ptxas spends registers on its schedule without regard to occupancy: a
+/// kernel whose shared memory leaves room for more blocks per SM than its
+/// registers do (the causal attention's two loops took 230 registers, 2
+/// blocks, where 64 KB of shared memory allow 3) is assembled again with
+/// `.maxnreg` at the count that fits them, and the result is kept when it
+/// spills no more. Only above kCapRegistersAbove registers, the tensor-core
+/// kernels; a memory-bound kernel would trade its schedule for blocks it
+/// does not need. At most two tries, from the most blocks down.
+void capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
+                              const kiln::TargetInfo &target, unsigned numWarps,
+                              int64_t sharedBytes, StringRef ptxasPath,
+                              const kiln::TargetArch &arch) {
+  if (cubin.registers <= kCapRegistersAbove)
+    return;
+  unsigned threads = numWarps * kiln::TargetInfo::kThreadsPerWarp;
+  unsigned room = kiln::blocksPerSMBeforeRegisters(
+      target, threads, sharedBytes + cubin.staticSharedBytes);
+  unsigned now = kiln::blocksPerSMByRegisters(threads, cubin.registers);
+  unsigned tries = 0;
+  for (unsigned blocks = room; blocks > now && tries < 2; --blocks) {
+    unsigned budget = kiln::registerBudget(threads, blocks);
+    if (budget < kCapRegistersAbove)
+      continue;
+    ++tries;
+    std::string capped =
+        withEntryDirective(ptx, (".maxnreg " + Twine(budget)).str());
+    auto retry = kiln::assembleCubin(capped, arch, ptxasPath);
+    if (!retry) {
+      consumeError(retry.takeError());
+      continue;
+    }
+    if (retry->spillBytes <= cubin.spillBytes) {
+      cubin = std::move(*retry);
+      ptx = std::move(capped);
+      return;
+    }
+  }
 }
 
 } // namespace
@@ -363,7 +408,7 @@ int kiln::compileKernel(const CompileOptions &options) {
   // is assembled again with `.minnctapersm 1` (one block per SM is enough),
   // and the result that spills less is kept.
   if (cubin && cubin->spillBytes > 0 && cubin->registers < 255) {
-    std::string hinted = withMinBlocksPerSM(ptx);
+    std::string hinted = withEntryDirective(ptx, ".minnctapersm 1");
     auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
     if (retry && retry->spillBytes < cubin->spillBytes) {
       cubin = std::move(retry);
@@ -372,6 +417,10 @@ int kiln::compileKernel(const CompileOptions &options) {
       consumeError(retry.takeError());
     }
   }
+  if (cubin)
+    capRegistersForOccupancy(ptx, *cubin, TargetInfo::of(*module),
+                             spec->numWarps, sharedBytes, options.ptxasPath,
+                             *arch);
   ptxasTimer.stop();
   if (!cubin)
     return fail(toString(cubin.takeError()));

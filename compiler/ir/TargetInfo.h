@@ -105,6 +105,44 @@ public:
   /// Registers one thread may use.
   static constexpr unsigned kMaxRegistersPerThread = 255;
 
+  // Per-SM resources, for occupancy (the CUDA occupancy calculator's figures).
+  /// 32-bit registers of one SM, allocated to warps in units of 256.
+  static constexpr unsigned kRegistersPerSM = 64 * 1024;
+  static constexpr unsigned kRegisterUnitPerWarp = 256;
+  /// Shared memory the runtime reserves for each resident CTA.
+  static constexpr int64_t kSharedReservedPerBlock = 1024;
+  /// Shared memory of one SM (the opt-in limit plus the reserve).
+  int64_t sharedBytesPerSM() const {
+    return maxSharedBytes() + kSharedReservedPerBlock;
+  }
+  unsigned maxThreadsPerSM() const {
+    switch (computeCapability_) {
+    case 86:
+    case 87:
+    case 88:
+    case 89:
+    case 120:
+    case 121:
+      return 1536;
+    default: // 80, 90, 100, 103, 110
+      return 2048;
+    }
+  }
+  unsigned maxBlocksPerSM() const {
+    switch (computeCapability_) {
+    case 86:
+    case 87:
+    case 88:
+      return 16;
+    case 89:
+    case 120:
+    case 121:
+      return 24;
+    default: // 80, 90, 100, 103, 110
+      return 32;
+    }
+  }
+
 private:
   std::string name_;
   unsigned computeCapability_ = 0;

@@ -51,27 +51,27 @@ public:
                      SmallVectorImpl<WeakTrackingVH> &replaced)
       : loop(loop), dominators(dominators), replaced(replaced) {}
 
-  /// Replaces the operands of `user` (after the loop) that the loop would
-  /// otherwise keep alive by recomputed copies; the values replaced go into
-  /// `replaced`.
-  void rematerializeOperandsOf(Instruction &user) {
-    for (Use &operand : user.operands()) {
-      auto *value = dyn_cast<Instruction>(operand.get());
-      if (!value || !isCandidate(*value))
-        continue;
-      Tree tree = measure(*value);
-      if (!tree.recomputable || !tree.readsSpecialRegister ||
-          tree.size > kMaxTreeSize)
-        continue;
-      operand.set(cloneBefore(*value, user));
-      replaced.push_back(value);
-    }
+  /// Replaces `operand`, used after the loop, by a recomputed copy made
+  /// before `insertBefore` when the loop would otherwise keep its value
+  /// alive; the value replaced goes into `replaced`.
+  void rematerialize(Use &operand, Instruction &insertBefore) {
+    auto *value = dyn_cast<Instruction>(operand.get());
+    if (!value || !isCandidate(*value))
+      return;
+    Tree tree = measure(*value);
+    if (!tree.recomputable || !tree.perThread || tree.size > kMaxTreeSize)
+      return;
+    operand.set(cloneBefore(*value, insertBefore));
+    replaced.push_back(value);
   }
 
 private:
   struct Tree {
     bool recomputable = true;
-    bool readsSpecialRegister = false;
+    /// Reads a special register or a value the loop keeps alive, as
+    /// per-thread values do; a tree of constants and arguments only is
+    /// uniform, and cheap to keep.
+    bool perThread = false;
     unsigned size = 0;
   };
 
@@ -94,17 +94,22 @@ private:
     Tree tree;
     tree.size = 1;
     if (!fixedSpecialRegister(value).empty()) {
-      tree.readsSpecialRegister = true;
+      tree.perThread = true;
     } else if (!isPureArithmetic(value)) {
       tree.recomputable = false;
     } else {
       for (const Value *operand : value.operands()) {
         const auto *inst = dyn_cast<Instruction>(operand);
-        if (!inst || !isCandidate(*inst))
-          continue; // constants, arguments, values alive anyway
+        if (!inst)
+          continue; // constants, arguments
+        if (!isCandidate(*inst)) {
+          // Alive anyway: read through an opaque copy (opaqueCopy).
+          tree.perThread |= opaqueConstraint(inst->getType()) != nullptr;
+          continue;
+        }
         Tree sub = measure(*inst);
         tree.recomputable &= sub.recomputable;
-        tree.readsSpecialRegister |= sub.readsSpecialRegister;
+        tree.perThread |= sub.perThread;
         tree.size += sub.size;
       }
     }
@@ -112,10 +117,12 @@ private:
     return tree;
   }
 
-  /// The copy of `value` for uses in `user`'s block, made before `user` the
-  /// first time (users are visited in program order).
-  Value *cloneBefore(Instruction &value, Instruction &user) {
-    auto &clones = clonesByBlock[user.getParent()];
+  /// The copy of `value` made before `point` the first time it is asked for
+  /// (points in one block are asked for in program order, and a block's
+  /// terminator only after them).
+  Value *cloneBefore(Instruction &value, Instruction &point) {
+    auto &clones =
+        clonesByBlock[{point.getParent(), unsigned(point.isTerminator())}];
     if (Value *clone = clones.lookup(&value))
       return clone;
     Instruction *clone;
@@ -127,26 +134,62 @@ private:
       InlineAsm *read = InlineAsm::get(type, "mov.u32 $0, " + special + ";",
                                        "=r", /*hasSideEffects=*/true);
       clone = CallInst::Create(read, {}, value.getName() + ".remat",
-                               user.getIterator());
+                               point.getIterator());
     } else {
       clone = value.clone();
       for (Use &operand : clone->operands()) {
         auto *inst = dyn_cast<Instruction>(operand.get());
         if (inst && isCandidate(*inst))
-          operand.set(cloneBefore(*inst, user));
+          operand.set(cloneBefore(*inst, point));
+        else if (inst && opaqueConstraint(inst->getType()))
+          operand.set(opaqueCopy(*inst, point));
       }
       clone->setName(value.getName() + ".remat");
-      clone->insertBefore(user.getIterator());
+      clone->insertBefore(point.getIterator());
     }
     clones[&value] = clone;
     return clone;
+  }
+
+  /// A copy of `value` (alive anyway) made before `point` through a
+  /// side-effecting move, so that the backend's CSE cannot fold the clones
+  /// that read it into the copies before the loop (`base + 2048` recomputed
+  /// after the loop is otherwise merged back into the one before it).
+  Value *opaqueCopy(Instruction &value, Instruction &point) {
+    auto &clones =
+        clonesByBlock[{point.getParent(), unsigned(point.isTerminator())}];
+    if (Value *copy = clones.lookup(&value))
+      return copy;
+    Type *type = value.getType();
+    const char *constraint = opaqueConstraint(type);
+    std::string asmText =
+        type->isIntegerTy(64) ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;";
+    auto *fnType = FunctionType::get(type, {type}, /*isVarArg=*/false);
+    InlineAsm *move =
+        InlineAsm::get(fnType, asmText, constraint, /*hasSideEffects=*/true);
+    Instruction *copy = CallInst::Create(
+        move, {&value}, value.getName() + ".opaque", point.getIterator());
+    clones[&value] = copy;
+    return copy;
+  }
+
+  /// The inline-asm constraints of a move of `type`, for the integer types
+  /// of registers; null for others.
+  static const char *opaqueConstraint(Type *type) {
+    if (type->isIntegerTy(32))
+      return "=r,r";
+    if (type->isIntegerTy(64))
+      return "=l,l";
+    return nullptr;
   }
 
   const Loop &loop;
   DominatorTree &dominators;
   SmallVectorImpl<WeakTrackingVH> &replaced;
   DenseMap<const Instruction *, Tree> measured;
-  DenseMap<const BasicBlock *, DenseMap<const Instruction *, Value *>>
+  /// Copies by (block, made before its terminator).
+  DenseMap<std::pair<const BasicBlock *, unsigned>,
+           DenseMap<const Instruction *, Value *>>
       clonesByBlock;
 };
 
@@ -168,21 +211,56 @@ static SmallPtrSet<const BasicBlock *, 16> blocksAfter(const Loop &loop) {
   return after;
 }
 
+/// Where a copy for a use of `operand` by `user` after a loop goes: before
+/// the user; for a phi, before the incoming block's terminator; for a user
+/// inside a later loop, before that loop's preheader's terminator, so that
+/// the copy is made once and alive only while the later loop runs (the
+/// second loop of a causal attention, reading the tiles' offsets the first
+/// one does not). Null where no such place is outside every loop.
+static Instruction *copyPoint(const Use &operand, Instruction &user,
+                              const LoopInfo &loops) {
+  BasicBlock *block = user.getParent();
+  Instruction *point = &user;
+  if (auto *phi = dyn_cast<PHINode>(&user)) {
+    block = phi->getIncomingBlock(operand);
+    point = block->getTerminator();
+  }
+  if (const Loop *later = loops.getLoopFor(block)) {
+    while (later->getParentLoop())
+      later = later->getParentLoop();
+    block = later->getLoopPreheader();
+    if (!block)
+      return nullptr;
+    point = block->getTerminator();
+  }
+  return loops.getLoopFor(block) ? nullptr : point;
+}
+
 bool kiln::rematerializeAfterLoops(Function &function,
                                    DominatorTree &dominators, LoopInfo &loops) {
   SmallVector<WeakTrackingVH> replaced;
   for (const Loop *loop : loops) { // outermost loops
     LoopRematerializer rematerializer(*loop, dominators, replaced);
     SmallPtrSet<const BasicBlock *, 16> after = blocksAfter(*loop);
+    // Uses in program order, those placed at a block's terminator last.
+    SmallVector<std::pair<Use *, Instruction *>> atTerminators;
     for (BasicBlock &block : function) {
-      // Not inside another loop, where a copy would be recomputed on every
-      // iteration.
-      if (!after.contains(&block) || loops.getLoopFor(&block))
+      if (!after.contains(&block))
         continue;
-      for (Instruction &inst : block)
-        if (!isa<PHINode>(inst))
-          rematerializer.rematerializeOperandsOf(inst);
+      for (Instruction &inst : block) {
+        for (Use &operand : inst.operands()) {
+          Instruction *point = copyPoint(operand, inst, loops);
+          if (!point || !after.contains(point->getParent()))
+            continue;
+          if (point->isTerminator())
+            atTerminators.push_back({&operand, point});
+          else
+            rematerializer.rematerialize(operand, *point);
+        }
+      }
     }
+    for (auto [operand, point] : atTerminators)
+      rematerializer.rematerialize(*operand, *point);
   }
   if (replaced.empty())
     return false;

@@ -30,11 +30,13 @@ namespace kiln {
 /// after it but not inside it, whose computation is a small tree of pure
 /// operations over constants, arguments, special-register reads and values
 /// the loop keeps alive anyway, clones that tree next to its uses after the
-/// loop (outside any other loop). The clone reads the special registers
-/// (%tid, %ctaid, ...) through side-effecting inline asm, so that CSE in the
-/// NVPTX backend cannot fold it back into the copy before the loop. Trees
-/// without a special-register read are left alone: they are uniform and
-/// cheap to keep. Returns whether `function` changed.
+/// loop; for a use inside a later loop (the second loop of a causal
+/// attention), once, in that loop's preheader. The clone reads the special
+/// registers (%tid, %ctaid, ...) through side-effecting inline asm, and the
+/// values kept alive anyway through a side-effecting move, so that CSE in the
+/// NVPTX backend cannot fold it back into the copy before the loop. Trees of
+/// constants and arguments only are left alone: they are uniform and cheap
+/// to keep. Returns whether `function` changed.
 bool rematerializeAfterLoops(llvm::Function &function,
                              llvm::DominatorTree &dominators,
                              llvm::LoopInfo &loops);

@@ -1,5 +1,6 @@
 // TargetInfo answers every feature and limit question per architecture; one
 // test per listed arch pins what a pass or lowering will be told.
+#include "compiler/ir/Occupancy.h"
 #include "compiler/ir/TargetInfo.h"
 
 #include "mlir/IR/Builders.h"
@@ -106,3 +107,26 @@ TEST(TargetInfo, ReadFromTheModule) {
 }
 
 } // namespace
+
+// The occupancy arithmetic (compiler/ir/Occupancy.h) against the CUDA
+// occupancy calculator's figures.
+TEST(Occupancy, BlocksAndRegisterBudgets) {
+  TargetInfo sm90 = target("sm_90a");
+  // Causal attention, d64: 4 warps, 64 KB of shared memory: 3 blocks fit
+  // the shared memory (228 KB per SM, 1 KB reserved per block); 230
+  // registers allow 2, 168 allow 3.
+  EXPECT_EQ(kiln::blocksPerSMBeforeRegisters(sm90, 128, 65536), 3u);
+  EXPECT_EQ(kiln::blocksPerSMByRegisters(128, 230), 2u);
+  EXPECT_EQ(kiln::blocksPerSMByRegisters(128, 168), 3u);
+  EXPECT_EQ(kiln::registerBudget(128, 3), 168u);
+  EXPECT_EQ(kiln::registerBudget(128, 1), 255u);
+  // Without shared memory, threads and the block limit decide.
+  EXPECT_EQ(kiln::blocksPerSMBeforeRegisters(sm90, 128, 0), 16u);
+  EXPECT_EQ(kiln::blocksPerSMBeforeRegisters(sm90, 32, 0), 32u);
+  EXPECT_EQ(kiln::blocksPerSMBeforeRegisters(target("sm_86"), 128, 0), 12u);
+  // Registers are allocated per warp in units of 256: 33 registers take 40.
+  EXPECT_EQ(kiln::blocksPerSMByRegisters(256, 33), 6u);
+  EXPECT_EQ(kiln::registerBudget(256, 6), 40u);
+  // A block larger than the SM's shared memory does not fit at all.
+  EXPECT_EQ(kiln::blocksPerSMBeforeRegisters(sm90, 128, 300 * 1024), 0u);
+}

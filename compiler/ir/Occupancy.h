@@ -1,0 +1,59 @@
+//===- Occupancy.h - how many blocks of a kernel one SM holds -------------===//
+//
+// The occupancy calculator's arithmetic over TargetInfo's per-SM resources:
+// blocks resident at once are limited by threads, shared memory and
+// registers (allocated per warp in units of 256). The driver uses it to ask
+// ptxas for at most as many registers as the kernel's shared memory leaves
+// room for (compiler/driver/Pipeline.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_IR_OCCUPANCY_H
+#define KILN_IR_OCCUPANCY_H
+
+#include "compiler/ir/TargetInfo.h"
+
+#include <algorithm>
+
+namespace kiln {
+
+/// Blocks of `threads` threads that one SM holds at once when each uses
+/// `sharedBytes` of shared memory, not counting registers.
+inline unsigned blocksPerSMBeforeRegisters(const TargetInfo &target,
+                                           unsigned threads,
+                                           int64_t sharedBytes) {
+  unsigned blocks =
+      std::min(target.maxBlocksPerSM(), target.maxThreadsPerSM() / threads);
+  int64_t perBlock =
+      std::max<int64_t>(sharedBytes, 0) + TargetInfo::kSharedReservedPerBlock;
+  return std::min<int64_t>(blocks, target.sharedBytesPerSM() / perBlock);
+}
+
+/// Blocks of `threads` threads, each thread using `registers` registers,
+/// whose registers one SM holds at once.
+inline unsigned blocksPerSMByRegisters(unsigned threads, unsigned registers) {
+  unsigned unit = TargetInfo::kRegisterUnitPerWarp;
+  unsigned perWarp =
+      (std::max(registers, 1u) * TargetInfo::kThreadsPerWarp + unit - 1) /
+      unit * unit;
+  unsigned warps = TargetInfo::kRegistersPerSM / perWarp;
+  return warps / ((threads + TargetInfo::kThreadsPerWarp - 1) /
+                  TargetInfo::kThreadsPerWarp);
+}
+
+/// The most registers per thread with which `blocks` blocks of `threads`
+/// threads fit one SM's registers (at most kMaxRegistersPerThread); 0 when
+/// not even one register does.
+inline unsigned registerBudget(unsigned threads, unsigned blocks) {
+  unsigned warps = blocks * ((threads + TargetInfo::kThreadsPerWarp - 1) /
+                             TargetInfo::kThreadsPerWarp);
+  if (warps == 0)
+    return TargetInfo::kMaxRegistersPerThread;
+  unsigned unit = TargetInfo::kRegisterUnitPerWarp;
+  unsigned perWarp = TargetInfo::kRegistersPerSM / warps / unit * unit;
+  return std::min(perWarp / TargetInfo::kThreadsPerWarp,
+                  TargetInfo::kMaxRegistersPerThread);
+}
+
+} // namespace kiln
+
+#endif // KILN_IR_OCCUPANCY_H
