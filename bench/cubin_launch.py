@@ -6,6 +6,30 @@ import json
 import os
 
 
+def pack_arguments(meta, values):
+    """The kernel-parameter array (holders, void* array) for `values` (name
+    -> Python value) in the order of `meta` (a cubin's JSON metadata); `:1`
+    parameters are checked, not passed. Needs no CUDA: the benches' dry runs
+    call it alone."""
+    holders = []
+    for p in meta["params"]:
+        value = values[p["name"]]
+        if p.get("equal_to_1"):
+            assert value == 1, p["name"]
+            continue
+        if p["type"].startswith("*"):
+            holders.append(ctypes.c_uint64(value))
+        elif p["type"] == "fp32":
+            holders.append(ctypes.c_float(value))
+        elif p["type"] in ("i64", "u64"):
+            holders.append(ctypes.c_int64(value))
+        else:
+            holders.append(ctypes.c_int32(value))
+    pointers = (ctypes.c_void_p * len(holders))(
+        *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+    return holders, pointers
+
+
 class Cubin:
     """NAME.cubin and NAME.json of DIRECTORY, loaded into the current
     context. `shared` is the dynamic shared memory every launch requests
@@ -25,23 +49,7 @@ class Cubin:
     def arguments(self, values):
         """The kernel-parameter array for `values` (name -> Python value),
         in the metadata's order; `:1` parameters are checked, not passed."""
-        holders = []
-        for p in self.meta["params"]:
-            value = values[p["name"]]
-            if p.get("equal_to_1"):
-                assert value == 1, p["name"]
-                continue
-            if p["type"].startswith("*"):
-                holders.append(ctypes.c_uint64(value))
-            elif p["type"] == "fp32":
-                holders.append(ctypes.c_float(value))
-            elif p["type"] in ("i64", "u64"):
-                holders.append(ctypes.c_int64(value))
-            else:
-                holders.append(ctypes.c_int32(value))
-        pointers = (ctypes.c_void_p * len(holders))(
-            *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-        return holders, pointers
+        return pack_arguments(self.meta, values)
 
     def launch(self, grid, arguments, stream):
         """Launches on `stream` (a CUstream handle) with `arguments` from
