@@ -18,6 +18,10 @@ upstream's tutorial 06) before timing. Timing: triton.testing.do_bench, Kiln
 and Triton interleaved over --rounds rounds; the ratio is the median of the
 per-round ratios. FLOPs: 4 Z H N^2 D, halved when causal. Writes
 OUT_DIR/results.json and OUT_DIR/results.md.
+
+--kiln-only launches each Kiln cubin once per size and checks it against
+attention computed on the CPU (use small --batch/--heads): no Triton and no
+timing, the form tests/gpu/compute_sanitizer.sh runs under compute-sanitizer.
 """
 import argparse
 import ctypes
@@ -26,6 +30,7 @@ import importlib.util
 import json
 import os
 import statistics
+import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _spec = importlib.util.spec_from_file_location("kiln_cubin_launch", os.path.join(REPO, "bench", "cubin_launch.py"))
@@ -55,7 +60,12 @@ def main():
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--source", choices=("bench", "tutorial06"), default="bench")
+    parser.add_argument("--kiln-only", action="store_true",
+                        help="launch each Kiln cubin once per size and check it against a reference computed "
+                             "on the CPU; no Triton, no timing (for compute-sanitizer)")
     args = parser.parse_args()
+    if args.kiln_only:
+        return kiln_only(args)
     import torch
     import triton
     cuda = ctypes.CDLL("libcuda.so.1")
@@ -159,9 +169,57 @@ def main():
                     f"{kb(r['triton_shared_bytes'])} | {r['spills']} |\n")
 
 
+def kiln_only(args):
+    """Each cubin once per size, checked against attention computed on the
+    CPU in fp32: the only GPU kernels are Kiln's (and torch's copies), so that
+    compute-sanitizer's reports are about Kiln's code. Exits 1 on a wrong
+    output."""
+    import torch
+    cuda = ctypes.CDLL("libcuda.so.1")
+    cuda.cuInit(0)
+    torch.zeros(1, device="cuda")
+    tutorial = args.source == "tutorial06"
+    Z, H = args.batch, args.heads
+    wrong = right = 0
+    for line in open(os.path.join(args.cubins, "list.txt")):
+        name, arch, d, causal, bm, bn, warps, stages = line.strip().split("|")
+        d, bm = int(d), int(bm)
+        causal = causal == "1"
+        cubin = cubin_launch.Cubin(cuda, args.cubins, name)
+        for n_ctx in map(int, args.sizes.split(",")):
+            torch.manual_seed(0)
+            q, k, v = (torch.randn((Z * H, n_ctx, d), dtype=torch.float16) for _ in range(3))
+            sm_scale = 1.0 / d ** 0.5
+            scores = (q.float() @ k.float().transpose(1, 2)) * sm_scale
+            if causal:
+                scores.masked_fill_(torch.ones(n_ctx, n_ctx, dtype=torch.bool).triu(1), float("-inf"))
+            reference = torch.softmax(scores, dim=-1) @ v.float()
+            q, k, v = q.cuda(), k.cuda(), v.cuda()
+            out = torch.zeros_like(q)
+            lse = torch.empty((Z * H, n_ctx), device="cuda", dtype=torch.float32)
+            if tutorial:
+                values = {"sm_scale": sm_scale, "M": lse.data_ptr(), "Z": Z, "H": H, "desc_q": q.data_ptr(),
+                          "desc_k": k.data_ptr(), "desc_v": v.data_ptr(), "desc_o": out.data_ptr(),
+                          "N_CTX": n_ctx}
+            else:
+                values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
+                          "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1),
+                          "N_CTX": n_ctx}
+            cubin.launch(((n_ctx + bm - 1) // bm, Z * H), cubin.arguments(values),
+                         torch.cuda.current_stream().cuda_stream)
+            torch.cuda.synchronize()
+            ok = bool(torch.allclose(out.cpu().float(), reference, atol=1e-2, rtol=0))
+            wrong += not ok
+            right += ok
+            print(f"{name} N_CTX={n_ctx}: {'ok' if ok else 'WRONG'}", flush=True)
+        cubin.unload()
+    print(f"{right} passed, {wrong} failed")
+    return 1 if wrong else 0
+
+
 def kb(n):
     return "?" if n is None else f"{n / 1024:.0f}"
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,6 +9,10 @@
 #
 #   tests/gpu/compute_sanitizer.sh OUT_DIR [BIN_DIR] ARCH=CUBIN_DIR...
 #
+# ARCH may also be `attention` or `attention_t06`, with a directory of
+# bench/build_attention_cubins.sh's cubins (the bench kernel's, or tutorial
+# 06's): they run Kiln-only through bench/attention_cubins.py --kiln-only.
+#
 # e.g., after, here,
 #   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90a sm_90a
 #   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90 sm_90
@@ -25,7 +29,7 @@
 # go at once.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-[[ $# -ge 2 ]] || { sed -n '2,24p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,28p' "$0" >&2; exit 2; }
 out=$1
 shift
 bin=""
@@ -44,7 +48,13 @@ jobs=()
 for pair in "$@"; do
   arch=${pair%%=*}
   dir=${pair#*=}
-  jobs+=("differential_${arch}|python3 tests/gpu/differential.py --kiln-only --cubins $dir --out $out/logs/diff_${arch}")
+  case $arch in
+    attention | attention_t06) # bench/build_attention_cubins.sh's cubins
+      source=bench; [[ $arch == attention_t06 ]] && source=tutorial06
+      jobs+=("${arch}|python3 bench/attention_cubins.py --kiln-only --source $source --cubins $dir --out $out/logs/$arch --batch 1 --heads 2 --sizes 384,1024") ;;
+    *)
+      jobs+=("differential_${arch}|python3 tests/gpu/differential.py --kiln-only --cubins $dir --out $out/logs/diff_${arch}") ;;
+  esac
 done
 if [[ -n $bin ]]; then
   jobs+=("runtime_gpu_test|$bin/kiln_runtime_gpu_test")
