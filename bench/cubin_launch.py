@@ -1,23 +1,84 @@
 """Launching kilnc's cubins from Python through the CUDA driver (ctypes), for
 the benches that time them beside Triton: load a cubin and its metadata,
 pack the entry point's arguments, launch on torch's current stream."""
+import collections
 import ctypes
 import json
 import os
+import re
+
+# A `tensordesc<T[...]>` argument: the base address and the extents and
+# strides in elements, outermost first (the last stride is 1).
+TensorDescriptor = collections.namedtuple("TensorDescriptor", ["base", "shape", "strides"])
+
+_ELEMENT_BYTES = {"fp8e4nv": 1, "fp8e5": 1, "i8": 1, "u8": 1, "fp16": 2, "bf16": 2, "i16": 2, "u16": 2,
+                  "fp32": 4, "i32": 4, "u32": 4, "fp64": 8, "i64": 8, "u64": 8}
+# CUtensorMapDataType, as the runtime maps element types (runtime/kiln/internal/tensor_map.cc).
+_TENSOR_MAP_TYPE = {"u8": 0, "i8": 0, "fp8e4nv": 0, "fp8e5": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3,
+                    "u64": 4, "i64": 5, "fp16": 6, "fp32": 7, "fp64": 8, "bf16": 9}
+_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CUtensorMapSwizzle
 
 
-def pack_arguments(meta, values):
-    """The kernel-parameter array (holders, void* array) for `values` (name
-    -> Python value) in the order of `meta` (a cubin's JSON metadata); `:1`
-    parameters are checked, not passed. Needs no CUDA: the benches' dry runs
-    call it alone."""
+def parse_tensordesc(type_name):
+    """`tensordesc<fp16[128,64]>` -> ("fp16", [128, 64]); None for other types."""
+    match = re.fullmatch(r"tensordesc<(\w+)\[([\d,]+)\]>", type_name)
+    if not match:
+        return None
+    return match.group(1), [int(d) for d in match.group(2).split(",")]
+
+
+def _tensor_map(cuda, element, desc, tensor_map):
+    """The 128 bytes of cuTensorMapEncodeTiled for `desc`, with the box and
+    swizzle of the metadata's "tensor_map" and the rest as the runtime encodes
+    them (docs/architecture.md, Tensor descriptors)."""
+    rank = len(desc.shape)
+    size = _ELEMENT_BYTES[element]
+    dims = (ctypes.c_uint64 * rank)(*reversed(desc.shape))
+    strides = (ctypes.c_uint64 * max(rank - 1, 1))(*[s * size for s in reversed(desc.strides[:-1])])
+    box = (ctypes.c_uint32 * rank)(*reversed(tensor_map["box"]))
+    ones = (ctypes.c_uint32 * rank)(*([1] * rank))
+    raw = (ctypes.c_ubyte * 192)()  # a CUtensorMap is 64-byte aligned
+    address = (ctypes.addressof(raw) + 63) // 64 * 64
+    result = cuda.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(address), _TENSOR_MAP_TYPE[element], rank, ctypes.c_void_p(desc.base), dims, strides,
+        box, ones, 0, _SWIZZLE[tensor_map["swizzle"]], 2, 0)  # no interleave, L2 128 B, fill zero
+    assert result == 0, f"cuTensorMapEncodeTiled: CUresult {result}"
+    return (ctypes.c_ubyte * 128).from_buffer_copy(ctypes.string_at(address, 128))
+
+
+def pack_arguments(meta, values, cuda=None):
+    """The entry point's arguments for `values` (name -> Python value), in
+    the metadata's order, as ctypes holders; `:1` parameters are checked,
+    not passed. A `tensordesc` parameter takes a TensorDescriptor and
+    becomes its 2 + 2r ABI parameters (docs/architecture.md): the 128-byte
+    tensor map (zeros unless the metadata has "tensor_map"; encoding one
+    needs `cuda`), the base, the extents (i32) and the strides (i64). The
+    launcher's checks on descriptors are asserted."""
     holders = []
     for p in meta["params"]:
         value = values[p["name"]]
         if p.get("equal_to_1"):
             assert value == 1, p["name"]
             continue
-        if p["type"].startswith("*"):
+        desc_type = parse_tensordesc(p["type"])
+        if desc_type:
+            element, block = desc_type
+            desc = TensorDescriptor(*value)
+            size = _ELEMENT_BYTES[element]
+            assert len(desc.shape) == len(desc.strides) == len(block), p["name"]
+            assert desc.base and desc.base % 16 == 0, (p["name"], "base not 16-byte aligned")
+            assert desc.strides[-1] == 1, (p["name"], "last stride not 1")
+            assert all(s > 0 and s * size % 16 == 0 for s in desc.strides[:-1]), (p["name"], desc.strides)
+            assert all(1 <= e < 2 ** 31 for e in desc.shape), (p["name"], desc.shape)
+            if "tensor_map" in p:
+                assert cuda is not None, (p["name"], "a tensor map is encoded through the driver")
+                holders.append(_tensor_map(cuda, element, desc, p["tensor_map"]))
+            else:
+                holders.append((ctypes.c_ubyte * 128)())
+            holders.append(ctypes.c_uint64(desc.base))
+            holders += [ctypes.c_int32(e) for e in desc.shape]
+            holders += [ctypes.c_int64(s) for s in desc.strides]
+        elif p["type"].startswith("*"):
             holders.append(ctypes.c_uint64(value))
         elif p["type"] == "fp32":
             holders.append(ctypes.c_float(value))
@@ -25,9 +86,7 @@ def pack_arguments(meta, values):
             holders.append(ctypes.c_int64(value))
         else:
             holders.append(ctypes.c_int32(value))
-    pointers = (ctypes.c_void_p * len(holders))(
-        *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-    return holders, pointers
+    return holders
 
 
 class Cubin:
@@ -48,8 +107,11 @@ class Cubin:
 
     def arguments(self, values):
         """The kernel-parameter array for `values` (name -> Python value),
-        in the metadata's order; `:1` parameters are checked, not passed."""
-        return pack_arguments(self.meta, values)
+        in the metadata's order (pack_arguments)."""
+        holders = pack_arguments(self.meta, values, self.cuda)
+        pointers = (ctypes.c_void_p * len(holders))(
+            *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+        return holders, pointers
 
     def launch(self, grid, arguments, stream):
         """Launches on `stream` (a CUstream handle) with `arguments` from
