@@ -43,12 +43,12 @@ TUTORIAL06 = os.path.join(REPO, "tests", "realworld", "tutorials", "python", "tu
 
 
 def load_kernel(source):
-    path = TUTORIAL06 if source == "tutorial06" else os.path.join(REPO, "bench", "kernels", "attention_fwd.py")
+    path = TUTORIAL06 if source.startswith("tutorial06") else os.path.join(REPO, "bench", "kernels", "attention_fwd.py")
     spec = importlib.util.spec_from_file_location("kiln_attention_" + source, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     # The tutorial's kernel is autotuned: its .fn runs one forced config.
-    return mod._attn_fwd.fn if source == "tutorial06" else mod.attn_fwd
+    return mod._attn_fwd.fn if source.startswith("tutorial06") else mod.attn_fwd
 
 
 def main():
@@ -59,7 +59,7 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--source", choices=("bench", "tutorial06"), default="bench")
+    parser.add_argument("--source", choices=("bench", "tutorial06", "tutorial06_host"), default="bench")
     parser.add_argument("--kiln-only", action="store_true",
                         help="launch each Kiln cubin once per size and check it against a reference computed "
                              "on the CPU; no Triton, no timing (for compute-sanitizer)")
@@ -72,7 +72,8 @@ def main():
     cuda.cuInit(0)
     torch.zeros(1, device="cuda")
     kernel = load_kernel(args.source)
-    tutorial = args.source == "tutorial06"
+    tutorial = args.source.startswith("tutorial06")
+    host_descriptors = args.source == "tutorial06_host"
     if tutorial:
         # Device-side tensor descriptors take global scratch memory.
         triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
@@ -98,6 +99,16 @@ def main():
                 values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
                           "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1),
                           "N_CTX": n_ctx}
+            descs = (q, k, v, out)
+            if host_descriptors:
+                # As the tutorial makes them on Hopper (its pre_hook sets the
+                # block shapes of the config): 2-D views of the heads' rows.
+                from triton.tools.tensor_descriptor import TensorDescriptor
+                rows_2d, blocks = [Z * H * n_ctx, d], ([bm, d], [bn, d], [bn, d], [bm, d])
+                descs = tuple(TensorDescriptor(t, shape=rows_2d, strides=[d, 1], block_shape=b)
+                              for t, b in zip((q, k, v, out), blocks))
+                for key, t in zip(("desc_q", "desc_k", "desc_v", "desc_o"), (q, k, v, out)):
+                    values[key] = cubin_launch.TensorDescriptor(t.data_ptr(), rows_2d, [d, 1])
             arguments = cubin.arguments(values)
             grid = (triton.cdiv(n_ctx, bm), Z * H)
 
@@ -106,7 +117,7 @@ def main():
 
             def upstream(grid=grid):
                 if tutorial:
-                    return kernel[grid](sm_scale, lse, Z, H, q, k, v, out, N_CTX=n_ctx, HEAD_DIM=d, BLOCK_M=bm,
+                    return kernel[grid](sm_scale, lse, Z, H, *descs, N_CTX=n_ctx, HEAD_DIM=d, BLOCK_M=bm,
                                  BLOCK_N=bn, FP8_OUTPUT=False, STAGE=3 if causal else 1, warp_specialize=False,
                                  IS_HOPPER=arch.startswith("sm_90"), num_warps=warps, num_stages=stages)
                 else:
@@ -154,7 +165,8 @@ def main():
                   rows=rows)
     json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
     with open(os.path.join(args.out, "results.md"), "w") as f:
-        what = "upstream tutorial 06 _attn_fwd" if tutorial else "bench/kernels/attention_fwd.py"
+        what = ("upstream tutorial 06 _attn_fwd" + (", host descriptors" if host_descriptors else "")
+                if tutorial else "bench/kernels/attention_fwd.py")
         f.write(f"# Attention forward ({what}), Kiln cubins beside Triton "
                 f"{triton.__version__} ({result['gpu']}, {result['date']})\n\n")
         f.write(f"fp16, batch {Z}, {H} heads.\n\n")
@@ -178,7 +190,7 @@ def kiln_only(args):
     cuda = ctypes.CDLL("libcuda.so.1")
     cuda.cuInit(0)
     torch.zeros(1, device="cuda")
-    tutorial = args.source == "tutorial06"
+    tutorial = args.source.startswith("tutorial06")
     Z, H = args.batch, args.heads
     wrong = right = 0
     for line in open(os.path.join(args.cubins, "list.txt")):
@@ -201,6 +213,9 @@ def kiln_only(args):
                 values = {"sm_scale": sm_scale, "M": lse.data_ptr(), "Z": Z, "H": H, "desc_q": q.data_ptr(),
                           "desc_k": k.data_ptr(), "desc_v": v.data_ptr(), "desc_o": out.data_ptr(),
                           "N_CTX": n_ctx}
+                if args.source == "tutorial06_host":
+                    for key, t in zip(("desc_q", "desc_k", "desc_v", "desc_o"), (q, k, v, out)):
+                        values[key] = cubin_launch.TensorDescriptor(t.data_ptr(), [Z * H * n_ctx, d], [d, 1])
             else:
                 values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
                           "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1),

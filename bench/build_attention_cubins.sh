@@ -4,7 +4,9 @@
 # causality and config, strides 16-divisible, for sm_90a (wgmma) and sm_90
 # (mma.sync). With SOURCE=tutorial06: upstream's tutorial 06 `_attn_fwd`
 # instead (tests/realworld's unchanged copy), its descriptors made in the
-# kernel from pointers (the `desc_*=*fp16` form), STAGE 3 when causal.
+# kernel from pointers (the `desc_*=*fp16` form), STAGE 3 when causal;
+# SOURCE=tutorial06_host: the same with host descriptors (`tensordesc<...>:16`),
+# the form the tutorial uses on Hopper.
 #
 #   bench/build_attention_cubins.sh [KILNC] [DEST] [SOURCE]
 #     (defaults: build/compiler/driver/kilnc, .devbuild/attention_cubins, bench)
@@ -14,7 +16,7 @@ kilnc=${1:-build/compiler/driver/kilnc}
 dest=${2:-.devbuild/attention_cubins}
 source=${3:-bench}
 src=bench/kernels/attention_fwd.py
-[[ $source == tutorial06 ]] && src=tests/realworld/tutorials/python/tutorials/06-fused-attention.py
+[[ $source == tutorial06* ]] && src=tests/realworld/tutorials/python/tutorials/06-fused-attention.py
 mkdir -p "$dest"
 : >"$dest/list.txt"
 status=0
@@ -22,11 +24,16 @@ status=0
 while IFS='|' read -r arch d causal bm bn warps stages; do
   name="${arch}_d${d}_c${causal}_${bm}x${bn}_w${warps}s${stages}"
   c=False; [[ $causal == 1 ]] && c=True
-  if [[ $source == tutorial06 ]]; then
+  if [[ $source == tutorial06* ]]; then
     stage=1; [[ $causal == 1 ]] && stage=3
     hopper=False; [[ $arch == sm_90* ]] && hopper=True
     kernel=_attn_fwd
-    sig="sm_scale=fp32, M=*fp32:16, Z=i32, H=i32, desc_q=*fp16:16, desc_k=*fp16:16, desc_v=*fp16:16, desc_o=*fp16:16, N_CTX=i32:16, HEAD_DIM=$d, BLOCK_M=$bm, BLOCK_N=$bn, FP8_OUTPUT=False, STAGE=$stage, warp_specialize=False, IS_HOPPER=$hopper, num_warps=$warps, num_stages=$stages"
+    descs="desc_q=*fp16:16, desc_k=*fp16:16, desc_v=*fp16:16, desc_o=*fp16:16"
+    # tutorial06_host: host descriptors, as the tutorial passes them on
+    # Hopper; their extents are multiples of 16 (the aligned variant's `:16`).
+    [[ $source == tutorial06_host ]] &&
+      descs="desc_q=tensordesc<fp16[$bm,$d]>:16, desc_k=tensordesc<fp16[$bn,$d]>:16, desc_v=tensordesc<fp16[$bn,$d]>:16, desc_o=tensordesc<fp16[$bm,$d]>:16"
+    sig="sm_scale=fp32, M=*fp32:16, Z=i32, H=i32, $descs, N_CTX=i32:16, HEAD_DIM=$d, BLOCK_M=$bm, BLOCK_N=$bn, FP8_OUTPUT=False, STAGE=$stage, warp_specialize=False, IS_HOPPER=$hopper, num_warps=$warps, num_stages=$stages"
   else
     kernel=attn_fwd
     sig="Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"

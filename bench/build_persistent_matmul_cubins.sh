@@ -12,7 +12,8 @@
 # Pointers and every size and stride are 16-divisible (M, N, K multiples of
 # 16), the unit strides are `:1`: A row-major (M x K), B as the tutorial
 # passes it to the pointer kernels, b.T of an N x K row-major tensor, and C
-# row-major. Descriptor parameters take no hint.
+# row-major. Descriptors are `:16` (extents multiples of 16, as the
+# aligned variant a build makes assumes and its launcher checks).
 #
 # Writes DEST/NAME.{cubin,json}, DEST/list.txt (the cubins that compiled, one
 # `name|kernel|dtype|BM|BN|BK|GROUP|warps|stages|NUM_SMS` a line),
@@ -42,7 +43,7 @@ signature() {
   local launch="num_warps=$warps, num_stages=$stages"
   local pointers="a_ptr=*$t:16, b_ptr=*$t:16, c_ptr=*$t:16"
   local strides="stride_am=i32:16, stride_ak=i32:1, stride_bk=i32:1, stride_bn=i32:16, stride_cm=i32:16, stride_cn=i32:1"
-  local descs="a_desc=tensordesc<$t[$bm,$bk]>, b_desc=tensordesc<$t[$bn,$bk]>, c_desc=tensordesc<$t[$bm,$bn]>"
+  local descs="a_desc=tensordesc<$t[$bm,$bk]>:16, b_desc=tensordesc<$t[$bn,$bk]>:16, c_desc=tensordesc<$t[$bm,$bn]>:16"
   case $kernel in
     matmul_kernel) echo "$pointers, $sizes, $strides, $blocks, $launch" ;;
     matmul_kernel_persistent) echo "$pointers, $sizes, $strides, $blocks, NUM_SMS=$num_sms, $launch" ;;

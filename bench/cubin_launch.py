@@ -70,6 +70,8 @@ def pack_arguments(meta, values, cuda=None):
             assert desc.strides[-1] == 1, (p["name"], "last stride not 1")
             assert all(s > 0 and s * size % 16 == 0 for s in desc.strides[:-1]), (p["name"], desc.strides)
             assert all(1 <= e < 2 ** 31 for e in desc.shape), (p["name"], desc.shape)
+            if p.get("divisibility") == 16:  # the variant assumes its extents multiples of 16
+                assert all(e % 16 == 0 for e in desc.shape), (p["name"], desc.shape)
             if "tensor_map" in p:
                 assert cuda is not None, (p["name"], "a tensor map is encoded through the driver")
                 holders.append(_tensor_map(cuda, element, desc, p["tensor_map"]))

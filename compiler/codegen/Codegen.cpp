@@ -843,7 +843,7 @@ private:
                                    ArrayRef<std::string> names,
                                    ArrayRef<unsigned> shared) {
     Requirement r;
-    std::vector<std::string> pointers, ones, integers;
+    std::vector<std::string> pointers, ones, integers, extents;
     for (auto [i, p] : enumerate(v.params)) {
       if (p.equalToOne && !is_contained(shared, unsigned(i))) {
         r.terms.push_back(names[i] + " == 1");
@@ -852,6 +852,14 @@ private:
       } else if (p.divisibility == 16 && isPointerType(p.type)) {
         r.terms.push_back("kiln::internal::IsAligned16(" + names[i] + ")");
         pointers.push_back(p.name);
+      } else if (std::optional<DescriptorType> desc =
+                     parseDescriptorType(p.type);
+                 desc && p.divisibility == 16) {
+        // Packed before the variants are chosen (chooserDict).
+        for (size_t d = 0; d < desc->blockShape.size(); ++d)
+          r.terms.push_back(formatv("{0}.shape[{1}] % 16 == 0",
+                                    descriptorAbiName(names[i]), d));
+        extents.push_back(p.name);
       } else if (p.divisibility == 16) {
         r.terms.push_back(names[i] + " % 16 == 0");
         integers.push_back(p.name);
@@ -870,6 +878,9 @@ private:
           joinWords(integers) +
           (integers.size() == 1 ? " is a multiple" : " are multiples") +
           " of 16");
+    if (!extents.empty())
+      clauses.push_back("the extents of " + joinWords(extents) +
+                        " are multiples of 16");
     r.words = joinWords(clauses);
     return r;
   }

@@ -175,9 +175,9 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
                           "tensordesc<T[d0,...]>)",
                           index, param.name, param.type));
     if (std::optional<DescriptorType> desc = parseDescriptorType(param.type)) {
-      if (param.divisibility != 1 || param.equalToOne)
-        return fail(formatv("params[{0}] ({1}): a descriptor takes no "
-                            "divisibility or equal_to_1",
+      if (param.equalToOne)
+        return fail(formatv("params[{0}] ({1}): a descriptor is never equal "
+                            "to 1",
                             index, param.name));
       if (param.readsTensorMap &&
           param.tensorMapBox.size() != desc->blockShape.size())
@@ -200,9 +200,9 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
       return fail(formatv("params[{0}] ({1}): divisibility must be 1 or 16",
                           index, param.name));
     if (param.divisibility == 16 && !isPointerType(param.type) &&
-        !isIntegerType(param.type))
-      return fail(formatv("params[{0}] ({1}): only pointers and integers can "
-                          "be divisible by 16",
+        !isIntegerType(param.type) && !parseDescriptorType(param.type))
+      return fail(formatv("params[{0}] ({1}): only pointers, integers and "
+                          "descriptors (their extents) can be divisible by 16",
                           index, param.name));
     if (param.equalToOne && !isIntegerType(param.type))
       return fail(formatv("params[{0}] ({1}): only integers (not {2}) can be "

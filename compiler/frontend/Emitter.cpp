@@ -816,8 +816,8 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
       continue;
     }
     if (p.type.isTensorDescriptor()) {
-      scopes.back()[p.name] =
-          descriptorParameter(func, argIndex, p.type, kernel.nameLoc);
+      scopes.back()[p.name] = descriptorParameter(
+          func, argIndex, p.type, p.divisibility, kernel.nameLoc);
       argIndex += 2 + 2 * p.type.blockShape.size();
       continue;
     }
@@ -843,10 +843,14 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
 }
 
 FValue Emitter::descriptorParameter(mlir::func::FuncOp func, unsigned first,
-                                    const TritonType &type, SMLoc loc) {
+                                    const TritonType &type,
+                                    unsigned extentDivisibility, SMLoc loc) {
   // The launcher checks what upstream's host TensorDescriptor asserts: the
   // base is 16-byte aligned, the strides but the last are multiples of 16
-  // bytes, the last is 1. The code may assume it.
+  // bytes, the last is 1. The code may assume it, and the extents' hint
+  // (`:16`, the aligned variant's, which the launcher checks too): without
+  // it a block's bounds mask varies within every vector along the
+  // contiguous dimension, and its loads cannot be vectorized or pipelined.
   size_t rank = type.blockShape.size();
   mlir::Block &entry = func.getBody().front();
   mlir::Value tensorMap = entry.getArgument(first);
@@ -859,6 +863,9 @@ FValue Emitter::descriptorParameter(mlir::func::FuncOp func, unsigned first,
   llvm::SmallVector<mlir::Value> shapeValues, strideValues;
   for (size_t d = 0; d < rank; ++d) {
     mlir::Value extent = entry.getArgument(first + 2 + d);
+    if (extentDivisibility > 1)
+      func.setArgAttr(first + 2 + d, "kiln.divisibility",
+                      builder.getI32IntegerAttr(extentDivisibility));
     shapeValues.push_back(extent);
     shape.push_back(
         FValue::runtime(extent, TritonType{DType(ScalarKind::I32), false, {}}));

@@ -194,9 +194,11 @@ private:
   /// The statements [begin, end) of one block, in order, until one returns.
   bool emitStatements(Block::const_iterator begin, Block::const_iterator end);
   /// The descriptor a `tensordesc` kernel parameter of `type` arrives as:
-  /// its ABI arguments (tensor map, base, shape, strides) start at `first`.
+  /// its ABI arguments (tensor map, base, shape, strides) start at `first`;
+  /// its extents divisible by `extentDivisibility`.
   FValue descriptorParameter(mlir::func::FuncOp func, unsigned first,
-                             const TritonType &type, llvm::SMLoc loc);
+                             const TritonType &type,
+                             unsigned extentDivisibility, llvm::SMLoc loc);
   bool emitStatement(const Stmt &stmt);
   bool emitAssign(const Expr &target, const FValue &value);
   // Control flow (ControlFlow.cpp).

@@ -125,8 +125,6 @@ static llvm::Expected<TritonType> parseDescriptorType(StringRef text) {
   body = body.ltrim();
   if (!body.consume_front("<"))
     return bad("missing '<'");
-  if (body.rsplit('>').second.trim().starts_with(":"))
-    return bad("a descriptor takes no hint");
   if (!body.consume_back(">"))
     return bad("missing '>'");
   size_t open = body.find('[');
@@ -163,11 +161,35 @@ static llvm::Expected<TritonType> parseDescriptorType(StringRef text) {
   return TritonType::tensorDescriptor(*dtype, shape);
 }
 
+/// `tensordesc<...>:16` is the descriptor `tensordesc<...>` with every
+/// extent divisible by 16 (what the aligned variant assumes, and the launcher
+/// checks): the descriptor's text, and the hint in `divisibility`. Any other
+/// hint is an error.
+static llvm::Expected<StringRef> splitDescriptorHint(StringRef text,
+                                                     unsigned &divisibility) {
+  text = text.trim();
+  auto [type, hint] = text.rsplit('>');
+  if (type == text || hint.trim().empty())
+    return text;
+  StringRef h = hint.trim();
+  if (!h.consume_front(":") || h.trim() != "16")
+    return makeError("'" + text +
+                     "': a descriptor takes only the hint :16 (every extent "
+                     "divisible by 16)");
+  divisibility = 16;
+  return text.drop_back(hint.size());
+}
+
 static std::optional<TypeEntry> parseTypeEntry(StringRef text) {
   TypeEntry entry;
   text = text.trim();
   if (text.starts_with("tensordesc")) {
-    auto type = parseDescriptorType(text);
+    auto typeText = splitDescriptorHint(text, entry.divisibility);
+    if (!typeText) {
+      llvm::consumeError(typeText.takeError());
+      return std::nullopt;
+    }
+    auto type = parseDescriptorType(*typeText);
     if (!type) {
       llvm::consumeError(type.takeError());
       return std::nullopt;
@@ -218,11 +240,17 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
     return llvm::Error::success();
   }
   if (text.trim().starts_with("tensordesc")) {
-    auto type = parseDescriptorType(text.trim());
+    unsigned divisibility = 1;
+    auto typeText = splitDescriptorHint(text, divisibility);
+    if (!typeText)
+      return makeError(llvm::formatv("parameter '{0}': {1}", decl.name,
+                                     llvm::toString(typeText.takeError())));
+    auto type = parseDescriptorType(*typeText);
     if (!type)
       return makeError(llvm::formatv("parameter '{0}': {1}", decl.name,
                                      llvm::toString(type.takeError())));
     spec.type = *type;
+    spec.divisibility = divisibility;
     return llvm::Error::success();
   }
   auto entry = parseTypeEntry(text);
@@ -365,10 +393,11 @@ kiln::frontend::parseSignature(StringRef signature,
   }
   if (aligned)
     for (ParamSpec &p : spec.params)
-      if (p.isKernelArgument() && !p.type.isTensorDescriptor() &&
-          (p.type.isPointer || p.type.element.isInteger()) &&
+      if (p.isKernelArgument() &&
+          (p.type.isTensorDescriptor() || p.type.isPointer ||
+           p.type.element.isInteger()) &&
           !p.type.element.isBool())
-        p.divisibility = 16;
+        p.divisibility = 16; // a descriptor's: its extents
   return spec;
 }
 

@@ -37,8 +37,9 @@ struct ConstexprLiteral {
 struct ParamSpec {
   std::string name;
   bool isConstexpr = false;
-  TritonType type;        // run-time parameters
-  unsigned divisibility = 1; // 16 when the variant assumes it
+  TritonType type;           // run-time parameters
+  unsigned divisibility = 1; // 16 when the variant assumes it (of a
+                             // descriptor: of its extents)
   /// `:1`: the variant is compiled for the integer argument equal to 1. The
   /// kernel sees the constant 1 of `type`, and the entry point does not take
   /// the argument (the launcher checks it instead).

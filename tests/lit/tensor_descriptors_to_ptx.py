@@ -4,6 +4,12 @@
 # lowering reads everything but the tensor map, with masked accesses.
 # RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s
 # RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_80 --emit ptx -o - | FileCheck %s
+# Without a hint on the extents, the bounds mask may change within any
+# vector along the contiguous dimension: scalar accesses. With `:16` (the
+# aligned variant's, which the launcher checks), 16-byte ones.
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SCALAR
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>:16, tensordesc<fp32[32,64]>:16, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=VECTOR
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --aligned --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=VECTOR
 import triton
 import triton.language as tl
 
@@ -21,6 +27,10 @@ import triton.language as tl
 # CHECK-NOT: scale_param_0
 # CHECK: ld.global
 # CHECK: st.global
+# SCALAR-NOT: ld.global.v4
+# SCALAR-NOT: st.global.v4
+# VECTOR: ld.global.v4.b32
+# VECTOR: st.global.v4.b32
 @triton.jit
 def scale(src, dst, alpha, BM: tl.constexpr, BN: tl.constexpr):
     m = tl.program_id(0) * BM

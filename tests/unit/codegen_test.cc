@@ -709,6 +709,31 @@ TEST(Codegen, DescriptorParametersArePackedPerConfig) {
                       "/*divisibility=*/1},")));
 }
 
+// A variant that assumes a descriptor's extents divisible by 16 (the aligned
+// variant's `tensordesc<...>:16`) runs when the packed extents are.
+TEST(Codegen, DescriptorExtentsDivisibleBy16AreChecked) {
+  VariantInput aligned = Input("codegen/tile_desc_bm64_sm_90a");
+  const std::string general =
+      "\"type\": \"tensordesc<fp16[64,64]>\", \"divisibility\": 1";
+  size_t at = aligned.metadataJson.find(general);
+  ASSERT_NE(at, std::string::npos);
+  aligned.metadataJson.replace(
+      at, general.size(),
+      "\"type\": \"tensordesc<fp16[64,64]>\", \"divisibility\": 16");
+  const std::string signature = "tensordesc<fp16[64,64]>, ";
+  at = aligned.metadataJson.find(signature);
+  ASSERT_NE(at, std::string::npos);
+  aligned.metadataJson.replace(at, signature.size(),
+                               "tensordesc<fp16[64,64]>:16, ");
+  const GeneratedFiles files =
+      Generate({aligned, Input("codegen/tile_desc_bm64_sm_90a")},
+               {"tile", "k", "tile.h"});
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("a_desc_abi.shape[0] % 16 == 0 && "
+                              "a_desc_abi.shape[1] % 16 == 0"),
+                    HasSubstr("the extents of a_desc are multiples of 16")));
+}
+
 TEST(Codegen, DescriptorBlockShapesOfOneConfigMustAgree) {
   VariantInput a = Input("codegen/tile_desc_bm64_sm_90a");
   VariantInput b = Input("codegen/tile_desc_bm128_sm_90a");

@@ -103,7 +103,8 @@ TEST(Signature, WithEqualToOneRewritesTheNamedParameters) {
 }
 
 // A tensor descriptor parameter: `tensordesc<T[d0,...]>`, one entry in
-// either form although it holds commas; no hint, and --aligned leaves it.
+// either form although it holds commas; --aligned assumes its extents
+// divisible by 16 (the hint `:16`), as it assumes the integers.
 TEST(Signature, DescriptorTypesHoldCommas) {
   std::vector<ParamDecl> params = {
       {"a_desc", false, {}}, {"n", false, {}}, {"BLOCK", true, {}}};
@@ -117,9 +118,19 @@ TEST(Signature, DescriptorTypesHoldCommas) {
     EXPECT_TRUE(desc.type.isTensorDescriptor());
     EXPECT_FALSE(desc.type.isBlockPointer());
     EXPECT_EQ(desc.type.blockShape, (llvm::SmallVector<int64_t>{128, 64}));
-    EXPECT_EQ(desc.divisibility, 1u); // --aligned does not apply
+    EXPECT_EQ(desc.divisibility, 16u); // of its extents
     EXPECT_EQ(spec->params[1].divisibility, 16u);
-    EXPECT_EQ(spec->str(), "tensordesc<fp16[128,64]>, i32:16, 64");
+    EXPECT_EQ(spec->str(), "tensordesc<fp16[128,64]>:16, i32:16, 64");
+    // The rendered form parses back to the same assumptions.
+    llvm::Expected<KernelSpec> again =
+        parseSignature(spec->str(), params, /*aligned=*/false);
+    ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+    EXPECT_EQ(again->params[0].divisibility, 16u);
+    EXPECT_EQ(again->str(), spec->str());
+    llvm::Expected<KernelSpec> general =
+        parseSignature(signature, params, /*aligned=*/false);
+    ASSERT_TRUE(static_cast<bool>(general));
+    EXPECT_EQ(general->params[0].divisibility, 1u);
   }
   EXPECT_EQ(splitSignature("a=tensordesc<fp16[1,2]>, b=i32,, c=3").size(), 3u);
 }
@@ -162,8 +173,10 @@ TEST(Signature, BadDescriptorTypesSayWhy) {
               HasSubstr("block dimension 48 is not a power of 2"));
   EXPECT_THAT(error("a_desc=tensordesc<i1[128]>"),
               HasSubstr("descriptors of i1 are not supported"));
-  EXPECT_THAT(error("a_desc=tensordesc<fp16[128,64]>:16"),
-              HasSubstr("a descriptor takes no hint"));
+  EXPECT_THAT(error("a_desc=tensordesc<fp16[128,64]>:1"),
+              HasSubstr("a descriptor takes only the hint :16"));
+  EXPECT_THAT(error("a_desc=tensordesc<fp16[128,64]>:32"),
+              HasSubstr("a descriptor takes only the hint :16"));
   EXPECT_THAT(error("a_desc=tensordesc<fp16>"),
               HasSubstr("missing the block shape in brackets"));
   EXPECT_THAT(error("a_desc=tensordesc<fp16[128,64]"), HasSubstr("'>'"));
