@@ -308,7 +308,15 @@ struct AssignLayoutsPass
     // one computed in registers is 16-bit or takes mma.sync anyway).
     // Otherwise the dots take mma.sync, whose warps split M and N.
     bool wgmmaReadable = target.hasWgmma();
+    // A transposed tile (`b_desc.load(...).T`, tutorial 09's fp8 B) is K-
+    // contiguous when the loaded one is along the other dimension: the
+    // pipeliner loads it through transposed pointers (PipelineDots).
     auto kContiguous = [&](Value operand, unsigned kDim) {
+      if (auto trans = operand.getDefiningOp<kiln::TransOp>();
+          trans && trans.getType().getRank() == 2) {
+        operand = trans.getSrc();
+        kDim = 1 - kDim;
+      }
       auto load = operand.getDefiningOp<kiln::LoadOp>();
       if (!load || !isa<RankedTensorType>(load.getPtr().getType()))
         return false;

@@ -6,6 +6,10 @@
 # RUN: %kilnc compile %s -n qk -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # RUN: %kilnc compile %s -n qk -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
 # RUN: %kilnc compile %s -n qk -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SM80
+# fp8 operands must be K-contiguous for wgmma: the transposed tile is (it is
+# loaded through transposed pointers), so the dot takes wgmma, not mma.sync
+# (layout assignment looks through the transpose as the pipeliner does).
+# RUN: %kilnc compile %s -n qk -s "*fp8e4nv:16, *fp8e4nv:16, *fp32:16, i32:16" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=FP8
 import triton
 import triton.language as tl
 
@@ -18,6 +22,9 @@ import triton.language as tl
 # PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 # SM80: ldmatrix.sync.aligned.m8n8.x2.shared.b16
 # SM80: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# FP8: cp.async.cg.shared.global
+# FP8: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3
+# FP8-NOT: mma.sync
 
 
 @triton.jit
