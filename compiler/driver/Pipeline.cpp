@@ -134,16 +134,29 @@ int fail(const Twine &message) {
   return 1;
 }
 
+/// Whether ptxas spilled `cubin` with registers to spare: the kernel is then
+/// assembled again with an occupancy hint (compileKernel).
+bool spillsBelowRegisterLimit(const kiln::CubinInfo &cubin) {
+  return cubin.spillBytes > 0 && cubin.registers < 255;
+}
+
 /// Of `ptx` and `rematerialized`, the same code with values recomputed after
 /// loops (compiler/target/RematerializeAfterLoops.h), keeps in `ptx` the one
 /// ptxas assembles with fewer spills, then fewer registers, the plain one on
 /// a tie, and returns its cubin. Nothing when either does not assemble: the
 /// plain one is assembled again, for its error.
+///
+/// The rematerialized copy saves registers for occupancy. When the plain one
+/// spills below the register limit, the occupancy hint is what helps
+/// (compileKernel), and such a kernel is a large one, on which every ptxas
+/// run takes seconds: the plain one is kept without assembling the other.
 std::optional<kiln::CubinInfo> keepFewerRegisters(std::string &ptx,
                                                   std::string &rematerialized,
                                                   const kiln::TargetArch &arch,
                                                   StringRef ptxasPath) {
   auto plain = kiln::assembleCubin(ptx, arch, ptxasPath);
+  if (plain && spillsBelowRegisterLimit(*plain))
+    return std::move(*plain);
   auto other = kiln::assembleCubin(rematerialized, arch, ptxasPath);
   if (!plain || !other) {
     consumeError(plain.takeError());
@@ -407,7 +420,7 @@ int kiln::compileKernel(const CompileOptions &options) {
   // accumulator by kilobytes. A kernel that spills below the register limit
   // is assembled again with `.minnctapersm 1` (one block per SM is enough),
   // and the result that spills less is kept.
-  if (cubin && cubin->spillBytes > 0 && cubin->registers < 255) {
+  if (cubin && spillsBelowRegisterLimit(*cubin)) {
     std::string hinted = withEntryDirective(ptx, ".minnctapersm 1");
     auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
     if (retry && retry->spillBytes < cubin->spillBytes) {

@@ -1,5 +1,6 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
 #include "compiler/target/RematerializeAfterLoops.h"
+#include "compiler/target/StrengthReductionGate.h"
 #include "compiler/target/Target.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -238,6 +239,9 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
     changed |= rematerializeAfterLoops(function, dominators, loops);
   }
 
+  // SLSR in the NVPTX backend would take seconds on huge blocks
+  // (StrengthReductionGate.h).
+  StrengthReductionGate gate(module.getContext(), module);
   PTXCandidates candidates;
   auto plain = emitAssembly(*machine, module);
   if (!plain)
