@@ -9,9 +9,10 @@
 #
 #   tests/gpu/compute_sanitizer.sh OUT_DIR [BIN_DIR] ARCH=CUBIN_DIR...
 #
-# ARCH may also be `attention` or `attention_t06`, with a directory of
-# bench/build_attention_cubins.sh's cubins (the bench kernel's, or tutorial
-# 06's): they run Kiln-only through bench/attention_cubins.py --kiln-only.
+# ARCH may also be `attention`, `attention_t06` or `attention_t06_host`, with
+# a directory of bench/build_attention_cubins.sh's cubins (the bench
+# kernel's, tutorial 06's with pointers or with host descriptors): they run
+# Kiln-only through bench/attention_cubins.py --kiln-only.
 #
 # e.g., after, here,
 #   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90a sm_90a
@@ -49,8 +50,8 @@ for pair in "$@"; do
   arch=${pair%%=*}
   dir=${pair#*=}
   case $arch in
-    attention | attention_t06) # bench/build_attention_cubins.sh's cubins
-      source=bench; [[ $arch == attention_t06 ]] && source=tutorial06
+    attention | attention_t06 | attention_t06_host) # bench/build_attention_cubins.sh's
+      source=bench; [[ $arch == attention_t06* ]] && source=tutorial06${arch#attention_t06}
       jobs+=("${arch}|python3 bench/attention_cubins.py --kiln-only --source $source --cubins $dir --out $out/logs/$arch --batch 1 --heads 2 --sizes 384,1024") ;;
     *)
       jobs+=("differential_${arch}|python3 tests/gpu/differential.py --kiln-only --cubins $dir --out $out/logs/diff_${arch}") ;;
