@@ -41,12 +41,12 @@ source, which analysis cannot read. Such a target also gets its tuner,
 NAME_tune (kiln-tune), and may embed the tables it writes (`tuning_tables`):
 the launchers then run the best config for the GPU and the call's key values.
 
-The specializations are checked when the rule is analyzed, so a mistake fails
-only the targets that have it, with an error naming the attribute, the
-element and the kernel parameter. What needs the kernel's source (a
-parameter the kernel does not have, a value for a parameter that is not
-tl.constexpr) is checked by kilnc in the element's TritonCompile action, whose
-progress message names the element too.
+The specializations are checked by kilnc itself (`kilnc check-spec`, the
+signature parser of `kilnc compile`, against the kernel's source) in one
+TritonCheckSpec action that every compile waits for: a mistake fails once,
+before anything compiles, with an error naming the attribute, the element and
+the kernel parameter. Analysis, which cannot run tools, only writes each
+element as a signature, which decides the variants and so the outputs.
 """
 
 load("@cuda//:archs.bzl", "PTXAS_ARCHS")
@@ -68,55 +68,8 @@ SUPPORTED_ARCHS = [a for a in COMPILER_ARCHS if a in PTXAS_ARCHS] or COMPILER_AR
 # `all-major`: each major's first arch without a suffix (sm_80, sm_90, ...).
 ALL_MAJOR_ARCHS = [a for a in SUPPORTED_ARCHS if a.endswith("0")]
 
-# Per-variant launch options a specialization may set besides its parameters.
-LAUNCH_OPTIONS = ["num_warps", "num_stages", "num_ctas"]
-
-# Element types of kernel parameters; a pointer type is "*" + one of these.
-ELEMENT_TYPES = [
-    "i1",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "fp16",
-    "bf16",
-    "fp32",
-    "fp64",
-    "fp8e4nv",
-    "fp8e5",
-]
-
-# Names people write for the element types, for "did you mean" hints.
-_TYPE_HINTS = {
-    "float": "fp32",
-    "float32": "fp32",
-    "f32": "fp32",
-    "float16": "fp16",
-    "half": "fp16",
-    "f16": "fp16",
-    "bfloat16": "bf16",
-    "float64": "fp64",
-    "double": "fp64",
-    "f64": "fp64",
-    "int": "i32",
-    "int32": "i32",
-    "int64": "i64",
-    "int16": "i16",
-    "int8": "i8",
-    "uint8": "u8",
-    "uint32": "u32",
-    "uint64": "u64",
-    "bool": "i1",
-    "float8_e4m3": "fp8e4nv",
-    "float8_e4m3fn": "fp8e4nv",
-    "float8_e5m2": "fp8e5",
-}
-
-# Integer types: those a `:1` hint and the unit-stride variant apply to.
+# Integer types: a parameter with "stride" in its name given one of these gets
+# the unit-stride variant.
 _INTEGER_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 
 def _split_entries(text):
@@ -138,28 +91,8 @@ def _split_entries(text):
     entries.append(current)
     return entries
 
-_POWERS_OF_2 = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768,
-                65536, 131072, 262144, 524288, 1048576]
-
-def _parse_descriptor_type(text):
-    """Returns None when `text` is a descriptor type ("tensordesc<fp16[128,64]>"), else why not."""
-    s = text.replace(" ", "")
-    grammar = "a descriptor type is tensordesc<T[d0,d1,...]>, e.g. tensordesc<fp16[128,64]>"
-    if not s.startswith("tensordesc<") or not s.endswith("]>") or "[" not in s:
-        return "'%s' is not a descriptor type; %s" % (text, grammar)
-    element, dims = s[len("tensordesc<"):-2].split("[", 1)
-    if element not in ELEMENT_TYPES or element == "i1":
-        return "'%s': unknown descriptor element type '%s'" % (text, element)
-    parts = dims.split(",")
-    if len(parts) > 5:
-        return "'%s': descriptors have rank 1 to 5" % text
-    for d in parts:
-        if not d.isdigit() or int(d) not in _POWERS_OF_2:
-            return "'%s': block dimension '%s' is not a power of 2" % (text, d)
-    return None
-
 def _has_stride_parameter(signature):
-    """Whether the checked, named `signature` gives an integer type without a
+    """Whether the named `signature` gives an integer type without a
     hint to a parameter with "stride" in its name. The positional form names
     none: it spells its hints, as upstream's AOT tool does."""
     for entry in _split_entries(signature):
@@ -176,9 +109,6 @@ def _variants(signature):
     if _has_stride_parameter(signature):
         variants.append(("unit_stride", ["--unit-strides"]))
     return variants
-
-# Powers of two: a CTA is num_warps warps, and Triton's layouts need 2^k.
-_NUM_WARPS = [1, 2, 4, 8, 16, 32]
 
 _ATTR_DOC_SPECIALIZATIONS = """One element per compiled configuration. Either a dict mapping every
 kernel parameter to its type ("*fp32", "*bf16", "i32", "fp32", ...; "*" marks
@@ -224,299 +154,56 @@ def _closest(word, candidates):
             best_distance = distance
     return best
 
-def _parse_type(text):
-    """Returns None when `text` is a parameter type ("*fp32", "i32:16"), else why not."""
-    if text.startswith("tensordesc"):
-        return _parse_descriptor_type(text)
-    base = text
-    hint = None
-    if ":" in base:
-        base, hint = base.split(":", 1)
-        if hint not in ["1", "16"]:
-            return "hint ':%s' must be ':16' (divisible by 16) or ':1' (equal to 1)" % hint
-    element = base[1:] if base.startswith("*") else base
-    if element in ELEMENT_TYPES:
-        if hint == "1" and (base.startswith("*") or element not in _INTEGER_TYPES):
-            return ("':1' (the argument equals 1, which the variant folds in) applies to the " +
-                    "integer types %s only, not '%s'%s") % (
-                " ".join(_INTEGER_TYPES),
-                base,
-                "; a pointer takes ':16'" if base.startswith("*") else "",
-            )
-        return None
-    why = "unknown type '%s'" % text
-    suggestion = _TYPE_HINTS.get(element) or _closest(element, ELEMENT_TYPES)
-    if suggestion:
-        why += " (did you mean '%s%s'?)" % ("*" if base.startswith("*") else "", suggestion)
-    return why
-
-_DTYPE_NAMES = [
-    "int1",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "float8e4nv",
-    "float8e5",
-]
-
-def _is_number(text):
-    """Whether `text` is an int or float literal: 12, -3, 0x10, 0.5, 1e-3."""
-    s = text[1:] if text.startswith("-") or text.startswith("+") else text
-    if s.startswith("0x") or s.startswith("0X"):
-        return len(s) > 2 and all([c in "0123456789abcdefABCDEF" for c in s[2:].elems()])
-    mantissa = s
-    exponent = None
-    for e in ["e", "E"]:
-        if e in s:
-            mantissa, exponent = s.split(e, 1)
-    if exponent != None:
-        if exponent[:1] in ["+", "-"]:
-            exponent = exponent[1:]
-        if not exponent.isdigit():
-            return False
-    parts = mantissa.split(".")
-    if len(parts) > 2 or not "".join(parts):
-        return False
-    return all([not p or p.isdigit() for p in parts])
-
-def _is_constexpr_literal(text):
-    """Whether `text` is a constexpr value kilnc accepts."""
-    if text in ["True", "False", "None"]:
-        return True
-    if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
-        return True
-    for prefix in ["tl.", "triton.language."]:
-        if text.startswith(prefix):
-            return text[len(prefix):] in _DTYPE_NAMES
-    return _is_number(text)
-
-_TYPE_GRAMMAR = ("*T or T with T one of " + " ".join(ELEMENT_TYPES) + ", optionally followed by :16, " +
-                 "or an integer T by :1, or tensordesc<T[d0,d1,...]>")
-
-def _classify_value(where, param, value):
-    """(kind, text, error): kind is "type" or "value"; error is None or why."""
+def _entry_text(value):
+    """The signature text of a dict value (a type or a constexpr value), or None."""
     if type(value) == type(True):
-        return ("value", "True" if value else "False", None)
+        return "True" if value else "False"
     if type(value) == type(0):
-        return ("value", str(value), None)
-    if type(value) != type(""):
-        return (None, None, "%s: parameter '%s' must map to a type string such as \"*fp32\" " % (where, param) +
-                            "or \"i32\", or to a constexpr value (int, bool or string), got %s %r" % (type(value), value))
-    text = value.strip()
-    if not text or ("," in text and not text.startswith("tensordesc")) or "=" in text:
-        return (None, None, "%s: parameter '%s': %r is neither a type (%s) nor a constexpr value" % (
-            where,
-            param,
-            value,
-            _TYPE_GRAMMAR,
-        ))
-    if _is_constexpr_literal(text):
-        return ("value", text, None)
-    why = _parse_type(text)
-    if why:
-        return (None, None, "%s: parameter '%s': %s; a type is %s, and a tl.constexpr " % (
-            where,
-            param,
-            why,
-            _TYPE_GRAMMAR,
-        ) + "parameter takes a value (an int, a bool, or a string such as \"0.5\" or \"tl.float16\")")
-    return ("type", text, None)
-
-def _check_launch_option(where, key, value):
-    if type(value) == type(""):
-        if value.strip().isdigit():
-            value = int(value.strip())
-    if type(value) != type(0) or type(value) == type(True) or value < 1:
-        return None, "%s: %s must be a positive int, got %r" % (where, key, value)
-    if key == "num_warps" and value not in _NUM_WARPS:
-        return None, "%s: num_warps must be a power of 2 up to 32, got %d" % (where, value)
-    if key == "num_ctas" and value != 1:
-        return None, ("%s: num_ctas=%d is not supported (Kiln does not compile thread-block " +
-                      "clusters yet); use num_ctas=1, the default") % (where, value)
-    return value, None
-
-def _parse_string_spec(where, spec):
-    """A signature string -> (entries [(key or None, kind, text)], error)."""
-    text = spec.strip()
-    if not text:
-        return None, "%s is an empty string" % where
-    entries = []
-    pieces = [p.strip() for p in _split_entries(text)]
-    named = "=" in pieces[0]
-    for position, piece in enumerate(pieces):
-        if not piece:
-            return None, "%s has an empty entry (two commas in a row?): %r" % (where, spec)
-        if named != ("=" in piece):
-            return None, "%s mixes named (name=value) and positional entries; use one form: %r" % (where, spec)
-        if named:
-            key, value = [s.strip() for s in piece.split("=", 1)]
-            if not _is_identifier(key):
-                return None, "%s: '%s' is not a parameter name" % (where, key)
-            if not value:
-                return None, "%s: '%s' has no value" % (where, key)
-            entries.append((key, value))
-        else:
-            entries.append((None, piece))
-    return entries, None
-
-def _check_specialization(index, spec):
-    """Checks element `index` of `specializations`.
-
-    Returns (signature, params, error): the `kilnc -s` argument; a dict
-    {parameter: "type" or "value"} for named forms, or a list of kinds for the
-    positional form; and None or the reason the element is wrong.
-    """
-    where = "specializations[%d]" % index
-    if type(spec) == type(""):
-        raw, error = _parse_string_spec(where, spec)
-        if error:
-            return None, None, error
-    elif type(spec) == type({}):
-        if not spec:
-            return None, None, "%s is an empty dict" % where
-        raw = []
-        for key, value in spec.items():
-            if not _is_identifier(key):
-                return None, None, "%s: key %r is not a parameter name" % (where, key)
-            raw.append((key, value))
-    else:
-        return None, None, ("%s must be a dict {parameter: type or constexpr value} or a signature " +
-                            "string such as \"*fp32, *fp32, i32, 1024\", got %s %r") % (where, type(spec), spec)
-
-    entries = []
-    positional = len(raw) > 0 and raw[0][0] == None
-    kinds = [] if positional else {}
-    seen_keys = {}
-    for position, entry in enumerate(raw):
-        key, value = entry
-        if key != None:
-            if key in seen_keys:
-                return None, None, "%s: '%s' is given twice" % (where, key)
-            seen_keys[key] = True
-        if key in LAUNCH_OPTIONS:
-            checked, error = _check_launch_option(where, key, value)
-            if error:
-                return None, None, error
-            entries.append("%s=%d" % (key, checked))
-            continue
-        param = key if key != None else "#%d (positional)" % position
-        kind, text, error = _classify_value(where, param, value)
-        if error:
-            return None, None, error
-        if positional:
-            kinds.append(kind)
-            entries.append(text)
-        else:
-            kinds[key] = (kind, text)
-            entries.append("%s=%s" % (key, text))
-    if not positional and not kinds:
-        return None, None, "%s names only launch options, no kernel parameters" % where
-    return ", ".join(entries), kinds, None
-
-def _check_consistency(checked):
-    """Cross-checks the elements: the same kernel takes the same parameters.
-
-    `checked` is [(index, kinds)]. Catches a parameter missing from one
-    element, a misspelled one, one given a type in one element and a value in
-    another, and positional forms of different lengths. A constexpr parameter
-    may be left out of an element (it may have a default in the kernel).
-    """
-    named = [(i, k) for i, k in checked if type(k) == type({})]
-    positional = [(i, k) for i, k in checked if type(k) == type([])]
-    for i, kinds in positional[1:]:
-        first, first_kinds = positional[0]
-        if len(kinds) != len(first_kinds):
-            return "specializations[%d] has %d positional entries but specializations[%d] has %d; the positional form needs one entry per kernel parameter" % (i, len(kinds), first, len(first_kinds))
-        for position, kind in enumerate(kinds):
-            if kind != first_kinds[position]:
-                return "specializations[%d]: entry %d is a %s but specializations[%d] gives a %s there; a tl.constexpr parameter takes values, any other a type" % (i, position, kind, first, first_kinds[position])
-
-    # Where each parameter appears, and as what.
-    first_seen = {}
-    for i, kinds in named:
-        for param, (kind, text) in kinds.items():
-            if param not in first_seen:
-                first_seen[param] = (i, kind, text)
-            elif first_seen[param][1] != kind:
-                j, other_kind, other_text = first_seen[param]
-                return ("parameter '%s' is given %s %s in specializations[%d] but %s %s in specializations[%d]: " +
-                        "a tl.constexpr parameter takes a value in every element, any other a type") % (
-                    param,
-                    "the type" if other_kind == "type" else "the value",
-                    other_text,
-                    j,
-                    "the type" if kind == "type" else "the value",
-                    text,
-                    i,
-                )
-    for i, kinds in named:
-        for param in kinds:
-            if first_seen[param][1] != "type":
-                continue
-            for j, other in named:
-                if param in other:
-                    continue
-                guess = _closest(param, [p for p in other if p not in kinds])
-                if guess:
-                    return "specializations[%d] names parameter '%s', which specializations[%d] calls '%s'; one is misspelled" % (j, guess, i, param)
-                return "specializations[%d] lacks parameter '%s' (of type %s in specializations[%d]); every element gives the type of every parameter that is not tl.constexpr" % (j, param, kinds[param][1], i)
+        return str(value)
+    if type(value) == type("") and "=" not in value and len(_split_entries(value)) == 1:
+        return value.strip()
     return None
 
-def _check_autotune_specialization(index, spec, kinds):
-    """With autotune = True, the configs give the constexpr values and launch options."""
-    where = "specializations[%d]" % index
-    if type(kinds) == type([]):
-        return ("%s is positional, but with autotune = True the @triton.autotune configs supply " +
-                "the constexpr values: name the parameters instead, as in \"x_ptr=*fp32, n=i32\" " +
-                "or a dict") % where
-    keys = spec.keys() if type(spec) == type({}) else [p.split("=")[0].strip() for p in _split_entries(spec)]
-    for key in keys:
-        if key in LAUNCH_OPTIONS:
-            return ("%s sets %s, but with autotune = True each @triton.autotune config sets the " +
-                    "launch options (triton.Config's defaults: num_warps=4, num_stages=3, " +
-                    "num_ctas=1); leave it out") % (where, key)
-    return None
+def specialization_signatures(name, specializations):
+    """Returns (signatures, error): the `kilnc -s` text of every element.
 
-def check_specializations(name, specializations, autotune = False):
-    """Returns (signatures, error) for a triton_kernel's `specializations`.
-
-    With `autotune`, each element gives the parameter types (and constexprs
-    no config sets) in the named form, without launch options.
-
-    Public so that tests can call it; `triton_kernel` fails with the error.
+    Only what analysis needs is checked here: that each element can be
+    written as one signature, whose text names the variants and so the
+    outputs, and that no two are the same variant. Whether a signature fits
+    the kernel (its parameters, types, values, launch options) is kilnc's to
+    say, in the TritonCheckSpec action: kilnc parses signatures for `kilnc
+    compile`, and only kilnc reads the kernel's source.
     """
     if type(specializations) != type([]) or not specializations:
         return None, _message(name, "specializations", "must be a non-empty list of dicts or signature strings")
     signatures = []
-    checked = []
     for index, spec in enumerate(specializations):
-        signature, kinds, error = _check_specialization(index, spec)
-        if error:
-            return None, _message(name, "specializations", error)
-        if autotune:
-            error = _check_autotune_specialization(index, spec, kinds)
-            if error:
-                return None, _message(name, "specializations", error)
+        where = "specializations[%d]" % index
+        if type(spec) == type(""):
+            signature = spec.strip()
+        elif type(spec) == type({}):
+            entries = []
+            for key, value in spec.items():
+                if not _is_identifier(key):
+                    return None, _message(name, "specializations", "%s: key %r is not a parameter name" % (where, key))
+                text = _entry_text(value)
+                if text == None:
+                    return None, _message(name, "specializations", (
+                        "%s: parameter '%s' must map to a type string such as \"*fp32\" or \"i32\", or to " +
+                        "a constexpr value (an int, a bool, or a string such as \"0.5\"), got %s %r"
+                    ) % (where, key, type(value), value))
+                entries.append("%s=%s" % (key, text))
+            signature = ", ".join(entries)
+        else:
+            return None, _message(name, "specializations", ("%s must be a dict {parameter: type or constexpr " +
+                                                            "value} or a signature string, got %s %r") % (where, type(spec), spec))
         if signature in signatures:
-            return None, _message(name, "specializations", "specializations[%d] repeats specializations[%d]: %s" % (
-                index,
+            return None, _message(name, "specializations", "%s repeats specializations[%d]: %s" % (
+                where,
                 signatures.index(signature),
                 signature,
             ))
         signatures.append(signature)
-        checked.append((index, kinds))
-    error = _check_consistency(checked)
-    if error:
-        return None, _message(name, "specializations", error)
     return signatures, None
 
 def normalize_arch(arch):
@@ -623,8 +310,40 @@ def _package_dir(label, a_file):
     parts = [a_file.root.path, label.workspace_root, label.package]
     return "/".join([p for p in parts if p]) or "."
 
-def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, with_ptx):
+def _check_spec_action(ctx, src, kernel_desc, signatures):
+    """Declares the TritonCheckSpec action: `kilnc check-spec` of every signature.
+
+    kilnc parses them against the kernel's source, as `kilnc compile` will,
+    and names the attribute and the element in its errors. Returns the stamp
+    it writes on success, an input of every compile action, so that a bad
+    element fails once, here, before anything compiles.
+    """
+    stamp = ctx.actions.declare_file("%s.kiln/specializations.checked" % ctx.attr.library_name)
+    args = ctx.actions.args()
+    args.add("check-spec")
+    args.add(src)
+    if ctx.attr.kernel:
+        args.add("-n", ctx.attr.kernel)
+    if ctx.attr.autotune:
+        args.add("--autotune")
+    args.add("--where", "triton_kernel(name = \"%s\"): attribute 'specializations': element" % ctx.attr.library_name)
+    args.add("-o", stamp)
+    args.add_all(signatures)
+    ctx.actions.run(
+        executable = ctx.executable.kilnc,
+        arguments = [args],
+        inputs = ctx.files.srcs,
+        outputs = [stamp],
+        mnemonic = "TritonCheckSpec",
+        progress_message = "Checking the specializations of Triton kernel %s, %s" % (kernel_desc, ctx.label),
+    )
+    return stamp
+
+def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, with_ptx, checked):
     """Declares the kilnc action of one (arch, specialization, variant).
+
+    `checked` is the TritonCheckSpec stamp: an input, so that the compile
+    waits for the check.
 
     Returns [metadata, cubin], plus the PTX when `with_ptx` (the same
     compile writes it: kilnc --ptx-output); with autotune, one tree artifact
@@ -675,7 +394,7 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     ctx.actions.run(
         executable = ctx.executable.kilnc,
         arguments = [args],
-        inputs = ctx.files.srcs + [ctx.file._libdevice],
+        inputs = ctx.files.srcs + [ctx.file._libdevice, checked],
         tools = [ctx.file._ptxas],
         outputs = outputs,
         mnemonic = "TritonCompile",
@@ -699,7 +418,7 @@ def _triton_kernel_codegen_impl(ctx):
         if type(spec) == type([]):  # a dict, as [[key, value], ...] to keep its order
             spec = {pair[0]: pair[1] for pair in spec}
         specializations.append(spec)
-    signatures, error = check_specializations(name, specializations, ctx.attr.autotune)
+    signatures, error = specialization_signatures(name, specializations)
     if ctx.attr.archs:
         archs, arch_error = check_archs(name, ctx.attr.archs)
     else:
@@ -716,13 +435,15 @@ def _triton_kernel_codegen_impl(ctx):
     # driver can JIT for any later GPU; its compile actions write it too.
     ptx_arch = ptx_fallback_arch(archs) if ctx.attr.ptx else None
 
+    checked = _check_spec_action(ctx, src, kernel_desc, signatures)
+
     # (metadata, cubin or ptx) of every image, in a fixed order; with
     # autotune, (directory, directory) pairs that kiln-codegen expands.
     compiled = []
     for arch in archs:
         for index, signature in enumerate(signatures):
             for variant, flags in _variants(signature):
-                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, arch == ptx_arch)
+                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, arch == ptx_arch, checked)
                 if ctx.attr.autotune:
                     compiled.append((outputs[0], outputs[0]))
                 else:
@@ -1021,9 +742,10 @@ def triton_kernel(
         passed to both targets.
     """
 
-    # What must hold to define the targets at all is checked here; archs,
-    # namespace and specializations when the codegen rule is analyzed, so
-    # that a mistake there fails only this target.
+    # What must hold to define the targets at all is checked here; archs and
+    # namespace when the codegen rule is analyzed, so that a mistake there
+    # fails only this target; the specializations by kilnc, in the target's
+    # TritonCheckSpec action.
     if not _is_identifier(name):
         _fail(name, "name", "must be a C identifier (it names NAME.h, NAME.cc and C++ symbols)")
 

@@ -484,8 +484,7 @@ function(triton_kernel)
   add_custom_command(
     OUTPUT "${spec_check}"
     COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" check-spec "${main_src}" ${check_args}
-            --where "${where}: SPECIALIZATIONS element" ${specs}
-    COMMAND "${CMAKE_COMMAND}" -E touch "${spec_check}"
+            --where "${where}: SPECIALIZATIONS element" -o "${spec_check}" ${specs}
     DEPENDS ${KILN_KILNC_TARGET} ${srcs}
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
     COMMENT "Checking the specializations of Triton kernel ${kernel_desc} (${name})"

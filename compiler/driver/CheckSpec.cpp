@@ -6,7 +6,9 @@
 #include "compiler/frontend/Signature.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -31,6 +33,26 @@ static std::string autotuneFormError(llvm::StringRef signature) {
           .str();
   }
   return "";
+}
+
+/// Writes the checked `signatures` to `path`, one per line. Returns the exit
+/// status.
+static int writeStamp(llvm::StringRef path,
+                      llvm::ArrayRef<std::string> signatures) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error, llvm::sys::fs::OF_Text);
+  if (!error) {
+    for (const std::string &signature : signatures)
+      os << signature << "\n";
+    os.close();
+    error = os.error();
+  }
+  if (error) {
+    llvm::WithColor::error(llvm::errs(), "kilnc")
+        << "cannot write " << path << ": " << error.message() << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 int kiln::checkSpecializations(const CheckSpecOptions &options) {
@@ -87,5 +109,7 @@ int kiln::checkSpecializations(const CheckSpecOptions &options) {
       report("kernel '" + kernel->name +
              "': " + llvm::toString(std::move(unsupported)));
   }
+  if (status == 0 && !options.stampPath.empty())
+    return writeStamp(options.stampPath, options.signatures);
   return status;
 }

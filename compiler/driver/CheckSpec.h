@@ -26,6 +26,10 @@ struct CheckSpecOptions {
   /// What each error calls a signature, before its index:
   /// "<where> <i> (\"<signature>\"): <error>".
   std::string where = "specialization";
+  /// When set and every signature is good, this file receives them, one per
+  /// line: a build system's record that the check passed (a Bazel action
+  /// must write its outputs).
+  std::string stampPath;
 };
 
 /// Checks every signature of `options`; prints one error per wrong one to

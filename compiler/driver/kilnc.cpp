@@ -14,7 +14,7 @@
 //         prints the kernel's @triton.autotune configs, one signature
 //         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
 //   kilnc check-spec FILE.py [-n KERNEL] [--autotune] [--where TEXT]
-//         SIGNATURE...
+//         [-o STAMP] SIGNATURE...
 //         checks each signature against the kernel's parameters (what the
 //         build rules ask before compiling); prints only errors
 //   kilnc archs [--ptxas PATH] [--all]
@@ -74,7 +74,7 @@ static const char kUsage[] =
     "[--libdevice PATH] [--mlir-...]\n"
     "       kilnc configs FILE.py [-n KERNEL] [--arch ARCH]\n"
     "       kilnc check-spec FILE.py [-n KERNEL] [--autotune] [--where TEXT] "
-    "SIGNATURE...\n"
+    "[-o STAMP] SIGNATURE...\n"
     "       kilnc archs [--ptxas PATH] [--all]\n"
     "       kilnc --version [--ptxas PATH]\n"
     "       kilnc --help | kilnc compile --help\n";
@@ -149,9 +149,10 @@ static int printArchs(int argc, char **argv) {
 
 static const char kCheckSpecUsage[] =
     "usage: kilnc check-spec FILE.py [-n KERNEL] [--autotune] [--where TEXT] "
-    "SIGNATURE...\n"
+    "[-o STAMP] SIGNATURE...\n"
     "  checks each signature against the kernel's parameters; prints only "
-    "errors\n";
+    "errors\n"
+    "  -o STAMP: when all are good, write them to STAMP, one per line\n";
 
 /// `kilnc check-spec ...`. Returns the exit status.
 static int checkSpec(int argc, char **argv) {
@@ -166,6 +167,8 @@ static int checkSpec(int argc, char **argv) {
       options.kernelName = argv[++i];
     else if (arg == "--where" && i + 1 < argc)
       options.where = argv[++i];
+    else if (arg == "-o" && i + 1 < argc)
+      options.stampPath = argv[++i];
     else if (arg == "--autotune")
       options.autotune = true;
     else if (options.sourcePath.empty() && !arg.starts_with("-"))

@@ -230,6 +230,8 @@ absl::StatusOr<int> FindOverload(const KernelInfo& kernel,
                    "); compiled: ", absl::StrJoin(known, ", ")));
 }
 
+// The device of `context`, which must be current (cuCtxGetDevice answers for
+// the current one); cached per context.
 absl::StatusOr<TuningTarget> TargetOf(const CudaDriver& d, const void* context,
                                       TuningState& state) {
   {
@@ -284,6 +286,9 @@ double Quantile(const std::vector<double>& sorted, double q) {
 absl::StatusOr<BenchmarkTiming> BenchmarkWith(
     const CudaDriver& d, CUstream stream,
     absl::FunctionRef<absl::Status()> launch, const BenchmarkOptions& options) {
+  // The flush buffer and the events must live where the stream runs.
+  const StreamContextScope stream_context(d, stream);
+  if (!stream_context.status().ok()) return stream_context.status();
   absl::Status status = launch();
   if (!status.ok()) return status;
   status = CudaStatus(d, d.stream_synchronize(stream), "cuStreamSynchronize");
@@ -389,18 +394,21 @@ int TunedConfigPositionWith(const CudaDriver& d, const KernelInfo& kernel,
   }
   RuntimeTuning mode = ModeFor(*tuning);
   if (tuning->num_tables == 0 && mode == RuntimeTuning::kOff) return 0;
-  absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext(d);
-  if (!context.ok()) return 0;  // the launch reports it
+  // The choice is the stream's device's, and so is the cache entry; the
+  // device query and any measurement run in the stream's context.
+  const StreamContextScope stream_context(d, stream);
+  if (!stream_context.status().ok()) return 0;  // the launch reports it
+  const CUcontext context = stream_context.context();
   TuningState& state = StateOf(*tuning);
   CacheKey cache_key{
-      *context, overload,
+      context, overload,
       absl::InlinedVector<int64_t, 6>(key, key + tuning->num_key)};
   {
     kiln::internal::MutexLock lock(&state.mu);
     auto it = state.choices.find(cache_key);
     if (it != state.choices.end()) return it->second.position;
   }
-  absl::StatusOr<TuningTarget> device = TargetOf(d, *context, state);
+  absl::StatusOr<TuningTarget> device = TargetOf(d, context, state);
   if (!device.ok()) return 0;
   absl::Span<const int64_t> values(key, tuning->num_key);
   Selection selection = Select(kernel, overload, values, *device);
@@ -600,9 +608,6 @@ absl::StatusOr<BenchmarkTiming> Benchmark(
   const absl::StatusOr<const internal::CudaDriver*>& driver =
       internal::GetCudaDriver();
   if (!driver.ok()) return driver.status();
-  absl::StatusOr<CUcontext> context =
-      internal::CurrentOrPrimaryContext(**driver);
-  if (!context.ok()) return context.status();
   return internal::BenchmarkWith(**driver, stream, launch, options);
 }
 

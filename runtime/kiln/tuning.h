@@ -18,7 +18,9 @@
 //      the table had no exact result (or always, in kAlways mode);
 //   3. else the first config (the decorator's first), as without tables.
 //
-// The choice is cached per (context, overload, key values), thread-safely.
+// "This device" is the device of the launch stream's context (a null stream:
+// the current context's), and the choice is cached per (that context,
+// overload, key values), thread-safely.
 // A call with fixed grid extents (a kiln::Grid) always runs the default
 // config, since its extents were computed for it.
 
@@ -137,8 +139,9 @@ absl::StatusOr<ConfigChoice> SelectTunedConfig(const KernelInfo& kernel,
                                                const TuningTarget& device);
 
 // What a default-overload call with these key values would run on the
-// current device now (a run-time tuning winner included, if one was
-// measured). Errors as SelectTunedConfig, or when there is no driver or GPU.
+// current device now (a call on a stream of the current context; a run-time
+// tuning winner included, if one was measured). Errors as SelectTunedConfig, or
+// when there is no driver or GPU.
 absl::StatusOr<ConfigChoice> ExplainTunedConfig(const KernelInfo& kernel,
                                                 absl::string_view types,
                                                 absl::Span<const int64_t> key);
@@ -185,7 +188,9 @@ struct BenchmarkTiming {
   double p80_ms = 0;
   int reps = 0;
 };
-// `launch` queues the work on `stream`; its first error is returned.
+// `launch` queues the work on `stream`; its first error is returned. The
+// flush buffer and the events are made in the stream's context (a null
+// stream: the current one), current while this runs.
 absl::StatusOr<BenchmarkTiming> Benchmark(
     CUstream stream, absl::FunctionRef<absl::Status()> launch,
     const BenchmarkOptions& options = {});

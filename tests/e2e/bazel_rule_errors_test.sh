@@ -31,16 +31,17 @@ expect() {
       return
     fi
   done
-  echo "ok   $target: $(grep -m1 -oE "(attribute '[a-z]+'|error: bad signature).*" <<<"$out" | cut -c1-150)"
+  echo "ok   $target: $(grep -m1 -oE "(attribute '[a-z]+'|error: ).*" <<<"$out" | cut -c1-150)"
 }
 
 # expect_actions TARGET FLAGS TEXT...: TARGET analyzes, and `bazel aquery` of
-# its TritonCompile actions holds every TEXT, and no TEXT written !TEXT.
+# its TritonCompile actions (those of $MNEMONIC when set) holds every TEXT,
+# and no TEXT written !TEXT.
 expect_actions() {
-  local target=$1 flags=$2
+  local target=$1 flags=$2 mnemonic=${MNEMONIC:-TritonCompile}
   shift 2
   local out
-  if ! out=$($bazel_cmd aquery $flags "mnemonic(TritonCompile, $pkg:${target}_codegen)" 2>&1); then
+  if ! out=$($bazel_cmd aquery $flags "mnemonic($mnemonic, $pkg:${target}_codegen)" 2>&1); then
     echo "FAIL $target: aquery failed"
     grep -E "ERROR|error" <<<"$out" | head -5 | sed 's/^/    /'
     failures=$((failures + 1))
@@ -61,36 +62,16 @@ expect_actions() {
       return
     fi
   done
-  echo "ok   $target: $(grep -o "Mnemonic: TritonCompile" <<<"$out" | wc -l) TritonCompile actions as expected"
+  echo "ok   $target: $(grep -o "Mnemonic: $mnemonic" <<<"$out" | wc -l) $mnemonic actions as expected"
 }
 
 a="--nobuild"
 attr="triton_kernel(name = \"%s\"): attribute 'specializations'"
-expect analysis_bad_type $a "$(printf "$attr" analysis_bad_type)" \
-  "specializations[0]: parameter 'x_ptr': unknown type '*fp33' (did you mean '*fp32'?)"
-expect analysis_type_alias $a "parameter 'alpha': unknown type 'float32' (did you mean 'fp32'?)"
-expect analysis_missing $a "$(printf "$attr" analysis_missing)" \
-  "specializations[1] lacks parameter 'n' (of type i32 in specializations[0])"
-expect analysis_misspelled $a \
-  "specializations[1] names parameter 'm', which specializations[0] calls 'n'; one is misspelled"
-expect analysis_value_for_type $a \
-  "parameter 'n' is given the type i32 in specializations[0] but the value 16 in specializations[1]"
-expect analysis_equal_to_1_pointer $a "$(printf "$attr" analysis_equal_to_1_pointer)" \
-  "specializations[0]: parameter 'x_ptr': ':1' (the argument equals 1, which the variant folds in) applies to the integer types i8 i16 i32 i64 u8 u16 u32 u64 only, not '*fp32'; a pointer takes ':16'"
-expect analysis_equal_to_1_float $a \
-  "specializations[0]: parameter '#3 (positional)': ':1' (the argument equals 1, which the variant folds in) applies to the integer types i8 i16 i32 i64 u8 u16 u32 u64 only, not 'fp32'"
-expect analysis_num_warps $a "specializations[0]: num_warps must be a power of 2 up to 32, got 3"
-expect analysis_num_ctas $a "$(printf "$attr" analysis_num_ctas)" \
-  "specializations[0]: num_ctas=2 is not supported (Kiln does not compile thread-block clusters yet)"
-expect analysis_only_options $a "specializations[0] names only launch options, no kernel parameters"
-expect analysis_bad_value $a "specializations[0]: parameter 'BLOCK' must map to a type string"
-expect analysis_positional_length $a \
-  "specializations[1] has 4 positional entries but specializations[0] has 5"
-expect analysis_repeat $a "specializations[1] repeats specializations[0]"
-expect analysis_autotune_positional $a "$(printf "$attr" analysis_autotune_positional)" \
-  "specializations[0] is positional, but with autotune = True the @triton.autotune configs supply the constexpr values"
-expect analysis_autotune_num_warps $a \
-  "specializations[0] sets num_warps, but with autotune = True each @triton.autotune config sets the launch options"
+# What analysis checks: that each element can be written as a signature, and
+# that no two are the same. The rest is kilnc's (below).
+expect analysis_bad_value $a "$(printf "$attr" analysis_bad_value)" \
+  "specializations[0]: parameter 'BLOCK' must map to a type string"
+expect analysis_repeat $a "$(printf "$attr" analysis_repeat)" "specializations[1] repeats specializations[0]"
 expect analysis_bad_arch $a "attribute 'archs': unknown arch \"sm90a\" (did you mean \"sm_90a\"?)"
 expect analysis_arch_twice $a \
   "attribute 'archs': \"90a\" is listed twice (as \"sm_90a\", both meaning sm_90a)"
@@ -112,6 +93,13 @@ expect_actions ok_arch_spellings "--action_env=CUDA_HOME=/usr/local/cuda" "--arc
   "ok_arch_spellings.kiln/sm_90a/s0_general.cubin" "--ptxas" "--libdevice" \
   "external/cuda/bin/ptxas" "libdevice.10.bc" "--mlir-timing" \
   "!CUDA_HOME" "!--arch 80" "!--arch 90a-real"
+# One kilnc check-spec of all the specializations, which every compile waits
+# for (its stamp is their input).
+MNEMONIC=TritonCheckSpec expect_actions ok_arch_spellings "" \
+  "check-spec tests/e2e/bazel_rule_errors/scale.py -n scale_kernel --where" \
+  "ok_arch_spellings.kiln/specializations.checked" \
+  "x_ptr=*fp32, out_ptr=*fp32, n=i32, alpha=fp32, BLOCK=128" "!--arch" "!--autotune"
+expect_actions ok_arch_spellings "" "Inputs: [" "ok_arch_spellings.kiln/specializations.checked"
 expect_actions ok_archs_from_setting "--//rules:archs=80,sm_90a" "--arch sm_80" "--arch sm_90a" \
   "!--arch 80" "!CUDA_HOME"
 expect_actions ok_all_major "" "--arch sm_80" "--arch sm_90 " "--arch sm_100 " "--arch sm_110 " \
@@ -126,17 +114,50 @@ expect_actions ok_ptx_fallback "" "--ptx-output" "ok_ptx_fallback.kiln/sm_86/s0_
 expect_actions ok_no_ptx "" "--arch sm_86" "!--ptx-output"
 
 if [[ ${1:-} != --analysis-only ]]; then
-  expect kilnc_missing "" "specializations[0]" "bad signature for 'scale_kernel'" \
-    "parameter 'n' is missing from the signature"
-  expect kilnc_value_for_type "" "specializations[0]" \
+  # kilnc check-spec, in the target's TritonCheckSpec action, before any
+  # compile: the attribute, the element and the kernel parameter.
+  element="triton_kernel(name = \"%s\"): attribute 'specializations': element"
+  expect kilnc_missing "" "$(printf "$element" kilnc_missing) 0 (\"x_ptr=*fp32, out_ptr=*fp32, alpha=fp32, BLOCK=128\")" \
+    "bad signature for 'scale_kernel': parameter 'n' is missing from the signature" \
+    "Checking the specializations of Triton kernel scale_kernel, //tests/e2e/bazel_rule_errors:kilnc_missing_codegen"
+  expect kilnc_value_for_type "" "$(printf "$element" kilnc_value_for_type) 1 (" \
     "parameter 'n' is not tl.constexpr, so it needs a type"
-  expect kilnc_extra "" "specializations[0]" "the kernel has no parameter 'gamma'"
-  expect kilnc_autotune_no_decorator "" "scale_kernel's @triton.autotune configs for sm_80" \
-    "error: --autotune: 'scale_kernel' has no @triton.autotune(configs=[...]) decorator"
+  expect kilnc_extra "" "$(printf "$element" kilnc_extra) 0 (" "the kernel has no parameter 'gamma'"
+  expect kilnc_bad_type "" "$(printf "$element" kilnc_bad_type) 0 (" \
+    "parameter 'x_ptr': unknown type '*fp33' (did you mean '*fp32'?)"
+  expect kilnc_misspelled "" "$(printf "$element" kilnc_misspelled) 1 (" \
+    "the kernel has no parameter 'm' (did you mean 'n'?)"
+  expect kilnc_equal_to_1_pointer "" "$(printf "$element" kilnc_equal_to_1_pointer) 0 (" \
+    "parameter 'x_ptr': ':1' (the argument equals 1) applies to integer types i8..i64 and u8..u64 only, got '*fp32:1'; pointers take ':16'"
+  expect kilnc_equal_to_1_float "" "$(printf "$element" kilnc_equal_to_1_float) 0 (" \
+    "parameter 'alpha': ':1' (the argument equals 1) applies to integer types i8..i64 and u8..u64 only, got 'fp32:1'"
+  expect kilnc_num_warps "" "$(printf "$element" kilnc_num_warps) 0 (" \
+    "num_warps must be a power of 2 up to 32, got 3"
+  expect kilnc_num_ctas "" "$(printf "$element" kilnc_num_ctas) 0 (" \
+    "num_ctas=2 is not supported (Kiln does not compile thread-block clusters yet)"
+  expect kilnc_only_options "" "$(printf "$element" kilnc_only_options) 0 (\"num_warps=4\")" \
+    "parameter 'x_ptr' is missing from the signature"
+  expect kilnc_positional_length "" "$(printf "$element" kilnc_positional_length) 1 (" \
+    "the signature has 4 entries but the kernel has 5 parameters"
+  expect kilnc_autotune_positional "" "$(printf "$element" kilnc_autotune_positional) 0 (" \
+    "it is positional, but with autotune the @triton.autotune configs supply the constexpr values"
+  expect kilnc_autotune_num_warps "" "$(printf "$element" kilnc_autotune_num_warps) 0 (" \
+    "it sets num_warps, but with autotune each @triton.autotune config sets the launch options"
   expect kilnc_syntax_error "" \
     "tests/e2e/bazel_rule_errors/syntax_error.py:7:31: error: unmatched ')'" \
     "    offs = tl.arange(0, BLOCK))" \
     "                              ^"
+  # Only compiling finds that the kernel has no configs to cross with.
+  expect kilnc_autotune_no_decorator "" "scale_kernel's @triton.autotune configs for sm_80" \
+    "error: --autotune: 'scale_kernel' has no @triton.autotune(configs=[...]) decorator"
+  # tl's dtype names (float32) are types to kilnc, so this one builds.
+  if out=$($bazel_cmd build "$pkg:ok_type_alias_codegen" 2>&1); then
+    echo "ok   ok_type_alias: built"
+  else
+    echo "FAIL ok_type_alias: did not build"
+    grep -E "ERROR|error" <<<"$out" | head -5 | sed 's/^/    /'
+    failures=$((failures + 1))
+  fi
 fi
 
 if ((failures)); then

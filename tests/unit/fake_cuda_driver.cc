@@ -72,15 +72,17 @@ CUresult DeviceGet(CUdevice *device, int ordinal) {
   return CUDA_SUCCESS;
 }
 CUresult DeviceGetAttribute(int *value, CUdevice_attribute attribute,
-                            CUdevice) {
+                            CUdevice device) {
   if (CUresult r = gpu->Injected("cuDeviceGetAttribute"))
     return r;
+  auto other = gpu->other_devices.find(device);
+  const bool is_other = other != gpu->other_devices.end();
   switch (attribute) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-    *value = gpu->cc_major;
+    *value = is_other ? other->second.cc_major : gpu->cc_major;
     return CUDA_SUCCESS;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-    *value = gpu->cc_minor;
+    *value = is_other ? other->second.cc_minor : gpu->cc_minor;
     return CUDA_SUCCESS;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
     *value = gpu->shared_optin_limit;
@@ -146,7 +148,8 @@ CUresult CtxGetDevice(CUdevice *device) {
   internal::MutexLock lock(&gpu->mu);
   if (gpu->current == nullptr)
     return CUDA_ERROR_INVALID_CONTEXT;
-  *device = 0;
+  auto it = gpu->context_devices.find(gpu->current);
+  *device = it != gpu->context_devices.end() ? it->second : 0;
   return CUDA_SUCCESS;
 }
 CUresult CtxGetId(CUcontext context, unsigned long long *id) {
@@ -242,8 +245,11 @@ CUresult LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
   return CUDA_SUCCESS;
 }
 
-CUresult DeviceGetName(char *name, int length, CUdevice) {
-  std::snprintf(name, length, "%s", gpu->device_name.c_str());
+CUresult DeviceGetName(char *name, int length, CUdevice device) {
+  auto other = gpu->other_devices.find(device);
+  std::snprintf(name, length, "%s",
+                other != gpu->other_devices.end() ? other->second.name.c_str()
+                                                  : gpu->device_name.c_str());
   return CUDA_SUCCESS;
 }
 // Called with gpu->mu held.
@@ -255,6 +261,7 @@ CUresult EventCreate(CUevent *event, unsigned) {
   static uintptr_t next = 0x5000;
   *event = reinterpret_cast<CUevent>(next += 16);
   gpu->events[*event] = 0;
+  gpu->event_contexts.push_back(gpu->current);
   return CUDA_SUCCESS;
 }
 CUresult EventDestroy(CUevent event) {
@@ -286,6 +293,7 @@ CUresult MemAlloc(CUdeviceptr *pointer, size_t) {
   static CUdeviceptr next = 0x100000;
   *pointer = next += 0x1000;
   ++gpu->live_allocations;
+  gpu->alloc_contexts.push_back(gpu->current);
   return CUDA_SUCCESS;
 }
 CUresult MemFree(CUdeviceptr) {

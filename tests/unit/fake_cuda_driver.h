@@ -32,6 +32,17 @@ struct FakeGpu {
   int cc_major = 9;
   int cc_minor = 0;
   int shared_optin_limit = 227 * 1024;
+  // Devices other than device 0 (whose answers are the fields above) and
+  // the device of each context (0 when unset): cuCtxGetDevice answers for
+  // the current context, cuDeviceGetAttribute and cuDeviceGetName for the
+  // device asked about.
+  struct Device {
+    std::string name;
+    int cc_major = 0;
+    int cc_minor = 0;
+  };
+  std::map<CUdevice, Device> other_devices;
+  std::map<CUcontext, CUdevice> context_devices;
   CUcontext current = nullptr; // per process, not per thread
   CUcontext primary = reinterpret_cast<CUcontext>(0x1000);
   bool has_context_ids = true;
@@ -89,6 +100,8 @@ struct FakeGpu {
   std::vector<Launch> launches;
   double clock_ms = 0;
   std::map<CUevent, double> events;
+  std::vector<CUcontext> event_contexts; // current at each cuEventCreate
+  std::vector<CUcontext> alloc_contexts; // current at each cuMemAlloc
   int live_allocations = 0;
   int memsets = 0;
 

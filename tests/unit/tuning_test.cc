@@ -1,7 +1,8 @@
 // Tuned config choice (kiln/tuning.h) against a hand-built autotuned kernel
 // and the fake driver: table lookup (exact, bucket, missing device), the
 // per-(context, key) cache under many threads, run-time tuning, graph
-// capture, the exported table and kiln::Benchmark's timing loop.
+// capture, the exported table, kiln::Benchmark's timing loop, and streams of
+// another context than the current one.
 
 #include "kiln/tuning.h"
 
@@ -27,9 +28,12 @@ namespace kiln {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::Each;
 using testing::FakeGpu;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::MakeFakeCudaDriver;
+using ::testing::Not;
 
 constexpr char kTypes[] = "*fp32, *fp32, *fp32, fp32, i32";
 constexpr char kH100[] = "NVIDIA H100 80GB HBM3";
@@ -341,6 +345,108 @@ TEST_F(TunedLaunchTest, BenchmarkReturnsTheLaunchError) {
       driver_, nullptr, [] { return absl::InternalError("boom"); }, {});
   EXPECT_THAT(timing.status().message(), HasSubstr("boom"));
   EXPECT_EQ(gpu_.live_allocations, 0);
+}
+
+// Streams of two contexts: A, current, on device 0 (the H100 the table is
+// for), and B on device 1, an A100, as when a program's stream was made on
+// another GPU than the thread's current one.
+const CUcontext kContextA = reinterpret_cast<CUcontext>(0xa000);
+const CUcontext kContextB = reinterpret_cast<CUcontext>(0xb000);
+const CUstream kStreamA = reinterpret_cast<CUstream>(0x5a00);
+const CUstream kStreamB = reinterpret_cast<CUstream>(0x5b00);
+
+class OtherContextStreamTest : public TunedLaunchTest {
+protected:
+  OtherContextStreamTest() {
+    gpu_.other_devices[1] = {"NVIDIA A100-SXM4-80GB", 8, 0};
+    gpu_.context_devices[kContextB] = 1;
+    gpu_.stream_contexts[kStreamA] = kContextA;
+    gpu_.stream_contexts[kStreamB] = kContextB;
+    gpu_.current = kContextA;
+  }
+
+  // The current context is the thread's again, nothing left pushed.
+  void ExpectCurrentRestored() {
+    EXPECT_EQ(gpu_.current, kContextA);
+    EXPECT_TRUE(gpu_.context_stack.empty());
+  }
+};
+
+TEST_F(OtherContextStreamTest, ChoosesForTheStreamsDevice) {
+  EXPECT_EQ(Choose(4096, kStreamB), 0); // no table for the A100
+  EXPECT_EQ(Choose(4096, kStreamA), 1); // the H100's table
+  EXPECT_EQ(Choose(4096), 1);           // null stream: the current context
+  EXPECT_EQ(Choose(4096, kStreamB), 0); // cached per the stream's context
+  ExpectCurrentRestored();
+}
+
+TEST_F(OtherContextStreamTest, MeasuresInTheStreamsContext) {
+  SetRuntimeTuning(kKernel, RuntimeTuning::kAlways);
+  std::vector<CUcontext> run_contexts;
+  int64_t n = 4096;
+  int position = internal::TunedConfigPositionWith(
+      driver_, kKernel, 0, &n, kStreamB, [&](int p) {
+        internal::MutexLock lock(&gpu_.mu);
+        run_contexts.push_back(gpu_.current);
+        gpu_.clock_ms += costs_[p];
+        return absl::OkStatus();
+      });
+  EXPECT_EQ(position, 2);
+  EXPECT_THAT(run_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  // The L2 flush buffer and the timing events are the stream's context's.
+  EXPECT_THAT(gpu_.alloc_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  EXPECT_THAT(gpu_.event_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  ExpectCurrentRestored();
+  // The measurement is the A100's, not the current context's H100.
+  TuningDevice a100;
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  a100.compute_capability_major = 8;
+  const KernelInfo *kernels[] = {&kKernel};
+  EXPECT_EQ(internal::MeasuredTuningTable(kernels, a100).kernels.size(), 1u);
+  TuningDevice h100;
+  h100.name = kH100;
+  h100.compute_capability_major = 9;
+  EXPECT_TRUE(internal::MeasuredTuningTable(kernels, h100).kernels.empty());
+}
+
+TEST_F(OtherContextStreamTest, BenchmarkRunsInTheStreamsContext) {
+  BenchmarkOptions options;
+  options.warmup_ms = 1;
+  options.rep_ms = 1;
+  std::vector<CUcontext> launch_contexts;
+  absl::StatusOr<BenchmarkTiming> timing = internal::BenchmarkWith(
+      driver_, kStreamB,
+      [&] {
+        internal::MutexLock lock(&gpu_.mu);
+        launch_contexts.push_back(gpu_.current);
+        gpu_.clock_ms += 0.5;
+        return absl::OkStatus();
+      },
+      options);
+  ASSERT_TRUE(timing.ok()) << timing.status();
+  EXPECT_THAT(launch_contexts, Each(kContextB));
+  EXPECT_THAT(gpu_.alloc_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  EXPECT_THAT(gpu_.event_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  ExpectCurrentRestored();
+}
+
+TEST_F(OtherContextStreamTest,
+       BenchmarkReportsAContextThatCannotBeMadeCurrent) {
+  gpu_.Fail("cuCtxPushCurrent", CUDA_ERROR_INVALID_CONTEXT);
+  int launches = 0;
+  absl::StatusOr<BenchmarkTiming> timing =
+      internal::BenchmarkWith(driver_, kStreamB,
+                              [&] {
+                                ++launches;
+                                return absl::OkStatus();
+                              },
+                              {});
+  EXPECT_THAT(timing.status().message(),
+              HasSubstr("cuCtxPushCurrent (the stream's context): "
+                        "CUDA_ERROR_INVALID_CONTEXT"));
+  EXPECT_EQ(launches, 0);
+  EXPECT_TRUE(gpu_.alloc_contexts.empty());
+  ExpectCurrentRestored();
 }
 
 } // namespace

@@ -35,5 +35,44 @@ absl::StatusOr<CUcontext> CurrentOrPrimaryContext(const CudaDriver& driver) {
   return context;
 }
 
+StreamContextScope::StreamContextScope(const CudaDriver& driver,
+                                       CUstream stream)
+    : driver_(driver) {
+  CUcontext current = nullptr;
+  // A failed query is reported by CurrentOrPrimaryContext below.
+  const bool queried = driver.ctx_get_current(&current) == CUDA_SUCCESS;
+  if (queried && stream != nullptr && driver.stream_get_ctx != nullptr &&
+      driver.ctx_push_current != nullptr && driver.ctx_pop_current != nullptr) {
+    CUcontext owner = nullptr;
+    if (driver.stream_get_ctx(stream, &owner) == CUDA_SUCCESS &&
+        owner != nullptr && owner != current) {
+      status_ = CudaStatus(driver, driver.ctx_push_current(owner),
+                           "cuCtxPushCurrent (the stream's context)");
+      if (status_.ok()) {
+        context_ = owner;
+        pushed_ = true;
+      }
+      return;
+    }
+  }
+  if (queried && current != nullptr) {
+    context_ = current;
+    return;
+  }
+  absl::StatusOr<CUcontext> primary = CurrentOrPrimaryContext(driver);
+  if (!primary.ok()) {
+    status_ = primary.status();
+    return;
+  }
+  context_ = *primary;
+}
+
+StreamContextScope::~StreamContextScope() {
+  if (pushed_) {
+    CUcontext popped = nullptr;
+    driver_.ctx_pop_current(&popped);
+  }
+}
+
 }  // namespace internal
 }  // namespace kiln

@@ -35,7 +35,7 @@ struct TuningCache {
 
 // The position, in overload `overload`'s configs, of the config a
 // default-overload call of `kernel` with key values `key` (num_key of them,
-// KernelTuningInfo::key's order) runs on the current context's device: see
+// KernelTuningInfo::key's order) runs on `stream`'s context's device: see
 // kiln/tuning.h. `run(position)` launches a config with the call's grid and
 // arguments (run-time tuning times it). Never fails: without a driver,
 // context or table it returns 0, the default.

@@ -50,47 +50,6 @@ absl::Status LaunchCluster(const CudaDriver& d, const VariantInfo& variant,
                     "cuLaunchKernelEx");
 }
 
-// The context of a non-null stream, pushed for the scope when it is not the
-// current one; context() is null when there is nothing to switch to (a null
-// stream, a driver without cuStreamGetCtx, or the stream's context already
-// current).
-class StreamContext {
- public:
-  StreamContext(const CudaDriver& d, CUstream stream, CUcontext current)
-      : driver_(d) {
-    if (stream == nullptr || d.stream_get_ctx == nullptr ||
-        d.ctx_push_current == nullptr || d.ctx_pop_current == nullptr) {
-      return;
-    }
-    CUcontext owner = nullptr;
-    // The legacy and per-thread default stream handles have no context of
-    // their own: the current one serves.
-    if (d.stream_get_ctx(stream, &owner) != CUDA_SUCCESS || owner == nullptr ||
-        owner == current) {
-      return;
-    }
-    status_ = CudaStatus(d, d.ctx_push_current(owner),
-                         "cuCtxPushCurrent (the stream's context)");
-    if (status_.ok()) context_ = owner;
-  }
-  ~StreamContext() {
-    if (context_ != nullptr) {
-      CUcontext popped = nullptr;
-      driver_.ctx_pop_current(&popped);
-    }
-  }
-  StreamContext(const StreamContext&) = delete;
-  StreamContext& operator=(const StreamContext&) = delete;
-
-  const absl::Status& status() const { return status_; }
-  CUcontext context() const { return context_; }
-
- private:
-  const CudaDriver& driver_;
-  absl::Status status_;
-  CUcontext context_ = nullptr;
-};
-
 }  // namespace
 
 absl::Status AnnotateVariant(const KernelInfo& kernel,
@@ -109,27 +68,13 @@ absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
   if (image != nullptr) *image = nullptr;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return absl::OkStatus();
 
-  CUcontext context = nullptr;
-  const bool queried = driver.ctx_get_current(&context) == CUDA_SUCCESS;
-  const bool has_current = queried && context != nullptr;
-  // A stream belongs to a context, which need not be the thread's current
-  // one (a stream of another device, say): the kernel is loaded into and
-  // launched in the stream's, made current for the call. (A failed query
-  // is reported below, as without a stream.)
-  StreamContext stream_context(driver, queried ? stream : nullptr,
-                               has_current ? context : nullptr);
+  // The kernel is loaded into and launched in the stream's context, which
+  // need not be the thread's current one.
+  const StreamContextScope stream_context(driver, stream);
   if (!stream_context.status().ok()) {
     return AnnotateVariant(kernel, variant, stream_context.status());
   }
-  if (stream_context.context() != nullptr) {
-    context = stream_context.context();
-  } else if (!has_current) {
-    absl::StatusOr<CUcontext> primary = CurrentOrPrimaryContext(driver);
-    if (!primary.ok()) {
-      return AnnotateVariant(kernel, variant, primary.status());
-    }
-    context = *primary;
-  }
+  const CUcontext context = stream_context.context();
   const uint64_t key = cache.ContextKey(context);
   const LoadedFunction* f = cache.Lookup(variant, key);
   if (f == nullptr) {
