@@ -19,7 +19,7 @@
 #     [TUNING_TABLES tuning/h100.json] # with AUTOTUNE: tables NAME_tune wrote (docs/usage.md, "Tuning")
 #     [DEBUG]                          # keep tl.device_assert (kilnc --debug)
 #     [KILNC_OPTIONS --mlir-timing])   # extra flags of every `kilnc compile`
-#   target_link_libraries(app PRIVATE add)   # #include "<dir>/add.h", <dir> relative to the source root
+#   target_link_libraries(app PRIVATE add)   # #include "<dir>/add.h", <dir> relative to the project root
 #
 # Every specialization x arch is compiled twice by `kilnc compile`: a general
 # variant and an `--aligned` one (every pointer and integer argument divisible
@@ -31,7 +31,7 @@
 # compiles it with every config of the kernel's @triton.autotune into a
 # directory (the number of configs is in the source, not known here). The compiles for
 # the highest arch without a suffix also write the variant's PTX (kilnc --ptx-output),
-# unless NO_PTX. kiln-codegen then writes ${CMAKE_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc}
+# unless NO_PTX. kiln-codegen then writes ${PROJECT_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc}
 # (with any TUNING_TABLES) and, with EMBED incbin (the default), the image sources
 # NAME.kiln/images_<k>.cc whose `.incbin` directives embed the cubins and PTX: the C++
 # compiler parses no image bytes, and the shards compile in parallel (KILN_IMAGE_SHARDS,
@@ -82,7 +82,12 @@ endfunction()
 if(NOT DEFINED KILN_PTXAS OR NOT DEFINED KILN_LIBDEVICE)
   if(DEFINED CUDAToolkit_BIN_DIR AND EXISTS "${CUDAToolkit_BIN_DIR}/ptxas")
     set(_kiln_cuda_bin "${CUDAToolkit_BIN_DIR}")
+    # CMake sets CUDAToolkit_LIBRARY_ROOT (where nvvm/ is) only when it finds
+    # the toolkit's version file; without one, nvvm/ is beside bin/.
     set(_kiln_cuda_root "${CUDAToolkit_LIBRARY_ROOT}")
+    if(NOT EXISTS "${_kiln_cuda_root}/nvvm")
+      get_filename_component(_kiln_cuda_root "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+    endif()
   elseif(CUDA_HOME)
     set(_kiln_cuda_bin "${CUDA_HOME}/bin")
     set(_kiln_cuda_root "${CUDA_HOME}")
@@ -266,10 +271,35 @@ if(NOT DEFINED KILN_IMAGE_SHARDS)
   set(KILN_IMAGE_SHARDS 4)
 endif()
 
+# The settings above are variables of the directory that included this file.
+# When that is Kiln's own top directory inside another project
+# (add_subdirectory, FetchContent), triton_kernel() is called from
+# directories that do not see them, so they are kept as global properties
+# too and read back where the caller has not set its own.
+set(_KILN_RULE_SETTINGS _KILN_COMPILER_ARCHS KILN_SUPPORTED_ARCHS KILN_ALL_MAJOR_ARCHS
+    KILN_KILNC_TARGET KILN_CODEGEN_TARGET KILN_RUNTIME_TARGET KILN_TUNE_MAIN_TARGET
+    KILN_TEMPLATES_DIR _KILN_INTEGER_TYPES KILN_IMAGE_SHARDS)
+foreach(_kiln_setting IN LISTS _KILN_RULE_SETTINGS)
+  set_property(GLOBAL PROPERTY _KILN_RULE_${_kiln_setting} "${${_kiln_setting}}")
+endforeach()
+set_property(GLOBAL PROPERTY _KILN_RULE_SETTINGS "${_KILN_RULE_SETTINGS}")
+
+# Defines, in the calling function, each setting that its caller's
+# directory lacks.
+macro(_kiln_load_rule_settings)
+  get_property(_kiln_settings GLOBAL PROPERTY _KILN_RULE_SETTINGS)
+  foreach(_kiln_setting IN LISTS _kiln_settings)
+    if(NOT DEFINED ${_kiln_setting})
+      get_property(${_kiln_setting} GLOBAL PROPERTY _KILN_RULE_${_kiln_setting})
+    endif()
+  endforeach()
+endmacro()
+
 function(triton_kernel)
   cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;NO_PTX;AUTOTUNE;DEBUG"
                         "NAME;KERNEL;NAMESPACE;COMPRESS;EMBED"
                         "SRCS;ARCHS;SPECIALIZATIONS;KILNC_OPTIONS;TUNING_TABLES")
+  _kiln_load_rule_settings()
 
   # --- arguments -------------------------------------------------------------
   if(NOT TK_NAME)
@@ -443,8 +473,11 @@ function(triton_kernel)
   endforeach()
 
   # --- one kilnc action per arch x specialization x variant ---------------------
-  file(RELATIVE_PATH rel_dir "${CMAKE_SOURCE_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}")
-  set(gen_root "${CMAKE_BINARY_DIR}/kiln_gen")
+  # Named from the calling project's source root, and generated into its
+  # build tree: Kiln's own targets and a consumer's stay apart when Kiln is
+  # a subproject.
+  file(RELATIVE_PATH rel_dir "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(gen_root "${PROJECT_BINARY_DIR}/kiln_gen")
   if(rel_dir STREQUAL "")
     set(include_path "${name}.h")
   else()
@@ -589,8 +622,8 @@ function(triton_kernel)
     if(NOT EXISTS "${table_path}")
       message(FATAL_ERROR "${where}: TUNING_TABLES: ${table} does not exist (${table_path})")
     endif()
-    # Named relative to the source root in errors and the generated code.
-    file(RELATIVE_PATH table_name "${CMAKE_SOURCE_DIR}" "${table_path}")
+    # Named relative to the project's source root in errors and the generated code.
+    file(RELATIVE_PATH table_name "${PROJECT_SOURCE_DIR}" "${table_path}")
     list(APPEND table_args --tuning-table "${table_name}=${table_path}")
     list(APPEND table_files "${table_path}")
   endforeach()
