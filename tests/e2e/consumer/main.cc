@@ -1,5 +1,6 @@
-// A consumer of an installed Kiln: prints what it was built with and, on a
-// machine with a GPU, scales a vector and checks it.
+// A consumer of Kiln (installed, or added with add_subdirectory or
+// FetchContent): prints what it was built with and, on a machine with a GPU,
+// scales a vector and checks it.
 
 #include <cstdint>
 #include <cstdio>
