@@ -186,7 +186,7 @@ constexpr unsigned kCapSpillAllowance = 64;
 /// spills at most kCapSpillAllowance bytes more. Only above kCapRegistersAbove
 /// registers, the tensor-core kernels; a memory-bound kernel would trade its
 /// schedule for blocks it does not need. At most two tries, from the most
-/// blocks down.
+/// blocks down. Returns whether `cubin` and `ptx` are the capped ones.
 bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
                               const kiln::TargetInfo &target, unsigned numWarps,
                               int64_t sharedBytes, StringRef ptxasPath,
