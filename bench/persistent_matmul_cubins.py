@@ -200,7 +200,7 @@ def main():
         blas, blas_name = None, "torch"
     dtypes = {"fp16": torch.float16, "fp8e4nv": torch.float8_e4m3fn}
     rows = []
-    wrong = 0
+    wrong = checked = 0
     inputs = {}
 
     def make_inputs(dtype, size):
@@ -257,7 +257,7 @@ def main():
     def cell(entry, cubin, size):
         """Checks (and unless --kiln-only, times) one cubin at one size beside
         Triton's kernel with the same config; appends a row."""
-        nonlocal wrong
+        nonlocal wrong, checked
         kernel, dtype = entry["kernel"], entry["dtype"]
         M = N = K = size
         a, b, ref = make_inputs(dtype, size)
@@ -275,6 +275,7 @@ def main():
             check = close(dtype, c, ref)
             print(f"{entry['name']} {size}^3: correct {check['ok']} (max |err| {check['max_abs_err']:.3g})", flush=True)
             wrong += not check["ok"]
+            checked += 1
             return
 
         fn = getattr(mod, kernel).fn  # the JITFunction under the autotuner
@@ -349,6 +350,7 @@ def main():
                 write()
         cubin.unload()
     if args.kiln_only:
+        print(f"{checked - wrong} passed, {wrong} failed")
         raise SystemExit(1 if wrong else 0)
     write()
 

@@ -12,7 +12,9 @@
 # ARCH may also be `attention`, `attention_t06` or `attention_t06_host`, with
 # a directory of bench/build_attention_cubins.sh's cubins (the bench
 # kernel's, tutorial 06's with pointers or with host descriptors): they run
-# Kiln-only through bench/attention_cubins.py --kiln-only.
+# Kiln-only through bench/attention_cubins.py --kiln-only; or
+# `persistent_matmul` with bench/build_persistent_matmul_cubins.sh's
+# (tutorial 09), through bench/persistent_matmul_cubins.py --kiln-only.
 #
 # e.g., after, here,
 #   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90a sm_90a
@@ -30,7 +32,7 @@
 # go at once.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-[[ $# -ge 2 ]] || { sed -n '2,28p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,32p' "$0" >&2; exit 2; }
 out=$1
 shift
 bin=""
@@ -53,6 +55,8 @@ for pair in "$@"; do
     attention | attention_t06 | attention_t06_host) # bench/build_attention_cubins.sh's
       source=bench; [[ $arch == attention_t06* ]] && source=tutorial06${arch#attention_t06}
       jobs+=("${arch}|python3 bench/attention_cubins.py --kiln-only --source $source --cubins $dir --out $out/logs/$arch --batch 1 --heads 2 --sizes 384,1024") ;;
+    persistent_matmul) # bench/build_persistent_matmul_cubins.sh's cubins
+      jobs+=("${arch}|python3 bench/persistent_matmul_cubins.py --kiln-only --cubins $dir --sizes 512") ;;
     *)
       jobs+=("differential_${arch}|python3 tests/gpu/differential.py --kiln-only --cubins $dir --out $out/logs/diff_${arch}") ;;
   esac
