@@ -115,9 +115,12 @@ CC
   # compile of its one source with the flags of mm.cc.
   hex=$project/hex
   mkdir -p "$hex"
-  codegen=$(ninja -C "$project/build" -t commands mm | grep -m1 'kiln-codegen' | sed 's/^.*&& //')
+  # Into a file first: `grep -m1` on the pipe would stop ninja with SIGPIPE
+  # once its output outgrows the pipe (512 variants), failing the pipeline.
+  ninja -C "$project/build" -t commands mm >"$project/commands.txt"
+  codegen=$(grep -m1 'kiln-codegen' "$project/commands.txt" | sed 's/^.*&& //')
   hex_codegen=$(echo "$codegen" | sed -E "s# --embed [a-z]+ --asm-prefix [^ ]+ --asm-shards [0-9]+##; s# --compress [a-z]+##; s#--out-header [^ ]+#--out-header $hex/mm.h#; s#--out-source [^ ]+#--out-source $hex/mm.cc#")
-  compile=$(ninja -C "$project/build" -t commands mm | grep -m1 -E '(-c|-o) .*kiln_gen/mm\.cc|kiln_gen/mm\.cc.* -c' | sed 's/^.*&& //')
+  compile=$(grep -m1 -E '(-c|-o) .*kiln_gen/mm\.cc|kiln_gen/mm\.cc.* -c' "$project/commands.txt" | sed 's/^.*&& //')
   t0=$(date +%s.%N)
   (cd "$project/build" && eval "$hex_codegen --embed hex")
   t1=$(date +%s.%N)

@@ -2,7 +2,7 @@
 # Runs bench/build_scale.sh with the tools packed by bench/pack_build_scale.sh
 # (on a machine without LLVM or Abseil, such as the GPU machine).
 #
-#   bench/run_build_scale_packed.sh PACK.tar.gz OUT_DIR [N ...]
+#   bench/run_build_scale_packed.sh PACK.tar.xz OUT_DIR [N ...]
 #
 # Environment as for build_scale.sh (JOBS, EMBED, COMPRESS, PTX).
 set -euo pipefail
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 pack=$1 out=$2
 shift 2
 work=$(mktemp -d)
-tar -C "$work" -xzf "$pack"
+tar -C "$work" -xf "$pack"  # .tar.xz (or .tar.gz): tar detects it
 lib="$work/pack/lib:$work/pack/absl/lib/x86_64-linux-gnu"
 # build_scale.sh wants BUILD/compiler/{driver/kilnc,codegen/kiln-codegen}.
 mkdir -p "$work/build/compiler/driver" "$work/build/compiler/codegen"
