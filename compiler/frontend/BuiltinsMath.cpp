@@ -26,9 +26,20 @@ const char *const kFloatTypes = "fp32 or fp64";
 /// "fp32 fp64"), as upstream's _check_dtype does; python numbers pass.
 bool checkDTypes(Emitter &e, const CallArgs &args, StringRef builtin,
                  llvm::ArrayRef<ScalarKind> allowed, StringRef expectation) {
+  bool takesIntegers =
+      llvm::any_of(allowed, [](ScalarKind k) { return DType(k).isInteger(); });
   auto check = [&](const FValue &v, SMLoc loc) {
-    if (!v.isRuntime())
-      return true;
+    if (!v.isRuntime()) {
+      // A Python int or bool becomes an integer block, which float-only
+      // functions reject, as upstream's do (tl.sin(8)).
+      bool integral =
+          v.kind == FValue::Kind::Int || v.kind == FValue::Kind::Bool;
+      if (!integral || takesIntegers)
+        return true;
+      e.error(loc, builtin + " takes " + expectation + " values, got " +
+                       v.describe() + " (write it as a float, e.g. 8.0)");
+      return false;
+    }
     if (!v.type.isPointer && !v.type.isBlockPointer() &&
         llvm::is_contained(allowed, v.type.element.getKind()))
       return true;

@@ -31,9 +31,7 @@ using ::testing::AllOf;
 using ::testing::Each;
 using testing::FakeGpu;
 using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using testing::MakeFakeCudaDriver;
-using ::testing::Not;
 
 constexpr char kTypes[] = "*fp32, *fp32, *fp32, fp32, i32";
 constexpr char kH100[] = "NVIDIA H100 80GB HBM3";
@@ -392,10 +390,13 @@ TEST_F(OtherContextStreamTest, MeasuresInTheStreamsContext) {
         return absl::OkStatus();
       });
   EXPECT_EQ(position, 2);
-  EXPECT_THAT(run_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  EXPECT_FALSE(run_contexts.empty());
+  EXPECT_THAT(run_contexts, Each(kContextB));
   // The L2 flush buffer and the timing events are the stream's context's.
-  EXPECT_THAT(gpu_.alloc_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
-  EXPECT_THAT(gpu_.event_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  EXPECT_FALSE(gpu_.alloc_contexts.empty());
+  EXPECT_THAT(gpu_.alloc_contexts, Each(kContextB));
+  EXPECT_FALSE(gpu_.event_contexts.empty());
+  EXPECT_THAT(gpu_.event_contexts, Each(kContextB));
   ExpectCurrentRestored();
   // The measurement is the A100's, not the current context's H100.
   TuningDevice a100;
@@ -425,8 +426,10 @@ TEST_F(OtherContextStreamTest, BenchmarkRunsInTheStreamsContext) {
       options);
   ASSERT_TRUE(timing.ok()) << timing.status();
   EXPECT_THAT(launch_contexts, Each(kContextB));
-  EXPECT_THAT(gpu_.alloc_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
-  EXPECT_THAT(gpu_.event_contexts, AllOf(Not(IsEmpty()), Each(kContextB)));
+  EXPECT_FALSE(gpu_.alloc_contexts.empty());
+  EXPECT_THAT(gpu_.alloc_contexts, Each(kContextB));
+  EXPECT_FALSE(gpu_.event_contexts.empty());
+  EXPECT_THAT(gpu_.event_contexts, Each(kContextB));
   ExpectCurrentRestored();
 }
 

@@ -219,3 +219,8 @@ def dot_scaled_batched(a_ptr, c_ptr):
     a3 = tl.reshape(a, (2, 16, 32))
     c = tl.dot_scaled(a3, None, "bf16", tl.trans(a3, 0, 2, 1), None, "bf16")
     tl.store(c_ptr + tl.arange(0, 512), tl.reshape(c, (512,)))
+
+
+@triton.jit
+def sin_int(out_ptr):
+    tl.store(out_ptr + tl.arange(0, 16), tl.sin(8) + tl.zeros((16,), tl.float32))
