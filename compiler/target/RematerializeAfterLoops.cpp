@@ -121,8 +121,7 @@ private:
   /// (points in one block are asked for in program order, and a block's
   /// terminator only after them).
   Value *cloneBefore(Instruction &value, Instruction &point) {
-    auto &clones =
-        clonesByBlock[{point.getParent(), unsigned(point.isTerminator())}];
+    auto &clones = copiesAt(point);
     if (Value *clone = clones.lookup(&value))
       return clone;
     Instruction *clone;
@@ -156,8 +155,7 @@ private:
   /// that read it into the copies before the loop (`base + 2048` recomputed
   /// after the loop is otherwise merged back into the one before it).
   Value *opaqueCopy(Instruction &value, Instruction &point) {
-    auto &clones =
-        clonesByBlock[{point.getParent(), unsigned(point.isTerminator())}];
+    auto &clones = copiesAt(point);
     if (Value *copy = clones.lookup(&value))
       return copy;
     Type *type = value.getType();
@@ -181,6 +179,12 @@ private:
     if (type->isIntegerTy(64))
       return "=l,l";
     return nullptr;
+  }
+
+  /// The copies made before `point`: one map per block for the points
+  /// inside it, another for its terminator.
+  DenseMap<const Instruction *, Value *> &copiesAt(const Instruction &point) {
+    return clonesByBlock[{point.getParent(), unsigned(point.isTerminator())}];
   }
 
   const Loop &loop;
