@@ -91,24 +91,15 @@ def main():
             out = torch.empty_like(q)
             sm_scale = 1.0 / d ** 0.5
             lse = torch.empty((Z * H, n_ctx), device="cuda", dtype=torch.float32)
-            if tutorial:
-                values = {"sm_scale": sm_scale, "M": lse.data_ptr(), "Z": Z, "H": H, "desc_q": q.data_ptr(),
-                          "desc_k": k.data_ptr(), "desc_v": v.data_ptr(), "desc_o": out.data_ptr(),
-                          "N_CTX": n_ctx}
-            else:
-                values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
-                          "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1),
-                          "N_CTX": n_ctx}
+            values = kiln_values(args.source, q, k, v, out, lse, sm_scale, Z, H, n_ctx)
             descs = (q, k, v, out)
             if host_descriptors:
                 # As the tutorial makes them on Hopper (its pre_hook sets the
                 # block shapes of the config): 2-D views of the heads' rows.
                 from triton.tools.tensor_descriptor import TensorDescriptor
-                rows_2d, blocks = [Z * H * n_ctx, d], ([bm, d], [bn, d], [bn, d], [bm, d])
-                descs = tuple(TensorDescriptor(t, shape=rows_2d, strides=[d, 1], block_shape=b)
+                blocks = ([bm, d], [bn, d], [bn, d], [bm, d])
+                descs = tuple(TensorDescriptor(t, shape=[Z * H * n_ctx, d], strides=[d, 1], block_shape=b)
                               for t, b in zip((q, k, v, out), blocks))
-                for key, t in zip(("desc_q", "desc_k", "desc_v", "desc_o"), (q, k, v, out)):
-                    values[key] = cubin_launch.TensorDescriptor(t.data_ptr(), rows_2d, [d, 1])
             arguments = cubin.arguments(values)
             grid = (triton.cdiv(n_ctx, bm), Z * H)
 
@@ -181,6 +172,22 @@ def main():
                     f"{kb(r['triton_shared_bytes'])} | {r['spills']} |\n")
 
 
+def kiln_values(source, q, k, v, out, lse, sm_scale, Z, H, n_ctx):
+    """The cubin's arguments by parameter name for `source`'s kernel on
+    q, k, v (Z*H x N_CTX x D) into out, with lse the tutorial's M."""
+    if not source.startswith("tutorial06"):
+        return {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
+                "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1), "N_CTX": n_ctx}
+    tensors = dict(desc_q=q, desc_k=k, desc_v=v, desc_o=out)
+    if source == "tutorial06_host":  # 2-D views of the heads' rows, as the tutorial's descriptors
+        d = q.shape[-1]
+        descs = {key: cubin_launch.TensorDescriptor(t.data_ptr(), [Z * H * n_ctx, d], [d, 1])
+                 for key, t in tensors.items()}
+    else:
+        descs = {key: t.data_ptr() for key, t in tensors.items()}
+    return {"sm_scale": sm_scale, "M": lse.data_ptr(), "Z": Z, "H": H, **descs, "N_CTX": n_ctx}
+
+
 def kiln_only(args):
     """Each cubin once per size, checked against attention computed on the
     CPU in fp32: the only GPU kernels are Kiln's (and torch's copies), so that
@@ -190,7 +197,6 @@ def kiln_only(args):
     cuda = ctypes.CDLL("libcuda.so.1")
     cuda.cuInit(0)
     torch.zeros(1, device="cuda")
-    tutorial = args.source.startswith("tutorial06")
     Z, H = args.batch, args.heads
     wrong = right = 0
     for line in open(os.path.join(args.cubins, "list.txt")):
@@ -209,17 +215,7 @@ def kiln_only(args):
             q, k, v = q.cuda(), k.cuda(), v.cuda()
             out = torch.zeros_like(q)
             lse = torch.empty((Z * H, n_ctx), device="cuda", dtype=torch.float32)
-            if tutorial:
-                values = {"sm_scale": sm_scale, "M": lse.data_ptr(), "Z": Z, "H": H, "desc_q": q.data_ptr(),
-                          "desc_k": k.data_ptr(), "desc_v": v.data_ptr(), "desc_o": out.data_ptr(),
-                          "N_CTX": n_ctx}
-                if args.source == "tutorial06_host":
-                    for key, t in zip(("desc_q", "desc_k", "desc_v", "desc_o"), (q, k, v, out)):
-                        values[key] = cubin_launch.TensorDescriptor(t.data_ptr(), [Z * H * n_ctx, d], [d, 1])
-            else:
-                values = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "Out": out.data_ptr(),
-                          "sm_scale": sm_scale, "stride_h": q.stride(0), "stride_m": q.stride(1),
-                          "N_CTX": n_ctx}
+            values = kiln_values(args.source, q, k, v, out, lse, sm_scale, Z, H, n_ctx)
             cubin.launch(((n_ctx + bm - 1) // bm, Z * H), cubin.arguments(values),
                          torch.cuda.current_stream().cuda_stream)
             torch.cuda.synchronize()
