@@ -181,6 +181,8 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--dump-triton", metavar="DIR",
+                        help="also write Triton's TTGIR and PTX of each config's _attn_bwd to DIR")
     parser.add_argument("--check-args", action="store_true",
                         help="only build every cubin's argument list from its metadata (no GPU)")
     args = parser.parse_args()
@@ -267,6 +269,11 @@ def main():
                     t.fill_(float("nan"))
             compiled_pre, compiled = upstream()
             torch.cuda.synchronize()
+            if args.dump_triton:
+                os.makedirs(args.dump_triton, exist_ok=True)
+                for stage in ("ttgir", "ptx"):
+                    with open(os.path.join(args.dump_triton, f"{config['name']}.{stage}"), "w") as f:
+                        f.write(compiled.asm[stage])
             kiln()
             torch.cuda.synchronize()
             triton_regs, triton_shared = compiled_resources(compiled)

@@ -55,6 +55,17 @@ struct MemDescIndexLowering : OpConversionPattern<kiln::gpu::MemDescIndexOp> {
   }
 };
 
+/// A transposed view is the same bytes: the address passes through.
+struct MemDescTransLowering : OpConversionPattern<kiln::gpu::MemDescTransOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::MemDescTransOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSrc());
+    return success();
+  }
+};
+
 struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -160,8 +171,8 @@ struct BarrierLowering : OpConversionPattern<kiln::gpu::BarrierOp> {
 void kiln::populateSharedMemoryToLLVMPatterns(KilnTypeConverter &converter,
                                               RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<LocalAllocLowering, MemDescIndexLowering, AsyncCopyLowering,
-               BarrierLowering>(converter, ctx);
+  patterns.add<LocalAllocLowering, MemDescIndexLowering, MemDescTransLowering,
+               AsyncCopyLowering, BarrierLowering>(converter, ctx);
   patterns.add<FixedPtxLowering<kiln::gpu::AsyncCommitGroupOp>>(
       converter, ctx,
       [](kiln::gpu::AsyncCommitGroupOp) { return "cp.async.commit_group;"; });

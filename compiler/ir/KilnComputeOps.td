@@ -81,7 +81,7 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure,
   let assemblyFormat = [{
     $a `,` $b `,` $c `,` $input_precision attr-dict `:` type($a) `*` type($b) `->` type($d)
   }];
-  let hasVerifier = 1;
+  let hasVerifier = 1;  let hasCanonicalizer = 1;
 }
 
 #endif // KILN_COMPUTE_OPS_TD

@@ -250,6 +250,28 @@ LogicalResult kiln::gpu::MemDescIndexOp::verify() {
   return success();
 }
 
+kiln::gpu::MemDescType
+kiln::gpu::MemDescTransOp::transposedType(MemDescType src) {
+  auto encoding = cast<NVMMASharedEncodingAttr>(src.getEncoding());
+  SmallVector<int64_t> shape(src.getShape());
+  std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+  return MemDescType::get(
+      src.getContext(), shape, src.getElementType(),
+      NVMMASharedEncodingAttr::get(src.getContext(), encoding.getSwizzle(),
+                                   !encoding.getTransposed()));
+}
+
+LogicalResult kiln::gpu::MemDescTransOp::verify() {
+  auto src = cast<MemDescType>(getSrc().getType());
+  if (src.getShape().size() != 2 ||
+      !isa<NVMMASharedEncodingAttr>(src.getEncoding()))
+    return emitOpError("transposes one nvmma_shared tile, got ") << src;
+  if (getResult().getType() != transposedType(src))
+    return emitOpError("the result must be ")
+           << transposedType(src) << ", got " << getResult().getType();
+  return success();
+}
+
 LogicalResult kiln::gpu::AsyncCopyOp::verify() {
   auto dst = cast<MemDescType>(getDst().getType());
   auto ptrs = getPtrs().getType();

@@ -80,6 +80,25 @@ def KilnGPU_MemDescIndexOp : KilnGPU_Op<"memdesc_index", [Pure]> {
   let hasVerifier = 1;
 }
 
+def KilnGPU_MemDescTransOp : KilnGPU_Op<"memdesc_trans", [Pure]> {
+  let summary = "A tile read transposed: a view of the same bytes";
+  let description = [{
+    The rows of `src` become the columns of the result. An nvmma_shared
+    tile stores lines along its contiguous dimension, so the transpose is
+    the same bytes with the shape swapped and `transposed` flipped: a tile
+    loaded once can be both operands' kind (attention backward reads qᵀ as
+    the b of k @ qᵀ and its transpose as the b of dsᵀ @ q).
+  }];
+  let arguments = (ins KilnGPU_MemDesc:$src);
+  let results = (outs KilnGPU_MemDesc:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The type of `src`'s transposed view.
+    static MemDescType transposedType(MemDescType src);
+  }];
+}
+
 def KilnGPU_AsyncCopyOp : KilnGPU_Op<"async_copy"> {
   let summary = "Global memory to a shared tile, without waiting (cp.async)";
   let description = [{

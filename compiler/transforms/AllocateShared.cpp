@@ -83,8 +83,8 @@ struct AllocateSharedPass
       while (!work.empty()) {
         Value v = work.pop_back_val();
         for (Operation *user : v.getUsers()) {
-          if (auto view = dyn_cast<kiln::gpu::MemDescIndexOp>(user))
-            work.push_back(view.getResult());
+          if (isa<kiln::gpu::MemDescIndexOp, kiln::gpu::MemDescTransOp>(user))
+            work.push_back(user->getResult(0));
           // The user's ancestor in the buffer's block: a loop around the use
           // keeps the buffer alive to its end.
           Operation *at = alloc->getBlock()->findAncestorOpInBlock(*user);

@@ -80,6 +80,9 @@ struct PipelinedDot {
   kiln::DotOp dot;
   /// Per operand (a, b): its PipelinedLoad, or -1 for a in registers.
   int source[2] = {-1, -1};
+  /// Per operand: the dot reads the transpose of the loaded tile
+  /// (`tl.trans(x)` of a tile another dot reads as it is).
+  bool viewTransposed[2] = {false, false};
   /// wgmma.mma_async, waited for by dot_wait.
   bool async = false;
   /// The matmul form: the loop's only dot, accumulating into a carried
@@ -98,20 +101,43 @@ bool isZero(Value v) {
   return false;
 }
 
-/// The load whose value reaches the dot operand `v` (through layout
-/// conversions only), when it is in `body`. A load in the body must feed
-/// only this operand (its ring replaces it); one before the loop may have
-/// other users (attention's q, read by two loops), which keep it.
-kiln::LoadOp producingLoad(Value v, Block *body, bool onlyUse = true) {
-  while (auto convert = v.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
-    if (!convert->hasOneUse())
+/// Where a dot operand comes from: a load, maybe through a transpose.
+struct OperandSource {
+  kiln::LoadOp load;
+  bool transposed = false;
+};
+
+/// The load in `block` whose value reaches the dot operand `v` through
+/// layout conversions and at most one 2-d transpose, each used by this
+/// path alone. The load itself may have other users: a load in the body
+/// must feed only dot operands of the loop (checked once all are known:
+/// its ring replaces it); one before the loop may feed anything (attention's
+/// q, read by two loops), which keeps it.
+OperandSource producingLoad(Value v, Block *block) {
+  OperandSource source;
+  auto skipConverts = [&]() -> bool {
+    while (auto convert = v.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
+      if (!convert->hasOneUse())
+        return false;
+      v = convert.getSrc();
+    }
+    return true;
+  };
+  if (!skipConverts())
+    return {};
+  if (auto trans = v.getDefiningOp<kiln::TransOp>()) {
+    if (!trans->hasOneUse() || trans.getType().getRank() != 2)
       return {};
-    v = convert.getSrc();
+    source.transposed = true;
+    v = trans.getSrc();
+    if (!skipConverts())
+      return {};
   }
   auto load = v.getDefiningOp<kiln::LoadOp>();
-  if (!load || load->getBlock() != body || (onlyUse && !load->hasOneUse()))
+  if (!load || load->getBlock() != block)
     return {};
-  return load;
+  source.load = load;
+  return source;
 }
 
 /// The shared tile a dot operand of this type is staged in: lines along its
@@ -279,28 +305,33 @@ private:
       bool kContiguous[2] = {true, true};
       for (unsigned i = 0; i < 2; ++i) {
         // Loaded in the body: a ring of `stages` tiles. Loaded once before
-        // the loop (attention's q): one tile, copied before it.
-        std::optional<PipelinedLoad> l;
-        if (kiln::LoadOp load = producingLoad(operands[i], body)) {
-          l = asCopy(load, stages, axisInfo);
-          if (!l)
-            return;
-        } else if (kiln::LoadOp load =
-                       producingLoad(operands[i], loop->getBlock(),
-                                     /*onlyUse=*/false);
-                   load && load->isBeforeInBlock(loop)) {
-          l = asCopy(load, 1, axisInfo);
-          if (!l)
-            return;
-          l->once = true;
+        // the loop (attention's q): one tile, copied before it. A tile two
+        // operands read is copied once.
+        OperandSource source = producingLoad(operands[i], body);
+        bool once = false;
+        if (!source.load) {
+          source = producingLoad(operands[i], loop->getBlock());
+          once = source.load && source.load->isBeforeInBlock(loop);
+          if (!once)
+            source = {};
         }
-        if (l) {
-          bool transposed =
-              cast<kiln::gpu::NVMMASharedEncodingAttr>(l->ring.getEncoding())
-                  .getTransposed();
+        if (source.load) {
+          auto known = llvm::find_if(
+              loads, [&](auto &l) { return l.load == source.load; });
+          pd.source[i] = int(known - loads.begin());
+          if (known == loads.end()) {
+            std::optional<PipelinedLoad> l =
+                asCopy(source.load, once ? 1 : stages, axisInfo);
+            if (!l)
+              return;
+            l->once = once;
+            loads.push_back(*l);
+          }
+          pd.viewTransposed[i] = source.transposed;
+          bool transposed = cast<kiln::gpu::NVMMASharedEncodingAttr>(
+                                loads[pd.source[i]].ring.getEncoding())
+                                .getTransposed() != source.transposed;
           kContiguous[i] = i == 0 ? !transposed : transposed;
-          pd.source[i] = int(loads.size());
-          loads.push_back(*l);
           continue;
         }
         // a computed in registers, in the accumulator's layout with warps
@@ -327,6 +358,19 @@ private:
                    accArg.getArgNumber() > 0 &&
                    yield.getOperand(accArg.getArgNumber() - 1) == dot.getD() &&
                    dot->hasOneUse() && accArg.hasOneUse();
+    }
+
+    // A ring replaces its load, so every use of the load must be one of
+    // the operands above.
+    for (auto [index, l] : llvm::enumerate(loads)) {
+      if (l.once)
+        continue;
+      unsigned reads = 0;
+      for (PipelinedDot &pd : dots)
+        reads += unsigned(pd.source[0] == int(index)) +
+                 unsigned(pd.source[1] == int(index));
+      if (reads != unsigned(llvm::range_size(l.load->getUses())))
+        return;
     }
 
     // The load stage: the ring loads' backward slice in the body, closed
@@ -604,6 +648,12 @@ private:
         PipelinedLoad &l = loads[pd.source[i]];
         tiles[i] = tileOf(b, loc, rings[pd.source[i]],
                           l.once ? i32Const(b, 0) : readSlot);
+        if (pd.viewTransposed[i])
+          tiles[i] = kiln::gpu::MemDescTransOp::create(
+              b, loc,
+              kiln::gpu::MemDescTransOp::transposedType(
+                  cast<kiln::gpu::MemDescType>(tiles[i].getType())),
+              tiles[i]);
       }
       // fp32 operands other than plain tf32 keep their emulation.
       kiln::InputPrecisionAttr precision;
@@ -634,13 +684,15 @@ private:
       for (unsigned i = 0; i < 2; ++i) {
         if (pd.source[i] < 0)
           continue;
+        // The operand's path from its load, now unused.
         Value operand = operands[i];
-        while (auto convert =
-                   operand.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
-          operand = convert.getSrc();
-          if (!convert->use_empty())
+        while (isa_and_nonnull<kiln::gpu::ConvertLayoutOp, kiln::TransOp>(
+            operand.getDefiningOp())) {
+          Operation *def = operand.getDefiningOp();
+          operand = def->getOperand(0);
+          if (!def->use_empty())
             break;
-          convert->erase();
+          def->erase();
         }
       }
     }

@@ -1,4 +1,4 @@
-// RUN: %kiln-opt --kiln-allocate-shared %s | FileCheck %s
+// RUN: %kiln-opt --kiln-allocate-shared --allow-unregistered-dialect %s | FileCheck %s
 
 // Buffers whose lives overlap take distinct, 1024-aligned offsets; a buffer
 // defined after another's last use reuses its bytes; a loop keeps alive the
@@ -41,5 +41,21 @@ module {
     // CHECK-SAME: -> tensor<64x64xf16
     %v = kiln_gpu.convert_layout %t : tensor<64x64xf16, #B> -> tensor<64x64xf16, #C>
     return %v : tensor<64x64xf16, #C>
+  }
+
+  // A transposed view reads its buffer's bytes: it keeps the buffer alive,
+  // so %f, allocated before the view's use, cannot take %e's bytes.
+  // CHECK-LABEL: func.func @transposed_view
+  func.func @transposed_view() {
+    %c0 = arith.constant 0 : i32
+    // CHECK: kiln_gpu.local_alloc {offset = 0 : i64} : <1x32x64xf16
+    %e = kiln_gpu.local_alloc : !kiln_gpu.memdesc<1x32x64xf16, #S>
+    %x = kiln_gpu.memdesc_index %e[%c0] : !kiln_gpu.memdesc<1x32x64xf16, #S> -> !kiln_gpu.memdesc<32x64xf16, #S>
+    %t = kiln_gpu.memdesc_trans %x : !kiln_gpu.memdesc<32x64xf16, #S> -> !kiln_gpu.memdesc<64x32xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
+    // CHECK: kiln_gpu.local_alloc {offset = 4096 : i64} : <1x32x64xf16
+    %f = kiln_gpu.local_alloc : !kiln_gpu.memdesc<1x32x64xf16, #S>
+    %y = kiln_gpu.memdesc_index %f[%c0] : !kiln_gpu.memdesc<1x32x64xf16, #S> -> !kiln_gpu.memdesc<32x64xf16, #S>
+    "test.use"(%t, %y) : (!kiln_gpu.memdesc<64x32xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>, !kiln_gpu.memdesc<32x64xf16, #S>) -> ()
+    return
   }
 }

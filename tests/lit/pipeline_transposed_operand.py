@@ -15,8 +15,9 @@ import triton.language as tl
 
 # GPU: kiln_gpu.local_alloc {{.*}} <3x64x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
 # GPU: scf.for
-# GPU: kiln_gpu.async_copy
-# GPU: kiln_gpu.shared_dot
+# GPU-DAG: kiln_gpu.async_copy
+# GPU-DAG: kiln_gpu.shared_dot
+# GPU: scf.yield
 # GPU-NOT: kiln.dot
 # PTX: cp.async.cg.shared.global
 # PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
