@@ -27,9 +27,12 @@
 // the loop (q: copied once into its own tile, in a group older than the
 // prologue's), or, for a, computed in registers in the accumulator's layout
 // with warps along M (p: its fragments are already where the instruction
-// wants them). Only the matmul form (one dot accumulating into a carried
-// value) keeps a wgmma group in flight across iterations; other dots are
-// waited for at once, as their results are read in the same iteration.
+// wants them). One tile may feed two operands, one of them transposed
+// (attention backward's qᵀ: b of k @ qᵀ, and through a memdesc_trans view
+// b of dsᵀ @ q). A dot accumulating into a carried value (the matmul form,
+// or attention backward's dk += ...) keeps its wgmma group in flight until
+// the next dot's wait; other dots are waited for at once, as their results
+// are read in the same iteration.
 // Address arithmetic that the rest of the body shares with the load stage
 // (a causal mask's start_n + offs_n) is duplicated for it, since the stage
 // runs ahead.
@@ -85,9 +88,10 @@ struct PipelinedDot {
   bool viewTransposed[2] = {false, false};
   /// wgmma.mma_async, waited for by dot_wait.
   bool async = false;
-  /// The matmul form: the loop's only dot, accumulating into a carried
-  /// value that only it reads and writes.
-  bool carried = false;
+  /// Accumulates into a carried value that only it reads and writes (the
+  /// matmul form; attention backward's dk, dv and dq): nothing in the
+  /// iteration waits for it, so its wgmma group stays in flight.
+  bool accumulates = false;
 };
 
 /// True when `v` is a zero constant (a splat of 0 or a dense zero).
@@ -350,14 +354,31 @@ private:
       // fp8 before sm_89 runs on wgmma only.
       if (!pd.async && !flavour->hasMmaSync(target_))
         return;
-      // The matmul form: the one dot accumulates into a carried value that
-      // it alone produces; its wgmma group stays in flight across the
-      // iteration boundary.
+      // A dot accumulating into a carried value that it alone produces: its
+      // wgmma group stays in flight until a later dot's wait. With other
+      // dots in the loop, only when the ring is deep enough for its copies
+      // to wait for the iteration's end (see rewrite).
       auto accArg = dyn_cast<BlockArgument>(dot.getC());
-      pd.carried = dots.size() == 1 && accArg && accArg.getOwner() == body &&
-                   accArg.getArgNumber() > 0 &&
-                   yield.getOperand(accArg.getArgNumber() - 1) == dot.getD() &&
-                   dot->hasOneUse() && accArg.hasOneUse();
+      pd.accumulates =
+          pd.async && (dots.size() == 1 || stages >= 3) && accArg &&
+          accArg.getOwner() == body && accArg.getArgNumber() > 0 &&
+          yield.getOperand(accArg.getArgNumber() - 1) == dot.getD() &&
+          dot->hasOneUse() && accArg.hasOneUse();
+    }
+    // Beside other dots, an accumulator in flight pins its registers through
+    // the rest of the iteration. Past half of a thread's 255 registers in
+    // accumulators, that costs spills (attention backward at HEAD_DIM 128:
+    // dk and dv take 128 each) more than the overlap gains: wait at once.
+    if (dots.size() > 1) {
+      int64_t registers = 0;
+      for (PipelinedDot &pd : dots)
+        if (pd.accumulates)
+          registers += pd.dot.getType().getNumElements() *
+                       pd.dot.getType().getElementTypeBitWidth() / 32 /
+                       (int64_t(numWarps_) * 32);
+      if (registers > 128)
+        for (PipelinedDot &pd : dots)
+          pd.accumulates = false;
     }
 
     // A ring replaces its load, so every use of the load must be one of
@@ -629,12 +650,15 @@ private:
     if (anyAsync)
       top = kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     // Whether a dot of the previous iteration may still read its tiles here
-    // (the matmul form on wgmma keeps one group in flight).
-    bool inFlight =
-        llvm::any_of(dots, [](auto &d) { return d.async && d.carried; });
+    // (an accumulating dot keeps its wgmma group in flight).
+    bool inFlight = llvm::any_of(dots, [](auto &d) { return d.accumulates; });
 
-    // Each dot on the tiles that have landed (or a from registers).
-    std::optional<unsigned> carriedAcc;
+    // Each dot on the tiles that have landed (or a from registers). Every
+    // async dot is followed by a wait that leaves at most itself in flight
+    // (none when its result is read in the iteration), so the iteration's
+    // first dot completes the previous iteration's, and at its end at most
+    // its last accumulating dot still reads this iteration's slot.
+    SmallVector<unsigned> accumulators;
     for (PipelinedDot &pd : dots) {
       kiln::DotOp dot = pd.dot;
       b.setInsertionPoint(dot);
@@ -668,17 +692,14 @@ private:
       if (pd.async) {
         // The matmul form keeps one group in flight; other dots' results
         // are read in this iteration.
-        result =
-            kiln::gpu::DotWaitOp::create(b, loc, TypeRange{result.getType()},
-                                         ValueRange{result}, pd.carried ? 1 : 0)
-                .getOutputs()[0];
-        // The other warpgroups may still read the slot about to be
-        // refilled.
-        if (pd.carried && numWarps_ > 4)
-          kiln::gpu::BarrierOp::create(b, loc);
+        result = kiln::gpu::DotWaitOp::create(
+                     b, loc, TypeRange{result.getType()}, ValueRange{result},
+                     pd.accumulates ? 1 : 0)
+                     .getOutputs()[0];
       }
-      if (pd.carried)
-        carriedAcc = cast<BlockArgument>(dot.getC()).getArgNumber() - 1;
+      if (pd.accumulates)
+        accumulators.push_back(cast<BlockArgument>(dot.getC()).getArgNumber() -
+                               1);
       dot.getD().replaceAllUsesWith(result);
       dot->erase();
       for (unsigned i = 0; i < 2; ++i) {
@@ -715,6 +736,9 @@ private:
       b.setInsertionPointAfter(top);
     } else {
       b.setInsertionPoint(yield);
+      // The other warpgroups may still read the slot about to be refilled.
+      if (numWarps_ > 4)
+        kiln::gpu::BarrierOp::create(b, loc);
     }
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub);
@@ -741,11 +765,14 @@ private:
     // After the loop: nothing in flight, then the accumulator is readable.
     b.setInsertionPointAfter(newLoop);
     kiln::gpu::AsyncWaitOp::create(b, loc, 0);
-    if (carriedAcc && anyAsync) {
-      Value acc = newLoop.getResult(*carriedAcc);
-      auto wait = kiln::gpu::DotWaitOp::create(b, loc, TypeRange{acc.getType()},
-                                               ValueRange{acc}, 0);
-      acc.replaceAllUsesExcept(wait.getOutputs()[0], wait);
+    if (!accumulators.empty()) {
+      SmallVector<Value> accs;
+      for (unsigned index : accumulators)
+        accs.push_back(newLoop.getResult(index));
+      auto wait = kiln::gpu::DotWaitOp::create(
+          b, loc, ValueRange(accs).getTypes(), accs, 0);
+      for (auto [acc, ready] : llvm::zip(accs, wait.getOutputs()))
+        acc.replaceAllUsesExcept(ready, wait);
     }
     kiln::gpu::BarrierOp::create(b, loc);
   }

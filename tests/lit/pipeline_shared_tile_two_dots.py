@@ -14,15 +14,21 @@ import triton.language as tl
 
 # GPU: kiln_gpu.local_alloc {{.*}} <3x64x32xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
 # GPU-NOT: kiln_gpu.local_alloc {{.*}} <3x
+# GPU-NOT: kiln_gpu.dot_wait
 # GPU: scf.for
+# GPU: kiln_gpu.shared_dot {{.*}}, <64x32xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
+# GPU-NEXT: kiln_gpu.dot_wait {{.*}} {pending = 0 : i32}
+# GPU: kiln_gpu.memdesc_trans {{.*}} -> <32x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# `dk += tl.dot(...)` accumulates in the dot (no separate add), whose wgmma
+# group stays in flight into the next iteration (its wait leaves one
+# pending); the copies that refill a slot come after it, at the end.
+# GPU: kiln_gpu.shared_dot {{.*}}, %arg{{[0-9]+}} {async} : tensor<64x32xf16, #kiln_gpu.mma<{{.*}}>>, <32x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU-NEXT: kiln_gpu.dot_wait {{.*}} {pending = 1 : i32}
 # GPU: kiln_gpu.async_copy
 # GPU-NOT: kiln_gpu.async_copy
-# GPU: kiln_gpu.shared_dot {{.*}}, <64x32xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
-# GPU: kiln_gpu.memdesc_trans {{.*}} -> <32x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
-# `dk += tl.dot(...)` accumulates in the dot (no separate add).
-# GPU: kiln_gpu.shared_dot {{.*}}, %arg{{[0-9]+}} {async} : tensor<64x32xf16, #kiln_gpu.mma<{{.*}}>>, <32x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
 # GPU-NOT: arith.addf
 # GPU: scf.yield
+# GPU: kiln_gpu.dot_wait {{.*}} {pending = 0 : i32}
 # GPU-NOT: kiln.dot
 # PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16
 # PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
