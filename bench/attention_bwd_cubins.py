@@ -31,6 +31,10 @@ the ratio is the median of the per-round ratios. FLOPs: 2.5 x 4 Z H N^2 D
 recomputation), halved when causal. Writes OUT_DIR/results.json and
 OUT_DIR/results.md, again after every row.
 
+--kiln-only launches only Kiln's kernels, once per size, and checks their
+gradients against attention's computed on the CPU in fp32 (for
+compute-sanitizer: tests/gpu/compute_sanitizer.sh attention_bwd=DIR).
+
 --check-args needs no GPU, torch or Triton: it reads the cubins' metadata,
 checks their constexprs against the tutorial's constants, and packs the
 argument list of every kernel for every size from placeholder addresses.
@@ -173,6 +177,61 @@ def max_error(a, b):
     return float((a.float() - b.float()).abs().max())
 
 
+def kiln_only(args):
+    """Each config's two Kiln kernels once per size, checked against the
+    gradients of attention computed on the CPU in fp32 (o and M, the
+    forward's outputs the backward reads, come from there too): the only GPU
+    kernels are Kiln's (and torch's copies), so that compute-sanitizer's
+    reports are about Kiln's code. Exits 1 on a wrong gradient."""
+    import torch
+    cuda = ctypes.CDLL("libcuda.so.1")
+    cuda.cuInit(0)
+    torch.zeros(1, device="cuda")
+    Z, H = args.batch, args.heads
+    wrong = right = 0
+    for config in read_list(args.cubins):
+        d, causal = config["head_dim"], config["causal"]
+        pre = cubin_launch.Cubin(cuda, args.cubins, config["pre"])
+        bwd = cubin_launch.Cubin(cuda, args.cubins, config["name"])
+        for n_ctx in map(int, args.sizes.split(",")):
+            torch.manual_seed(20)
+            q, k, v = (torch.empty((Z, H, n_ctx, d), dtype=torch.float16).normal_(mean=0.0, std=0.5)
+                       for _ in range(3))
+            do = torch.randn_like(q)
+            leaves = [t.float().requires_grad_() for t in (q, k, v)]
+            scores = leaves[0] @ leaves[1].transpose(-1, -2) * SM_SCALE
+            if causal:
+                scores = scores.masked_fill(torch.ones(n_ctx, n_ctx, dtype=torch.bool).triu(1), float("-inf"))
+            ref_o = torch.softmax(scores, dim=-1) @ leaves[2]
+            ref = dict(zip(("dq", "dk", "dv"), torch.autograd.grad(ref_o, leaves, do.float())))
+            # The forward's M: the logsumexp of the scores, in log2 units.
+            M = (torch.logsumexp(scores.detach(), dim=-1) * RCP_LN2).cuda()
+            o = ref_o.detach().half().cuda()
+            q, k, v, do = q.cuda(), k.cuda(), v.cuda(), do.cuda()
+            arg_k = k * (SM_SCALE * RCP_LN2)
+            dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+            delta = torch.empty_like(M)
+            pre_grid, grid = grids(n_ctx, Z, H)
+            stream = torch.cuda.current_stream().cuda_stream
+            pre.launch(pre_grid, pre.arguments(preprocess_values(o.data_ptr(), do.data_ptr(), delta.data_ptr(),
+                                                                 Z, H, n_ctx)), stream)
+            bwd.launch(grid, bwd.arguments(bwd_values(q.data_ptr(), arg_k.data_ptr(), v.data_ptr(), SM_SCALE,
+                                                      do.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+                                                      M.data_ptr(), delta.data_ptr(), q.stride(), H, n_ctx)),
+                       stream)
+            torch.cuda.synchronize()
+            got = {"dq": dq, "dk": dk, "dv": dv}
+            errors = {key: max_error(got[key].cpu(), ref[key]) for key in got}
+            ok = all(error <= ATOL for error in errors.values())
+            wrong += not ok
+            right += ok
+            print(f"{config['name']} N_CTX={n_ctx}: {'ok' if ok else 'WRONG'} max err {errors}", flush=True)
+        pre.unload()
+        bwd.unload()
+    print(f"{right} passed, {wrong} failed")
+    return 1 if wrong else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cubins", required=True)
@@ -183,11 +242,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dump-triton", metavar="DIR",
                         help="also write Triton's TTGIR and PTX of each config's _attn_bwd to DIR")
+    parser.add_argument("--kiln-only", action="store_true",
+                        help="only launch Kiln's kernels, once per size, checked against a CPU reference "
+                             "(for compute-sanitizer)")
     parser.add_argument("--check-args", action="store_true",
                         help="only build every cubin's argument list from its metadata (no GPU)")
     args = parser.parse_args()
     if args.check_args:
         return check_args(args)
+    if args.kiln_only:
+        return kiln_only(args)
     if not args.out:
         parser.error("--out is required (except with --check-args)")
     import torch

@@ -72,6 +72,19 @@ def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnPrefetchLoads : Pass<"kiln-prefetch-loads", "mlir::ModuleOp"> {
+  let summary = "Issue a tensor-core loop's small non-operand loads one iteration ahead";
+  let description = [{
+    In a loop kiln-pipeline-dots rewrote (it holds a kiln_gpu.shared_dot), a
+    load of at most 8 registers a thread whose address comes from the
+    induction variable, loop invariants and pure carried recurrences is
+    loaded for the next iteration at the end of each one (masked off past
+    the last) and carried, so the iteration that reads it does not wait for
+    global memory (attention backward's m and Di).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def KilnAllocateShared : Pass<"kiln-allocate-shared", "mlir::ModuleOp"> {
   let summary = "Give every shared buffer an offset, reusing bytes of buffers whose lives do not overlap";
   let description = [{

@@ -14,7 +14,9 @@
 # kernel's, tutorial 06's with pointers or with host descriptors): they run
 # Kiln-only through bench/attention_cubins.py --kiln-only; or
 # `persistent_matmul` with bench/build_persistent_matmul_cubins.sh's
-# (tutorial 09), through bench/persistent_matmul_cubins.py --kiln-only.
+# (tutorial 09), through bench/persistent_matmul_cubins.py --kiln-only; or
+# `attention_bwd` with bench/build_attention_bwd_cubins.sh's (tutorial 06's
+# backward), through bench/attention_bwd_cubins.py --kiln-only.
 #
 # e.g., after, here,
 #   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90a sm_90a
@@ -32,7 +34,7 @@
 # go at once.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-[[ $# -ge 2 ]] || { sed -n '2,32p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,34p' "$0" >&2; exit 2; }
 out=$1
 shift
 bin=""
@@ -55,6 +57,8 @@ for pair in "$@"; do
     attention | attention_t06 | attention_t06_host) # bench/build_attention_cubins.sh's
       source=bench; [[ $arch == attention_t06* ]] && source=tutorial06${arch#attention_t06}
       jobs+=("${arch}|python3 bench/attention_cubins.py --kiln-only --source $source --cubins $dir --out $out/logs/$arch --batch 1 --heads 2 --sizes 384,1024") ;;
+    attention_bwd) # bench/build_attention_bwd_cubins.sh's cubins
+      jobs+=("${arch}|python3 bench/attention_bwd_cubins.py --kiln-only --cubins $dir --batch 1 --heads 2 --sizes 128,384") ;;
     persistent_matmul) # bench/build_persistent_matmul_cubins.sh's cubins
       jobs+=("${arch}|python3 bench/persistent_matmul_cubins.py --kiln-only --cubins $dir --sizes 512") ;;
     *)

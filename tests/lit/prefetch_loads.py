@@ -1,0 +1,43 @@
+# In a loop kiln-pipeline-dots rewrote, a small load that feeds no dot
+# (attention backward's m: a row of floats per iteration) is loaded one
+# iteration ahead: once before the loop for the first iteration, then at the
+# end of each iteration for the next one (masked off past the last), and the
+# loop carries it. A load whose address comes from another load (a gather)
+# stays where it is.
+# RUN: %kilnc compile %s -n rows -s "*fp16:16, *fp16:16, *fp32:16, *i32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s
+import triton
+import triton.language as tl
+
+# The first iteration's m and gather index, before the loop, masked (n may
+# be 0), carried by the loop.
+# CHECK: %[[M0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
+# CHECK: %[[I0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xi32
+# CHECK: scf.for {{.*}} = %[[M0]], %{{.*}} = %[[I0]])
+# The gathered load stays, unmasked, in its iteration.
+# CHECK: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
+# CHECK: kiln_gpu.shared_dot
+# The next iteration's, masked by iv + 32 < n.
+# CHECK: %[[M1:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
+# CHECK: %[[I1:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xi32
+# CHECK: scf.yield {{.*}}, %[[M1]], %[[I1]] :
+
+
+@triton.jit
+def rows(q_ptr, k_ptr, m_ptr, idx_ptr, dk_ptr, n):
+    rn = tl.arange(0, 64)
+    rd = tl.arange(0, 64)
+    rm = tl.arange(0, 32)
+    k = tl.load(k_ptr + rn[:, None] * 64 + rd[None, :])
+    dk = tl.zeros((64, 64), dtype=tl.float32)
+    qT_ptrs = q_ptr + rm[None, :] * 64 + rd[:, None]
+    curr = 0
+    for start in range(0, n, 32):
+        qT = tl.load(qT_ptrs)
+        m = tl.load(m_ptr + curr + rm)
+        g = tl.load(m_ptr + tl.load(idx_ptr + curr + rm))
+        s = tl.dot(k, qT) - m[None, :] - g[None, :]
+        p = s.to(tl.float16)
+        dk += tl.dot(p, tl.trans(qT))
+        qT_ptrs += 32 * 64
+        curr += 32
+    tl.store(dk_ptr + rn[:, None] * 64 + rd[None, :], dk)
