@@ -120,11 +120,11 @@ CC
   ninja -C "$project/build" -t commands mm >"$project/commands.txt"
   codegen=$(grep -m1 'kiln-codegen' "$project/commands.txt" | sed 's/^.*&& //')
   hex_codegen=$(echo "$codegen" | sed -E "s# --embed [a-z]+ --asm-prefix [^ ]+ --asm-shards [0-9]+##; s# --compress [a-z]+##; s#--out-header [^ ]+#--out-header $hex/mm.h#; s#--out-source [^ ]+#--out-source $hex/mm.cc#")
-  compile=$(grep -m1 -E '(-c|-o) .*kiln_gen/mm\.cc|kiln_gen/mm\.cc.* -c' "$project/commands.txt" | sed 's/^.*&& //')
+  compile=$(grep -m1 -E '(-c|-o) .*mm\.kiln/include/mm\.cc|mm\.kiln/include/mm\.cc.* -c' "$project/commands.txt" | sed 's/^.*&& //')
   t0=$(date +%s.%N)
   (cd "$project/build" && eval "$hex_codegen --embed hex")
   t1=$(date +%s.%N)
-  hex_compile=$(echo "$compile" | sed -E "s#-o [^ ]+#-o $hex/mm.cc.o#; s#-MF [^ ]+#-MF $hex/mm.cc.o.d#; s#-c [^ ]+kiln_gen/mm\.cc#-c $hex/mm.cc#; s#-I[^ ]*kiln_gen#-I$hex#")
+  hex_compile=$(echo "$compile" | sed -E "s#-o [^ ]+#-o $hex/mm.cc.o#; s#-MF [^ ]+#-MF $hex/mm.cc.o.d#; s#-c [^ ]+mm\.kiln/include/mm\.cc#-c $hex/mm.cc#; s#-I[^ ]*mm\.kiln/include#-I$hex#")
   (cd "$project/build" && eval "$hex_compile")
   t2=$(date +%s.%N)
 
@@ -144,9 +144,9 @@ with open(os.path.join(build, ".ninja_log")) as log:
         edges.setdefault((int(s), int(e), h.strip()), []).append(output)
 def kind(outputs):
     if any(o.endswith((".cubin", "configs.txt")) for o in outputs): return "kilnc"
-    if any(o.endswith("kiln_gen/mm.h") for o in outputs): return "codegen"
+    if any(o.endswith("mm.kiln/include/mm.h") for o in outputs): return "codegen"
     if any(re.search(r"images_\d+\.cc\.o$", o) for o in outputs): return "shard"
-    if any(o.endswith("kiln_gen/mm.cc.o") for o in outputs): return "source"
+    if any(o.endswith("mm.kiln/include/mm.cc.o") for o in outputs): return "source"
     if any(o.endswith("libmm.a") for o in outputs): return "archive"
     if any(o.endswith("mm_demo") for o in outputs): return "link"
     if any(o.endswith("main.cc.o") for o in outputs): return "main"

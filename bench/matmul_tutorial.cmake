@@ -73,8 +73,10 @@ function(kiln_bench_matmul name arch namespace)
     endforeach()
   endforeach()
 
-  set(header "${PROJECT_BINARY_DIR}/kiln_gen/bench/${name}.h")
-  set(source "${PROJECT_BINARY_DIR}/kiln_gen/bench/${name}.cc")
+  # The target's own include root, as triton_kernel() has it.
+  set(include_dir "${CMAKE_CURRENT_BINARY_DIR}/${name}.kiln/include")
+  set(header "${include_dir}/bench/${name}.h")
+  set(source "${include_dir}/bench/${name}.cc")
   file(GLOB_RECURSE templates CONFIGURE_DEPENDS "${KILN_TEMPLATES_DIR}/*.tmpl")
   add_custom_command(
     OUTPUT "${header}" "${source}"
@@ -86,7 +88,7 @@ function(kiln_bench_matmul name arch namespace)
     COMMENT "Generating launchers bench/${name}.h for upstream's matmul tutorial (${arch})"
     VERBATIM)
   add_library(${name} STATIC "${source}" "${header}")
-  target_include_directories(${name} PUBLIC "${PROJECT_BINARY_DIR}/kiln_gen")
+  target_include_directories(${name} PUBLIC "${include_dir}")
   target_link_libraries(${name} PUBLIC kiln_runtime)
   # Linked into libkiln_matmul_bench.so.
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)

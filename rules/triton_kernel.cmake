@@ -31,11 +31,15 @@
 # compiles it with every config of the kernel's @triton.autotune into a
 # directory (the number of configs is in the source, not known here). The compiles for
 # the highest arch without a suffix also write the variant's PTX (kilnc --ptx-output),
-# unless NO_PTX. kiln-codegen then writes ${PROJECT_BINARY_DIR}/kiln_gen/<dir>/NAME.{h,cc}
+# unless NO_PTX. kiln-codegen then writes NAME.kiln/include/<dir>/NAME.{h,cc}
 # (with any TUNING_TABLES) and, with EMBED incbin (the default), the image sources
 # NAME.kiln/images_<k>.cc whose `.incbin` directives embed the cubins and PTX: the C++
 # compiler parses no image bytes, and the shards compile in parallel (KILN_IMAGE_SHARDS,
 # default 4); with AUTOTUNE, also the main() of the tuner NAME_tune (kiln-tune).
+# NAME.kiln (in CMAKE_CURRENT_BINARY_DIR) is the target's own: its include/
+# is on the include path of NAME and its users only, so that, as with Bazel,
+# a source sees the generated headers of the kernel libraries it links and
+# no others.
 # docs/usage.md documents the arguments; the tools' contract is
 # docs/architecture.md; the Bazel twin is triton_kernel.bzl.
 #
@@ -473,11 +477,12 @@ function(triton_kernel)
   endforeach()
 
   # --- one kilnc action per arch x specialization x variant ---------------------
-  # Named from the calling project's source root, and generated into its
-  # build tree: Kiln's own targets and a consumer's stay apart when Kiln is
-  # a subproject.
+  # Named from the calling project's source root (#include "<dir>/NAME.h"),
+  # and generated into the target's own include root in its work directory:
+  # a library puts its header on the include path, not its neighbours'.
+  set(work_dir "${name}.kiln")  # relative to CMAKE_CURRENT_BINARY_DIR
   file(RELATIVE_PATH rel_dir "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}")
-  set(gen_root "${PROJECT_BINARY_DIR}/kiln_gen")
+  set(gen_root "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/include")
   if(rel_dir STREQUAL "")
     set(include_path "${name}.h")
   else()
@@ -501,8 +506,6 @@ function(triton_kernel)
   if(NOT TK_NO_PTX)
     _kiln_ptx_fallback_arch("${archs}" ptx_arch)
   endif()
-
-  set(work_dir "${name}.kiln")  # relative to CMAKE_CURRENT_BINARY_DIR
 
   # kilnc checks every specialization against the kernel first, so that a
   # mistake fails once, naming the element, rather than in each compile.

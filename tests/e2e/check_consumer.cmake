@@ -4,6 +4,7 @@
 # then tests/e2e/consumer configured against it (find_package(Kiln)), built
 # twice in two directories, the generated sources and cubins compared byte
 # for byte, and the program run (it checks its results on a GPU).
+cmake_policy(VERSION 3.20)
 foreach(var KILN_BUILD_DIR KILN_SOURCE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_consumer: -D${var}=... is required")
@@ -29,10 +30,11 @@ foreach(tree one two/deeper)
   run("building the consumer in ${tree}" "${CMAKE_COMMAND}" --build "${build}")
 endforeach()
 
-file(GLOB_RECURSE generated RELATIVE "${WORK_DIR}/one"
-     "${WORK_DIR}/one/kiln_gen/*" "${WORK_DIR}/one/scale.kiln/*")
+# scale.kiln: the launchers (include/scale.{h,cc}), the image shards and cubins.
+file(GLOB_RECURSE generated RELATIVE "${WORK_DIR}/one" "${WORK_DIR}/one/scale.kiln/*")
 list(LENGTH generated count)
-if(count LESS 10)
+if(count LESS 10 OR NOT "scale.kiln/include/scale.h" IN_LIST generated
+   OR NOT "scale.kiln/include/scale.cc" IN_LIST generated)
   message(FATAL_ERROR "expected the generated files and cubins, found: ${generated}")
 endif()
 foreach(file IN LISTS generated)

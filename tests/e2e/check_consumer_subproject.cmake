@@ -66,9 +66,9 @@ if(NOT build_output MATCHES "kiln_runtime" OR NOT build_output MATCHES "kiln-cod
   message(FATAL_ERROR "the ${MODE} consumer did not build the runtime and kiln-codegen:\n"
                       "${build_output}")
 endif()
-# The generated files are the consumer's (its build directory, named from
-# its source root), not Kiln's.
-foreach(file kiln_gen/scale.h kiln_gen/scale.cc)
+# The generated files are the consumer's (the target's own directory in its
+# build tree, named from its source root), not Kiln's.
+foreach(file scale.kiln/include/scale.h scale.kiln/include/scale.cc)
   if(NOT EXISTS "${build}/${file}")
     message(FATAL_ERROR "the ${MODE} consumer did not generate ${build}/${file}")
   endif()
