@@ -20,8 +20,10 @@
 //    ifs carry their initial or then-branch layouts; yields convert to them.
 // 3. Rematerialization. A conversion of a value computed only from
 //    make_range, splat and constants through elementwise ops (index
-//    arithmetic) is replaced by a copy of that computation in the wanted
-//    layout: cheaper than moving data through shared memory.
+//    arithmetic), or of a broadcast row of a small 1-D load from such
+//    addresses in a loop with a dot (`m[None, :]`), is replaced by a copy
+//    of that computation in the wanted layout: cheaper than moving data
+//    through shared memory.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
@@ -498,6 +500,35 @@ struct AssignLayoutsPass
     });
   }
 
+  /// True when `v` is a small 1-D load (at most 8 registers a thread in
+  /// `target`) that only one op (its conversion) reads, from addresses computed
+  /// as isCheap computes, in a loop that holds a dot: attention backward's row
+  /// statistics, which the loop reads in a slice of the accumulator's layout.
+  /// Loading them in that layout (L1 serves the replicas) saves a trip through
+  /// shared memory and two barriers every iteration.
+  bool isCheapLoad(Value v, Attribute target) {
+    auto load = v.getDefiningOp<kiln::LoadOp>();
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!load || !type || type.getRank() != 1 || !load->hasOneUse() ||
+        load.getBoundaryCheck() || load.getIsVolatile() ||
+        !isa<RankedTensorType>(load.getPtr().getType()))
+      return false;
+    auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
+    if (!loop || llvm::none_of(loop.getBody()->getOperations(),
+                               [](auto &op) { return isa<kiln::DotOp>(op); }))
+      return false;
+    auto encoding = dyn_cast<kiln::gpu::DistributedEncodingAttr>(target);
+    std::optional<kiln::layout::LinearLayout> layout =
+        encoding ? encoding.toLinearLayout(type.getShape()) : std::nullopt;
+    if (!layout || layout->getInDimSize(kiln::layout::kRegister) *
+                           type.getElementTypeBitWidth() >
+                       8 * 32)
+      return false;
+    return llvm::all_of(load->getOperands(), [&](Value operand) {
+      return isCheap(operand, 0, /*shapes=*/true);
+    });
+  }
+
   /// Ops that combine elements at the same position only: no regions, no
   /// memory effects, every tensor operand and result of one shape.
   static bool isElementwise(Operation *op) {
@@ -954,9 +985,12 @@ struct AssignLayoutsPass
   }
 
   /// `v`, an expand_dims/broadcast chain, rebuilt in `encoding` over its
-  /// leaf converted (or rematerialized, when cheap) to the matching slice.
+  /// leaf converted (or rematerialized, when cheap: index math, or a small
+  /// load, isCheapLoad) to the matching slice. A leaf load and conversion
+  /// left unused go into `dead`.
   Value rebroadcast(Value v, Attribute encoding,
-                    llvm::DenseMap<std::pair<Value, Attribute>, Value> &done) {
+                    llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
+                    llvm::SetVector<Operation *> &dead) {
     if (encodingOf(v) == encoding)
       return v;
     auto key = std::make_pair(v, encoding);
@@ -971,7 +1005,7 @@ struct AssignLayoutsPass
             SliceEncodingAttr::get(&getContext(), expand.getAxis(), encoding);
       IRMapping mapping;
       mapping.map(def->getOperand(0),
-                  rebroadcast(def->getOperand(0), operandEncoding, done));
+                  rebroadcast(def->getOperand(0), operandEncoding, done, dead));
       OpBuilder b(def);
       b.setInsertionPointAfter(def);
       Operation *clone = b.clone(*def, mapping);
@@ -979,6 +1013,14 @@ struct AssignLayoutsPass
       result.setType(withEncoding(result.getType(), encoding));
     } else if (def && isCheap(v, 0, /*shapes=*/true)) {
       result = rematerialize(v, encoding, def, done);
+    } else if (Value load = isa_and_nonnull<kiln::gpu::ConvertLayoutOp>(def)
+                                ? def->getOperand(0)
+                                : v;
+               isCheapLoad(load, encoding)) {
+      result = rematerialize(load, encoding, load.getDefiningOp(), done);
+      if (def != load.getDefiningOp())
+        dead.insert(def);
+      dead.insert(load.getDefiningOp());
     } else {
       // One conversion from where the leaf came from, not two in a row.
       Value source = v;
@@ -1019,7 +1061,7 @@ struct AssignLayoutsPass
       if (Operation *def = src.getDefiningOp())
         replaced.insert(def);
       Value remat = cheap ? rematerialize(src, target, convert, done)
-                          : rebroadcast(src, target, done);
+                          : rebroadcast(src, target, done, replaced);
       convert.getResult().replaceAllUsesWith(remat);
       convert->erase();
     }

@@ -13,9 +13,8 @@
 // variable, values defined outside the loop and carried values that are
 // recurrences of pure arithmetic (curr_m += step): then their next
 // iteration's values are the yield's operands, and the whole computation can
-// be cloned for iv + step. Only small loads (at most 8 registers a thread, in
-// a blocked layout) are moved, as their registers stay live across the
-// iteration.
+// be cloned for iv + step. Only small loads (at most 8 registers a thread)
+// are moved, as their registers stay live across the iteration.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
@@ -35,20 +34,18 @@ using namespace mlir;
 
 namespace {
 
-/// Registers a thread holds for a tensor in a blocked layout; none for
-/// another layout.
+/// Registers a thread holds for a tensor in a distributed layout (32-bit
+/// registers); none for another layout.
 std::optional<int64_t> registersPerThread(RankedTensorType type) {
-  auto blocked =
-      dyn_cast_or_null<kiln::gpu::BlockedEncodingAttr>(type.getEncoding());
-  if (!blocked)
+  auto encoding =
+      dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(type.getEncoding());
+  if (!encoding)
     return std::nullopt;
-  int64_t elements = 1;
-  for (auto [d, size] : llvm::enumerate(type.getShape())) {
-    int64_t perCta = int64_t(blocked.getSizePerThread()[d]) *
-                     blocked.getThreadsPerWarp()[d] *
-                     blocked.getWarpsPerCTA()[d];
-    elements *= blocked.getSizePerThread()[d] * llvm::divideCeil(size, perCta);
-  }
+  std::optional<kiln::layout::LinearLayout> layout =
+      encoding.toLinearLayout(type.getShape());
+  if (!layout)
+    return std::nullopt;
+  int64_t elements = layout->getInDimSize(kiln::layout::kRegister);
   unsigned bits = type.getElementType().isIntOrFloat()
                       ? type.getElementType().getIntOrFloatBitWidth()
                       : 64;
