@@ -10,11 +10,16 @@ import triton.language as tl
 
 # The first iteration's m and gather index, before the loop, masked (n may
 # be 0), carried by the loop.
-# CHECK: %[[M0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
+# m is loaded in the slice of the accumulator's layout that `m[None, :]`
+# reads (layout assignment loads it there rather than converting it through
+# shared memory each iteration); the gather stays converted.
+# CHECK: %[[M0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.mma
 # CHECK: %[[I0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xi32
 # CHECK: scf.for {{.*}} = %[[M0]], %{{.*}} = %[[I0]])
 # The gathered load stays, unmasked, in its iteration.
 # CHECK: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
+# CHECK-NEXT: kiln_gpu.convert_layout
+# CHECK-NOT: kiln_gpu.convert_layout
 # CHECK: kiln_gpu.shared_dot
 # The next iteration's, masked by iv + 32 < n.
 # CHECK: %[[M1:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
