@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -283,13 +284,17 @@ double Quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-absl::StatusOr<BenchmarkTiming> BenchmarkWith(
+absl::StatusOr<std::vector<BenchmarkTiming>> BenchmarkInterleavedWith(
     const CudaDriver& d, CUstream stream,
-    absl::FunctionRef<absl::Status()> launch, const BenchmarkOptions& options) {
+    absl::Span<const absl::FunctionRef<absl::Status()>> launches,
+    const BenchmarkOptions& options) {
+  if (launches.empty()) return std::vector<BenchmarkTiming>();
+  const int n = static_cast<int>(launches.size());
   // The flush buffer and the events must live where the stream runs.
   const StreamContextScope stream_context(d, stream);
   if (!stream_context.status().ok()) return stream_context.status();
-  absl::Status status = launch();
+  absl::Status status;
+  for (int j = 0; j < n && status.ok(); ++j) status = launches[j]();
   if (!status.ok()) return status;
   status = CudaStatus(d, d.stream_synchronize(stream), "cuStreamSynchronize");
   if (!status.ok()) return status;
@@ -329,14 +334,16 @@ absl::StatusOr<BenchmarkTiming> BenchmarkWith(
     if (!s.ok()) return s;
     return static_cast<double>(ms);
   };
-  auto run = [&]() -> absl::StatusOr<BenchmarkTiming> {
-    // Estimate one launch (with its flush) from five.
+  auto run = [&]() -> absl::StatusOr<std::vector<BenchmarkTiming>> {
+    // Estimate one launch (with its flush), on average, from five rounds.
     absl::Status s = make_events(2);
     if (!s.ok()) return s;
     s = CudaStatus(d, d.event_record(events[0], stream), "cuEventRecord");
     for (int i = 0; i < 5 && s.ok(); ++i) {
-      s = flush_l2();
-      if (s.ok()) s = launch();
+      for (int j = 0; j < n && s.ok(); ++j) {
+        s = flush_l2();
+        if (s.ok()) s = launches[j]();
+      }
     }
     if (s.ok()) {
       s = CudaStatus(d, d.event_record(events[1], stream), "cuEventRecord");
@@ -344,45 +351,68 @@ absl::StatusOr<BenchmarkTiming> BenchmarkWith(
     if (!s.ok()) return s;
     absl::StatusOr<double> five = elapsed(events[0], events[1]);
     if (!five.ok()) return five.status();
-    double estimate = std::max(*five / 5, 1e-4);
+    double estimate = std::max(*five / (5 * n), 1e-4);
     int warmup = std::max(1, static_cast<int>(options.warmup_ms / estimate));
     int reps = std::clamp(static_cast<int>(options.rep_ms / estimate), 1,
                           std::max(1, options.max_reps));
-    for (int i = 0; i < warmup && s.ok(); ++i) s = launch();
+    for (int i = 0; i < warmup && s.ok(); ++i) {
+      for (int j = 0; j < n && s.ok(); ++j) s = launches[j]();
+    }
     if (!s.ok()) return s;
-    size_t first = events.size();
-    s = make_events(2 * reps);
+    // Repetition i times every launch once, starting one further along
+    // each time: a drift of the GPU's clocks reaches them alike.
+    const size_t first = events.size();
+    s = make_events(2 * reps * n);
+    auto event_of = [&](int rep, int j, int which) {
+      return events[first + 2 * (static_cast<size_t>(rep) * n + j) + which];
+    };
     for (int i = 0; i < reps && s.ok(); ++i) {
-      s = flush_l2();
-      if (s.ok()) {
-        s = CudaStatus(d, d.event_record(events[first + 2 * i], stream),
-                       "cuEventRecord");
-      }
-      if (s.ok()) s = launch();
-      if (s.ok()) {
-        s = CudaStatus(d, d.event_record(events[first + 2 * i + 1], stream),
-                       "cuEventRecord");
+      for (int k = 0; k < n && s.ok(); ++k) {
+        const int j = (i + k) % n;
+        s = flush_l2();
+        if (s.ok()) {
+          s = CudaStatus(d, d.event_record(event_of(i, j, 0), stream),
+                         "cuEventRecord");
+        }
+        if (s.ok()) s = launches[j]();
+        if (s.ok()) {
+          s = CudaStatus(d, d.event_record(event_of(i, j, 1), stream),
+                         "cuEventRecord");
+        }
       }
     }
     if (!s.ok()) return s;
-    std::vector<double> times;
-    for (int i = 0; i < reps; ++i) {
-      absl::StatusOr<double> t =
-          elapsed(events[first + 2 * i], events[first + 2 * i + 1]);
-      if (!t.ok()) return t.status();
-      times.push_back(*t);
+    std::vector<BenchmarkTiming> timings;
+    for (int j = 0; j < n; ++j) {
+      std::vector<double> times;
+      for (int i = 0; i < reps; ++i) {
+        absl::StatusOr<double> t =
+            elapsed(event_of(i, j, 0), event_of(i, j, 1));
+        if (!t.ok()) return t.status();
+        times.push_back(*t);
+      }
+      std::sort(times.begin(), times.end());
+      BenchmarkTiming timing;
+      timing.median_ms = Quantile(times, 0.5);
+      timing.p20_ms = Quantile(times, 0.2);
+      timing.p80_ms = Quantile(times, 0.8);
+      timing.reps = reps;
+      timings.push_back(timing);
     }
-    std::sort(times.begin(), times.end());
-    BenchmarkTiming timing;
-    timing.median_ms = Quantile(times, 0.5);
-    timing.p20_ms = Quantile(times, 0.2);
-    timing.p80_ms = Quantile(times, 0.8);
-    timing.reps = reps;
-    return timing;
+    return timings;
   };
-  absl::StatusOr<BenchmarkTiming> timing = run();
+  absl::StatusOr<std::vector<BenchmarkTiming>> timings = run();
   cleanup();
-  return timing;
+  return timings;
+}
+
+absl::StatusOr<BenchmarkTiming> BenchmarkWith(
+    const CudaDriver& d, CUstream stream,
+    absl::FunctionRef<absl::Status()> launch, const BenchmarkOptions& options) {
+  absl::StatusOr<std::vector<BenchmarkTiming>> timings =
+      BenchmarkInterleavedWith(d, stream, {launch}, options);
+  if (!timings.ok()) return timings.status();
+  return timings->front();
 }
 
 int TunedConfigPositionWith(const CudaDriver& d, const KernelInfo& kernel,
@@ -431,13 +461,34 @@ int TunedConfigPositionWith(const CudaDriver& d, const KernelInfo& kernel,
     m.key.assign(values.begin(), values.end());
     BenchmarkOptions options;
     const TuningOverload& o = tuning->overloads[overload];
+    // Every config that launches is timed against the others, interleaved
+    // (one timed in a block of its own can be a few percent off a
+    // neighbour's block, more than near-best configs differ).
+    std::vector<int> launching;
     for (int position = 0; position < o.num_configs; ++position) {
-      absl::StatusOr<BenchmarkTiming> timing = BenchmarkWith(
-          d, stream, [&] { return run(position); }, options);
-      if (timing.ok()) {
-        m.ranking.emplace_back(position, timing->median_ms);
+      absl::Status launched = run(position);
+      if (launched.ok()) {
+        launched =
+            CudaStatus(d, d.stream_synchronize(stream), "cuStreamSynchronize");
+      }
+      if (launched.ok()) {
+        launching.push_back(position);
       } else {
-        m.rejected.emplace_back(position, timing.status().ToString());
+        m.rejected.emplace_back(position, launched.ToString());
+      }
+    }
+    std::vector<std::function<absl::Status()>> runs;
+    for (int position : launching)
+      runs.push_back([&, position] { return run(position); });
+    std::vector<absl::FunctionRef<absl::Status()>> refs(runs.begin(),
+                                                        runs.end());
+    absl::StatusOr<std::vector<BenchmarkTiming>> timings =
+        BenchmarkInterleavedWith(d, stream, refs, options);
+    for (size_t i = 0; i < launching.size(); ++i) {
+      if (timings.ok()) {
+        m.ranking.emplace_back(launching[i], (*timings)[i].median_ms);
+      } else {
+        m.rejected.emplace_back(launching[i], timings.status().ToString());
       }
     }
     std::stable_sort(
@@ -600,6 +651,17 @@ absl::StatusOr<TuningTable> RuntimeTuningTable() {
   target.driver_version = device->driver_version;
   std::vector<const KernelInfo*> kernels = RegisteredKernels();
   return internal::MeasuredTuningTable(kernels, target);
+}
+
+absl::StatusOr<std::vector<BenchmarkTiming>> BenchmarkInterleaved(
+    CUstream stream,
+    absl::Span<const absl::FunctionRef<absl::Status()>> launches,
+    const BenchmarkOptions& options) {
+  const absl::StatusOr<const internal::CudaDriver*>& driver =
+      internal::GetCudaDriver();
+  if (!driver.ok()) return driver.status();
+  return internal::BenchmarkInterleavedWith(**driver, stream, launches,
+                                            options);
 }
 
 absl::StatusOr<BenchmarkTiming> Benchmark(

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -193,6 +194,15 @@ struct BenchmarkTiming {
 // stream: the current one), current while this runs.
 absl::StatusOr<BenchmarkTiming> Benchmark(
     CUstream stream, absl::FunctionRef<absl::Status()> launch,
+    const BenchmarkOptions& options = {});
+// Several launches timed against each other, as Benchmark times one: each
+// timed repetition runs every launch once (an L2 flush before each, a
+// different one first each time), so that the GPU's clock drift and warm-up
+// reach them alike; `rep_ms` is per launch. One timing per launch, in order.
+// Configs whose times differ by a few percent rank reliably only this way.
+absl::StatusOr<std::vector<BenchmarkTiming>> BenchmarkInterleaved(
+    CUstream stream,
+    absl::Span<const absl::FunctionRef<absl::Status()>> launches,
     const BenchmarkOptions& options = {});
 
 }  // namespace kiln

@@ -338,6 +338,49 @@ TEST_F(TunedLaunchTest, BenchmarkTimesLikeDoBench) {
   EXPECT_TRUE(gpu_.events.empty());     // and every event destroyed
 }
 
+TEST_F(TunedLaunchTest, BenchmarkInterleavedTimesEachLaunchInTurn) {
+  BenchmarkOptions options;
+  options.warmup_ms = 5;
+  options.rep_ms = 10;
+  std::string order;
+  auto advance = [&](char name, double ms) {
+    order.push_back(name);
+    internal::MutexLock lock(&gpu_.mu);
+    gpu_.clock_ms += ms;
+    return absl::OkStatus();
+  };
+  auto a = [&] { return advance('a', 0.5); };
+  auto b = [&] { return advance('b', 0.25); };
+  std::vector<absl::FunctionRef<absl::Status()>> launches = {a, b};
+  absl::StatusOr<std::vector<BenchmarkTiming>> timings =
+      internal::BenchmarkInterleavedWith(driver_, nullptr, launches, options);
+  ASSERT_TRUE(timings.ok()) << timings.status();
+  ASSERT_EQ(timings->size(), 2u);
+  EXPECT_NEAR((*timings)[0].median_ms, 0.5, 1e-6);
+  EXPECT_NEAR((*timings)[1].median_ms, 0.25, 1e-6);
+  // rep_ms is per launch: 10 ms over the average 0.375 ms of one.
+  EXPECT_EQ((*timings)[0].reps, 26);
+  EXPECT_EQ((*timings)[1].reps, 26);
+  // Each once, the estimate's five rounds, 13 warm-up rounds, then the
+  // timed rounds with a different one first each time.
+  ASSERT_EQ(order.size(), 2u * (1 + 5 + 13 + 26));
+  std::string timed = order.substr(2 * (1 + 5 + 13));
+  EXPECT_EQ(timed.substr(0, 8), "abbaabba");
+  EXPECT_EQ(gpu_.memsets, 2 * (5 + 26));
+  EXPECT_EQ(gpu_.live_allocations, 0);
+  EXPECT_TRUE(gpu_.events.empty());
+}
+
+TEST_F(TunedLaunchTest, BenchmarkInterleavedReturnsTheFirstLaunchError) {
+  auto fine = [] { return absl::OkStatus(); };
+  auto broken = [] { return absl::InternalError("boom"); };
+  std::vector<absl::FunctionRef<absl::Status()>> launches = {fine, broken};
+  absl::StatusOr<std::vector<BenchmarkTiming>> timings =
+      internal::BenchmarkInterleavedWith(driver_, nullptr, launches, {});
+  EXPECT_THAT(timings.status().message(), HasSubstr("boom"));
+  EXPECT_EQ(gpu_.live_allocations, 0);
+}
+
 TEST_F(TunedLaunchTest, BenchmarkReturnsTheLaunchError) {
   absl::StatusOr<BenchmarkTiming> timing = internal::BenchmarkWith(
       driver_, nullptr, [] { return absl::InternalError("boom"); }, {});

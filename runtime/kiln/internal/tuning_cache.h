@@ -48,6 +48,12 @@ int TunedConfigPositionWith(const CudaDriver& driver, const KernelInfo& kernel,
                             int overload, const int64_t* key, CUstream stream,
                             absl::FunctionRef<absl::Status(int)> run);
 
+// kiln::BenchmarkInterleaved with `driver`.
+absl::StatusOr<std::vector<BenchmarkTiming>> BenchmarkInterleavedWith(
+    const CudaDriver& driver, CUstream stream,
+    absl::Span<const absl::FunctionRef<absl::Status()>> launches,
+    const BenchmarkOptions& options);
+
 // kiln::Benchmark with `driver`.
 absl::StatusOr<BenchmarkTiming> BenchmarkWith(
     const CudaDriver& driver, CUstream stream,
