@@ -36,9 +36,10 @@
 #      pass); otherwise the table decides (the acceptance run);
 #   3. OUT/results/<date>_<gpu>_tune/results.{json,md}: every figure and the
 #      acceptance (default within 3% of the best config, >= 0.97x Triton).
+#   TUNE_SKIP=1 skips step 1 (the second run below).
 # Then, here: cp OUT/tuning/*.json bench/tuning/; cp -r OUT/results/* bench/results/;
-# commit; `build` again (the new tables embedded) and `run` again: the
-# second run's results are the acceptance with the committed tables.
+# commit; `build` again (the new tables embedded) and `TUNE_SKIP=1 ... run`
+# again: the second run's results are the acceptance with the committed tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +49,7 @@ TUTORIAL_PATH=python/tutorials/03-matrix-multiplication.py
 tutorial=.devbuild/.upstream/03-matrix-multiplication.py
 
 usage() {
-  sed -n '2,40p' "$0" >&2
+  sed -n '2,42p' "$0" >&2
   exit 2
 }
 [[ $# -ge 1 ]] || usage
@@ -154,18 +155,23 @@ case "$mode" in
     fi
     start=$(date +%s)
     status=0
-    for kernel in matmul layernorm; do
+    # TUNE_SKIP=1: no tuner, only the comparison (the acceptance run, with
+    # the tables a first run measured now embedded).
+    kernels=(matmul layernorm)
+    [[ ${TUNE_SKIP:-0} == 1 ]] && kernels=()
+    summaries=()
+    for kernel in "${kernels[@]}"; do
       "$dest/tune_${kernel}_tune" --spec "bench/tuning/${kernel}_spec.json" --out "$out/tuning/${gpu}_${kernel}.json" \
         "${tune_flags[@]}" 2>"$out/logs/${gpu}_${kernel}_tune.log" | tee "$out/logs/${gpu}_${kernel}_tune.txt" ||
         { status=1; echo "tune_matmul: the $kernel tuner failed:"; tail -5 "$out/logs/${gpu}_${kernel}_tune.log"; }
       echo "tune_matmul: tuned $kernel at $(( $(date +%s) - start )) s"
+      summaries+=(--tuner-summary "$out/logs/${gpu}_${kernel}_tune.txt")
     done
     result_dir="$out/results/$(date +%Y-%m-%d)_${gpu}_tune"
     mkdir -p "$result_dir"
     PYTHONUNBUFFERED=1 python3 bench/tune_compare.py --lib "$dest/libkiln_tune_bench.so" \
       --tutorial "$dest/upstream/03-matrix-multiplication.py" --out "$result_dir" \
-      --runtime-tuning-without-table "${compare_flags[@]}" \
-      --tuner-summary "$out/logs/${gpu}_matmul_tune.txt" --tuner-summary "$out/logs/${gpu}_layernorm_tune.txt" \
+      --runtime-tuning-without-table "${compare_flags[@]}" "${summaries[@]}" \
       2>&1 | tee "$out/logs/tune_compare.txt" || status=$?
     cp "$dest/embedded_tables.txt" "$out/logs/" 2>/dev/null || true
     echo "tune_matmul: done in $(( $(date +%s) - start )) s; tables: $out/tuning/, results: $result_dir"
