@@ -69,6 +69,10 @@ public:
         return error(list->getLoc(), "@triton.autotune's configs must be a "
                                      "list of triton.Config(...), got " +
                                          value->describe());
+      for (const Keyword &kw : call->keywords)
+        if (kw.name == "prune_configs_by" &&
+            !prune(evaluator, *kw.value, *value))
+          return std::nullopt;
       for (const HostValue &element : *value->items) {
         std::optional<Config> config = readConfig(element, list->getLoc());
         if (!config)
@@ -84,6 +88,54 @@ public:
   std::vector<std::string> key;
 
 private:
+  /// `prune_configs_by={"early_config_prune": f, ...}`: upstream calls
+  /// f(configs, named_args, **kwargs) before each tuning and times only
+  /// the configs it returns. When f reads only the configs (and module
+  /// constants), its answer is the same at every launch, so it is taken
+  /// here and only those configs are compiled. When it reads the launch's
+  /// arguments (named_args), it cannot run now: every config is compiled
+  /// and the tuning table (or the first config) chooses at run time.
+  /// perf_model and top_k need the launch's arguments too; they are not
+  /// run. False after an error (reported).
+  bool prune(HostEvaluator &evaluator, const Expr &expr, HostValue &configs) {
+    std::optional<HostValue> options = evaluator.evaluate(expr);
+    if (!options)
+      return false;
+    if (options->kind != HostValue::Kind::Dict) {
+      error(expr.getLoc(),
+            "prune_configs_by must be a dict, got " + options->describe());
+      return false;
+    }
+    const std::vector<HostValue> &items = *options->items;
+    for (size_t i = 0; i + 1 < items.size(); i += 2) {
+      if (items[i].kind != HostValue::Kind::String ||
+          items[i].text != "early_config_prune")
+        continue;
+      HostError failure;
+      std::optional<HostValue> kept = evaluator.tryCall(
+          items[i + 1],
+          {configs, HostEvaluator::unknownValue(
+                        expr.getLoc(), "named_args holds the launch's "
+                                       "arguments, known only at run time")},
+          expr.getLoc(), failure);
+      if (!kept)
+        return true; // reads the launch: every config, chosen at run time
+      if ((kept->kind != HostValue::Kind::List &&
+           kept->kind != HostValue::Kind::Tuple) ||
+          kept->items->empty() ||
+          llvm::any_of(*kept->items, [](const HostValue &v) {
+            return v.kind != HostValue::Kind::Config;
+          })) {
+        error(expr.getLoc(), "prune_configs_by's early_config_prune must "
+                             "return a non-empty list of triton.Config, got " +
+                                 kept->describe());
+        return false;
+      }
+      configs = *kept;
+    }
+    return true;
+  }
+
   /// Reads `key=[...]`: a list or tuple of argument names.
   bool readKey(HostEvaluator &evaluator, const Expr &expr) {
     std::optional<HostValue> value = evaluator.evaluate(expr);

@@ -260,6 +260,27 @@ HostEvaluator::callHostFunction(const FunctionDefStmt &function,
   return value;
 }
 
+std::optional<HostValue> HostEvaluator::tryCall(const HostValue &callee,
+                                                std::vector<HostValue> args,
+                                                SMLoc loc, HostError &error) {
+  failure.reset();
+  steps = 0;
+  Keywords keywords;
+  std::optional<HostValue> value = call(callee, args, keywords, loc);
+  if (!value)
+    error =
+        failure ? *failure : HostError{loc, "cannot evaluate this call", {}};
+  failure.reset();
+  return value;
+}
+
+HostValue HostEvaluator::unknownValue(SMLoc loc, std::string why) {
+  HostValue unknown = makeValue(Kind::Unknown, loc);
+  unknown.reason =
+      std::make_shared<HostError>(HostError{loc, std::move(why), {}});
+  return unknown;
+}
+
 void HostEvaluator::bind(StringRef name, HostValue value) {
   if (frames.empty())
     globals[name] = std::move(value);

@@ -108,6 +108,18 @@ public:
                                             std::vector<HostValue> args,
                                             llvm::SMLoc loc);
 
+  /// Calls `callee`, a function or lambda value, with `args`. Unlike
+  /// callHostFunction, a failure is not reported but returned in `error`,
+  /// for callers that fall back (prune_configs_by reading the launch's
+  /// arguments).
+  std::optional<HostValue> tryCall(const HostValue &callee,
+                                   std::vector<HostValue> args, llvm::SMLoc loc,
+                                   HostError &error);
+
+  /// A value that is not known when compiling: reading it fails, with
+  /// `why` as the note at `loc`.
+  static HostValue unknownValue(llvm::SMLoc loc, std::string why);
+
   /// Reports `error` through the SourceMgr.
   void report(const HostError &error) const;
 
