@@ -14,7 +14,8 @@
 // recurrences of pure arithmetic (curr_m += step): then their next
 // iteration's values are the yield's operands, and the whole computation can
 // be cloned for iv + step. Only small loads (at most 8 registers a thread)
-// are moved, as their registers stay live across the iteration.
+// are moved, as their registers stay live across the iteration, and only in
+// loops that write no memory a load could read.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
@@ -52,14 +53,35 @@ std::optional<int64_t> registersPerThread(RankedTensorType type) {
   return llvm::divideCeil(elements * bits, 32);
 }
 
+/// Whether the loop may write memory a load could read (a store, an
+/// atomic, a barrier ordering other threads' writes, an op whose effects
+/// are unknown): a load moved an iteration earlier could then miss a write
+/// it must see. The pipeline's own shared-memory ops do not count.
+bool writesMemory(scf::ForOp loop) {
+  return loop.getBody()
+      ->walk([](Operation *op) {
+        if (isa<kiln::PrintOp, kiln::AssertOp>(op) ||
+            isa_and_nonnull<kiln::gpu::KilnGPUDialect>(op->getDialect()) ||
+            op->hasTrait<OpTrait::IsTerminator>() ||
+            op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+          return WalkResult::advance();
+        auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+        if (!effects || effects.hasEffect<MemoryEffects::Write>())
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 struct PrefetchLoadsPass
     : kiln::impl::KilnPrefetchLoadsBase<PrefetchLoadsPass> {
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) {
-      if (llvm::any_of(loop.getBody()->getOperations(), [](Operation &op) {
-            return isa<kiln::gpu::SharedDotOp>(op);
-          }))
+      if (llvm::any_of(
+              loop.getBody()->getOperations(),
+              [](Operation &op) { return isa<kiln::gpu::SharedDotOp>(op); }) &&
+          !writesMemory(loop))
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {

@@ -5,6 +5,13 @@
 # loop carries it. A load whose address comes from another load (a gather)
 # stays where it is.
 # RUN: %kilnc compile %s -n rows -s "*fp16:16, *fp16:16, *fp32:16, *i32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s
+# A loop that stores to global memory keeps its loads where they are: the
+# next iteration's load could have to see this iteration's store.
+# RUN: %kilnc compile %s -n rows_stored -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=STORED
+# STORED: scf.for
+# STORED: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
+# STORED: kiln.store
+# STORED: scf.yield
 import triton
 import triton.language as tl
 
@@ -41,6 +48,27 @@ def rows(q_ptr, k_ptr, m_ptr, idx_ptr, dk_ptr, n):
         m = tl.load(m_ptr + curr + rm)
         g = tl.load(m_ptr + tl.load(idx_ptr + curr + rm))
         s = tl.dot(k, qT) - m[None, :] - g[None, :]
+        p = s.to(tl.float16)
+        dk += tl.dot(p, tl.trans(qT))
+        qT_ptrs += 32 * 64
+        curr += 32
+    tl.store(dk_ptr + rn[:, None] * 64 + rd[None, :], dk)
+
+
+@triton.jit
+def rows_stored(q_ptr, k_ptr, m_ptr, dk_ptr, n):
+    rn = tl.arange(0, 64)
+    rd = tl.arange(0, 64)
+    rm = tl.arange(0, 32)
+    k = tl.load(k_ptr + rn[:, None] * 64 + rd[None, :])
+    dk = tl.zeros((64, 64), dtype=tl.float32)
+    qT_ptrs = q_ptr + rm[None, :] * 64 + rd[:, None]
+    curr = 0
+    for start in range(0, n, 32):
+        qT = tl.load(qT_ptrs)
+        m = tl.load(m_ptr + curr + rm)
+        s = tl.dot(k, qT) - m[None, :]
+        tl.store(m_ptr + curr + 32 + rm, m * 2.0, mask=curr + 32 + rm < n)
         p = s.to(tl.float16)
         dk += tl.dot(p, tl.trans(qT))
         qT_ptrs += 32 * 64
