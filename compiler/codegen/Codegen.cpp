@@ -1223,9 +1223,9 @@ private:
       t.set("key_declaration", declaration);
       t.set("overload_index", std::to_string(overloadIndex));
       std::vector<TemplateDict> cases;
+      // Every position, the first too: run-time tuning times each through
+      // `run` (a chosen first config then takes the default path below).
       for (auto [position, config] : enumerate(overload.configs)) {
-        if (position == 0)
-          continue; // the default path below runs it
         TemplateDict c;
         c.set("position", std::to_string(position));
         std::vector<std::string> items = {

@@ -878,6 +878,12 @@ TEST(CodegenTuning, DefaultOverloadConsultsTheTable) {
                       "stream,\n"),
             HasSubstr("return launch_tuned_saxpy(tuned_saxpy_data::kConfig2, "
                       "grid, stream,"),
+            // Run-time tuning times the first config through `run` too
+            // (without this case it was rejected, and large matmuls lost
+            // their fastest config).
+            HasSubstr("        case 0:\n"
+                      "          return launch_tuned_saxpy(tuned_saxpy_data::"
+                      "kConfig0,"),
             HasSubstr("constexpr const char* kTuningKey[] = {\"n\"};"),
             HasSubstr("constexpr int kTuningKeyParams[] = {4};"),
             HasSubstr("    \"BLOCK=256, num_warps=2, num_stages=3\",\n"),
