@@ -690,8 +690,8 @@ private:
           pd.async ? b.getUnitAttr() : UnitAttr(), precision);
       Value result = sharedDot.getD();
       if (pd.async) {
-        // The matmul form keeps one group in flight; other dots' results
-        // are read in this iteration.
+        // An accumulating dot stays in flight (the wait leaves its own
+        // group pending); other dots' results are read in this iteration.
         result = kiln::gpu::DotWaitOp::create(
                      b, loc, TypeRange{result.getType()}, ValueRange{result},
                      pd.accumulates ? 1 : 0)
