@@ -5,7 +5,8 @@
 // kiln-allocate-shared gave them; a tile of a ring is tileBytes further per
 // index. Async copies write each thread's chunks of contiguous elements
 // with one `cp.async` each, at the nvmma_shared address of the chunk
-// (SharedTileAddress.h), zero-filling masked chunks (src-size 0).
+// (SharedTileAddress.h), zero-filling masked chunks (src-size 0). TMA
+// copies and mbarriers are issued by thread 0 (mbarrier waits by all).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
@@ -139,6 +140,114 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
   }
 };
 
+/// A shared address as the 32-bit operand `.shared::cta` instructions take.
+Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
+}
+
+/// 1 in thread 0 of the CTA (and where `pred`, when given, holds), else 0:
+/// the thread that initializes mbarriers and issues TMA copies.
+Value firstThreadOnly(OpBuilder &b, Location loc, Value pred = Value()) {
+  Value first =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                           kiln::threadIdX(b, loc), i32Constant(b, loc, 0));
+  if (pred)
+    first = LLVM::AndOp::create(b, loc, first, pred);
+  return LLVM::ZExtOp::create(b, loc, b.getI32Type(), first);
+}
+
+/// `instruction` (reading the mbarrier as $1) by thread 0 alone.
+template <typename Op>
+struct OneThreadBarrierLowering : OpConversionPattern<Op> {
+  OneThreadBarrierLowering(TypeConverter &converter, MLIRContext *ctx,
+                           std::function<std::string(Op)> instruction)
+      : OpConversionPattern<Op>(converter, ctx),
+        instruction(std::move(instruction)) {}
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    std::string text =
+        "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p " + instruction(op) + " }";
+    kiln::inlinePtxEffect(
+        rewriter, loc, Type(), text, "r,r",
+        ValueRange{firstThreadOnly(rewriter, loc),
+                   sharedAddress(rewriter, loc, adaptor.getBarrier())});
+    rewriter.eraseOp(op);
+    return success();
+  }
+  std::function<std::string(Op)> instruction;
+};
+
+/// Every thread spins until the phase of the given parity has completed.
+struct WaitBarrierLowering : OpConversionPattern<kiln::gpu::WaitBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::WaitBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    // Labels are local to the braces, so the block may repeat.
+    kiln::inlinePtxEffect(
+        rewriter, loc, Type(),
+        "{ .reg .pred done; wait: mbarrier.try_wait.parity.shared::cta.b64 "
+        "done, [$0], $1; @!done bra.uni wait; }",
+        "r,r",
+        ValueRange{sharedAddress(rewriter, loc, adaptor.getBarrier()),
+                   adaptor.getPhase()});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Thread 0 arms the mbarrier with the tile's bytes and copies the box one
+/// panel at a time: panel p is the box at column offset p * (swizzle bytes
+/// / element bytes), landing p * rows * swizzle bytes into the tile. TMA
+/// coordinates run innermost first.
+struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::AsyncTmaCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto tile = cast<kiln::gpu::MemDescType>(op.getDst().getType());
+    unsigned swizzle =
+        cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding())
+            .getSwizzle();
+    int64_t rows = tile.getShape()[0];
+    int64_t elementBits = tile.getElementType().getIntOrFloatBitWidth();
+    int64_t lineBytes = tile.getShape()[1] * elementBits / 8;
+    int64_t panelColumns = int64_t(swizzle) * 8 / elementBits;
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p "
+                       "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
+                       std::to_string(tile.getSizeInBytes()) + ";";
+    SmallVector<Value> operands{
+        firstThreadOnly(rewriter, loc, adaptor.getPred()),
+        sharedAddress(rewriter, loc, adaptor.getBarrier()),
+        LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                 adaptor.getTensorMap()),
+        adaptor.getOffsets()[0]};
+    std::string constraints = "r,r,l,r";
+    Value dst = sharedAddress(rewriter, loc, adaptor.getDst());
+    for (int64_t p = 0; p * swizzle < lineBytes; ++p) {
+      unsigned at = unsigned(operands.size());
+      operands.push_back(LLVM::AddOp::create(
+          rewriter, loc, dst, i32Constant(rewriter, loc, p * rows * swizzle)));
+      operands.push_back(
+          LLVM::AddOp::create(rewriter, loc, adaptor.getOffsets()[1],
+                              i32Constant(rewriter, loc, p * panelColumns)));
+      constraints += ",r,r";
+      text += " @p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+              "complete_tx::bytes [$" +
+              std::to_string(at) + "], [$2, {$" + std::to_string(at + 1) +
+              ", $3}], [$1];";
+    }
+    text += " }";
+    kiln::inlinePtxEffect(rewriter, loc, Type(), text, constraints, operands);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Ops that become one side-effecting PTX instruction.
 template <typename Op> struct FixedPtxLowering : OpConversionPattern<Op> {
   FixedPtxLowering(TypeConverter &converter, MLIRContext *ctx,
@@ -172,7 +281,17 @@ void kiln::populateSharedMemoryToLLVMPatterns(KilnTypeConverter &converter,
                                               RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<LocalAllocLowering, MemDescIndexLowering, MemDescTransLowering,
-               AsyncCopyLowering, BarrierLowering>(converter, ctx);
+               AsyncCopyLowering, BarrierLowering, WaitBarrierLowering,
+               AsyncTmaCopyLowering>(converter, ctx);
+  patterns.add<OneThreadBarrierLowering<kiln::gpu::InitBarrierOp>>(
+      converter, ctx, [](kiln::gpu::InitBarrierOp op) {
+        return "mbarrier.init.shared::cta.b64 [$1], " +
+               std::to_string(op.getCount()) + ";";
+      });
+  patterns.add<OneThreadBarrierLowering<kiln::gpu::InvalBarrierOp>>(
+      converter, ctx, [](kiln::gpu::InvalBarrierOp) {
+        return std::string("mbarrier.inval.shared::cta.b64 [$1];");
+      });
   patterns.add<FixedPtxLowering<kiln::gpu::AsyncCommitGroupOp>>(
       converter, ctx,
       [](kiln::gpu::AsyncCommitGroupOp) { return "cp.async.commit_group;"; });

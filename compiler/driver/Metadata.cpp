@@ -59,6 +59,15 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
           j.attribute("divisibility", int64_t(p.divisibility));
           if (p.equalToOne)
             j.attribute("equal_to_1", true);
+          auto map = m.tensorMaps.find(p.name);
+          if (map != m.tensorMaps.end())
+            j.attributeObject("tensor_map", [&] {
+              j.attributeArray("box", [&] {
+                for (int64_t extent : map->second.box)
+                  j.value(extent);
+              });
+              j.attribute("swizzle", int64_t(map->second.swizzle));
+            });
         });
       }
     });

@@ -7,7 +7,18 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <vector>
+
 namespace kiln {
+
+/// How the launcher must encode a descriptor parameter's tensor map, when
+/// the variant reads it (a TMA lowering): the box, outermost first, and the
+/// shared-memory swizzle in bytes.
+struct TensorMapEncoding {
+  std::vector<int64_t> box;
+  unsigned swizzle = 0;
+};
 
 struct VariantMetadata {
   std::string kernel;
@@ -17,6 +28,8 @@ struct VariantMetadata {
   unsigned dynamicSharedBytes = 0;
   std::string sourceHash;
   std::string ptxasVersion; // "13.0.88"; part of the `compiler` identity
+  /// By parameter name.
+  std::map<std::string, TensorMapEncoding> tensorMaps;
 };
 
 /// Writes docs/architecture.md §2's JSON, keys in a fixed order.

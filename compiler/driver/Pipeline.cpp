@@ -219,6 +219,37 @@ bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
   return false;
 }
 
+/// The module's `kiln_gpu.tensor_maps` (kiln-pipeline-dots: the encoding of
+/// each tensor map a TMA copy reads, by entry-point argument) by the name of
+/// the descriptor parameter whose first argument is the map.
+std::map<std::string, kiln::TensorMapEncoding>
+tensorMapsByParameter(mlir::ModuleOp module,
+                      const kiln::frontend::KernelSpec &spec) {
+  std::map<std::string, kiln::TensorMapEncoding> result;
+  auto maps =
+      module->getAttrOfType<mlir::DictionaryAttr>("kiln_gpu.tensor_maps");
+  if (!maps)
+    return result;
+  unsigned arg = 0;
+  for (const kiln::frontend::ParamSpec &p : spec.params) {
+    if (!p.isKernelArgument())
+      continue;
+    if (!p.type.isTensorDescriptor()) {
+      ++arg;
+      continue;
+    }
+    if (auto entry = maps.getAs<mlir::DictionaryAttr>(std::to_string(arg))) {
+      kiln::TensorMapEncoding &encoding = result[p.name];
+      if (auto box = entry.getAs<mlir::DenseI64ArrayAttr>("box"))
+        encoding.box.assign(box.asArrayRef().begin(), box.asArrayRef().end());
+      if (auto swizzle = entry.getAs<mlir::IntegerAttr>("swizzle"))
+        encoding.swizzle = unsigned(swizzle.getInt());
+    }
+    arg += 2 + 2 * unsigned(p.type.blockShape.size());
+  }
+  return result;
+}
+
 } // namespace
 
 void kiln::registerMLIRCommandLineOptions() {
@@ -481,6 +512,7 @@ int kiln::compileKernel(const CompileOptions &options) {
                              /*dynamicSharedBytes=*/unsigned(sharedBytes),
                              sourceHash,
                              *ptxasVersion};
+    metadata.tensorMaps = tensorMapsByParameter(*module, *spec);
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
       return 1;

@@ -7,10 +7,10 @@
 // access, and elements outside the tensor read as zero (or NaN) and are
 // never written.
 //
-// Two lowerings consume these ops: kiln-lower-tensor-descriptors turns them
-// into masked pointer loads and stores (every arch), and a TMA lowering may
-// take them first on sm_90a, reading the tensor map that a kernel-argument
-// descriptor carries (docs/architecture.md, "Tensor descriptors").
+// kiln-lower-tensor-descriptors turns them into masked pointer loads and
+// stores (every arch); on TMA targets a load through a kernel-argument
+// descriptor keeps its tensor map, which kiln-pipeline-dots copies from on
+// sm_90a (docs/architecture.md, "Tensor descriptors").
 // Verifiers are in KilnDescriptorOps.cpp.
 //
 //===----------------------------------------------------------------------===//

@@ -51,10 +51,11 @@ LogicalResult kiln::MakeRangeOp::verify() {
   if (type.getRank() != 1)
     return emitOpError("result must be a 1-D tensor");
   if (end <= start)
-    return emitOpError("end (") << end << ") must exceed start (" << start << ")";
+    return emitOpError("end (")
+           << end << ") must exceed start (" << start << ")";
   if (type.getDimSize(0) != end - start)
-    return emitOpError("result has ") << type.getDimSize(0)
-                                      << " elements, range has " << end - start;
+    return emitOpError("result has ")
+           << type.getDimSize(0) << " elements, range has " << end - start;
   return success();
 }
 
@@ -107,6 +108,13 @@ LogicalResult kiln::LoadOp::verify() {
     return emitOpError("`other` must have the result type");
   if (getOther() && !getMask())
     return emitOpError("`other` needs a mask");
+  auto resultType = dyn_cast<RankedTensorType>(getResult().getType());
+  if (getTensorMap() &&
+      (!resultType || getBoxOffsets().size() != size_t(resultType.getRank())))
+    return emitOpError("a tensor map needs one box offset per dimension of a "
+                       "tensor result");
+  if (!getTensorMap() && !getBoxOffsets().empty())
+    return emitOpError("box offsets need a tensor map");
   if (isa<BlockPointerType>(getPtr().getType()))
     return verifyBlockAccess(*this, getPtr().getType(), getResult().getType(),
                              getMask(), getBoundaryCheck());
@@ -146,8 +154,10 @@ static LogicalResult verifyCombineRegion(Operation *op, ValueRange srcs,
     return op->emitOpError("combine region must yield ")
            << srcs.size() << " values";
   for (auto [value, src] : llvm::zip(terminator->getOperands(), srcs))
-    if (value.getType() != cast<RankedTensorType>(src.getType()).getElementType())
-      return op->emitOpError("combine region must yield the operands' element types");
+    if (value.getType() !=
+        cast<RankedTensorType>(src.getType()).getElementType())
+      return op->emitOpError(
+          "combine region must yield the operands' element types");
   return success();
 }
 
@@ -157,8 +167,8 @@ static LogicalResult verifyAxisAndShapes(Operation *op, ValueRange srcs,
     return op->emitOpError("needs at least one operand");
   auto first = cast<RankedTensorType>(srcs.front().getType());
   if (axis < 0 || axis >= first.getRank())
-    return op->emitOpError("axis ") << axis << " out of range for rank "
-                                    << first.getRank();
+    return op->emitOpError("axis ")
+           << axis << " out of range for rank " << first.getRank();
   for (Value src : srcs)
     if (cast<RankedTensorType>(src.getType()).getShape() != first.getShape())
       return op->emitOpError("operands must have the same shape");
@@ -202,8 +212,8 @@ LogicalResult kiln::ScanOp::verifyRegions() {
 }
 
 void kiln::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<kiln::KilnDialect, kiln::gpu::KilnGPUDialect,
-                  arith::ArithDialect, math::MathDialect, scf::SCFDialect,
-                  cf::ControlFlowDialect, func::FuncDialect,
-                  LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  registry
+      .insert<kiln::KilnDialect, kiln::gpu::KilnGPUDialect, arith::ArithDialect,
+              math::MathDialect, scf::SCFDialect, cf::ControlFlowDialect,
+              func::FuncDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
 }

@@ -286,6 +286,52 @@ LogicalResult kiln::gpu::AsyncCopyOp::verify() {
   return success();
 }
 
+/// One 8-byte mbarrier: memdesc<1x1xi64> (a tile of a ring of them).
+static LogicalResult verifyMbarrier(Operation *op, Value barrier) {
+  auto type = cast<kiln::gpu::MemDescType>(barrier.getType());
+  if (!type.getElementType().isInteger(64) ||
+      type.getShape() != ArrayRef<int64_t>{1, 1})
+    return op->emitOpError("the barrier must be one mbarrier, "
+                           "memdesc<1x1xi64>; got ")
+           << type;
+  return success();
+}
+
+LogicalResult kiln::gpu::InitBarrierOp::verify() {
+  if (getCount() < 1)
+    return emitOpError("the arrival count must be positive");
+  return verifyMbarrier(*this, getBarrier());
+}
+
+LogicalResult kiln::gpu::InvalBarrierOp::verify() {
+  return verifyMbarrier(*this, getBarrier());
+}
+
+LogicalResult kiln::gpu::WaitBarrierOp::verify() {
+  return verifyMbarrier(*this, getBarrier());
+}
+
+LogicalResult kiln::gpu::AsyncTmaCopyOp::verify() {
+  if (failed(verifyMbarrier(*this, getBarrier())))
+    return failure();
+  auto dst = cast<MemDescType>(getDst().getType());
+  auto encoding = dyn_cast<NVMMASharedEncodingAttr>(dst.getEncoding());
+  if (dst.getShape().size() != 2 || !encoding || encoding.getTransposed() ||
+      encoding.getSwizzle() == 0)
+    return emitOpError("copies into one swizzled, row-major nvmma_shared "
+                       "tile; got ")
+           << dst;
+  if (getOffsets().size() != 2)
+    return emitOpError("needs one offset per dimension of the tile");
+  int64_t lineBytes =
+      dst.getShape()[1] * (dst.getElementType().getIntOrFloatBitWidth() / 8);
+  if (lineBytes % encoding.getSwizzle() != 0 || dst.getShape()[0] > 256)
+    return emitOpError("the tile must be whole panels of at most 256 rows; "
+                       "got ")
+           << dst;
+  return success();
+}
+
 LogicalResult kiln::gpu::SharedDotOp::verify() {
   auto b = cast<MemDescType>(getB().getType());
   auto c = getC().getType();

@@ -142,6 +142,66 @@ def KilnGPU_FenceAsyncSharedOp : KilnGPU_Op<"fence_async_shared"> {
   let assemblyFormat = "attr-dict";
 }
 
+// A kiln.tensormap value (a constraint only: the type is the kiln dialect's).
+def KilnGPU_TensorMapArg
+    : Type<CPred<"::llvm::isa<::kiln::TensorMapType>($_self)">,
+           "kiln tensor map", "::kiln::TensorMapType">,
+      BuildableType<"::kiln::TensorMapType::get($_builder.getContext())">;
+
+def KilnGPU_InitBarrierOp : KilnGPU_Op<"init_barrier"> {
+  let summary = "Makes a shared mbarrier ready for `count` arrivals a phase";
+  let description = [{
+    `mbarrier.init` by one thread of the CTA; a kiln_gpu.barrier must follow
+    before any thread uses it. `barrier` is one 8-byte mbarrier
+    (memdesc<1x1xi64>).
+  }];
+  let arguments = (ins KilnGPU_MemDesc:$barrier, I32Attr:$count);
+  let assemblyFormat = "$barrier `,` $count attr-dict `:` type($barrier)";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_InvalBarrierOp : KilnGPU_Op<"inval_barrier"> {
+  let summary = "Retires a shared mbarrier so its bytes can hold other data";
+  let description = [{
+    `mbarrier.inval` by one thread, once no thread waits on it any more.
+  }];
+  let arguments = (ins KilnGPU_MemDesc:$barrier);
+  let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_WaitBarrierOp : KilnGPU_Op<"wait_barrier"> {
+  let summary = "Waits until the mbarrier's phase of parity `phase` completes";
+  let description = [{
+    Every thread spins on `mbarrier.try_wait.parity`; once it returns, the
+    bytes that TMA copies counted on this phase are visible to the thread.
+  }];
+  let arguments = (ins KilnGPU_MemDesc:$barrier, I32:$phase);
+  let assemblyFormat = "$barrier `,` $phase attr-dict `:` type($barrier)";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AsyncTmaCopyOp : KilnGPU_Op<"async_tma_copy"> {
+  let summary = "A box of a tensor map to a shared tile, counted on an mbarrier (TMA)";
+  let description = [{
+    Where `pred` holds, one thread arrives on `barrier` expecting the tile's
+    bytes and issues `cp.async.bulk.tensor` copies of the box whose first
+    element is at `offsets` (outermost first) in the tensor `tensor_map`
+    describes, one per `swizzle`-byte panel of the nvmma_shared tile `dst`
+    (the tensor map's box is one panel: rows x swizzle bytes). Elements
+    outside the tensor land as zeros. The barrier's phase completes when all
+    bytes have landed; kiln_gpu.wait_barrier waits for it.
+  }];
+  let arguments = (ins KilnGPU_TensorMapArg:$tensor_map, Variadic<I32>:$offsets,
+                       KilnGPU_MemDesc:$dst, KilnGPU_MemDesc:$barrier,
+                       I1:$pred);
+  let assemblyFormat = [{
+    $tensor_map `[` $offsets `]` `,` $dst `,` $barrier `,` $pred attr-dict
+    `:` type($dst) `,` type($barrier)
+  }];
+  let hasVerifier = 1;
+}
+
 def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
   let summary = "d = a × b + c on the tensor cores, a and b read from shared tiles";
   let description = [{

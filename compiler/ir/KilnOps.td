@@ -75,9 +75,18 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
     (undefined when absent); block-pointer loads take no mask. `cache`,
     `evict` and `is_volatile` are tl.load's cache_modifier, eviction_policy
     and volatile.
+
+    `tensor_map` and `box_offsets`, set only by kiln-lower-tensor-descriptors
+    on targets with TMA, say that the same elements are the box at those
+    offsets (outermost first) of a kernel argument's tensor map, which reads
+    zero outside the tensor as the masked load does: a pass that stages the
+    load in shared memory may copy the box with TMA instead. Lowerings that
+    do not know them ignore them (the pointers stay the load's meaning).
   }];
   let arguments = (ins AnyTypeOf<[Kiln_PtrLike, Kiln_BlockPtr]>:$ptr,
                        Optional<Kiln_BoolLike>:$mask, Optional<AnyType>:$other,
+                       Optional<Kiln_TensorMap>:$tensor_map,
+                       Variadic<I32>:$box_offsets,
                        OptionalAttr<DenseI32ArrayAttr>:$boundary_check,
                        OptionalAttr<Kiln_PaddingOption>:$padding,
                        DefaultValuedAttr<Kiln_CacheModifier, "::kiln::CacheModifier::None">:$cache,
@@ -86,6 +95,7 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
     $ptr (`,` `mask` $mask^)? (`,` `other` $other^)?
+    (`tensor_map` $tensor_map^ `[` $box_offsets `]`)?
     (`boundary_check` `=` $boundary_check^)? (`padding` `=` $padding^)?
     (`cache` `=` $cache^)? (`evict` `=` $evict^)? (`volatile` $is_volatile^)?
     attr-dict `:` functional-type(operands, results)
@@ -93,10 +103,20 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
   let builders = [
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$ptr,
                    "::mlir::Value":$mask, "::mlir::Value":$other), [{
-      build($_builder, $_state, result, ptr, mask, other,
-            ::mlir::DenseI32ArrayAttr(), ::kiln::PaddingOptionAttr(),
-            ::kiln::CacheModifier::None, ::kiln::EvictionPolicy::Normal,
-            /*is_volatile=*/false);
+      build($_builder, $_state, result, ptr, mask, other, ::mlir::Value(),
+            ::mlir::ValueRange(), ::mlir::DenseI32ArrayAttr(),
+            ::kiln::PaddingOptionAttr(), ::kiln::CacheModifier::None,
+            ::kiln::EvictionPolicy::Normal, /*is_volatile=*/false);
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$ptr,
+                   "::mlir::Value":$mask, "::mlir::Value":$other,
+                   "::mlir::DenseI32ArrayAttr":$boundary_check,
+                   "::kiln::PaddingOptionAttr":$padding,
+                   "::kiln::CacheModifier":$cache,
+                   "::kiln::EvictionPolicy":$evict, "bool":$is_volatile), [{
+      build($_builder, $_state, result, ptr, mask, other, ::mlir::Value(),
+            ::mlir::ValueRange(), boundary_check, padding, cache, evict,
+            is_volatile);
     }]>
   ];
   let hasVerifier = 1;

@@ -5,7 +5,8 @@
 // extends to the end of that loop (the next iteration reads it again). In
 // the order of first definition, each buffer takes the lowest
 // 1024-byte-aligned offset (what the 128-byte swizzle and wgmma descriptors
-// need) that no buffer live at the same time holds.
+// need; 16 bytes for smaller buffers, such as mbarriers) that no buffer live
+// at the same time holds.
 //
 // Lowerings also take scratch arrays for single ops (layout conversions,
 // reductions, scans, dots, atomics: LoweringUtils' allocateSharedArray;
@@ -109,12 +110,15 @@ struct AllocateSharedPass
           taken.push_back(
               {buffers[j].offset, buffers[j].offset + buffers[j].bytes});
       llvm::sort(taken);
+      // Buffers smaller than a swizzle pattern (mbarriers) need no more
+      // than 16-byte alignment.
+      int64_t alignment =
+          buffer.bytes < kBufferAlignment ? 16 : kBufferAlignment;
       int64_t offset = 0;
       for (auto [begin, stop] : taken) {
         if (offset + buffer.bytes <= begin)
           break;
-        offset =
-            std::max(offset, int64_t(llvm::alignTo(stop, kBufferAlignment)));
+        offset = std::max(offset, int64_t(llvm::alignTo(stop, alignment)));
       }
       buffer.offset = offset;
       buffer.alloc.setOffsetAttr(

@@ -15,10 +15,12 @@
 //   that mask;
 // - scf.for, scf.while and scf.if that carry descriptors carry their parts.
 //
-// A TMA lowering runs before this pass where the hardware has TMA, and
-// leaves it the accesses it does not take.
+// On targets with TMA, a load through a kernel argument's descriptor (zero
+// padding) keeps the tensor map and the box offsets on its kiln.load, so
+// that kiln-pipeline-dots may stage it with TMA copies instead of cp.async.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/BlockAccess.h"
 #include "compiler/transforms/Passes.h"
 
@@ -108,15 +110,20 @@ struct MakeTensorDescToParts
   }
 };
 
-/// The padding of each load, found before the conversion replaces the
-/// descriptors it traces.
-using PaddingByLoad = llvm::DenseMap<Operation *, kiln::PaddingOption>;
+/// What the conversion must know of each load's descriptor, found before it
+/// replaces the descriptors it traces: the padding, and the tensor map a
+/// TMA copy may read (a kernel argument's, zero padding, on a TMA target).
+struct LoadSource {
+  kiln::PaddingOption padding = kiln::PaddingOption::Zero;
+  Value tensorMap;
+};
+using SourceByLoad = llvm::DenseMap<Operation *, LoadSource>;
 
 struct DescriptorLoadToLoad
     : public OpConversionPattern<kiln::DescriptorLoadOp> {
   DescriptorLoadToLoad(const TypeConverter &converter, MLIRContext *ctx,
-                       const PaddingByLoad &paddings)
-      : OpConversionPattern(converter, ctx), paddings(paddings) {}
+                       const SourceByLoad &sources)
+      : OpConversionPattern(converter, ctx), sources(sources) {}
   LogicalResult
   matchAndRewrite(kiln::DescriptorLoadOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -126,14 +133,18 @@ struct DescriptorLoadToLoad
     kiln::BlockAccessBuilder access(rewriter, op.getLoc(), parts, block);
     Value ptrs = access.pointers();
     Value mask = access.inBounds(allDims(block));
-    Value other = access.padValue(paddings.lookup(op));
+    LoadSource source = sources.lookup(op);
+    Value other = access.padValue(source.padding);
+    SmallVector<Value> boxOffsets;
+    if (source.tensorMap)
+      boxOffsets = firsts(adaptor.getOffsets());
     rewriter.replaceOpWithNewOp<kiln::LoadOp>(
-        op, block, ptrs, mask, other, DenseI32ArrayAttr(),
-        kiln::PaddingOptionAttr(), op.getCache(), op.getEvict(),
-        /*is_volatile=*/false);
+        op, block, ptrs, mask, other, source.tensorMap, boxOffsets,
+        DenseI32ArrayAttr(), kiln::PaddingOptionAttr(), op.getCache(),
+        op.getEvict(), /*is_volatile=*/false);
     return success();
   }
-  const PaddingByLoad &paddings;
+  const SourceByLoad &sources;
 };
 
 struct DescriptorStoreToStore
@@ -190,14 +201,22 @@ struct LowerTensorDescriptorsPass
       return llvm::none_of(op->getOperandTypes(), isDescriptor) &&
              llvm::none_of(op->getResultTypes(), isDescriptor);
     });
-    PaddingByLoad paddings;
+    SourceByLoad sources;
+    bool tma = kiln::TargetInfo::of(getOperation()).hasTma();
     getOperation()->walk([&](kiln::DescriptorLoadOp load) {
-      paddings[load] = paddingOf(load.getDesc());
+      LoadSource &source = sources[load];
+      source.padding = paddingOf(load.getDesc());
+      // Only a map in sight: a descriptor carried through a loop may be
+      // another one in later iterations.
+      auto make = load.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
+      if (tma && make && make.getTensorMap() &&
+          source.padding == kiln::PaddingOption::Zero)
+        source.tensorMap = make.getTensorMap();
     });
     RewritePatternSet patterns(ctx);
     patterns.add<MakeTensorDescToParts, DescriptorStoreToStore,
                  DescriptorReduceToAtomic>(converter, ctx);
-    patterns.add<DescriptorLoadToLoad>(converter, ctx, paddings);
+    patterns.add<DescriptorLoadToLoad>(converter, ctx, sources);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(getOperation(), target,

@@ -1,4 +1,4 @@
-//===- PipelineDots.cpp - cp.async rings for the operands of loop dots ----===//
+//===- PipelineDots.cpp - cp.async/TMA rings for the operands of loop dots ===//
 //
 // A loop whose body loads both operands of a tensor-core dot from global
 // memory is rewritten so that the loads of iteration i + S - 1 (S =
@@ -21,6 +21,16 @@
 // ahead: the prologue computes them, the loop carries them, and inside the
 // loop the stage reads `iv + (S-1) * step` instead of `iv`. Copies past the
 // last iteration are masked off (they write zeros to a slot never read).
+//
+// On sm_90a a ring whose load carries a kernel argument's tensor map
+// (kiln-lower-tensor-descriptors keeps it) is filled by TMA instead: each
+// slot has an mbarrier, thread 0 arms it with the tile's bytes and issues
+// the bulk copy (kiln_gpu.async_tma_copy), and every thread waits on the
+// slot's phase (a carried parity, flipped as the reads wrap) right before
+// the first dot that reads the tile. The tile lands as it is in memory
+// (row-major, the hardware swizzle), so a transposed operand reads a
+// memdesc_trans view. TMA writes need no barrier to be seen, so a loop of
+// TMA rings whose copies wait for the iteration's end has none at its top.
 //
 // A loop may hold several dots (attention: q @ k, then p @ v). Each
 // operand tile is loaded in the body (a ring, as above), loaded once before
@@ -56,6 +66,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <map>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNPIPELINEDOTS
 #include "compiler/transforms/Passes.h.inc"
@@ -76,6 +88,9 @@ struct PipelinedLoad {
   unsigned vec = 1;
   kiln::gpu::MemDescType ring;
   bool once = false;
+  /// Copied by TMA from the load's tensor map (a ring of mbarriers counts
+  /// the bytes landed) rather than by cp.async from its pointers.
+  bool tma = false;
 };
 
 /// A dot of the loop and where its operands come from.
@@ -174,11 +189,13 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     numWarps_ = warps ? unsigned(warps.getInt()) : 4;
     target_ = target;
     module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
+    tensorMaps_.clear();
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
       pipeline(loop, axisInfo);
+    recordTensorMaps(module);
   }
 
 private:
@@ -187,7 +204,7 @@ private:
   /// transposed pointers: the same elements, so the copy below can stage it
   /// in the layout the dot reads (K-contiguous b, M-contiguous a).
   /// Transposing pointers and masks of a blocked layout moves no data.
-  static void loadTransposedOperands(kiln::DotOp dot) {
+  void loadTransposedOperands(kiln::DotOp dot) {
     for (OpOperand *operand : {&dot.getAMutable(), &dot.getBMutable()}) {
       auto trans = operand->get().getDefiningOp<kiln::TransOp>();
       if (!trans || !trans->hasOneUse() || trans.getType().getRank() != 2)
@@ -196,6 +213,10 @@ private:
       if (!load || !load->hasOneUse() || load.getBoundaryCheck() ||
           load.getIsVolatile() || load->getBlock() != dot->getBlock() ||
           !isa<RankedTensorType>(load.getPtr().getType()))
+        continue;
+      // A TMA copy lands the box as it is in memory: the dot reads it
+      // through a transposed view instead.
+      if (load.getTensorMap() && target_.hasWgmma())
         continue;
       OpBuilder b(load);
       Location loc = load.getLoc();
@@ -228,6 +249,48 @@ private:
 
   unsigned numWarps_ = 4;
   kiln::TargetInfo target_;
+  /// The box and swizzle of each tensor map a TMA copy reads, by the
+  /// kernel argument's index: the launcher encodes the map with them.
+  std::map<unsigned, std::pair<SmallVector<int64_t>, unsigned>> tensorMaps_;
+
+  /// The module's `kiln_gpu.tensor_maps`, which the variant's metadata
+  /// turns into the parameters' "tensor_map".
+  void recordTensorMaps(ModuleOp module) {
+    if (tensorMaps_.empty())
+      return;
+    Builder b(module.getContext());
+    SmallVector<NamedAttribute> entries;
+    for (auto &[arg, encoding] : tensorMaps_)
+      entries.push_back(b.getNamedAttr(
+          std::to_string(arg),
+          b.getDictionaryAttr(
+              {b.getNamedAttr("box", b.getDenseI64ArrayAttr(encoding.first)),
+               b.getNamedAttr("swizzle", b.getI32IntegerAttr(
+                                             int32_t(encoding.second)))})));
+    module->setAttr("kiln_gpu.tensor_maps", b.getDictionaryAttr(entries));
+  }
+
+  /// The TMA form of `load`, in a ring of `slots` tiles: its box is one
+  /// panel of the row-major ring tile (rows x swizzle bytes), copied once
+  /// per panel. None when the load has no tensor map or TMA cannot copy it.
+  std::optional<PipelinedLoad> asTmaCopy(kiln::LoadOp load, unsigned slots) {
+    if (!load.getTensorMap() || !target_.hasWgmma() ||
+        !isa<BlockArgument>(load.getTensorMap()))
+      return std::nullopt;
+    auto type = cast<RankedTensorType>(load.getType());
+    if (type.getRank() != 2 || type.getDimSize(0) > 256 ||
+        !type.getElementType().isIntOrFloat())
+      return std::nullopt;
+    int64_t lineBytes =
+        type.getDimSize(1) * type.getElementType().getIntOrFloatBitWidth() / 8;
+    if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
+      return std::nullopt;
+    PipelinedLoad l;
+    l.load = load;
+    l.ring = ringType(type, slots, /*transposed=*/false);
+    l.tma = true;
+    return l;
+  }
 
   /// Whether the lowering of a shared_dot with this accumulator and
   /// operands will use wgmma (the lowering asks the same question).
@@ -324,8 +387,11 @@ private:
               loads, [&](auto &l) { return l.load == source.load; });
           pd.source[i] = int(known - loads.begin());
           if (known == loads.end()) {
-            std::optional<PipelinedLoad> l =
-                asCopy(source.load, once ? 1 : stages, axisInfo);
+            std::optional<PipelinedLoad> l;
+            if (!once)
+              l = asTmaCopy(source.load, stages);
+            if (!l)
+              l = asCopy(source.load, once ? 1 : stages, axisInfo);
             if (!l)
               return;
             l->once = once;
@@ -405,6 +471,8 @@ private:
         continue;
       ringLoads.insert(l.load);
       stage.insert(l.load);
+      // A TMA copy reads only the box offsets, but the load's pointers
+      // stay in the stage too: they are dead once the ring replaces it.
       llvm::append_range(work, l.load->getOperands());
     }
     if (ringLoads.empty())
@@ -517,10 +585,19 @@ private:
   }
 
   /// The copy replacing `load` for the iteration whose induction variable is
-  /// `iv`: its operands through `mapping`, masked by iv < ub.
+  /// `iv`: its operands through `mapping`, masked by iv < ub. A TMA copy
+  /// counts its bytes on `barrier`.
   static void emitCopy(OpBuilder &b, PipelinedLoad l, IRMapping &mapping,
-                       Value inRange, Value tile) {
+                       Value inRange, Value tile, Value barrier) {
     Location loc = l.load.getLoc();
+    if (l.tma) {
+      SmallVector<Value> offsets;
+      for (Value offset : l.load.getBoxOffsets())
+        offsets.push_back(mapping.lookupOrDefault(offset));
+      kiln::gpu::AsyncTmaCopyOp::create(b, loc, l.load.getTensorMap(), offsets,
+                                        tile, barrier, inRange);
+      return;
+    }
     auto ptrType = cast<RankedTensorType>(l.load.getPtr().getType());
     auto maskType = RankedTensorType::get(ptrType.getShape(), b.getI1Type(),
                                           ptrType.getEncoding());
@@ -557,6 +634,9 @@ private:
                                        builder.getI32IntegerAttr(int32_t(v)));
     };
     bool anyAsync = llvm::any_of(dots, [](auto &d) { return d.async; });
+    bool anyTma = llvm::any_of(loads, [](auto &l) { return l.tma; });
+    bool anyCpAsync = llvm::any_of(loads, [](auto &l) { return !l.tma; });
+    bool genericReads = llvm::any_of(dots, [](auto &d) { return !d.async; });
     llvm::DenseMap<Operation *, unsigned> loadIndex;
     for (auto [i, l] : llvm::enumerate(loads))
       loadIndex[l.load] = unsigned(i);
@@ -582,6 +662,37 @@ private:
     for (PipelinedLoad &l : loads)
       rings.push_back(
           kiln::gpu::LocalAllocOp::create(allocs, loc, l.ring, IntegerAttr()));
+    // A TMA ring's slots each have an mbarrier: one arrival (the issuing
+    // thread's, expecting the tile's bytes) and the bytes complete a phase.
+    SmallVector<Value> barriers(loads.size());
+    auto barrierRing = kiln::gpu::MemDescType::get(
+        b.getContext(), {int64_t(stages), 1, 1}, b.getI64Type(),
+        kiln::gpu::NVMMASharedEncodingAttr::get(b.getContext(), 0, false));
+    for (auto [i, l] : llvm::enumerate(loads)) {
+      if (!l.tma)
+        continue;
+      barriers[i] = kiln::gpu::LocalAllocOp::create(allocs, loc, barrierRing,
+                                                    IntegerAttr());
+      for (unsigned j = 0; j < stages; ++j)
+        kiln::gpu::InitBarrierOp::create(
+            b, loc, tileOf(b, loc, barriers[i], i32Const(b, j)), 1);
+      auto type = cast<RankedTensorType>(l.load.getType());
+      unsigned swizzle =
+          cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
+              .getSwizzle();
+      int64_t boxColumns =
+          swizzle * 8 / type.getElementType().getIntOrFloatBitWidth();
+      tensorMaps_[cast<BlockArgument>(l.load.getTensorMap()).getArgNumber()] = {
+          {type.getDimSize(0), boxColumns}, swizzle};
+    }
+    if (anyTma) {
+      // The barriers are ready before any thread or TMA unit uses them.
+      kiln::gpu::FenceAsyncSharedOp::create(b, loc);
+      kiln::gpu::BarrierOp::create(b, loc);
+    }
+    auto barrierOf = [&](OpBuilder &at, unsigned i, Value slot) -> Value {
+      return barriers[i] ? tileOf(at, loc, barriers[i], slot) : Value();
+    };
 
     // Tiles loaded once: one group each (older than the prologue's, so the
     // loop's first wait covers them).
@@ -591,8 +702,8 @@ private:
       OpBuilder at(copyPoint(l.load));
       Value all = arith::ConstantOp::create(at, loc, at.getBoolAttr(true));
       IRMapping identity;
-      emitCopy(at, l, identity, all,
-               tileOf(at, loc, rings[i], i32Const(at, 0)));
+      emitCopy(at, l, identity, all, tileOf(at, loc, rings[i], i32Const(at, 0)),
+               Value());
       kiln::gpu::AsyncCommitGroupOp::create(at, loc);
     }
 
@@ -612,12 +723,14 @@ private:
         auto it = loadIndex.find(&op);
         if (it != loadIndex.end()) {
           emitCopy(b, loads[it->second], mapping, inRange,
-                   tileOf(b, loc, rings[it->second], i32Const(b, j)));
+                   tileOf(b, loc, rings[it->second], i32Const(b, j)),
+                   barrierOf(b, it->second, i32Const(b, j)));
           continue;
         }
         b.clone(op, mapping);
       }
-      kiln::gpu::AsyncCommitGroupOp::create(b, loc);
+      if (anyCpAsync)
+        kiln::gpu::AsyncCommitGroupOp::create(b, loc);
       for (unsigned index : stageCarried)
         carried[index] = mapping.lookupOrDefault(yield.getOperand(index));
     }
@@ -627,8 +740,12 @@ private:
     for (unsigned index : stageCarried)
       loop.getInitArgsMutable()[index].set(carried[index]);
     IRRewriter rewriter(b);
+    SmallVector<Value> slotInits{i32Const(b, 0),
+                                 i32Const(b, int64_t(stages) - 1)};
+    if (anyTma)
+      slotInits.push_back(i32Const(b, 0));
     auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
-        rewriter, ValueRange{i32Const(b, 0), i32Const(b, int64_t(stages) - 1)},
+        rewriter, slotInits,
         /*replaceInitOperandUsesInLoop=*/false,
         [&](OpBuilder &, Location, ArrayRef<BlockArgument> newArgs) {
           return SmallVector<Value>(newArgs.begin(), newArgs.end());
@@ -636,8 +753,13 @@ private:
     body = newLoop.getBody();
     yield = cast<scf::YieldOp>(body->getTerminator());
     unsigned numArgs = newLoop.getNumRegionIterArgs();
-    Value readSlot = newLoop.getRegionIterArgs()[numArgs - 2];
-    Value writeSlot = newLoop.getRegionIterArgs()[numArgs - 1];
+    // The slot read, the slot written, and the parity of the read slot's
+    // mbarrier phase (TMA rings; it flips each time the reads wrap).
+    unsigned firstSlotArg = numArgs - unsigned(slotInits.size());
+    Value readSlot = newLoop.getRegionIterArgs()[firstSlotArg];
+    Value writeSlot = newLoop.getRegionIterArgs()[firstSlotArg + 1];
+    Value phase =
+        anyTma ? newLoop.getRegionIterArgs()[firstSlotArg + 2] : Value();
 
     // The stage reads iv + (S-1) * step.
     b.setInsertionPointToStart(body);
@@ -645,13 +767,23 @@ private:
     Value ahead = ivPlus(b, loc, iv, newLoop.getStep(), int64_t(stages) - 1);
     for (Operation *op : stage)
       op->replaceUsesOfWith(iv, ahead);
-    kiln::gpu::AsyncWaitOp::create(b, loc, int32_t(stages) - 2);
-    Operation *top = kiln::gpu::BarrierOp::create(b, loc);
-    if (anyAsync)
-      top = kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     // Whether a dot of the previous iteration may still read its tiles here
     // (an accumulating dot keeps its wgmma group in flight).
     bool inFlight = llvm::any_of(dots, [](auto &d) { return d.accumulates; });
+    if (anyCpAsync)
+      kiln::gpu::AsyncWaitOp::create(b, loc, int32_t(stages) - 2);
+    Operation *top = nullptr;
+    // The barrier makes every thread's cp.async bytes visible to all, and,
+    // when the copies follow it, keeps them from overwriting the slot the
+    // previous iteration's dots read. TMA bytes are visible through the
+    // mbarrier (waited for before the first dot reading the tile); with the
+    // copies at the iteration's end, the barrier has no work.
+    if (anyCpAsync || !inFlight)
+      top = kiln::gpu::BarrierOp::create(b, loc);
+    // cp.async writes through the generic proxy, wgmma reads through the
+    // async one; TMA writes through the async proxy after ldmatrix reads.
+    if ((anyAsync && anyCpAsync) || (anyTma && genericReads))
+      top = kiln::gpu::FenceAsyncSharedOp::create(b, loc);
 
     // Each dot on the tiles that have landed (or a from registers). Every
     // async dot is followed by a wait that leaves at most itself in flight
@@ -659,6 +791,7 @@ private:
     // first dot completes the previous iteration's, and at its end at most
     // its last accumulating dot still reads this iteration's slot.
     SmallVector<unsigned> accumulators;
+    llvm::SmallDenseSet<unsigned> waited;
     for (PipelinedDot &pd : dots) {
       kiln::DotOp dot = pd.dot;
       b.setInsertionPoint(dot);
@@ -670,6 +803,11 @@ private:
           continue;
         }
         PipelinedLoad &l = loads[pd.source[i]];
+        // A TMA tile is waited for by its first reader alone, so that the
+        // work before it (attention's softmax before p @ v) hides the copy.
+        if (l.tma && waited.insert(unsigned(pd.source[i])).second)
+          kiln::gpu::WaitBarrierOp::create(
+              b, loc, barrierOf(b, unsigned(pd.source[i]), readSlot), phase);
         tiles[i] = tileOf(b, loc, rings[pd.source[i]],
                           l.once ? i32Const(b, 0) : readSlot);
         if (pd.viewTransposed[i])
@@ -730,10 +868,16 @@ private:
         ringLoads.insert(l.load);
       for (Operation &op : llvm::make_early_inc_range(*body))
         if (stage.contains(&op) && !ringLoads.contains(&op)) {
-          op.moveAfter(top);
+          if (top)
+            op.moveAfter(top);
+          else
+            op.moveBefore(body, body->begin());
           top = &op;
         }
-      b.setInsertionPointAfter(top);
+      if (top)
+        b.setInsertionPointAfter(top);
+      else
+        b.setInsertionPointToStart(body);
     } else {
       b.setInsertionPoint(yield);
       // The other warpgroups may still read the slot about to be refilled.
@@ -746,17 +890,27 @@ private:
     for (auto [i, l] : llvm::enumerate(loads)) {
       if (l.once)
         continue;
-      emitCopy(b, l, identity, inRange, tileOf(b, loc, rings[i], writeSlot));
+      emitCopy(b, l, identity, inRange, tileOf(b, loc, rings[i], writeSlot),
+               barrierOf(b, unsigned(i), writeSlot));
     }
-    kiln::gpu::AsyncCommitGroupOp::create(b, loc);
+    if (anyCpAsync)
+      kiln::gpu::AsyncCommitGroupOp::create(b, loc);
     auto advance = [&](Value slot) -> Value {
       Value next = arith::AddIOp::create(b, loc, slot, i32Const(b, 1));
       Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
                                          i32Const(b, stages));
       return arith::SelectOp::create(b, loc, wrap, i32Const(b, 0), next);
     };
-    yield->setOperand(numArgs - 2, advance(readSlot));
-    yield->setOperand(numArgs - 1, advance(writeSlot));
+    Value nextRead = advance(readSlot);
+    yield->setOperand(firstSlotArg, nextRead);
+    yield->setOperand(firstSlotArg + 1, advance(writeSlot));
+    if (anyTma) {
+      Value wrapped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            nextRead, i32Const(b, 0));
+      Value flipped = arith::XOrIOp::create(b, loc, phase, i32Const(b, 1));
+      yield->setOperand(firstSlotArg + 2, arith::SelectOp::create(
+                                              b, loc, wrapped, flipped, phase));
+    }
     // Last: the builder may insert before one of them.
     for (PipelinedLoad &l : loads)
       if (l.load->use_empty())
@@ -764,7 +918,8 @@ private:
 
     // After the loop: nothing in flight, then the accumulator is readable.
     b.setInsertionPointAfter(newLoop);
-    kiln::gpu::AsyncWaitOp::create(b, loc, 0);
+    if (anyCpAsync)
+      kiln::gpu::AsyncWaitOp::create(b, loc, 0);
     if (!accumulators.empty()) {
       SmallVector<Value> accs;
       for (unsigned index : accumulators)
@@ -775,6 +930,14 @@ private:
         acc.replaceAllUsesExcept(ready, wait);
     }
     kiln::gpu::BarrierOp::create(b, loc);
+    // Every copy issued was waited for in the loop (those past its end were
+    // never issued), and no thread waits any more: the barriers' bytes may
+    // hold other data from here.
+    for (auto [i, l] : llvm::enumerate(loads))
+      if (l.tma)
+        for (unsigned j = 0; j < stages; ++j)
+          kiln::gpu::InvalBarrierOp::create(
+              b, loc, barrierOf(b, unsigned(i), i32Const(b, j)));
   }
 };
 

@@ -16,7 +16,7 @@ func.func @load_type(%p: tensor<8x!kiln.ptr<f32>>) {
 
 func.func @other_without_mask(%p: tensor<8x!kiln.ptr<f32>>, %o: tensor<8xf32>) {
   // expected-error @+1 {{`other` needs a mask}}
-  %v = "kiln.load"(%p, %o) <{operandSegmentSizes = array<i32: 1, 0, 1>}> : (tensor<8x!kiln.ptr<f32>>, tensor<8xf32>) -> tensor<8xf32>
+  %v = "kiln.load"(%p, %o) <{operandSegmentSizes = array<i32: 1, 0, 1, 0, 0>}> : (tensor<8x!kiln.ptr<f32>>, tensor<8xf32>) -> tensor<8xf32>
   return
 }
 

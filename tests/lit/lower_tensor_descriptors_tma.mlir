@@ -1,0 +1,50 @@
+// RUN: %kiln-opt --kiln-lower-tensor-descriptors --split-input-file %s | FileCheck %s
+
+// On a target with TMA, a load through a kernel argument's descriptor keeps
+// its tensor map and offsets beside the masked pointers, for
+// kiln-pipeline-dots to copy with TMA. Stores stay masked stores.
+// CHECK-LABEL: func.func @argument_map
+// CHECK-SAME: (%[[MAP:.*]]: !kiln.tensormap, %{{.*}}: !kiln.ptr<f16>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64, %{{.*}}: i64, %[[OM:.*]]: i32, %[[ON:.*]]: i32)
+// CHECK: kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} tensor_map %[[MAP]][%[[OM]], %[[ON]]] :
+// CHECK: kiln.store
+module attributes {kiln_gpu.target = "sm_90a"} {
+func.func @argument_map(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i32,
+                        %sm: i64, %sn: i64, %om: i32, %on: i32) {
+  %d = kiln.make_tensor_desc %p, [%m, %n], [%sm, %sn], tensor_map %map : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+  %v = kiln.descriptor_load %d[%om, %on] : !kiln.tensordesc<tensor<32x64xf16>> -> tensor<32x64xf16>
+  kiln.descriptor_store %d[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  return
+}
+}
+
+// -----
+
+// NaN padding: TMA fills zeros, so the load has no map.
+// CHECK-LABEL: func.func @nan_padding
+// CHECK-NOT: tensor_map %
+// CHECK: return
+module attributes {kiln_gpu.target = "sm_90a"} {
+func.func @nan_padding(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i32,
+                       %sm: i64, %sn: i64, %om: i32, %on: i32) {
+  %d = kiln.make_tensor_desc %p, [%m, %n], [%sm, %sn], tensor_map %map padding = nan : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+  %v = kiln.descriptor_load %d[%om, %on] : !kiln.tensordesc<tensor<32x64xf16>> -> tensor<32x64xf16>
+  kiln.descriptor_store %d[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  return
+}
+}
+
+// -----
+
+// Before sm_90 there is no TMA.
+// CHECK-LABEL: func.func @no_tma
+// CHECK-NOT: tensor_map %
+// CHECK: return
+module attributes {kiln_gpu.target = "sm_80"} {
+func.func @no_tma(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i32,
+                  %sm: i64, %sn: i64, %om: i32, %on: i32) {
+  %d = kiln.make_tensor_desc %p, [%m, %n], [%sm, %sn], tensor_map %map : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+  %v = kiln.descriptor_load %d[%om, %on] : !kiln.tensordesc<tensor<32x64xf16>> -> tensor<32x64xf16>
+  kiln.descriptor_store %d[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  return
+}
+}

@@ -1,0 +1,71 @@
+// RUN: %kiln-opt %s --split-input-file --verify-diagnostics
+
+// mbarriers are one 8-byte word; a TMA copy fills one swizzled row-major
+// tile of whole panels; a load's tensor map comes with one box offset per
+// dimension.
+
+#B = #kiln_gpu.nvmma_shared<swizzle = 0>
+func.func @barrier_of_two_words(%b: !kiln_gpu.memdesc<1x2xi64, #B>) {
+  // expected-error @below {{the barrier must be one mbarrier}}
+  kiln_gpu.init_barrier %b, 1 : !kiln_gpu.memdesc<1x2xi64, #B>
+  return
+}
+
+// -----
+
+#B = #kiln_gpu.nvmma_shared<swizzle = 0>
+func.func @no_arrivals(%b: !kiln_gpu.memdesc<1x1xi64, #B>) {
+  // expected-error @below {{the arrival count must be positive}}
+  kiln_gpu.init_barrier %b, 0 : !kiln_gpu.memdesc<1x1xi64, #B>
+  return
+}
+
+// -----
+
+#B = #kiln_gpu.nvmma_shared<swizzle = 0>
+func.func @wait_on_a_tile(%t: !kiln_gpu.memdesc<1x1xi32, #B>, %phase: i32) {
+  // expected-error @below {{the barrier must be one mbarrier}}
+  kiln_gpu.wait_barrier %t, %phase : !kiln_gpu.memdesc<1x1xi32, #B>
+  return
+}
+
+// -----
+
+#B = #kiln_gpu.nvmma_shared<swizzle = 0>
+#T = #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>
+func.func @transposed_tile(%map: !kiln.tensormap, %t: !kiln_gpu.memdesc<64x64xf16, #T>,
+                           %b: !kiln_gpu.memdesc<1x1xi64, #B>, %o: i32, %p: i1) {
+  // expected-error @below {{copies into one swizzled, row-major nvmma_shared tile}}
+  kiln_gpu.async_tma_copy %map[%o, %o], %t, %b, %p : !kiln_gpu.memdesc<64x64xf16, #T>, !kiln_gpu.memdesc<1x1xi64, #B>
+  return
+}
+
+// -----
+
+#B = #kiln_gpu.nvmma_shared<swizzle = 0>
+#S = #kiln_gpu.nvmma_shared<swizzle = 128>
+func.func @partial_panel(%map: !kiln.tensormap, %t: !kiln_gpu.memdesc<64x32xf16, #S>,
+                         %b: !kiln_gpu.memdesc<1x1xi64, #B>, %o: i32, %p: i1) {
+  // expected-error @below {{the tile must be whole panels of at most 256 rows}}
+  kiln_gpu.async_tma_copy %map[%o, %o], %t, %b, %p : !kiln_gpu.memdesc<64x32xf16, #S>, !kiln_gpu.memdesc<1x1xi64, #B>
+  return
+}
+
+// -----
+
+#B = #kiln_gpu.nvmma_shared<swizzle = 0>
+#S = #kiln_gpu.nvmma_shared<swizzle = 128>
+func.func @one_offset(%map: !kiln.tensormap, %t: !kiln_gpu.memdesc<64x64xf16, #S>,
+                      %b: !kiln_gpu.memdesc<1x1xi64, #B>, %o: i32, %p: i1) {
+  // expected-error @below {{needs one offset per dimension of the tile}}
+  kiln_gpu.async_tma_copy %map[%o], %t, %b, %p : !kiln_gpu.memdesc<64x64xf16, #S>, !kiln_gpu.memdesc<1x1xi64, #B>
+  return
+}
+
+// -----
+
+func.func @load_map_without_offsets(%p: tensor<8x!kiln.ptr<f32>>, %map: !kiln.tensormap) {
+  // expected-error @below {{a tensor map needs one box offset per dimension of a tensor result}}
+  %v = kiln.load %p tensor_map %map[] : (tensor<8x!kiln.ptr<f32>>, !kiln.tensormap) -> tensor<8xf32>
+  return
+}
