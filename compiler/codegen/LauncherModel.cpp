@@ -27,16 +27,9 @@ std::string variantKey(const VariantMetadata &m) {
   std::string key =
       formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
   for (const ParamMetadata &p : m.params) {
-    key += formatv("{0}:{1}:{2}{3}", p.name, p.type, p.divisibility,
+    key += formatv("{0}:{1}:{2}{3},", p.name, p.type, p.divisibility,
                    p.equalToOne ? "=1" : "")
                .str();
-    if (p.readsTensorMap) {
-      key += ":map";
-      for (int64_t d : p.tensorMapBox)
-        key += "x" + std::to_string(d);
-      key += "s" + std::to_string(p.tensorMapSwizzle);
-    }
-    key += ",";
   }
   key += "|";
   for (const ConstexprMetadata &c : m.constexprs)
@@ -53,23 +46,44 @@ std::string overloadKey(const VariantMetadata &m) {
   return key;
 }
 
-/// The descriptor parameters' types and tensor maps, which every variant of
-/// one config must share.
+/// The descriptor parameters' types, which every variant of one config must
+/// share.
 std::string descriptorKey(const VariantMetadata &m) {
   std::string key;
-  for (const ParamMetadata &p : m.params) {
-    if (!parseDescriptorType(p.type))
-      continue;
-    key += p.name + ":" + p.type;
-    if (p.readsTensorMap) {
-      key += ":map";
-      for (int64_t d : p.tensorMapBox)
-        key += "x" + std::to_string(d);
-      key += "s" + std::to_string(p.tensorMapSwizzle);
-    }
-    key += ",";
-  }
+  for (const ParamMetadata &p : m.params)
+    if (parseDescriptorType(p.type))
+      key += p.name + ":" + p.type + ",";
   return key;
+}
+
+/// A descriptor parameter's tensor map encoding, for messages.
+std::string tensorMapText(const ParamMetadata &p) {
+  std::string text = "box [";
+  for (auto [i, d] : enumerate(p.tensorMapBox))
+    text += (i ? ", " : "") + std::to_string(d);
+  return text + "], swizzle " + std::to_string(p.tensorMapSwizzle);
+}
+
+/// Makes `into` read the tensor maps `from` reads. The launcher encodes one
+/// map per descriptor argument and config, so the variants (and archs) that
+/// read it must agree on its encoding; those that read none take any.
+Error mergeTensorMaps(VariantMetadata &into, const VariantMetadata &from,
+                      const Twine &what) {
+  for (auto [mine, theirs] : zip(into.params, from.params)) {
+    if (!theirs.readsTensorMap)
+      continue;
+    if (mine.readsTensorMap &&
+        (mine.tensorMapBox != theirs.tensorMapBox ||
+         mine.tensorMapSwizzle != theirs.tensorMapSwizzle))
+      return makeError(formatv(
+          "{0} read the tensor map of {1} encoded differently ({2} vs {3}); "
+          "one launch encodes one map per argument",
+          what, mine.name, tensorMapText(mine), tensorMapText(theirs)));
+    mine.readsTensorMap = true;
+    mine.tensorMapBox = theirs.tensorMapBox;
+    mine.tensorMapSwizzle = theirs.tensorMapSwizzle;
+  }
+  return Error::success();
 }
 
 /// What identifies a config: constexpr values and launch options.
@@ -218,6 +232,12 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
       kernel.variants.push_back(std::move(pending));
     }
     PendingVariant &variant = kernel.variants[variantIt->second];
+    if (Error error = mergeTensorMaps(
+            variant.model.metadata, m,
+            formatv("{0}: kernel {1}, variant [{2}]: its images for {3} and "
+                    "earlier archs",
+                    input.origin, m.kernel, variant.model.displayName, m.arch)))
+      return error;
     auto [originIt, newImage] = variant.originByImage.try_emplace(
         std::make_pair(m.arch, input.isPtx), input.origin);
     if (!newImage && any_of(variant.model.images, [&](const ImageModel &i) {
@@ -310,11 +330,25 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
           if (descriptorKey(other.metadata) != descriptorKey(head.metadata))
             return makeError(formatv(
                 "kernel {0}: variants [{1}] and [{2}] have the same config "
-                "but different descriptor block shapes or tensor maps; the "
-                "launcher cannot tell them apart (give them different "
-                "constexpr values, e.g. the block sizes)",
+                "but different descriptor block shapes; the launcher cannot "
+                "tell them apart (give them different constexpr values, e.g. "
+                "the block sizes)",
                 kernel.name, head.displayName, other.displayName));
         }
+        // Every variant of the config carries the maps any of them reads:
+        // the launcher encodes them once, before choosing the variant.
+        VariantMetadata maps = head.metadata;
+        for (unsigned index : variants)
+          if (Error error = mergeTensorMaps(
+                  maps, pending.variants[index].model.metadata,
+                  formatv("kernel {0}: variants [{1}] and [{2}], of one "
+                          "config,",
+                          kernel.name, head.displayName,
+                          pending.variants[index].model.displayName)))
+            return error;
+        for (unsigned index : variants)
+          cantFail(mergeTensorMaps(pending.variants[index].model.metadata, maps,
+                                   ""));
         // Most assumptions first, arguments equal to 1 breaking ties; the
         // general variant (none) last.
         std::stable_sort(

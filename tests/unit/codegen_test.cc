@@ -748,6 +748,49 @@ TEST(Codegen, DescriptorBlockShapesOfOneConfigMustAgree) {
               HasSubstr("same config but different descriptor block shapes"));
 }
 
+// The same variant for an arch whose code reads the tensor map (sm_90a:
+// TMA) and one whose code does not (sm_80): one variant, whose config
+// encodes the map for both.
+TEST(Codegen, ArchsWithoutTmaShareTheConfigsTensorMap) {
+  VariantInput tma = Input("codegen/tile_desc_bm64_sm_90a");
+  VariantInput plain = tma;
+  plain.origin = "sm_80.json";
+  const std::string map = ",\n     \"tensor_map\": {\"box\": [64, 64], "
+                          "\"swizzle\": 128}";
+  ASSERT_NE(plain.metadataJson.find(map), std::string::npos);
+  plain.metadataJson.erase(plain.metadataJson.find(map), map.size());
+  const std::string arch = "\"arch\": \"sm_90a\"";
+  plain.metadataJson.replace(plain.metadataJson.find(arch), arch.size(),
+                             "\"arch\": \"sm_80\"");
+  for (const auto &inputs : {std::vector<VariantInput>{plain, tma},
+                             std::vector<VariantInput>{tma, plain}}) {
+    const GeneratedFiles files = Generate(inputs, {"tile", "k", "tile.h"});
+    EXPECT_THAT(files.source,
+                AllOf(HasSubstr("constexpr int32_t kDescriptor0_0_0Box[] = "
+                                "{64, 64};"),
+                      HasSubstr("/*swizzle_bytes=*/128};")));
+    EXPECT_THAT(files.source, Not(HasSubstr("kDescriptor0_0_1")));
+  }
+}
+
+// Two variants of one config that read a map encoded differently cannot
+// share the one encoding a launch makes.
+TEST(Codegen, TensorMapsOfOneConfigMustAgree) {
+  VariantInput a = Input("codegen/tile_desc_bm64_sm_90a");
+  VariantInput b = a;
+  b.origin = "other.json";
+  const std::string swizzle = "\"swizzle\": 128";
+  b.metadataJson.replace(b.metadataJson.find(swizzle), swizzle.size(),
+                         "\"swizzle\": 64");
+  const std::string arch = "\"arch\": \"sm_90a\"";
+  b.metadataJson.replace(b.metadataJson.find(arch), arch.size(),
+                         "\"arch\": \"sm_90\"");
+  EXPECT_THAT(ErrorOf({a, b}, {"tile", "k", "tile.h"}),
+              AllOf(HasSubstr("tensor map of a_desc encoded differently"),
+                    HasSubstr("box [64, 64], swizzle 128 vs box [64, 64], "
+                              "swizzle 64")));
+}
+
 TEST(Codegen, SeveralKernelsInOneTarget) {
   const GeneratedFiles files = Generate(
       {Input("codegen/scale_aligned_sm_90a"), Input("codegen/copy_sm_80")},
