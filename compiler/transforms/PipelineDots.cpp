@@ -635,7 +635,15 @@ private:
     };
     bool anyAsync = llvm::any_of(dots, [](auto &d) { return d.async; });
     bool anyTma = llvm::any_of(loads, [](auto &l) { return l.tma; });
-    bool anyCpAsync = llvm::any_of(loads, [](auto &l) { return !l.tma; });
+    // cp.async groups in the loop: rings copied by cp.async. Tiles copied
+    // once by cp.async beside TMA rings alone are waited for before the
+    // loop instead, which then has no cp.async wait, commit or fence.
+    bool anyCpAsync =
+        llvm::any_of(loads, [](auto &l) { return !l.tma && !l.once; });
+    bool onceCpAsync =
+        llvm::any_of(loads, [](auto &l) { return !l.tma && l.once; });
+    if (!anyCpAsync && !anyTma)
+      anyCpAsync = onceCpAsync;
     bool genericReads = llvm::any_of(dots, [](auto &d) { return !d.async; });
     llvm::DenseMap<Operation *, unsigned> loadIndex;
     for (auto [i, l] : llvm::enumerate(loads))
@@ -733,6 +741,13 @@ private:
         kiln::gpu::AsyncCommitGroupOp::create(b, loc);
       for (unsigned index : stageCarried)
         carried[index] = mapping.lookupOrDefault(yield.getOperand(index));
+    }
+
+    if (onceCpAsync && !anyCpAsync) {
+      kiln::gpu::AsyncWaitOp::create(b, loc, 0);
+      kiln::gpu::BarrierOp::create(b, loc);
+      if (anyAsync)
+        kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     }
 
     // The loop carries the stage S-1 iterations ahead, and the ring slots
