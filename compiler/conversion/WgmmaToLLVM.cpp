@@ -40,6 +40,8 @@
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <array>
 #include <map>
 
@@ -319,6 +321,17 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       constraints += "," + std::to_string(i);
     constraints += ",r";
     Value scaleD = i32Constant(rewriter, loc, 1);
+    // A zero accumulator (attention's q @ kᵀ) is no input: the first wgmma
+    // of each chain runs with scale-d 0 (d = a b) on undefined registers,
+    // rather than zeroing a whole fragment every iteration.
+    DenseElementsAttr cConstant;
+    bool zeroC = matchPattern(op.getC(), m_Constant(&cConstant)) &&
+                 cConstant.isSplat() &&
+                 (matchPattern(op.getC(), m_AnyZeroFloat()) ||
+                  matchPattern(op.getC(), m_Zero()));
+    Value noScaleD = i32Constant(rewriter, loc, 0);
+    Value undefined =
+        LLVM::UndefOp::create(rewriter, loc, acc.front().getType());
     Type fragment = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(regs, acc.front().getType()));
 
@@ -364,9 +377,10 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
           llvm::append_range(ordered, words);
         }
         ordered.push_back(bDescs[kk]);
+        bool first = zeroC && kk == 0;
         for (unsigned slot : slots)
-          ordered.push_back(acc[slot]);
-        ordered.push_back(scaleD);
+          ordered.push_back(first ? undefined : acc[slot]);
+        ordered.push_back(first ? noScaleD : scaleD);
         Value d = kiln::inlinePtxEffect(rewriter, loc, fragment, text,
                                         constraints, ordered)
                       .getResult(0);
