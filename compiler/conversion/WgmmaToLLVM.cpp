@@ -335,9 +335,34 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     Type fragment = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(regs, acc.front().getType()));
 
-    kiln::inlinePtxEffect(rewriter, loc, Type(), "wgmma.fence.sync.aligned;",
-                          "", ValueRange{});
     int64_t tilesPerWarpgroup = m / (16 * numWarps);
+    // a in registers: every fragment word is made before the fence and tied
+    // through it. A register the chain reads that
+    // is written after the fence (the fp16 conversion of p, scheduled next
+    // to its wgmma) makes ptxas put a warpgroup.arrive before that wgmma,
+    // which serializes the chain.
+    std::map<std::pair<int64_t, int64_t>, SmallVector<Value>> aWordsAt;
+    if (!aAddress) {
+      SmallVector<Value> tied;
+      for (int64_t t = 0; t < tilesPerWarpgroup; ++t)
+        for (int64_t kk = 0; kk < k / kStep; ++kk) {
+          SmallVector<Value> words = aFragments.at(
+              rewriter, loc, int32_t(16 * numWarps * t), int32_t(kStep * kk));
+          if (words.empty())
+            return op.emitOpError("a in registers does not hold a wgmma "
+                                  "fragment");
+          aWordsAt[{t, kk}] = words;
+          llvm::append_range(tied, words);
+        }
+      tied = tieThrough(rewriter, loc, "wgmma.fence.sync.aligned;", tied);
+      size_t next = 0;
+      for (auto &[at, fragmentWords] : aWordsAt)
+        for (Value &word : fragmentWords)
+          word = tied[next++];
+    } else {
+      kiln::inlinePtxEffect(rewriter, loc, Type(), "wgmma.fence.sync.aligned;",
+                            "", ValueRange{});
+    }
     // b's descriptor for each kStep rows: one descriptor, then constant
     // offsets.
     SmallVector<Value> bDescs;
@@ -369,12 +394,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
               descriptorPlus(rewriter, loc, aDesc,
                              aAddress->shape().linearOffset(row0, kStep * kk)));
         } else {
-          SmallVector<Value> words =
-              aFragments.at(rewriter, loc, int32_t(row0), int32_t(kStep * kk));
-          if (words.empty())
-            return op.emitOpError("a in registers does not hold a wgmma "
-                                  "fragment");
-          llvm::append_range(ordered, words);
+          llvm::append_range(ordered, aWordsAt[{t, kk}]);
         }
         ordered.push_back(bDescs[kk]);
         bool first = zeroC && kk == 0;
