@@ -280,6 +280,26 @@ TEST_F(TensorDescriptorTest, DriverErrorsAreAnnotatedAndNotCached) {
   EXPECT_EQ(cache_.encodes(), 2);
 }
 
+// A config's tensor map is for its sm_90a variants (TMA); on an older device
+// the launcher runs another variant, which never reads it, so a map the
+// driver refuses to encode there is zeros rather than an error.
+TEST_F(TensorDescriptorTest, AnOlderDeviceIgnoresAMapItCannotEncode) {
+  encode_result = CUDA_ERROR_INVALID_VALUE;
+  gpu_.current = gpu_.primary;
+  gpu_.cc_major = 8;
+  TensorDescriptor<half, 2> desc(DevicePointer(0x10000), {1000, 72}, {80, 1},
+                                 {128, 64});
+  std::memset(args_.tensor_map.bytes, 0xff, sizeof(args_.tensor_map.bytes));
+  ASSERT_TRUE(Pack(kMapped, desc.view()).ok());
+  for (unsigned char byte : args_.tensor_map.bytes)
+    ASSERT_EQ(byte, 0);
+  EXPECT_EQ(args_.base, desc.view().base);
+  // On a device with TMA the failure stands.
+  gpu_.cc_major = 9;
+  EXPECT_EQ(Pack(kMapped, desc.view()).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(TensorDescriptorTest, ADriverWithoutTheEntryPointIsAStatus) {
   driver_.tensor_map_encode_tiled = nullptr;
   TensorDescriptor<half, 2> desc(DevicePointer(0x10000), {1000, 72}, {80, 1},

@@ -148,6 +148,27 @@ size_t TensorMapCache::size() const {
   return maps_.size();
 }
 
+namespace {
+
+// Whether the current context's device predates TMA (compute capability
+// below 9.0): no code it can run reads a tensor map, so a map the driver
+// will not encode there is not needed either.
+bool DeviceLacksTma(const CudaDriver& driver) {
+  if (driver.ctx_get_device == nullptr ||
+      driver.device_get_attribute == nullptr) {
+    return false;
+  }
+  CUdevice device = 0;
+  int major = 0;
+  return driver.ctx_get_device(&device) == CUDA_SUCCESS &&
+         driver.device_get_attribute(
+             &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) ==
+             CUDA_SUCCESS &&
+         major < 9;
+}
+
+}  // namespace
+
 absl::Status PackTensorDescriptorWith(
     absl::FunctionRef<absl::StatusOr<const CudaDriver*>()> driver,
     TensorMapCache& cache, const KernelInfo& kernel,
@@ -248,6 +269,11 @@ absl::Status PackTensorDescriptorWith(
     absl::StatusOr<const CudaDriver*> loaded = driver();
     if (!loaded.ok()) return loaded.status();
     absl::StatusOr<TensorMapBytes> map = cache.Get(**loaded, request);
+    if (!map.ok() && DeviceLacksTma(**loaded)) {
+      // The config's map is for its sm_90a variants; this device runs
+      // another, which ignores it.
+      map = TensorMapBytes{};
+    }
     if (!map.ok()) {
       return absl::Status(map.status().code(),
                           absl::StrCat(kernel.name, ": argument ", param.name,
