@@ -67,6 +67,11 @@ struct MemDescTransLowering : OpConversionPattern<kiln::gpu::MemDescTransOp> {
   }
 };
 
+/// A shared address as the 32-bit operand `.shared::cta` instructions take.
+Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
+}
+
 struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -100,8 +105,7 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
       mask = kiln::unpackElements(rewriter, loc, adaptor.getMask());
     SmallVector<kiln::Coordinates> coords =
         kiln::emitCoordinates(rewriter, loc, *layout);
-    Value base = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
-                                          adaptor.getDst());
+    Value base = sharedAddress(rewriter, loc, adaptor.getDst());
     // cg (L2 only) exists for 16-byte copies; smaller ones go through L1.
     std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
                        ".shared.global [ $0 ], [ $1 ], " +
@@ -139,11 +143,6 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     return success();
   }
 };
-
-/// A shared address as the 32-bit operand `.shared::cta` instructions take.
-Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
-  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
-}
 
 /// 1 in thread 0 of the CTA (and where `pred`, when given, holds), else 0:
 /// the thread that initializes mbarriers and issues TMA copies.
@@ -213,10 +212,9 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
     unsigned swizzle =
         cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding())
             .getSwizzle();
-    int64_t rows = tile.getShape()[0];
-    int64_t elementBits = tile.getElementType().getIntOrFloatBitWidth();
-    int64_t lineBytes = tile.getShape()[1] * elementBits / 8;
-    int64_t panelColumns = int64_t(swizzle) * 8 / elementBits;
+    SmallVector<int64_t, 2> box = kiln::gpu::AsyncTmaCopyOp::boxShape(tile);
+    int64_t rows = box[0], panelColumns = box[1];
+    int64_t panels = tile.getShape()[1] / panelColumns;
     std::string text = "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p "
                        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
                        std::to_string(tile.getSizeInBytes()) + ";";
@@ -228,7 +226,7 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
         adaptor.getOffsets()[0]};
     std::string constraints = "r,r,l,r";
     Value dst = sharedAddress(rewriter, loc, adaptor.getDst());
-    for (int64_t p = 0; p * swizzle < lineBytes; ++p) {
+    for (int64_t p = 0; p < panels; ++p) {
       unsigned at = unsigned(operands.size());
       operands.push_back(LLVM::AddOp::create(
           rewriter, loc, dst, i32Constant(rewriter, loc, p * rows * swizzle)));

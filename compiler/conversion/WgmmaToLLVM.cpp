@@ -337,10 +337,10 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
 
     int64_t tilesPerWarpgroup = m / (16 * numWarps);
     // a in registers: every fragment word is made before the fence and tied
-    // through it. A register the chain reads that
-    // is written after the fence (the fp16 conversion of p, scheduled next
-    // to its wgmma) makes ptxas put a warpgroup.arrive before that wgmma,
-    // which serializes the chain.
+    // through it. A register the chain reads that is written after the
+    // fence (the fp16 conversion of p, scheduled next to its wgmma) makes
+    // ptxas put a warpgroup.arrive before that wgmma, which serializes the
+    // chain.
     std::map<std::pair<int64_t, int64_t>, SmallVector<Value>> aWordsAt;
     if (!aAddress) {
       SmallVector<Value> tied;

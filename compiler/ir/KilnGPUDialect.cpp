@@ -311,6 +311,13 @@ LogicalResult kiln::gpu::WaitBarrierOp::verify() {
   return verifyMbarrier(*this, getBarrier());
 }
 
+SmallVector<int64_t, 2> kiln::gpu::AsyncTmaCopyOp::boxShape(MemDescType tile) {
+  unsigned swizzle =
+      cast<NVMMASharedEncodingAttr>(tile.getEncoding()).getSwizzle();
+  return {tile.getShape()[0],
+          int64_t(swizzle) * 8 / tile.getElementType().getIntOrFloatBitWidth()};
+}
+
 LogicalResult kiln::gpu::AsyncTmaCopyOp::verify() {
   if (failed(verifyMbarrier(*this, getBarrier())))
     return failure();

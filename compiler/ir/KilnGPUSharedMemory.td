@@ -200,6 +200,11 @@ def KilnGPU_AsyncTmaCopyOp : KilnGPU_Op<"async_tma_copy"> {
     `:` type($dst) `,` type($barrier)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The box one copy moves into `tile` (rows x one swizzle panel, in
+    /// elements, outermost first): what the launcher encodes the map with.
+    static ::llvm::SmallVector<int64_t, 2> boxShape(MemDescType tile);
+  }];
 }
 
 def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {

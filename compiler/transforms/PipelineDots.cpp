@@ -159,6 +159,13 @@ OperandSource producingLoad(Value v, Block *block) {
   return source;
 }
 
+/// Whether a tile whose contiguous lines have this many bytes can be staged
+/// in an nvmma_shared ring: a power of two, at least the smallest (32-byte)
+/// swizzle panel.
+bool isSwizzlableLine(int64_t lineBytes) {
+  return lineBytes >= 32 && llvm::isPowerOf2_64(uint64_t(lineBytes));
+}
+
 /// The shared tile a dot operand of this type is staged in: lines along its
 /// contiguous dimension (the last, or the first when `transposed`),
 /// swizzled by as many bytes as a line has (up to 128).
@@ -251,7 +258,7 @@ private:
   kiln::TargetInfo target_;
   /// The box and swizzle of each tensor map a TMA copy reads, by the
   /// kernel argument's index: the launcher encodes the map with them.
-  std::map<unsigned, std::pair<SmallVector<int64_t>, unsigned>> tensorMaps_;
+  std::map<unsigned, std::pair<SmallVector<int64_t, 2>, unsigned>> tensorMaps_;
 
   /// The module's `kiln_gpu.tensor_maps`, which the variant's metadata
   /// turns into the parameters' "tensor_map".
@@ -281,9 +288,8 @@ private:
     if (type.getRank() != 2 || type.getDimSize(0) > 256 ||
         !type.getElementType().isIntOrFloat())
       return std::nullopt;
-    int64_t lineBytes =
-        type.getDimSize(1) * type.getElementType().getIntOrFloatBitWidth() / 8;
-    if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
+    if (!isSwizzlableLine(type.getDimSize(1) *
+                          type.getElementType().getIntOrFloatBitWidth() / 8))
       return std::nullopt;
     PipelinedLoad l;
     l.load = load;
@@ -323,8 +329,7 @@ private:
         axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
     if (vec * bits < 32)
       return std::nullopt; // cp.async moves 4, 8 or 16 bytes
-    int64_t lineBytes = type.getShape()[dim] * bits / 8;
-    if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
+    if (!isSwizzlableLine(type.getShape()[dim] * bits / 8))
       return std::nullopt;
     PipelinedLoad l;
     l.load = load;
@@ -610,12 +615,17 @@ private:
     copy->setAttr(kVecAttr, b.getI32IntegerAttr(int32_t(l.vec)));
   }
 
+  /// One tile of a ring of this type.
+  static kiln::gpu::MemDescType tileType(kiln::gpu::MemDescType ring) {
+    return kiln::gpu::MemDescType::get(
+        ring.getContext(), ring.getShape().drop_front(), ring.getElementType(),
+        ring.getEncoding());
+  }
+
   static Value tileOf(OpBuilder &b, Location loc, Value ring, Value slot) {
-    auto type = cast<kiln::gpu::MemDescType>(ring.getType());
-    auto tile = kiln::gpu::MemDescType::get(
-        b.getContext(), type.getShape().drop_front(), type.getElementType(),
-        type.getEncoding());
-    return kiln::gpu::MemDescIndexOp::create(b, loc, tile, ring, slot);
+    return kiln::gpu::MemDescIndexOp::create(
+        b, loc, tileType(cast<kiln::gpu::MemDescType>(ring.getType())), ring,
+        slot);
   }
 
   void rewrite(scf::ForOp loop, SmallVector<PipelinedDot> &dots,
@@ -642,8 +652,6 @@ private:
         llvm::any_of(loads, [](auto &l) { return !l.tma && !l.once; });
     bool onceCpAsync =
         llvm::any_of(loads, [](auto &l) { return !l.tma && l.once; });
-    if (!anyCpAsync && !anyTma)
-      anyCpAsync = onceCpAsync;
     bool genericReads = llvm::any_of(dots, [](auto &d) { return !d.async; });
     llvm::DenseMap<Operation *, unsigned> loadIndex;
     for (auto [i, l] : llvm::enumerate(loads))
@@ -684,14 +692,10 @@ private:
       for (unsigned j = 0; j < stages; ++j)
         kiln::gpu::InitBarrierOp::create(
             b, loc, tileOf(b, loc, barriers[i], i32Const(b, j)), 1);
-      auto type = cast<RankedTensorType>(l.load.getType());
-      unsigned swizzle =
-          cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
-              .getSwizzle();
-      int64_t boxColumns =
-          swizzle * 8 / type.getElementType().getIntOrFloatBitWidth();
       tensorMaps_[cast<BlockArgument>(l.load.getTensorMap()).getArgNumber()] = {
-          {type.getDimSize(0), boxColumns}, swizzle};
+          kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
+          cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
+              .getSwizzle()};
     }
     if (anyTma) {
       // The barriers are ready before any thread or TMA unit uses them.
