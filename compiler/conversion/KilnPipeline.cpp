@@ -25,6 +25,7 @@ struct SetTargetPass : PassWrapper<SetTargetPass, OperationPass<ModuleOp>> {
   explicit SetTargetPass(StringRef name) { arch = name.str(); }
 
   StringRef getArgument() const override { return "kiln-set-target"; }
+  StringRef getName() const override { return "KilnSetTarget"; }
   StringRef getDescription() const override {
     return "Name the module's target architecture (kiln_gpu.target)";
   }

@@ -84,6 +84,7 @@ struct RemoveRedundantBarriersPass
   StringRef getArgument() const override {
     return "kiln-remove-redundant-barriers";
   }
+  StringRef getName() const override { return "KilnRemoveRedundantBarriers"; }
   StringRef getDescription() const override {
     return "Remove shared-memory barriers that order no access";
   }

@@ -293,11 +293,14 @@ int kiln::compileKernel(const CompileOptions &options) {
   mlir::applyDefaultTimingManagerCLOptions(timing);
   mlir::TimingScope timingRoot = timing.getRootScope();
   // Each pass manager takes MLIR's command-line options
-  // (--mlir-print-ir-after-all, --mlir-pass-pipeline-crash-reproducer, ...).
-  auto configure = [&](mlir::PassManager &pm) {
+  // (--mlir-print-ir-after-all, --mlir-pass-pipeline-crash-reproducer, ...)
+  // and times its passes under a scope of its own: MLIR keys a pass's timer
+  // by the pass's address, which a later pass manager's pass may reuse once
+  // the earlier one is gone, and would then merge into the earlier's line.
+  auto configure = [&](mlir::PassManager &pm, mlir::TimingScope &scope) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
       return false;
-    pm.enableTiming(timingRoot);
+    pm.enableTiming(scope);
     return true;
   };
 
@@ -344,10 +347,11 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
   frontEndTimer.stop();
   {
+    mlir::TimingScope stageTimer = timingRoot.nest("kiln IR clean-up");
     mlir::PassManager pm(&context);
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
-    if (!configure(pm) || failed(pm.run(*module)))
+    if (!configure(pm, stageTimer) || failed(pm.run(*module)))
       return 1;
   }
   if (!writer.write(Stage::Kiln, "01-kiln.mlir", printed(*module)))
@@ -364,9 +368,11 @@ int kiln::compileKernel(const CompileOptions &options) {
   pipelineOptions.numWarps = spec->numWarps;
   pipelineOptions.numStages = spec->numStages;
   auto runPasses = [&](auto build, StringRef stage) {
+    mlir::TimingScope stageTimer =
+        timingRoot.nest(("passes (" + stage + ")").str());
     mlir::PassManager pm(&context);
     build(pm, pipelineOptions);
-    if (!configure(pm))
+    if (!configure(pm, stageTimer))
       return mlir::LogicalResult::failure();
     // --dump-ir: the IR after every pass that changed it, one file each.
     if (!options.dumpDir.empty()) {
