@@ -63,6 +63,13 @@ def main():
     parser.add_argument("--kiln-only", action="store_true",
                         help="launch each Kiln cubin once per size and check it against a reference computed "
                              "on the CPU; no Triton, no timing (for compute-sanitizer)")
+    parser.add_argument("--triton-warp-specialize", action="store_true",
+                        help="tutorial06 sources: Triton runs with warp_specialize=True (as the tutorial's "
+                             "Hopper benchmark does for the non-causal forward with device descriptors); "
+                             "Kiln's cubins are as built")
+    parser.add_argument("--triton-cubins", metavar="DIR",
+                        help="also write each Triton compile's cubin to DIR/<name>.triton.cubin (to read its SASS "
+                             "beside Kiln's)")
     args = parser.parse_args()
     if args.kiln_only:
         return kiln_only(args)
@@ -85,7 +92,8 @@ def main():
         causal = causal == "1"
         cubin = cubin_launch.Cubin(cuda, args.cubins, name)
         meta, shared = cubin.meta, cubin.shared
-        for n_ctx in map(int, args.sizes.split(",")):
+        sizes = [int(n) for n in args.sizes.split(",")]
+        for n_ctx in sizes:
             torch.manual_seed(0)
             q, k, v = (torch.randn((Z * H, n_ctx, d), device="cuda", dtype=torch.float16) for _ in range(3))
             out = torch.empty_like(q)
@@ -109,7 +117,8 @@ def main():
             def upstream(grid=grid):
                 if tutorial:
                     return kernel[grid](sm_scale, lse, Z, H, *descs, N_CTX=n_ctx, HEAD_DIM=d, BLOCK_M=bm,
-                                 BLOCK_N=bn, FP8_OUTPUT=False, STAGE=3 if causal else 1, warp_specialize=False,
+                                 BLOCK_N=bn, FP8_OUTPUT=False, STAGE=3 if causal else 1,
+                                 warp_specialize=args.triton_warp_specialize,
                                  IS_HOPPER=arch.startswith("sm_90"), num_warps=warps, num_stages=stages)
                 else:
                     return kernel[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), n_ctx, HEAD_DIM=d, BM=bm,
@@ -130,6 +139,10 @@ def main():
                     # What Triton's compile of the same config took, beside Kiln's.
                     triton_regs = getattr(compiled, "n_regs", None)
                     triton_shared = getattr(getattr(compiled, "metadata", None), "shared", None)
+                    if args.triton_cubins and n_ctx == sizes[0]:
+                        os.makedirs(args.triton_cubins, exist_ok=True)
+                        with open(os.path.join(args.triton_cubins, name + ".triton.cubin"), "wb") as f:
+                            f.write(compiled.asm["cubin"])
                 checks[tag] = bool(torch.allclose(out, reference, atol=1e-2, rtol=0))
             times = {"kiln": [], "triton": [], "sdpa": []}
             for _ in range(args.rounds):
@@ -152,6 +165,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
                   triton=triton.__version__, torch=torch.__version__, source=args.source, batch=Z, heads=H,
+                  triton_warp_specialize=args.triton_warp_specialize,
                   rounds=args.rounds,
                   rows=rows)
     json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
@@ -160,7 +174,9 @@ def main():
                 if tutorial else "bench/kernels/attention_fwd.py")
         f.write(f"# Attention forward ({what}), Kiln cubins beside Triton "
                 f"{triton.__version__} ({result['gpu']}, {result['date']})\n\n")
-        f.write(f"fp16, batch {Z}, {H} heads.\n\n")
+        f.write(f"fp16, batch {Z}, {H} heads." +
+                (" Triton with warp_specialize=True (Kiln's cubins as built)." if args.triton_warp_specialize else "")
+                + "\n\n")
         f.write("| Kiln arch | HEAD_DIM | causal | config | N_CTX | Triton TFLOP/s | Kiln TFLOP/s | SDPA TFLOP/s "
                 "| Kiln/Triton | correct (Kiln, Triton) | regs (Kiln, Triton) | shared KB (Kiln, Triton) | spills |\n")
         f.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -204,7 +220,8 @@ def kiln_only(args):
         d, bm = int(d), int(bm)
         causal = causal == "1"
         cubin = cubin_launch.Cubin(cuda, args.cubins, name)
-        for n_ctx in map(int, args.sizes.split(",")):
+        sizes = [int(n) for n in args.sizes.split(",")]
+        for n_ctx in sizes:
             torch.manual_seed(0)
             q, k, v = (torch.randn((Z * H, n_ctx, d), dtype=torch.float16) for _ in range(3))
             sm_scale = 1.0 / d ** 0.5
