@@ -107,6 +107,13 @@ struct PipelinedDot {
   /// matmul form; attention backward's dk, dv and dq): nothing in the
   /// iteration waits for it, so its wgmma group stays in flight.
   bool accumulates = false;
+  /// Its result, carried, is read in the next iteration only after the
+  /// full wait of this earlier dot (attention forward's acc, rescaled by
+  /// alpha after q @ k's wait): its group stays in flight until that wait,
+  /// which also ties the carried value. -1: none.
+  int waitedBy = -1;
+  /// The iter_arg its result is carried in (when accumulates or waitedBy).
+  unsigned carried = 0;
 };
 
 /// True when `v` is a zero constant (a splat of 0 or a dense zero).
@@ -435,7 +442,42 @@ private:
           accArg.getOwner() == body && accArg.getArgNumber() > 0 &&
           yield.getOperand(accArg.getArgNumber() - 1) == dot.getD() &&
           dot->hasOneUse() && accArg.hasOneUse();
+      if (pd.accumulates)
+        pd.carried = accArg.getArgNumber() - 1;
     }
+    // A dot whose result is only carried, and read in the next iteration
+    // after the full wait of an earlier dot (attention forward: acc * alpha
+    // comes after q @ k's wait), stays in flight until that wait, so that
+    // the next iteration's first dot issues right behind it. As for
+    // accumulating dots beside others, the copies must be able to wait for
+    // the slot's last read, so the ring needs 3 slots. Only with TMA rings:
+    // beside cp.async's per-thread addresses, the fragments held in flight
+    // cost spills (H200, tutorial 06 at d64 from pointers: 1.04 -> 0.98 of
+    // Triton), where TMA leaves the registers to them (d128 from host
+    // descriptors: 0.95 -> 1.03).
+    bool allTma = llvm::all_of(
+        loads, [](const PipelinedLoad &l) { return l.once || l.tma; });
+    if (dots.size() > 1 && stages >= 3 && allTma)
+      for (auto [index, pd] : llvm::enumerate(dots)) {
+        if (!pd.async || pd.accumulates || !pd.dot->hasOneUse() ||
+            pd.dot->getUses().begin()->getOwner() != yield)
+          continue;
+        unsigned carried = pd.dot->getUses().begin()->getOperandNumber();
+        BlockArgument arg = body->getArgument(carried + 1);
+        auto waiter = llvm::find_if(
+            ArrayRef(dots).take_front(index),
+            [](const PipelinedDot &d) { return d.async && !d.accumulates; });
+        if (waiter == dots.begin() + index)
+          continue;
+        bool readAfter = llvm::all_of(arg.getUsers(), [&](Operation *user) {
+          Operation *top = body->findAncestorOpInBlock(*user);
+          return top && waiter->dot->isBeforeInBlock(top);
+        });
+        if (!readAfter)
+          continue;
+        pd.waitedBy = int(waiter - dots.begin());
+        pd.carried = carried;
+      }
     // Beside other dots, an accumulator in flight pins its registers through
     // the rest of the iteration. Past half of a thread's 255 registers in
     // accumulators, that costs spills (attention backward at HEAD_DIM 128:
@@ -443,13 +485,15 @@ private:
     if (dots.size() > 1) {
       int64_t registers = 0;
       for (PipelinedDot &pd : dots)
-        if (pd.accumulates)
+        if (pd.accumulates || pd.waitedBy >= 0)
           registers += pd.dot.getType().getNumElements() *
                        pd.dot.getType().getElementTypeBitWidth() / 32 /
                        (int64_t(numWarps_) * 32);
       if (registers > 128)
-        for (PipelinedDot &pd : dots)
+        for (PipelinedDot &pd : dots) {
           pd.accumulates = false;
+          pd.waitedBy = -1;
+        }
     }
 
     // A ring replaces its load, so every use of the load must be one of
@@ -788,7 +832,8 @@ private:
       op->replaceUsesOfWith(iv, ahead);
     // Whether a dot of the previous iteration may still read its tiles here
     // (an accumulating dot keeps its wgmma group in flight).
-    bool inFlight = llvm::any_of(dots, [](auto &d) { return d.accumulates; });
+    bool inFlight = llvm::any_of(
+        dots, [](auto &d) { return d.accumulates || d.waitedBy >= 0; });
     if (anyCpAsync)
       kiln::gpu::AsyncWaitOp::create(b, loc, int32_t(stages) - 2);
     Operation *top = nullptr;
@@ -811,6 +856,8 @@ private:
     // its last accumulating dot still reads this iteration's slot.
     SmallVector<unsigned> accumulators;
     llvm::SmallDenseSet<unsigned> waited;
+    // The first wait that completes the previous iteration's deferred dots.
+    Operation *waitOfDeferred = nullptr;
     for (PipelinedDot &pd : dots) {
       kiln::DotOp dot = pd.dot;
       b.setInsertionPoint(dot);
@@ -846,17 +893,30 @@ private:
           b, loc, dot.getType(), tiles[0], tiles[1], dot.getC(),
           pd.async ? b.getUnitAttr() : UnitAttr(), precision);
       Value result = sharedDot.getD();
-      if (pd.async) {
+      if (pd.async && pd.waitedBy < 0) {
         // An accumulating dot stays in flight (the wait leaves its own
         // group pending); other dots' results are read in this iteration.
-        result = kiln::gpu::DotWaitOp::create(
-                     b, loc, TypeRange{result.getType()}, ValueRange{result},
-                     pd.accumulates ? 1 : 0)
-                     .getOutputs()[0];
+        // A full wait also completes the previous iteration's dots that
+        // stay in flight until it, and ties their carried values.
+        SmallVector<Value> waitFor = {result};
+        SmallVector<BlockArgument> tied;
+        for (PipelinedDot &other : dots)
+          if (other.waitedBy == int(&pd - dots.begin()))
+            tied.push_back(newLoop.getRegionIterArgs()[other.carried]);
+        for (BlockArgument arg : tied)
+          waitFor.push_back(arg);
+        auto wait =
+            kiln::gpu::DotWaitOp::create(b, loc, ValueRange(waitFor).getTypes(),
+                                         waitFor, pd.accumulates ? 1 : 0);
+        result = wait.getOutputs()[0];
+        if (!tied.empty() && !waitOfDeferred)
+          waitOfDeferred = wait;
+        for (auto [arg, ready] :
+             llvm::zip(tied, wait.getOutputs().drop_front()))
+          arg.replaceAllUsesExcept(ready, wait);
       }
-      if (pd.accumulates)
-        accumulators.push_back(cast<BlockArgument>(dot.getC()).getArgNumber() -
-                               1);
+      if (pd.accumulates || pd.waitedBy >= 0)
+        accumulators.push_back(pd.carried);
       dot.getD().replaceAllUsesWith(result);
       dot->erase();
       for (unsigned i = 0; i < 2; ++i) {
@@ -898,7 +958,33 @@ private:
       else
         b.setInsertionPointToStart(body);
     } else {
-      b.setInsertionPoint(yield);
+      // With only deferred dots in flight, the slot to refill was last read
+      // by the previous iteration's dots, all complete at the first wait
+      // that ties a deferred one: in one warpgroup, the copies go right
+      // after it, which gives them most of an iteration more to land than
+      // at its end. With several, they would need a barrier there, which
+      // keeps the warpgroups from overlapping one's softmax with the
+      // other's dots (H200, d128 at 8 warps: 1.03 -> 0.97 of Triton), so
+      // they go last, as after an accumulating dot, which reads its slot up
+      // to the next iteration's wait.
+      bool accumulating =
+          llvm::any_of(dots, [](auto &d) { return d.accumulates; });
+      if (!accumulating && waitOfDeferred && numWarps_ <= 4) {
+        // The stage's address arithmetic below the wait moves up with them
+        // (nothing else in the body reads it).
+        Operation *last = waitOfDeferred;
+        llvm::SmallPtrSet<Operation *, 4> ringLoads;
+        for (PipelinedLoad &l : loads)
+          ringLoads.insert(l.load);
+        for (Operation &op : llvm::make_early_inc_range(llvm::make_range(
+                 std::next(waitOfDeferred->getIterator()), body->end())))
+          if (stage.contains(&op) && !ringLoads.contains(&op)) {
+            op.moveAfter(last);
+            last = &op;
+          }
+        b.setInsertionPointAfter(last);
+      } else
+        b.setInsertionPoint(yield);
       // The other warpgroups may still read the slot about to be refilled.
       if (numWarps_ > 4)
         kiln::gpu::BarrierOp::create(b, loc);

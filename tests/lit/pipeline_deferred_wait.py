@@ -1,0 +1,88 @@
+# Attention's p @ v, whose result is only carried and is read in the next
+# iteration after q @ k's full wait (acc * alpha), stays in flight until
+# that wait: no dot_wait follows it, and q @ k's wait ties the carried
+# accumulator, so the next q @ k issues right behind it on the tensor cores.
+# Only with TMA rings (host descriptors on sm_90a). In one warpgroup the
+# copies refilling the slot p @ v read go right after q @ k's wait; with two,
+# they wait for a barrier at the iteration's end.
+# RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=W4
+# RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[128,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 128, 64" -w 8 --ns=3 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=W8
+# With two stages the copies cannot wait for the slot's last read: p @ v is
+# waited for at once.
+# RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=2 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=S2
+# The same source from pointers (cp.async rings) keeps its wait.
+# RUN: %kilnc compile %s -n attention_step_from_pointers -s "*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=S2
+# In the PTX, p @ v's group is still pending at the loop's back edge.
+# RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
+import triton
+import triton.language as tl
+
+# W4: scf.for {{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = {{.*}}, %[[M:[a-z0-9_]+]] = {{.*}}, %[[L:[a-z0-9_]+]] = {{.*}}, %{{.*}} = %c0_i32, %{{.*}} = %c2_i32, %{{.*}} = %c0_i32)
+# W4: kiln_gpu.shared_dot {{.*}} {async}
+# W4-NEXT: %[[QK:[0-9]+]]:2 = kiln_gpu.dot_wait %{{[0-9]+}}, %[[ACC]] {pending = 0 : i32}
+# W4-NOT: kiln_gpu.barrier
+# W4: kiln_gpu.async_tma_copy
+# W4: kiln_gpu.async_tma_copy
+# W4: arith.mulf %[[QK]]#1,
+# W4: %[[PV:.*]] = kiln_gpu.shared_dot {{.*}} {async}
+# W4-NOT: kiln_gpu.dot_wait
+# W4-NOT: kiln_gpu.barrier
+# W4: scf.yield %[[PV]],
+# W4-NEXT: {{^ *\}$}}
+# W4-NEXT: kiln_gpu.dot_wait {{.*}} {pending = 0 : i32}
+
+# W8: kiln_gpu.shared_dot {{.*}} {async}
+# W8-NEXT: kiln_gpu.dot_wait %{{[0-9]+}}, %arg{{[0-9]+}} {pending = 0 : i32}
+# W8: %[[PV:.*]] = kiln_gpu.shared_dot {{.*}} {async}
+# W8-NEXT: kiln_gpu.barrier
+# W8-NEXT: arith.cmpi
+# W8: kiln_gpu.async_tma_copy
+# W8: scf.yield %[[PV]],
+
+# S2: kiln_gpu.shared_dot {{.*}} {async}
+# S2-NEXT: kiln_gpu.dot_wait %{{[0-9]+}} {pending = 0 : i32}
+# S2: kiln_gpu.shared_dot {{.*}} {async}
+# S2-NEXT: kiln_gpu.dot_wait %{{[0-9]+}} {pending = 0 : i32}
+
+# PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+# PTX: wgmma.wait_group.sync.aligned 0;
+# PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+# PTX-NOT: wgmma.wait_group
+# PTX: bra {{.*}};
+# PTX: wgmma.wait_group.sync.aligned 0;
+
+
+@triton.jit
+def _attend(q, k_desc, v_desc, out_ptr, N, BM: tl.constexpr, D: tl.constexpr):
+    BN: tl.constexpr = 64
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    for start in range(0, N, BN):
+        k = k_desc.load([start, 0])
+        qk = tl.dot(q, k.T)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([start, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    offs_m = tl.arange(0, BM)
+    offs_d = tl.arange(0, D)
+    tl.store(out_ptr + offs_m[:, None] * D + offs_d[None, :], acc)
+
+
+@triton.jit
+def attention_step(q_desc, k_desc, v_desc, out_ptr, N, BM: tl.constexpr, D: tl.constexpr):
+    _attend(q_desc.load([0, 0]), k_desc, v_desc, out_ptr, N, BM, D)
+
+
+@triton.jit
+def attention_step_from_pointers(q_ptr, k_ptr, v_ptr, out_ptr, N, BM: tl.constexpr, D: tl.constexpr):
+    q_desc = tl.make_tensor_descriptor(q_ptr, [N, D], [D, 1], [BM, D])
+    k_desc = tl.make_tensor_descriptor(k_ptr, [N, D], [D, 1], [64, D])
+    v_desc = tl.make_tensor_descriptor(v_ptr, [N, D], [D, 1], [64, D])
+    _attend(q_desc.load([0, 0]), k_desc, v_desc, out_ptr, N, BM, D)
