@@ -75,6 +75,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   KilnPipelineDotsOptions pipeline;
   pipeline.numStages = options.numStages;
   pm.addPass(createKilnPipelineDots(pipeline));
+  pm.addPass(createKilnTmaStores());
   pm.addPass(createKilnPrefetchLoads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnAllocateShared());

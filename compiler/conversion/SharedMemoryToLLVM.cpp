@@ -5,8 +5,9 @@
 // kiln-allocate-shared gave them; a tile of a ring is tileBytes further per
 // index. Async copies write each thread's chunks of contiguous elements
 // with one `cp.async` each, at the nvmma_shared address of the chunk
-// (SharedTileAddress.h), zero-filling masked chunks (src-size 0). TMA
-// copies and mbarriers are issued by thread 0 (mbarrier waits by all).
+// (SharedTileAddress.h), zero-filling masked chunks (src-size 0); stores of
+// registers to a tile write the same chunks with st.shared. TMA copies and
+// stores and mbarriers are issued by thread 0 (mbarrier waits by all).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
@@ -246,6 +247,125 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
   }
 };
 
+/// Each thread writes its chunks of contiguous elements (up to 16 bytes,
+/// within one swizzle chunk) with one vector st.shared each, at the
+/// nvmma_shared address of the chunk.
+struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::LocalStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto tile = cast<kiln::gpu::MemDescType>(op.getDst().getType());
+    std::optional<kiln::layout::LinearLayout> layout =
+        kiln::getLinearLayout(op.getValue().getType());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "value without a layout");
+    Type element = tile.getElementType();
+    unsigned elementBytes = element.getIntOrFloatBitWidth() / 8;
+    kiln::SharedTileAddress address(tile);
+    unsigned dim = address.shape().transposed ? 0 : 1;
+    unsigned vec = std::min(kiln::contiguousRegistersAlong(*layout, dim),
+                            std::max(1u, 16 / elementBytes));
+    vec = unsigned(llvm::bit_floor(vec));
+    SmallVector<Value> values =
+        kiln::unpackElements(rewriter, loc, adaptor.getValue());
+    SmallVector<kiln::Coordinates> coords =
+        kiln::emitCoordinates(rewriter, loc, *layout);
+    Value base = adaptor.getDst();
+    std::optional<SmallVector<int64_t>> constants =
+        address.registerOffsets(*layout);
+    Value threadOffset =
+        constants ? address.emit(rewriter, loc, coords[0][0], coords[0][1])
+                  : Value();
+    // In the LLVM types the elements were converted to (fp8 as i8).
+    Type chunkType = values.empty() || vec == 1
+                         ? Type()
+                         : VectorType::get({vec}, values[0].getType());
+    for (unsigned r = 0; r < values.size(); r += vec) {
+      if (!kiln::isRepresentativeRegister(*layout, r))
+        continue;
+      Value offset =
+          constants ? Value(LLVM::AddOp::create(
+                          rewriter, loc, threadOffset,
+                          i32Constant(rewriter, loc, (*constants)[r])))
+                    : address.emit(rewriter, loc, coords[r][0], coords[r][1]);
+      Value dst =
+          LLVM::GEPOp::create(rewriter, loc, base.getType(),
+                              rewriter.getI8Type(), base, ValueRange{offset});
+      Value chunk = values[r];
+      if (vec > 1) {
+        chunk = LLVM::PoisonOp::create(rewriter, loc, chunkType);
+        for (unsigned i = 0; i < vec; ++i)
+          chunk =
+              LLVM::InsertElementOp::create(rewriter, loc, chunk, values[r + i],
+                                            i32Constant(rewriter, loc, i));
+      }
+      LLVM::StoreOp::create(rewriter, loc, chunk, dst, vec * elementBytes);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Thread 0 stores the tile one panel at a time (as AsyncTmaCopyLowering
+/// copies it) and commits the stores as one bulk group.
+struct AsyncTmaStoreLowering : OpConversionPattern<kiln::gpu::AsyncTmaStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::AsyncTmaStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto tile = cast<kiln::gpu::MemDescType>(op.getSrc().getType());
+    unsigned swizzle =
+        cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding())
+            .getSwizzle();
+    SmallVector<int64_t, 2> box = kiln::gpu::AsyncTmaCopyOp::boxShape(tile);
+    int64_t rows = box[0], panelColumns = box[1];
+    int64_t panels = tile.getShape()[1] / panelColumns;
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, $0, 0;";
+    SmallVector<Value> operands{
+        firstThreadOnly(rewriter, loc),
+        LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                 adaptor.getTensorMap()),
+        adaptor.getOffsets()[0]};
+    std::string constraints = "r,l,r";
+    Value src = sharedAddress(rewriter, loc, adaptor.getSrc());
+    for (int64_t p = 0; p < panels; ++p) {
+      unsigned at = unsigned(operands.size());
+      operands.push_back(LLVM::AddOp::create(
+          rewriter, loc, src, i32Constant(rewriter, loc, p * rows * swizzle)));
+      operands.push_back(
+          LLVM::AddOp::create(rewriter, loc, adaptor.getOffsets()[1],
+                              i32Constant(rewriter, loc, p * panelColumns)));
+      constraints += ",r,r";
+      text += " @p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, "
+              "{$" +
+              std::to_string(at + 1) + ", $2}], [$" + std::to_string(at) + "];";
+    }
+    text += " @p cp.async.bulk.commit_group; }";
+    kiln::inlinePtxEffect(rewriter, loc, Type(), text, constraints, operands);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Thread 0 waits until its bulk stores have read their tiles.
+struct TmaStoreWaitLowering : OpConversionPattern<kiln::gpu::TmaStoreWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::TmaStoreWaitOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    kiln::inlinePtxEffect(rewriter, loc, Type(),
+                          "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p "
+                          "cp.async.bulk.wait_group.read 0; }",
+                          "r", ValueRange{firstThreadOnly(rewriter, loc)});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Ops that become one side-effecting PTX instruction.
 template <typename Op> struct FixedPtxLowering : OpConversionPattern<Op> {
   FixedPtxLowering(TypeConverter &converter, MLIRContext *ctx,
@@ -280,7 +400,8 @@ void kiln::populateSharedMemoryToLLVMPatterns(KilnTypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<LocalAllocLowering, MemDescIndexLowering, MemDescTransLowering,
                AsyncCopyLowering, BarrierLowering, WaitBarrierLowering,
-               AsyncTmaCopyLowering>(converter, ctx);
+               AsyncTmaCopyLowering, LocalStoreLowering, AsyncTmaStoreLowering,
+               TmaStoreWaitLowering>(converter, ctx);
   patterns.add<OneThreadBarrierLowering<kiln::gpu::InitBarrierOp>>(
       converter, ctx, [](kiln::gpu::InitBarrierOp op) {
         return "mbarrier.init.shared::cta.b64 [$1], " +

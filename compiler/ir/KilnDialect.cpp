@@ -125,6 +125,13 @@ LogicalResult kiln::LoadOp::verify() {
 }
 
 LogicalResult kiln::StoreOp::verify() {
+  auto valueType = dyn_cast<RankedTensorType>(getValue().getType());
+  if (getTensorMap() &&
+      (!valueType || getBoxOffsets().size() != size_t(valueType.getRank())))
+    return emitOpError("a tensor map needs one box offset per dimension of a "
+                       "tensor value");
+  if (!getTensorMap() && !getBoxOffsets().empty())
+    return emitOpError("box offsets need a tensor map");
   if (isa<BlockPointerType>(getPtr().getType()))
     return verifyBlockAccess(*this, getPtr().getType(), getValue().getType(),
                              getMask(), getBoundaryCheck());

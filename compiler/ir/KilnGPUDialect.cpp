@@ -318,24 +318,52 @@ SmallVector<int64_t, 2> kiln::gpu::AsyncTmaCopyOp::boxShape(MemDescType tile) {
           int64_t(swizzle) * 8 / tile.getElementType().getIntOrFloatBitWidth()};
 }
 
+/// A tile TMA moves one swizzle panel at a time: one swizzled, row-major
+/// nvmma_shared tile of whole panels and at most 256 rows, and one offset
+/// per dimension.
+static LogicalResult verifyTmaTile(Operation *op, kiln::gpu::MemDescType tile,
+                                   size_t offsets, StringRef what) {
+  auto encoding =
+      dyn_cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding());
+  if (tile.getShape().size() != 2 || !encoding || encoding.getTransposed() ||
+      encoding.getSwizzle() == 0)
+    return op->emitOpError()
+           << what << " one swizzled, row-major nvmma_shared tile; got "
+           << tile;
+  if (offsets != 2)
+    return op->emitOpError("needs one offset per dimension of the tile");
+  int64_t lineBytes =
+      tile.getShape()[1] * (tile.getElementType().getIntOrFloatBitWidth() / 8);
+  if (lineBytes % encoding.getSwizzle() != 0 || tile.getShape()[0] > 256)
+    return op->emitOpError("the tile must be whole panels of at most 256 "
+                           "rows; got ")
+           << tile;
+  return success();
+}
+
 LogicalResult kiln::gpu::AsyncTmaCopyOp::verify() {
   if (failed(verifyMbarrier(*this, getBarrier())))
     return failure();
+  return verifyTmaTile(*this, cast<MemDescType>(getDst().getType()),
+                       getOffsets().size(), "copies into");
+}
+
+LogicalResult kiln::gpu::AsyncTmaStoreOp::verify() {
+  return verifyTmaTile(*this, cast<MemDescType>(getSrc().getType()),
+                       getOffsets().size(), "stores from");
+}
+
+LogicalResult kiln::gpu::LocalStoreOp::verify() {
   auto dst = cast<MemDescType>(getDst().getType());
-  auto encoding = dyn_cast<NVMMASharedEncodingAttr>(dst.getEncoding());
-  if (dst.getShape().size() != 2 || !encoding || encoding.getTransposed() ||
-      encoding.getSwizzle() == 0)
-    return emitOpError("copies into one swizzled, row-major nvmma_shared "
-                       "tile; got ")
-           << dst;
-  if (getOffsets().size() != 2)
-    return emitOpError("needs one offset per dimension of the tile");
-  int64_t lineBytes =
-      dst.getShape()[1] * (dst.getElementType().getIntOrFloatBitWidth() / 8);
-  if (lineBytes % encoding.getSwizzle() != 0 || dst.getShape()[0] > 256)
-    return emitOpError("the tile must be whole panels of at most 256 rows; "
-                       "got ")
-           << dst;
+  RankedTensorType value = getValue().getType();
+  if (!isa<NVMMASharedEncodingAttr>(dst.getEncoding()) ||
+      dst.getShape() != value.getShape() ||
+      dst.getElementType() != value.getElementType())
+    return emitOpError("writes into an nvmma_shared tile of the value's "
+                       "shape and element type; got ")
+           << value << " into " << dst;
+  if (!value.getEncoding())
+    return emitOpError("needs a value with a distributed layout");
   return success();
 }
 

@@ -207,6 +207,51 @@ def KilnGPU_AsyncTmaCopyOp : KilnGPU_Op<"async_tma_copy"> {
   }];
 }
 
+def KilnGPU_LocalStoreOp : KilnGPU_Op<"local_store"> {
+  let summary = "Writes a distributed tensor into a shared tile";
+  let description = [{
+    Each thread writes its elements of `value` where the nvmma_shared tile
+    `dst` (of the value's shape and element type) keeps them, in chunks of
+    contiguous elements. A kiln_gpu.barrier (and, for readers through the
+    async proxy, kiln_gpu.fence_async_shared first) must come before other
+    threads read them.
+  }];
+  let arguments = (ins AnyRankedTensor:$value, KilnGPU_MemDesc:$dst);
+  let assemblyFormat = [{
+    $value `,` $dst attr-dict `:` type($value) `,` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AsyncTmaStoreOp : KilnGPU_Op<"async_tma_store"> {
+  let summary = "A shared tile to a box of a tensor map (TMA), as a bulk group";
+  let description = [{
+    Thread 0 issues `cp.async.bulk.tensor` stores of the nvmma_shared tile
+    `src` to the box whose first element is at `offsets` (outermost first)
+    in the tensor `tensor_map` describes, one per `swizzle`-byte panel (the
+    map's box is one panel: rows x swizzle bytes), and commits them as one
+    bulk group. Elements outside the tensor are not written. The tile must
+    not change until kiln_gpu.tma_store_wait.
+  }];
+  let arguments = (ins KilnGPU_TensorMapArg:$tensor_map, Variadic<I32>:$offsets,
+                       KilnGPU_MemDesc:$src);
+  let assemblyFormat = [{
+    $tensor_map `[` $offsets `]` `,` $src attr-dict `:` type($src)
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_TmaStoreWaitOp : KilnGPU_Op<"tma_store_wait"> {
+  let summary = "Waits until the TMA stores issued so far have read their tiles";
+  let description = [{
+    Thread 0 waits (`cp.async.bulk.wait_group.read 0`) until its bulk stores
+    have read `src`, which lives to here; a kiln_gpu.barrier must follow
+    before other threads write its bytes.
+  }];
+  let arguments = (ins KilnGPU_MemDesc:$src);
+  let assemblyFormat = "$src attr-dict `:` type($src)";
+}
+
 def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
   let summary = "d = a × b + c on the tensor cores, a and b read from shared tiles";
   let description = [{

@@ -122,20 +122,31 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def Kiln_StoreOp : Kiln_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def Kiln_StoreOp : Kiln_Op<"store", [AttrSizedOperandSegments,
+    MemoryEffects<[MemWrite]>]> {
   let summary = "Store to global memory, optionally masked";
   let description = [{
     Writes `value` where `mask` is true (everywhere when absent). Through a
     block pointer, elements outside the tensor in the `boundary_check`
     dimensions are not written; block-pointer stores take no mask.
+
+    `tensor_map` and `box_offsets`, set only by kiln-lower-tensor-descriptors
+    on targets with TMA, say that the same elements are the box at those
+    offsets (outermost first) of a kernel argument's tensor map, whose
+    stores drop what falls outside the tensor as the mask does:
+    kiln-tma-stores may store the box with TMA instead. Lowerings that do
+    not know them ignore them.
   }];
   let arguments = (ins AnyTypeOf<[Kiln_PtrLike, Kiln_BlockPtr]>:$ptr,
                        AnyType:$value, Optional<Kiln_BoolLike>:$mask,
+                       Optional<Kiln_TensorMap>:$tensor_map,
+                       Variadic<I32>:$box_offsets,
                        OptionalAttr<DenseI32ArrayAttr>:$boundary_check,
                        DefaultValuedAttr<Kiln_CacheModifier, "::kiln::CacheModifier::None">:$cache,
                        DefaultValuedAttr<Kiln_EvictionPolicy, "::kiln::EvictionPolicy::Normal">:$evict);
   let assemblyFormat = [{
     $ptr `,` $value (`,` `mask` $mask^)?
+    (`tensor_map` $tensor_map^ `[` $box_offsets `]`)?
     (`boundary_check` `=` $boundary_check^)? (`cache` `=` $cache^)?
     (`evict` `=` $evict^)?
     attr-dict `:` type($ptr) `,` type($value) (`,` type($mask)^)?
@@ -143,8 +154,17 @@ def Kiln_StoreOp : Kiln_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let builders = [
     OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::Value":$value,
                    "::mlir::Value":$mask), [{
-      build($_builder, $_state, ptr, value, mask, ::mlir::DenseI32ArrayAttr(),
+      build($_builder, $_state, ptr, value, mask, ::mlir::Value(),
+            ::mlir::ValueRange(), ::mlir::DenseI32ArrayAttr(),
             ::kiln::CacheModifier::None, ::kiln::EvictionPolicy::Normal);
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::Value":$value,
+                   "::mlir::Value":$mask,
+                   "::mlir::DenseI32ArrayAttr":$boundary_check,
+                   "::kiln::CacheModifier":$cache,
+                   "::kiln::EvictionPolicy":$evict), [{
+      build($_builder, $_state, ptr, value, mask, ::mlir::Value(),
+            ::mlir::ValueRange(), boundary_check, cache, evict);
     }]>
   ];
   let hasVerifier = 1;

@@ -208,6 +208,8 @@ struct AssignLayoutsPass
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
   /// layout (null otherwise).
   Attribute mmaEncoding;
+  /// The target has wgmma (and TMA): kiln-tma-stores takes descriptor stores.
+  bool tmaStores = false;
   /// The 2-D access with the fewest columns, and its vector width.
   std::pair<RankedTensorType, unsigned> narrowest2D;
   /// Encodings decided backwards from tensor-core operand loads that run
@@ -305,6 +307,7 @@ struct AssignLayoutsPass
     mmaEncoding = {};
     kiln::TargetInfo target =
         kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
+    tmaStores = target.hasWgmma();
     // Whether wgmma can read every dot's operands: 32- and 8-bit tiles must
     // be K-contiguous (an operand loaded with pointers contiguous along K;
     // one computed in registers is 16-bit or takes mma.sync anyway).
@@ -857,7 +860,10 @@ struct AssignLayoutsPass
       // tensor-core accumulator stored through 2-D pointers).
       bool pointersMove = !isCheap(store.getPtr()) &&
                           isa_and_nonnull<kiln::gpu::MmaEncodingAttr>(e);
-      if (e && !isCheap(value) && !scattered && !pointersMove) {
+      // A store kiln-tma-stores may make a TMA store goes through shared
+      // memory anyway, written from the value's layout.
+      bool tma = store.getTensorMap() && tmaStores;
+      if (e && !isCheap(value) && (tma || (!scattered && !pointersMove))) {
         for (OpOperand &operand : op->getOpOperands())
           if (isa<RankedTensorType>(operand.get().getType()))
             requireOperand(op, operand.getOperandNumber(), e);

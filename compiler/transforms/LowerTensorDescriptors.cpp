@@ -17,7 +17,8 @@
 //
 // On targets with TMA, a load through a kernel argument's descriptor (zero
 // padding) keeps the tensor map and the box offsets on its kiln.load, so
-// that kiln-pipeline-dots may stage it with TMA copies instead of cp.async.
+// that kiln-pipeline-dots may stage it with TMA copies instead of cp.async;
+// a store keeps them on its kiln.store, for kiln-tma-stores.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
@@ -110,9 +111,10 @@ struct MakeTensorDescToParts
   }
 };
 
-/// What the conversion must know of each load's descriptor, found before it
-/// replaces the descriptors it traces: the padding, and the tensor map a
-/// TMA copy may read (a kernel argument's, zero padding, on a TMA target).
+/// What the conversion must know of each load's (or store's) descriptor,
+/// found before it replaces the descriptors it traces: the padding, and the
+/// tensor map a TMA copy may use (a kernel argument's, zero padding, on a
+/// TMA target).
 struct LoadSource {
   kiln::PaddingOption padding = kiln::PaddingOption::Zero;
   Value tensorMap;
@@ -149,7 +151,9 @@ struct DescriptorLoadToLoad
 
 struct DescriptorStoreToStore
     : public OpConversionPattern<kiln::DescriptorStoreOp> {
-  using OpConversionPattern::OpConversionPattern;
+  DescriptorStoreToStore(const TypeConverter &converter, MLIRContext *ctx,
+                         const SourceByLoad &sources)
+      : OpConversionPattern(converter, ctx), sources(sources) {}
   LogicalResult
   matchAndRewrite(kiln::DescriptorStoreOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -159,10 +163,17 @@ struct DescriptorStoreToStore
     kiln::BlockAccessBuilder access(rewriter, op.getLoc(), parts, block);
     Value ptrs = access.pointers();
     Value mask = access.inBounds(allDims(block));
+    Value tensorMap = sources.lookup(op).tensorMap;
+    SmallVector<Value> boxOffsets;
+    if (tensorMap)
+      boxOffsets = firsts(adaptor.getOffsets());
     rewriter.replaceOpWithNewOp<kiln::StoreOp>(
-        op, ptrs, adaptor.getValue().front(), mask);
+        op, ptrs, adaptor.getValue().front(), mask, tensorMap, boxOffsets,
+        DenseI32ArrayAttr(), kiln::CacheModifier::None,
+        kiln::EvictionPolicy::Normal);
     return success();
   }
+  const SourceByLoad &sources;
 };
 
 struct DescriptorReduceToAtomic
@@ -213,10 +224,17 @@ struct LowerTensorDescriptorsPass
           source.padding == kiln::PaddingOption::Zero)
         source.tensorMap = make.getTensorMap();
     });
+    // Stores drop what falls outside the tensor, as the mask does.
+    getOperation()->walk([&](kiln::DescriptorStoreOp store) {
+      auto make = store.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
+      if (tma && make && make.getTensorMap())
+        sources[store].tensorMap = make.getTensorMap();
+    });
     RewritePatternSet patterns(ctx);
-    patterns.add<MakeTensorDescToParts, DescriptorStoreToStore,
-                 DescriptorReduceToAtomic>(converter, ctx);
-    patterns.add<DescriptorLoadToLoad>(converter, ctx, sources);
+    patterns.add<MakeTensorDescToParts, DescriptorReduceToAtomic>(converter,
+                                                                  ctx);
+    patterns.add<DescriptorLoadToLoad, DescriptorStoreToStore>(converter, ctx,
+                                                               sources);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(getOperation(), target,

@@ -72,6 +72,16 @@ def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnTmaStores : Pass<"kiln-tma-stores", "mlir::ModuleOp"> {
+  let summary = "Store descriptor blocks through shared memory with TMA (sm_90a)";
+  let description = [{
+    On targets with wgmma, a kiln.store that carries a kernel argument's
+    tensor map (kiln-lower-tensor-descriptors) is written to an nvmma_shared
+    tile and stored by thread 0 with cp.async.bulk.tensor, one box per
+    swizzle panel; the box and swizzle join `kiln_gpu.tensor_maps`.
+  }];
+}
+
 def KilnPrefetchLoads : Pass<"kiln-prefetch-loads", "mlir::ModuleOp"> {
   let summary = "Issue a tensor-core loop's small non-operand loads one iteration ahead";
   let description = [{

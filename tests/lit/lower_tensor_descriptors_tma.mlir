@@ -2,11 +2,12 @@
 
 // On a target with TMA, a load through a kernel argument's descriptor keeps
 // its tensor map and offsets beside the masked pointers, for
-// kiln-pipeline-dots to copy with TMA. Stores stay masked stores.
+// kiln-pipeline-dots to copy with TMA; a store keeps them too, for
+// kiln-tma-stores.
 // CHECK-LABEL: func.func @argument_map
 // CHECK-SAME: (%[[MAP:.*]]: !kiln.tensormap, %{{.*}}: !kiln.ptr<f16>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64, %{{.*}}: i64, %[[OM:.*]]: i32, %[[ON:.*]]: i32)
 // CHECK: kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} tensor_map %[[MAP]][%[[OM]], %[[ON]]] :
-// CHECK: kiln.store
+// CHECK: kiln.store %{{.*}}, mask %{{.*}} tensor_map %[[MAP]][%[[OM]], %[[ON]]] :
 module attributes {kiln_gpu.target = "sm_90a"} {
 func.func @argument_map(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i32,
                         %sm: i64, %sn: i64, %om: i32, %on: i32) {
@@ -19,9 +20,11 @@ func.func @argument_map(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: 
 
 // -----
 
-// NaN padding: TMA fills zeros, so the load has no map.
+// NaN padding: TMA fills zeros, so the load has no map (the store, which
+// pads nothing, keeps it).
 // CHECK-LABEL: func.func @nan_padding
-// CHECK-NOT: tensor_map %
+// CHECK: kiln.load %{{.*}}, other %{{[a-z0-9_]+}} :
+// CHECK: kiln.store {{.*}} tensor_map %
 // CHECK: return
 module attributes {kiln_gpu.target = "sm_90a"} {
 func.func @nan_padding(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i32,

@@ -1,15 +1,16 @@
 # The kernel ABI of a descriptor parameter (docs/architecture.md): a 128-byte,
 # 64-byte-aligned tensor map by value, the base (16-byte aligned), the i32
 # extents and the i64 strides; then the other parameters. The fallback
-# lowering reads everything but the tensor map, with masked accesses.
-# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s
-# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_80 --emit ptx -o - | FileCheck %s
+# lowering reads everything but the tensor map, with masked accesses; on
+# sm_90a the store goes through shared memory and the tensor map (TMA).
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefixes=CHECK,TMA
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefixes=CHECK,MASKED
 # Without a hint on the extents, the bounds mask may change within any
 # vector along the contiguous dimension: scalar accesses. With `:16` (the
 # aligned variant's, which the launcher checks), 16-byte ones.
-# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SCALAR
-# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>:16, tensordesc<fp32[32,64]>:16, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=VECTOR
-# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --aligned --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=VECTOR
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SCALAR
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>:16, tensordesc<fp32[32,64]>:16, fp32, 32, 64" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=VECTOR
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --aligned --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=VECTOR
 import triton
 import triton.language as tl
 
@@ -26,7 +27,13 @@ import triton.language as tl
 # CHECK: .param .f32 scale_param_12
 # CHECK-NOT: scale_param_0
 # CHECK: ld.global
-# CHECK: st.global
+# MASKED: st.global
+# TMA-NOT: st.global
+# TMA: fence.proxy.async.shared::cta
+# TMA: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
+# TMA: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+# TMA: cp.async.bulk.commit_group
+# TMA: cp.async.bulk.wait_group.read 0
 # SCALAR-NOT: ld.global.v4
 # SCALAR-NOT: st.global.v4
 # VECTOR: ld.global.v4.b32

@@ -1,0 +1,116 @@
+//===- TmaStores.cpp - descriptor stores as TMA stores -------------------===//
+//
+// On targets with wgmma and TMA, a kiln.store that kiln-lower-tensor-
+// descriptors marked with a kernel argument's tensor map (the box at its
+// box_offsets) goes through shared memory and the TMA unit instead of one
+// masked store per thread:
+//
+//   tile = local_alloc       (nvmma_shared: lines swizzled by their bytes,
+//                             up to 128, as the TMA rings of loads)
+//   local_store value, tile  (each thread writes its chunks)
+//   fence_async_shared       (generic writes before the async proxy reads)
+//   barrier
+//   async_tma_store map[offsets], tile   (thread 0: one box per panel)
+//   tma_store_wait tile      (thread 0: the tile has been read)
+//   barrier                  (before its bytes may hold other data)
+//
+// TMA drops what falls outside the tensor, as the store's mask did. The box
+// and swizzle join the module's `kiln_gpu.tensor_maps` (the launcher encodes
+// the map with them); a store whose map another access already uses with
+// another box keeps its masked form, as does any store TMA cannot make
+// (not 2-D, lines that are not a power of two of at least 32 bytes, more
+// than 256 rows).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/ir/TargetInfo.h"
+#include "compiler/transforms/Passes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNTMASTORES
+#include "compiler/transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+constexpr StringLiteral kTensorMapsAttr = "kiln_gpu.tensor_maps";
+
+struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!kiln::TargetInfo::of(module).hasWgmma())
+      return;
+    Builder b(&getContext());
+    SmallVector<NamedAttribute> maps;
+    if (auto known = module->getAttrOfType<DictionaryAttr>(kTensorMapsAttr))
+      llvm::append_range(maps, known.getValue());
+    bool changed = false;
+    module.walk([&](kiln::StoreOp store) {
+      std::optional<kiln::gpu::MemDescType> tile = tileOf(store);
+      if (!tile)
+        return;
+      auto arg = cast<BlockArgument>(store.getTensorMap());
+      std::string key = std::to_string(arg.getArgNumber());
+      auto encoding = b.getDictionaryAttr(
+          {b.getNamedAttr("box",
+                          b.getDenseI64ArrayAttr(
+                              kiln::gpu::AsyncTmaCopyOp::boxShape(*tile))),
+           b.getNamedAttr(
+               "swizzle",
+               b.getI32IntegerAttr(int32_t(
+                   cast<kiln::gpu::NVMMASharedEncodingAttr>(tile->getEncoding())
+                       .getSwizzle())))});
+      auto known = llvm::find_if(
+          maps, [&](NamedAttribute a) { return a.getName() == key; });
+      if (known != maps.end() && known->getValue() != encoding)
+        return;
+      if (known == maps.end())
+        maps.push_back(b.getNamedAttr(key, encoding));
+      rewrite(store, *tile);
+      changed = true;
+    });
+    if (changed)
+      module->setAttr(kTensorMapsAttr, b.getDictionaryAttr(maps));
+  }
+
+  /// The shared tile `store` goes through, when TMA can store it.
+  static std::optional<kiln::gpu::MemDescType> tileOf(kiln::StoreOp store) {
+    if (!store.getTensorMap() || !isa<BlockArgument>(store.getTensorMap()))
+      return std::nullopt;
+    auto type = dyn_cast<RankedTensorType>(store.getValue().getType());
+    if (!type || type.getRank() != 2 || !type.getEncoding() ||
+        !type.getElementType().isIntOrFloat() ||
+        type.getElementType().getIntOrFloatBitWidth() < 8 ||
+        type.getDimSize(0) > 256)
+      return std::nullopt;
+    int64_t lineBytes =
+        type.getDimSize(1) * type.getElementType().getIntOrFloatBitWidth() / 8;
+    if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
+      return std::nullopt;
+    return kiln::gpu::MemDescType::get(
+        store.getContext(), type.getShape(), type.getElementType(),
+        kiln::gpu::NVMMASharedEncodingAttr::get(
+            store.getContext(), unsigned(std::min<int64_t>(128, lineBytes)),
+            /*transposed=*/false));
+  }
+
+  static void rewrite(kiln::StoreOp store, kiln::gpu::MemDescType tileType) {
+    OpBuilder b(store);
+    Location loc = store.getLoc();
+    Value tile =
+        kiln::gpu::LocalAllocOp::create(b, loc, tileType, IntegerAttr());
+    kiln::gpu::LocalStoreOp::create(b, loc, store.getValue(), tile);
+    kiln::gpu::FenceAsyncSharedOp::create(b, loc);
+    kiln::gpu::BarrierOp::create(b, loc);
+    kiln::gpu::AsyncTmaStoreOp::create(b, loc, store.getTensorMap(),
+                                       store.getBoxOffsets(), tile);
+    kiln::gpu::TmaStoreWaitOp::create(b, loc, tile);
+    kiln::gpu::BarrierOp::create(b, loc);
+    store->erase();
+  }
+};
+
+} // namespace
