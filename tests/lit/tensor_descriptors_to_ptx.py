@@ -29,7 +29,10 @@ import triton.language as tl
 # CHECK: ld.global
 # MASKED: st.global
 # TMA-NOT: st.global
+# TMA: st.shared.v4.b32
 # TMA: fence.proxy.async.shared::cta
+# TMA-NEXT: // end inline asm
+# TMA-NEXT: bar.sync 0;
 # TMA: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
 # TMA: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 # TMA: cp.async.bulk.commit_group

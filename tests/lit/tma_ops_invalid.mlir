@@ -69,3 +69,43 @@ func.func @load_map_without_offsets(%p: tensor<8x!kiln.ptr<f32>>, %map: !kiln.te
   %v = kiln.load %p tensor_map %map[] : (tensor<8x!kiln.ptr<f32>>, !kiln.tensormap) -> tensor<8xf32>
   return
 }
+
+// -----
+
+// A TMA store reads one swizzled, row-major tile of whole panels.
+#S = #kiln_gpu.nvmma_shared<swizzle = 0>
+func.func @tma_store_unswizzled(%map: !kiln.tensormap, %t: !kiln_gpu.memdesc<64x64xf16, #S>, %o: i32) {
+  // expected-error @below {{stores from one swizzled, row-major nvmma_shared tile}}
+  kiln_gpu.async_tma_store %map[%o, %o], %t : !kiln_gpu.memdesc<64x64xf16, #S>
+  return
+}
+
+// -----
+
+#S = #kiln_gpu.nvmma_shared<swizzle = 128>
+func.func @tma_store_one_offset(%map: !kiln.tensormap, %t: !kiln_gpu.memdesc<64x64xf16, #S>, %o: i32) {
+  // expected-error @below {{needs one offset per dimension of the tile}}
+  kiln_gpu.async_tma_store %map[%o], %t : !kiln_gpu.memdesc<64x64xf16, #S>
+  return
+}
+
+// -----
+
+// A local store writes a tile of the value's shape and element type.
+#S = #kiln_gpu.nvmma_shared<swizzle = 128>
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+func.func @local_store_other_shape(%v: tensor<64x64xf16, #mma>, %t: !kiln_gpu.memdesc<64x128xf16, #S>) {
+  // expected-error @below {{writes into an nvmma_shared tile of the value's shape and element type}}
+  kiln_gpu.local_store %v, %t : tensor<64x64xf16, #mma>, !kiln_gpu.memdesc<64x128xf16, #S>
+  return
+}
+
+// -----
+
+// A store's tensor map comes with one box offset per dimension.
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+func.func @store_map_one_offset(%map: !kiln.tensormap, %p: tensor<64x64x!kiln.ptr<f16>, #mma>, %v: tensor<64x64xf16, #mma>, %o: i32) {
+  // expected-error @below {{a tensor map needs one box offset per dimension of a tensor value}}
+  kiln.store %p, %v tensor_map %map[%o] : tensor<64x64x!kiln.ptr<f16>, #mma>, tensor<64x64xf16, #mma>
+  return
+}

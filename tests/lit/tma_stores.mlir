@@ -1,0 +1,76 @@
+// RUN: %kiln-opt --kiln-tma-stores --split-input-file %s | FileCheck %s
+
+// On sm_90a a store through a kernel argument's tensor map goes through an
+// nvmma_shared tile (lines swizzled by their bytes, up to 128) and TMA:
+// every thread writes its elements, fences them for the async proxy and
+// meets the others; thread 0 stores the box and waits until the tile is
+// read; the tile's bytes are free after the last barrier. The box (rows x
+// one swizzle panel) and swizzle join kiln_gpu.tensor_maps.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: kiln_gpu.tensor_maps = {"0" = {box = array<i64: 64, 64>, swizzle = 128 : i32}}
+// CHECK-LABEL: func.func @store_tile
+// CHECK: %[[TILE:.*]] = kiln_gpu.local_alloc : <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+// CHECK-NEXT: kiln_gpu.local_store %{{.*}}, %[[TILE]]
+// CHECK-NEXT: kiln_gpu.fence_async_shared
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.async_tma_store %arg0[%arg3, %arg4], %[[TILE]]
+// CHECK-NEXT: kiln_gpu.tma_store_wait %[[TILE]]
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NOT: kiln.store
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
+func.func @store_tile(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<f16>, #mma>,
+                      %v: tensor<64x128xf16, #mma>, %om: i32, %on: i32) {
+  kiln.store %ptrs, %v tensor_map %map[%om, %on] : tensor<64x128x!kiln.ptr<f16>, #mma>, tensor<64x128xf16, #mma>
+  return
+}
+}
+
+// -----
+
+// A map that a TMA copy already reads with another box keeps its store
+// masked, and the recorded encoding stands.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: kiln_gpu.tensor_maps = {"0" = {box = array<i64: 32, 32>, swizzle = 64 : i32}}
+// CHECK-LABEL: func.func @other_box
+// CHECK-NOT: kiln_gpu.async_tma_store
+// CHECK: kiln.store
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32,
+                   kiln_gpu.tensor_maps = {"0" = {box = array<i64: 32, 32>, swizzle = 64 : i32}}} {
+func.func @other_box(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<f16>, #mma>,
+                     %v: tensor<64x128xf16, #mma>, %om: i32, %on: i32) {
+  kiln.store %ptrs, %v tensor_map %map[%om, %on] : tensor<64x128x!kiln.ptr<f16>, #mma>, tensor<64x128xf16, #mma>
+  return
+}
+}
+
+// -----
+
+// Lines TMA cannot swizzle (24 bytes), and targets without wgmma, keep the
+// masked store.
+// CHECK-LABEL: func.func @short_lines
+// CHECK-NOT: kiln_gpu.async_tma_store
+// CHECK: kiln.store
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
+func.func @short_lines(%map: !kiln.tensormap, %ptrs: tensor<64x12x!kiln.ptr<f16>, #blocked>,
+                       %v: tensor<64x12xf16, #blocked>, %om: i32, %on: i32) {
+  kiln.store %ptrs, %v tensor_map %map[%om, %on] : tensor<64x12x!kiln.ptr<f16>, #blocked>, tensor<64x12xf16, #blocked>
+  return
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @plain_sm90
+// CHECK-NOT: kiln_gpu.async_tma_store
+// CHECK: kiln.store
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+module attributes {kiln_gpu.target = "sm_90", kiln_gpu.num_warps = 4 : i32} {
+func.func @plain_sm90(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<f16>, #mma>,
+                      %v: tensor<64x128xf16, #mma>, %om: i32, %on: i32) {
+  kiln.store %ptrs, %v tensor_map %map[%om, %on] : tensor<64x128x!kiln.ptr<f16>, #mma>, tensor<64x128xf16, #mma>
+  return
+}
+}
