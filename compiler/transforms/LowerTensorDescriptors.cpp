@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln {
@@ -95,6 +96,24 @@ kiln::PaddingOption paddingOf(Value desc) {
       return kiln::PaddingOption::Zero;
     desc = loop.getInitArgs()[arg.getArgNumber() - 1];
   }
+}
+
+/// Whether `make`'s innermost extent is a function argument whose
+/// divisibility hint makes it a whole number of 16-byte chunks.
+bool innerExtentFillsChunks(kiln::MakeTensorDescOp make) {
+  auto extent = dyn_cast<BlockArgument>(make.getShape().back());
+  auto func =
+      extent ? dyn_cast<FunctionOpInterface>(extent.getOwner()->getParentOp())
+             : FunctionOpInterface();
+  if (!func || extent.getOwner() != &func.getFunctionBody().front())
+    return false;
+  auto hint = func.getArgAttrOfType<IntegerAttr>(extent.getArgNumber(),
+                                                 "kiln.divisibility");
+  int64_t elementBytes = cast<kiln::TensorDescType>(make.getType())
+                             .getBlockType()
+                             .getElementTypeBitWidth() /
+                         8;
+  return hint && elementBytes > 0 && (hint.getInt() * elementBytes) % 16 == 0;
 }
 
 struct MakeTensorDescToParts
@@ -224,10 +243,13 @@ struct LowerTensorDescriptorsPass
           source.padding == kiln::PaddingOption::Zero)
         source.tensorMap = make.getTensorMap();
     });
-    // Stores drop what falls outside the tensor, as the mask does.
+    // TMA stores drop what falls outside the tensor, as the mask does, but
+    // in whole 16-byte chunks: only when the innermost extent is known to
+    // fill them (the aligned variant's `:16` hint) is nothing past it
+    // written.
     getOperation()->walk([&](kiln::DescriptorStoreOp store) {
       auto make = store.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
-      if (tma && make && make.getTensorMap())
+      if (tma && make && make.getTensorMap() && innerExtentFillsChunks(make))
         sources[store].tensorMap = make.getTensorMap();
     });
     RewritePatternSet patterns(ctx);

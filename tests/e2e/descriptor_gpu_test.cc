@@ -86,11 +86,10 @@ protected:
   }
 };
 
-// Host descriptors: out = 2 * in over a 100 x 70 tensor in rows of 80
-// floats, 32 x 64 tiles; the padding columns and the rows past the tensor
-// hold sentinels that must neither be read nor written.
-TEST_F(DescriptorGpuTest, HostDescriptorsLoadAndStoreWithTails) {
-  constexpr int M = 100, N = 70, ld = 80, rows = 128; // rows allocated
+// Host descriptors: out = 2 * in over an M x N tensor in rows of `ld`
+// floats, 32 x 64 tiles (`rows` rows allocated); the padding columns and the
+// rows past the tensor hold sentinels that must neither be read nor written.
+void CheckScaleTiles(int M, int N, int ld, int rows) {
   constexpr float kPastTheEdge = 1000.0f, kUntouched = -1.0f;
   std::vector<float> in(rows * ld, kPastTheEdge), out(rows * ld, kUntouched);
   for (int i = 0; i < M; ++i) {
@@ -147,6 +146,18 @@ TEST_F(DescriptorGpuTest, HostDescriptorsLoadAndStoreWithTails) {
           << "): out-of-bounds elements must read as zero";
     }
   }
+}
+
+// Extents that are not multiples of 16 run the general variant: masked
+// stores, elementwise at the edge (70 floats end mid-chunk).
+TEST_F(DescriptorGpuTest, HostDescriptorsLoadAndStoreWithTails) {
+  CheckScaleTiles(/*M=*/100, /*N=*/70, /*ld=*/80, /*rows=*/128);
+}
+
+// Extents that are multiples of 16 run the aligned variant, whose store is a
+// TMA store on sm_90a: the box past row 112 and column 80 is not written.
+TEST_F(DescriptorGpuTest, HostDescriptorTmaStoresStopAtTheTensorEdge) {
+  CheckScaleTiles(/*M=*/112, /*N=*/80, /*ld=*/96, /*rows=*/128);
 }
 
 // Descriptors made in the kernel, with atomic adds through one: acc += x,

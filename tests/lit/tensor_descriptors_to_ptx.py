@@ -1,10 +1,12 @@
 # The kernel ABI of a descriptor parameter (docs/architecture.md): a 128-byte,
 # 64-byte-aligned tensor map by value, the base (16-byte aligned), the i32
 # extents and the i64 strides; then the other parameters. The fallback
-# lowering reads everything but the tensor map, with masked accesses; on
-# sm_90a the store goes through shared memory and the tensor map (TMA).
-# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefixes=CHECK,TMA
+# lowering reads everything but the tensor map, with masked accesses. On
+# sm_90a, with extents in whole 16-byte chunks (`:16`), the store goes
+# through shared memory and the tensor map (TMA, which writes whole chunks).
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefixes=CHECK,MASKED
 # RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>, tensordesc<fp32[32,64]>, fp32, 32, 64" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefixes=CHECK,MASKED
+# RUN: %kilnc compile %s -n scale -s "tensordesc<fp32[32,64]>:16, tensordesc<fp32[32,64]>:16, fp32, 32, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefixes=CHECK,TMA
 # Without a hint on the extents, the bounds mask may change within any
 # vector along the contiguous dimension: scalar accesses. With `:16` (the
 # aligned variant's, which the launcher checks), 16-byte ones.
