@@ -14,6 +14,12 @@
 //   tma_store_wait tile      (thread 0: the tile has been read)
 //   barrier                  (before its bytes may hold other data)
 //
+// In a loop's body (a persistent kernel's epilogue), when it fits beside
+// the other buffers, the tile is allocated before the loop instead, and the
+// wait (and a barrier) moves before the local_store: one iteration's store
+// reads the tile while the next iteration computes, and a last wait follows
+// the loop.
+//
 // TMA drops what falls outside the tensor, as the store's mask did. The box
 // and swizzle join the module's `kiln_gpu.tensor_maps` (the launcher encodes
 // the map with them); a store whose map another access already uses with
@@ -25,6 +31,8 @@
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace kiln {
@@ -41,7 +49,8 @@ constexpr StringLiteral kTensorMapsAttr = "kiln_gpu.tensor_maps";
 struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!kiln::TargetInfo::of(module).hasWgmma())
+    kiln::TargetInfo target = kiln::TargetInfo::of(module);
+    if (!target.hasWgmma())
       return;
     Builder b(&getContext());
     SmallVector<NamedAttribute> maps;
@@ -69,7 +78,7 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
         return;
       if (known == maps.end())
         maps.push_back(b.getNamedAttr(key, encoding));
-      rewrite(store, *tile);
+      rewrite(store, *tile, target.maxSharedBytes());
       changed = true;
     });
     if (changed)
@@ -97,9 +106,33 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
             /*transposed=*/false));
   }
 
-  static void rewrite(kiln::StoreOp store, kiln::gpu::MemDescType tileType) {
+  static void rewrite(kiln::StoreOp store, kiln::gpu::MemDescType tileType,
+                      int64_t sharedLimit) {
     OpBuilder b(store);
     Location loc = store.getLoc();
+    // A store in a loop's body (a persistent kernel's epilogue) keeps its
+    // tile for the whole loop, when the tile fits beside every other
+    // buffer: the store of one iteration then reads it while the next
+    // computes, and only the next store waits for it.
+    auto loop = dyn_cast<scf::ForOp>(store->getParentOp());
+    if (loop && fitsBesideBuffers(loop, tileType, sharedLimit)) {
+      OpBuilder before(loop);
+      Value tile =
+          kiln::gpu::LocalAllocOp::create(before, loc, tileType, IntegerAttr());
+      kiln::gpu::TmaStoreWaitOp::create(b, loc, tile);
+      kiln::gpu::BarrierOp::create(b, loc);
+      kiln::gpu::LocalStoreOp::create(b, loc, store.getValue(), tile);
+      kiln::gpu::FenceAsyncSharedOp::create(b, loc);
+      kiln::gpu::BarrierOp::create(b, loc);
+      kiln::gpu::AsyncTmaStoreOp::create(b, loc, store.getTensorMap(),
+                                         store.getBoxOffsets(), tile);
+      OpBuilder after(loop->getContext());
+      after.setInsertionPointAfter(loop);
+      kiln::gpu::TmaStoreWaitOp::create(after, loc, tile);
+      kiln::gpu::BarrierOp::create(after, loc);
+      store->erase();
+      return;
+    }
     Value tile =
         kiln::gpu::LocalAllocOp::create(b, loc, tileType, IntegerAttr());
     kiln::gpu::LocalStoreOp::create(b, loc, store.getValue(), tile);
@@ -110,6 +143,24 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     kiln::gpu::TmaStoreWaitOp::create(b, loc, tile);
     kiln::gpu::BarrierOp::create(b, loc);
     store->erase();
+  }
+
+  /// Whether `tile`, aligned as kiln-allocate-shared aligns it, fits with
+  /// every buffer of the function at once (an upper bound on what is live
+  /// beside it) and a margin for the scratch of single ops.
+  static bool fitsBesideBuffers(scf::ForOp loop, kiln::gpu::MemDescType tile,
+                                int64_t sharedLimit) {
+    constexpr int64_t kAlignment = 1024, kScratchMargin = 16 * 1024;
+    auto aligned = [&](int64_t bytes) {
+      return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    };
+    int64_t total = aligned(tile.getSizeInBytes()) + kScratchMargin;
+    auto func = loop->getParentOfType<FunctionOpInterface>();
+    func->walk([&](kiln::gpu::LocalAllocOp alloc) {
+      total += aligned(
+          cast<kiln::gpu::MemDescType>(alloc.getType()).getSizeInBytes());
+    });
+    return total <= sharedLimit;
   }
 };
 

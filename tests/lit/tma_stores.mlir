@@ -74,3 +74,59 @@ func.func @plain_sm90(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<f16>
   return
 }
 }
+
+// -----
+
+// In a loop's body (a persistent kernel's tiles) the tile, when it fits
+// beside the other buffers, lives for the whole loop: each store waits for
+// the previous one to have read the tile, so a store overlaps the next
+// iteration's work; one more wait follows the loop.
+// CHECK-LABEL: func.func @store_per_tile
+// CHECK: %[[TILE:.*]] = kiln_gpu.local_alloc : <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: kiln_gpu.tma_store_wait %[[TILE]]
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.local_store %{{.*}}, %[[TILE]]
+// CHECK-NEXT: kiln_gpu.fence_async_shared
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.async_tma_store %arg0[%{{.*}}, %arg4], %[[TILE]]
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln_gpu.tma_store_wait %[[TILE]]
+// CHECK-NEXT: kiln_gpu.barrier
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
+func.func @store_per_tile(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<f16>, #mma>,
+                          %v: tensor<64x128xf16, #mma>, %n: i32, %on: i32) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  scf.for %om = %c0 to %n step %c64 : i32 {
+    kiln.store %ptrs, %v tensor_map %map[%om, %on] : tensor<64x128x!kiln.ptr<f16>, #mma>, tensor<64x128xf16, #mma>
+  }
+  return
+}
+}
+
+// -----
+
+// Where the tile would not fit beside the other buffers (200 KB of them
+// here), each store waits for its own tile instead.
+// CHECK-LABEL: func.func @no_room_for_a_tile
+// CHECK: scf.for
+// CHECK-NEXT: kiln_gpu.local_alloc
+// CHECK-NEXT: kiln_gpu.local_store
+// CHECK: kiln_gpu.async_tma_store
+// CHECK-NEXT: kiln_gpu.tma_store_wait
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+#S = #kiln_gpu.nvmma_shared<swizzle = 128>
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
+func.func @no_room_for_a_tile(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<f16>, #mma>,
+                              %v: tensor<64x128xf16, #mma>, %n: i32, %on: i32) {
+  %ring = kiln_gpu.local_alloc : !kiln_gpu.memdesc<4x200x128xf16, #S>
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  scf.for %om = %c0 to %n step %c64 : i32 {
+    kiln.store %ptrs, %v tensor_map %map[%om, %on] : tensor<64x128x!kiln.ptr<f16>, #mma>, tensor<64x128xf16, #mma>
+  }
+  return
+}
+}
