@@ -241,7 +241,7 @@ def main():
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dump-triton", metavar="DIR",
-                        help="also write Triton's TTGIR and PTX of each config's _attn_bwd to DIR")
+                        help="also write Triton's TTGIR, PTX and cubin of each config's _attn_bwd to DIR")
     parser.add_argument("--kiln-only", action="store_true",
                         help="only launch Kiln's kernels, once per size, checked against a CPU reference "
                              "(for compute-sanitizer)")
@@ -338,6 +338,8 @@ def main():
                 for stage in ("ttgir", "ptx"):
                     with open(os.path.join(args.dump_triton, f"{config['name']}.{stage}"), "w") as f:
                         f.write(compiled.asm[stage])
+                with open(os.path.join(args.dump_triton, f"{config['name']}.cubin"), "wb") as f:
+                    f.write(compiled.asm["cubin"])
             kiln()
             torch.cuda.synchronize()
             triton_regs, triton_shared = compiled_resources(compiled)
