@@ -250,18 +250,11 @@ absl::StatusOr<TuningTarget> TargetOf(const CudaDriver& d, const void* context,
       d.device_get_name(name, sizeof(name) - 1, device) == CUDA_SUCCESS) {
     target.name = name;
   }
-  status = CudaStatus(d,
-                      d.device_get_attribute(
-                          &target.compute_capability_major,
-                          CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
-                      "cuDeviceGetAttribute");
-  if (!status.ok()) return status;
-  status = CudaStatus(d,
-                      d.device_get_attribute(
-                          &target.compute_capability_minor,
-                          CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
-                      "cuDeviceGetAttribute");
-  if (!status.ok()) return status;
+  absl::StatusOr<internal::DeviceCapability> capability =
+      internal::CurrentDeviceCapability(d);
+  if (!capability.ok()) return capability.status();
+  target.compute_capability_major = capability->major;
+  target.compute_capability_minor = capability->minor;
   kiln::internal::MutexLock lock(&state.mu);
   state.devices.emplace(context, target);
   return target;

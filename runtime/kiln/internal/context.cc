@@ -35,6 +35,28 @@ absl::StatusOr<CUcontext> CurrentOrPrimaryContext(const CudaDriver& driver) {
   return context;
 }
 
+absl::StatusOr<DeviceCapability> CurrentDeviceCapability(
+    const CudaDriver& driver) {
+  DeviceCapability capability;
+  CUdevice& device = capability.device;
+  absl::Status status =
+      CudaStatus(driver, driver.ctx_get_device(&device), "cuCtxGetDevice");
+  if (!status.ok()) return status;
+  status = CudaStatus(driver,
+                      driver.device_get_attribute(
+                          &capability.major,
+                          CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+                      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
+  if (!status.ok()) return status;
+  status = CudaStatus(driver,
+                      driver.device_get_attribute(
+                          &capability.minor,
+                          CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+                      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
+  if (!status.ok()) return status;
+  return capability;
+}
+
 StreamContextScope::StreamContextScope(const CudaDriver& driver,
                                        CUstream stream)
     : driver_(driver) {

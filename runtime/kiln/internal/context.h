@@ -18,6 +18,15 @@ namespace internal {
 // as long as the process.
 absl::StatusOr<CUcontext> CurrentOrPrimaryContext(const CudaDriver& driver);
 
+// The current context's device and its compute capability.
+struct DeviceCapability {
+  CUdevice device = 0;
+  int major = 0;
+  int minor = 0;
+};
+absl::StatusOr<DeviceCapability> CurrentDeviceCapability(
+    const CudaDriver& driver);
+
 // The context that work on `stream` belongs to, current for the life of the
 // scope. A stream belongs to a context, which need not be the thread's
 // current one (a stream made on another device, say): then that context is

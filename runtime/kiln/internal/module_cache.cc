@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "kiln/internal/context.h"
 #include "kiln/internal/cuda_driver.h"
 #include "kiln/internal/image_data.h"
 #include "kiln/internal/image_selection.h"
@@ -75,27 +76,11 @@ absl::StatusOr<std::unique_ptr<LoadedFunction>> ModuleCache::LoadLocked(
     const VariantInfo& variant, CUcontext context, uint64_t context_key) {
   const CudaDriver& d = *driver_;
   RelaxedCaptureMode relaxed(d);
-  CUdevice device;
-  absl::Status status =
-      CudaStatus(d, d.ctx_get_device(&device), "cuCtxGetDevice");
-  if (!status.ok()) return status;
-  int major = 0;
-  int minor = 0;
-  status = CudaStatus(
-      d,
-      d.device_get_attribute(
-          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
-      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
-  if (!status.ok()) return status;
-  status = CudaStatus(
-      d,
-      d.device_get_attribute(
-          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
-      "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
-  if (!status.ok()) return status;
+  absl::StatusOr<DeviceCapability> capability = CurrentDeviceCapability(d);
+  if (!capability.ok()) return capability.status();
 
   absl::StatusOr<int> index =
-      SelectImage(major, minor,
+      SelectImage(capability->major, capability->minor,
                   absl::MakeConstSpan(variant.images,
                                       static_cast<size_t>(variant.num_images)));
   if (!index.ok()) return index.status();
@@ -106,7 +91,7 @@ absl::StatusOr<std::unique_ptr<LoadedFunction>> ModuleCache::LoadLocked(
   absl::StatusOr<const unsigned char*> data = ImageData(image);
   if (!data.ok()) return data.status();
   CUmodule module;
-  status =
+  absl::Status status =
       CudaStatus(d, d.module_load_data(&module, *data), "cuModuleLoadData");
   if (!status.ok()) {
     return absl::Status(
@@ -132,14 +117,15 @@ absl::StatusOr<std::unique_ptr<LoadedFunction>> ModuleCache::LoadLocked(
         d,
         d.device_get_attribute(
             &limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            device),
+            capability->device),
         "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)");
     if (!status.ok()) return fail(status);
     if (image.shared_bytes > limit) {
       return fail(absl::ResourceExhaustedError(
           absl::StrCat("the ", image.arch, " cubin needs ", image.shared_bytes,
                        " bytes of shared memory per block; this device (",
-                       ArchName(major, minor), ") allows at most ", limit)));
+                       ArchName(capability->major, capability->minor),
+                       ") allows at most ", limit)));
     }
     status = CudaStatus(
         d,

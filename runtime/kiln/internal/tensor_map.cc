@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "kiln/internal/context.h"
 #include "kiln/internal/cuda_driver.h"
 #include "kiln/internal/tensor_descriptor_args.h"
 #include "kiln/kernel_info.h"
@@ -158,13 +159,8 @@ bool DeviceLacksTma(const CudaDriver& driver) {
       driver.device_get_attribute == nullptr) {
     return false;
   }
-  CUdevice device = 0;
-  int major = 0;
-  return driver.ctx_get_device(&device) == CUDA_SUCCESS &&
-         driver.device_get_attribute(
-             &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) ==
-             CUDA_SUCCESS &&
-         major < 9;
+  absl::StatusOr<DeviceCapability> capability = CurrentDeviceCapability(driver);
+  return capability.ok() && capability->major < 9;
 }
 
 }  // namespace
