@@ -41,8 +41,11 @@
 // (attention backward's qᵀ: b of k @ qᵀ, and through a memdesc_trans view
 // b of dsᵀ @ q). A dot accumulating into a carried value (the matmul form,
 // or attention backward's dk += ...) keeps its wgmma group in flight until
-// the next dot's wait; other dots are waited for at once, as their results
-// are read in the same iteration.
+// the next dot's wait. With TMA rings, so does a dot whose result is only
+// carried and is read in the next iteration after an earlier dot's full
+// wait (attention forward's p @ v, whose acc * alpha follows q @ k's wait),
+// which ties the carried value. Other dots are waited for at once, as their
+// results are read in the same iteration.
 // Address arithmetic that the rest of the body shares with the load stage
 // (a causal mask's start_n + offs_n) is duplicated for it, since the stage
 // runs ahead.
