@@ -308,8 +308,8 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
   }
 };
 
-/// Thread 0 stores the tile one panel at a time (as AsyncTmaCopyLowering
-/// copies it) and commits the stores as one bulk group.
+/// Thread 0 stores (or reduces) the tile one panel at a time (as
+/// AsyncTmaCopyLowering copies it) and commits them as one bulk group.
 struct AsyncTmaStoreLowering : OpConversionPattern<kiln::gpu::AsyncTmaStoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -339,9 +339,14 @@ struct AsyncTmaStoreLowering : OpConversionPattern<kiln::gpu::AsyncTmaStoreOp> {
           LLVM::AddOp::create(rewriter, loc, adaptor.getOffsets()[1],
                               i32Constant(rewriter, loc, p * panelColumns)));
       constraints += ",r,r";
-      text += " @p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, "
-              "{$" +
-              std::to_string(at + 1) + ", $2}], [$" + std::to_string(at) + "];";
+      text +=
+          op.getReduce()
+              ? " @p cp.reduce.async.bulk.tensor.2d.global.shared::cta." +
+                    op.getReduce()->str() + ".tile.bulk_group"
+              : std::string(" @p cp.async.bulk.tensor.2d.global.shared::cta."
+                            "bulk_group");
+      text += " [$1, {$" + std::to_string(at + 1) + ", $2}], [$" +
+              std::to_string(at) + "];";
     }
     text += " @p cp.async.bulk.commit_group; }";
     kiln::inlinePtxEffect(rewriter, loc, Type(), text, constraints, operands);

@@ -34,22 +34,8 @@ def Kiln_TensorDescType : Kiln_Type<"TensorDesc", "tensordesc"> {
   ];
 }
 
-def Kiln_TensorMapType : Kiln_Type<"TensorMap", "tensormap"> {
-  let summary = "A CUDA tensor map passed to the kernel by value";
-  let description = [{
-    The 128-byte, 64-byte-aligned CUtensorMap of a descriptor kernel
-    argument, encoded by the launcher (cuTensorMapEncodeTiled). The entry
-    point receives it by value (a `.param .align 64 .b8 [128]`); its value
-    is the parameter's generic address, which TMA instructions take.
-  }];
-}
-
 def Kiln_TensorDesc : Type<CPred<"::llvm::isa<::kiln::TensorDescType>($_self)">,
                            "kiln tensor descriptor">;
-def Kiln_TensorMap : Type<CPred<"::llvm::isa<::kiln::TensorMapType>($_self)">,
-                          "kiln tensor map", "::kiln::TensorMapType">,
-                     BuildableType<"::kiln::TensorMapType::get($_builder.getContext())">;
-
 def Kiln_MakeTensorDescOp : Kiln_Op<"make_tensor_desc", [Pure,
     AttrSizedOperandSegments]> {
   let summary = "A tensor descriptor, as tl.make_tensor_descriptor";

@@ -349,6 +349,9 @@ LogicalResult kiln::gpu::AsyncTmaCopyOp::verify() {
 }
 
 LogicalResult kiln::gpu::AsyncTmaStoreOp::verify() {
+  if (std::optional<StringRef> reduce = getReduce();
+      reduce && !llvm::is_contained({"add", "and", "or", "xor"}, *reduce))
+    return emitOpError("reduces with add, and, or or xor; got ") << *reduce;
   return verifyTmaTile(*this, cast<MemDescType>(getSrc().getType()),
                        getOffsets().size(), "stores from");
 }

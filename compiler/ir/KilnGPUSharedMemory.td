@@ -231,10 +231,12 @@ def KilnGPU_AsyncTmaStoreOp : KilnGPU_Op<"async_tma_store"> {
     in the tensor `tensor_map` describes, one per `swizzle`-byte panel (the
     map's box is one panel: rows x swizzle bytes), and commits them as one
     bulk group. Elements outside the tensor are not written. The tile must
-    not change until kiln_gpu.tma_store_wait.
+    not change until kiln_gpu.tma_store_wait. With `reduce` (add, and, or,
+    xor), each element is combined into memory atomically instead
+    (`cp.reduce.async.bulk.tensor`).
   }];
   let arguments = (ins KilnGPU_TensorMapArg:$tensor_map, Variadic<I32>:$offsets,
-                       KilnGPU_MemDesc:$src);
+                       KilnGPU_MemDesc:$src, OptionalAttr<StrAttr>:$reduce);
   let assemblyFormat = [{
     $tensor_map `[` $offsets `]` `,` $src attr-dict `:` type($src)
   }];

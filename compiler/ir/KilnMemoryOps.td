@@ -101,6 +101,22 @@ def Kiln_BlockPointerType : Kiln_Type<"BlockPointer", "block_ptr"> {
 def Kiln_BlockPtr : Type<CPred<"::llvm::isa<::kiln::BlockPointerType>($_self)">,
                          "kiln block pointer">;
 
+// A descriptor argument's tensor map (KilnDescriptorOps.td); here because
+// kiln.atomic_rmw carries one too.
+def Kiln_TensorMapType : Kiln_Type<"TensorMap", "tensormap"> {
+  let summary = "A CUDA tensor map passed to the kernel by value";
+  let description = [{
+    The 128-byte, 64-byte-aligned CUtensorMap of a descriptor kernel
+    argument, encoded by the launcher (cuTensorMapEncodeTiled). The entry
+    point receives it by value (a `.param .align 64 .b8 [128]`); its value
+    is the parameter's generic address, which TMA instructions take.
+  }];
+}
+
+def Kiln_TensorMap : Type<CPred<"::llvm::isa<::kiln::TensorMapType>($_self)">,
+                          "kiln tensor map", "::kiln::TensorMapType">,
+                     BuildableType<"::kiln::TensorMapType::get($_builder.getContext())">;
+
 def Kiln_MakeBlockPtrOp : Kiln_Op<"make_block_ptr", [Pure,
     AttrSizedOperandSegments]> {
   let summary = "A block pointer into a strided tensor, as tl.make_block_ptr";
@@ -161,21 +177,39 @@ def Kiln_IntToPtrOp : Kiln_Op<"int_to_ptr", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Kiln_AtomicRMWOp : Kiln_Op<"atomic_rmw", [AllTypesMatch<["val", "result"]>,
-    MemoryEffects<[MemRead, MemWrite]>]> {
+    AttrSizedOperandSegments, MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Atomic read-modify-write; returns the old values";
   let description = [{
     For each element where `mask` is true (all when absent), atomically
     replaces `*ptr` by `*ptr op val` and returns the old value. On floats,
     max and min compare values (-0.0 below +0.0), as upstream Triton's
     sign-split integer atomics do; add on floats is fadd.
+
+    `tensor_map` and `box_offsets`, set only by kiln-lower-tensor-descriptors
+    for a descriptor reduction (whose old values nobody reads) on targets
+    with TMA, say that the same elements are the box at those offsets of a
+    kernel argument's tensor map: kiln-tma-stores may reduce the box into
+    memory with TMA instead. Lowerings that do not know them ignore them.
   }];
   let arguments = (ins Kiln_RMWOp:$rmw_op, Kiln_PtrLike:$ptr, AnyType:$val,
-                       Optional<Kiln_BoolLike>:$mask, Kiln_MemSemantic:$sem,
+                       Optional<Kiln_BoolLike>:$mask,
+                       Optional<Kiln_TensorMap>:$tensor_map,
+                       Variadic<I32>:$box_offsets, Kiln_MemSemantic:$sem,
                        Kiln_MemScope:$scope);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
-    $rmw_op $sem $scope $ptr `,` $val (`,` `mask` $mask^)? attr-dict `:` type($ptr) `,` type($val) (`,` type($mask)^)?
+    $rmw_op $sem $scope $ptr `,` $val (`,` `mask` $mask^)?
+    (`tensor_map` $tensor_map^ `[` $box_offsets `]`)?
+    attr-dict `:` type($ptr) `,` type($val) (`,` type($mask)^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::kiln::RMWOp":$rmw_op, "::mlir::Value":$ptr,
+                   "::mlir::Value":$val, "::mlir::Value":$mask,
+                   "::kiln::MemSemantic":$sem, "::kiln::MemScope":$scope), [{
+      build($_builder, $_state, val.getType(), rmw_op, ptr, val, mask,
+            ::mlir::Value(), ::mlir::ValueRange(), sem, scope);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

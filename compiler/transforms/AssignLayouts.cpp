@@ -884,6 +884,19 @@ struct AssignLayoutsPass
           return success();
         }
     }
+    // A reduction kiln-tma-stores may make a TMA reduction goes through
+    // shared memory, written from the value's layout, as such a store.
+    if (auto rmw = dyn_cast<kiln::AtomicRMWOp>(op);
+        rmw && rmw.getTensorMap() && tmaStores) {
+      Attribute e = encodingOf(rmw.getVal());
+      if (e && !isCheap(rmw.getVal())) {
+        for (OpOperand &operand : op->getOpOperands())
+          if (isa<RankedTensorType>(operand.get().getType()))
+            requireOperand(op, operand.getOperandNumber(), e);
+        setResult(rmw.getResult(), e);
+        return success();
+      }
+    }
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
             kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp>(op) ||
         !isElementwise(op)) {

@@ -18,7 +18,9 @@
 // On targets with TMA, a load through a kernel argument's descriptor (zero
 // padding) keeps the tensor map and the box offsets on its kiln.load, so
 // that kiln-pipeline-dots may stage it with TMA copies instead of cp.async;
-// a store keeps them on its kiln.store, for kiln-tma-stores.
+// a store keeps them on its kiln.store, and a reduction TMA can do on its
+// kiln.atomic_rmw, for kiln-tma-stores (when the innermost extent fills
+// whole 16-byte chunks, which is what TMA writes).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
@@ -116,6 +118,23 @@ bool innerExtentFillsChunks(kiln::MakeTensorDescOp make) {
   return hint && elementBytes > 0 && (hint.getInt() * elementBytes) % 16 == 0;
 }
 
+/// Whether TMA reduces `element`s with `kind` as the atomic does: adds of
+/// f32, f16, bf16 and 32-bit integers, and bitwise and/or/xor of 32-bit
+/// integers.
+bool tmaCanReduce(kiln::RMWOp kind, Type element) {
+  switch (kind) {
+  case kiln::RMWOp::FAdd:
+    return element.isF32() || element.isF16() || element.isBF16();
+  case kiln::RMWOp::Add:
+  case kiln::RMWOp::And:
+  case kiln::RMWOp::Or:
+  case kiln::RMWOp::Xor:
+    return element.isInteger(32);
+  default:
+    return false;
+  }
+}
+
 struct MakeTensorDescToParts
     : public OpConversionPattern<kiln::MakeTensorDescOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -197,7 +216,9 @@ struct DescriptorStoreToStore
 
 struct DescriptorReduceToAtomic
     : public OpConversionPattern<kiln::DescriptorReduceOp> {
-  using OpConversionPattern::OpConversionPattern;
+  DescriptorReduceToAtomic(const TypeConverter &converter, MLIRContext *ctx,
+                           const SourceByLoad &sources)
+      : OpConversionPattern(converter, ctx), sources(sources) {}
   LogicalResult
   matchAndRewrite(kiln::DescriptorReduceOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -207,12 +228,18 @@ struct DescriptorReduceToAtomic
     kiln::BlockAccessBuilder access(rewriter, op.getLoc(), parts, block);
     Value ptrs = access.pointers();
     Value mask = access.inBounds(allDims(block));
-    kiln::AtomicRMWOp::create(rewriter, op.getLoc(), op.getKind(), ptrs,
-                              adaptor.getValue().front(), mask,
-                              kiln::MemSemantic::Relaxed, kiln::MemScope::GPU);
+    Value value = adaptor.getValue().front();
+    Value tensorMap = sources.lookup(op).tensorMap;
+    SmallVector<Value> boxOffsets;
+    if (tensorMap)
+      boxOffsets = firsts(adaptor.getOffsets());
+    kiln::AtomicRMWOp::create(
+        rewriter, op.getLoc(), value.getType(), op.getKind(), ptrs, value, mask,
+        tensorMap, boxOffsets, kiln::MemSemantic::Relaxed, kiln::MemScope::GPU);
     rewriter.eraseOp(op);
     return success();
   }
+  const SourceByLoad &sources;
 };
 
 bool isDescriptor(Type type) { return isa<kiln::TensorDescType>(type); }
@@ -252,11 +279,19 @@ struct LowerTensorDescriptorsPass
       if (tma && make && make.getTensorMap() && innerExtentFillsChunks(make))
         sources[store].tensorMap = make.getTensorMap();
     });
+    // Reductions TMA can do (cp.reduce.async.bulk.tensor) likewise.
+    getOperation()->walk([&](kiln::DescriptorReduceOp reduce) {
+      auto make = reduce.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
+      Type element =
+          cast<RankedTensorType>(reduce.getValue().getType()).getElementType();
+      if (tma && make && make.getTensorMap() && innerExtentFillsChunks(make) &&
+          tmaCanReduce(reduce.getKind(), element))
+        sources[reduce].tensorMap = make.getTensorMap();
+    });
     RewritePatternSet patterns(ctx);
-    patterns.add<MakeTensorDescToParts, DescriptorReduceToAtomic>(converter,
-                                                                  ctx);
-    patterns.add<DescriptorLoadToLoad, DescriptorStoreToStore>(converter, ctx,
-                                                               sources);
+    patterns.add<MakeTensorDescToParts>(converter, ctx);
+    patterns.add<DescriptorLoadToLoad, DescriptorStoreToStore,
+                 DescriptorReduceToAtomic>(converter, ctx, sources);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(getOperation(), target,

@@ -78,7 +78,9 @@ def KilnTmaStores : Pass<"kiln-tma-stores", "mlir::ModuleOp"> {
     On targets with wgmma, a kiln.store that carries a kernel argument's
     tensor map (kiln-lower-tensor-descriptors) is written to an nvmma_shared
     tile and stored by thread 0 with cp.async.bulk.tensor, one box per
-    swizzle panel; the box and swizzle join `kiln_gpu.tensor_maps`.
+    swizzle panel; the box and swizzle join `kiln_gpu.tensor_maps`. A
+    kiln.atomic_rmw reduction with a tensor map (adds, and/or/xor) becomes a
+    TMA reduction (cp.reduce.async.bulk.tensor) the same way.
   }];
 }
 

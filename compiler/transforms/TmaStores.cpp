@@ -20,6 +20,10 @@
 // reads the tile while the next iteration computes, and a last wait follows
 // the loop.
 //
+// A descriptor reduction TMA can do (kiln.atomic_rmw with a tensor map and
+// no reader of its old values: adds, and/or/xor) goes the same way, its
+// tile combined into memory by `cp.reduce.async.bulk.tensor`.
+//
 // TMA drops what falls outside the tensor, as the store's mask did. The box
 // and swizzle join the module's `kiln_gpu.tensor_maps` (the launcher encodes
 // the map with them); a store whose map another access already uses with
@@ -46,6 +50,46 @@ namespace {
 
 constexpr StringLiteral kTensorMapsAttr = "kiln_gpu.tensor_maps";
 
+/// A store, or a reduction whose old values nobody reads, that carries a
+/// tensor map: the box at `offsets` gets `value` (combined with `reduce`,
+/// a cp.reduce.async.bulk.tensor operation, when set).
+struct BoxAccess {
+  Operation *op;
+  Value tensorMap;
+  ValueRange offsets;
+  Value value;
+  StringAttr reduce;
+
+  static std::optional<BoxAccess> of(Operation *op) {
+    if (auto store = dyn_cast<kiln::StoreOp>(op); store && store.getTensorMap())
+      return BoxAccess{op, store.getTensorMap(), store.getBoxOffsets(),
+                       store.getValue(), StringAttr()};
+    auto rmw = dyn_cast<kiln::AtomicRMWOp>(op);
+    if (!rmw || !rmw.getTensorMap() || !rmw.getResult().use_empty())
+      return std::nullopt;
+    StringRef reduce;
+    switch (rmw.getRmwOp()) {
+    case kiln::RMWOp::Add:
+    case kiln::RMWOp::FAdd:
+      reduce = "add";
+      break;
+    case kiln::RMWOp::And:
+      reduce = "and";
+      break;
+    case kiln::RMWOp::Or:
+      reduce = "or";
+      break;
+    case kiln::RMWOp::Xor:
+      reduce = "xor";
+      break;
+    default:
+      return std::nullopt;
+    }
+    return BoxAccess{op, rmw.getTensorMap(), rmw.getBoxOffsets(), rmw.getVal(),
+                     StringAttr::get(op->getContext(), reduce)};
+  }
+};
+
 struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -57,11 +101,14 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     if (auto known = module->getAttrOfType<DictionaryAttr>(kTensorMapsAttr))
       llvm::append_range(maps, known.getValue());
     bool changed = false;
-    module.walk([&](kiln::StoreOp store) {
-      std::optional<kiln::gpu::MemDescType> tile = tileOf(store);
+    module.walk([&](Operation *op) {
+      std::optional<BoxAccess> access = BoxAccess::of(op);
+      if (!access)
+        return;
+      std::optional<kiln::gpu::MemDescType> tile = tileOf(*access);
       if (!tile)
         return;
-      auto arg = cast<BlockArgument>(store.getTensorMap());
+      auto arg = cast<BlockArgument>(access->tensorMap);
       std::string key = std::to_string(arg.getArgNumber());
       auto encoding = b.getDictionaryAttr(
           {b.getNamedAttr("box",
@@ -78,18 +125,18 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
         return;
       if (known == maps.end())
         maps.push_back(b.getNamedAttr(key, encoding));
-      rewrite(store, *tile, target.maxSharedBytes());
+      rewrite(*access, *tile, target.maxSharedBytes());
       changed = true;
     });
     if (changed)
       module->setAttr(kTensorMapsAttr, b.getDictionaryAttr(maps));
   }
 
-  /// The shared tile `store` goes through, when TMA can store it.
-  static std::optional<kiln::gpu::MemDescType> tileOf(kiln::StoreOp store) {
-    if (!store.getTensorMap() || !isa<BlockArgument>(store.getTensorMap()))
+  /// The shared tile `access` goes through, when TMA can store it.
+  static std::optional<kiln::gpu::MemDescType> tileOf(const BoxAccess &access) {
+    if (!isa<BlockArgument>(access.tensorMap))
       return std::nullopt;
-    auto type = dyn_cast<RankedTensorType>(store.getValue().getType());
+    auto type = dyn_cast<RankedTensorType>(access.value.getType());
     if (!type || type.getRank() != 2 || !type.getEncoding() ||
         !type.getElementType().isIntOrFloat() ||
         type.getElementType().getIntOrFloatBitWidth() < 8 ||
@@ -100,16 +147,17 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     if (lineBytes < 32 || !llvm::isPowerOf2_64(uint64_t(lineBytes)))
       return std::nullopt;
     return kiln::gpu::MemDescType::get(
-        store.getContext(), type.getShape(), type.getElementType(),
+        type.getContext(), type.getShape(), type.getElementType(),
         kiln::gpu::NVMMASharedEncodingAttr::get(
-            store.getContext(), unsigned(std::min<int64_t>(128, lineBytes)),
+            type.getContext(), unsigned(std::min<int64_t>(128, lineBytes)),
             /*transposed=*/false));
   }
 
-  static void rewrite(kiln::StoreOp store, kiln::gpu::MemDescType tileType,
+  static void rewrite(const BoxAccess &access, kiln::gpu::MemDescType tileType,
                       int64_t sharedLimit) {
+    Operation *store = access.op;
     OpBuilder b(store);
-    Location loc = store.getLoc();
+    Location loc = store->getLoc();
     // A store in a loop's body (a persistent kernel's epilogue) keeps its
     // tile for the whole loop, when the tile fits beside every other
     // buffer: the store of one iteration then reads it while the next
@@ -121,11 +169,11 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
           kiln::gpu::LocalAllocOp::create(before, loc, tileType, IntegerAttr());
       kiln::gpu::TmaStoreWaitOp::create(b, loc, tile);
       kiln::gpu::BarrierOp::create(b, loc);
-      kiln::gpu::LocalStoreOp::create(b, loc, store.getValue(), tile);
+      kiln::gpu::LocalStoreOp::create(b, loc, access.value, tile);
       kiln::gpu::FenceAsyncSharedOp::create(b, loc);
       kiln::gpu::BarrierOp::create(b, loc);
-      kiln::gpu::AsyncTmaStoreOp::create(b, loc, store.getTensorMap(),
-                                         store.getBoxOffsets(), tile);
+      kiln::gpu::AsyncTmaStoreOp::create(b, loc, access.tensorMap,
+                                         access.offsets, tile, access.reduce);
       OpBuilder after(loop->getContext());
       after.setInsertionPointAfter(loop);
       kiln::gpu::TmaStoreWaitOp::create(after, loc, tile);
@@ -135,11 +183,11 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     }
     Value tile =
         kiln::gpu::LocalAllocOp::create(b, loc, tileType, IntegerAttr());
-    kiln::gpu::LocalStoreOp::create(b, loc, store.getValue(), tile);
+    kiln::gpu::LocalStoreOp::create(b, loc, access.value, tile);
     kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     kiln::gpu::BarrierOp::create(b, loc);
-    kiln::gpu::AsyncTmaStoreOp::create(b, loc, store.getTensorMap(),
-                                       store.getBoxOffsets(), tile);
+    kiln::gpu::AsyncTmaStoreOp::create(b, loc, access.tensorMap, access.offsets,
+                                       tile, access.reduce);
     kiln::gpu::TmaStoreWaitOp::create(b, loc, tile);
     kiln::gpu::BarrierOp::create(b, loc);
     store->erase();

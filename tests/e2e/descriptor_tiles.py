@@ -29,6 +29,15 @@ def accumulate_tiles(x_ptr, acc_ptr, M, N, stride_x, stride_acc, BM: tl.constexp
 
 
 @triton.jit
+def accumulate_host_tiles(x_desc, acc_desc, BM: tl.constexpr, BN: tl.constexpr):
+    # Host descriptors: on sm_90a, with extents in whole 16-byte chunks, the
+    # add is a TMA reduction (cp.reduce.async.bulk.tensor).
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    acc_desc.atomic_add([m, n], x_desc.load([m, n]))
+
+
+@triton.jit
 def matmul_tiles(a_desc, b_desc, c_ptr, M, N, K, stride_cm, BM: tl.constexpr, BN: tl.constexpr,
                  BK: tl.constexpr):
     # c = a @ b.T through host descriptors (a: M x K, b: N x K, both

@@ -56,6 +56,23 @@ func.func @half_chunks(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i
 
 // -----
 
+// A reduction TMA can do (fadd of f32) keeps the map on its atomic; a max
+// does not.
+// CHECK-LABEL: func.func @reductions
+// CHECK: kiln.atomic_rmw fadd relaxed gpu {{.*}} tensor_map %arg0[%arg6, %arg7] :
+// CHECK: kiln.atomic_rmw max relaxed gpu %{{.*}}, %{{.*}}, mask %{{[a-z0-9_]+}} :
+module attributes {kiln_gpu.target = "sm_90a"} {
+func.func @reductions(%map: !kiln.tensormap, %p: !kiln.ptr<f32>, %m: i32, %n: i32 {kiln.divisibility = 16 : i32},
+                      %sm: i64, %sn: i64, %om: i32, %on: i32, %v: tensor<32x64xf32>) {
+  %d = kiln.make_tensor_desc %p, [%m, %n], [%sm, %sn], tensor_map %map : !kiln.ptr<f32> -> !kiln.tensordesc<tensor<32x64xf32>>
+  kiln.descriptor_reduce fadd %d[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf32>>, tensor<32x64xf32>
+  kiln.descriptor_reduce max %d[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf32>>, tensor<32x64xf32>
+  return
+}
+}
+
+// -----
+
 // Before sm_90 there is no TMA.
 // CHECK-LABEL: func.func @no_tma
 // CHECK-NOT: tensor_map %

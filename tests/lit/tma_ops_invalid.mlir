@@ -109,3 +109,13 @@ func.func @store_map_one_offset(%map: !kiln.tensormap, %p: tensor<64x64x!kiln.pt
   kiln.store %p, %v tensor_map %map[%o] : tensor<64x64x!kiln.ptr<f16>, #mma>, tensor<64x64xf16, #mma>
   return
 }
+
+// -----
+
+// TMA reduces with add, and, or or xor.
+#S = #kiln_gpu.nvmma_shared<swizzle = 128>
+func.func @tma_reduce_min(%map: !kiln.tensormap, %t: !kiln_gpu.memdesc<64x64xf16, #S>, %o: i32) {
+  // expected-error @below {{reduces with add, and, or or xor; got min}}
+  kiln_gpu.async_tma_store %map[%o, %o], %t {reduce = "min"} : !kiln_gpu.memdesc<64x64xf16, #S>
+  return
+}

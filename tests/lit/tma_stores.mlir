@@ -130,3 +130,22 @@ func.func @no_room_for_a_tile(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.
   return
 }
 }
+
+// -----
+
+// A descriptor reduction TMA can do (an add, old values unread) goes the
+// same way, combined into memory by cp.reduce.async.bulk.tensor; a max
+// stays an atomic.
+// CHECK-LABEL: func.func @reductions
+// CHECK: kiln_gpu.local_store
+// CHECK: kiln_gpu.async_tma_store %arg0[%arg3, %arg4], %{{.*}} {reduce = "add"}
+// CHECK: kiln.atomic_rmw max
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
+func.func @reductions(%map: !kiln.tensormap, %ptrs: tensor<64x32x!kiln.ptr<f32>, #mma>,
+                      %v: tensor<64x32xf32, #mma>, %om: i32, %on: i32) {
+  %old = kiln.atomic_rmw fadd relaxed gpu %ptrs, %v tensor_map %map[%om, %on] : tensor<64x32x!kiln.ptr<f32>, #mma>, tensor<64x32xf32, #mma>
+  %old2 = kiln.atomic_rmw max relaxed gpu %ptrs, %v tensor_map %map[%om, %on] : tensor<64x32x!kiln.ptr<f32>, #mma>, tensor<64x32xf32, #mma>
+  return
+}
+}
