@@ -36,30 +36,36 @@ status=0
 
 # The signature of KERNEL for element type T and one config.
 signature() {
-  local kernel=$1 t=$2 bm=$3 bn=$4 bk=$5 group=$6 warps=$7 stages=$8
+  local kernel=$1 t=$2 bm=$3 bn=$4 bk=$5 group=$6 warps=$7 stages=$8 subtile=${9:-False}
   local fp8=False; [[ $t == fp8e4nv ]] && fp8=True
   local sizes="M=i32:16, N=i32:16, K=i32:16"
   local blocks="BLOCK_SIZE_M=$bm, BLOCK_SIZE_N=$bn, BLOCK_SIZE_K=$bk, GROUP_SIZE_M=$group"
   local launch="num_warps=$warps, num_stages=$stages"
   local pointers="a_ptr=*$t:16, b_ptr=*$t:16, c_ptr=*$t:16"
   local strides="stride_am=i32:16, stride_ak=i32:1, stride_bk=i32:1, stride_bn=i32:16, stride_cm=i32:16, stride_cn=i32:1"
-  local descs="a_desc=tensordesc<$t[$bm,$bk]>:16, b_desc=tensordesc<$t[$bn,$bk]>:16, c_desc=tensordesc<$t[$bm,$bn]>:16"
+  # EPILOGUE_SUBTILE stores c in two halves (the tutorial's pre_hook halves
+  # its descriptor's block).
+  local cbn=$bn; [[ $subtile == True ]] && cbn=$((bn / 2))
+  local descs="a_desc=tensordesc<$t[$bm,$bk]>:16, b_desc=tensordesc<$t[$bn,$bk]>:16, c_desc=tensordesc<$t[$bm,$cbn]>:16"
   case $kernel in
     matmul_kernel) echo "$pointers, $sizes, $strides, $blocks, $launch" ;;
     matmul_kernel_persistent) echo "$pointers, $sizes, $strides, $blocks, NUM_SMS=$num_sms, $launch" ;;
     matmul_kernel_tma) echo "$descs, $sizes, $blocks, FP8_OUTPUT=$fp8, WARP_SPECIALIZE=False, $launch" ;;
     matmul_kernel_tma_persistent)
-      echo "$descs, $sizes, $blocks, FP8_OUTPUT=$fp8, EPILOGUE_SUBTILE=False, NUM_SMS=$num_sms, WARP_SPECIALIZE=False, $launch" ;;
+      echo "$descs, $sizes, $blocks, FP8_OUTPUT=$fp8, EPILOGUE_SUBTILE=$subtile, NUM_SMS=$num_sms, WARP_SPECIALIZE=False, $launch" ;;
     # FLATTEN=True: what the tutorial passes without warp specialization.
     matmul_kernel_descriptor_persistent)
       echo "$pointers, $sizes, $blocks, EPILOGUE_SUBTILE=False, NUM_SMS=$num_sms, WARP_SPECIALIZE=False, FLATTEN=True, $launch" ;;
   esac
 }
 
-# kernel|dtype|BM|BN|BK|GROUP|warps|stages
-while IFS='|' read -r kernel dtype bm bn bk group warps stages; do
+# kernel|dtype|BM|BN|BK|GROUP|warps|stages[|EPILOGUE_SUBTILE]
+count=0
+while IFS='|' read -r kernel dtype bm bn bk group warps stages subtile; do
+  count=$((count + 1))
   name="${kernel#matmul_kernel}"; name="${name#_}"; name="${name:-naive}_${dtype}_${bm}x${bn}x${bk}_w${warps}s${stages}"
-  sig=$(signature "$kernel" "$dtype" "$bm" "$bn" "$bk" "$group" "$warps" "$stages")
+  [[ $subtile == True ]] && name="${name}_subtile"
+  sig=$(signature "$kernel" "$dtype" "$bm" "$bn" "$bk" "$group" "$warps" "$stages" "${subtile:-False}")
   echo "build_persistent_matmul_cubins: $name" >&2
   if nice -n 10 "$kilnc" compile "$src" -n "$kernel" --arch sm_90a -o "$dest/$name.cubin" \
       --metadata "$dest/$name.json" --resource-usage -s "$sig" >"$dest/$name.log" 2>&1; then
@@ -83,6 +89,7 @@ matmul_kernel_persistent|fp8e4nv|128|256|128|8|8|3
 matmul_kernel_tma|fp8e4nv|128|256|128|8|8|3
 matmul_kernel_tma_persistent|fp8e4nv|128|256|128|8|8|3
 matmul_kernel_descriptor_persistent|fp8e4nv|128|256|128|8|8|3
+matmul_kernel_tma_persistent|fp16|128|256|64|8|8|3|True
 LIST
-echo "build_persistent_matmul_cubins: $(wc -l <"$dest/list.txt") of 10 cubins in $dest"
+echo "build_persistent_matmul_cubins: $(wc -l <"$dest/list.txt") of $count cubins in $dest"
 exit $status

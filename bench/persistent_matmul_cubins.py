@@ -282,8 +282,10 @@ def main():
         kwargs = dict(constexprs(cubin.meta), num_warps=cubin.meta["num_warps"], num_stages=cubin.meta["num_stages"])
         bm, bn, bk = entry["BLOCK_SIZE_M"], entry["BLOCK_SIZE_N"], entry["BLOCK_SIZE_K"]
         if kernel in HOST_DESCRIPTOR_KERNELS:
+            # EPILOGUE_SUBTILE stores c in halves (the tutorial's pre_hook).
+            cbn = bn // 2 if kwargs.get("EPILOGUE_SUBTILE") else bn
             descs = (TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
-                     TensorDescriptor.from_tensor(c, [bm, bn]))
+                     TensorDescriptor.from_tensor(c, [bm, cbn]))
             upstream = lambda: fn[(programs,)](*descs, M, N, K, **kwargs)
         elif kernel == "matmul_kernel_descriptor_persistent":
             upstream = lambda: fn[(programs,)](a, b, c, M, N, K, **kwargs)

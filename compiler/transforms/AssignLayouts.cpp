@@ -40,6 +40,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
+#include <map>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNASSIGNLAYOUTS
@@ -205,6 +206,8 @@ struct AssignLayoutsPass
 
   llvm::DenseMap<int64_t, unsigned> widest1D; // 1-D size → elements per chunk
   llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
+  /// Shapes the encoding of their rank would replicate (see preferred).
+  std::map<SmallVector<int64_t>, Attribute> encodingOfShape;
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
   /// layout (null otherwise).
   Attribute mmaEncoding;
@@ -226,6 +229,7 @@ struct AssignLayoutsPass
     MLIRContext *ctx = &getContext();
     widest1D.clear();
     encodingOfRank.clear();
+    encodingOfShape.clear();
     narrowest2D = {};
     rowContiguousStores.clear();
     // Per rank >= 2: the largest access, and its vector width.
@@ -435,12 +439,46 @@ struct AssignLayoutsPass
                                       {kThreadsPerWarp}, {numWarps}, {0});
     }
     auto it = encodingOfRank.find(unsigned(type.getRank()));
-    if (it != encodingOfRank.end())
-      return it->second;
+    if (it != encodingOfRank.end()) {
+      // The rank's encoding serves its other shapes too, unless it puts
+      // more lanes and warps along a dimension than the shape has elements
+      // (tutorial 09's EPILOGUE_SUBTILE splits a 128x128x2 tile whose rank
+      // came from a 128x2x128 one: 32 lanes along the 2, each thread then
+      // holding 16 copies, 150 KB of spills). Such a shape gets its own.
+      // Only where the threads have enough elements not to replicate.
+      auto blocked = dyn_cast<BlockedEncodingAttr>(it->second);
+      if (!blocked ||
+          type.getNumElements() < int64_t(numWarps * kThreadsPerWarp) ||
+          !replicates(blocked, type.getShape()))
+        return it->second;
+      auto [own, inserted] = encodingOfShape.try_emplace(
+          SmallVector<int64_t>(type.getShape()), Attribute());
+      if (inserted) {
+        int64_t share = std::max<int64_t>(
+            1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+        unsigned vec =
+            unsigned(std::min<int64_t>({4, share, type.getShape().back()}));
+        own->second = defaultBlocked(&getContext(), type.getShape(),
+                                     std::max(1u, vec), numWarps);
+      }
+      return own->second;
+    }
     Attribute encoding =
         defaultBlocked(&getContext(), type.getShape(), 1, numWarps);
     encodingOfRank[unsigned(type.getRank())] = encoding;
     return encoding;
+  }
+
+  /// Whether `encoding` puts more lanes and warps along some dimension of
+  /// `shape` than it has elements (so that threads hold copies).
+  static bool replicates(BlockedEncodingAttr encoding,
+                         ArrayRef<int64_t> shape) {
+    for (auto [d, extent] : llvm::enumerate(shape))
+      if (int64_t(encoding.getThreadsPerWarp()[d]) *
+              encoding.getWarpsPerCTA()[d] >
+          extent)
+        return true;
+    return false;
   }
 
   //===--------------------------------------------------------------------===//

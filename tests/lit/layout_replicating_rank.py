@@ -1,0 +1,26 @@
+# One blocked encoding serves every tensor of a rank, unless it puts more
+# lanes and warps along a dimension than a shape has elements: tutorial 09's
+# EPILOGUE_SUBTILE reshapes a 128x256 tile to 128x2x128 (whose layout the
+# rank takes), permutes it to 128x128x2 and splits that. Along the 2, the
+# rank's 32 lanes would each hold copies (150 KB of spills in the tutorial's
+# kernel); the split's operand gets a layout of its own instead, the pair in
+# each thread.
+# RUN: %kilnc compile %s -n subtile -s "*fp32:16, *fp32:16, *fp32:16" --arch sm_90a -w 8 --emit gpu -o - | FileCheck %s
+import triton
+import triton.language as tl
+
+# CHECK: kiln.reshape {{.*}} -> tensor<128x2x128xf32, #kiln_gpu.blocked<{sizePerThread = [1, 1, 1], threadsPerWarp = [1, 1, 32], warpsPerCTA = [1, 2, 4], order = [2, 1, 0]}>>
+# CHECK: kiln.split %{{.*}} : tensor<128x128x2xf32, #kiln_gpu.blocked<{sizePerThread = [1, 1, 2], threadsPerWarp = [1, 32, 1], warpsPerCTA = [2, 4, 1], order = [2, 1, 0]}>>
+
+
+@triton.jit
+def subtile(x_ptr, lo_ptr, hi_ptr):
+    rows = tl.arange(0, 128)
+    cols = tl.arange(0, 256)
+    x = tl.load(x_ptr + rows[:, None] * 256 + cols[None, :])
+    x = tl.reshape(x, (128, 2, 128))
+    x = tl.permute(x, (0, 2, 1))
+    lo, hi = tl.split(x)
+    half = tl.arange(0, 128)
+    tl.store(lo_ptr + rows[:, None] * 128 + half[None, :], lo)
+    tl.store(hi_ptr + rows[:, None] * 128 + half[None, :], hi)
