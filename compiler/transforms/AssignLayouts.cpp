@@ -470,13 +470,14 @@ struct AssignLayoutsPass
   }
 
   /// Whether `encoding` puts more lanes and warps along some dimension of
-  /// `shape` than it has elements (so that threads hold copies).
+  /// `shape` than it has elements (so that threads hold copies). Dimensions
+  /// of one element (`x[:, None]`, broadcast later) do not count.
   static bool replicates(BlockedEncodingAttr encoding,
                          ArrayRef<int64_t> shape) {
     for (auto [d, extent] : llvm::enumerate(shape))
-      if (int64_t(encoding.getThreadsPerWarp()[d]) *
-              encoding.getWarpsPerCTA()[d] >
-          extent)
+      if (extent > 1 && int64_t(encoding.getThreadsPerWarp()[d]) *
+                                encoding.getWarpsPerCTA()[d] >
+                            extent)
         return true;
     return false;
   }
