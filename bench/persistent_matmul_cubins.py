@@ -360,7 +360,8 @@ def main():
 def config_text(entry):
     return (f"{entry['BLOCK_SIZE_M']}x{entry['BLOCK_SIZE_N']}x{entry['BLOCK_SIZE_K']} "
             f"w{entry['num_warps']} s{entry['num_stages']}"
-            + (f" g{entry['GROUP_SIZE_M']}" if entry["GROUP_SIZE_M"] != 8 else ""))
+            + (f" g{entry['GROUP_SIZE_M']}" if entry["GROUP_SIZE_M"] != 8 else "")
+            + (" subtile" if entry["name"].endswith("_subtile") else ""))
 
 
 if __name__ == "__main__":
