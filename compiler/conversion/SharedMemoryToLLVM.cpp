@@ -199,10 +199,27 @@ struct WaitBarrierLowering : OpConversionPattern<kiln::gpu::WaitBarrierOp> {
   }
 };
 
+/// The panels TMA moves `tile` in, one box each: panel p's bytes start
+/// p * rows * swizzle bytes past `shared` (the tile's 32-bit shared
+/// address), and its box starts p * (swizzle bytes / element bytes) columns
+/// past `column`. Appends, per panel, those two values to `operands`.
+void appendTmaPanels(OpBuilder &b, Location loc, kiln::gpu::MemDescType tile,
+                     Value shared, Value column,
+                     SmallVectorImpl<Value> &operands) {
+  unsigned swizzle =
+      cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding()).getSwizzle();
+  SmallVector<int64_t, 2> box = kiln::gpu::AsyncTmaCopyOp::boxShape(tile);
+  int64_t rows = box[0], panelColumns = box[1];
+  for (int64_t p = 0; p < tile.getShape()[1] / panelColumns; ++p) {
+    operands.push_back(LLVM::AddOp::create(
+        b, loc, shared, i32Constant(b, loc, p * rows * swizzle)));
+    operands.push_back(LLVM::AddOp::create(
+        b, loc, column, i32Constant(b, loc, p * panelColumns)));
+  }
+}
+
 /// Thread 0 arms the mbarrier with the tile's bytes and copies the box one
-/// panel at a time: panel p is the box at column offset p * (swizzle bytes
-/// / element bytes), landing p * rows * swizzle bytes into the tile. TMA
-/// coordinates run innermost first.
+/// panel at a time (appendTmaPanels). TMA coordinates run innermost first.
 struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -210,12 +227,6 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto tile = cast<kiln::gpu::MemDescType>(op.getDst().getType());
-    unsigned swizzle =
-        cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding())
-            .getSwizzle();
-    SmallVector<int64_t, 2> box = kiln::gpu::AsyncTmaCopyOp::boxShape(tile);
-    int64_t rows = box[0], panelColumns = box[1];
-    int64_t panels = tile.getShape()[1] / panelColumns;
     std::string text = "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p "
                        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
                        std::to_string(tile.getSizeInBytes()) + ";";
@@ -226,14 +237,11 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
                                  adaptor.getTensorMap()),
         adaptor.getOffsets()[0]};
     std::string constraints = "r,r,l,r";
-    Value dst = sharedAddress(rewriter, loc, adaptor.getDst());
-    for (int64_t p = 0; p < panels; ++p) {
-      unsigned at = unsigned(operands.size());
-      operands.push_back(LLVM::AddOp::create(
-          rewriter, loc, dst, i32Constant(rewriter, loc, p * rows * swizzle)));
-      operands.push_back(
-          LLVM::AddOp::create(rewriter, loc, adaptor.getOffsets()[1],
-                              i32Constant(rewriter, loc, p * panelColumns)));
+    unsigned firstPanel = unsigned(operands.size());
+    appendTmaPanels(rewriter, loc, tile,
+                    sharedAddress(rewriter, loc, adaptor.getDst()),
+                    adaptor.getOffsets()[1], operands);
+    for (unsigned at = firstPanel; at < operands.size(); at += 2) {
       constraints += ",r,r";
       text += " @p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
               "complete_tx::bytes [$" +
@@ -317,12 +325,6 @@ struct AsyncTmaStoreLowering : OpConversionPattern<kiln::gpu::AsyncTmaStoreOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto tile = cast<kiln::gpu::MemDescType>(op.getSrc().getType());
-    unsigned swizzle =
-        cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding())
-            .getSwizzle();
-    SmallVector<int64_t, 2> box = kiln::gpu::AsyncTmaCopyOp::boxShape(tile);
-    int64_t rows = box[0], panelColumns = box[1];
-    int64_t panels = tile.getShape()[1] / panelColumns;
     std::string text = "{ .reg .pred p; setp.ne.b32 p, $0, 0;";
     SmallVector<Value> operands{
         firstThreadOnly(rewriter, loc),
@@ -330,14 +332,11 @@ struct AsyncTmaStoreLowering : OpConversionPattern<kiln::gpu::AsyncTmaStoreOp> {
                                  adaptor.getTensorMap()),
         adaptor.getOffsets()[0]};
     std::string constraints = "r,l,r";
-    Value src = sharedAddress(rewriter, loc, adaptor.getSrc());
-    for (int64_t p = 0; p < panels; ++p) {
-      unsigned at = unsigned(operands.size());
-      operands.push_back(LLVM::AddOp::create(
-          rewriter, loc, src, i32Constant(rewriter, loc, p * rows * swizzle)));
-      operands.push_back(
-          LLVM::AddOp::create(rewriter, loc, adaptor.getOffsets()[1],
-                              i32Constant(rewriter, loc, p * panelColumns)));
+    unsigned firstPanel = unsigned(operands.size());
+    appendTmaPanels(rewriter, loc, tile,
+                    sharedAddress(rewriter, loc, adaptor.getSrc()),
+                    adaptor.getOffsets()[1], operands);
+    for (unsigned at = firstPanel; at < operands.size(); at += 2) {
       constraints += ",r,r";
       text +=
           op.getReduce()

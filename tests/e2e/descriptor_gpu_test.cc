@@ -7,6 +7,7 @@
 // refused before anything is launched).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -161,10 +162,13 @@ TEST_F(DescriptorGpuTest, HostDescriptorTmaStoresStopAtTheTensorEdge) {
   CheckScaleTiles(/*M=*/112, /*N=*/80, /*ld=*/96, /*rows=*/128);
 }
 
-// Descriptors made in the kernel, with atomic adds through one: acc += x,
-// twice, over a 50 x 40 tensor in rows of 48 floats and 16 x 32 tiles.
-TEST_F(DescriptorGpuTest, DeviceDescriptorsAtomicAddWithTails) {
-  constexpr int M = 50, N = 40, ld = 48, BM = 16, BN = 32;
+// acc += x, twice, over an M x N tensor of floats in rows of `ld` (the
+// columns past N hold sentinels, acc starts at 1), each time through
+// `launch(x, acc)`: every element of the tensor must be 1 + 2x, and the
+// sentinels must stay.
+void CheckAccumulateTiles(
+    int M, int N, int ld,
+    const std::function<absl::Status(float *x, float *acc)> &launch) {
   std::vector<float> x(M * ld, 1000.0f), acc(M * ld, 1.0f);
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; ++j)
@@ -178,9 +182,7 @@ TEST_F(DescriptorGpuTest, DeviceDescriptorsAtomicAddWithTails) {
   ASSERT_TRUE(d_x->CopyFromHost(x.data(), x.size() * sizeof(float)).ok());
   ASSERT_TRUE(d_acc->CopyFromHost(acc.data(), acc.size() * sizeof(float)).ok());
   for (int round = 0; round < 2; ++round) {
-    absl::Status status = kernels::launch_accumulate_tiles(
-        kiln::Grid(kiln::cdiv(M, BM), kiln::cdiv(N, BN)), nullptr,
-        d_x->data<float>(), d_acc->data<float>(), M, N, ld, ld);
+    absl::Status status = launch(d_x->data<float>(), d_acc->data<float>());
     ASSERT_TRUE(status.ok()) << status;
   }
   ASSERT_TRUE(kiln::SynchronizeStream(nullptr).ok());
@@ -199,46 +201,29 @@ TEST_F(DescriptorGpuTest, DeviceDescriptorsAtomicAddWithTails) {
   EXPECT_EQ(wrong, 0);
 }
 
-// acc += x, twice, through host descriptors over a 48 x 48 tensor in rows
-// of 64 floats, 16 x 32 tiles (the columns past 48 hold sentinels): the
-// extents are multiples of 16, so the aligned variant runs, whose add is a
-// TMA reduction on sm_90a; the tiles past column 48 must add nothing there.
+// Descriptors made in the kernel, with atomic adds through one: a 50 x 40
+// tensor in rows of 48 floats and 16 x 32 tiles.
+TEST_F(DescriptorGpuTest, DeviceDescriptorsAtomicAddWithTails) {
+  constexpr int M = 50, N = 40, ld = 48, BM = 16, BN = 32;
+  CheckAccumulateTiles(M, N, ld, [&](float *x, float *acc) {
+    return kernels::launch_accumulate_tiles(
+        kiln::Grid(kiln::cdiv(M, BM), kiln::cdiv(N, BN)), nullptr, x, acc, M, N,
+        ld, ld);
+  });
+}
+
+// Host descriptors over a 48 x 48 tensor in rows of 64 floats, 16 x 32
+// tiles: the extents are multiples of 16, so the aligned variant runs,
+// whose add is a TMA reduction on sm_90a; the tiles past column 48 must add
+// nothing there.
 TEST_F(DescriptorGpuTest, HostDescriptorAtomicAddStopsAtTheTensorEdge) {
   constexpr int M = 48, N = 48, ld = 64, BM = 16, BN = 32;
-  std::vector<float> x(M * ld, 1000.0f), acc(M * ld, 1.0f);
-  for (int i = 0; i < M; ++i) {
-    for (int j = 0; j < N; ++j)
-      x[i * ld + j] = static_cast<float>(i - j);
-  }
-  absl::StatusOr<kiln::DeviceBuffer> d_x =
-      kiln::DeviceBuffer::Allocate(x.size() * sizeof(float));
-  absl::StatusOr<kiln::DeviceBuffer> d_acc =
-      kiln::DeviceBuffer::Allocate(acc.size() * sizeof(float));
-  ASSERT_TRUE(d_x.ok() && d_acc.ok());
-  ASSERT_TRUE(d_x->CopyFromHost(x.data(), x.size() * sizeof(float)).ok());
-  ASSERT_TRUE(d_acc->CopyFromHost(acc.data(), acc.size() * sizeof(float)).ok());
-  Desc2 x_desc(d_x->data<float>(), {M, N}, {ld, 1}, {BM, BN});
-  Desc2 acc_desc(d_acc->data<float>(), {M, N}, {ld, 1}, {BM, BN});
-  for (int round = 0; round < 2; ++round) {
-    absl::Status status = kernels::launch_accumulate_host_tiles(
-        kiln::Grid(kiln::cdiv(M, BM), kiln::cdiv(N, BN)), nullptr, x_desc,
-        acc_desc);
-    ASSERT_TRUE(status.ok()) << status;
-  }
-  ASSERT_TRUE(kiln::SynchronizeStream(nullptr).ok());
-  std::vector<float> got(acc.size());
-  ASSERT_TRUE(d_acc->CopyToHost(got.data(), got.size() * sizeof(float)).ok());
-  int wrong = 0;
-  for (int i = 0; i < M; ++i) {
-    for (int j = 0; j < ld; ++j) {
-      const float expected = j < N ? 1.0f + 2.0f * x[i * ld + j] : 1.0f;
-      if (got[i * ld + j] != expected && ++wrong <= 10) {
-        ADD_FAILURE() << "acc[" << i << "][" << j << "] = " << got[i * ld + j]
-                      << ", expected " << expected;
-      }
-    }
-  }
-  EXPECT_EQ(wrong, 0);
+  CheckAccumulateTiles(M, N, ld, [&](float *x, float *acc) {
+    return kernels::launch_accumulate_host_tiles(
+        kiln::Grid(kiln::cdiv(M, BM), kiln::cdiv(N, BN)), nullptr,
+        Desc2(x, {M, N}, {ld, 1}, {BM, BN}),
+        Desc2(acc, {M, N}, {ld, 1}, {BM, BN}));
+  });
 }
 
 // c = a @ b.T through host descriptors, M, N and K all ragged (100, 90,
