@@ -72,6 +72,8 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   KilnAssignLayoutsOptions layouts;
   layouts.numWarps = options.numWarps;
   pm.addPass(createKilnAssignLayouts(layouts));
+  if (options.flatten)
+    pm.addPass(createKilnFlattenLoops());
   KilnPipelineDotsOptions pipeline;
   pipeline.numStages = options.numStages;
   pm.addPass(createKilnPipelineDots(pipeline));

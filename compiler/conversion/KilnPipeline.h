@@ -31,6 +31,9 @@ struct KilnPipelineOptions {
   std::string arch = "sm_80";
   unsigned numWarps = 4;
   unsigned numStages = 3;
+  /// Honour tl.range's flatten (kiln-flatten-loops). kilnc compiles again
+  /// without it when the flattened loop's buffers exceed shared memory.
+  bool flatten = true;
 };
 
 /// Block pointers, layouts, the software pipeline and shared-memory offsets

@@ -330,6 +330,11 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                  (matchPattern(op.getC(), m_AnyZeroFloat()) ||
                   matchPattern(op.getC(), m_Zero()));
     Value noScaleD = i32Constant(rewriter, loc, 0);
+    // use_c: each chain's first wgmma adds c only when it is set.
+    Value firstScaleD = scaleD;
+    if (Value useC = adaptor.getUseC())
+      firstScaleD =
+          LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), useC);
     Value undefined =
         LLVM::UndefOp::create(rewriter, loc, acc.front().getType());
     Type fragment = LLVM::LLVMStructType::getLiteral(
@@ -400,7 +405,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
         bool first = zeroC && kk == 0;
         for (unsigned slot : slots)
           ordered.push_back(first ? undefined : acc[slot]);
-        ordered.push_back(first ? noScaleD : scaleD);
+        ordered.push_back(first ? noScaleD : kk == 0 ? firstScaleD : scaleD);
         Value d = kiln::inlinePtxEffect(rewriter, loc, fragment, text,
                                         constraints, ordered)
                       .getResult(0);
@@ -439,6 +444,12 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   auto bTile = cast<kiln::gpu::MemDescType>(op.getB().getType());
   int64_t k = bTile.getShape()[0];
   SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
+  // use_c false: the accumulator starts from zero (mma.sync has no scale-d).
+  if (Value useC = adaptor.getUseC())
+    for (Value &v : acc) {
+      Value zero = LLVM::ZeroOp::create(rewriter, loc, v.getType());
+      v = LLVM::SelectOp::create(rewriter, loc, useC, v, zero);
+    }
   const int64_t bytes = flavour.elementBytes;
   const int64_t kStep = flavour.kStep();
   const int64_t perWord = 4 / bytes;   // elements of a 32-bit register

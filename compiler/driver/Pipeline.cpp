@@ -367,6 +367,7 @@ int kiln::compileKernel(const CompileOptions &options) {
   pipelineOptions.arch = arch->name;
   pipelineOptions.numWarps = spec->numWarps;
   pipelineOptions.numStages = spec->numStages;
+  pipelineOptions.flatten = options.flatten;
   auto runPasses = [&](auto build, StringRef stage) {
     mlir::TimingScope stageTimer =
         timingRoot.nest(("passes (" + stage + ")").str());
@@ -390,18 +391,27 @@ int kiln::compileKernel(const CompileOptions &options) {
     }
     return pm.run(*module);
   };
-  if (failed(runPasses(buildKilnGpuPipeline, "gpu")))
-    return 1;
-  if (!writer.write(Stage::Gpu, "02-kiln-gpu.mlir", printed(*module)))
-    return 1;
-  if (writer.done)
-    return 0;
-  {
-    // With doesNotFit, the stage's diagnostics wait until it is known
-    // whether the variant failed only for its shared memory.
+  // A flattened loop keeps its rings live through the tile's epilogue: when
+  // that exceeds shared memory, the kernel is compiled again from here with
+  // the loops nested, as it would be without flatten.
+  mlir::OwningOpRef<mlir::ModuleOp> nested;
+  module->walk([&](mlir::Operation *op) {
+    if (!nested && options.flatten && op->hasAttr("kiln.flatten"))
+      nested = module->clone();
+  });
+  for (;;) {
+    if (failed(runPasses(buildKilnGpuPipeline, "gpu")))
+      return 1;
+    if (!writer.write(Stage::Gpu, "02-kiln-gpu.mlir", printed(*module)))
+      return 1;
+    if (writer.done)
+      return 0;
+    // With doesNotFit or a nested form to fall back on, the stage's
+    // diagnostics wait until it is known whether the variant failed only
+    // for its shared memory.
     std::vector<mlir::Diagnostic> held;
     std::optional<mlir::ScopedDiagnosticHandler> hold;
-    if (options.doesNotFit)
+    if (options.doesNotFit || nested)
       hold.emplace(&context, [&](mlir::Diagnostic &diagnostic) {
         held.push_back(std::move(diagnostic));
         return mlir::success();
@@ -410,9 +420,15 @@ int kiln::compileKernel(const CompileOptions &options) {
     hold.reset();
     auto needed =
         (*module)->getAttrOfType<mlir::IntegerAttr>("kiln_gpu.shared_bytes");
-    if (failedStage && options.doesNotFit && needed &&
-        needed.getInt() > TargetInfo::of(*module).maxSharedBytes() &&
-        held.size() == 1) {
+    bool tooBig = failedStage && needed &&
+                  needed.getInt() > TargetInfo::of(*module).maxSharedBytes() &&
+                  held.size() == 1;
+    if (tooBig && nested) {
+      module = std::move(nested);
+      pipelineOptions.flatten = false;
+      continue;
+    }
+    if (tooBig && options.doesNotFit) {
       *options.doesNotFit = held.front().str();
       return kExitDoesNotFit;
     }
@@ -420,6 +436,7 @@ int kiln::compileKernel(const CompileOptions &options) {
       context.getDiagEngine().emit(std::move(diagnostic));
     if (failedStage)
       return 1;
+    break;
   }
   if (!writer.dump("03-llvm.mlir", printed(*module)))
     return 1;

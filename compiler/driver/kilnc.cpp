@@ -289,6 +289,11 @@ int main(int argc, char **argv) {
       cl::desc("keep tl.device_assert and asserts on run-time values (as "
                "upstream's debug=True)"),
       cl::cat(category));
+  cl::opt<bool> noFlatten(
+      "no-flatten",
+      cl::desc("keep loops marked tl.range(..., flatten=True) nested (the "
+               "pipeline then drains at each outer iteration)"),
+      cl::cat(category));
   cl::opt<std::string> output(
       "o", cl::desc("output file (with --autotune, a directory)"), cl::Required,
       cl::cat(category));
@@ -361,6 +366,7 @@ int main(int argc, char **argv) {
   options.numStagesGiven = numStages.getNumOccurrences() > 0;
   options.aligned = aligned;
   options.debug = debug;
+  options.flatten = !noFlatten;
   options.emit = emit;
   options.outputPath = output;
   options.metadataPath = metadata;

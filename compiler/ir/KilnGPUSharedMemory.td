@@ -267,13 +267,18 @@ def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
     `mma.sync.m16n8k16`, synchronous. `input_precision` says how fp32
     operands are multiplied, as on kiln.dot (absent: tf32); the emulations
     (tf32x3, bf16x3, bf16x6) take mma.sync.
+
+    `use_c`, when given, says at run time whether c is added: false makes d
+    = a × b whatever c holds (wgmma's scale-d; a flattened loop's first
+    iteration of each tile, whose accumulator restarts from zero).
   }];
   let arguments = (ins AnyType:$a, KilnGPU_MemDesc:$b,
-                       AnyRankedTensor:$c, UnitAttr:$async,
+                       AnyRankedTensor:$c, Optional<I1>:$use_c,
+                       UnitAttr:$async,
                        OptionalAttr<Kiln_InputPrecision>:$input_precision);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{
-    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($d)
+    $a `,` $b `,` $c (`use_c` $use_c^)? attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($d)
   }];
   let hasVerifier = 1;
 }

@@ -53,6 +53,23 @@ def KilnAssignLayouts : Pass<"kiln-assign-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
 }
 
+def KilnFlattenLoops : Pass<"kiln-flatten-loops", "mlir::ModuleOp"> {
+  let summary = "Fuse a loop marked flatten (tl.range's option) with the loop it holds";
+  let description = [{
+    A loop with `kiln.flatten` set whose body is pure ops A, one inner loop
+    with bounds defined outside, and ops C becomes one loop over both trip
+    counts: A runs in an scf.if at each inner loop's first iteration (its
+    values carried), the inner loop's carried values restart there (a
+    select), and C runs in an scf.if at its last. The pipeliner then keeps
+    copies in flight across the outer iterations (a persistent kernel's
+    tiles). When the inner loop runs no iteration, or the product does not
+    fit the induction variable, the original nested loop runs. Targets
+    without cp.async keep the nested loops.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
   let summary = "Software-pipeline the operand loads of loop dots through cp.async rings";
   let description = [{

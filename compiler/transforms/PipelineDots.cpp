@@ -67,6 +67,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
@@ -117,7 +118,27 @@ struct PipelinedDot {
   int waitedBy = -1;
   /// The iter_arg its result is carried in (when accumulates or waitedBy).
   unsigned carried = 0;
+  /// The accumulator: dot's c, or for c = select(restart, 0, acc) (a
+  /// flattened loop starting a tile) acc, added only when restart is false.
+  /// (A block argument: stale once the loop is rebuilt with more iter_args.)
+  Value acc;
+  arith::SelectOp restart;
+  /// The one region op of the body, after the dot, whose ops also read an
+  /// accumulating dot's result (a flattened loop's epilogue): it waits for
+  /// the dot inside.
+  Operation *epilogue = nullptr;
 };
+
+/// The operands of `op` and the values its regions read from above it.
+SmallVector<Value> inputsOf(Operation *op) {
+  SmallVector<Value> inputs(op->getOperands());
+  if (op->getNumRegions() != 0) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    llvm::append_range(inputs, captured);
+  }
+  return inputs;
+}
 
 /// True when `v` is a zero constant (a splat of 0 or a dense zero).
 bool isZero(Value v) {
@@ -128,6 +149,27 @@ bool isZero(Value v) {
   if (auto splat = v.getDefiningOp<kiln::SplatOp>())
     return isZero(splat.getSrc());
   return false;
+}
+
+/// Whether the result of `dot` is read once by `yield` and otherwise only
+/// inside one region op of its block after it (a flattened loop's epilogue,
+/// returned in `epilogue`, null when none).
+bool readOnlyCarriedAndInEpilogue(kiln::DotOp dot, Operation *yield,
+                                  Operation *&epilogue) {
+  epilogue = nullptr;
+  unsigned yields = 0;
+  for (OpOperand &use : dot.getD().getUses()) {
+    Operation *owner = use.getOwner();
+    if (owner == yield) {
+      ++yields;
+      continue;
+    }
+    Operation *top = dot->getBlock()->findAncestorOpInBlock(*owner);
+    if (!top || top == owner || (epilogue && epilogue != top))
+      return false;
+    epilogue = top;
+  }
+  return yields == 1;
 }
 
 /// Where a dot operand comes from: a load, maybe through a transpose.
@@ -432,6 +474,15 @@ private:
       }
       pd.async = usesWgmma(*flavour, accType, kContiguous[0], kContiguous[1],
                            /*aInRegisters=*/pd.source[0] < 0);
+      pd.acc = dot.getC();
+      if (auto select = dot.getC().getDefiningOp<arith::SelectOp>();
+          select && select->hasOneUse() &&
+          select.getCondition().getType().isInteger(1) &&
+          isZero(select.getTrueValue()) &&
+          isa<BlockArgument>(select.getFalseValue())) {
+        pd.acc = select.getFalseValue();
+        pd.restart = select;
+      }
       // fp8 before sm_89 runs on wgmma only.
       if (!pd.async && !flavour->hasMmaSync(target_))
         return;
@@ -439,12 +490,13 @@ private:
       // wgmma group stays in flight until a later dot's wait. With other
       // dots in the loop, only when the ring is deep enough for its copies
       // to wait for the iteration's end (see rewrite).
-      auto accArg = dyn_cast<BlockArgument>(dot.getC());
+      auto accArg = dyn_cast<BlockArgument>(pd.acc);
       pd.accumulates =
           pd.async && (dots.size() == 1 || stages >= 3) && accArg &&
           accArg.getOwner() == body && accArg.getArgNumber() > 0 &&
           yield.getOperand(accArg.getArgNumber() - 1) == dot.getD() &&
-          dot->hasOneUse() && accArg.hasOneUse();
+          readOnlyCarriedAndInEpilogue(dot, yield, pd.epilogue) &&
+          accArg.hasOneUse();
       if (pd.accumulates)
         pd.carried = accArg.getArgNumber() - 1;
     }
@@ -542,84 +594,149 @@ private:
       Operation *def = v.getDefiningOp();
       if (!def || def->getBlock() != body || stage.contains(def))
         continue;
-      if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      // Pure ops, regions included (a flattened loop's per-tile offsets,
+      // under an scf.if).
+      if (!isMemoryEffectFree(def))
         return;
       stage.insert(def);
-      llvm::append_range(work, def->getOperands());
+      llvm::append_range(work, inputsOf(def));
     }
     for (PipelinedDot &pd : dots)
-      if (auto arg = dyn_cast<BlockArgument>(pd.dot.getC());
+      if (auto arg = dyn_cast<BlockArgument>(pd.acc);
           arg && arg.getOwner() == body && arg.getArgNumber() > 0 &&
           stageCarried.contains(arg.getArgNumber() - 1))
         return;
-    // Whether `v`, a value of the stage, depends on what the stage carries
-    // (and so cannot be recomputed for the current iteration).
-    llvm::DenseMap<Value, bool> carriedDependence;
-    std::function<bool(Value)> readsCarried = [&](Value v) -> bool {
-      if (auto arg = dyn_cast<BlockArgument>(v))
-        return arg.getOwner() == body && arg.getArgNumber() > 0 &&
-               stageCarried.contains(arg.getArgNumber() - 1);
-      Operation *def = v.getDefiningOp();
-      if (!def || !stage.contains(def))
-        return false;
-      if (ringLoads.contains(def))
-        return true;
-      auto [it, inserted] = carriedDependence.try_emplace(v, false);
-      if (!inserted)
-        return it->second;
-      bool result = llvm::any_of(def->getOperands(), readsCarried);
-      carriedDependence[v] = result;
-      return result;
+    // What the rest of the body reads of the stage (a causal mask's
+    // start_n + offs_n; a flattened loop's tile counters) and what is read
+    // of its carried values after the loop is recomputed for the current
+    // iteration, since the stage runs ahead. A value depending on a ring's
+    // load cannot be.
+    auto isStageOp = [&](Operation *op) {
+      Operation *top = body->findAncestorOpInBlock(*op);
+      return top && stage.contains(top);
     };
-    // The rest of the body may share the stage's address arithmetic (a
-    // causal mask's start_n + offs_n): it gets its own copy, for the current
-    // iteration. It must not read what the stage carries, nor may anything
-    // after the loop.
-    SmallVector<OpOperand *> shared;
-    for (Operation &op : body->without_terminator()) {
-      if (stage.contains(&op))
-        continue;
-      for (OpOperand &use : op.getOpOperands()) {
-        Value operand = use.get();
-        Operation *def = operand.getDefiningOp();
-        if (def && ringLoads.contains(def))
+    auto stageCarriedIndex = [&](Value v) -> std::optional<unsigned> {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg || arg.getOwner() != body || arg.getArgNumber() == 0 ||
+          !stageCarried.contains(arg.getArgNumber() - 1))
+        return std::nullopt;
+      return arg.getArgNumber() - 1;
+    };
+    // The carried values `v` depends on through the stage; false when it
+    // depends on a ring's load.
+    auto carriedOf = [&](Value v, llvm::SmallDenseSet<unsigned> &out) {
+      llvm::DenseSet<Value> seen;
+      SmallVector<Value> todo{v};
+      while (!todo.empty()) {
+        Value u = todo.pop_back_val();
+        if (!seen.insert(u).second)
           continue;
-        bool fromStage = def && stage.contains(def);
-        if (auto arg = dyn_cast<BlockArgument>(operand))
-          fromStage = readsCarried(arg);
+        if (std::optional<unsigned> index = stageCarriedIndex(u)) {
+          out.insert(*index);
+          continue;
+        }
+        Operation *def = u.getDefiningOp();
+        if (!def || def->getBlock() != body || !stage.contains(def))
+          continue;
+        if (ringLoads.contains(def))
+          return false;
+        llvm::append_range(todo, inputsOf(def));
+      }
+      return true;
+    };
+    SmallVector<OpOperand *> external;
+    bool readsRing = false;
+    body->walk([&](Operation *op) {
+      if (isStageOp(op))
+        return;
+      for (OpOperand &use : op->getOpOperands()) {
+        Value v = use.get();
+        Operation *def = v.getDefiningOp();
+        if (def && ringLoads.contains(def))
+          continue; // a dot operand's path (counted above)
+        if (op == yield && stageCarried.contains(use.getOperandNumber()))
+          continue; // the stage's own recurrence
+        bool fromStage =
+            stageCarriedIndex(v).has_value() ||
+            (def && def->getBlock() == body && stage.contains(def));
         if (!fromStage)
           continue;
-        if (readsCarried(operand))
-          return;
-        shared.push_back(&use);
+        llvm::SmallDenseSet<unsigned> ignored;
+        readsRing |= !carriedOf(v, ignored);
+        external.push_back(&use);
       }
-    }
-    for (auto [index, operand] : llvm::enumerate(yield.getOperands()))
-      if (!stageCarried.contains(unsigned(index)))
-        if (Operation *def = operand.getDefiningOp();
-            def && stage.contains(def))
-          return;
+    });
+    if (readsRing)
+      return;
+    // The carried values to keep for the current iteration: those read as
+    // above, those read after the loop, and what their recurrences read.
+    llvm::SmallDenseSet<unsigned> split;
+    for (OpOperand *use : external)
+      carriedOf(use->get(), split);
     for (unsigned index : stageCarried)
       if (!loop.getResult(index).use_empty())
+        split.insert(index);
+    SmallVector<unsigned> pending(split.begin(), split.end());
+    while (!pending.empty()) {
+      unsigned index = pending.pop_back_val();
+      llvm::SmallDenseSet<unsigned> reads;
+      if (!carriedOf(yield.getOperand(index), reads))
         return;
+      for (unsigned read : reads)
+        if (split.insert(read).second)
+          pending.push_back(read);
+    }
+    // Each such value gets a second iter_arg, the stage's, which runs
+    // ahead; the original one stays current, its recurrence recomputed.
+    llvm::DenseMap<Value, Value> currentOf;
+    if (!split.empty()) {
+      SmallVector<unsigned> indices(split.begin(), split.end());
+      llvm::sort(indices);
+      SmallVector<Value> inits, recurrences;
+      for (unsigned index : indices) {
+        inits.push_back(loop.getInitArgs()[index]);
+        recurrences.push_back(yield.getOperand(index));
+      }
+      unsigned numArgs = loop.getNumRegionIterArgs();
+      IRRewriter rewriter(loop);
+      loop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+          rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
+          [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+            return recurrences;
+          }));
+      body = loop.getBody();
+      yield = cast<scf::YieldOp>(body->getTerminator());
+      for (auto [i, index] : llvm::enumerate(indices)) {
+        BlockArgument current = loop.getRegionIterArgs()[index];
+        BlockArgument ahead = loop.getRegionIterArgs()[numArgs + i];
+        current.replaceUsesWithIf(
+            ahead, [&](OpOperand &use) { return isStageOp(use.getOwner()); });
+        stageCarried.erase(index);
+        stageCarried.insert(numArgs + unsigned(i));
+        currentOf[ahead] = current;
+        external.push_back(&yield->getOpOperand(index));
+      }
+    }
 
     llvm::DenseMap<Operation *, Operation *> copies;
     std::function<Value(Value)> current = [&](Value v) -> Value {
+      if (auto it = currentOf.find(v); it != currentOf.end())
+        return it->second;
       Operation *def = v.getDefiningOp();
-      if (!def || !stage.contains(def))
+      if (!def || def->getBlock() != body || !stage.contains(def))
         return v;
-      Operation *&copy = copies[def];
-      if (!copy) {
+      auto known = copies.find(def);
+      if (known == copies.end()) {
         IRMapping mapping;
-        for (Value operand : def->getOperands())
-          mapping.map(operand, current(operand));
+        for (Value input : inputsOf(def))
+          mapping.map(input, current(input));
         OpBuilder b(def);
         b.setInsertionPointAfter(def);
-        copy = b.clone(*def, mapping);
+        known = copies.try_emplace(def, b.clone(*def, mapping)).first;
       }
-      return copy->getResult(cast<OpResult>(v).getResultNumber());
+      return known->second->getResult(cast<OpResult>(v).getResultNumber());
     };
-    for (OpOperand *use : shared)
+    for (OpOperand *use : external)
       use->set(current(use->get()));
 
     rewrite(loop, dots, loads, stage, stageCarried, stages);
@@ -831,8 +948,10 @@ private:
     b.setInsertionPointToStart(body);
     Value iv = newLoop.getInductionVar();
     Value ahead = ivPlus(b, loc, iv, newLoop.getStep(), int64_t(stages) - 1);
-    for (Operation *op : stage)
-      op->replaceUsesOfWith(iv, ahead);
+    iv.replaceUsesWithIf(ahead, [&](OpOperand &use) {
+      Operation *top = body->findAncestorOpInBlock(*use.getOwner());
+      return top && stage.contains(top);
+    });
     // Whether a dot of the previous iteration may still read its tiles here
     // (an accumulating dot keeps its wgmma group in flight).
     bool inFlight = llvm::any_of(
@@ -892,8 +1011,16 @@ private:
           dot.getInputPrecision() != kiln::InputPrecision::TF32)
         precision = kiln::InputPrecisionAttr::get(b.getContext(),
                                                   dot.getInputPrecision());
+      // A restarting accumulator (a flattened loop's first iteration of a
+      // tile) is not added then.
+      Value useC;
+      if (pd.restart)
+        useC = arith::XOrIOp::create(
+            b, loc, pd.restart.getCondition(),
+            arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
       auto sharedDot = kiln::gpu::SharedDotOp::create(
-          b, loc, dot.getType(), tiles[0], tiles[1], dot.getC(),
+          b, loc, dot.getType(), tiles[0], tiles[1],
+          pd.restart ? pd.restart.getFalseValue() : dot.getC(), useC,
           pd.async ? b.getUnitAttr() : UnitAttr(), precision);
       Value result = sharedDot.getD();
       if (pd.async && pd.waitedBy < 0) {
@@ -922,6 +1049,24 @@ private:
         accumulators.push_back(pd.carried);
       dot.getD().replaceAllUsesWith(result);
       dot->erase();
+      if (pd.restart)
+        pd.restart->erase();
+      // The epilogue reading an accumulating dot's result waits for it.
+      if (pd.accumulates && pd.epilogue)
+        for (Region &region : pd.epilogue->getRegions()) {
+          bool reads = llvm::any_of(result.getUses(), [&](OpOperand &use) {
+            return region.isAncestor(use.getOwner()->getParentRegion());
+          });
+          if (!reads)
+            continue;
+          OpBuilder at = OpBuilder::atBlockBegin(&region.front());
+          auto ready = kiln::gpu::DotWaitOp::create(
+              at, loc, TypeRange{result.getType()}, ValueRange{result}, 0);
+          result.replaceUsesWithIf(ready.getOutputs()[0], [&](OpOperand &use) {
+            return use.getOwner() != ready &&
+                   region.isAncestor(use.getOwner()->getParentRegion());
+          });
+        }
       for (unsigned i = 0; i < 2; ++i) {
         if (pd.source[i] < 0)
           continue;

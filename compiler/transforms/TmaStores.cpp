@@ -14,11 +14,11 @@
 //   tma_store_wait tile      (thread 0: the tile has been read)
 //   barrier                  (before its bytes may hold other data)
 //
-// In a loop's body (a persistent kernel's epilogue), when it fits beside
-// the other buffers, the tile is allocated before the loop instead, and the
-// wait (and a barrier) moves before the local_store: one iteration's store
-// reads the tile while the next iteration computes, and a last wait follows
-// the loop.
+// In a loop's body, or under ifs in it (a persistent kernel's epilogue),
+// when it fits beside the other buffers, the tile is allocated before the
+// loop instead, and the wait (and a barrier) moves before the local_store:
+// one iteration's store reads the tile while the next iteration computes,
+// and a last wait follows the loop.
 //
 // A descriptor reduction TMA can do (kiln.atomic_rmw with a tensor map and
 // no reader of its old values: adds, and/or/xor) goes the same way, its
@@ -162,7 +162,15 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     // tile for the whole loop, when the tile fits beside every other
     // buffer: the store of one iteration then reads it while the next
     // computes, and only the next store waits for it.
-    auto loop = dyn_cast<scf::ForOp>(store->getParentOp());
+    // The loop may hold the store under ifs (a flattened loop's epilogue
+    // runs at each tile's last iteration).
+    scf::ForOp loop;
+    for (Operation *parent = store->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      loop = dyn_cast<scf::ForOp>(parent);
+      if (loop || !isa<scf::IfOp>(parent))
+        break;
+    }
     if (loop && fitsBesideBuffers(loop, tileType, sharedLimit)) {
       OpBuilder before(loop);
       Value tile =
@@ -193,9 +201,24 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     store->erase();
   }
 
+  /// Whether `a` and `b` lie in different branches of one scf.if (a
+  /// flattened loop and the nested one it falls back on): never live at once.
+  static bool inOtherBranch(Operation *a, Operation *b) {
+    for (Operation *parent = a->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      auto branch = dyn_cast<scf::IfOp>(parent);
+      if (!branch || !branch->isProperAncestor(b))
+        continue;
+      Region &then = branch.getThenRegion();
+      return then.isAncestor(a->getParentRegion()) !=
+             then.isAncestor(b->getParentRegion());
+    }
+    return false;
+  }
+
   /// Whether `tile`, aligned as kiln-allocate-shared aligns it, fits with
-  /// every buffer of the function at once (an upper bound on what is live
-  /// beside it) and a margin for the scratch of single ops.
+  /// every buffer of the function that may live beside it at once (an upper
+  /// bound) and a margin for the scratch of single ops.
   static bool fitsBesideBuffers(scf::ForOp loop, kiln::gpu::MemDescType tile,
                                 int64_t sharedLimit) {
     constexpr int64_t kAlignment = 1024, kScratchMargin = 16 * 1024;
@@ -205,8 +228,9 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     int64_t total = aligned(tile.getSizeInBytes()) + kScratchMargin;
     auto func = loop->getParentOfType<FunctionOpInterface>();
     func->walk([&](kiln::gpu::LocalAllocOp alloc) {
-      total += aligned(
-          cast<kiln::gpu::MemDescType>(alloc.getType()).getSizeInBytes());
+      if (!inOtherBranch(alloc, loop))
+        total += aligned(
+            cast<kiln::gpu::MemDescType>(alloc.getType()).getSizeInBytes());
     });
     return total <= sharedLimit;
   }
