@@ -93,6 +93,13 @@ private:
     return arith::SelectOp::create(b, loc, positive, n, zero);
   }
 
+  /// Ends an scf.if branch with `values`; a branch of an if without results
+  /// already ends in its yield.
+  static void yieldFrom(OpBuilder &b, Location loc, ValueRange values) {
+    if (!values.empty())
+      scf::YieldOp::create(b, loc, values);
+  }
+
   static Value castInt(OpBuilder &b, Location loc, Value v, Type to) {
     unsigned from = v.getType().getIntOrFloatBitWidth();
     unsigned width = to.getIntOrFloatBitWidth();
@@ -138,23 +145,19 @@ private:
     }
     if (!inner || !copiesByTma(inner))
       return;
-    // What the inner loop computes per tile from A (a tile's row offsets
-    // and row masks) moves into A, computed once per tile as when nested,
-    // where LLVM hoists it. Only scalars and vectors (one dimension above
-    // 1): a broadcast tile would be carried element by element.
+    // What the inner loop computes per tile from A (scalars: a TMA copy's
+    // box offsets) moves into A, computed once per tile as when nested,
+    // where LLVM hoists it. Tensors stay: the loads' pointers and masks are
+    // dead once TMA copies replace them, and a broadcast tile would be
+    // carried element by element.
     (void)moveLoopInvariantCode(
         {&inner.getRegion()},
         [&](Value v, Region *) { return inner.isDefinedOutsideOfLoop(v); },
         [&](Operation *op, Region *) {
-          if (!isMemoryEffectFree(op) || !isSpeculatable(op) ||
-              op->getNumRegions() != 0)
-            return false;
-          return llvm::all_of(op->getResultTypes(), [](Type type) {
-            auto tensor = dyn_cast<RankedTensorType>(type);
-            return !tensor || llvm::count_if(tensor.getShape(), [](int64_t d) {
-                                return d != 1;
-                              }) <= 1;
-          });
+          return isMemoryEffectFree(op) && isSpeculatable(op) &&
+                 op->getNumRegions() == 0 &&
+                 llvm::none_of(op->getResultTypes(),
+                               [](Type type) { return isa<ShapedType>(type); });
         },
         [&](Operation *op, Region *) { op->moveBefore(inner); });
     // What does not depend on the tile leaves the loop.
@@ -230,7 +233,7 @@ private:
       // The original nested loop, for what the flattened one cannot run.
       OpBuilder eb = choice.getElseBodyBuilder();
       Operation *original = eb.clone(*outer);
-      scf::YieldOp::create(eb, loc, original->getResults());
+      yieldFrom(eb, loc, original->getResults());
     }
     OpBuilder tb = choice.getThenBodyBuilder();
     // The carried values' first facts: A for the first tile (pure, so
@@ -325,9 +328,9 @@ private:
       SmallVector<Value> yielded;
       for (Value v : body->getTerminator()->getOperands())
         yielded.push_back(mapping.lookupOrDefault(v));
-      scf::YieldOp::create(thenB, loc, yielded);
+      yieldFrom(thenB, loc, yielded);
       OpBuilder elseB = finish.getElseBodyBuilder();
-      scf::YieldOp::create(elseB, loc, args.take_front(xFirst));
+      yieldFrom(elseB, loc, args.take_front(xFirst));
     }
     SmallVector<Value> next(finish.getResults());
     llvm::append_range(next, xNext);
@@ -338,7 +341,7 @@ private:
         fb, loc, isLast, arith::AddIOp::create(fb, loc, t, outer.getStep()),
         t));
     scf::YieldOp::create(fb, loc, next);
-    scf::YieldOp::create(tb, loc, flat.getResults().take_front(xFirst));
+    yieldFrom(tb, loc, flat.getResults().take_front(xFirst));
     outer->replaceAllUsesWith(choice.getResults());
     outer->erase();
   }

@@ -6,6 +6,7 @@
 // driver or GPU; the argument checks need neither (a bad descriptor is
 // refused before anything is launched).
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "tests/e2e/descriptor_accumulate.h"
 #include "tests/e2e/descriptor_accumulate_host.h"
 #include "tests/e2e/descriptor_matmul.h"
+#include "tests/e2e/descriptor_persistent_matmul.h"
 #include "tests/e2e/descriptor_scale.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -285,6 +287,93 @@ TEST_F(DescriptorGpuTest, HostDescriptorMatmulWithRaggedEdges) {
     }
   }
   EXPECT_EQ(wrong, 0);
+}
+
+// c = a @ b.T by persistent_matmul_tiles (64 x 64 x 64 tiles) with
+// `programs` programs: a is M x K and b N x K in rows of `ld` halves, c
+// M x N in rows of `ldc` floats, its allocation (`rows` x `ldc`) past the
+// tensor holding sentinels that must stay.
+void CheckPersistentMatmul(int M, int N, int K, int ld, int ldc, int rows,
+                           int programs) {
+  std::vector<kiln::half> a(M * ld, kiln::half(512.0f)),
+      b(N * ld, kiln::half(512.0f));
+  for (int i = 0; i < M; ++i) {
+    for (int k = 0; k < K; ++k)
+      a[i * ld + k] = kiln::half(static_cast<float>((i + 3 * k) % 7 - 3));
+  }
+  for (int j = 0; j < N; ++j) {
+    for (int k = 0; k < K; ++k)
+      b[j * ld + k] = kiln::half(static_cast<float>((2 * j + k) % 5 - 2));
+  }
+  constexpr float kUntouched = -7.0f;
+  std::vector<float> c(rows * ldc, kUntouched);
+  absl::StatusOr<kiln::DeviceBuffer> d_a =
+      kiln::DeviceBuffer::Allocate(a.size() * sizeof(kiln::half));
+  absl::StatusOr<kiln::DeviceBuffer> d_b =
+      kiln::DeviceBuffer::Allocate(b.size() * sizeof(kiln::half));
+  absl::StatusOr<kiln::DeviceBuffer> d_c =
+      kiln::DeviceBuffer::Allocate(c.size() * sizeof(float));
+  ASSERT_TRUE(d_a.ok() && d_b.ok() && d_c.ok());
+  ASSERT_TRUE(d_a->CopyFromHost(a.data(), a.size() * sizeof(kiln::half)).ok());
+  ASSERT_TRUE(d_b->CopyFromHost(b.data(), b.size() * sizeof(kiln::half)).ok());
+  ASSERT_TRUE(d_c->CopyFromHost(c.data(), c.size() * sizeof(float)).ok());
+  using HalfDesc = kiln::TensorDescriptor<kiln::half, 2>;
+  // A K of 0 still needs a descriptor: its shape's K is then 1 (an extent
+  // of 0 cannot be encoded), and the kernel reads none of it.
+  HalfDesc a_desc(d_a->data<kiln::half>(), {M, std::max(K, 1)}, {ld, 1},
+                  {64, 64});
+  HalfDesc b_desc(d_b->data<kiln::half>(), {N, std::max(K, 1)}, {ld, 1},
+                  {64, 64});
+  Desc2 c_desc(d_c->data<float>(), {M, N}, {ldc, 1}, {64, 64});
+  absl::Status status = kernels::launch_persistent_matmul_tiles(
+      kiln::Grid(programs), nullptr, a_desc, b_desc, c_desc, M, N, K);
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_TRUE(kiln::SynchronizeStream(nullptr).ok());
+  std::vector<float> got(c.size());
+  ASSERT_TRUE(d_c->CopyToHost(got.data(), got.size() * sizeof(float)).ok());
+  int wrong = 0;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < ldc; ++j) {
+      float expected = kUntouched;
+      if (i < M && j < N) {
+        expected = 0;
+        for (int k = 0; k < K; ++k)
+          expected += static_cast<float>(a[i * ld + k]) *
+                      static_cast<float>(b[j * ld + k]);
+      }
+      // Small integers: the sum is exact in fp32.
+      if (got[i * ldc + j] != expected && ++wrong <= 10) {
+        ADD_FAILURE() << "c[" << i << "][" << j << "] = " << got[i * ldc + j]
+                      << ", expected " << expected;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+// Sizes that are multiples of 16 run the aligned variant (a TMA store on
+// sm_90a); 12 tiles over 5 programs, K's last tile half past the edge.
+TEST_F(DescriptorGpuTest, FlattenedPersistentMatmul) {
+  CheckPersistentMatmul(/*M=*/208, /*N=*/144, /*K=*/208, /*ld=*/224,
+                        /*ldc=*/160, /*rows=*/224, /*programs=*/5);
+}
+
+// Ragged sizes run the general variant (a masked store, TMA loads).
+TEST_F(DescriptorGpuTest, FlattenedPersistentMatmulRaggedEdges) {
+  CheckPersistentMatmul(/*M=*/100, /*N=*/90, /*K=*/200, /*ld=*/208,
+                        /*ldc=*/96, /*rows=*/128, /*programs=*/3);
+}
+
+// One K step per tile: each flattened iteration starts and ends a tile.
+TEST_F(DescriptorGpuTest, FlattenedPersistentMatmulOneStepOfK) {
+  CheckPersistentMatmul(/*M=*/128, /*N=*/192, /*K=*/16, /*ld=*/16,
+                        /*ldc=*/192, /*rows=*/128, /*programs=*/4);
+}
+
+// No K at all: the nested loop runs, and every tile stores zeros.
+TEST_F(DescriptorGpuTest, FlattenedPersistentMatmulWithoutK) {
+  CheckPersistentMatmul(/*M=*/128, /*N=*/128, /*K=*/0, /*ld=*/16,
+                        /*ldc=*/128, /*rows=*/144, /*programs=*/3);
 }
 
 } // namespace

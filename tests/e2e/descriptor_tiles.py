@@ -54,3 +54,22 @@ def matmul_tiles(a_desc, b_desc, c_ptr, M, N, K, stride_cm, BM: tl.constexpr, BN
     rn = pid_n * BN + tl.arange(0, BN)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc, mask=mask)
+
+
+@triton.jit
+def persistent_matmul_tiles(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                            BK: tl.constexpr):
+    # A persistent c = a @ b.T (fewer programs than tiles, each taking every
+    # num_programs-th tile) whose tile and K loops are fused (flatten=True):
+    # on sm_90a the K loop's TMA ring stays full across tiles. The epilogue
+    # stores at the offsets the prologue computed; with K = 0 the kernel
+    # takes the nested loop and stores zeros.
+    num_n = tl.cdiv(N, BN)
+    num_tiles = tl.cdiv(M, BM) * num_n
+    for tile in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=True):
+        m = (tile // num_n) * BM
+        n = (tile % num_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            acc = tl.dot(a_desc.load([m, k]), b_desc.load([n, k]).T, acc)
+        c_desc.store([m, n], acc)
