@@ -67,6 +67,7 @@ struct PipelineTextOptions : PassPipelineOptions<PipelineTextOptions> {
 void kiln::buildKilnGpuPipeline(OpPassManager &pm,
                                 const KilnPipelineOptions &options) {
   pm.addPass(std::make_unique<SetTargetPass>(options.arch));
+  pm.addPass(createKilnUnrollLoops());
   pm.addPass(createKilnLowerTensorDescriptors());
   pm.addPass(createKilnRewriteBlockPointers());
   KilnAssignLayoutsOptions layouts;

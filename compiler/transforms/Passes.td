@@ -4,6 +4,17 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnUnrollLoops : Pass<"kiln-unroll-loops", "mlir::ModuleOp"> {
+  let summary = "Unroll loops marked with tl.range's loop_unroll_factor";
+  let description = [{
+    A loop with `kiln.loop_unroll_factor` N > 1 runs N copies of its body
+    per iteration, followed by a loop over the trip count's remainder
+    (MLIR's loopUnrollByFactor), as upstream unrolls before pipelining.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def KilnRewriteBlockPointers : Pass<"kiln-rewrite-block-pointers", "mlir::ModuleOp"> {
   let summary = "Replace block pointers by their scalar parts and tensors of pointers";
   let description = [{

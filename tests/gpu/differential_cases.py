@@ -87,6 +87,11 @@ CASES += [
          "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256, STAGES=3, UNROLL=2",
          dict(x_ptr=("randn", "float32", 5000), out_ptr=("zeros", "float32", 256), n=5000),
          (1,), ["out_ptr"], tol=0),
+    # 21 iterations by 4: the unrolled loop's remainder runs one.
+    case("pipelined_sum_unroll_tail", F, "pipelined_sum",
+         "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256, STAGES=3, UNROLL=4",
+         dict(x_ptr=("randn", "float32", 5300), out_ptr=("zeros", "float32", 256), n=5300),
+         (1,), ["out_ptr"], tol=0),
     # Horner's rule: y*x + c contracts into an FMA or not.
     case("unrolled_poly_f32", F, "unrolled_poly",
          "x_ptr=*fp32, c_ptr=*fp32, out_ptr=*fp32, n=i32, DEGREE=4, BLOCK=512",
