@@ -1,5 +1,6 @@
 //===- KilnDialect.cpp - the kiln dialect ---------------------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/TensorMapAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -108,13 +109,10 @@ LogicalResult kiln::LoadOp::verify() {
     return emitOpError("`other` must have the result type");
   if (getOther() && !getMask())
     return emitOpError("`other` needs a mask");
-  auto resultType = dyn_cast<RankedTensorType>(getResult().getType());
-  if (getTensorMap() &&
-      (!resultType || getBoxOffsets().size() != size_t(resultType.getRank())))
-    return emitOpError("a tensor map needs one box offset per dimension of a "
-                       "tensor result");
-  if (!getTensorMap() && !getBoxOffsets().empty())
-    return emitOpError("box offsets need a tensor map");
+  if (failed(kiln::verifyTensorMapOperands(*this, getTensorMap(),
+                                           getBoxOffsets(),
+                                           getResult().getType(), "result")))
+    return failure();
   if (isa<BlockPointerType>(getPtr().getType()))
     return verifyBlockAccess(*this, getPtr().getType(), getResult().getType(),
                              getMask(), getBoundaryCheck());
@@ -125,13 +123,10 @@ LogicalResult kiln::LoadOp::verify() {
 }
 
 LogicalResult kiln::StoreOp::verify() {
-  auto valueType = dyn_cast<RankedTensorType>(getValue().getType());
-  if (getTensorMap() &&
-      (!valueType || getBoxOffsets().size() != size_t(valueType.getRank())))
-    return emitOpError("a tensor map needs one box offset per dimension of a "
-                       "tensor value");
-  if (!getTensorMap() && !getBoxOffsets().empty())
-    return emitOpError("box offsets need a tensor map");
+  if (failed(kiln::verifyTensorMapOperands(*this, getTensorMap(),
+                                           getBoxOffsets(),
+                                           getValue().getType(), "value")))
+    return failure();
   if (isa<BlockPointerType>(getPtr().getType()))
     return verifyBlockAccess(*this, getPtr().getType(), getValue().getType(),
                              getMask(), getBoundaryCheck());

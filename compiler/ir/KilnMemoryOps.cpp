@@ -1,5 +1,6 @@
 //===- KilnMemoryOps.cpp - atomics and block pointers ---------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/TensorMapAccess.h"
 
 using namespace mlir;
 
@@ -89,13 +90,9 @@ LogicalResult kiln::AtomicRMWOp::verify() {
   if (failed(verifyAtomic(*this, getPtr().getType(), getVal().getType(),
                           getMask())))
     return failure();
-  auto valType = dyn_cast<RankedTensorType>(getVal().getType());
-  if (getTensorMap() &&
-      (!valType || getBoxOffsets().size() != size_t(valType.getRank())))
-    return emitOpError("a tensor map needs one box offset per dimension of a "
-                       "tensor value");
-  if (!getTensorMap() && !getBoxOffsets().empty())
-    return emitOpError("box offsets need a tensor map");
+  if (failed(kiln::verifyTensorMapOperands(
+          *this, getTensorMap(), getBoxOffsets(), getVal().getType(), "value")))
+    return failure();
   Type element = kiln::getElementTypeOrSelf(getVal().getType());
   bool isFloat = isa<FloatType>(element);
   switch (getRmwOp()) {
