@@ -260,13 +260,11 @@ private:
     Value flatOne = arith::ConstantIntOp::create(tb, loc, flatIv, 1);
     auto flat =
         scf::ForOp::create(tb, loc, flatZero, flatTotal, flatOne, inits);
-    for (StringLiteral name : {kNumStagesAttr})
-      if (Attribute attr = inner->getAttr(name) ? inner->getAttr(name)
-                                                : outer->getAttr(name))
-        flat->setAttr(name, attr);
     for (NamedAttribute attr : outer->getDiscardableAttrs())
-      if (attr.getName() != kNumStagesAttr)
-        flat->setAttr(attr.getName(), attr.getValue());
+      flat->setAttr(attr.getName(), attr.getValue());
+    // The K loop's own pipeline depth wins: its loads are the ones piped.
+    if (Attribute stages = inner->getAttr(kNumStagesAttr))
+      flat->setAttr(kNumStagesAttr, stages);
 
     OpBuilder fb = OpBuilder::atBlockBegin(flat.getBody());
     ValueRange args = flat.getRegionIterArgs();

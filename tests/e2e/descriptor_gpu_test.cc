@@ -228,13 +228,14 @@ TEST_F(DescriptorGpuTest, HostDescriptorAtomicAddStopsAtTheTensorEdge) {
   });
 }
 
-// c = a @ b.T through host descriptors, M, N and K all ragged (100, 90,
-// 200 with 64 x 128 x 32 tiles): on sm_90a the loop's operands are TMA
-// copies from the tensor maps the launcher encodes with the metadata's box
-// and swizzle; past every edge they must read as zero. The rows are padded
-// to 208 halves (a multiple of 16 bytes), the padding holding sentinels.
-TEST_F(DescriptorGpuTest, HostDescriptorMatmulWithRaggedEdges) {
-  constexpr int M = 100, N = 90, K = 200, ld = 208;
+// c = a @ b.T through `launch(a, b, c)`: a is M x K and b N x K in rows of
+// `ld` halves (the padding past K holding sentinels), c M x N in rows of
+// `ldc` floats, its allocation (`rows` x `ldc`) past the tensor holding
+// sentinels that must stay. Small integers: the sums are exact in fp32.
+void CheckHostDescriptorMatmul(
+    int M, int N, int K, int ld, int ldc, int rows,
+    const std::function<absl::Status(kiln::half *a, kiln::half *b, float *c)>
+        &launch) {
   std::vector<kiln::half> a(M * ld, kiln::half(512.0f)),
       b(N * ld, kiln::half(512.0f));
   for (int i = 0; i < M; ++i) {
@@ -246,7 +247,6 @@ TEST_F(DescriptorGpuTest, HostDescriptorMatmulWithRaggedEdges) {
       b[j * ld + k] = kiln::half(static_cast<float>((2 * j + k) % 5 - 2));
   }
   constexpr float kUntouched = -7.0f;
-  constexpr int ldc = 128, rows = 128; // c's allocated rows and columns
   std::vector<float> c(rows * ldc, kUntouched);
   absl::StatusOr<kiln::DeviceBuffer> d_a =
       kiln::DeviceBuffer::Allocate(a.size() * sizeof(kiln::half));
@@ -258,13 +258,8 @@ TEST_F(DescriptorGpuTest, HostDescriptorMatmulWithRaggedEdges) {
   ASSERT_TRUE(d_a->CopyFromHost(a.data(), a.size() * sizeof(kiln::half)).ok());
   ASSERT_TRUE(d_b->CopyFromHost(b.data(), b.size() * sizeof(kiln::half)).ok());
   ASSERT_TRUE(d_c->CopyFromHost(c.data(), c.size() * sizeof(float)).ok());
-
-  using HalfDesc = kiln::TensorDescriptor<kiln::half, 2>;
-  HalfDesc a_desc(d_a->data<kiln::half>(), {M, K}, {ld, 1}, {64, 32});
-  HalfDesc b_desc(d_b->data<kiln::half>(), {N, K}, {ld, 1}, {128, 32});
-  absl::Status status = kernels::launch_matmul_tiles(
-      kiln::Grid(kiln::cdiv(M, 64), kiln::cdiv(N, 128)), nullptr, a_desc,
-      b_desc, d_c->data<float>(), M, N, K, ldc);
+  absl::Status status = launch(d_a->data<kiln::half>(), d_b->data<kiln::half>(),
+                               d_c->data<float>());
   ASSERT_TRUE(status.ok()) << status;
   ASSERT_TRUE(kiln::SynchronizeStream(nullptr).ok());
   std::vector<float> got(c.size());
@@ -279,7 +274,6 @@ TEST_F(DescriptorGpuTest, HostDescriptorMatmulWithRaggedEdges) {
           expected += static_cast<float>(a[i * ld + k]) *
                       static_cast<float>(b[j * ld + k]);
       }
-      // Small integers: the sum is exact in fp32.
       if (got[i * ldc + j] != expected && ++wrong <= 10) {
         ADD_FAILURE() << "c[" << i << "][" << j << "] = " << got[i * ldc + j]
                       << ", expected " << expected;
@@ -289,66 +283,37 @@ TEST_F(DescriptorGpuTest, HostDescriptorMatmulWithRaggedEdges) {
   EXPECT_EQ(wrong, 0);
 }
 
-// c = a @ b.T by persistent_matmul_tiles (64 x 64 x 64 tiles) with
-// `programs` programs: a is M x K and b N x K in rows of `ld` halves, c
-// M x N in rows of `ldc` floats, its allocation (`rows` x `ldc`) past the
-// tensor holding sentinels that must stay.
+using HalfDesc = kiln::TensorDescriptor<kiln::half, 2>;
+
+// M, N and K all ragged (100, 90, 200 with 64 x 128 x 32 tiles): on sm_90a
+// the loop's operands are TMA copies from the tensor maps the launcher
+// encodes with the metadata's box and swizzle; past every edge they must
+// read as zero. The rows are padded to 208 halves (a multiple of 16 bytes).
+TEST_F(DescriptorGpuTest, HostDescriptorMatmulWithRaggedEdges) {
+  constexpr int M = 100, N = 90, K = 200, ld = 208, ldc = 128;
+  CheckHostDescriptorMatmul(
+      M, N, K, ld, ldc, /*rows=*/128,
+      [&](kiln::half *a, kiln::half *b, float *c) {
+        return kernels::launch_matmul_tiles(
+            kiln::Grid(kiln::cdiv(M, 64), kiln::cdiv(N, 128)), nullptr,
+            HalfDesc(a, {M, K}, {ld, 1}, {64, 32}),
+            HalfDesc(b, {N, K}, {ld, 1}, {128, 32}), c, M, N, K, ldc);
+      });
+}
+
+// persistent_matmul_tiles (64 x 64 x 64 tiles) with `programs` programs.
 void CheckPersistentMatmul(int M, int N, int K, int ld, int ldc, int rows,
                            int programs) {
-  std::vector<kiln::half> a(M * ld, kiln::half(512.0f)),
-      b(N * ld, kiln::half(512.0f));
-  for (int i = 0; i < M; ++i) {
-    for (int k = 0; k < K; ++k)
-      a[i * ld + k] = kiln::half(static_cast<float>((i + 3 * k) % 7 - 3));
-  }
-  for (int j = 0; j < N; ++j) {
-    for (int k = 0; k < K; ++k)
-      b[j * ld + k] = kiln::half(static_cast<float>((2 * j + k) % 5 - 2));
-  }
-  constexpr float kUntouched = -7.0f;
-  std::vector<float> c(rows * ldc, kUntouched);
-  absl::StatusOr<kiln::DeviceBuffer> d_a =
-      kiln::DeviceBuffer::Allocate(a.size() * sizeof(kiln::half));
-  absl::StatusOr<kiln::DeviceBuffer> d_b =
-      kiln::DeviceBuffer::Allocate(b.size() * sizeof(kiln::half));
-  absl::StatusOr<kiln::DeviceBuffer> d_c =
-      kiln::DeviceBuffer::Allocate(c.size() * sizeof(float));
-  ASSERT_TRUE(d_a.ok() && d_b.ok() && d_c.ok());
-  ASSERT_TRUE(d_a->CopyFromHost(a.data(), a.size() * sizeof(kiln::half)).ok());
-  ASSERT_TRUE(d_b->CopyFromHost(b.data(), b.size() * sizeof(kiln::half)).ok());
-  ASSERT_TRUE(d_c->CopyFromHost(c.data(), c.size() * sizeof(float)).ok());
-  using HalfDesc = kiln::TensorDescriptor<kiln::half, 2>;
-  // A K of 0 still needs a descriptor: its shape's K is then 1 (an extent
-  // of 0 cannot be encoded), and the kernel reads none of it.
-  HalfDesc a_desc(d_a->data<kiln::half>(), {M, std::max(K, 1)}, {ld, 1},
-                  {64, 64});
-  HalfDesc b_desc(d_b->data<kiln::half>(), {N, std::max(K, 1)}, {ld, 1},
-                  {64, 64});
-  Desc2 c_desc(d_c->data<float>(), {M, N}, {ldc, 1}, {64, 64});
-  absl::Status status = kernels::launch_persistent_matmul_tiles(
-      kiln::Grid(programs), nullptr, a_desc, b_desc, c_desc, M, N, K);
-  ASSERT_TRUE(status.ok()) << status;
-  ASSERT_TRUE(kiln::SynchronizeStream(nullptr).ok());
-  std::vector<float> got(c.size());
-  ASSERT_TRUE(d_c->CopyToHost(got.data(), got.size() * sizeof(float)).ok());
-  int wrong = 0;
-  for (int i = 0; i < rows; ++i) {
-    for (int j = 0; j < ldc; ++j) {
-      float expected = kUntouched;
-      if (i < M && j < N) {
-        expected = 0;
-        for (int k = 0; k < K; ++k)
-          expected += static_cast<float>(a[i * ld + k]) *
-                      static_cast<float>(b[j * ld + k]);
-      }
-      // Small integers: the sum is exact in fp32.
-      if (got[i * ldc + j] != expected && ++wrong <= 10) {
-        ADD_FAILURE() << "c[" << i << "][" << j << "] = " << got[i * ldc + j]
-                      << ", expected " << expected;
-      }
-    }
-  }
-  EXPECT_EQ(wrong, 0);
+  CheckHostDescriptorMatmul(
+      M, N, K, ld, ldc, rows, [&](kiln::half *a, kiln::half *b, float *c) {
+        // A K of 0 still needs a descriptor: its shape's K is then 1 (an
+        // extent of 0 cannot be encoded), and the kernel reads none of it.
+        return kernels::launch_persistent_matmul_tiles(
+            kiln::Grid(programs), nullptr,
+            HalfDesc(a, {M, std::max(K, 1)}, {ld, 1}, {64, 64}),
+            HalfDesc(b, {N, std::max(K, 1)}, {ld, 1}, {64, 64}),
+            Desc2(c, {M, N}, {ldc, 1}, {64, 64}), M, N, K);
+      });
 }
 
 // Sizes that are multiples of 16 run the aligned variant (a TMA store on
