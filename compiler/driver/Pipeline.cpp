@@ -178,6 +178,10 @@ constexpr unsigned kCapRegistersAbove = 128;
 /// causal attention at d64 spills 12 bytes of stores at 168 registers).
 constexpr unsigned kCapSpillAllowance = 64;
 
+/// The spill bytes (stores + loads) a flattened loop may cost before kilnc
+/// compiles its kernel again with the loops nested.
+constexpr unsigned kFlattenSpillAllowance = 128;
+
 /// ptxas spends registers on its schedule without regard to occupancy: a
 /// kernel whose shared memory leaves room for more blocks per SM than its
 /// registers do (the causal attention's two loops took 230 registers, 2
@@ -399,6 +403,11 @@ int kiln::compileKernel(const CompileOptions &options) {
     if (!nested && options.flatten && op->hasAttr("kiln.flatten"))
       nested = module->clone();
   });
+  // What the loop below settles on.
+  std::string ptx;
+  std::optional<CubinInfo> cubin;
+  int64_t sharedBytes = 0;
+  bool spilledForOccupancy = false;
   for (;;) {
     if (failed(runPasses(buildKilnGpuPipeline, "gpu")))
       return 1;
@@ -436,74 +445,88 @@ int kiln::compileKernel(const CompileOptions &options) {
       context.getDiagEngine().emit(std::move(diagnostic));
     if (failedStage)
       return 1;
+    if (!writer.dump("03-llvm.mlir", printed(*module)))
+      return 1;
+    sharedBytes = 0;
+    if (auto bytes = (*module)->getAttrOfType<mlir::IntegerAttr>(
+            "kiln_gpu.shared_bytes"))
+      sharedBytes = bytes.getInt();
+
+    // Stage 5: LLVM IR, optimized; then PTX.
+    LLVMContext llvmContext;
+    std::unique_ptr<Module> llvmModule =
+        mlir::translateModuleToLLVMIR(*module, llvmContext, kernel->name);
+    if (!llvmModule)
+      return fail("translation to LLVM IR failed");
+    // Optimizes llvmModule in place.
+    mlir::TimingScope ptxTimer = timingRoot.nest("LLVM O3 and NVPTX (PTX)");
+    auto candidates = emitPTX(*llvmModule, *arch, options.libdevicePath);
+    ptxTimer.stop();
+    if (!writer.write(Stage::LLVM, "04-llvm.ll", printed(*llvmModule)))
+      return 1;
+    if (writer.done)
+      return 0;
+    if (!candidates)
+      return fail(toString(candidates.takeError()));
+    ptx = std::move(candidates->plain);
+    mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
+    std::optional<CubinInfo> chosen;
+    if (candidates->rematerialized)
+      chosen = keepFewerRegisters(ptx, *candidates->rematerialized, *arch,
+                                  options.ptxasPath);
+    if (!writer.write(Stage::PTX, "05-kernel.ptx", ptx))
+      return 1;
+    if (writer.done)
+      return 0;
+    // Stage 6: cubin and metadata.
+    Expected<CubinInfo> assembled =
+        chosen ? Expected<CubinInfo>(std::move(*chosen))
+               : assembleCubin(ptx, *arch, options.ptxasPath);
+    // Without an occupancy hint ptxas may aim at as many blocks per SM as the
+    // threads allow (32 registers at 256 threads) and spill a tensor-core
+    // accumulator by kilobytes. A kernel that spills below the register limit
+    // is assembled again with `.minnctapersm 1` (one block per SM is enough),
+    // and the result that spills less is kept.
+    if (assembled && spillsBelowRegisterLimit(*assembled)) {
+      std::string hinted = withEntryDirective(ptx, ".minnctapersm 1");
+      auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
+      if (retry && retry->spillBytes < assembled->spillBytes) {
+        assembled = std::move(retry);
+        ptx = std::move(hinted);
+      } else if (!retry) {
+        consumeError(retry.takeError());
+      }
+    }
+    // Spills the register cap chose (kCapSpillAllowance) are no mistake of
+    // the kernel's to warn about.
+    spilledForOccupancy = false;
+    if (assembled) {
+      unsigned uncapped = assembled->spillBytes;
+      spilledForOccupancy =
+          capRegistersForOccupancy(ptx, *assembled, TargetInfo::of(*module),
+                                   spec->numWarps, sharedBytes,
+                                   options.ptxasPath, *arch) &&
+          uncapped == 0;
+    }
+    ptxasTimer.stop();
+    if (!assembled)
+      return fail(toString(assembled.takeError()));
+    cubin = std::move(*assembled);
+    // A flattened loop keeps the tile's accumulator live through its
+    // epilogue. Where that costs more than a few spilled registers, the
+    // nested loops run faster (H200, tutorial 09's pointer persistent
+    // matmul at fp16: 344 bytes of spill stores and loads, 0.90 of Triton
+    // flattened, 0.92-0.96 nested; its TMA form at fp8, 96 bytes, is faster
+    // flattened), and the kernel is compiled again with them. (--emit llvm
+    // or ptx stops before this, with the flattened form.)
+    if (nested && pipelineOptions.flatten &&
+        cubin->spillBytes > kFlattenSpillAllowance) {
+      module = std::move(nested);
+      pipelineOptions.flatten = false;
+      continue;
+    }
     break;
   }
-  if (!writer.dump("03-llvm.mlir", printed(*module)))
-    return 1;
-  int64_t sharedBytes = 0;
-  if (auto bytes =
-          (*module)->getAttrOfType<mlir::IntegerAttr>("kiln_gpu.shared_bytes"))
-    sharedBytes = bytes.getInt();
-
-  // Stage 5: LLVM IR, optimized; then PTX.
-  LLVMContext llvmContext;
-  std::unique_ptr<Module> llvmModule =
-      mlir::translateModuleToLLVMIR(*module, llvmContext, kernel->name);
-  if (!llvmModule)
-    return fail("translation to LLVM IR failed");
-  // Optimizes llvmModule in place.
-  mlir::TimingScope ptxTimer = timingRoot.nest("LLVM O3 and NVPTX (PTX)");
-  auto candidates = emitPTX(*llvmModule, *arch, options.libdevicePath);
-  ptxTimer.stop();
-  if (!writer.write(Stage::LLVM, "04-llvm.ll", printed(*llvmModule)))
-    return 1;
-  if (writer.done)
-    return 0;
-  if (!candidates)
-    return fail(toString(candidates.takeError()));
-  std::string ptx = std::move(candidates->plain);
-  mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
-  std::optional<CubinInfo> chosen;
-  if (candidates->rematerialized)
-    chosen = keepFewerRegisters(ptx, *candidates->rematerialized, *arch,
-                                options.ptxasPath);
-  if (!writer.write(Stage::PTX, "05-kernel.ptx", ptx))
-    return 1;
-  if (writer.done)
-    return 0;
-  // Stage 6: cubin and metadata.
-  Expected<CubinInfo> cubin =
-      chosen ? Expected<CubinInfo>(std::move(*chosen))
-             : assembleCubin(ptx, *arch, options.ptxasPath);
-  // Without an occupancy hint ptxas may aim at as many blocks per SM as the
-  // threads allow (32 registers at 256 threads) and spill a tensor-core
-  // accumulator by kilobytes. A kernel that spills below the register limit
-  // is assembled again with `.minnctapersm 1` (one block per SM is enough),
-  // and the result that spills less is kept.
-  if (cubin && spillsBelowRegisterLimit(*cubin)) {
-    std::string hinted = withEntryDirective(ptx, ".minnctapersm 1");
-    auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
-    if (retry && retry->spillBytes < cubin->spillBytes) {
-      cubin = std::move(retry);
-      ptx = std::move(hinted);
-    } else if (!retry) {
-      consumeError(retry.takeError());
-    }
-  }
-  // Spills the register cap chose (kCapSpillAllowance) are no mistake of
-  // the kernel's to warn about.
-  bool spilledForOccupancy = false;
-  if (cubin) {
-    unsigned uncapped = cubin->spillBytes;
-    spilledForOccupancy =
-        capRegistersForOccupancy(ptx, *cubin, TargetInfo::of(*module),
-                                 spec->numWarps, sharedBytes, options.ptxasPath,
-                                 *arch) &&
-        uncapped == 0;
-  }
-  ptxasTimer.stop();
-  if (!cubin)
-    return fail(toString(cubin.takeError()));
   // The PTX fallback comes from this same compile: the text ptxas assembled.
   if (!options.ptxOutputPath.empty() &&
       !writer.writeFile(options.ptxOutputPath, ptx))

@@ -111,15 +111,9 @@ private:
   }
 
   /// Whether the inner loop's loads will all be TMA copies (each through a
-  /// kernel argument's tensor map, on a target with TMA). Then a flattened
-  /// iteration computes no addresses. Pointer loads keep the loops nested:
-  /// their per-tile address arithmetic and masks, which LLVM hoists out of a
-  /// nested K loop, would run every iteration (H200, tutorial 09's
-  /// matmul_kernel_descriptor_persistent: 0.84-0.90 of Triton flattened,
-  /// 0.96-1.00 nested).
-  bool copiesByTma(scf::ForOp inner) {
-    if (!target_.hasWgmma())
-      return false;
+  /// kernel argument's tensor map): then a flattened iteration computes no
+  /// addresses.
+  static bool copiesByTma(scf::ForOp inner) {
     unsigned loads = 0;
     WalkResult result = inner.getBody()->walk([&](kiln::LoadOp load) {
       ++loads;
@@ -128,6 +122,24 @@ private:
                  : WalkResult::interrupt();
     });
     return loads > 0 && !result.wasInterrupted();
+  }
+
+  /// Whether flattening pays: on targets with wgmma, whose pipeliner keeps
+  /// copies in flight across tiles, and when the inner loop loads at all.
+  /// The mma.sync targets keep their loops nested (not measured flattened).
+  bool flattensWell(scf::ForOp inner) {
+    if (!target_.hasWgmma())
+      return false;
+    return inner.getBody()
+        ->walk([](kiln::LoadOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  }
+
+  /// Ops that only rearrange registers: their results are rebuilt where
+  /// used rather than carried.
+  static bool isShapeOnly(Operation *op) {
+    return isa<kiln::SplatOp, kiln::BroadcastOp, kiln::ExpandDimsOp,
+               kiln::MakeRangeOp, arith::ConstantOp>(op);
   }
 
   kiln::TargetInfo target_;
@@ -143,21 +155,26 @@ private:
         inner = loop;
       }
     }
-    if (!inner || !copiesByTma(inner))
+    if (!inner || !flattensWell(inner))
       return;
-    // What the inner loop computes per tile from A (scalars: a TMA copy's
-    // box offsets) moves into A, computed once per tile as when nested,
-    // where LLVM hoists it. Tensors stay: the loads' pointers and masks are
-    // dead once TMA copies replace them, and a broadcast tile would be
-    // carried element by element.
+    // What the inner loop computes per tile from A moves into A: computed
+    // once per tile, as LLVM hoists it out of a nested K loop, and carried.
+    // With TMA copies only scalars move (the box offsets): the loads'
+    // pointers and masks die once the copies replace them. With pointer
+    // loads, tensors move too (a row's offsets times its stride); the
+    // shape-only ops among them are rebuilt where they are read (below).
+    bool tensors = !copiesByTma(inner);
     (void)moveLoopInvariantCode(
         {&inner.getRegion()},
         [&](Value v, Region *) { return inner.isDefinedOutsideOfLoop(v); },
         [&](Operation *op, Region *) {
-          return isMemoryEffectFree(op) && isSpeculatable(op) &&
-                 op->getNumRegions() == 0 &&
-                 llvm::none_of(op->getResultTypes(),
-                               [](Type type) { return isa<ShapedType>(type); });
+          if (!isMemoryEffectFree(op) || !isSpeculatable(op) ||
+              op->getNumRegions() != 0)
+            return false;
+          if (llvm::none_of(op->getResultTypes(),
+                            [](Type type) { return isa<ShapedType>(type); }))
+            return true;
+          return tensors;
         },
         [&](Operation *op, Region *) { op->moveBefore(inner); });
     // What does not depend on the tile leaves the loop.
@@ -178,6 +195,20 @@ private:
       if (!afterInner && !isMemoryEffectFree(&op))
         return;
       (afterInner ? epilogue : prologue).push_back(&op);
+    }
+    // Shape-only ops of A read after A are rebuilt at each reader, so that
+    // what is carried is their (smaller) operand.
+    for (Operation *op : llvm::reverse(prologue)) {
+      if (!isShapeOnly(op))
+        continue;
+      for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+        Operation *top = body->findAncestorOpInBlock(*use.getOwner());
+        if (!top || llvm::is_contained(prologue, top))
+          continue;
+        unsigned result = cast<OpResult>(use.get()).getResultNumber();
+        OpBuilder rb(use.getOwner());
+        use.set(rb.clone(*op)->getResult(result));
+      }
     }
     // A's values read after A: by the inner loop (its inits, its body) or
     // by C. The flattened loop carries them from the tile's first iteration.

@@ -980,6 +980,9 @@ private:
     llvm::SmallDenseSet<unsigned> waited;
     // The first wait that completes the previous iteration's deferred dots.
     Operation *waitOfDeferred = nullptr;
+    // The wait of an accumulating dot that an epilogue region reads (a
+    // flattened loop's), after which the slot to refill is free.
+    Operation *waitBeforeEpilogue = nullptr;
     for (PipelinedDot &pd : dots) {
       kiln::DotOp dot = pd.dot;
       b.setInsertionPoint(dot);
@@ -1041,6 +1044,8 @@ private:
         result = wait.getOutputs()[0];
         if (!tied.empty() && !waitOfDeferred)
           waitOfDeferred = wait;
+        if (pd.accumulates && pd.epilogue && !waitBeforeEpilogue)
+          waitBeforeEpilogue = wait;
         for (auto [arg, ready] :
              llvm::zip(tied, wait.getOutputs().drop_front()))
           arg.replaceAllUsesExcept(ready, wait);
@@ -1115,17 +1120,28 @@ private:
       // other's dots (H200, d128 at 8 warps: 1.03 -> 0.97 of Triton), so
       // they go last, as after an accumulating dot, which reads its slot up
       // to the next iteration's wait.
+      //
+      // A flattened loop's epilogue (a tile's last iteration) runs between
+      // the accumulating dot's wait and the end of the body; the slot is
+      // free at that wait already, so the copies go before the epilogue:
+      // the next tile's tiles land while it runs, and their addresses are
+      // not live through it.
       bool accumulating =
           llvm::any_of(dots, [](auto &d) { return d.accumulates; });
-      if (!accumulating && waitOfDeferred && numWarps_ <= 4) {
+      Operation *earliest = nullptr;
+      if (!accumulating && waitOfDeferred && numWarps_ <= 4)
+        earliest = waitOfDeferred;
+      else if (waitBeforeEpilogue)
+        earliest = waitBeforeEpilogue;
+      if (earliest) {
         // The stage's address arithmetic below the wait moves up with them
         // (nothing else in the body reads it).
-        Operation *last = waitOfDeferred;
+        Operation *last = earliest;
         llvm::SmallPtrSet<Operation *, 4> ringLoads;
         for (PipelinedLoad &l : loads)
           ringLoads.insert(l.load);
         for (Operation &op : llvm::make_early_inc_range(llvm::make_range(
-                 std::next(waitOfDeferred->getIterator()), body->end())))
+                 std::next(earliest->getIterator()), body->end())))
           if (stage.contains(&op) && !ringLoads.contains(&op)) {
             op.moveAfter(last);
             last = &op;

@@ -434,8 +434,15 @@ def run_case(case, opts, torch, triton, cuda):
             check(cuda.cuFuncSetAttribute(function, 8, shared),  # MAX_DYNAMIC_SHARED_SIZE_BYTES
                   "cuFuncSetAttribute")
         holders = []
+        # A `:1` parameter is the constant 1, dropped from the entry point's
+        # parameters (as the generated launchers check it and pass nothing).
+        dropped = {p["name"] for p in meta.get("params", []) if p.get("equal_to_1")}
         for name, type_ in ours:
             value = kiln_args[name]
+            if name in dropped:
+                if value != 1:
+                    return dict(status="ERROR", error=f"{name} is specialized to 1 (`:1`) but is {value}")
+                continue
             if type_.startswith("*"):
                 holders.append(ctypes.c_uint64(value.data_ptr()))
             else:

@@ -11,13 +11,21 @@
 #   which becomes wgmma's scale-d (selp from a predicate, not a constant).
 # - The epilogue, in an scf.if at the tile's last iteration, waits for the
 #   dot inside (dot_wait 0) while the loop otherwise keeps one in flight.
+#   The next copies are issued before it: their slot is free at the wait
+#   that follows the dot.
 # RUN: %kilnc compile %s -n persistent -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp32[64,64]>:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # RUN: %kilnc compile %s -n persistent -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp32[64,64]>:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
-# --no-flatten, plain sm_90 (cp.async, no TMA) and pointer loads keep the
-# loops nested, with the same results.
+# --no-flatten and plain sm_90 (mma.sync) keep the loops nested, with the
+# same results.
 # RUN: %kilnc compile %s --no-flatten -n persistent -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp32[64,64]>:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=NESTED
 # RUN: %kilnc compile %s -n persistent -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp32[64,64]>:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=NESTED
-# RUN: %kilnc compile %s -n persistent_pointers -s "*fp16:16, *fp16:16, *fp32:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=NESTED
+# RUN: %kilnc compile %s -n persistent_pointers -s "*fp16:16, *fp16:16, *fp32:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=NESTED
+# Pointer loads flatten on sm_90a too. What the K loop computes per tile
+# (a row's pointer, a + rm * K) moves into the prologue's scf.if and is
+# carried as a 64x1 tensor; the broadcast to the 64x64 tile is rebuilt in
+# the loop, where it costs no instruction. The copies of the next tile go
+# before the epilogue, right after the wait that frees their slot.
+# RUN: %kilnc compile %s -n persistent_pointers -s "*fp16:16, *fp16:16, *fp32:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=POINTERS
 import triton
 import triton.language as tl
 
@@ -32,10 +40,10 @@ import triton.language as tl
 # GPU: %[[USE:.*]] = arith.cmpi ne, %{{.*}}, %c0_i32 : i32
 # GPU: %[[D:.*]] = kiln_gpu.shared_dot {{.*}} use_c %[[USE]] {async}
 # GPU: %[[W:.*]] = kiln_gpu.dot_wait %[[D]] {pending = 1 : i32}
+# GPU: kiln_gpu.async_tma_copy
 # GPU: scf.if
 # GPU-NEXT: kiln_gpu.dot_wait %[[W]] {pending = 0 : i32}
 # GPU: kiln_gpu.async_tma_store
-# GPU: kiln_gpu.async_tma_copy
 # GPU: scf.yield
 # GPU: } else {
 # GPU: scf.for
@@ -51,6 +59,21 @@ import triton.language as tl
 # NESTED: scf.for
 # NESTED: scf.for
 # NESTED-NOT: use_c
+
+# POINTERS: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32 iter_args(
+# POINTERS: %[[A:.*]]:4 = scf.if %{{.*}} -> (tensor<64xi32
+# POINTERS: arith.muli %{{.*}} : tensor<64x1xi32
+# POINTERS: scf.yield {{.*}} tensor<64x1x!kiln.ptr<f16>
+# POINTERS: kiln.broadcast %[[A]]#3 : tensor<64x1x!kiln.ptr<f16>, {{.*}}> -> tensor<64x64x!kiln.ptr<f16>
+# POINTERS: %[[D:.*]] = kiln_gpu.shared_dot {{.*}} use_c %{{.*}} {async}
+# POINTERS: %[[W:.*]] = kiln_gpu.dot_wait %[[D]] {pending = 1 : i32}
+# POINTERS: kiln_gpu.async_copy
+# POINTERS: kiln_gpu.async_copy
+# POINTERS: kiln_gpu.async_commit_group
+# POINTERS: scf.if
+# POINTERS-NEXT: kiln_gpu.dot_wait %[[W]] {pending = 0 : i32}
+# POINTERS: kiln.store
+# POINTERS: } else {
 
 
 @triton.jit
@@ -104,3 +127,17 @@ def persistent_pointer_store(a_desc, b_desc, c, M, N, K, BM: tl.constexpr, BN: t
         rm = m + tl.arange(0, BM)
         rn = n + tl.arange(0, BN)
         tl.store(c + rm[:, None] * N + rn[None, :], acc)
+
+
+# Flattened, tutorial 09's pointer kernel at fp16 (128x256x64, 8 warps)
+# spills 344 bytes in its epilogue, where the tile's accumulator stays
+# live: kilnc compiles it again nested (its ring alone: 147456 bytes of
+# shared memory). At fp8 it does not spill and stays flattened (the ring
+# and the epilogue's conversion: 180224).
+# RUN: %kilnc compile %S/../realworld/tutorials/python/tutorials/09-persistent-matmul.py -n matmul_kernel_persistent --arch sm_90a -o %t/fp16.cubin --metadata %t/fp16.json -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_ak=i32:1, stride_bk=i32:1, stride_bn=i32:16, stride_cm=i32:16, stride_cn=i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, NUM_SMS=132, num_warps=8, num_stages=3"
+# RUN: FileCheck %s --check-prefix=SPILLS-NESTED < %t/fp16.json
+# SPILLS-NESTED: "shared_bytes": 147456,
+# SPILLS-NESTED: "spills": 0,
+# RUN: %kilnc compile %S/../realworld/tutorials/python/tutorials/09-persistent-matmul.py -n matmul_kernel_persistent --arch sm_90a -o %t/fp8.cubin --metadata %t/fp8.json -s "a_ptr=*fp8e4nv:16, b_ptr=*fp8e4nv:16, c_ptr=*fp8e4nv:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_ak=i32:1, stride_bk=i32:1, stride_bn=i32:16, stride_cm=i32:16, stride_cn=i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128, GROUP_SIZE_M=8, NUM_SMS=132, num_warps=8, num_stages=3"
+# RUN: FileCheck %s --check-prefix=FLAT-FP8 < %t/fp8.json
+# FLAT-FP8: "shared_bytes": 180224,
