@@ -114,6 +114,65 @@ LogicalResult renameRegisters(Operation *op, Value convertedSrc,
   return success();
 }
 
+/// A piece of the operand in the operand's lanes and warps
+/// (kiln-assign-layouts' keepsPieces): each register of the result is the
+/// operand's register at the same coordinates plus the offsets. (Offsets are
+/// multiples of the piece's power-of-two sizes, so adding them is XOR.)
+struct ExtractLowering : OpConversionPattern<kiln::ExtractOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ExtractOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<LayoutChange> change =
+        layoutChange(op.getSrc().getType(), op.getType(), *getTypeConverter());
+    if (!change)
+      return rewriter.notifyMatchFailure(op, "tensors without layouts");
+    auto fail = [&]() {
+      return op->emitError("the piece ")
+             << op.getType() << " is not in the threads of "
+             << op.getSrc().getType()
+             << " that hold it; kiln-assign-layouts should have made its "
+                "layout agree";
+    };
+    for (int64_t size : op.getType().getShape())
+      if (!llvm::isPowerOf2_64(uint64_t(size)))
+        return fail();
+    auto same = [](ArrayRef<int32_t> c) { return SmallVector<int32_t>(c); };
+    ArrayRef<int64_t> offsets = op.getOffsets();
+    auto shifted = [&](ArrayRef<int32_t> c) {
+      SmallVector<int32_t> moved(c);
+      for (auto [x, offset] : llvm::zip(moved, offsets))
+        x ^= int32_t(offset);
+      return moved;
+    };
+    // Lanes and warps agree when the piece at offset 0 renames registers.
+    std::optional<SmallVector<unsigned>> atZero =
+        kiln::registerMapping(change->from, change->to, same);
+    if (!atZero)
+      return fail();
+    std::map<SmallVector<int32_t>, unsigned> byCoordinates;
+    unsigned fromRegisters =
+        unsigned(change->from.getInDimSize(layout::kRegister));
+    for (unsigned k = fromRegisters; k-- > 0;)
+      byCoordinates[kiln::registerCoordinates(change->from, k)] = k;
+    Location loc = op.getLoc();
+    SmallVector<Value> src =
+        kiln::unpackElements(rewriter, loc, adaptor.getSrc());
+    SmallVector<Value> elements;
+    unsigned toRegisters = unsigned(change->to.getInDimSize(layout::kRegister));
+    for (unsigned k = 0; k < toRegisters; ++k) {
+      auto it =
+          byCoordinates.find(shifted(kiln::registerCoordinates(change->to, k)));
+      if (it == byCoordinates.end())
+        return fail();
+      elements.push_back(src[it->second]);
+    }
+    rewriter.replaceOp(
+        op, kiln::packElements(rewriter, loc, change->converted, elements));
+    return success();
+  }
+};
+
 struct ExpandDimsLowering : OpConversionPattern<kiln::ExpandDimsOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -624,6 +683,6 @@ void kiln::populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
                                         RewritePatternSet &patterns) {
   patterns.add<MakeRangeLowering, SplatLowering, ExpandDimsLowering,
                BroadcastLowering, TransLowering, ConvertLayoutLowering,
-               ReshapeLowering, JoinLowering, SplitLowering, CatLowering>(
-      converter, patterns.getContext());
+               ExtractLowering, ReshapeLowering, JoinLowering, SplitLowering,
+               CatLowering>(converter, patterns.getContext());
 }

@@ -99,6 +99,26 @@ LogicalResult kiln::SplitOp::verify() {
   return success();
 }
 
+LogicalResult kiln::ExtractOp::verify() {
+  auto src = getSrc().getType();
+  auto result = getResult().getType();
+  ArrayRef<int64_t> offsets = getOffsets();
+  if (result.getRank() != src.getRank() ||
+      int64_t(offsets.size()) != src.getRank())
+    return emitOpError("operand, result and offsets must have one rank");
+  for (int64_t d = 0; d < src.getRank(); ++d) {
+    int64_t size = result.getDimSize(d);
+    if (size <= 0 || offsets[d] < 0 || offsets[d] % size != 0 ||
+        offsets[d] + size > src.getDimSize(d))
+      return emitOpError("offset ")
+             << offsets[d] << " of dimension " << d
+             << " must be a multiple of the result's size there (" << size
+             << ") and leave the piece inside the operand ("
+             << src.getDimSize(d) << ")";
+  }
+  return success();
+}
+
 LogicalResult kiln::CatOp::verify() {
   auto lhs = getLhs().getType();
   auto result = getResult().getType();

@@ -75,6 +75,24 @@ def Kiln_SplitOp : Kiln_Op<"split", [Pure, AllTypesMatch<["lhs", "rhs"]>]> {
   let results = (outs AnyType:$lhs, AnyType:$rhs);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($lhs)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Kiln_ExtractOp : Kiln_Op<"extract", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "The rectangular piece of a tensor at static offsets";
+  let description = [{
+    result[i] = src[offsets + i], with the result's shape. Each offset is a
+    multiple of the result's dimension there (the pieces tile the operand).
+    Not a Triton construct: canonicalization makes it of the halves that
+    split(permute(reshape(x, [..., 2, n]), swap of the last two)) takes of
+    x's last dimension (tutorial 09's epilogue subtiling), so that layout
+    assignment can keep them in the operand's layout, registers renamed.
+  }];
+  let arguments = (ins AnyRankedTensor:$src, DenseI64ArrayAttr:$offsets);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src $offsets attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 def Kiln_CatOp : Kiln_Op<"cat", [Pure, SameTypeOperands]> {

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/ir/ExtractPieces.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/transforms/AxisInfo.h"
@@ -866,6 +867,25 @@ struct AssignLayoutsPass
         result = permuted(blocked, trans.getOrder());
       }
       setResult(trans.getResult(), result);
+      return success();
+    }
+    if (auto extract = dyn_cast<kiln::ExtractOp>(op)) {
+      // A piece keeps its operand's layout where that layout holds the
+      // piece's elements in the threads that hold the piece at offset 0
+      // (then the lowering renames registers: an accumulator's halves).
+      // Otherwise both take a blocked layout that tiles the piece.
+      Attribute src = encodingOf(extract.getSrc());
+      Attribute layout =
+          src && kiln::keepsPieces(src, extract.getSrc().getType().getShape(),
+                                   extract.getType().getShape())
+              ? src
+              : Attribute();
+      if (!layout) {
+        layout = defaultBlocked(&getContext(), extract.getType().getShape(), 1,
+                                numWarps);
+        requireOperand(op, 0, layout);
+      }
+      setResult(extract.getResult(), layout);
       return success();
     }
     if (auto dot = dyn_cast<kiln::DotOp>(op)) {

@@ -894,6 +894,9 @@ CASES += [
     case("concat_blocks", F, "concat_blocks", "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=64",
          dict(x_ptr=("randint", "int32", 64), y_ptr=("randint", "int32", 64), out_ptr=("zeros", "int32", 1)),
          (1,), ["out_ptr"], tol=0),
+    case("split_halves", F, "split_halves", "x_ptr=*fp32, lo_ptr=*fp32, hi_ptr=*fp32, R=16, C=64",
+         dict(x_ptr=("randn", "float32", 16 * 64), lo_ptr=("zeros", "float32", 16 * 32),
+              hi_ptr=("zeros", "float32", 16 * 32)), (1,), ["lo_ptr", "hi_ptr"], tol=0),
 ]
 
 # --- shapes/reshape_permute.py -----------------------------------------------
@@ -1112,6 +1115,9 @@ CASES += [
          "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, PRECISION='ieee', M=32, N=32, K=32",
          dot_args("float32", "float32", 32, 32, 32), (1,), ["c_ptr"],
          tol=1e-6),  # fp32 sums in another order
+    case("dot_halves", F, "dot_halves", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, M=64, N=128, K=64",
+         dot_args("float16", "float16", 64, 128, 64), (1,), ["c_ptr"],
+         tol=2e-3),  # fp32 sums in another order, then one fp16 rounding (2^-11)
     case("dot_fp16_out", F, "dot_fp16_out", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, M=64, N=64, K=64",
          dot_args("float16", "float16", 64, 64, 64), (1,), ["c_ptr"],
          tol=5e-3),  # Triton accumulates in fp16, Kiln in fp32 rounded once

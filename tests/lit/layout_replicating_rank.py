@@ -4,8 +4,9 @@
 # rank takes), permutes it to 128x128x2 and splits that. Along the 2, the
 # rank's 32 lanes would each hold copies (150 KB of spills in the tutorial's
 # kernel); the split's operand gets a layout of its own instead, the pair in
-# each thread.
-# RUN: %kilnc compile %s -n subtile -s "*fp32:16, *fp32:16, *fp32:16" --arch sm_90a -w 8 --emit gpu -o - | FileCheck %s
+# each thread. (Here the permuted tile is also reduced: split into halves
+# alone, it would become two kiln.extract, tests/lit/split_halves.py.)
+# RUN: %kilnc compile %s -n subtile -s "*fp32:16, *fp32:16, *fp32:16, *fp32:16" --arch sm_90a -w 8 --emit gpu -o - | FileCheck %s
 import triton
 import triton.language as tl
 
@@ -14,7 +15,7 @@ import triton.language as tl
 
 
 @triton.jit
-def subtile(x_ptr, lo_ptr, hi_ptr):
+def subtile(x_ptr, lo_ptr, hi_ptr, max_ptr):
     rows = tl.arange(0, 128)
     cols = tl.arange(0, 256)
     x = tl.load(x_ptr + rows[:, None] * 256 + cols[None, :])
@@ -22,5 +23,6 @@ def subtile(x_ptr, lo_ptr, hi_ptr):
     x = tl.permute(x, (0, 2, 1))
     lo, hi = tl.split(x)
     half = tl.arange(0, 128)
+    tl.store(max_ptr + rows[:, None] * 128 + half[None, :], tl.max(x, axis=2))
     tl.store(lo_ptr + rows[:, None] * 128 + half[None, :], lo)
     tl.store(hi_ptr + rows[:, None] * 128 + half[None, :], hi)

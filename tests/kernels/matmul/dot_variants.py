@@ -4,6 +4,7 @@
 # batched 3-D dots in a K loop.
 #
 # kiln-variant: -n dot_tile -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=64, N=64, K=32"
+# kiln-variant: -n dot_halves -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, M=64, N=128, K=64"
 # kiln-variant: -n dot_tile -s "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*fp32, M=64, N=128, K=64"
 # kiln-variant: -n dot_tile -s "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*fp32, M=64, N=64, K=64"
 # kiln-variant: -n dot_tile -s "a_ptr=*fp8e5, b_ptr=*fp8e5, c_ptr=*fp32, M=64, N=64, K=64"
@@ -25,6 +26,7 @@
 # kiln-variant: -n dot_int8 -s "a_ptr=*i8, b_ptr=*i8, c_ptr=*i32, M=64, N=64, K=64"
 # kiln-variant: -n dot_transposed -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=64, N=64, K=64"
 # kiln-covers: dot_tile: tl.dot; tl.dot(acc=); tl.float8e4nv; tl.float8e5; tl.bfloat16
+# kiln-covers: dot_halves: tl.dot; tl.split; tl.permute
 # kiln-covers: dot_fp32_precision: tl.dot(input_precision=); string argument
 # kiln-covers: matmul_fp32_precision: tl.dot(input_precision=); tl.dot(acc=)
 # kiln-covers: dot_batched: tl.dot(acc=); tl.zeros; tl.float8e5
@@ -48,6 +50,18 @@ def dot_tile(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.conste
     acc = tl.dot(a, b, acc=acc)
     acc += tl.dot(a, b)
     tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], acc)
+
+
+# The accumulator stored in two halves of its columns, as tutorial 09's
+# EPILOGUE_SUBTILE does (the right half scaled, so that swapped halves show).
+@triton.jit
+def dot_halves(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    acc = tl.dot(_tile(a_ptr, M, K), _tile(b_ptr, K, N))
+    lo, hi = tl.split(tl.permute(tl.reshape(acc, (M, 2, N // 2)), (0, 2, 1)))
+    rows = tl.arange(0, M)[:, None] * N
+    cols = tl.arange(0, N // 2)[None, :]
+    tl.store(c_ptr + rows + cols, lo.to(tl.float16))
+    tl.store(c_ptr + rows + N // 2 + cols, (hi * 0.5).to(tl.float16))
 
 
 @triton.jit

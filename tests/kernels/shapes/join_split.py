@@ -6,7 +6,9 @@
 # kiln-variant: -n concat_blocks -s "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=64"
 # kiln-covers: complex_multiply: tl.join; tl.split; tuple unpacking; tl.reshape
 # kiln-covers: interleave_halves: tl.interleave
+# kiln-variant: -n split_halves -s "x_ptr=*fp32, lo_ptr=*fp32, hi_ptr=*fp32, R=16, C=64"
 # kiln-covers: concat_blocks: tl.cat; tl.sum
+# kiln-covers: split_halves: tl.split; tl.permute; tl.reshape
 import triton
 import triton.language as tl
 
@@ -39,3 +41,15 @@ def concat_blocks(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     # cat may reorder elements: only order-independent results are meaningful.
     tl.store(out_ptr, tl.sum(both, axis=0))
 
+
+
+# A tile's left and right halves, as upstream's tutorial 09 takes an
+# accumulator's (reshape to (R, 2, C // 2), permute, split).
+@triton.jit
+def split_halves(x_ptr, lo_ptr, hi_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.arange(0, R)[:, None]
+    x = tl.load(x_ptr + rows * C + tl.arange(0, C)[None, :])
+    lo, hi = tl.split(tl.permute(tl.reshape(x, (R, 2, C // 2)), (0, 2, 1)))
+    half = rows * (C // 2) + tl.arange(0, C // 2)[None, :]
+    tl.store(lo_ptr + half, lo)
+    tl.store(hi_ptr + half, hi * 2.0)
