@@ -26,9 +26,12 @@
 // the K loop runs no iteration, or the product does not fit the induction
 // variable, the original nested loop runs instead (an scf.if picks).
 //
-// Only where it pays: on targets with TMA, and when every load of the inner
-// loop is a TMA copy (copiesByTma). Elsewhere the loops stay nested, with
-// the same results.
+// Only on targets with wgmma (flattensWell); elsewhere the loops stay
+// nested, with the same results. What the inner loop computes once per
+// tile (a TMA copy's box offsets; with pointer loads, a row's offsets
+// times its stride) moves into A first, as LLVM would hoist it out of the
+// nested loop. kilnc compiles a flattened kernel again nested when it
+// overflows shared memory or spills (compiler/driver/Pipeline.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"

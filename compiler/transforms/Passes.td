@@ -75,7 +75,7 @@ def KilnFlattenLoops : Pass<"kiln-flatten-loops", "mlir::ModuleOp"> {
     copies in flight across the outer iterations (a persistent kernel's
     tiles). When the inner loop runs no iteration, or the product does not
     fit the induction variable, the original nested loop runs. Targets
-    without cp.async keep the nested loops.
+    without wgmma keep the nested loops.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
