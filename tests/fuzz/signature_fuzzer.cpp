@@ -117,7 +117,8 @@ void check(llvm::StringRef paramLine, llvm::StringRef signature, bool aligned) {
             unit + ": " + llvm::toString(retyped.takeError()));
   for (size_t i = 0; i < spec->params.size(); ++i) {
     const ParamSpec &before = spec->params[i], &after = retyped->params[i];
-    bool wanted = llvm::is_contained(ints, before.name);
+    // Retyped, or `:1` already (withEqualToOne leaves those as they are).
+    bool wanted = before.equalToOne || llvm::is_contained(ints, before.name);
     if (wanted != after.equalToOne || before.isConstexpr != after.isConstexpr ||
         (!before.isConstexpr && before.type.str() != after.type.str()))
       finding("withEqualToOne changed the wrong parameter", paramLine, signature,
