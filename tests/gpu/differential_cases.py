@@ -1217,10 +1217,10 @@ CASES += [
     # Flattened: 3 programs over 3 x 2 tiles with ragged rows, columns and K
     # (K's last step masked), so each program runs two epilogues. Aligned
     # K and strides, as the pipeline's 16-byte copies need.
-    *[case(f"persistent_matmul_flattened_{name}", F, "persistent_matmul_flattened",
+    *[case(f"persistent_matmul_flattened_{name}", F, "persistent_matmul",
            f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*fp16:16, M=i32, N=i32, K=i32:16, "
            "stride_am=i32:16, stride_ak=i32:1, stride_bk=i32:16, stride_bn=i32:1, stride_cm=i32:16, "
-           f"stride_cn=i32:1, BM=128, BN=128, BK={bk}, GROUP=8, NUM_SMS=3, num_warps=8",
+           f"stride_cn=i32:1, BM=128, BN=128, BK={bk}, GROUP=8, NUM_SMS=3, FLATTEN=True, num_warps=8",
            matmul_args(dtype, "float16", 300, 208, k), (3,), ["c_ptr"],
            tol=2e-3)  # fp32 sums in another order, then one fp16 rounding (2^-11)
       for name, t, dtype, bk, k in [("f16", "fp16", "float16", 64, 208),
