@@ -1,6 +1,8 @@
 """Launching kilnc's cubins from Python through the CUDA driver (ctypes), for
 the benches that time them beside Triton: load a cubin and its metadata,
-pack the entry point's arguments, launch on torch's current stream."""
+pack the entry point's arguments, launch on torch's current stream. A cubin
+whose metadata has "global_scratch_bytes" takes one more argument after all
+others, the global scratch pointer, which Cubin.launch sets for its grid."""
 import collections
 import ctypes
 import json
@@ -53,7 +55,9 @@ def pack_arguments(meta, values, cuda=None):
     becomes its 2 + 2r ABI parameters (docs/architecture.md): the 128-byte
     tensor map (zeros unless the metadata has "tensor_map"; encoding one
     needs `cuda`), the base, the extents (i32) and the strides (i64). The
-    launcher's checks on descriptors are asserted."""
+    launcher's checks on descriptors are asserted. The global scratch
+    pointer is not among them (it depends on the grid: Cubin.arguments adds
+    it)."""
     holders = []
     for p in meta["params"]:
         value = values[p["name"]]
@@ -106,19 +110,42 @@ class Cubin:
         self.shared = self.meta["shared_bytes"]
         if self.shared > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             assert cuda.cuFuncSetAttribute(self.fn, 8, self.shared) == 0
+        # Bytes of global scratch per program (CTA) when the entry point takes
+        # the pointer (docs/architecture.md, Variant metadata), else None;
+        # the buffers, per size, live as long as the Cubin, so that timed
+        # launches (and graphs captured from them) allocate nothing.
+        self.scratch = self.meta.get("global_scratch_bytes")
+        self._scratch_buffers = {}
 
     def arguments(self, values):
         """The kernel-parameter array for `values` (name -> Python value),
-        in the metadata's order (pack_arguments)."""
+        in the metadata's order (pack_arguments), then the global scratch
+        pointer's slot if the entry point takes one (launch() fills it)."""
         holders = pack_arguments(self.meta, values, self.cuda)
-        pointers = (ctypes.c_void_p * len(holders))(
+        if self.scratch is not None:
+            holders.append(ctypes.c_uint64(0))
+        pointers = (ctypes.c_void_p * max(1, len(holders)))(
             *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
         return holders, pointers
+
+    def scratch_address(self, programs):
+        """The address of a global scratch buffer for `programs` CTAs, a torch
+        uint8 tensor kept for later launches of that size; 0 when the cubin
+        uses none."""
+        if not self.scratch:
+            return 0
+        size = max(1, self.scratch * programs)
+        if size not in self._scratch_buffers:
+            import torch
+            self._scratch_buffers[size] = torch.zeros(size, dtype=torch.uint8, device="cuda")
+        return self._scratch_buffers[size].data_ptr()
 
     def launch(self, grid, arguments, stream):
         """Launches on `stream` (a CUstream handle) with `arguments` from
         arguments(); grid is (x, y, z) or fewer."""
         x, y, z = (tuple(grid) + (1, 1))[:3]
+        if self.scratch is not None:
+            arguments[0][-1].value = self.scratch_address(x * y * z)
         assert self.cuda.cuLaunchKernel(self.fn, x, y, z, 32 * self.meta["num_warps"], 1, 1, self.shared,
                                         ctypes.c_void_p(stream), arguments[1], None) == 0
 

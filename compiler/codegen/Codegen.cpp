@@ -20,6 +20,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cassert>
 #include <map>
 #include <set>
 
@@ -526,6 +527,9 @@ public:
   /// The first bad image path, or "".
   const std::string &error() const { return firstError; }
 
+  /// Whether images are stored compressed (their compression_fields set).
+  bool compresses() const { return options.compressZstd; }
+
   /// The `extern` declarations the source needs (Incbin only).
   std::vector<TemplateDict> externDeclarations() const {
     std::vector<TemplateDict> list;
@@ -793,6 +797,12 @@ private:
                                      : formatv("kConstexprs{0}", index).str());
     dict.setFlag("has_params", !m.params.empty());
     dict.setFlag("has_constexprs", !m.constexprs.empty());
+    dict.set("global_scratch_field",
+             m.globalScratchBytes
+                 ? formatv(",\n     /*global_scratch_arg=*/{0}",
+                           entryArgumentCount(m))
+                       .str()
+                 : std::string());
 
     std::vector<TemplateDict> params;
     for (const ParamMetadata &p : m.params) {
@@ -825,6 +835,18 @@ private:
       dictImage.set("registers", std::to_string(image.registers));
       dictImage.set("spills", std::to_string(image.spills));
       dictImage.set("shared_bytes", std::to_string(image.sharedBytes));
+      // CubinImage's initializer is positional: the scratch size comes after
+      // the compression fields, which an uncompressed image then spells out.
+      std::string scratch;
+      if (image.globalScratchBytes > 0)
+        scratch =
+            (embedder.compresses() ? std::string()
+                                   : ",\n     kiln::ImageCompression::kNone, "
+                                     "/*uncompressed_size=*/0") +
+            formatv(",\n     /*global_scratch_bytes=*/{0}",
+                    image.globalScratchBytes)
+                .str();
+      dictImage.set("global_scratch_fields", scratch);
       images.push_back(std::move(dictImage));
     }
     dict.setList("images", std::move(images));
@@ -885,8 +907,24 @@ private:
     return r;
   }
 
+  /// How many parameters variant `v`'s entry point takes before the hidden
+  /// global scratch pointer: the index of that pointer's slot in the
+  /// argument array.
+  static unsigned entryArgumentCount(const VariantMetadata &v) {
+    unsigned count = 0;
+    for (const ParamMetadata &p : v.params) {
+      if (p.equalToOne)
+        continue;
+      std::optional<DescriptorType> desc = parseDescriptorType(p.type);
+      count += desc ? 2 + 2 * desc->blockShape.size() : 1;
+    }
+    return count;
+  }
+
   /// The argument array of variant `v`, wrapped for column `column`: its
-  /// entry point's parameters, those it takes equal to 1 left out.
+  /// entry point's parameters, those it takes equal to 1 left out, then a
+  /// null slot for the global scratch pointer when it takes one (the runtime
+  /// fills it at each launch).
   static std::string argsDeclaration(const VariantMetadata &v,
                                      ArrayRef<std::string> names,
                                      unsigned column) {
@@ -907,6 +945,9 @@ private:
       }
       addresses.push_back("&" + names[i]);
     }
+    assert(addresses.size() == entryArgumentCount(v));
+    if (v.globalScratchBytes)
+      addresses.push_back("nullptr");
     if (addresses.empty())
       return "void** args = nullptr;";
     std::string declaration =

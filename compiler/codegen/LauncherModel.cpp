@@ -189,6 +189,7 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
   struct PendingVariant {
     VariantModel model;
     std::map<std::pair<std::string, bool>, std::string> originByImage;
+    std::string firstOrigin;
   };
   struct PendingKernel {
     std::string name;
@@ -229,9 +230,22 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
       PendingVariant pending;
       pending.model.metadata = m;
       pending.model.displayName = namedSignature(m);
+      pending.firstOrigin = input.origin;
       kernel.variants.push_back(std::move(pending));
     }
     PendingVariant &variant = kernel.variants[variantIt->second];
+    // One launcher passes the same arguments whatever image the device
+    // loads, so every arch's entry point must take the same parameters.
+    if (m.globalScratchBytes.has_value() !=
+        variant.model.metadata.globalScratchBytes.has_value())
+      return makeError(formatv(
+          "{0}: kernel {1}, variant [{2}]: the {3} image {4} \"global_scratch_"
+          "bytes\" but {5} {6}; every image of a variant must take the hidden "
+          "global scratch parameter, or none (write \"global_scratch_bytes\": "
+          "0 for an arch that uses no scratch)",
+          input.origin, m.kernel, variant.model.displayName, m.arch,
+          m.globalScratchBytes ? "has" : "lacks", variant.firstOrigin,
+          m.globalScratchBytes ? "lacks it" : "has it"));
     if (Error error = mergeTensorMaps(
             variant.model.metadata, m,
             formatv("{0}: kernel {1}, variant [{2}]: its images for {3} and "
@@ -251,9 +265,9 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
                                input.origin, m.kernel,
                                variant.model.displayName, m.arch,
                                input.isPtx ? " as PTX" : "", originIt->second));
-    variant.model.images.push_back(ImageModel{m.arch, input.cubin, m.registers,
-                                              m.spills, m.sharedBytes,
-                                              input.isPtx, input.path});
+    variant.model.images.push_back(
+        ImageModel{m.arch, input.cubin, m.registers, m.spills, m.sharedBytes,
+                   m.globalScratchBytes.value_or(0), input.isPtx, input.path});
   }
 
   std::vector<KernelModel> result;

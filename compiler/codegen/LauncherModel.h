@@ -46,6 +46,10 @@ struct ImageModel {
   int64_t registers = 0;
   int64_t spills = 0;
   int64_t sharedBytes = 0;
+  /// Bytes of global scratch per program (0 without, or when this arch uses
+  /// none; VariantMetadata::globalScratchBytes says whether there is the
+  /// parameter).
+  int64_t globalScratchBytes = 0;
   bool isPtx = false;
   /// The file the bytes came from (CompiledVariant::path).
   std::string path;
@@ -124,8 +128,10 @@ struct KernelModel {
 /// unit-stride variant is the aligned one when the kernel has no unit-stride
 /// parameter). Errors when two different images are given for one variant
 /// and arch, when the variants of a kernel
-/// disagree on its constexpr parameters or autotune key, or when two variants
-/// with the same parameter types and config have different entry points.
+/// disagree on its constexpr parameters or autotune key, when the images of a
+/// variant disagree on whether the entry point takes the global scratch
+/// parameter, or when two variants with the same parameter types and config
+/// have different entry points.
 llvm::Expected<std::vector<KernelModel>>
 buildLauncherModel(llvm::ArrayRef<CompiledVariant> compiled);
 

@@ -40,16 +40,24 @@ public:
   }
 
   void integer(StringRef key, int64_t &out, int64_t min, int64_t max) {
+    if (!object.get(key))
+      return fail(formatv("missing key \"{0}\"", key));
+    optionalInteger(key, out, min, max);
+  }
+
+  /// Reads `key` if present; returns whether it was (valid or not).
+  bool optionalInteger(StringRef key, int64_t &out, int64_t min, int64_t max) {
     const json::Value *value = object.get(key);
     if (!value)
-      return fail(formatv("missing key \"{0}\"", key));
+      return false;
     std::optional<int64_t> i = value->getAsInteger();
     if (!i)
-      return fail(formatv("\"{0}\" must be an integer", key));
-    if (*i < min || *i > max)
-      return fail(
-          formatv("\"{0}\" is {1}, outside [{2}, {3}]", key, *i, min, max));
-    out = *i;
+      fail(formatv("\"{0}\" must be an integer", key));
+    else if (*i < min || *i > max)
+      fail(formatv("\"{0}\" is {1}, outside [{2}, {3}]", key, *i, min, max));
+    else
+      out = *i;
+    return true;
   }
 
   const json::Array *array(StringRef key) {
@@ -103,6 +111,9 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
   r.integer("shared_bytes", m.sharedBytes, 0, INT32_MAX);
   r.integer("registers", m.registers, 0, 65536);
   r.integer("spills", m.spills, 0, INT32_MAX);
+  int64_t scratch = 0;
+  if (r.optionalInteger("global_scratch_bytes", scratch, 0, INT32_MAX))
+    m.globalScratchBytes = scratch;
   r.string("source_hash", m.sourceHash, /*required=*/false);
   r.string("compiler", m.compiler, /*required=*/false);
   const json::Array *params = r.array("params");

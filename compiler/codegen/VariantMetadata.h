@@ -13,6 +13,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct VariantMetadata {
   int64_t sharedBytes = 0;
   int64_t registers = 0;
   int64_t spills = 0;
+  /// Present ("global_scratch_bytes" in the JSON) when the entry point takes
+  /// the hidden global scratch pointer after all its other parameters: the
+  /// bytes of it each program (CTA) uses, 0 for an arch that uses none.
+  std::optional<int64_t> globalScratchBytes;
   std::vector<ParamMetadata> params;
   std::vector<ConstexprMetadata> constexprs;
   std::string sourceHash;

@@ -79,6 +79,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pipeline.numStages = options.numStages;
   pm.addPass(createKilnPipelineDots(pipeline));
   pm.addPass(createKilnTmaStores());
+  pm.addPass(createKilnPlaceTensorMaps());
   pm.addPass(createKilnPrefetchLoads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnAllocateShared());

@@ -82,6 +82,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
           args.tensorMaps.push_back(i);
         func.removeArgAttr(i, "kiln.divisibility");
       }
+      func->removeAttr(kiln::kGlobalScratchAttr);
       kernelArgs.push_back(std::move(args));
     });
 
@@ -136,6 +137,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateDotToLLVMPatterns(converter, patterns);
     kiln::populateSharedMemoryToLLVMPatterns(converter, patterns);
     kiln::populateWgmmaToLLVMPatterns(converter, patterns);
+    kiln::populateTensorMapsToLLVMPatterns(converter, patterns);
     kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability,
                                          patterns);
     kiln::populateRoundTowardZeroToLLVMPatterns(converter, patterns);

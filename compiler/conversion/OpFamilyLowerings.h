@@ -42,6 +42,10 @@ void populateSharedMemoryToLLVMPatterns(KilnTypeConverter &converter,
 /// kiln_gpu.shared_dot as wgmma.mma_async with descriptors; dot_wait.
 void populateWgmmaToLLVMPatterns(KilnTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
+/// kiln.make_tensor_map: a tensor map the program encodes in its share of
+/// the global scratch buffer (tensormap.replace, cp_fenceproxy).
+void populateTensorMapsToLLVMPatterns(KilnTypeConverter &converter,
+                                      mlir::RewritePatternSet &patterns);
 /// kiln.extern_elementwise: calls of declared libdevice functions.
 void populateExternCallsToLLVMPatterns(KilnTypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);

@@ -43,6 +43,8 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
     j.attribute("num_ctas", int64_t(spec.numCtas));
     j.attribute("shared_bytes", int64_t(m.dynamicSharedBytes));
     j.attribute("static_shared_bytes", int64_t(m.cubin->staticSharedBytes));
+    if (m.globalScratchBytes)
+      j.attribute("global_scratch_bytes", *m.globalScratchBytes);
     j.attribute("registers", int64_t(m.cubin->registers));
     j.attribute("spills", int64_t(m.cubin->spillBytes));
     j.attribute("spill_stores",

@@ -8,6 +8,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace kiln {
@@ -30,6 +31,9 @@ struct VariantMetadata {
   std::string ptxasVersion; // "13.0.88"; part of the `compiler` identity
   /// By parameter name.
   std::map<std::string, TensorMapEncoding> tensorMaps;
+  /// For an entry point that takes the hidden global scratch buffer (last):
+  /// the bytes of each program's share (0 when this arch encodes no map).
+  std::optional<int64_t> globalScratchBytes;
 };
 
 /// Writes docs/architecture.md §2's JSON, keys in a fixed order.

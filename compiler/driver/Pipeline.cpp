@@ -559,6 +559,9 @@ int kiln::compileKernel(const CompileOptions &options) {
                              sourceHash,
                              *ptxasVersion};
     metadata.tensorMaps = tensorMapsByParameter(*module, *spec);
+    if (auto scratch = (*module)->getAttrOfType<mlir::IntegerAttr>(
+            kiln::kGlobalScratchBytesAttr))
+      metadata.globalScratchBytes = scratch.getInt();
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
       return 1;

@@ -50,6 +50,15 @@ mlir::Type getElementTypeOrSelf(mlir::Type type);
 /// !kiln.tensormap kernel parameter is this many bytes, passed by value.
 inline constexpr unsigned kTensorMapBytes = 128;
 inline constexpr unsigned kTensorMapAlignment = 64;
+
+/// On a kernel that makes tensor descriptors: its last parameter is the
+/// global scratch buffer the programs encode tensor maps in
+/// (kiln-lower-tensor-descriptors adds it on every arch).
+inline constexpr char kGlobalScratchAttr[] = "kiln.global_scratch";
+/// On the module: the bytes of that buffer each program uses
+/// (kiln-place-tensor-maps; 0 when no map is encoded).
+inline constexpr char kGlobalScratchBytesAttr[] =
+    "kiln_gpu.global_scratch_bytes";
 } // namespace kiln
 
 #endif // KILN_IR_DIALECTS_H

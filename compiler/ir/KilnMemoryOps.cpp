@@ -121,3 +121,45 @@ LogicalResult kiln::AtomicRMWOp::verify() {
 LogicalResult kiln::AtomicCASOp::verify() {
   return verifyAtomic(*this, getPtr().getType(), getVal().getType(), Value());
 }
+
+LogicalResult kiln::MakeTensorMapOp::verify() {
+  size_t rank = getShape().size();
+  if (rank < 1 || rank > 5 || getStrides().size() != rank)
+    return emitOpError("needs one to five extents and as many strides");
+  if (!isa<kiln::PointerType>(getBase().getType()) ||
+      !isa<kiln::PointerType>(getScratch().getType()))
+    return emitOpError("the base and the scratch buffer are scalar pointers");
+  if (std::optional<ArrayRef<int64_t>> box = getBox()) {
+    if (box->size() != rank)
+      return emitOpError("the box needs one extent per dimension");
+    // TMA moves boxes of at most 256 elements along each dimension.
+    if (llvm::any_of(*box, [](int64_t n) { return n < 1 || n > 256; }))
+      return emitOpError("box extents must lie in [1, 256]");
+  }
+  if (std::optional<uint32_t> swizzle = getSwizzle())
+    if (*swizzle != 0 && *swizzle != 32 && *swizzle != 64 && *swizzle != 128)
+      return emitOpError("the swizzle is 0, 32, 64 or 128 bytes");
+  if (std::optional<uint64_t> offset = getScratchOffset())
+    if (*offset % 128 != 0)
+      return emitOpError("a tensor map's scratch offset is a multiple of 128");
+  return success();
+}
+
+bool kiln::isTmaReadyMap(Value tensorMap) {
+  return tensorMap && (isa<BlockArgument>(tensorMap) ||
+                       tensorMap.getDefiningOp<kiln::MakeTensorMapOp>());
+}
+
+bool kiln::shapeTensorMap(Value tensorMap, ArrayRef<int64_t> box,
+                          unsigned swizzle) {
+  auto make = tensorMap.getDefiningOp<kiln::MakeTensorMapOp>();
+  if (!make)
+    return isa<BlockArgument>(tensorMap);
+  if (make.getBoxAttr())
+    return make.getBoxAttr().asArrayRef() == box &&
+           make.getSwizzle() == std::optional<uint32_t>(swizzle);
+  Builder b(make.getContext());
+  make.setBoxAttr(b.getDenseI64ArrayAttr(box));
+  make.setSwizzleAttr(b.getI32IntegerAttr(int32_t(swizzle)));
+  return true;
+}

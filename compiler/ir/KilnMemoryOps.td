@@ -117,6 +117,37 @@ def Kiln_TensorMap : Type<CPred<"::llvm::isa<::kiln::TensorMapType>($_self)">,
                           "kiln tensor map", "::kiln::TensorMapType">,
                      BuildableType<"::kiln::TensorMapType::get($_builder.getContext())">;
 
+def Kiln_MakeTensorMapOp : Kiln_Op<"make_tensor_map", [
+    AttrSizedOperandSegments, MemoryEffects<[MemWrite]>]> {
+  let summary = "A tensor map the kernel encodes (tl.make_tensor_descriptor, TMA)";
+  let description = [{
+    The tensor map of the tensor at `base` with extents `shape` (i32) and
+    strides `strides` (i64, in elements; the last is 1), outermost first,
+    for TMA copies of boxes `box` (outermost first) into or out of shared
+    tiles with a `swizzle`-byte swizzle. The program encodes it in its own
+    128 bytes of the kernel's global scratch buffer (`scratch`, the hidden
+    last parameter), at byte `scratch_offset` of its share, once every
+    thread reaches it; the value is the map's generic address.
+
+    kiln-lower-tensor-descriptors makes one per descriptor access that TMA
+    may serve, without `box` and `swizzle`; kiln-pipeline-dots and
+    kiln-tma-stores set them when they adopt the map; kiln-place-tensor-maps
+    drops the maps nobody adopted, merges equal ones and sets
+    `scratch_offset`.
+  }];
+  let arguments = (ins Kiln_Ptr:$base, Variadic<I32>:$shape,
+                       Variadic<I64>:$strides, Kiln_Ptr:$scratch,
+                       OptionalAttr<DenseI64ArrayAttr>:$box,
+                       OptionalAttr<I32Attr>:$swizzle,
+                       OptionalAttr<I64Attr>:$scratch_offset);
+  let results = (outs Kiln_TensorMap:$result);
+  let assemblyFormat = [{
+    $base `,` `[` $shape `]` `,` `[` $strides `]` `,` `scratch` $scratch
+    attr-dict `:` type($base) `,` type($scratch)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kiln_MakeBlockPtrOp : Kiln_Op<"make_block_ptr", [Pure,
     AttrSizedOperandSegments]> {
   let summary = "A block pointer into a strided tensor, as tl.make_block_ptr";

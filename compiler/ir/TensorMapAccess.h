@@ -30,6 +30,18 @@ inline mlir::LogicalResult verifyTensorMapOperands(mlir::Operation *op,
   return mlir::success();
 }
 
+/// Whether TMA may use `tensorMap`: a kernel argument's (the launcher
+/// encodes it) or one the kernel encodes (kiln.make_tensor_map).
+bool isTmaReadyMap(mlir::Value tensorMap);
+
+/// Records that a TMA access moves boxes `box` (outermost first) of
+/// `tensorMap` through shared tiles swizzled by `swizzle` bytes, when the
+/// kernel encodes that map: on its kiln.make_tensor_map. False when that
+/// map is already shaped otherwise (the access must not use it). A kernel
+/// argument's map is the caller's to record (true).
+bool shapeTensorMap(mlir::Value tensorMap, llvm::ArrayRef<int64_t> box,
+                    unsigned swizzle);
+
 } // namespace kiln
 
 #endif // KILN_IR_TENSORMAPACCESS_H

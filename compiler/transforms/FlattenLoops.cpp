@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TensorMapAccess.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -114,15 +115,14 @@ private:
   }
 
   /// Whether the inner loop's loads will all be TMA copies (each through a
-  /// kernel argument's tensor map): then a flattened iteration computes no
-  /// addresses.
+  /// kernel argument's tensor map or one the kernel encodes): then a flattened
+  /// iteration computes no addresses.
   static bool copiesByTma(scf::ForOp inner) {
     unsigned loads = 0;
     WalkResult result = inner.getBody()->walk([&](kiln::LoadOp load) {
       ++loads;
-      return load.getTensorMap() && isa<BlockArgument>(load.getTensorMap())
-                 ? WalkResult::advance()
-                 : WalkResult::interrupt();
+      return kiln::isTmaReadyMap(load.getTensorMap()) ? WalkResult::advance()
+                                                      : WalkResult::interrupt();
     });
     return loads > 0 && !result.wasInterrupted();
   }

@@ -22,12 +22,24 @@
 // kiln.atomic_rmw, for kiln-tma-stores (when the innermost extent fills
 // whole 16-byte chunks, which is what TMA writes).
 //
+// A descriptor the kernel makes (tl.make_tensor_descriptor) has no map from
+// the launcher. On TMA targets, when it is made once per program (in the
+// function's entry block) and its base and strides are provably what tensor
+// maps require (16-byte aligned base, strides multiples of 16 bytes), each
+// access TMA may serve gets its own kiln.make_tensor_map, for the pass that
+// adopts it to shape (kiln-place-tensor-maps drops and merges the rest). A
+// kernel that makes descriptors takes a hidden last parameter on every
+// arch, the global scratch buffer those maps are encoded in, so that its
+// entry point has one signature for all of them.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/BlockAccess.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -100,22 +112,19 @@ kiln::PaddingOption paddingOf(Value desc) {
   }
 }
 
-/// Whether `make`'s innermost extent is a function argument whose
-/// divisibility hint makes it a whole number of 16-byte chunks.
-bool innerExtentFillsChunks(kiln::MakeTensorDescOp make) {
-  auto extent = dyn_cast<BlockArgument>(make.getShape().back());
-  auto func =
-      extent ? dyn_cast<FunctionOpInterface>(extent.getOwner()->getParentOp())
-             : FunctionOpInterface();
-  if (!func || extent.getOwner() != &func.getFunctionBody().front())
-    return false;
-  auto hint = func.getArgAttrOfType<IntegerAttr>(extent.getArgNumber(),
-                                                 "kiln.divisibility");
+/// Whether `make`'s innermost extent is known to be a whole number of
+/// 16-byte chunks (a constant, or the aligned variant's `:16` hint).
+bool innerExtentFillsChunks(kiln::MakeTensorDescOp make,
+                            kiln::AxisInfoAnalysis &axisInfo) {
   int64_t elementBytes = cast<kiln::TensorDescType>(make.getType())
                              .getBlockType()
                              .getElementTypeBitWidth() /
                          8;
-  return hint && elementBytes > 0 && (hint.getInt() * elementBytes) % 16 == 0;
+  return elementBytes > 0 &&
+         (axisInfo.get(make.getShape().back()).divisibility.front() *
+          elementBytes) %
+                 16 ==
+             0;
 }
 
 /// Whether TMA reduces `element`s with `kind` as the atomic does: adds of
@@ -244,6 +253,40 @@ struct DescriptorReduceToAtomic
 
 bool isDescriptor(Type type) { return isa<kiln::TensorDescType>(type); }
 
+/// Whether TMA may read and write the tensor of `make`, a descriptor the
+/// kernel makes, through a map the program encodes: made once, before any
+/// access (in the entry block), at a 16-byte aligned base, with strides
+/// (but the innermost, 1) multiples of 16 bytes.
+bool mayEncodeMap(kiln::MakeTensorDescOp make, func::FuncOp func,
+                  kiln::AxisInfoAnalysis &axisInfo) {
+  if (make.getTensorMap() || make->getBlock() != &func.getBody().front())
+    return false;
+  int64_t elementBytes = cast<kiln::TensorDescType>(make.getType())
+                             .getBlockType()
+                             .getElementTypeBitWidth() /
+                         8;
+  if (elementBytes == 0 ||
+      axisInfo.get(make.getBase()).divisibility.front() % 16 != 0)
+    return false;
+  for (Value stride : make.getStrides().drop_back())
+    if ((axisInfo.get(stride).divisibility.front() * elementBytes) % 16 != 0)
+      return false;
+  return true;
+}
+
+/// The hidden last parameter of a kernel that makes descriptors: the global
+/// scratch buffer its programs encode tensor maps in. Added once.
+Value globalScratch(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  if (func->hasAttr(kiln::kGlobalScratchAttr))
+    return func.getArguments().back();
+  auto type = kiln::PointerType::get(IntegerType::get(ctx, 8));
+  (void)func.insertArgument(func.getNumArguments(), type, DictionaryAttr(),
+                            func.getLoc());
+  func->setAttr(kiln::kGlobalScratchAttr, UnitAttr::get(ctx));
+  return func.getArguments().back();
+}
+
 struct LowerTensorDescriptorsPass
     : public kiln::impl::KilnLowerTensorDescriptorsBase<
           LowerTensorDescriptorsPass> {
@@ -260,33 +303,64 @@ struct LowerTensorDescriptorsPass
     });
     SourceByLoad sources;
     bool tma = kiln::TargetInfo::of(getOperation()).hasTma();
+    // The map an access through `make` may use: the launcher's, or on a
+    // TMA target one the program encodes (a map per access, which the pass
+    // that adopts it shapes).
+    llvm::SmallPtrSet<Operation *, 4> encodable, fillsChunks;
+    getOperation()->walk([&](func::FuncOp func) {
+      bool makes = false;
+      kiln::AxisInfoAnalysis axisInfo(func);
+      func.walk([&](kiln::MakeTensorDescOp make) {
+        makes |= !make.getTensorMap();
+        if (tma && mayEncodeMap(make, func, axisInfo))
+          encodable.insert(make);
+        if (innerExtentFillsChunks(make, axisInfo))
+          fillsChunks.insert(make);
+      });
+      if (makes)
+        globalScratch(func);
+    });
+    auto mapFor = [&](kiln::MakeTensorDescOp make) -> Value {
+      if (!tma || !make)
+        return Value();
+      if (make.getTensorMap())
+        return make.getTensorMap();
+      if (!encodable.contains(make))
+        return Value();
+      OpBuilder b(make->getContext());
+      b.setInsertionPointAfter(make);
+      auto func = make->getParentOfType<func::FuncOp>();
+      return kiln::MakeTensorMapOp::create(
+          b, make.getLoc(), make.getBase(), make.getShape(), make.getStrides(),
+          func.getArguments().back(), DenseI64ArrayAttr(), IntegerAttr(),
+          IntegerAttr());
+    };
     getOperation()->walk([&](kiln::DescriptorLoadOp load) {
       LoadSource &source = sources[load];
       source.padding = paddingOf(load.getDesc());
       // Only a map in sight: a descriptor carried through a loop may be
       // another one in later iterations.
       auto make = load.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
-      if (tma && make && make.getTensorMap() &&
-          source.padding == kiln::PaddingOption::Zero)
-        source.tensorMap = make.getTensorMap();
+      if (source.padding == kiln::PaddingOption::Zero)
+        source.tensorMap = mapFor(make);
     });
     // TMA stores drop what falls outside the tensor, as the mask does, but
     // in whole 16-byte chunks: only when the innermost extent is known to
-    // fill them (the aligned variant's `:16` hint) is nothing past it
-    // written.
+    // fill them (a constant, the aligned variant's `:16` hint) is nothing
+    // past it written.
     getOperation()->walk([&](kiln::DescriptorStoreOp store) {
       auto make = store.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
-      if (tma && make && make.getTensorMap() && innerExtentFillsChunks(make))
-        sources[store].tensorMap = make.getTensorMap();
+      if (make && fillsChunks.contains(make))
+        sources[store].tensorMap = mapFor(make);
     });
     // Reductions TMA can do (cp.reduce.async.bulk.tensor) likewise.
     getOperation()->walk([&](kiln::DescriptorReduceOp reduce) {
       auto make = reduce.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
       Type element =
           cast<RankedTensorType>(reduce.getValue().getType()).getElementType();
-      if (tma && make && make.getTensorMap() && innerExtentFillsChunks(make) &&
+      if (make && fillsChunks.contains(make) &&
           tmaCanReduce(reduce.getKind(), element))
-        sources[reduce].tensorMap = make.getTensorMap();
+        sources[reduce].tensorMap = mapFor(make);
     });
     RewritePatternSet patterns(ctx);
     patterns.add<MakeTensorDescToParts>(converter, ctx);

@@ -47,6 +47,18 @@ def KilnLowerTensorDescriptors : Pass<"kiln-lower-tensor-descriptors", "mlir::Mo
                            "::mlir::scf::SCFDialect"];
 }
 
+def KilnPlaceTensorMaps : Pass<"kiln-place-tensor-maps", "mlir::ModuleOp"> {
+  let summary = "Keep the tensor maps TMA uses and place them in the global scratch buffer";
+  let description = [{
+    After kiln-pipeline-dots and kiln-tma-stores: a kiln.make_tensor_map
+    that no TMA copy or store reads is dropped (the masked accesses that
+    named it lose it), equal maps (same tensor, box and swizzle) merge, and
+    each kept map gets `scratch_offset`, its 128 bytes in each program's
+    share of the global scratch buffer. A module whose kernel takes that
+    buffer gets `kiln_gpu.global_scratch_bytes`, the share's size.
+  }];
+}
+
 def KilnAssignLayouts : Pass<"kiln-assign-layouts", "mlir::ModuleOp"> {
   let summary = "Give every tensor a kiln_gpu layout chosen for coalesced, vectorized access";
   let description = [{

@@ -60,6 +60,7 @@
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
+#include "compiler/ir/TensorMapAccess.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -333,8 +334,7 @@ private:
   /// panel of the row-major ring tile (rows x swizzle bytes), copied once
   /// per panel. None when the load has no tensor map or TMA cannot copy it.
   std::optional<PipelinedLoad> asTmaCopy(kiln::LoadOp load, unsigned slots) {
-    if (!load.getTensorMap() || !target_.hasWgmma() ||
-        !isa<BlockArgument>(load.getTensorMap()))
+    if (!target_.hasWgmma() || !kiln::isTmaReadyMap(load.getTensorMap()))
       return std::nullopt;
     auto type = cast<RankedTensorType>(load.getType());
     if (type.getRank() != 2 || type.getDimSize(0) > 256 ||
@@ -347,6 +347,12 @@ private:
     l.load = load;
     l.ring = ringType(type, slots, /*transposed=*/false);
     l.tma = true;
+    if (!kiln::shapeTensorMap(
+            load.getTensorMap(),
+            kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
+            cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
+                .getSwizzle()))
+      return std::nullopt;
     return l;
   }
 
@@ -856,10 +862,13 @@ private:
       for (unsigned j = 0; j < stages; ++j)
         kiln::gpu::InitBarrierOp::create(
             b, loc, tileOf(b, loc, barriers[i], i32Const(b, j)), 1);
-      tensorMaps_[cast<BlockArgument>(l.load.getTensorMap()).getArgNumber()] = {
-          kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
-          cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
-              .getSwizzle()};
+      // A kernel argument's map is the launcher's to encode (the one the
+      // kernel encodes was shaped by asTmaCopy).
+      if (auto arg = dyn_cast<BlockArgument>(l.load.getTensorMap()))
+        tensorMaps_[arg.getArgNumber()] = {
+            kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
+            cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
+                .getSwizzle()};
     }
     if (anyTma) {
       // The barriers are ready before any thread or TMA unit uses them.

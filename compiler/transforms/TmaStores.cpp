@@ -26,13 +26,15 @@
 //
 // TMA drops what falls outside the tensor, as the store's mask did. The box
 // and swizzle join the module's `kiln_gpu.tensor_maps` (the launcher encodes
-// the map with them); a store whose map another access already uses with
+// the map with them), or shape the kiln.make_tensor_map of a map the kernel
+// encodes; a store whose map another access already uses with
 // another box keeps its masked form, as does any store TMA cannot make
 // (not 2-D, lines that are not a power of two of at least 32 bytes, more
 // than 256 rows).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TensorMapAccess.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -108,25 +110,28 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
       std::optional<kiln::gpu::MemDescType> tile = tileOf(*access);
       if (!tile)
         return;
-      auto arg = cast<BlockArgument>(access->tensorMap);
-      std::string key = std::to_string(arg.getArgNumber());
-      auto encoding = b.getDictionaryAttr(
-          {b.getNamedAttr("box",
-                          b.getDenseI64ArrayAttr(
-                              kiln::gpu::AsyncTmaCopyOp::boxShape(*tile))),
-           b.getNamedAttr(
-               "swizzle",
-               b.getI32IntegerAttr(int32_t(
-                   cast<kiln::gpu::NVMMASharedEncodingAttr>(tile->getEncoding())
-                       .getSwizzle())))});
-      auto known = llvm::find_if(
-          maps, [&](NamedAttribute a) { return a.getName() == key; });
-      if (known != maps.end() && known->getValue() != encoding)
+      SmallVector<int64_t, 2> box = kiln::gpu::AsyncTmaCopyOp::boxShape(*tile);
+      unsigned swizzle =
+          cast<kiln::gpu::NVMMASharedEncodingAttr>(tile->getEncoding())
+              .getSwizzle();
+      // A map the kernel encodes is shaped on its op; a kernel argument's
+      // goes into the module's list, for the launcher.
+      if (auto arg = dyn_cast<BlockArgument>(access->tensorMap)) {
+        std::string key = std::to_string(arg.getArgNumber());
+        auto encoding = b.getDictionaryAttr(
+            {b.getNamedAttr("box", b.getDenseI64ArrayAttr(box)),
+             b.getNamedAttr("swizzle", b.getI32IntegerAttr(int32_t(swizzle)))});
+        auto known = llvm::find_if(
+            maps, [&](NamedAttribute a) { return a.getName() == key; });
+        if (known != maps.end() && known->getValue() != encoding)
+          return;
+        if (known == maps.end())
+          maps.push_back(b.getNamedAttr(key, encoding));
+        changed = true;
+      } else if (!kiln::shapeTensorMap(access->tensorMap, box, swizzle)) {
         return;
-      if (known == maps.end())
-        maps.push_back(b.getNamedAttr(key, encoding));
+      }
       rewrite(*access, *tile, target.maxSharedBytes());
-      changed = true;
     });
     if (changed)
       module->setAttr(kTensorMapsAttr, b.getDictionaryAttr(maps));
@@ -134,7 +139,7 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
 
   /// The shared tile `access` goes through, when TMA can store it.
   static std::optional<kiln::gpu::MemDescType> tileOf(const BoxAccess &access) {
-    if (!isa<BlockArgument>(access.tensorMap))
+    if (!kiln::isTmaReadyMap(access.tensorMap))
       return std::nullopt;
     auto type = dyn_cast<RankedTensorType>(access.value.getType());
     if (!type || type.getRank() != 2 || !type.getEncoding() ||

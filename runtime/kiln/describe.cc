@@ -41,9 +41,14 @@ std::string DescribeKernel(const KernelInfo& kernel) {
       const CubinImage& image = variant.images[i];
       absl::StrAppendFormat(&out,
                             "    %-7s %8zu bytes, %3d registers, %d bytes "
-                            "spilled, %d bytes shared memory\n",
+                            "spilled, %d bytes shared memory",
                             image.arch, image.size, image.registers,
                             image.spills, image.shared_bytes);
+      if (image.global_scratch_bytes > 0) {
+        absl::StrAppend(&out, ", ", image.global_scratch_bytes,
+                        " bytes global scratch per program");
+      }
+      out += "\n";
     }
   }
   return out;

@@ -11,8 +11,9 @@ namespace kiln {
 
 // Describes `kernel` for people: each variant (parameters with their types
 // and divisibility, constexpr values, launch options) and, per variant, each
-// cubin's arch, size, registers, spills and shared memory. Several lines, each
-// ending in a newline; the exact layout may change, so do not parse it.
+// cubin's arch, size, registers, spills, shared memory and global scratch
+// (when it has any). Several lines, each ending in a newline; the exact
+// layout may change, so do not parse it.
 std::string DescribeKernel(const KernelInfo& kernel);
 
 }  // namespace kiln

@@ -58,6 +58,11 @@ struct CubinImage {
   // As stored; compressed, the image has `uncompressed_size` bytes.
   ImageCompression compression = ImageCompression::kNone;
   size_t uncompressed_size = 0;
+  // Bytes of global memory each program (CTA) of a launch gets in the
+  // global scratch buffer, when the variant's entry point takes one (see
+  // VariantInfo::global_scratch_arg); 0 when this image uses none, and the
+  // launch then passes a null pointer.
+  int global_scratch_bytes = 0;
 };
 
 // One non-constexpr parameter of a kernel, in source order: the arguments of
@@ -120,6 +125,16 @@ struct VariantInfo {
   const char* compiler;
   // Runtime bookkeeping, owned by the runtime. Never null in generated code.
   internal::VariantCache* cache;
+  // The index in a launch's argument array (`void** args`) of the entry
+  // point's hidden global scratch parameter, after all the others: a 64-bit
+  // device pointer to the images' global_scratch_bytes per program (CTA)
+  // times the programs of the launch, program ctaid.x + ctaid.y * nctaid.x +
+  // ctaid.z * nctaid.x * nctaid.y owning the id-th slice. Generated code
+  // leaves the slot null; each launch points it at the buffer's address
+  // (null when the chosen image's global_scratch_bytes is 0), from a buffer
+  // the runtime keeps per stream. -1 when the entry point takes no such
+  // parameter.
+  int global_scratch_arg = -1;
 };
 
 // A Triton kernel with all its compiled variants.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "kiln/grid.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/global_scratch.h"
 #include "kiln/internal/module_cache.h"
 #include "kiln/internal/variant_launcher.h"
 #include "kiln/kernel_info.h"
@@ -26,6 +27,12 @@ ModuleCache& GlobalModuleCache(const CudaDriver* driver) {
   return *cache;
 }
 
+// The process-wide global scratch buffers, likewise.
+GlobalScratchCache& GlobalScratch(const CudaDriver* driver) {
+  static GlobalScratchCache* const scratch = new GlobalScratchCache(driver);
+  return *scratch;
+}
+
 struct Observer {
   LaunchObserver function;
   void* user_data;
@@ -40,8 +47,9 @@ absl::Status Launch(const KernelInfo& kernel, const VariantInfo& variant,
                     const CubinImage** image) {
   const absl::StatusOr<const CudaDriver*>& driver = GetCudaDriver();
   if (!driver.ok()) return AnnotateVariant(kernel, variant, driver.status());
-  return LaunchVariantWith(**driver, GlobalModuleCache(*driver), kernel,
-                           variant, grid, stream, args, image);
+  return LaunchVariantWith(**driver, GlobalModuleCache(*driver),
+                           GlobalScratch(*driver), kernel, variant, grid,
+                           stream, args, image);
 }
 
 }  // namespace

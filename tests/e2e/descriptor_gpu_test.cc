@@ -14,10 +14,13 @@
 
 #include "absl/status/status.h"
 #include "kiln/float_types.h"
+#include "kiln/launch_observer.h"
 #include "kiln/runtime.h"
 #include "kiln/testing/device_buffer.h"
 #include "tests/e2e/descriptor_accumulate.h"
 #include "tests/e2e/descriptor_accumulate_host.h"
+#include "tests/e2e/descriptor_device_matmul.h"
+#include "tests/e2e/descriptor_device_persistent_matmul.h"
 #include "tests/e2e/descriptor_matmul.h"
 #include "tests/e2e/descriptor_persistent_matmul.h"
 #include "tests/e2e/descriptor_scale.h"
@@ -339,6 +342,76 @@ TEST_F(DescriptorGpuTest, FlattenedPersistentMatmulOneStepOfK) {
 TEST_F(DescriptorGpuTest, FlattenedPersistentMatmulWithoutK) {
   CheckPersistentMatmul(/*M=*/128, /*N=*/128, /*K=*/0, /*ld=*/16,
                         /*ldc=*/128, /*rows=*/144, /*programs=*/3);
+}
+
+// The global scratch share of the last image launched (-1 before any).
+void RecordScratch(const kiln::LaunchEvent &event, void *scratch) {
+  *static_cast<int *>(scratch) =
+      event.image != nullptr ? event.image->global_scratch_bytes : -1;
+}
+
+// c = a @ b.T through descriptors the kernel makes (`persistent`: the
+// flattened form over `programs` programs; else one program per tile of a
+// 2-D grid). `tensor_maps` says whether the launched image encodes tensor
+// maps: on sm_90a, for the aligned variant (sizes and strides multiples of
+// 16), each program writes them in its 128-byte slots of the global scratch
+// buffer; otherwise the loads and stores are masked ones.
+void CheckDeviceDescriptorMatmul(int M, int N, int K, int ld, int ldc, int rows,
+                                 bool persistent, int programs,
+                                 bool tensor_maps) {
+  int scratch = -1;
+  kiln::SetLaunchObserver(&RecordScratch, &scratch);
+  CheckHostDescriptorMatmul(
+      M, N, K, ld, ldc, rows, [&](kiln::half *a, kiln::half *b, float *c) {
+        if (persistent) {
+          return kernels::launch_device_persistent_matmul_tiles(
+              kiln::Grid(programs), nullptr, a, b, c, M, N, K, ld, ld, ldc);
+        }
+        return kernels::launch_device_matmul_tiles(
+            kiln::Grid(kiln::cdiv(M, 64), kiln::cdiv(N, 128)), nullptr, a, b, c,
+            M, N, K, ld, ld, ldc);
+      });
+  kiln::SetLaunchObserver(nullptr, nullptr);
+  absl::StatusOr<kiln::DeviceInfo> device = kiln::CurrentDevice();
+  ASSERT_TRUE(device.ok());
+  if (tensor_maps && device->compute_capability_major == 9) {
+    // a, b and c: one map each.
+    EXPECT_EQ(scratch, 3 * 128) << "the sm_90a image encodes its maps";
+  } else {
+    EXPECT_EQ(scratch, 0) << "no map is encoded";
+  }
+}
+
+// Multiples of 16 (the aligned variant): TMA through the maps the programs
+// encode, ragged tiles at M's and N's edges (208 = 3 x 64 + 16, 144 = 128 +
+// 16) and K's last tile half past the edge, on a 4 x 2 grid.
+TEST_F(DescriptorGpuTest, DeviceDescriptorMatmulEncodesTensorMaps) {
+  CheckDeviceDescriptorMatmul(/*M=*/208, /*N=*/144, /*K=*/208, /*ld=*/224,
+                              /*ldc=*/160, /*rows=*/224, /*persistent=*/false,
+                              /*programs=*/0, /*tensor_maps=*/true);
+}
+
+// Ragged sizes: the general variant, masked loads (no map is encoded).
+TEST_F(DescriptorGpuTest, DeviceDescriptorMatmulRaggedEdges) {
+  CheckDeviceDescriptorMatmul(/*M=*/100, /*N=*/90, /*K=*/200, /*ld=*/208,
+                              /*ldc=*/96, /*rows=*/128, /*persistent=*/false,
+                              /*programs=*/0, /*tensor_maps=*/false);
+}
+
+// The flattened persistent form: 12 tiles over 5 programs, each program
+// encoding its maps once and reading them on every tile.
+TEST_F(DescriptorGpuTest, DeviceDescriptorPersistentMatmul) {
+  CheckDeviceDescriptorMatmul(/*M=*/208, /*N=*/144, /*K=*/208, /*ld=*/224,
+                              /*ldc=*/160, /*rows=*/224, /*persistent=*/true,
+                              /*programs=*/5, /*tensor_maps=*/true);
+}
+
+// More programs than tiles, and the scratch buffer grown for the larger
+// grid: the extra programs encode their maps and store nothing.
+TEST_F(DescriptorGpuTest, DeviceDescriptorPersistentMatmulIdlePrograms) {
+  CheckDeviceDescriptorMatmul(/*M=*/64, /*N=*/128, /*K=*/64, /*ld=*/64,
+                              /*ldc=*/128, /*rows=*/80, /*persistent=*/true,
+                              /*programs=*/40, /*tensor_maps=*/true);
 }
 
 } // namespace

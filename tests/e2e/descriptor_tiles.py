@@ -73,3 +73,40 @@ def persistent_matmul_tiles(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, B
         for k in range(0, K, BK):
             acc = tl.dot(a_desc.load([m, k]), b_desc.load([n, k]).T, acc)
         c_desc.store([m, n], acc)
+
+
+@triton.jit
+def device_matmul_tiles(a_ptr, b_ptr, c_ptr, M, N, K, stride_a, stride_b, stride_c, BM: tl.constexpr,
+                        BN: tl.constexpr, BK: tl.constexpr):
+    # c = a @ b.T through descriptors the kernel makes, one program per tile
+    # of a 2-D grid. On sm_90a, when the aligned variant runs (base and
+    # strides in whole 16-byte chunks), each program encodes their tensor
+    # maps in its share of the global scratch buffer and copies with TMA.
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_a, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_c, 1], block_shape=[BM, BN])
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([m, k]), b_desc.load([n, k]).T, acc)
+    c_desc.store([m, n], acc)
+
+
+@triton.jit
+def device_persistent_matmul_tiles(a_ptr, b_ptr, c_ptr, M, N, K, stride_a, stride_b, stride_c,
+                                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # persistent_matmul_tiles with descriptors made in the kernel (as
+    # tutorial 09's matmul_kernel_descriptor_persistent).
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_a, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_c, 1], block_shape=[BM, BN])
+    num_n = tl.cdiv(N, BN)
+    num_tiles = tl.cdiv(M, BM) * num_n
+    for tile in tl.range(tl.program_id(0), num_tiles, tl.num_programs(0), flatten=True):
+        m = (tile // num_n) * BM
+        n = (tile % num_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            acc = tl.dot(a_desc.load([m, k]), b_desc.load([n, k]).T, acc)
+        c_desc.store([m, n], acc)

@@ -447,9 +447,20 @@ def run_case(case, opts, torch, triton, cuda):
                 holders.append(ctypes.c_uint64(value.data_ptr()))
             else:
                 holders.append(scalar_holder(type_, value))
+        grid = tuple(case["grid"]) + (1,) * (3 - len(case["grid"]))
+        # With "global_scratch_bytes" the entry point takes one more pointer,
+        # after all the others: that many bytes per program (CTA) of the
+        # grid, or null when this arch's code uses none. Alive until the
+        # kernel has run.
+        scratch = None
+        if "global_scratch_bytes" in meta:
+            per_program = meta["global_scratch_bytes"]
+            if per_program:
+                scratch = torch.zeros(max(1, per_program * grid[0] * grid[1] * grid[2]), dtype=torch.uint8,
+                                      device="cuda")
+            holders.append(ctypes.c_uint64(scratch.data_ptr() if scratch is not None else 0))
         pointers = (ctypes.c_void_p * max(1, len(holders)))(
             *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-        grid = tuple(case["grid"]) + (1,) * (3 - len(case["grid"]))
         torch.cuda.synchronize()
         check(cuda.cuLaunchKernel(function, grid[0], grid[1], grid[2], 32 * num_warps, 1, 1,
                                   shared, None, pointers, None), "cuLaunchKernel")

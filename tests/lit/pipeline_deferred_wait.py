@@ -10,12 +10,18 @@
 # With two stages the copies cannot wait for the slot's last read: p @ v is
 # waited for at once.
 # RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=2 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=S2
-# The same source from pointers (cp.async rings) keeps its wait.
-# RUN: %kilnc compile %s -n attention_step_from_pointers -s "*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=S2
+# The same source with descriptors made from aligned pointers: the kernel
+# encodes k's and v's tensor maps (kiln.make_tensor_map, 128 bytes each of
+# the program's global scratch) and the rings are TMA rings too.
+# RUN: %kilnc compile %s -n attention_step_from_pointers -s "*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefixes=MAPS,W4
 # In the PTX, p @ v's group is still pending at the loop's back edge.
 # RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
 import triton
 import triton.language as tl
+
+# MAPS: kiln_gpu.global_scratch_bytes = 256
+# MAPS: kiln.make_tensor_map %arg1, [%arg4, %c64_i32], [%c64_i64, %c1_i64], scratch %arg5 {box = array<i64: 64, 64>, scratch_offset = 0 : i64, swizzle = 128 : i32}
+# MAPS-NEXT: kiln.make_tensor_map %arg2, {{.*}} scratch_offset = 128
 
 # W4: scf.for {{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = {{.*}}, %[[M:[a-z0-9_]+]] = {{.*}}, %[[L:[a-z0-9_]+]] = {{.*}}, %{{.*}} = %c0_i32, %{{.*}} = %c2_i32, %{{.*}} = %c0_i32)
 # W4: kiln_gpu.shared_dot {{.*}} {async}

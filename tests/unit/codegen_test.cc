@@ -791,6 +791,106 @@ TEST(Codegen, TensorMapsOfOneConfigMustAgree) {
                               "swizzle 64")));
 }
 
+std::vector<VariantInput> DeviceDescInputs() {
+  return {Input("codegen/device_desc_sm_80"),
+          Input("codegen/device_desc_sm_90a")};
+}
+
+// An entry point that takes the global scratch pointer ("global_scratch_bytes"
+// in the metadata, 0 for sm_80) gets a trailing null slot in its argument
+// array, the slot's index in its VariantInfo and each image's bytes per
+// program; an image that uses none keeps the short initializer.
+TEST(Codegen, GlobalScratchTakesATrailingNullSlot) {
+  const GeneratedFiles files =
+      Generate(DeviceDescInputs(), {"dd", "k", "dd.h"});
+  EXPECT_THAT(
+      files.source,
+      AllOf(
+          HasSubstr("  void* args[] = {&a_ptr, &out_ptr, &M, &N, nullptr};\n"),
+          HasSubstr("     /*cache=*/&variant_caches[0],\n"
+                    "     /*global_scratch_arg=*/4},\n"),
+          HasSubstr("     /*shared_bytes=*/0, kiln::ImageFormat::kCubin},\n"),
+          HasSubstr("     /*shared_bytes=*/16384, kiln::ImageFormat::kCubin,\n"
+                    "     kiln::ImageCompression::kNone, "
+                    "/*uncompressed_size=*/0,\n"
+                    "     /*global_scratch_bytes=*/256},\n")));
+  // Kernels without the parameter are as before.
+  const GeneratedFiles add = Generate(AddKernelInputs());
+  EXPECT_THAT(add.source, Not(HasSubstr("global_scratch")));
+  EXPECT_THAT(add.source, Not(HasSubstr("&n, nullptr")));
+}
+
+// With no other parameter, the array holds just the slot.
+TEST(Codegen, GlobalScratchAloneIsTheWholeArgumentArray) {
+  VariantInput input = Input("codegen/device_desc_sm_90a");
+  std::string &json = input.metadataJson;
+  const size_t params = json.find("\"params\"");
+  json.replace(params, json.find("\"constexprs\"") - params,
+               "\"params\": [],\n  ");
+  const std::string signature = "*fp16:16, *fp16:16, i32, i32:16, 64, 64";
+  json.replace(json.find(signature), signature.size(), "64, 64");
+  const GeneratedFiles files = Generate({input}, {"dd", "k", "dd.h"});
+  EXPECT_THAT(files.source, AllOf(HasSubstr("  void* args[] = {nullptr};\n"),
+                                  HasSubstr("/*global_scratch_arg=*/0},")));
+}
+
+// A compressed image's fields come first, as CubinImage orders them.
+TEST(Codegen, GlobalScratchFollowsTheCompressionFields) {
+  if (!llvm::compression::zstd::isAvailable())
+    GTEST_SKIP() << "LLVM built without zstd";
+  std::vector<VariantInput> inputs = WithPaths(DeviceDescInputs());
+  CodegenOptions options = IncbinOptions(1);
+  options.compressZstd = true;
+  const GeneratedFiles files = Generate(inputs, options);
+  EXPECT_THAT(
+      files.source,
+      HasSubstr("kiln::ImageCompression::kZstd, /*uncompressed_size=*/" +
+                std::to_string(inputs[1].cubin.size()) +
+                ",\n     /*global_scratch_bytes=*/256},"));
+}
+
+// Variants of one config that differ in taking the parameter (a general
+// variant whose code needs no scratch) each declare their own array.
+TEST(Codegen, VariantsWithAndWithoutGlobalScratchHaveTheirOwnArrays) {
+  VariantInput general = Input("codegen/device_desc_sm_90a");
+  general.origin = "general.json";
+  std::string &json = general.metadataJson;
+  const std::string aligned = "\"divisibility\": 16";
+  for (int i = 0; i < 3; ++i)
+    json.replace(json.find(aligned), aligned.size(), "\"divisibility\": 1");
+  const std::string signature = "*fp16:16, *fp16:16, i32, i32:16";
+  json.replace(json.find(signature), signature.size(),
+               "*fp16, *fp16, i32, i32");
+  const std::string scratch = "\n  \"global_scratch_bytes\": 256,";
+  json.erase(json.find(scratch), scratch.size());
+  const GeneratedFiles files = Generate(
+      {Input("codegen/device_desc_sm_90a"), general}, {"dd", "k", "dd.h"});
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("    void* args[] = {&a_ptr, &out_ptr, &M, &N, "
+                              "nullptr};\n"),
+                    HasSubstr("  void* args[] = {&a_ptr, &out_ptr, &M, &N};\n"),
+                    HasSubstr("/*global_scratch_arg=*/4}")));
+}
+
+// One launcher passes the same arguments whatever image the device loads:
+// the images of a variant must agree on the parameter.
+TEST(Codegen, ImagesOfAVariantMustAgreeOnGlobalScratch) {
+  VariantInput sm80 = Input("codegen/device_desc_sm_80");
+  const std::string scratch = "\n  \"global_scratch_bytes\": 0,";
+  ASSERT_NE(sm80.metadataJson.find(scratch), std::string::npos);
+  sm80.metadataJson.erase(sm80.metadataJson.find(scratch), scratch.size());
+  for (const auto &inputs :
+       {std::vector<VariantInput>{sm80, Input("codegen/device_desc_sm_90a")},
+        std::vector<VariantInput>{Input("codegen/device_desc_sm_90a"), sm80}}) {
+    EXPECT_THAT(ErrorOf(inputs, {"dd", "k", "dd.h"}),
+                AllOf(HasSubstr("kernel device_desc_kernel, variant "
+                                "[a_ptr=*fp16:16, out_ptr=*fp16:16"),
+                      HasSubstr("\"global_scratch_bytes\""),
+                      HasSubstr("codegen/device_desc_sm_80.json"),
+                      HasSubstr("codegen/device_desc_sm_90a.json")));
+  }
+}
+
 TEST(Codegen, SeveralKernelsInOneTarget) {
   const GeneratedFiles files = Generate(
       {Input("codegen/scale_aligned_sm_90a"), Input("codegen/copy_sm_80")},

@@ -26,6 +26,17 @@ TEST(DescribeKernel, ListsVariantsAndImages) {
   EXPECT_EQ(text.back(), '\n');
 }
 
+TEST(DescribeKernel, ShowsGlobalScratchWhenAnImageUsesIt) {
+  testing::TestKernel kernel({"sm_80", "sm_90a"});
+  EXPECT_THAT(DescribeKernel(kernel.info()), Not(HasSubstr("global scratch")));
+  kernel.mutable_variant().global_scratch_arg = 2;
+  kernel.mutable_image(1).global_scratch_bytes = 256;
+  const std::string text = DescribeKernel(kernel.info());
+  EXPECT_THAT(text, HasSubstr("0 bytes shared memory, 256 bytes global "
+                              "scratch per program\n"));
+  EXPECT_THAT(text, HasSubstr("0 bytes shared memory\n"));
+}
+
 TEST(DescribeKernel, NamesTheArgumentsTakenEqualToOne) {
   testing::TestKernel kernel({"sm_90a"});
   const ParamInfo params[2] = {{"x_ptr", "*fp32", 16},

@@ -26,7 +26,9 @@ const std::set<std::string> &Expected() {
                                 "fake cubin strided_matmul_general_sm_90a",
                                 "fake cubin strided_matmul_aligned_sm_90a",
                                 "fake cubin strided_matmul_unit_stride_sm_90a",
-                                "fake cubin row_copy_sm_80"};
+                                "fake cubin row_copy_sm_80",
+                                "fake cubin device_desc_sm_80",
+                                "fake cubin device_desc_sm_90a"};
   return *expected;
 }
 
@@ -60,7 +62,8 @@ std::set<std::string> Contents(std::vector<const kiln::KernelInfo *> kernels,
 TEST(Embed, IncbinImagesReadBackAsTheirFiles) {
   using namespace kiln_test::embed_plain;
   EXPECT_EQ(Contents({&scale_kernel_info(), &copy_kernel_info(),
-                      &strided_matmul_info(), &row_copy_info()},
+                      &strided_matmul_info(), &row_copy_info(),
+                      &device_desc_kernel_info()},
                      false),
             Expected());
 }
@@ -68,9 +71,39 @@ TEST(Embed, IncbinImagesReadBackAsTheirFiles) {
 TEST(Embed, CompressedIncbinImagesInflateToTheirFiles) {
   using namespace kiln_test::embed_zstd;
   EXPECT_EQ(Contents({&scale_kernel_info(), &copy_kernel_info(),
-                      &strided_matmul_info(), &row_copy_info()},
+                      &strided_matmul_info(), &row_copy_info(),
+                      &device_desc_kernel_info()},
                      true),
             Expected());
+}
+
+// The fields after a compressed image's (positional in the initializer)
+// keep their places.
+void ExpectGlobalScratch(const kiln::KernelInfo &kernel, bool compressed) {
+  ASSERT_EQ(kernel.num_variants, 1);
+  const kiln::VariantInfo &variant = kernel.variants[0];
+  // a_ptr, out_ptr, M, N, then the scratch pointer.
+  EXPECT_EQ(variant.global_scratch_arg, 4);
+  ASSERT_EQ(variant.num_images, 2);
+  EXPECT_STREQ(variant.images[0].arch, "sm_80");
+  EXPECT_EQ(variant.images[0].global_scratch_bytes, 0);
+  EXPECT_STREQ(variant.images[1].arch, "sm_90a");
+  EXPECT_EQ(variant.images[1].global_scratch_bytes, 256);
+  EXPECT_EQ(variant.images[1].shared_bytes, 16384);
+  EXPECT_EQ(variant.images[1].compression, compressed
+                                               ? kiln::ImageCompression::kZstd
+                                               : kiln::ImageCompression::kNone);
+  EXPECT_EQ(variant.images[1].uncompressed_size,
+            compressed ? sizeof("fake cubin device_desc_sm_90a") - 1 : 0u);
+  // Kernels without the parameter have none.
+  EXPECT_EQ(
+      kiln_test::embed_plain::copy_kernel_info().variants[0].global_scratch_arg,
+      -1);
+}
+
+TEST(Embed, GlobalScratchFieldsFollowTheCompressionFields) {
+  ExpectGlobalScratch(kiln_test::embed_plain::device_desc_kernel_info(), false);
+  ExpectGlobalScratch(kiln_test::embed_zstd::device_desc_kernel_info(), true);
 }
 
 } // namespace

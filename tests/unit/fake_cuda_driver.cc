@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "kiln/internal/cuda_driver.h"
@@ -15,6 +16,8 @@ namespace testing {
 namespace {
 
 FakeGpu *gpu = nullptr;
+// The calling thread's stream-capture mode.
+thread_local CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
 // The names and descriptions the real driver gives the errors tests inject.
 struct ErrorText {
@@ -204,6 +207,12 @@ CUresult FuncSetAttribute(CUfunction, CUfunction_attribute attribute,
   gpu->function_attributes.emplace_back(attribute, value);
   return CUDA_SUCCESS;
 }
+// The global scratch pointer a launch passes (FakeGpu::scratch_arg).
+CUdeviceptr ScratchOf(void **args) {
+  if (gpu->scratch_arg < 0 || args[gpu->scratch_arg] == nullptr)
+    return 0;
+  return *static_cast<const CUdeviceptr *>(args[gpu->scratch_arg]);
+}
 CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
                       CUstream stream, void **args, void **) {
@@ -212,8 +221,14 @@ CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   internal::MutexLock lock(&gpu->mu);
   if (gpu->launch_result != CUDA_SUCCESS)
     return gpu->launch_result;
-  gpu->launches.push_back(
-      {f, {gx, gy, gz}, {bx, by, bz}, shared, stream, args, {0, 0, 0}});
+  gpu->launches.push_back({f,
+                           {gx, gy, gz},
+                           {bx, by, bz},
+                           shared,
+                           stream,
+                           args,
+                           {0, 0, 0},
+                           ScratchOf(args)});
   gpu->launch_contexts.push_back(gpu->current);
   AdvanceClock(gx);
   return CUDA_SUCCESS;
@@ -232,7 +247,8 @@ CUresult LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
       config->sharedMemBytes,
       config->hStream,
       args,
-      {0, 0, 0}};
+      {0, 0, 0},
+      ScratchOf(args)};
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
       launch.cluster[0] = config->attrs[i].value.clusterDim.x;
@@ -288,17 +304,25 @@ CUresult StreamIsCapturing(CUstream, CUstreamCaptureStatus *status) {
   *status = gpu->capture_status;
   return CUDA_SUCCESS;
 }
-CUresult MemAlloc(CUdeviceptr *pointer, size_t) {
+CUresult MemAlloc(CUdeviceptr *pointer, size_t bytes) {
+  if (CUresult r = gpu->Injected("cuMemAlloc"))
+    return r;
   internal::MutexLock lock(&gpu->mu);
   static CUdeviceptr next = 0x100000;
   *pointer = next += 0x1000;
   ++gpu->live_allocations;
   gpu->alloc_contexts.push_back(gpu->current);
+  gpu->allocations.push_back({*pointer, bytes, capture_mode});
   return CUDA_SUCCESS;
 }
-CUresult MemFree(CUdeviceptr) {
+CUresult MemFree(CUdeviceptr pointer) {
   internal::MutexLock lock(&gpu->mu);
   --gpu->live_allocations;
+  gpu->frees.push_back(pointer);
+  return CUDA_SUCCESS;
+}
+CUresult ThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+  std::swap(*mode, capture_mode);
   return CUDA_SUCCESS;
 }
 CUresult MemsetD8Async(CUdeviceptr, unsigned char, size_t, CUstream) {
@@ -371,6 +395,8 @@ internal::CudaDriver MakeFakeCudaDriver(const FakeGpu &fake) {
   d.memset_d8_async = MemsetD8Async;
   if (fake.has_context_ids)
     d.ctx_get_id = CtxGetId;
+  if (fake.has_capture_mode_exchange)
+    d.thread_exchange_stream_capture_mode = ThreadExchangeStreamCaptureMode;
   if (fake.has_stream_contexts) {
     d.stream_get_ctx = StreamGetCtx;
     d.ctx_push_current = CtxPushCurrent;

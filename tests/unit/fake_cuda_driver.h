@@ -57,6 +57,12 @@ struct FakeGpu {
   std::string device_name = "Fake GPU";
   // What cuStreamIsCapturing answers for every stream.
   CUstreamCaptureStatus capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
+  // When >= 0, each launch records in Launch::scratch the 64-bit value
+  // args[scratch_arg] points to (0 when the slot is null): the global
+  // scratch pointer, read while the launch's locals are alive.
+  int scratch_arg = -1;
+  // cuThreadExchangeStreamCaptureMode (absent when false).
+  bool has_capture_mode_exchange = true;
   // Fake GPU time for events: every launch advances a clock by
   // launch_ms(grid x) milliseconds (a fixed 0.01 when unset); an event
   // records the clock. Set before any thread launches.
@@ -96,12 +102,22 @@ struct FakeGpu {
     CUstream stream;
     void **args;
     unsigned cluster[3]; // {0,0,0} unless cuLaunchKernelEx set one
+    CUdeviceptr scratch; // see scratch_arg
   };
   std::vector<Launch> launches;
   double clock_ms = 0;
   std::map<CUevent, double> events;
   std::vector<CUcontext> event_contexts; // current at each cuEventCreate
   std::vector<CUcontext> alloc_contexts; // current at each cuMemAlloc
+  struct Allocation {
+    CUdeviceptr pointer;
+    size_t bytes;
+    // The calling thread's stream-capture mode (per thread, as
+    // cuThreadExchangeStreamCaptureMode sets it; global at first).
+    CUstreamCaptureMode capture_mode;
+  };
+  std::vector<Allocation> allocations; // each successful cuMemAlloc
+  std::vector<CUdeviceptr> frees;      // each cuMemFree's argument
   int live_allocations = 0;
   int memsets = 0;
 

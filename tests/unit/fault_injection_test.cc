@@ -16,6 +16,7 @@
 #include "fake_cuda_driver.h"
 #include "kiln/grid.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/global_scratch.h"
 #include "kiln/internal/launch.h"
 #include "kiln/internal/module_cache.h"
 #include "kiln/internal/variant_launcher.h"
@@ -48,8 +49,8 @@ protected:
   }
 
   absl::Status Launch(const TestKernel &kernel, Grid grid = Grid(1)) {
-    return LaunchVariantWith(driver_, cache_, kernel.info(), kernel.variant(),
-                             grid, kStream, args_);
+    return LaunchVariantWith(driver_, cache_, scratch_, kernel.info(),
+                             kernel.variant(), grid, kStream, args_);
   }
 
   // Modules the fake driver holds that the cache does not know of.
@@ -80,6 +81,7 @@ protected:
   FakeGpu gpu_;
   CudaDriver driver_;
   ModuleCache cache_;
+  GlobalScratchCache scratch_{&driver_};
   void *args_[2] = {nullptr, nullptr};
 };
 

@@ -53,6 +53,8 @@ public:
   const void *image_data(int i) const { return images_[i].data; }
   // Image `i`, for tests that store it otherwise (compressed).
   CubinImage &mutable_image(int i) { return images_[i]; }
+  // Variant 0, for tests that give it other fields (global_scratch_arg).
+  VariantInfo &mutable_variant() { return variants_[0]; }
 
 private:
   std::vector<std::string> archs_;

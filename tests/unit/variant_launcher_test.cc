@@ -8,6 +8,7 @@
 #include "fake_cuda_driver.h"
 #include "kiln/grid.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/global_scratch.h"
 #include "kiln/internal/launch.h"
 #include "kiln/internal/module_cache.h"
 #include "test_kernel.h"
@@ -32,15 +33,18 @@ class VariantLauncherTest : public ::testing::Test {
 protected:
   VariantLauncherTest() : driver_(MakeFakeCudaDriver(gpu_)), cache_(&driver_) {}
 
-  absl::Status Launch(const TestKernel &kernel, Grid grid) {
-    return LaunchVariantWith(driver_, cache_, kernel.info(), kernel.variant(),
-                             grid, kStream, args_);
+  absl::Status Launch(const TestKernel &kernel, Grid grid,
+                      CUstream stream = kStream) {
+    return LaunchVariantWith(driver_, cache_, scratch_, kernel.info(),
+                             kernel.variant(), grid, stream, args_);
   }
 
   FakeGpu gpu_;
   CudaDriver driver_;
   ModuleCache cache_;
-  void *args_[2] = {nullptr, nullptr};
+  GlobalScratchCache scratch_{&driver_};
+  // Room for TestKernel's two parameters and a global scratch pointer.
+  void *args_[3] = {nullptr, nullptr, nullptr};
 };
 
 TEST_F(VariantLauncherTest, LaunchesWithTheVariantsGeometry) {
@@ -172,6 +176,148 @@ TEST_F(VariantLauncherTest, ClustersNeedCuLaunchKernelEx) {
   absl::Status status = Launch(kernel, Grid(1));
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(status.message()), HasSubstr("cuLaunchKernelEx"));
+}
+
+// Makes `kernel`'s entry point take the global scratch pointer after its two
+// parameters, with `bytes` of it per program in its sm_90a image.
+void UseGlobalScratch(TestKernel &kernel, int bytes) {
+  kernel.mutable_variant().global_scratch_arg = 2;
+  kernel.mutable_image(0).global_scratch_bytes = bytes;
+}
+
+class GlobalScratchLaunchTest : public VariantLauncherTest {
+protected:
+  GlobalScratchLaunchTest() {
+    gpu_.current = kContext;
+    gpu_.scratch_arg = 2;
+  }
+};
+
+TEST_F(GlobalScratchLaunchTest, EveryProgramGetsItsBytes) {
+  TestKernel kernel({"sm_90a"});
+  UseGlobalScratch(kernel, 128);
+  ASSERT_TRUE(Launch(kernel, Grid(10, 3, 2)).ok());
+  ASSERT_EQ(gpu_.allocations.size(), 1u);
+  EXPECT_EQ(gpu_.allocations[0].bytes, 128u * 10 * 3 * 2);
+  // Allocated with the thread's capture mode relaxed (the stream may be
+  // being captured), in the stream's context.
+  EXPECT_EQ(gpu_.allocations[0].capture_mode, CU_STREAM_CAPTURE_MODE_RELAXED);
+  EXPECT_THAT(gpu_.alloc_contexts, ElementsAre(kContext));
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_NE(gpu_.launches[0].scratch, 0u);
+  EXPECT_EQ(gpu_.launches[0].scratch, gpu_.allocations[0].pointer);
+  // The other slots are the caller's.
+  EXPECT_EQ(args_[0], nullptr);
+  EXPECT_EQ(args_[1], nullptr);
+}
+
+TEST_F(GlobalScratchLaunchTest, ClustersCountEveryCta) {
+  TestKernel kernel({"sm_90a"}, /*num_warps=*/4, /*shared_bytes=*/0,
+                    /*num_ctas=*/2);
+  UseGlobalScratch(kernel, 128);
+  ASSERT_TRUE(Launch(kernel, Grid(3, 2)).ok());
+  ASSERT_EQ(gpu_.allocations.size(), 1u);
+  EXPECT_EQ(gpu_.allocations[0].bytes, 128u * 3 * 2 * 2);
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_EQ(gpu_.launches[0].scratch, gpu_.allocations[0].pointer);
+}
+
+TEST_F(GlobalScratchLaunchTest, AStreamReusesItsBufferForSmallerLaunches) {
+  TestKernel kernel({"sm_90a"});
+  UseGlobalScratch(kernel, 256);
+  for (unsigned programs : {8u, 8u, 2u, 1u})
+    ASSERT_TRUE(Launch(kernel, Grid(programs)).ok());
+  ASSERT_EQ(gpu_.allocations.size(), 1u);
+  ASSERT_EQ(gpu_.launches.size(), 4u);
+  for (const FakeGpu::Launch &launch : gpu_.launches)
+    EXPECT_EQ(launch.scratch, gpu_.allocations[0].pointer);
+}
+
+TEST_F(GlobalScratchLaunchTest, ABiggerLaunchGrowsTheBufferAndKeepsTheOld) {
+  TestKernel kernel({"sm_90a"});
+  UseGlobalScratch(kernel, 128);
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  ASSERT_TRUE(Launch(kernel, Grid(5)).ok());
+  // Grown to twice the old size at least, so that the next launches fit.
+  ASSERT_EQ(gpu_.allocations.size(), 2u);
+  EXPECT_EQ(gpu_.allocations[0].bytes, 512u);
+  EXPECT_EQ(gpu_.allocations[1].bytes, 1024u);
+  ASSERT_TRUE(Launch(kernel, Grid(8)).ok());
+  EXPECT_EQ(gpu_.allocations.size(), 2u);
+  // The first launch (or a graph that captured it) may still be running.
+  EXPECT_TRUE(gpu_.frees.empty());
+  EXPECT_EQ(gpu_.live_allocations, 2);
+  ASSERT_EQ(gpu_.launches.size(), 3u);
+  EXPECT_EQ(gpu_.launches[0].scratch, gpu_.allocations[0].pointer);
+  EXPECT_EQ(gpu_.launches[1].scratch, gpu_.allocations[1].pointer);
+  EXPECT_EQ(gpu_.launches[2].scratch, gpu_.allocations[1].pointer);
+  EXPECT_NE(gpu_.allocations[0].pointer, gpu_.allocations[1].pointer);
+}
+
+TEST_F(GlobalScratchLaunchTest, EachStreamHasItsOwnBuffer) {
+  const CUstream other = reinterpret_cast<CUstream>(0x6000);
+  TestKernel kernel({"sm_90a"});
+  UseGlobalScratch(kernel, 128);
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  ASSERT_TRUE(Launch(kernel, Grid(4), other).ok());
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  ASSERT_EQ(gpu_.allocations.size(), 2u);
+  ASSERT_EQ(gpu_.launches.size(), 3u);
+  EXPECT_EQ(gpu_.launches[0].scratch, gpu_.allocations[0].pointer);
+  EXPECT_EQ(gpu_.launches[1].scratch, gpu_.allocations[1].pointer);
+  EXPECT_EQ(gpu_.launches[2].scratch, gpu_.allocations[0].pointer);
+}
+
+// The parameter is there on every arch; an image that uses no scratch gets a
+// null pointer and allocates nothing.
+TEST_F(GlobalScratchLaunchTest, AnImageWithoutScratchPassesNull) {
+  TestKernel kernel({"sm_90a"});
+  UseGlobalScratch(kernel, 0);
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  EXPECT_TRUE(gpu_.allocations.empty());
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_NE(args_[2], nullptr); // the slot points to a null pointer
+  EXPECT_EQ(gpu_.launches[0].scratch, 0u);
+}
+
+TEST_F(GlobalScratchLaunchTest, VariantsWithoutTheSlotAreUntouched) {
+  TestKernel kernel({"sm_90a"});
+  kernel.mutable_image(0).global_scratch_bytes = 128; // no slot, though
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  EXPECT_TRUE(gpu_.allocations.empty());
+  EXPECT_EQ(args_[2], nullptr);
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_EQ(gpu_.launches[0].args, args_);
+}
+
+TEST_F(GlobalScratchLaunchTest, AFailedAllocationNamesKernelVariantAndSize) {
+  TestKernel kernel({"sm_90a"});
+  UseGlobalScratch(kernel, 128);
+  gpu_.Fail("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
+  absl::Status status = Launch(kernel, Grid(4));
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(status.message(),
+            "add_kernel [x_ptr=*fp32, n=i32, BLOCK=1024, num_warps=4]: "
+            "cuMemAlloc of 512 bytes for the global scratch buffer: "
+            "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  EXPECT_TRUE(gpu_.launches.empty());
+  // Once memory is back, the next launch allocates.
+  gpu_.Heal();
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  EXPECT_EQ(gpu_.allocations.size(), 1u);
+}
+
+TEST_F(GlobalScratchLaunchTest, BytesBeyond64BitsAreAnError) {
+  TestKernel kernel({"sm_90a"});
+  UseGlobalScratch(kernel, 1 << 30);
+  absl::Status status =
+      Launch(kernel, Grid(0xffffffffu, 0xffffffffu, 0xffffffffu));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(StartsWith("add_kernel [x_ptr=*fp32"),
+                    HasSubstr("overflows 64 bits")));
+  EXPECT_TRUE(gpu_.allocations.empty());
+  EXPECT_TRUE(gpu_.launches.empty());
 }
 
 // A generated launcher's status for a `:1` argument that is not 1.

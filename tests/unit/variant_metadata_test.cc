@@ -1,5 +1,7 @@
 #include "VariantMetadata.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "TritonTypes.h"
@@ -103,6 +105,40 @@ TEST(VariantMetadata, EqualToOneParameters) {
                               R"("divisibility": 1, "equal_to_1": true},)")),
               HasSubstr("params[0] (x_ptr): only integers (not *fp32) can be "
                         "equal to 1"));
+}
+
+// Optional: present (0 included) when the entry point takes the hidden
+// global scratch pointer.
+TEST(VariantMetadata, GlobalScratchBytes) {
+  llvm::Expected<VariantMetadata> without =
+      parseVariantMetadata(kMetadata, "v.json");
+  ASSERT_TRUE(static_cast<bool>(without))
+      << llvm::toString(without.takeError());
+  EXPECT_FALSE(without->globalScratchBytes.has_value());
+  for (int64_t bytes : {0, 128}) {
+    llvm::Expected<VariantMetadata> with = parseVariantMetadata(
+        Replace(kMetadata, R"("spills": 0,)",
+                R"("spills": 0, "global_scratch_bytes": )" +
+                    std::to_string(bytes) + ","),
+        "v.json");
+    ASSERT_TRUE(static_cast<bool>(with)) << llvm::toString(with.takeError());
+    EXPECT_EQ(with->globalScratchBytes, std::optional<int64_t>(bytes));
+  }
+  auto withValue = [](const std::string &value) {
+    return Replace(kMetadata, R"("spills": 0,)",
+                   R"("spills": 0, "global_scratch_bytes": )" + value + ",");
+  };
+  EXPECT_THAT(ErrorOf(withValue("-128")),
+              HasSubstr("v.json: \"global_scratch_bytes\" is -128, outside "
+                        "[0, 2147483647]"));
+  EXPECT_THAT(ErrorOf(withValue("4294967296")),
+              HasSubstr("\"global_scratch_bytes\" is 4294967296, outside"));
+  EXPECT_THAT(ErrorOf(withValue("\"128\"")),
+              HasSubstr("v.json: \"global_scratch_bytes\" must be an integer"));
+  EXPECT_THAT(ErrorOf(withValue("1.5")),
+              HasSubstr("\"global_scratch_bytes\" must be an integer"));
+  EXPECT_THAT(ErrorOf(withValue("null")),
+              HasSubstr("\"global_scratch_bytes\" must be an integer"));
 }
 
 TEST(TritonTypes, MapsToTheDocumentedCppTypes) {

@@ -32,12 +32,18 @@ namespace internal {
 // cuLaunchKernel. A program is a block of 32 * num_warps threads, with the
 // image's dynamic shared memory; variants with num_ctas > 1 launch clusters of
 // num_ctas programs along x (the grid's x extent is multiplied by num_ctas).
+// When the variant's entry point takes a global scratch pointer
+// (VariantInfo::global_scratch_arg), the launch points that slot of `args`
+// at the device address of a buffer of the image's global_scratch_bytes per
+// program, kept per stream (kiln/internal/global_scratch.h), or at a null
+// address when the image needs none.
 // A grid with a zero extent launches nothing and returns OK. When a launch
 // observer is set (kiln/launch_observer.h) it is called before returning.
 //
 // Errors name the kernel, the variant and the cause: no driver or GPU, no
-// image for the device's arch, a failed load or launch. The launch is
-// asynchronous: faults inside the kernel surface at the next synchronization.
+// image for the device's arch, a failed load, allocation or launch. The launch
+// is asynchronous: faults inside the kernel surface at the next
+// synchronization.
 absl::Status LaunchVariant(const KernelInfo& kernel, const VariantInfo& variant,
                            Grid grid, CUstream stream, void** args);
 

@@ -17,6 +17,7 @@
 #include "kiln/internal/image_data.h"
 #include "kiln/internal/image_selection.h"
 #include "kiln/internal/mutex_lock.h"
+#include "kiln/internal/relaxed_capture_mode.h"
 #include "kiln/kernel_info.h"
 
 namespace kiln {
@@ -25,30 +26,6 @@ namespace {
 
 // Launches may use 48 KiB of shared memory per block without opting in.
 constexpr int kDefaultSharedLimit = 48 * 1024;
-
-// Makes the calling thread's stream-capture mode relaxed while it lives. A
-// first launch may come while a stream is being captured into a CUDA graph,
-// and the driver refuses cuModuleLoadData then unless the thread is relaxed;
-// loading a module adds nothing to the graph, so this is safe.
-class RelaxedCaptureMode {
- public:
-  explicit RelaxedCaptureMode(const CudaDriver& d) : d_(d) {
-    if (d_.thread_exchange_stream_capture_mode != nullptr) {
-      exchanged_ =
-          d_.thread_exchange_stream_capture_mode(&mode_) == CUDA_SUCCESS;
-    }
-  }
-  ~RelaxedCaptureMode() {
-    if (exchanged_) d_.thread_exchange_stream_capture_mode(&mode_);
-  }
-  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
-  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
-
- private:
-  const CudaDriver& d_;
-  CUstreamCaptureMode mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;
-  bool exchanged_ = false;
-};
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "kiln/internal/context.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/global_scratch.h"
 #include "kiln/internal/module_cache.h"
 #include "kiln/kernel_info.h"
 
@@ -50,6 +51,31 @@ absl::Status LaunchCluster(const CudaDriver& d, const VariantInfo& variant,
                     "cuLaunchKernelEx");
 }
 
+// The global scratch buffer of a launch of `image` over `grid` on `stream`:
+// the image's bytes per program for each of its programs (CTAs), or null when
+// the image uses none.
+absl::StatusOr<CUdeviceptr> GlobalScratchFor(GlobalScratchCache& scratch,
+                                             uint64_t context_key,
+                                             const CubinImage& image,
+                                             const VariantInfo& variant,
+                                             Grid grid, CUstream stream) {
+  if (image.global_scratch_bytes <= 0) return 0;
+  // The grid is unchecked here (the launch checks it), so the product may
+  // overflow.
+  uint64_t bytes = static_cast<uint64_t>(image.global_scratch_bytes);
+  for (const uint64_t factor :
+       {uint64_t{grid.x}, static_cast<uint64_t>(variant.num_ctas),
+        uint64_t{grid.y}, uint64_t{grid.z}}) {
+    if (__builtin_mul_overflow(bytes, factor, &bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the global scratch buffer (", image.global_scratch_bytes,
+          " bytes per program) of a grid of (", grid.x, ", ", grid.y, ", ",
+          grid.z, ") programs overflows 64 bits"));
+    }
+  }
+  return scratch.Get(context_key, stream, bytes);
+}
+
 }  // namespace
 
 absl::Status AnnotateVariant(const KernelInfo& kernel,
@@ -61,6 +87,7 @@ absl::Status AnnotateVariant(const KernelInfo& kernel,
 }
 
 absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
+                               GlobalScratchCache& scratch,
                                const KernelInfo& kernel,
                                const VariantInfo& variant, Grid grid,
                                CUstream stream, void** args,
@@ -84,6 +111,19 @@ absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
     f = *loaded;
   }
   if (image != nullptr) *image = f->image;
+
+  // The hidden parameter's value; the launch reads it through args, so it
+  // lives until the launch is issued.
+  CUdeviceptr scratch_pointer = 0;
+  if (variant.global_scratch_arg >= 0) {
+    absl::StatusOr<CUdeviceptr> pointer =
+        GlobalScratchFor(scratch, key, *f->image, variant, grid, stream);
+    if (!pointer.ok()) {
+      return AnnotateVariant(kernel, variant, pointer.status());
+    }
+    scratch_pointer = *pointer;
+    args[variant.global_scratch_arg] = &scratch_pointer;
+  }
 
   if (variant.num_ctas > 1) {
     absl::Status status =

@@ -8,6 +8,7 @@
 #include "kiln/cuda_stream.h"
 #include "kiln/grid.h"
 #include "kiln/internal/cuda_driver.h"
+#include "kiln/internal/global_scratch.h"
 #include "kiln/internal/module_cache.h"
 #include "kiln/kernel_info.h"
 
@@ -15,10 +16,12 @@ namespace kiln {
 namespace internal {
 
 // Does what kiln::internal::LaunchVariant (kiln/internal/launch.h)
-// documents, calling `driver` and loading through `cache` (which must use the
-// same driver). When `image` is not null it receives the image launched, or
-// null if none was chosen.
+// documents, calling `driver`, loading through `cache` and taking global
+// scratch buffers from `scratch` (which must use the same driver). When
+// `image` is not null it receives the image launched, or null if none was
+// chosen.
 absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
+                               GlobalScratchCache& scratch,
                                const KernelInfo& kernel,
                                const VariantInfo& variant, Grid grid,
                                CUstream stream, void** args,
