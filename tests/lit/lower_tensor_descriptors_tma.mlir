@@ -86,3 +86,78 @@ func.func @no_tma(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i32,
   return
 }
 }
+
+// -----
+
+// A descriptor the kernel makes, at an aligned base (16 bytes) with a row
+// stride of whole 16-byte chunks (8 halves): each access TMA may serve gets
+// a kiln.make_tensor_map of its own (unshaped: the pass that adopts it sets
+// the box), over the kernel's new last parameter, the global scratch buffer.
+// CHECK-LABEL: func.func @device_made
+// CHECK-SAME: %[[SCRATCH:[a-z0-9_]+]]: !kiln.ptr<i8>) attributes {kiln.global_scratch}
+// CHECK-DAG: %[[STORE_MAP:.*]] = kiln.make_tensor_map %arg0, [%arg1, %arg2], [%[[SM:.*]], %{{.*}}], scratch %[[SCRATCH]] : !kiln.ptr<f16>, !kiln.ptr<i8>
+// CHECK-DAG: %[[LOAD_MAP:.*]] = kiln.make_tensor_map %arg0, [%arg1, %arg2], [%[[SM]], %{{.*}}], scratch %[[SCRATCH]] : !kiln.ptr<f16>, !kiln.ptr<i8>
+// CHECK: kiln.load {{.*}} tensor_map %[[LOAD_MAP]][%arg4, %arg5] :
+// CHECK: kiln.store {{.*}} tensor_map %[[STORE_MAP]][%arg4, %arg5] :
+module attributes {kiln_gpu.target = "sm_90a"} {
+func.func @device_made(%p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %m: i32, %n: i32 {kiln.divisibility = 16 : i32},
+                       %s: i32 {kiln.divisibility = 8 : i32}, %om: i32, %on: i32) {
+  %s64 = arith.extsi %s : i32 to i64
+  %one = arith.constant 1 : i64
+  %d = kiln.make_tensor_desc %p, [%m, %n], [%s64, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+  %v = kiln.descriptor_load %d[%om, %on] : !kiln.tensordesc<tensor<32x64xf16>> -> tensor<32x64xf16>
+  kiln.descriptor_store %d[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  return
+}
+}
+
+// -----
+
+// What a tensor map needs is not known: a row stride of 4 halves (8 bytes),
+// a base of unknown alignment, a descriptor made in a loop (one map per
+// program must serve every iteration). No map; the kernel still takes the
+// scratch buffer (its signature is the same on every arch).
+// CHECK-LABEL: func.func @not_encodable
+// CHECK-SAME: !kiln.ptr<i8>) attributes {kiln.global_scratch}
+// CHECK-NOT: kiln.make_tensor_map
+// CHECK-NOT: tensor_map %
+// CHECK: return
+module attributes {kiln_gpu.target = "sm_90a"} {
+func.func @not_encodable(%p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %q: !kiln.ptr<f16>, %m: i32, %n: i32,
+                         %s: i32 {kiln.divisibility = 4 : i32}, %s16: i32 {kiln.divisibility = 16 : i32},
+                         %om: i32, %on: i32, %trips: index) {
+  %one = arith.constant 1 : i64
+  %s64 = arith.extsi %s : i32 to i64
+  %d = kiln.make_tensor_desc %p, [%m, %n], [%s64, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+  %v = kiln.descriptor_load %d[%om, %on] : !kiln.tensordesc<tensor<32x64xf16>> -> tensor<32x64xf16>
+  %s16w = arith.extsi %s16 : i32 to i64
+  %e = kiln.make_tensor_desc %q, [%m, %n], [%s16w, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+  kiln.descriptor_store %e[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %trips step %c1 {
+    %f = kiln.make_tensor_desc %p, [%m, %n], [%s16w, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+    kiln.descriptor_store %f[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  }
+  return
+}
+}
+
+// -----
+
+// Before sm_90 no map is made, but a kernel that makes descriptors takes
+// the scratch buffer all the same.
+// CHECK-LABEL: func.func @device_made_sm80
+// CHECK-SAME: !kiln.ptr<i8>) attributes {kiln.global_scratch}
+// CHECK-NOT: kiln.make_tensor_map
+module attributes {kiln_gpu.target = "sm_80"} {
+func.func @device_made_sm80(%p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %m: i32, %n: i32 {kiln.divisibility = 16 : i32},
+                            %om: i32, %on: i32) {
+  %s = arith.constant 64 : i64
+  %one = arith.constant 1 : i64
+  %d = kiln.make_tensor_desc %p, [%m, %n], [%s, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+  %v = kiln.descriptor_load %d[%om, %on] : !kiln.tensordesc<tensor<32x64xf16>> -> tensor<32x64xf16>
+  kiln.descriptor_store %d[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  return
+}
+}

@@ -119,3 +119,45 @@ func.func @tma_reduce_min(%map: !kiln.tensormap, %t: !kiln_gpu.memdesc<64x64xf16
   kiln_gpu.async_tma_store %map[%o, %o], %t {reduce = "min"} : !kiln_gpu.memdesc<64x64xf16, #S>
   return
 }
+
+// -----
+
+// A tensor map the kernel encodes: a box per dimension, of 1 to 256
+// elements; a swizzle TMA has; 128-byte slots of the scratch buffer.
+func.func @box_rank(%p: !kiln.ptr<f16>, %m: i32, %s: i64, %scratch: !kiln.ptr<i8>) {
+  // expected-error @below {{the box needs one extent per dimension}}
+  %map = kiln.make_tensor_map %p, [%m, %m], [%s, %s], scratch %scratch {box = array<i64: 64>} : !kiln.ptr<f16>, !kiln.ptr<i8>
+  return
+}
+
+// -----
+
+func.func @box_too_large(%p: !kiln.ptr<f16>, %m: i32, %s: i64, %scratch: !kiln.ptr<i8>) {
+  // expected-error @below {{box extents must lie in [1, 256]}}
+  %map = kiln.make_tensor_map %p, [%m, %m], [%s, %s], scratch %scratch {box = array<i64: 512, 64>} : !kiln.ptr<f16>, !kiln.ptr<i8>
+  return
+}
+
+// -----
+
+func.func @odd_swizzle(%p: !kiln.ptr<f16>, %m: i32, %s: i64, %scratch: !kiln.ptr<i8>) {
+  // expected-error @below {{the swizzle is 0, 32, 64 or 128 bytes}}
+  %map = kiln.make_tensor_map %p, [%m, %m], [%s, %s], scratch %scratch {box = array<i64: 64, 64>, swizzle = 16 : i32} : !kiln.ptr<f16>, !kiln.ptr<i8>
+  return
+}
+
+// -----
+
+func.func @unaligned_slot(%p: !kiln.ptr<f16>, %m: i32, %s: i64, %scratch: !kiln.ptr<i8>) {
+  // expected-error @below {{a tensor map's scratch offset is a multiple of 128}}
+  %map = kiln.make_tensor_map %p, [%m, %m], [%s, %s], scratch %scratch {scratch_offset = 64 : i64} : !kiln.ptr<f16>, !kiln.ptr<i8>
+  return
+}
+
+// -----
+
+func.func @strides_per_extent(%p: !kiln.ptr<f16>, %m: i32, %s: i64, %scratch: !kiln.ptr<i8>) {
+  // expected-error @below {{needs one to five extents and as many strides}}
+  %map = kiln.make_tensor_map %p, [%m, %m], [%s], scratch %scratch : !kiln.ptr<f16>, !kiln.ptr<i8>
+  return
+}
