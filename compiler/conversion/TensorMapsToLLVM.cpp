@@ -10,8 +10,10 @@
 //   zero fill, no interleave);
 // - warp 0 copies it to global memory with `tensormap.cp_fenceproxy`, which
 //   releases it to the tensor-map proxy at GPU scope;
-// - after a CTA barrier every thread acquires it with `fence.proxy.tensormap`
-//   before any TMA instruction reads it.
+// - thread 0, which issues every TMA instruction, acquires it with
+//   `fence.proxy.tensormap` (in the same warp as the release: no CTA
+//   barrier between them); a CTA barrier after the last of consecutive maps
+//   frees the staging array, which warp 0 alone uses.
 // The value is the map's generic address, as for a kernel argument's map.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +21,7 @@
 #include "compiler/conversion/OpFamilyLowerings.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -79,6 +82,18 @@ Value linearProgramId(OpBuilder &b, Location loc) {
   return LLVM::AddOp::create(b, loc, x, LLVM::MulOp::create(b, loc, nx, yz));
 }
 
+/// Whether the next op after `op` that may touch memory is another tensor
+/// map of the same block.
+bool anotherMapFollows(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (isa<kiln::MakeTensorMapOp>(next))
+      return true;
+    if (!isPure(next))
+      return false;
+  }
+  return false;
+}
+
 struct MakeTensorMapLowering : OpConversionPattern<kiln::MakeTensorMapOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -126,6 +141,9 @@ struct MakeTensorMapLowering : OpConversionPattern<kiln::MakeTensorMapOp> {
                             kiln::i32Constant(rewriter, loc, 127)),
         kiln::i32Constant(rewriter, loc, ~127));
 
+    Value generic = LLVM::AddrSpaceCastOp::create(
+        rewriter, loc, LLVM::LLVMPointerType::get(rewriter.getContext(), 0),
+        map);
     Value tid = kiln::threadIdX(rewriter, loc);
     Value inWarp0 =
         LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ult, tid,
@@ -141,8 +159,9 @@ struct MakeTensorMapLowering : OpConversionPattern<kiln::MakeTensorMapOp> {
           LLVM::PtrToIntOp::create(rewriter, loc, i64, adaptor.getBase()),
           mapAddress,
           kiln::i32Constant(rewriter, loc, int32_t(rank - 1)),
-          kiln::i32Constant(rewriter, loc, 1)};
-      std::string constraints = "r,r,r,l,l,r,r";
+          kiln::i32Constant(rewriter, loc, 1),
+          LLVM::PtrToIntOp::create(rewriter, loc, i64, generic)};
+      std::string constraints = "r,r,r,l,l,r,r,l";
       std::string text =
           "{ .reg .pred first; st.shared.b32 [$1], 0; bar.warp.sync -1; "
           "setp.eq.u32 first, $2, 0; "
@@ -191,19 +210,19 @@ struct MakeTensorMapLowering : OpConversionPattern<kiln::MakeTensorMapOp> {
               std::to_string(swizzleCode(op.getSwizzle().value_or(0))) + "; ";
       text += "@first tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 "
               "[$0], 0; ";
+      // Thread 0, which issues every TMA instruction, acquires the map; the
+      // release and the acquire are in one warp, so no CTA barrier orders
+      // them.
       text += "bar.warp.sync -1; tensormap.cp_fenceproxy.global.shared::cta."
-              "tensormap::generic.release.gpu.sync.aligned [$4], [$0], 128; }";
+              "tensormap::generic.release.gpu.sync.aligned [$4], [$0], 128; "
+              "fence.proxy.tensormap::generic.acquire.gpu [$7], 128; }";
       kiln::inlinePtxEffect(rewriter, loc, Type(), text, constraints, operands);
     });
-    // Every thread sees the map (and the staging array is free again).
-    NVVM::Barrier0Op::create(rewriter, loc);
-    Value generic = LLVM::AddrSpaceCastOp::create(
-        rewriter, loc, LLVM::LLVMPointerType::get(rewriter.getContext(), 0),
-        map);
-    kiln::inlinePtxEffect(
-        rewriter, loc, Type(),
-        "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l",
-        ValueRange{LLVM::PtrToIntOp::create(rewriter, loc, i64, generic)});
+    // The staging array is free again once warp 0 is done with it: a
+    // barrier, unless the next op that can touch shared memory is the next
+    // map (which warp 0 builds next, in the same array).
+    if (!anotherMapFollows(op))
+      NVVM::Barrier0Op::create(rewriter, loc);
     rewriter.replaceOp(op, generic);
     return success();
   }

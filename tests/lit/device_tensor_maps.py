@@ -22,21 +22,25 @@ import triton.language as tl
 # LLVM: define ptx_kernel void @tiles({{.*}}, i32 %[[M:[0-9]+]], i32 %[[N:[0-9]+]], i32 %[[K:[0-9]+]], i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, ptr addrspace(1) %{{[0-9]+}})
 # a (64 x 32 boxes of halves, a 64-byte swizzle): rank 2 (1 + 1), element
 # strides 1, box and extents innermost first, then its row stride in bytes.
-# LLVM: tensormap.replace.tile.global_address{{.*}}tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [$0], 6;{{.*}}tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [$0], 2;{{.*}}fill_mode.shared::cta.b1024.b32 [$0], 0;{{.*}}tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [$4], [$0], 128; }", "r,r,r,l,l,r,r,r,r,l,r,r"(i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i64 %{{[0-9]+}}, i64 %{{[0-9]+}}, i32 1, i32 1, i32 32, i32 %[[K]], i64 %{{[0-9]+}}, i32 64, i32 %[[M]])
-# LLVM: fence.proxy.tensormap::generic.acquire.gpu
+# LLVM: tensormap.replace.tile.global_address{{.*}}tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [$0], 6;{{.*}}tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [$0], 2;{{.*}}fill_mode.shared::cta.b1024.b32 [$0], 0;{{.*}}tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [$4], [$0], 128; fence.proxy.tensormap::generic.acquire.gpu [$7], 128; }", "r,r,r,l,l,r,r,l,r,r,l,r,r"(i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i64 %{{[0-9]+}}, i64 %{{[0-9]+}}, i32 1, i32 1, i64 %{{[0-9]+}}, i32 32, i32 %[[K]], i64 %{{[0-9]+}}, i32 64, i32 %[[M]])
 # b: 128 x 32 boxes.
-# LLVM: "r,r,r,l,l,r,r,r,r,l,r,r"(i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i64 %{{[0-9]+}}, i64 %{{[0-9]+}}, i32 1, i32 1, i32 32, i32 %[[K]], i64 %{{[0-9]+}}, i32 128, i32 %[[N]])
+# LLVM: "r,r,r,l,l,r,r,l,r,r,l,r,r"(i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i64 %{{[0-9]+}}, i64 %{{[0-9]+}}, i32 1, i32 1, i64 %{{[0-9]+}}, i32 32, i32 %[[K]], i64 %{{[0-9]+}}, i32 128, i32 %[[N]])
 # c (floats, stored with TMA): 64 x 32 boxes, a 128-byte swizzle.
-# LLVM: tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [$0], 7;{{.*}}tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [$0], 3;{{.*}}"(i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i64 %{{[0-9]+}}, i64 %{{[0-9]+}}, i32 1, i32 1, i32 32, i32 %[[N]], i64 %{{[0-9]+}}, i32 64, i32 %[[M]])
+# LLVM: tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [$0], 7;{{.*}}tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [$0], 3;{{.*}}"(i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i32 %{{[0-9]+}}, i64 %{{[0-9]+}}, i64 %{{[0-9]+}}, i32 1, i32 1, i64 %{{[0-9]+}}, i32 32, i32 %[[N]], i64 %{{[0-9]+}}, i32 64, i32 %[[M]])
 
 # Warp 0 zeroes the staging map in shared memory, thread 0 sets its fields,
-# warp 0 copies it out with a release; every thread acquires it after a
-# barrier; TMA copies and stores read it at its generic address.
+# warp 0 copies it out with a release and acquires it (thread 0 issues the
+# TMA instructions, which read it at its generic address). The staging array
+# is free again after one barrier behind the three maps.
 # PTX: .param .u64 .ptr .global .align 1 tiles_param_8
 # PTX: st.shared.b32 [%r{{[0-9]+}}], 0; bar.warp.sync -1;
-# PTX-SAME: tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 128;
+# PTX-SAME: tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd{{[0-9]+}}], [%r{{[0-9]+}}], 128; fence.proxy.tensormap::generic.acquire.gpu [%rd[[A:[0-9]+]]], 128; }
+# PTX-NOT: bar.sync
+# PTX: tensormap.cp_fenceproxy
+# PTX-NOT: bar.sync
+# PTX: tensormap.cp_fenceproxy{{.*}}generic.acquire.gpu [%rd{{[0-9]+}}], 128; }
+# PTX-NOT: tensormap
 # PTX: bar.sync 0;
-# PTX: fence.proxy.tensormap::generic.acquire.gpu [%rd[[A:[0-9]+]]], 128;
 # PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r{{[0-9]+}}], [%rd[[A]], {%r{{[0-9]+}}, %r{{[0-9]+}}}]
 # PTX: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 
