@@ -36,11 +36,14 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorMapAccess.h"
+#include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -127,15 +130,54 @@ private:
     return loads > 0 && !result.wasInterrupted();
   }
 
+  /// Whether kiln-pipeline-dots can stage `load` asynchronously: a TMA copy
+  /// through a tensor map, or cp.async chunks of 4 to 16 bytes along the
+  /// pointers' fastest dimension into swizzlable lines (its own test,
+  /// asCopy, decides; this one must not say yes where that says no).
+  static bool copiesAsynchronously(kiln::LoadOp load,
+                                   kiln::AxisInfoAnalysis &axisInfo) {
+    if (kiln::isTmaReadyMap(load.getTensorMap()))
+      return true;
+    auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
+    if (!ptrType || load.getBoundaryCheck() || load.getIsVolatile())
+      return false;
+    if (Value other = load.getOther(); other &&
+                                       !matchPattern(other, m_AnyZeroFloat()) &&
+                                       !matchPattern(other, m_Zero()))
+      return false;
+    auto type = cast<RankedTensorType>(load.getType());
+    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    auto blocked =
+        dyn_cast<kiln::gpu::BlockedEncodingAttr>(ptrType.getEncoding());
+    if (type.getRank() != 2 || !blocked)
+      return false;
+    unsigned dim = blocked.getOrder()[0];
+    unsigned vec =
+        axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
+    int64_t lineBytes = type.getDimSize(dim) * bits / 8;
+    return vec * bits >= 32 && lineBytes >= 32 &&
+           llvm::isPowerOf2_64(uint64_t(lineBytes));
+  }
+
   /// Whether flattening pays: on targets with wgmma, whose pipeliner keeps
-  /// copies in flight across tiles, and when the inner loop loads at all.
-  /// The mma.sync targets keep their loops nested (not measured flattened).
+  /// copies in flight across tiles, and when the inner loop loads, every
+  /// load one the pipeliner will copy asynchronously (a loop it cannot
+  /// pipeline gains nothing from running across tiles; flattened, the
+  /// general variant of tutorial 09's pointer kernel, with element-wise
+  /// loads, computed NaNs on sm_90a). The mma.sync targets keep their loops
+  /// nested (not measured flattened).
   bool flattensWell(scf::ForOp inner) {
     if (!target_.hasWgmma())
       return false;
-    return inner.getBody()
-        ->walk([](kiln::LoadOp) { return WalkResult::interrupt(); })
-        .wasInterrupted();
+    kiln::AxisInfoAnalysis axisInfo(
+        inner->getParentOfType<FunctionOpInterface>());
+    unsigned loads = 0;
+    WalkResult result = inner.getBody()->walk([&](kiln::LoadOp load) {
+      ++loads;
+      return copiesAsynchronously(load, axisInfo) ? WalkResult::advance()
+                                                  : WalkResult::interrupt();
+    });
+    return loads > 0 && !result.wasInterrupted();
   }
 
   /// Ops that only rearrange registers: their results are rebuilt where

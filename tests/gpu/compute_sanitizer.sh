@@ -69,6 +69,7 @@ if [[ -n $bin ]]; then
   jobs+=("runtime_gpu_test|$bin/kiln_runtime_gpu_test")
   jobs+=("launch_gpu_test|$bin/kiln_launch_gpu_test")
   jobs+=("descriptor_gpu_test|$bin/kiln_descriptor_gpu_test")
+  jobs+=("tutorials_gpu_test|$bin/kiln_tutorials_gpu_test")
   jobs+=("dot_flavours_gpu_test|$bin/kiln_dot_flavours_gpu_test")
   jobs+=("vector_add_example|$bin/vector_add --sizes=1,1000,1048579 --bench-n=0")
   jobs+=("softmax_example|$bin/softmax_demo 257 3000")

@@ -1225,6 +1225,16 @@ CASES += [
            tol=2e-3)  # fp32 sums in another order, then one fp16 rounding (2^-11)
       for name, t, dtype, bk, k in [("f16", "fp16", "float16", 64, 208),
                                     ("fp8", "fp8e4nv", "float8_e4m3fn", 128, 304)]],
+    # The general variant (no alignment known: element-wise loads) with b
+    # row-major or given as b^T (N x K, K-contiguous: stride_bk = 1), nested
+    # and flattened; 3 programs over ragged tiles, K's last step masked.
+    *[case(f"persistent_matmul_general_{layout}_{form}", F, "persistent_matmul",
+           MATMUL_SIG.format(t="fp16", o="fp16", rest="BM=128, BN=128, BK=64, GROUP=8, NUM_SMS=3, "
+                             f"FLATTEN={form == 'flattened'}, num_warps=8"),
+           dict(matmul_args("float16", "float16", 300, 200, 200),
+                **({} if layout == "b" else dict(stride_bk=1, stride_bn=200))),
+           (3,), ["c_ptr"], tol=2e-3)  # fp32 sums in another order, then one fp16 rounding
+      for layout in ("b", "bt") for form in ("nested", "flattened")],
 ]
 
 F = "tutorials/fused_attention.py"

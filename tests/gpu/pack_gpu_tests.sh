@@ -6,7 +6,8 @@
 #   tests/gpu/pack_gpu_tests.sh BUILD_DIR DEST_DIR      # e.g. build .devbuild
 #
 # Build first: cmake --build BUILD_DIR --target kiln_runtime_gpu_test
-#   kiln_launch_gpu_test kiln_descriptor_gpu_test kiln_dot_flavours_gpu_test
+#   kiln_launch_gpu_test kiln_descriptor_gpu_test kiln_tutorials_gpu_test
+#   kiln_dot_flavours_gpu_test
 #   vector_add softmax_demo,
 #   and run
 #   `ctest -R consumer_package` for the consumer (tests/e2e/consumer).
@@ -22,6 +23,7 @@ binaries=(
   "$build/tests/unit/kiln_runtime_gpu_test"
   "$build/tests/e2e/kiln_launch_gpu_test"
   "$build/tests/e2e/kiln_descriptor_gpu_test"
+  "$build/tests/e2e/kiln_tutorials_gpu_test"
   "$build/tests/e2e/kiln_dot_flavours_gpu_test"
   "$build/examples/vector_add/vector_add"
   "$build/examples/softmax/softmax_demo"

@@ -31,6 +31,7 @@ run() {  # run NAME COMMAND...: logs to OUT_DIR/NAME.log
 run runtime_gpu_test "$bin/kiln_runtime_gpu_test"
 run launch_gpu_test "$bin/kiln_launch_gpu_test"
 run descriptor_gpu_test "$bin/kiln_descriptor_gpu_test"
+run tutorials_gpu_test "$bin/kiln_tutorials_gpu_test"
 run dot_flavours_gpu_test "$bin/kiln_dot_flavours_gpu_test"
 run vector_add_smoke "$bin/vector_add" --sizes=1,1000,1048579 --bench-n=0
 run softmax_demo "$bin/softmax_demo" 257 3000

@@ -20,6 +20,10 @@
 # RUN: %kilnc compile %s --no-flatten -n persistent -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp32[64,64]>:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=NESTED
 # RUN: %kilnc compile %s -n persistent -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp32[64,64]>:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=NESTED
 # RUN: %kilnc compile %s -n persistent_pointers -s "*fp16:16, *fp16:16, *fp32:16, i32:16, i32:16, i32:16, 64, 64, 64" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=NESTED
+# So does a K loop the pipeliner cannot copy asynchronously: pointers of
+# unknown alignment (the general variant) load element by element, and
+# flattening would gain nothing.
+# RUN: %kilnc compile %s -n persistent_pointers -s "*fp16, *fp16, *fp32, i32, i32, i32, 64, 64, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=NESTED
 # Pointer loads flatten on sm_90a too. What the K loop computes per tile
 # (a row's pointer, a + rm * K) moves into the prologue's scf.if and is
 # carried as a 64x1 tensor; the broadcast to the 64x64 tile is rebuilt in
