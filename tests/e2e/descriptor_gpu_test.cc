@@ -406,6 +406,17 @@ TEST_F(DescriptorGpuTest, DeviceDescriptorPersistentMatmul) {
                               /*programs=*/5, /*tensor_maps=*/true);
 }
 
+// K = 0: the maps of a and b describe tensors without columns (their
+// extent is encoded as 0) and nothing reads them; c is stored as zeros.
+TEST_F(DescriptorGpuTest, DeviceDescriptorMatmulWithoutK) {
+  CheckDeviceDescriptorMatmul(/*M=*/128, /*N=*/128, /*K=*/0, /*ld=*/16,
+                              /*ldc=*/128, /*rows=*/144, /*persistent=*/false,
+                              /*programs=*/0, /*tensor_maps=*/true);
+  CheckDeviceDescriptorMatmul(/*M=*/128, /*N=*/128, /*K=*/0, /*ld=*/16,
+                              /*ldc=*/128, /*rows=*/144, /*persistent=*/true,
+                              /*programs=*/3, /*tensor_maps=*/true);
+}
+
 // More programs than tiles, and the scratch buffer grown for the larger
 // grid: the extra programs encode their maps and store nothing.
 TEST_F(DescriptorGpuTest, DeviceDescriptorPersistentMatmulIdlePrograms) {
