@@ -109,6 +109,33 @@ Value truncToFp8(OpBuilder &b, Location loc, Value x, bool e4m3,
   return f16ToE5M2Software(b, loc, half);
 }
 
+/// Two elements (f32 or f16) to their fp8 bytes with one cvt (sm_89+):
+/// `low`'s byte in the lower half of the pair, as PTX packs the second
+/// operand.
+std::pair<Value, Value> truncPairToFp8(OpBuilder &b, Location loc, Value low,
+                                       Value high, bool e4m3) {
+  std::string format = e4m3 ? "e4m3x2" : "e5m2x2";
+  Value pair;
+  if (low.getType().isF16())
+    pair = kiln::inlinePtx(
+        b, loc, b.getI16Type(),
+        "{ .reg .b32 kiln_pair; mov.b32 kiln_pair, {$2, $1}; "
+        "cvt.rn.satfinite." +
+            format + ".f16x2 $0, kiln_pair; }",
+        "=h,h,h",
+        ValueRange{LLVM::BitcastOp::create(b, loc, b.getI16Type(), high),
+                   LLVM::BitcastOp::create(b, loc, b.getI16Type(), low)});
+  else
+    pair = kiln::inlinePtx(b, loc, b.getI16Type(),
+                           "cvt.rn.satfinite." + format + ".f32 $0, $1, $2;",
+                           "=h,f,f", ValueRange{high, low});
+  Value lowByte = LLVM::TruncOp::create(b, loc, b.getI8Type(), pair);
+  Value highByte = LLVM::TruncOp::create(
+      b, loc, b.getI8Type(),
+      LLVM::LShrOp::create(b, loc, pair, i16Constant(b, loc, 8)));
+  return {lowByte, highByte};
+}
+
 /// One fp8 byte to `to`; null when the target cannot.
 Value extFromFp8(OpBuilder &b, Location loc, Value byte, Type to, bool e4m3,
                  unsigned computeCapability) {
@@ -166,6 +193,24 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
     if (!resultType || !resultElement)
       return failure();
     Location loc = op.getLoc();
+    SmallVector<Value> in =
+        kiln::unpackElements(rewriter, loc, adaptor.getIn());
+    if (narrowing && computeCapability >= 89 && in.size() % 2 == 0 &&
+        (in[0].getType().isF32() || in[0].getType().isF16())) {
+      // Two elements per cvt: the instruction converts a pair anyway, and
+      // half as many conversions (and registers holding their results)
+      // matter in a big epilogue (a 128x256 fp8 tile).
+      SmallVector<Value> bytes;
+      for (size_t i = 0; i < in.size(); i += 2) {
+        auto [low, high] =
+            truncPairToFp8(rewriter, loc, in[i], in[i + 1], e4m3);
+        bytes.push_back(low);
+        bytes.push_back(high);
+      }
+      rewriter.replaceOp(op,
+                         kiln::packElements(rewriter, loc, resultType, bytes));
+      return success();
+    }
     Value result = kiln::mapElements(
         rewriter, loc, resultType, adaptor.getIn(), [&](ValueRange x) {
           return narrowing

@@ -11,8 +11,11 @@ import triton
 import triton.language as tl
 
 
-# E4M3: cvt.rn.satfinite.e4m3x2.f32
-# E5M2-F16: cvt.rn.satfinite.e5m2x2.f16x2
+# One cvt converts a thread's two elements (the second in the high byte).
+# E4M3: cvt.rn.satfinite.e4m3x2.f32 %rs{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}};
+# E4M3-NOT: cvt.rn.satfinite
+# E5M2-F16: mov.b32 kiln_pair, {%rs{{[0-9]+}}, %rs{{[0-9]+}}}; cvt.rn.satfinite.e5m2x2.f16x2
+# E5M2-F16-NOT: cvt.rn.satfinite
 # SOFT-NOT: cvt.rn.satfinite
 # SOFT: cvt.rz.f16.f32
 # OLD: error: 'arith.truncf' op fp8e4nv conversions need sm_89 or newer
