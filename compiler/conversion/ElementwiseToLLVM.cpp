@@ -45,7 +45,11 @@ struct ElementwiseOpLowering : ConversionPattern {
     SmallVector<SmallVector<Value>> elements;
     for (Value operand : operands)
       elements.push_back(kiln::unpackElements(rewriter, loc, operand));
-    size_t n = elements.empty() ? 0 : elements.front().size();
+    // The result's elements; a scalar operand (arith.select's condition on
+    // tensors, as kiln-flatten-loops builds it) serves every one of them.
+    size_t n = 0;
+    for (auto &operandElements : elements)
+      n = std::max(n, operandElements.size());
     // Registers in runs of equal results: compute the first of each run.
     unsigned run = 1;
     if (unsigned constancy = constancies.lookup(op); constancy > 1)
@@ -62,7 +66,8 @@ struct ElementwiseOpLowering : ConversionPattern {
       }
       OperationState state(loc, op->getName());
       for (auto &operandElements : elements)
-        state.addOperands(operandElements[k]);
+        state.addOperands(operandElements.size() == 1 ? operandElements[0]
+                                                      : operandElements[k]);
       state.addTypes(tensorType.getElementType());
       state.addAttributes(op->getAttrs());
       results.push_back(rewriter.create(state)->getResult(0));

@@ -47,4 +47,22 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
     %v = kiln.load %p, mask %mask : (tensor<1024x!kiln.ptr<f32>, #blocked>, tensor<1024xi1, #blocked>) -> tensor<1024xf32, #blocked>
     return
   }
+
+  // arith.select with a scalar condition on tensors (kiln-flatten-loops'
+  // accumulator reset): the condition serves every element; each of the
+  // thread's elements is selected.
+  // CHECK-LABEL: llvm.func @select_scalar_condition
+  // CHECK-COUNT-8: llvm.select %{{[a-z0-9_]+}}, %{{.*}} : i1, f32
+  // CHECK-NOT: llvm.select
+  // CHECK: llvm.return
+  func.func @select_scalar_condition(%p: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %c: i1) {
+    %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32, #blocked>
+    %sp = kiln.splat %p : !kiln.ptr<f32> -> tensor<1024x!kiln.ptr<f32>, #blocked>
+    %q = kiln.addptr %sp, %r : tensor<1024x!kiln.ptr<f32>, #blocked>, tensor<1024xi32, #blocked>
+    %v = kiln.load %q : (tensor<1024x!kiln.ptr<f32>, #blocked>) -> tensor<1024xf32, #blocked>
+    %zero = arith.constant dense<0.0> : tensor<1024xf32, #blocked>
+    %s = arith.select %c, %zero, %v : tensor<1024xf32, #blocked>
+    kiln.store %q, %s : tensor<1024x!kiln.ptr<f32>, #blocked>, tensor<1024xf32, #blocked>
+    return
+  }
 }
