@@ -36,13 +36,12 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorMapAccess.h"
-#include "compiler/transforms/AxisInfo.h"
+#include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -131,32 +130,11 @@ private:
   }
 
   /// Whether kiln-pipeline-dots can stage `load` asynchronously: a TMA copy
-  /// through a tensor map, or cp.async chunks of 4 to 16 bytes along the
-  /// pointers' fastest dimension into swizzlable lines (its own test,
-  /// asCopy, decides; this one must not say yes where that says no).
+  /// through a tensor map, or cp.async (the pipeliner's own test).
   static bool copiesAsynchronously(kiln::LoadOp load,
                                    kiln::AxisInfoAnalysis &axisInfo) {
-    if (kiln::isTmaReadyMap(load.getTensorMap()))
-      return true;
-    auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
-    if (!ptrType || load.getBoundaryCheck() || load.getIsVolatile())
-      return false;
-    if (Value other = load.getOther(); other &&
-                                       !matchPattern(other, m_AnyZeroFloat()) &&
-                                       !matchPattern(other, m_Zero()))
-      return false;
-    auto type = cast<RankedTensorType>(load.getType());
-    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-    auto blocked =
-        dyn_cast<kiln::gpu::BlockedEncodingAttr>(ptrType.getEncoding());
-    if (type.getRank() != 2 || !blocked)
-      return false;
-    unsigned dim = blocked.getOrder()[0];
-    unsigned vec =
-        axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
-    int64_t lineBytes = type.getDimSize(dim) * bits / 8;
-    return vec * bits >= 32 && lineBytes >= 32 &&
-           llvm::isPowerOf2_64(uint64_t(lineBytes));
+    return kiln::isTmaReadyMap(load.getTensorMap()) ||
+           kiln::cpAsyncForm(load, axisInfo);
   }
 
   /// Whether flattening pays: on targets with wgmma, whose pipeliner keeps

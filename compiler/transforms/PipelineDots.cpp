@@ -61,6 +61,7 @@
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/ir/TensorMapAccess.h"
+#include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -141,17 +142,6 @@ SmallVector<Value> inputsOf(Operation *op) {
   return inputs;
 }
 
-/// True when `v` is a zero constant (a splat of 0 or a dense zero).
-bool isZero(Value v) {
-  if (!v)
-    return true;
-  if (matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero()))
-    return true;
-  if (auto splat = v.getDefiningOp<kiln::SplatOp>())
-    return isZero(splat.getSrc());
-  return false;
-}
-
 /// Whether the result of `dot` is read once by `yield` and otherwise only
 /// inside one region op of its block after it (a flattened loop's epilogue,
 /// returned in `epilogue`, null when none).
@@ -210,13 +200,6 @@ OperandSource producingLoad(Value v, Block *block) {
     return {};
   source.load = load;
   return source;
-}
-
-/// Whether a tile whose contiguous lines have this many bytes can be staged
-/// in an nvmma_shared ring: a power of two, at least the smallest (32-byte)
-/// swizzle panel.
-bool isSwizzlableLine(int64_t lineBytes) {
-  return lineBytes >= 32 && llvm::isPowerOf2_64(uint64_t(lineBytes));
 }
 
 /// The shared tile a dot operand of this type is staged in: lines along its
@@ -340,8 +323,9 @@ private:
     if (type.getRank() != 2 || type.getDimSize(0) > 256 ||
         !type.getElementType().isIntOrFloat())
       return std::nullopt;
-    if (!isSwizzlableLine(type.getDimSize(1) *
-                          type.getElementType().getIntOrFloatBitWidth() / 8))
+    if (!kiln::isSwizzlableLine(type.getDimSize(1) *
+                                type.getElementType().getIntOrFloatBitWidth() /
+                                8))
       return std::nullopt;
     PipelinedLoad l;
     l.load = load;
@@ -373,26 +357,14 @@ private:
   /// when cp.async cannot copy it.
   std::optional<PipelinedLoad> asCopy(kiln::LoadOp load, unsigned slots,
                                       kiln::AxisInfoAnalysis &axisInfo) {
-    if (load.getBoundaryCheck() || load.getIsVolatile() ||
-        !isZero(load.getOther()) ||
-        !isa<RankedTensorType>(load.getPtr().getType()))
-      return std::nullopt;
-    auto type = cast<RankedTensorType>(load.getType());
-    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-    // The tile is copied along its pointers' fastest dimension.
-    auto blocked = dyn_cast<kiln::gpu::BlockedEncodingAttr>(
-        cast<RankedTensorType>(load.getPtr().getType()).getEncoding());
-    unsigned dim = blocked ? blocked.getOrder()[0] : 1;
-    unsigned vec =
-        axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
-    if (vec * bits < 32)
-      return std::nullopt; // cp.async moves 4, 8 or 16 bytes
-    if (!isSwizzlableLine(type.getShape()[dim] * bits / 8))
+    std::optional<kiln::CpAsyncForm> form = kiln::cpAsyncForm(load, axisInfo);
+    if (!form)
       return std::nullopt;
     PipelinedLoad l;
     l.load = load;
-    l.vec = vec;
-    l.ring = ringType(type, slots, dim == 0);
+    l.vec = form->vec;
+    l.ring =
+        ringType(cast<RankedTensorType>(load.getType()), slots, form->dim == 0);
     return l;
   }
 
@@ -484,7 +456,7 @@ private:
       if (auto select = dot.getC().getDefiningOp<arith::SelectOp>();
           select && select->hasOneUse() &&
           select.getCondition().getType().isInteger(1) &&
-          isZero(select.getTrueValue()) &&
+          kiln::isZero(select.getTrueValue()) &&
           isa<BlockArgument>(select.getFalseValue())) {
         pd.acc = select.getFalseValue();
         pd.restart = select;
