@@ -74,41 +74,6 @@ Value f32ToF16RoundToOdd(OpBuilder &b, Location loc, Value x) {
   return LLVM::BitcastOp::create(b, loc, b.getF16Type(), bits);
 }
 
-/// One element of `from` (already converted) to the fp8 byte; null when
-/// the target cannot.
-Value truncToFp8(OpBuilder &b, Location loc, Value x, bool e4m3,
-                 unsigned computeCapability) {
-  Type from = x.getType();
-  auto toF32 = [&](Value v) -> Value {
-    if (v.getType().isF32())
-      return v;
-    if (v.getType().isBF16())
-      return LLVM::FPExtOp::create(b, loc, b.getF32Type(), v);
-    return LLVM::FPTruncOp::create(b, loc, b.getF32Type(), v);
-  };
-  if (computeCapability >= 89) {
-    std::string format = e4m3 ? "e4m3x2" : "e5m2x2";
-    Value pair;
-    if (from.isF16())
-      pair = kiln::inlinePtx(
-          b, loc, b.getI16Type(),
-          "{ .reg .b32 kiln_pair; mov.b32 kiln_pair, {$1, $1}; "
-          "cvt.rn.satfinite." +
-              format + ".f16x2 $0, kiln_pair; }",
-          "=h,h",
-          ValueRange{LLVM::BitcastOp::create(b, loc, b.getI16Type(), x)});
-    else
-      pair = kiln::inlinePtx(b, loc, b.getI16Type(),
-                             "cvt.rn.satfinite." + format + ".f32 $0, $1, $1;",
-                             "=h,f", toF32(x));
-    return LLVM::TruncOp::create(b, loc, b.getI8Type(), pair);
-  }
-  if (e4m3)
-    return Value();
-  Value half = from.isF16() ? x : f32ToF16RoundToOdd(b, loc, toF32(x));
-  return f16ToE5M2Software(b, loc, half);
-}
-
 /// Two elements (f32 or f16) to their fp8 bytes with one cvt (sm_89+):
 /// `low`'s byte in the lower half of the pair, as PTX packs the second
 /// operand.
@@ -134,6 +99,28 @@ std::pair<Value, Value> truncPairToFp8(OpBuilder &b, Location loc, Value low,
       b, loc, b.getI8Type(),
       LLVM::LShrOp::create(b, loc, pair, i16Constant(b, loc, 8)));
   return {lowByte, highByte};
+}
+
+/// One element of `from` (already converted) to the fp8 byte; null when
+/// the target cannot.
+Value truncToFp8(OpBuilder &b, Location loc, Value x, bool e4m3,
+                 unsigned computeCapability) {
+  Type from = x.getType();
+  auto toF32 = [&](Value v) -> Value {
+    if (v.getType().isF32())
+      return v;
+    if (v.getType().isBF16())
+      return LLVM::FPExtOp::create(b, loc, b.getF32Type(), v);
+    return LLVM::FPTruncOp::create(b, loc, b.getF32Type(), v);
+  };
+  if (computeCapability >= 89) {
+    Value single = from.isF16() ? x : toF32(x);
+    return truncPairToFp8(b, loc, single, single, e4m3).first;
+  }
+  if (e4m3)
+    return Value();
+  Value half = from.isF16() ? x : f32ToF16RoundToOdd(b, loc, toF32(x));
+  return f16ToE5M2Software(b, loc, half);
 }
 
 /// One fp8 byte to `to`; null when the target cannot.
