@@ -22,7 +22,6 @@
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 

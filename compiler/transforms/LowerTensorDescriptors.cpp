@@ -112,14 +112,19 @@ kiln::PaddingOption paddingOf(Value desc) {
   }
 }
 
+/// Bytes of one element of the tensor `make` describes (0 below a byte).
+int64_t elementBytesOf(kiln::MakeTensorDescOp make) {
+  return cast<kiln::TensorDescType>(make.getType())
+             .getBlockType()
+             .getElementTypeBitWidth() /
+         8;
+}
+
 /// Whether `make`'s innermost extent is known to be a whole number of
 /// 16-byte chunks (a constant, or the aligned variant's `:16` hint).
 bool innerExtentFillsChunks(kiln::MakeTensorDescOp make,
                             kiln::AxisInfoAnalysis &axisInfo) {
-  int64_t elementBytes = cast<kiln::TensorDescType>(make.getType())
-                             .getBlockType()
-                             .getElementTypeBitWidth() /
-                         8;
+  int64_t elementBytes = elementBytesOf(make);
   return elementBytes > 0 &&
          (axisInfo.get(make.getShape().back()).divisibility.front() *
           elementBytes) %
@@ -261,10 +266,7 @@ bool mayEncodeMap(kiln::MakeTensorDescOp make, func::FuncOp func,
                   kiln::AxisInfoAnalysis &axisInfo) {
   if (make.getTensorMap() || make->getBlock() != &func.getBody().front())
     return false;
-  int64_t elementBytes = cast<kiln::TensorDescType>(make.getType())
-                             .getBlockType()
-                             .getElementTypeBitWidth() /
-                         8;
+  int64_t elementBytes = elementBytesOf(make);
   if (elementBytes == 0 ||
       axisInfo.get(make.getBase()).divisibility.front() % 16 != 0)
     return false;
