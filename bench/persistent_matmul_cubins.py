@@ -44,6 +44,10 @@ size, with made-up addresses, without CUDA, torch or Triton, and prints it:
 the form to run where the cubins are built. --kiln-only runs each Kiln
 cubin once per size and checks it, nothing else (for compute-sanitizer).
 --only NAME[,NAME...] keeps the cubins whose name contains one of the NAMEs.
+--triton-warp-specialize runs Triton's matmul_kernel_descriptor_persistent
+as the tutorial's benchmark does on Hopper when it turns warp specialization
+on (WARP_SPECIALIZE=True, FLATTEN=False; the tutorial skips the other
+kernels' warp-specialized forms on Hopper); Kiln's cubins run as built.
 """
 import argparse
 import ctypes
@@ -169,6 +173,9 @@ def main():
                         help="build every argument list from the metadata, without CUDA, and print it")
     parser.add_argument("--kiln-only", action="store_true",
                         help="run and check each Kiln cubin once per size (for compute-sanitizer)")
+    parser.add_argument("--triton-warp-specialize", action="store_true",
+                        help="Triton's descriptor_persistent kernel with WARP_SPECIALIZE=True, FLATTEN=False "
+                             "(the tutorial's Hopper form)")
     args = parser.parse_args()
     sizes = [int(z) for z in args.sizes.split(",")]
     only = [o for o in args.only.split(",") if o]
@@ -229,14 +236,18 @@ def main():
         os.makedirs(args.out, exist_ok=True)
         result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
                       device_sms=device_sms, num_sms=NUM_SMS, triton=triton.__version__,
-                      torch=torch.__version__, cublas=blas_name, rounds=args.rounds, rows=rows)
+                      torch=torch.__version__, cublas=blas_name, rounds=args.rounds,
+                      triton_warp_specialize=args.triton_warp_specialize, rows=rows)
         json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
         with open(os.path.join(args.out, "results.md"), "w") as f:
             f.write(f"# Tutorial 09 persistent matmul, Kiln cubins beside Triton {triton.__version__} "
                     f"({result['gpu']}, {device_sms} SMs, {result['date']})\n\n")
             f.write(f"NUM_SMS = {NUM_SMS} for Kiln and Triton; one fixed config per kernel (the tutorial "
                     f"autotunes); cuBLAS: {blas_name}. Kiln/Triton: median of {args.rounds} per-round ratios "
-                    "of Triton's time to Kiln's (above 1: Kiln faster).\n\n")
+                    "of Triton's time to Kiln's (above 1: Kiln faster)."
+                    + (" Triton's matmul_kernel_descriptor_persistent runs warp-specialized (WARP_SPECIALIZE=True, "
+                       "FLATTEN=False, the tutorial's Hopper form); Kiln's cubins as built." if args.triton_warp_specialize
+                       else "") + "\n\n")
             f.write("| kernel | dtype | config | M=N=K | Triton TFLOP/s | Kiln TFLOP/s | cuBLAS TFLOP/s | Kiln/Triton "
                     "| correct (Kiln, Triton, Kiln~Triton) | regs Kiln/Triton | spills Kiln/Triton "
                     "| shared B Kiln/Triton |\n")
@@ -280,6 +291,9 @@ def main():
 
         fn = getattr(mod, kernel).fn  # the JITFunction under the autotuner
         kwargs = dict(constexprs(cubin.meta), num_warps=cubin.meta["num_warps"], num_stages=cubin.meta["num_stages"])
+        if args.triton_warp_specialize and kernel == "matmul_kernel_descriptor_persistent":
+            # "Hopper warpspec doesn't work with flatten" (the tutorial's host code).
+            kwargs.update(WARP_SPECIALIZE=True, FLATTEN=False)
         bm, bn, bk = entry["BLOCK_SIZE_M"], entry["BLOCK_SIZE_N"], entry["BLOCK_SIZE_K"]
         if kernel in HOST_DESCRIPTOR_KERNELS:
             # EPILOGUE_SUBTILE stores c in halves (the tutorial's pre_hook).

@@ -11,6 +11,7 @@
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/TargetInfo.h"
 #include "compiler/layout/SharedSwizzle.h"
 #include "compiler/layout/WarpShuffle.h"
 
@@ -249,7 +250,50 @@ LinearLayout rowMajorAccess(const LinearLayout &tensorLayout,
 struct ExchangeSource {
   SmallVector<Value> elements;
   layout::SharedAccess access;
+  /// The same writer as stmatrix.x4 performs it (stmatrixWriter), where the
+  /// target has stmatrix and the layout allows: used when the array's plan
+  /// gives it 16-byte rows.
+  std::optional<layout::SharedAccess> stmatrix = std::nullopt;
 };
+
+/// `stmatrix.sync.aligned.m8n8.x4` stores four 8x8 matrices of 16-bit
+/// elements. Of matrix m, lane l holds the pair at row l/4, columns
+/// 2(l%4) and 2(l%4)+1, in its register m; lane 8m+i names the address of
+/// matrix m's row i, 16 contiguous bytes. Given a writer `access` whose
+/// register bit 0 and lane bits 0-1 walk the eight elements of such a row
+/// (the mma and wgmma accumulators do), this is the access as the planner
+/// should see it: each lane moves a vector of 8 registers (the row: register
+/// bit 0, lane bits 0 and 1), its lane bits 0-2 pick the row (lane bits 2-4
+/// before) and bits 3-4 the matrix (register bits 1-2 before); higher
+/// registers, warps and blocks keep their bases. Instruction j then stores
+/// registers 8j..8j+7 of the original order, matrix m holding the pair
+/// 8j+2m, 8j+2m+1. std::nullopt for fewer than 8 registers per thread.
+std::optional<LinearLayout> stmatrixWriter(const LinearLayout &access) {
+  if (access.getInDimSizeLog2(layout::kRegister) < 3 ||
+      access.getInDimSizeLog2(layout::kLane) != 5)
+    return std::nullopt;
+  auto basis = [&](StringRef dim, int32_t bit) {
+    return LinearLayout::Vector(access.getBasis(dim, bit));
+  };
+  SmallVector<LinearLayout::InDim, 4> ins;
+  for (const LinearLayout::InDim &in : access.getInDims()) {
+    LinearLayout::InDim moved{in.name, {}};
+    if (in.name == layout::kRegister) {
+      moved.bases = {basis(layout::kRegister, 0), basis(layout::kLane, 0),
+                     basis(layout::kLane, 1)};
+      for (int32_t bit = 3; bit < int32_t(in.bases.size()); ++bit)
+        moved.bases.push_back(in.bases[bit]);
+    } else if (in.name == layout::kLane) {
+      moved.bases = {basis(layout::kLane, 2), basis(layout::kLane, 3),
+                     basis(layout::kLane, 4), basis(layout::kRegister, 1),
+                     basis(layout::kRegister, 2)};
+    } else {
+      moved.bases = in.bases;
+    }
+    ins.push_back(std::move(moved));
+  }
+  return LinearLayout(ins, access.getOutDims());
+}
 
 /// Moves elements between threads through a shared-memory array: every
 /// thread writes the sources' elements (one copy of each), all threads meet
@@ -269,11 +313,20 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   int32_t elementBytes = isa<LLVM::LLVMPointerType>(storedType)
                              ? 8
                              : int32_t(storedType.getIntOrFloatBitWidth() / 8);
-  SmallVector<layout::SharedAccess, 2> writers;
-  for (const ExchangeSource &source : sources)
-    writers.push_back(source.access);
-  layout::SharedSwizzle plan =
-      layout::chooseSharedSwizzle(writers, targets, elementBytes);
+  // One writer by stmatrix when the plan gives it whole 16-byte rows.
+  bool byStmatrix = false;
+  layout::SharedSwizzle plan;
+  if (sources.size() == 1 && sources.front().stmatrix && elementBytes == 2) {
+    plan = layout::chooseSharedSwizzle({*sources.front().stmatrix}, targets,
+                                       elementBytes);
+    byStmatrix = plan.vectorOf(0) == 8;
+  }
+  if (!byStmatrix) {
+    SmallVector<layout::SharedAccess, 2> writers;
+    for (const ExchangeSource &source : sources)
+      writers.push_back(source.access);
+    plan = layout::chooseSharedSwizzle(writers, targets, elementBytes);
+  }
   int64_t size = plan.swizzle.getOutDimSize(layout::kOffset);
   // Each access moves its own vector (a wide reader beside a narrow writer).
   auto accessTypeOf = [&](int32_t vector) {
@@ -302,7 +355,35 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
                                ValueRange{offset});
   };
   size_t accessIndex = 0;
+  if (byStmatrix) {
+    // Four packed pairs per instruction; each lane's address is its row's.
+    const ExchangeSource &source = sources.front();
+    auto [physical, at] = offsets(*source.stmatrix);
+    (void)physical;
+    ++accessIndex;
+    Type pair = VectorType::get({2}, elementType);
+    auto packed = [&](size_t k) {
+      Value v = LLVM::UndefOp::create(rewriter, loc, pair);
+      for (int32_t i = 0; i < 2; ++i)
+        v = LLVM::InsertElementOp::create(rewriter, loc, v,
+                                          source.elements[k + i],
+                                          i32Constant(rewriter, loc, i));
+      return LLVM::BitcastOp::create(rewriter, loc, rewriter.getI32Type(), v);
+    };
+    for (size_t k = 0; k < source.elements.size(); k += 8) {
+      Value row = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
+                                           address(at[k]));
+      kiln::inlinePtxEffect(
+          rewriter, loc, Type(),
+          "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+          "r,r,r,r,r",
+          ValueRange{row, packed(k), packed(k + 2), packed(k + 4),
+                     packed(k + 6)});
+    }
+  }
   for (const ExchangeSource &source : sources) {
+    if (byStmatrix)
+      break;
     int32_t vector = plan.vectorOf(accessIndex++);
     Type accessType = accessTypeOf(vector);
     unsigned alignment = unsigned(vector * elementBytes);
@@ -361,9 +442,14 @@ SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
                                     Operation *op, ArrayRef<Value> src,
                                     const LinearLayout &from,
                                     const LinearLayout &to) {
-  return exchangeThroughShared(
-             rewriter, op, {{SmallVector<Value>(src), {rowMajorAccess(from)}}},
-             {{rowMajorAccess(to)}})
+  ExchangeSource source{SmallVector<Value>(src), {rowMajorAccess(from)}};
+  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix() &&
+      src.front().getType().isIntOrFloat() &&
+      src.front().getType().getIntOrFloatBitWidth() == 16)
+    if (std::optional<LinearLayout> stmatrix =
+            stmatrixWriter(source.access.layout))
+      source.stmatrix = layout::SharedAccess{*stmatrix};
+  return exchangeThroughShared(rewriter, op, {source}, {{rowMajorAccess(to)}})
       .front();
 }
 

@@ -78,6 +78,8 @@ public:
   bool hasCpAsync() const { return computeCapability_ >= 80; }
   /// ldmatrix (sm_75 and later).
   bool hasLdmatrix() const { return computeCapability_ >= 75; }
+  /// stmatrix, ldmatrix's inverse (sm_90 and later).
+  bool hasStmatrix() const { return computeCapability_ >= 90; }
   /// Bulk tensor copies (TMA) and mbarrier transaction counts.
   bool hasTma() const { return computeCapability_ >= 90; }
   /// Thread-block clusters.

@@ -14,6 +14,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -39,6 +40,15 @@ static void initializeNVPTX() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // Shared, local and constant pointers in 32 bits (the data layout's
+    // p3:32:32): a shared-memory address is then one register instead of a
+    // pair, which the exchange arrays of layout conversions and the operand
+    // rings use by the dozen. The backend has no API for it, only this
+    // option, which it reads when it makes a target machine.
+    auto &options = cl::getRegisteredOptions();
+    auto shortPointers = options.find("nvptx-short-ptr");
+    if (shortPointers != options.end())
+      static_cast<cl::opt<bool> *>(shortPointers->second)->setValue(true);
   });
 }
 

@@ -43,7 +43,7 @@ import triton.language as tl
 # F32-COUNT-32: fma.rn.f32
 # F32-NOT: fma.rn.f32
 # F32-NOT: mma
-# I8: st.shared.b8
+# I8: st.shared{{(.v[0-9])?}}.b8
 # I8: bar.sync 0
 # I8: mul.wide.s16
 # I8: add.s32
