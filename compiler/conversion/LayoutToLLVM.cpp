@@ -354,13 +354,10 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
     return LLVM::GEPOp::create(rewriter, loc, base.getType(), storedType, base,
                                ValueRange{offset});
   };
-  size_t accessIndex = 0;
   if (byStmatrix) {
     // Four packed pairs per instruction; each lane's address is its row's.
     const ExchangeSource &source = sources.front();
-    auto [physical, at] = offsets(*source.stmatrix);
-    (void)physical;
-    ++accessIndex;
+    SmallVector<Value> rows = offsets(*source.stmatrix).second;
     Type pair = VectorType::get({2}, elementType);
     auto packed = [&](size_t k) {
       Value v = LLVM::UndefOp::create(rewriter, loc, pair);
@@ -372,7 +369,7 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
     };
     for (size_t k = 0; k < source.elements.size(); k += 8) {
       Value row = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
-                                           address(at[k]));
+                                           address(rows[k]));
       kiln::inlinePtxEffect(
           rewriter, loc, Type(),
           "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
@@ -381,10 +378,11 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
                      packed(k + 6)});
     }
   }
-  for (const ExchangeSource &source : sources) {
-    if (byStmatrix)
-      break;
-    int32_t vector = plan.vectorOf(accessIndex++);
+  // The sources stored element by element: none where stmatrix did.
+  ArrayRef<ExchangeSource> stored =
+      byStmatrix ? ArrayRef<ExchangeSource>() : sources;
+  for (auto [index, source] : llvm::enumerate(stored)) {
+    int32_t vector = plan.vectorOf(index);
     Type accessType = accessTypeOf(vector);
     unsigned alignment = unsigned(vector * elementBytes);
     auto [physical, at] = offsets(source.access);
@@ -409,8 +407,8 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   }
   NVVM::Barrier0Op::create(rewriter, loc);
   SmallVector<SmallVector<Value>> results;
-  for (const layout::SharedAccess &target : targets) {
-    int32_t vector = plan.vectorOf(accessIndex++);
+  for (auto [index, target] : llvm::enumerate(targets)) {
+    int32_t vector = plan.vectorOf(sources.size() + index);
     Type accessType = accessTypeOf(vector);
     unsigned alignment = unsigned(vector * elementBytes);
     auto [physical, at] = offsets(target);
@@ -443,9 +441,8 @@ SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
                                     const LinearLayout &from,
                                     const LinearLayout &to) {
   ExchangeSource source{SmallVector<Value>(src), {rowMajorAccess(from)}};
-  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix() &&
-      src.front().getType().isIntOrFloat() &&
-      src.front().getType().getIntOrFloatBitWidth() == 16)
+  // exchangeThroughShared uses it for 16-bit elements only.
+  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix())
     if (std::optional<LinearLayout> stmatrix =
             stmatrixWriter(source.access.layout))
       source.stmatrix = layout::SharedAccess{*stmatrix};
