@@ -15,6 +15,10 @@
 # row-major. Descriptors are `:16` (extents multiples of 16, as the
 # aligned variant a build makes assumes and its launcher checks).
 #
+# The last rows are warp-specialized (WARP_SPECIALIZE=True; NAME ends in
+# _ws): a producer warpgroup issues the TMA copies (compiler/transforms/
+# WarpSpecialize.cpp).
+#
 # Writes DEST/NAME.{cubin,json}, DEST/list.txt (the cubins that compiled, one
 # `name|kernel|dtype|BM|BN|BK|GROUP|warps|stages|NUM_SMS` a line),
 # DEST/resource_usage.txt (kilnc --resource-usage per cubin) and, for a
@@ -36,7 +40,7 @@ status=0
 
 # The signature of KERNEL for element type T and one config.
 signature() {
-  local kernel=$1 t=$2 bm=$3 bn=$4 bk=$5 group=$6 warps=$7 stages=$8 subtile=${9:-False}
+  local kernel=$1 t=$2 bm=$3 bn=$4 bk=$5 group=$6 warps=$7 stages=$8 subtile=${9:-False} ws=${10:-False}
   local fp8=False; [[ $t == fp8e4nv ]] && fp8=True
   local sizes="M=i32:16, N=i32:16, K=i32:16"
   local blocks="BLOCK_SIZE_M=$bm, BLOCK_SIZE_N=$bn, BLOCK_SIZE_K=$bk, GROUP_SIZE_M=$group"
@@ -50,22 +54,25 @@ signature() {
   case $kernel in
     matmul_kernel) echo "$pointers, $sizes, $strides, $blocks, $launch" ;;
     matmul_kernel_persistent) echo "$pointers, $sizes, $strides, $blocks, NUM_SMS=$num_sms, $launch" ;;
-    matmul_kernel_tma) echo "$descs, $sizes, $blocks, FP8_OUTPUT=$fp8, WARP_SPECIALIZE=False, $launch" ;;
+    matmul_kernel_tma) echo "$descs, $sizes, $blocks, FP8_OUTPUT=$fp8, WARP_SPECIALIZE=$ws, $launch" ;;
     matmul_kernel_tma_persistent)
-      echo "$descs, $sizes, $blocks, FP8_OUTPUT=$fp8, EPILOGUE_SUBTILE=$subtile, NUM_SMS=$num_sms, WARP_SPECIALIZE=False, $launch" ;;
-    # FLATTEN=True: what the tutorial passes without warp specialization.
+      echo "$descs, $sizes, $blocks, FP8_OUTPUT=$fp8, EPILOGUE_SUBTILE=$subtile, NUM_SMS=$num_sms, WARP_SPECIALIZE=$ws, $launch" ;;
+    # FLATTEN=True: what the tutorial passes without warp specialization;
+    # with it, FLATTEN=False (the tutorial's Hopper form).
     matmul_kernel_descriptor_persistent)
-      echo "$pointers, $sizes, $blocks, EPILOGUE_SUBTILE=False, NUM_SMS=$num_sms, WARP_SPECIALIZE=False, FLATTEN=True, $launch" ;;
+      local flatten=True; [[ $ws == True ]] && flatten=False
+      echo "$pointers, $sizes, $blocks, EPILOGUE_SUBTILE=False, NUM_SMS=$num_sms, WARP_SPECIALIZE=$ws, FLATTEN=$flatten, $launch" ;;
   esac
 }
 
-# kernel|dtype|BM|BN|BK|GROUP|warps|stages[|EPILOGUE_SUBTILE]
+# kernel|dtype|BM|BN|BK|GROUP|warps|stages[|EPILOGUE_SUBTILE[|WARP_SPECIALIZE]]
 count=0
-while IFS='|' read -r kernel dtype bm bn bk group warps stages subtile; do
+while IFS='|' read -r kernel dtype bm bn bk group warps stages subtile ws; do
   count=$((count + 1))
   name="${kernel#matmul_kernel}"; name="${name#_}"; name="${name:-naive}_${dtype}_${bm}x${bn}x${bk}_w${warps}s${stages}"
   [[ $subtile == True ]] && name="${name}_subtile"
-  sig=$(signature "$kernel" "$dtype" "$bm" "$bn" "$bk" "$group" "$warps" "$stages" "${subtile:-False}")
+  [[ $ws == True ]] && name="${name}_ws"
+  sig=$(signature "$kernel" "$dtype" "$bm" "$bn" "$bk" "$group" "$warps" "$stages" "${subtile:-False}" "${ws:-False}")
   echo "build_persistent_matmul_cubins: $name" >&2
   if nice -n 10 "$kilnc" compile "$src" -n "$kernel" --arch sm_90a -o "$dest/$name.cubin" \
       --metadata "$dest/$name.json" --resource-usage -s "$sig" >"$dest/$name.log" 2>&1; then
@@ -90,6 +97,9 @@ matmul_kernel_tma|fp8e4nv|128|256|128|8|8|3
 matmul_kernel_tma_persistent|fp8e4nv|128|256|128|8|8|3
 matmul_kernel_descriptor_persistent|fp8e4nv|128|256|128|8|8|3
 matmul_kernel_tma_persistent|fp16|128|256|64|8|8|3|True
+matmul_kernel_descriptor_persistent|fp16|128|256|64|8|8|3|False|True
+matmul_kernel_descriptor_persistent|fp8e4nv|128|256|128|8|8|3|False|True
+matmul_kernel_tma|fp16|128|256|64|8|8|3|False|True
 LIST
 echo "build_persistent_matmul_cubins: $(wc -l <"$dest/list.txt") of $count cubins in $dest"
 exit $status

@@ -108,6 +108,8 @@ class Cubin:
         assert cuda.cuModuleLoadData(ctypes.byref(self.module), image) == 0
         assert cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.module, self.meta["entry"].encode()) == 0
         self.shared = self.meta["shared_bytes"]
+        # A warp-specialized kernel runs its producer warps beyond num_warps.
+        self.threads = 32 * (self.meta["num_warps"] + self.meta.get("producer_warps", 0))
         if self.shared > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             assert cuda.cuFuncSetAttribute(self.fn, 8, self.shared) == 0
         # Bytes of global scratch per program (CTA) when the entry point takes
@@ -146,7 +148,7 @@ class Cubin:
         x, y, z = (tuple(grid) + (1, 1))[:3]
         if self.scratch is not None:
             arguments[0][-1].value = self.scratch_address(x * y * z)
-        assert self.cuda.cuLaunchKernel(self.fn, x, y, z, 32 * self.meta["num_warps"], 1, 1, self.shared,
+        assert self.cuda.cuLaunchKernel(self.fn, x, y, z, self.threads, 1, 1, self.shared,
                                         ctypes.c_void_p(stream), arguments[1], None) == 0
 
     def unload(self):

@@ -838,13 +838,17 @@ private:
       // CubinImage's initializer is positional: the scratch size comes after
       // the compression fields, which an uncompressed image then spells out.
       std::string scratch;
-      if (image.globalScratchBytes > 0)
+      if (image.globalScratchBytes > 0 || image.producerWarps > 0)
         scratch =
             (embedder.compresses() ? std::string()
                                    : ",\n     kiln::ImageCompression::kNone, "
                                      "/*uncompressed_size=*/0") +
             formatv(",\n     /*global_scratch_bytes=*/{0}",
                     image.globalScratchBytes)
+                .str();
+      if (image.producerWarps > 0)
+        scratch +=
+            formatv(",\n     /*producer_warps=*/{0}", image.producerWarps)
                 .str();
       dictImage.set("global_scratch_fields", scratch);
       images.push_back(std::move(dictImage));

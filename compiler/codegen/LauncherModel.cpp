@@ -267,7 +267,8 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
                                input.isPtx ? " as PTX" : "", originIt->second));
     variant.model.images.push_back(
         ImageModel{m.arch, input.cubin, m.registers, m.spills, m.sharedBytes,
-                   m.globalScratchBytes.value_or(0), input.isPtx, input.path});
+                   m.globalScratchBytes.value_or(0), input.isPtx, input.path,
+                   m.producerWarps});
   }
 
   std::vector<KernelModel> result;

@@ -53,6 +53,8 @@ struct ImageModel {
   bool isPtx = false;
   /// The file the bytes came from (CompiledVariant::path).
   std::string path;
+  /// Warps beyond the variant's num_warps that this image runs.
+  int64_t producerWarps = 0;
 };
 
 /// One specialization of a kernel, with its images sorted by arch, cubins

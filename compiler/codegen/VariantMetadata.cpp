@@ -114,6 +114,7 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
   int64_t scratch = 0;
   if (r.optionalInteger("global_scratch_bytes", scratch, 0, INT32_MAX))
     m.globalScratchBytes = scratch;
+  r.optionalInteger("producer_warps", m.producerWarps, 0, 32);
   r.string("source_hash", m.sourceHash, /*required=*/false);
   r.string("compiler", m.compiler, /*required=*/false);
   const json::Array *params = r.array("params");

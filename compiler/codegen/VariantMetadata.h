@@ -61,6 +61,10 @@ struct VariantMetadata {
   /// the hidden global scratch pointer after all its other parameters: the
   /// bytes of it each program (CTA) uses, 0 for an arch that uses none.
   std::optional<int64_t> globalScratchBytes;
+  /// Warps beyond num_warps that a warp-specialized image runs (its
+  /// producer; "producer_warps", absent for 0): a launch of this image
+  /// starts 32 * (num_warps + producerWarps) threads.
+  int64_t producerWarps = 0;
   std::vector<ParamMetadata> params;
   std::vector<ConstexprMetadata> constexprs;
   std::string sourceHash;

@@ -3,6 +3,7 @@
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/ir/Occupancy.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -138,6 +139,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateSharedMemoryToLLVMPatterns(converter, patterns);
     kiln::populateWgmmaToLLVMPatterns(converter, patterns);
     kiln::populateTensorMapsToLLVMPatterns(converter, patterns);
+    kiln::populateWarpSpecializationToLLVMPatterns(converter, patterns);
     kiln::populateFp8CastsToLLVMPatterns(converter, computeCapability,
                                          patterns);
     kiln::populateRoundTowardZeroToLLVMPatterns(converter, patterns);
@@ -190,6 +192,18 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
       return signalPassFailure();
     }
     int32_t threads = int32_t(numWarps.getInt() * threadsPerWarp.getInt());
+    // A warp-specialized kernel: its producer warps come after the
+    // consumers (num_warps), whose barriers leave them out; `.maxnreg` lets
+    // all of them start, before setmaxnreg moves the registers.
+    auto producerWarps = module->getAttrOfType<IntegerAttr>(
+        kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName);
+    std::optional<int32_t> maxRegisters;
+    if (producerWarps) {
+      kiln::nameConsumerBarriers(module, unsigned(threads));
+      threads += int32_t(producerWarps.getInt() * threadsPerWarp.getInt());
+      maxRegisters =
+          int32_t(kiln::registerBudget(unsigned(threads), 1) / 8 * 8);
+    }
     OpBuilder b(ctx);
     for (const KernelArgs &args : kernelArgs) {
       auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(args.name);
@@ -199,6 +213,9 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                     b.getUnitAttr());
       func->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                     b.getDenseI32ArrayAttr({threads, 1, 1}));
+      if (maxRegisters)
+        func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                      b.getI32IntegerAttr(*maxRegisters));
       for (unsigned i : args.aligned)
         func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                         b.getI64IntegerAttr(16));

@@ -46,6 +46,13 @@ void populateWgmmaToLLVMPatterns(KilnTypeConverter &converter,
 /// the global scratch buffer (tensormap.replace, cp_fenceproxy).
 void populateTensorMapsToLLVMPatterns(KilnTypeConverter &converter,
                                       mlir::RewritePatternSet &patterns);
+/// The ops of warp-specialized kernels: mbarrier arrivals, the warp index,
+/// setmaxnreg and the tensor-map acquire fence.
+void populateWarpSpecializationToLLVMPatterns(
+    KilnTypeConverter &converter, mlir::RewritePatternSet &patterns);
+/// In a warp-specialized kernel, the CTA barriers the consumers reach after
+/// their setmaxnreg.inc become `bar.sync 1, consumerThreads`.
+void nameConsumerBarriers(mlir::ModuleOp module, unsigned consumerThreads);
 /// kiln.extern_elementwise: calls of declared libdevice functions.
 void populateExternCallsToLLVMPatterns(KilnTypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);

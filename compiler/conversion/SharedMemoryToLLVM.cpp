@@ -156,6 +156,17 @@ Value firstThreadOnly(OpBuilder &b, Location loc, Value pred = Value()) {
   return LLVM::ZExtOp::create(b, loc, b.getI32Type(), first);
 }
 
+/// 1 (i32) in lane 0 of each warp where `pred` (i1, optional) holds, else 0.
+Value firstLaneOnly(OpBuilder &b, Location loc, Value pred) {
+  Value lane = LLVM::AndOp::create(b, loc, kiln::threadIdX(b, loc),
+                                   i32Constant(b, loc, 31));
+  Value first = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, lane,
+                                     i32Constant(b, loc, 0));
+  if (pred)
+    first = LLVM::AndOp::create(b, loc, first, pred);
+  return LLVM::ZExtOp::create(b, loc, b.getI32Type(), first);
+}
+
 /// `instruction` (reading the mbarrier as $1) by thread 0 alone.
 template <typename Op>
 struct OneThreadBarrierLowering : OpConversionPattern<Op> {
@@ -230,9 +241,13 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
     std::string text = "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p "
                        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " +
                        std::to_string(tile.getSizeInBytes()) + ";";
+    // A warp-specialized kernel's producer warp issues its copies from its
+    // first lane; otherwise thread 0 of the program does.
+    Value issuer = op->hasAttr(kiln::gpu::AsyncTmaCopyOp::kWarpIssuedAttr)
+                       ? firstLaneOnly(rewriter, loc, adaptor.getPred())
+                       : firstThreadOnly(rewriter, loc, adaptor.getPred());
     SmallVector<Value> operands{
-        firstThreadOnly(rewriter, loc, adaptor.getPred()),
-        sharedAddress(rewriter, loc, adaptor.getBarrier()),
+        issuer, sharedAddress(rewriter, loc, adaptor.getBarrier()),
         LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI64Type(),
                                  adaptor.getTensorMap()),
         adaptor.getOffsets()[0]};

@@ -45,6 +45,8 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
     j.attribute("static_shared_bytes", int64_t(m.cubin->staticSharedBytes));
     if (m.globalScratchBytes)
       j.attribute("global_scratch_bytes", *m.globalScratchBytes);
+    if (m.producerWarps)
+      j.attribute("producer_warps", int64_t(m.producerWarps));
     j.attribute("registers", int64_t(m.cubin->registers));
     j.attribute("spills", int64_t(m.cubin->spillBytes));
     j.attribute("spill_stores",

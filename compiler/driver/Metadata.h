@@ -34,6 +34,9 @@ struct VariantMetadata {
   /// For an entry point that takes the hidden global scratch buffer (last):
   /// the bytes of each program's share (0 when this arch encodes no map).
   std::optional<int64_t> globalScratchBytes;
+  /// Warps a warp-specialized kernel runs beyond num_warps (its producer);
+  /// a launch starts 32 * (num_warps + producerWarps) threads.
+  unsigned producerWarps = 0;
 };
 
 /// Writes docs/architecture.md §2's JSON, keys in a fixed order.

@@ -500,7 +500,10 @@ int kiln::compileKernel(const CompileOptions &options) {
     // Spills the register cap chose (kCapSpillAllowance) are no mistake of
     // the kernel's to warn about.
     spilledForOccupancy = false;
-    if (assembled) {
+    // A warp-specialized kernel sets its own `.maxnreg` for setmaxnreg.
+    bool specialized =
+        (*module)->hasAttr(kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName);
+    if (assembled && !specialized) {
       unsigned uncapped = assembled->spillBytes;
       spilledForOccupancy =
           capRegistersForOccupancy(ptx, *assembled, TargetInfo::of(*module),
@@ -562,6 +565,9 @@ int kiln::compileKernel(const CompileOptions &options) {
     if (auto scratch = (*module)->getAttrOfType<mlir::IntegerAttr>(
             kiln::kGlobalScratchBytesAttr))
       metadata.globalScratchBytes = scratch.getInt();
+    if (auto producers = (*module)->getAttrOfType<mlir::IntegerAttr>(
+            kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName))
+      metadata.producerWarps = unsigned(producers.getInt());
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
       return 1;

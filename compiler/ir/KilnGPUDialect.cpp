@@ -311,6 +311,19 @@ LogicalResult kiln::gpu::WaitBarrierOp::verify() {
   return verifyMbarrier(*this, getBarrier());
 }
 
+LogicalResult kiln::gpu::ArriveBarrierOp::verify() {
+  return verifyMbarrier(*this, getBarrier());
+}
+
+LogicalResult kiln::gpu::SetMaxRegistersOp::verify() {
+  uint32_t count = getCount();
+  if (count < 24 || count > 256 || count % 8 != 0)
+    return emitOpError("the register count must be a multiple of 8 in "
+                       "[24, 256]; got ")
+           << count;
+  return success();
+}
+
 SmallVector<int64_t, 2> kiln::gpu::AsyncTmaCopyOp::boxShape(MemDescType tile) {
   unsigned swizzle =
       cast<NVMMASharedEncodingAttr>(tile.getEncoding()).getSwizzle();

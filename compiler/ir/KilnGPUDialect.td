@@ -21,6 +21,9 @@ def KilnGPU_Dialect : Dialect {
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "kiln_gpu.num_warps";
     static constexpr ::llvm::StringLiteral kThreadsPerWarpAttrName = "kiln_gpu.threads_per_warp";
+    /// Warps beyond num_warps that a warp-specialized kernel's producer
+    /// runs in (compiler/ir/KilnGPUWarpSpecialization.td).
+    static constexpr ::llvm::StringLiteral kProducerWarpsAttrName = "kiln_gpu.producer_warps";
   }];
 }
 
@@ -119,5 +122,6 @@ def KilnGPU_ConvertLayoutOp : KilnGPU_Op<"convert_layout", [Pure]> {
 }
 
 include "compiler/ir/KilnGPUSharedMemory.td"
+include "compiler/ir/KilnGPUWarpSpecialization.td"
 
 #endif // KILN_GPU_DIALECT_TD

@@ -204,6 +204,10 @@ def KilnGPU_AsyncTmaCopyOp : KilnGPU_Op<"async_tma_copy"> {
     /// The box one copy moves into `tile` (rows x one swizzle panel, in
     /// elements, outermost first): what the launcher encodes the map with.
     static ::llvm::SmallVector<int64_t, 2> boxShape(MemDescType tile);
+    /// Marks a copy that a warp-specialized kernel's producer warp issues:
+    /// its first lane does, rather than thread 0 of the program.
+    static constexpr ::llvm::StringLiteral kWarpIssuedAttr =
+        "kiln_gpu.warp_issued";
   }];
 }
 

@@ -54,6 +54,26 @@ inline unsigned registerBudget(unsigned threads, unsigned blocks) {
                   TargetInfo::kMaxRegistersPerThread);
 }
 
+/// Warp specialization (kiln-pipeline-dots): one producer warpgroup of
+/// kProducerWarps warps, after the kernel's num_warps consumers, issues TMA
+/// copies and keeps kProducerRegisters registers per thread; the consumers
+/// take what that leaves of the SM's registers (setmaxnreg), at most
+/// kMaxConsumerRegisters. The kernel starts with registerBudget(all
+/// threads, 1) each, its `.maxnreg`.
+constexpr unsigned kProducerWarps = 4;
+constexpr unsigned kProducerRegisters = 40;
+constexpr unsigned kMaxConsumerRegisters = 240;
+
+/// The registers per thread that `consumerWarps` consumer warps take
+/// beside the producer warpgroup: a multiple of 8, as setmaxnreg needs.
+inline unsigned consumerRegisters(unsigned consumerWarps) {
+  unsigned left =
+      TargetInfo::kRegistersPerSM -
+      kProducerWarps * TargetInfo::kThreadsPerWarp * kProducerRegisters;
+  unsigned each = left / (consumerWarps * TargetInfo::kThreadsPerWarp) / 8 * 8;
+  return std::min(each, kMaxConsumerRegisters);
+}
+
 } // namespace kiln
 
 #endif // KILN_IR_OCCUPANCY_H

@@ -64,6 +64,7 @@
 #include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
+#include "compiler/transforms/WarpSpecialize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -233,11 +234,13 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     target_ = target;
     module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
     tensorMaps_.clear();
+    replaced_.clear();
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
-      pipeline(loop, axisInfo);
+      if (!replaced_.contains(loop))
+        pipeline(loop, axisInfo);
     recordTensorMaps(module);
   }
 
@@ -717,7 +720,51 @@ private:
     for (OpOperand *use : external)
       use->set(current(use->get()));
 
+    if (split.empty() && stageCarried.empty() &&
+        warpSpecialize(loop, dots, loads, stages))
+      return;
     rewrite(loop, dots, loads, stage, stageCarried, stages);
+  }
+
+  /// The loops kiln::warpSpecialize replaced, not to be visited again.
+  llvm::SmallPtrSet<Operation *, 2> replaced_;
+
+  /// The producer/consumer form (compiler/transforms/WarpSpecialize.cpp)
+  /// when the enclosing loop asks for it and the loop is the matmul form on
+  /// two TMA rings; false to pipeline it as usual.
+  bool warpSpecialize(scf::ForOp loop, ArrayRef<PipelinedDot> dots,
+                      ArrayRef<PipelinedLoad> loads, unsigned stages) {
+    // The loop itself or the one around it (over persistent tiles).
+    auto isMarked = [](Operation *op) {
+      auto marked = op->getAttrOfType<IntegerAttr>(kiln::kWarpSpecializeAttr);
+      return marked && marked.getInt() != 0;
+    };
+    auto outer = dyn_cast<scf::ForOp>(loop->getParentOp());
+    if (!outer || !isMarked(outer))
+      outer = nullptr;
+    if ((!outer && !isMarked(loop)) || !target_.hasWgmma() ||
+        dots.size() != 1 || loads.size() != 2)
+      return false;
+    const PipelinedDot &pd = dots.front();
+    if (!pd.async || !pd.accumulates || pd.restart || pd.epilogue ||
+        pd.source[0] != 0 || pd.source[1] != 1 ||
+        llvm::any_of(loads, [](auto &l) { return !l.tma || l.once; }))
+      return false;
+    kiln::WarpSpecializedLoop spec{outer, loop, pd.dot, {}, stages, numWarps_};
+    for (unsigned i = 0; i < 2; ++i)
+      spec.operands[i] = {loads[i].load, loads[i].ring, pd.viewTransposed[i]};
+    if (!kiln::warpSpecialize(spec))
+      return false;
+    if (outer)
+      replaced_.insert(outer);
+    for (const PipelinedLoad &l : loads)
+      if (auto arg =
+              dyn_cast<BlockArgument>(kiln::LoadOp(l.load).getTensorMap()))
+        tensorMaps_[arg.getArgNumber()] = {
+            kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
+            cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
+                .getSwizzle()};
+    return true;
   }
 
   /// `iv + k * step` in the induction variable's type.

@@ -27,7 +27,8 @@ namespace {
 constexpr int64_t kMapBytes = 128;
 
 bool isTmaAccess(Operation *op) {
-  return isa<kiln::gpu::AsyncTmaCopyOp, kiln::gpu::AsyncTmaStoreOp>(op);
+  return isa<kiln::gpu::AsyncTmaCopyOp, kiln::gpu::AsyncTmaStoreOp,
+             kiln::gpu::TensorMapAcquireOp>(op);
 }
 
 /// Takes the tensor map (and its box offsets) off a masked access.

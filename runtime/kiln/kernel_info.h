@@ -63,6 +63,10 @@ struct CubinImage {
   // VariantInfo::global_scratch_arg); 0 when this image uses none, and the
   // launch then passes a null pointer.
   int global_scratch_bytes = 0;
+  // Warps a warp-specialized image runs beyond the variant's num_warps (its
+  // producer warpgroup): its launches start 32 * (num_warps +
+  // producer_warps) threads.
+  int producer_warps = 0;
 };
 
 // One non-constexpr parameter of a kernel, in source order: the arguments of

@@ -19,6 +19,7 @@
 #include "kiln/testing/device_buffer.h"
 #include "tests/e2e/tutorial06_attention.h"
 #include "tests/e2e/tutorial09_descriptor_persistent.h"
+#include "tests/e2e/tutorial09_descriptor_persistent_ws.h"
 #include "tests/e2e/tutorial09_persistent.h"
 #include "tests/e2e/tutorial09_tma_persistent.h"
 #include "gtest/gtest.h"
@@ -145,7 +146,14 @@ TEST_F(TutorialsGpuTest, AttentionForwardCausal) {
 // Tutorial 09: c = a b^T, a M x K and b N x K row-major, c M x N, fp16.
 //===----------------------------------------------------------------------===//
 
-enum class Form { kPointers, kHostDescriptors, kDeviceDescriptors };
+enum class Form {
+  kPointers,
+  kHostDescriptors,
+  kDeviceDescriptors,
+  // Device descriptors, WARP_SPECIALIZE=True: on sm_90a a producer
+  // warpgroup issues the TMA copies.
+  kWarpSpecialized
+};
 
 void CheckPersistentMatmul(Form form, int M, int N, int K) {
   std::vector<half> a = RandomHalves(size_t(M) * K, 4),
@@ -176,6 +184,11 @@ void CheckPersistentMatmul(Form form, int M, int N, int K) {
   }
   case Form::kDeviceDescriptors:
     status = e2e::t09::launch_matmul_kernel_descriptor_persistent(
+        grid, nullptr, da.data<half>(), db.data<half>(), dc.data<half>(), M, N,
+        K);
+    break;
+  case Form::kWarpSpecialized:
+    status = e2e::t09ws::launch_matmul_kernel_descriptor_persistent(
         grid, nullptr, da.data<half>(), db.data<half>(), dc.data<half>(), M, N,
         K);
     break;
@@ -213,6 +226,9 @@ TEST_F(TutorialsGpuTest, PersistentMatmulHostDescriptors) {
 TEST_F(TutorialsGpuTest, PersistentMatmulDeviceDescriptors) {
   CheckPersistentMatmul(Form::kDeviceDescriptors, 384, 256, 352);
 }
+TEST_F(TutorialsGpuTest, PersistentMatmulWarpSpecialized) {
+  CheckPersistentMatmul(Form::kWarpSpecialized, 384, 256, 352);
+}
 
 // Ragged sizes, more tiles than programs: the general variants (host
 // descriptors keep TMA loads; their rows must stay whole 16-byte chunks).
@@ -224,6 +240,9 @@ TEST_F(TutorialsGpuTest, PersistentMatmulHostDescriptorsRagged) {
 }
 TEST_F(TutorialsGpuTest, PersistentMatmulDeviceDescriptorsRagged) {
   CheckPersistentMatmul(Form::kDeviceDescriptors, 1000, 264, 200);
+}
+TEST_F(TutorialsGpuTest, PersistentMatmulWarpSpecializedRagged) {
+  CheckPersistentMatmul(Form::kWarpSpecialized, 1000, 264, 200);
 }
 
 } // namespace

@@ -820,6 +820,24 @@ TEST(Codegen, GlobalScratchTakesATrailingNullSlot) {
   EXPECT_THAT(add.source, Not(HasSubstr("&n, nullptr")));
 }
 
+// A warp-specialized image ("producer_warps" in the metadata) records its
+// producer warps after the scratch bytes, which it then spells out; the
+// sm_80 image, without, keeps the short initializer.
+TEST(Codegen, ProducerWarpsFollowTheScratchBytes) {
+  std::vector<VariantInput> inputs = DeviceDescInputs();
+  std::string &json = inputs[1].metadataJson;
+  const std::string scratch = "\"global_scratch_bytes\": 256,";
+  ASSERT_NE(json.find(scratch), std::string::npos);
+  json.replace(json.find(scratch), scratch.size(),
+               scratch + " \"producer_warps\": 4,");
+  const GeneratedFiles files = Generate(inputs, {"dd", "k", "dd.h"});
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("     /*shared_bytes=*/0, kiln::ImageFormat::kCubin},\n"),
+            HasSubstr("     /*global_scratch_bytes=*/256,\n"
+                      "     /*producer_warps=*/4},\n")));
+}
+
 // With no other parameter, the array holds just the slot.
 TEST(Codegen, GlobalScratchAloneIsTheWholeArgumentArray) {
   VariantInput input = Input("codegen/device_desc_sm_90a");

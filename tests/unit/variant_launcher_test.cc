@@ -60,6 +60,16 @@ TEST_F(VariantLauncherTest, LaunchesWithTheVariantsGeometry) {
   EXPECT_EQ(launch.args, args_);
 }
 
+// A warp-specialized image runs its producer warpgroup past num_warps.
+TEST_F(VariantLauncherTest, WarpSpecializedImageStartsItsProducerWarps) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"}, /*num_warps=*/8, /*shared_bytes=*/1024);
+  kernel.mutable_image(0).producer_warps = 4;
+  ASSERT_TRUE(Launch(kernel, Grid(132)).ok());
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_THAT(gpu_.launches[0].block, ElementsAre(384u, 1u, 1u));
+}
+
 TEST_F(VariantLauncherTest, RepeatedLaunchesLoadOnce) {
   gpu_.current = kContext;
   TestKernel kernel({"sm_90a"});

@@ -141,6 +141,26 @@ TEST(VariantMetadata, GlobalScratchBytes) {
               HasSubstr("\"global_scratch_bytes\" must be an integer"));
 }
 
+// Optional, 0 when absent: the warps a warp-specialized image runs past
+// num_warps.
+TEST(VariantMetadata, ProducerWarps) {
+  llvm::Expected<VariantMetadata> without =
+      parseVariantMetadata(kMetadata, "v.json");
+  ASSERT_TRUE(static_cast<bool>(without))
+      << llvm::toString(without.takeError());
+  EXPECT_EQ(without->producerWarps, 0);
+  auto withValue = [](const std::string &value) {
+    return Replace(kMetadata, R"("spills": 0,)",
+                   R"("spills": 0, "producer_warps": )" + value + ",");
+  };
+  llvm::Expected<VariantMetadata> with =
+      parseVariantMetadata(withValue("4"), "v.json");
+  ASSERT_TRUE(static_cast<bool>(with)) << llvm::toString(with.takeError());
+  EXPECT_EQ(with->producerWarps, 4);
+  EXPECT_THAT(ErrorOf(withValue("-4")),
+              HasSubstr("v.json: \"producer_warps\" is -4, outside [0, 32]"));
+}
+
 TEST(TritonTypes, MapsToTheDocumentedCppTypes) {
   const std::pair<const char *, const char *> cases[] = {
       {"*fp32", "float*"},

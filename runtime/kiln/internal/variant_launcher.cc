@@ -40,7 +40,9 @@ absl::Status LaunchCluster(const CudaDriver& d, const VariantInfo& variant,
   config.gridDimX = grid.x * static_cast<unsigned>(variant.num_ctas);
   config.gridDimY = grid.y;
   config.gridDimZ = grid.z;
-  config.blockDimX = kThreadsPerWarp * static_cast<unsigned>(variant.num_warps);
+  config.blockDimX =
+      kThreadsPerWarp *
+      static_cast<unsigned>(variant.num_warps + f.image->producer_warps);
   config.blockDimY = 1;
   config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(f.image->shared_bytes);
@@ -133,8 +135,10 @@ absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
   }
   const CUresult result = driver.launch_kernel(
       f->function, grid.x, grid.y, grid.z,
-      kThreadsPerWarp * static_cast<unsigned>(variant.num_warps), 1, 1,
-      static_cast<unsigned>(f->image->shared_bytes), stream, args, nullptr);
+      kThreadsPerWarp *
+          static_cast<unsigned>(variant.num_warps + f->image->producer_warps),
+      1, 1, static_cast<unsigned>(f->image->shared_bytes), stream, args,
+      nullptr);
   if (result != CUDA_SUCCESS) {
     return AnnotateVariant(kernel, variant,
                            CudaStatus(driver, result, "cuLaunchKernel"));
