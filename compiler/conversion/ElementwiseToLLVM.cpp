@@ -58,6 +58,12 @@ struct ElementwiseOpLowering : ConversionPattern {
         run =
             std::min<unsigned>(llvm::bit_floor(constancy),
                                kiln::contiguousRegistersAlongLastDim(*layout));
+    // Elements in their LLVM type (a kiln pointer's, for arith.select on
+    // pointer tensors: a flattened loop's per-tile pointers).
+    Type elementType =
+        getTypeConverter()->convertType(tensorType.getElementType());
+    if (!elementType)
+      return rewriter.notifyMatchFailure(op, "element type not convertible");
     SmallVector<Value> results;
     for (size_t k = 0; k < n; ++k) {
       if (k % run != 0) {
@@ -68,7 +74,7 @@ struct ElementwiseOpLowering : ConversionPattern {
       for (auto &operandElements : elements)
         state.addOperands(operandElements.size() == 1 ? operandElements[0]
                                                       : operandElements[k]);
-      state.addTypes(tensorType.getElementType());
+      state.addTypes(elementType);
       state.addAttributes(op->getAttrs());
       results.push_back(rewriter.create(state)->getResult(0));
     }

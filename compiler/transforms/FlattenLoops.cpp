@@ -233,6 +233,11 @@ private:
         use.set(rb.clone(*op)->getResult(result));
       }
     }
+    // C again: it now holds the copies made for its readers.
+    epilogue.clear();
+    for (Operation &op : llvm::make_range(std::next(inner->getIterator()),
+                                          body->without_terminator().end()))
+      epilogue.push_back(&op);
     // A's values read after A: by the inner loop (its inits, its body) or
     // by C. The flattened loop carries them from the tile's first iteration.
     llvm::SetVector<Value> escaping;
