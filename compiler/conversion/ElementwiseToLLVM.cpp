@@ -58,10 +58,12 @@ struct ElementwiseOpLowering : ConversionPattern {
         run =
             std::min<unsigned>(llvm::bit_floor(constancy),
                                kiln::contiguousRegistersAlongLastDim(*layout));
-    // Elements in their LLVM type (a kiln pointer's, for arith.select on
-    // pointer tensors: a flattened loop's per-tile pointers).
-    Type elementType =
-        getTypeConverter()->convertType(tensorType.getElementType());
+    // Pointer elements in their LLVM type (arith.select on pointer tensors:
+    // a flattened loop's per-tile pointers); the others stay as they are,
+    // for the scalar patterns (fp8 casts among them) to lower.
+    Type elementType = tensorType.getElementType();
+    if (isa<kiln::PointerType>(elementType))
+      elementType = getTypeConverter()->convertType(elementType);
     if (!elementType)
       return rewriter.notifyMatchFailure(op, "element type not convertible");
     SmallVector<Value> results;

@@ -70,6 +70,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pm.addPass(createKilnUnrollLoops());
   pm.addPass(createKilnLowerTensorDescriptors());
   pm.addPass(createKilnRewriteBlockPointers());
+  pm.addPass(createKilnCarryPointers());
   KilnAssignLayoutsOptions layouts;
   layouts.numWarps = options.numWarps;
   pm.addPass(createKilnAssignLayouts(layouts));

@@ -147,6 +147,14 @@ private:
   bool flattensWell(scf::ForOp inner) {
     if (!target_.hasWgmma())
       return false;
+    // Carried pointers (`a_ptrs += BK`, or kiln-carry-pointers') would
+    // restart at each tile inside the flattened loop, where the pipeliner
+    // cannot run their loads ahead: nested, they pipeline.
+    if (llvm::any_of(inner.getRegionIterArgs(), [](BlockArgument arg) {
+          auto type = dyn_cast<RankedTensorType>(arg.getType());
+          return type && isa<kiln::PointerType>(type.getElementType());
+        }))
+      return false;
     kiln::AxisInfoAnalysis axisInfo(
         inner->getParentOfType<FunctionOpInterface>());
     unsigned loads = 0;

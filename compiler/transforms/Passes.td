@@ -59,6 +59,18 @@ def KilnPlaceTensorMaps : Pass<"kiln-place-tensor-maps", "mlir::ModuleOp"> {
   }];
 }
 
+def KilnCarryPointers : Pass<"kiln-carry-pointers", "mlir::ModuleOp"> {
+  let summary = "Carry a matmul loop's pointers instead of computing them from the induction variable";
+  let description = [{
+    A load in a loop that holds a dot, whose pointers grow by the same
+    amount each iteration (affine in the induction variable), reads a
+    carried pointer tensor instead: it starts at the pointers' value for
+    the first iteration and advances by their step (no tensor-map loads).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def KilnAssignLayouts : Pass<"kiln-assign-layouts", "mlir::ModuleOp"> {
   let summary = "Give every tensor a kiln_gpu layout chosen for coalesced, vectorized access";
   let description = [{
