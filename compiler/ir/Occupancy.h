@@ -65,13 +65,20 @@ constexpr unsigned kProducerRegisters = 40;
 constexpr unsigned kMaxConsumerRegisters = 240;
 
 /// The registers per thread that `consumerWarps` consumer warps take
-/// beside the producer warpgroup: a multiple of 8, as setmaxnreg needs.
+/// beside the producer warpgroup: a multiple of 8, as setmaxnreg needs, and
+/// never below what the kernel starts with (registerBudget of all its
+/// threads), which `setmaxnreg.inc` may not lower (4 consumer warps start
+/// with 248).
 inline unsigned consumerRegisters(unsigned consumerWarps) {
   unsigned left =
       TargetInfo::kRegistersPerSM -
       kProducerWarps * TargetInfo::kThreadsPerWarp * kProducerRegisters;
   unsigned each = left / (consumerWarps * TargetInfo::kThreadsPerWarp) / 8 * 8;
-  return std::min(each, kMaxConsumerRegisters);
+  unsigned start =
+      registerBudget(
+          (consumerWarps + kProducerWarps) * TargetInfo::kThreadsPerWarp, 1) /
+      8 * 8;
+  return std::max(std::min(each, kMaxConsumerRegisters), start);
 }
 
 } // namespace kiln
