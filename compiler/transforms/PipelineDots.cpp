@@ -753,17 +753,25 @@ private:
     kiln::WarpSpecializedLoop spec{outer, loop, pd.dot, {}, stages, numWarps_};
     for (unsigned i = 0; i < 2; ++i)
       spec.operands[i] = {loads[i].load, loads[i].ring, pd.viewTransposed[i]};
+    // The launcher encodes a kernel argument's map with the ring tile's box
+    // (read here: the transform erases the loads).
+    SmallVector<
+        std::pair<unsigned, std::pair<SmallVector<int64_t, 2>, unsigned>>>
+        argumentMaps;
+    for (const PipelinedLoad &l : loads)
+      if (auto arg =
+              dyn_cast<BlockArgument>(kiln::LoadOp(l.load).getTensorMap()))
+        argumentMaps.push_back(
+            {arg.getArgNumber(),
+             {kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
+              cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
+                  .getSwizzle()}});
     if (!kiln::warpSpecialize(spec))
       return false;
     if (outer)
       replaced_.insert(outer);
-    for (const PipelinedLoad &l : loads)
-      if (auto arg =
-              dyn_cast<BlockArgument>(kiln::LoadOp(l.load).getTensorMap()))
-        tensorMaps_[arg.getArgNumber()] = {
-            kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
-            cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
-                .getSwizzle()};
+    for (auto &[arg, encoding] : argumentMaps)
+      tensorMaps_[arg] = encoding;
     return true;
   }
 
