@@ -202,7 +202,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
       kiln::nameConsumerBarriers(module, unsigned(threads));
       threads += int32_t(producerWarps.getInt() * threadsPerWarp.getInt());
       maxRegisters =
-          int32_t(kiln::registerBudget(unsigned(threads), 1) / 8 * 8);
+          int32_t(kiln::warpSpecializedStartRegisters(unsigned(threads)));
     }
     OpBuilder b(ctx);
     for (const KernelArgs &args : kernelArgs) {

@@ -64,6 +64,12 @@ constexpr unsigned kProducerWarps = 4;
 constexpr unsigned kProducerRegisters = 40;
 constexpr unsigned kMaxConsumerRegisters = 240;
 
+/// The registers per thread a warp-specialized kernel starts with (its
+/// `.maxnreg`): what all `threads` may have at once, a multiple of 8.
+inline unsigned warpSpecializedStartRegisters(unsigned threads) {
+  return registerBudget(threads, 1) / 8 * 8;
+}
+
 /// The registers per thread that `consumerWarps` consumer warps take
 /// beside the producer warpgroup: a multiple of 8, as setmaxnreg needs, and
 /// never below what the kernel starts with (registerBudget of all its
@@ -74,10 +80,8 @@ inline unsigned consumerRegisters(unsigned consumerWarps) {
       TargetInfo::kRegistersPerSM -
       kProducerWarps * TargetInfo::kThreadsPerWarp * kProducerRegisters;
   unsigned each = left / (consumerWarps * TargetInfo::kThreadsPerWarp) / 8 * 8;
-  unsigned start =
-      registerBudget(
-          (consumerWarps + kProducerWarps) * TargetInfo::kThreadsPerWarp, 1) /
-      8 * 8;
+  unsigned start = warpSpecializedStartRegisters(
+      (consumerWarps + kProducerWarps) * TargetInfo::kThreadsPerWarp);
   return std::max(std::min(each, kMaxConsumerRegisters), start);
 }
 
