@@ -154,7 +154,7 @@ def main():
                 checks[tag] = bool(torch.allclose(out, reference, atol=1e-2, rtol=0))
             if triton_failed:
                 rows.append(dict(name=name, arch=arch, head_dim=d, causal=causal, n_ctx=n_ctx,
-                                 config=f"{bm}x{bn} w{warps} s{stages}", triton_failed=triton_failed))
+                                 config=config_of(name, bm, bn, warps, stages), triton_failed=triton_failed))
                 del q, k, v, out, reference, lse
                 continue
             times = {"kiln": [], "triton": [], "sdpa": []}
@@ -166,7 +166,7 @@ def main():
             tf = {key: flops / statistics.median(t) for key, t in times.items()}
             ratio = statistics.median(t / kk for kk, t in zip(times["kiln"], times["triton"]))
             row = dict(name=name, arch=arch, head_dim=d, causal=causal, n_ctx=n_ctx,
-                       config=f"{bm}x{bn} w{warps} s{stages}", registers=meta.get("registers"),
+                       config=config_of(name, bm, bn, warps, stages), registers=meta.get("registers"),
                        spills=meta.get("spills"), shared_bytes=shared, triton_registers=triton_regs,
                        triton_shared_bytes=triton_shared, correct=checks, tflops=tf,
                        kiln_over_triton=ratio)
@@ -260,6 +260,12 @@ def kiln_only(args):
         cubin.unload()
     print(f"{right} passed, {wrong} failed")
     return 1 if wrong else 0
+
+
+def config_of(name, bm, bn, warps, stages):
+    """The row's config; `ws` for Kiln cubins built with warp_specialize=True
+    (bench/build_attention_cubins.sh WS=1 names them NAME_ws)."""
+    return f"{bm}x{bn} w{warps} s{stages}" + (" ws" if name.endswith("_ws") else "")
 
 
 def kb(n):

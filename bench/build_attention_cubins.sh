@@ -6,7 +6,9 @@
 # instead (tests/realworld's unchanged copy), its descriptors made in the
 # kernel from pointers (the `desc_*=*fp16` form), STAGE 3 when causal;
 # SOURCE=tutorial06_host: the same with host descriptors (`tensordesc<...>:16`),
-# the form the tutorial uses on Hopper.
+# the form the tutorial uses on Hopper. WS=1 (tutorial06 sources): each
+# sm_90a cubin is also built with warp_specialize=True, named ..._ws (a
+# producer warpgroup issues the k and v copies).
 #
 #   bench/build_attention_cubins.sh [KILNC] [DEST] [SOURCE]
 #     (defaults: build/compiler/driver/kilnc, .devbuild/attention_cubins, bench)
@@ -38,11 +40,17 @@ while IFS='|' read -r arch d causal bm bn warps stages; do
     kernel=attn_fwd
     sig="Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"
   fi
-  if "$kilnc" compile "$src" -n "$kernel" --arch "$arch" -o "$dest/$name.cubin" --metadata "$dest/$name.json" -s "$sig"; then
-    echo "$name|$arch|$d|$causal|$bm|$bn|$warps|$stages" >>"$dest/list.txt"
-  else
-    echo "build_attention_cubins: $name FAILED" >&2; status=1
-  fi
+  forms=("$name|$sig")
+  [[ ${WS:-0} == 1 && $source == tutorial06* && $arch == sm_90a ]] &&
+    forms+=("${name}_ws|${sig/warp_specialize=False/warp_specialize=True}")
+  for form in "${forms[@]}"; do
+    n=${form%%|*} s=${form#*|}
+    if "$kilnc" compile "$src" -n "$kernel" --arch "$arch" -o "$dest/$n.cubin" --metadata "$dest/$n.json" -s "$s"; then
+      echo "$n|$arch|$d|$causal|$bm|$bn|$warps|$stages" >>"$dest/list.txt"
+    else
+      echo "build_attention_cubins: $n FAILED" >&2; status=1
+    fi
+  done
 done <<'LIST'
 sm_90a|64|0|128|64|4|3
 sm_90a|64|1|128|64|4|3

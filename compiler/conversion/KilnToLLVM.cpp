@@ -199,10 +199,19 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
         kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName);
     std::optional<int32_t> maxRegisters;
     if (producerWarps) {
+      // As many blocks per SM as the shared memory allows while the
+      // consumers keep enough registers: both register counts follow.
+      unsigned blocks = kiln::warpSpecializedBlocks(
+          targetInfo, unsigned(numWarps.getInt()), sharedBytes);
+      module.walk([&](NVVM::SetMaxRegisterOp op) {
+        if (op.getAction() == NVVM::SetMaxRegisterAction::increase)
+          op.setRegCount(int32_t(
+              kiln::consumerRegisters(unsigned(numWarps.getInt()), blocks)));
+      });
       kiln::nameConsumerBarriers(module, unsigned(threads));
       threads += int32_t(producerWarps.getInt() * threadsPerWarp.getInt());
-      maxRegisters =
-          int32_t(kiln::warpSpecializedStartRegisters(unsigned(threads)));
+      maxRegisters = int32_t(
+          kiln::warpSpecializedStartRegisters(unsigned(threads), blocks));
     }
     OpBuilder b(ctx);
     for (const KernelArgs &args : kernelArgs) {

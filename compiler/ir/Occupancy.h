@@ -57,32 +57,54 @@ inline unsigned registerBudget(unsigned threads, unsigned blocks) {
 /// Warp specialization (kiln-pipeline-dots): one producer warpgroup of
 /// kProducerWarps warps, after the kernel's num_warps consumers, issues TMA
 /// copies and keeps kProducerRegisters registers per thread; the consumers
-/// take what that leaves of the SM's registers (setmaxnreg), at most
-/// kMaxConsumerRegisters. The kernel starts with registerBudget(all
-/// threads, 1) each, its `.maxnreg`.
+/// take what that leaves of the registers of the SM's share for the block
+/// (setmaxnreg), at most kMaxConsumerRegisters. The kernel starts with
+/// registerBudget(all threads, blocks) each, its `.maxnreg`.
 constexpr unsigned kProducerWarps = 4;
 constexpr unsigned kProducerRegisters = 40;
 constexpr unsigned kMaxConsumerRegisters = 240;
+/// Fewer registers than this, and consumers running wgmma on a 128-row
+/// accumulator spill: tutorial 06's attention at HEAD_DIM 64 takes 168
+/// without specialization.
+constexpr unsigned kMinConsumerRegisters = 168;
 
 /// The registers per thread a warp-specialized kernel starts with (its
-/// `.maxnreg`): what all `threads` may have at once, a multiple of 8.
-inline unsigned warpSpecializedStartRegisters(unsigned threads) {
-  return registerBudget(threads, 1) / 8 * 8;
+/// `.maxnreg`): what all `threads` may have with `blocks` blocks per SM, a
+/// multiple of 8.
+inline unsigned warpSpecializedStartRegisters(unsigned threads,
+                                              unsigned blocks = 1) {
+  return registerBudget(threads, blocks) / 8 * 8;
 }
 
 /// The registers per thread that `consumerWarps` consumer warps take
-/// beside the producer warpgroup: a multiple of 8, as setmaxnreg needs, and
-/// never below what the kernel starts with (registerBudget of all its
-/// threads), which `setmaxnreg.inc` may not lower (4 consumer warps start
-/// with 248).
-inline unsigned consumerRegisters(unsigned consumerWarps) {
+/// beside the producer warpgroup with `blocks` blocks per SM: a multiple of
+/// 8, as setmaxnreg needs, and never below what the kernel starts with,
+/// which `setmaxnreg.inc` may not lower (4 consumer warps alone on an SM
+/// start with 248).
+inline unsigned consumerRegisters(unsigned consumerWarps, unsigned blocks = 1) {
   unsigned left =
-      TargetInfo::kRegistersPerSM -
+      TargetInfo::kRegistersPerSM / std::max(blocks, 1u) -
       kProducerWarps * TargetInfo::kThreadsPerWarp * kProducerRegisters;
   unsigned each = left / (consumerWarps * TargetInfo::kThreadsPerWarp) / 8 * 8;
   unsigned start = warpSpecializedStartRegisters(
-      (consumerWarps + kProducerWarps) * TargetInfo::kThreadsPerWarp);
+      (consumerWarps + kProducerWarps) * TargetInfo::kThreadsPerWarp, blocks);
   return std::max(std::min(each, kMaxConsumerRegisters), start);
+}
+
+/// Blocks per SM for a warp-specialized kernel: as many as its shared
+/// memory allows while its consumers keep kMinConsumerRegisters (tutorial
+/// 06 at HEAD_DIM 64: two, where one left the SM with 4 consumer warps).
+inline unsigned warpSpecializedBlocks(const TargetInfo &target,
+                                      unsigned consumerWarps,
+                                      int64_t sharedBytes) {
+  unsigned threads =
+      (consumerWarps + kProducerWarps) * TargetInfo::kThreadsPerWarp;
+  unsigned blocks =
+      std::max(blocksPerSMBeforeRegisters(target, threads, sharedBytes), 1u);
+  while (blocks > 1 &&
+         consumerRegisters(consumerWarps, blocks) < kMinConsumerRegisters)
+    --blocks;
+  return blocks;
 }
 
 } // namespace kiln

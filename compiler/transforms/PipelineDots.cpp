@@ -64,13 +64,16 @@
 #include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
+#include "compiler/transforms/RingTiles.h"
 #include "compiler/transforms/WarpSpecialize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
@@ -81,6 +84,8 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using kiln::tileOf;
+using kiln::tileType;
 
 namespace {
 
@@ -234,13 +239,12 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     target_ = target;
     module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
     tensorMaps_.clear();
-    replaced_.clear();
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
-      if (!replaced_.contains(loop))
-        pipeline(loop, axisInfo);
+      pipeline(loop, axisInfo);
+    specializeCandidates();
     recordTensorMaps(module);
   }
 
@@ -295,9 +299,17 @@ private:
 
   unsigned numWarps_ = 4;
   kiln::TargetInfo target_;
-  /// The box and swizzle of each tensor map a TMA copy reads, by the
-  /// kernel argument's index: the launcher encodes the map with them.
-  std::map<unsigned, std::pair<SmallVector<int64_t, 2>, unsigned>> tensorMaps_;
+  /// The box and swizzle of a tensor map that TMA copies into a ring's
+  /// tiles read.
+  using TensorMapEncoding = std::pair<SmallVector<int64_t, 2>, unsigned>;
+  static TensorMapEncoding encodingOf(kiln::gpu::MemDescType ring) {
+    return {kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(ring)),
+            cast<kiln::gpu::NVMMASharedEncodingAttr>(ring.getEncoding())
+                .getSwizzle()};
+  }
+  /// The encoding of each tensor map a TMA copy reads, by the kernel
+  /// argument's index: the launcher encodes the map with it.
+  std::map<unsigned, TensorMapEncoding> tensorMaps_;
 
   /// The module's `kiln_gpu.tensor_maps`, which the variant's metadata
   /// turns into the parameters' "tensor_map".
@@ -334,11 +346,9 @@ private:
     l.load = load;
     l.ring = ringType(type, slots, /*transposed=*/false);
     l.tma = true;
-    if (!kiln::shapeTensorMap(
-            load.getTensorMap(),
-            kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
-            cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
-                .getSwizzle()))
+    TensorMapEncoding encoding = encodingOf(l.ring);
+    if (!kiln::shapeTensorMap(load.getTensorMap(), encoding.first,
+                              encoding.second))
       return std::nullopt;
     return l;
   }
@@ -720,21 +730,36 @@ private:
     for (OpOperand *use : external)
       use->set(current(use->get()));
 
-    if (split.empty() && stageCarried.empty() &&
-        warpSpecialize(loop, dots, loads, stages))
-      return;
+    // A loop to warp-specialize waits for the other loops of its function
+    // (attention's two when causal): the program is split once for all.
+    if (split.empty())
+      if (std::optional<kiln::WarpSpecializedLoop> spec =
+              specializable(loop, dots, loads, stages)) {
+        candidates_.push_back(
+            {std::move(*spec), dots, loads, stage, stageCarried});
+        return;
+      }
     rewrite(loop, dots, loads, stage, stageCarried, stages);
   }
 
-  /// The loops kiln::warpSpecialize replaced, not to be visited again.
-  llvm::SmallPtrSet<Operation *, 2> replaced_;
+  /// A loop that kiln::warpSpecialize may take, with what rewrite needs
+  /// when it does not.
+  struct Candidate {
+    kiln::WarpSpecializedLoop spec;
+    SmallVector<PipelinedDot> dots;
+    SmallVector<PipelinedLoad> loads;
+    llvm::SetVector<Operation *> stage;
+    llvm::SmallDenseSet<unsigned> stageCarried;
+  };
+  std::vector<Candidate> candidates_;
 
   /// The producer/consumer form (compiler/transforms/WarpSpecialize.cpp)
-  /// when the enclosing loop asks for it and the loop is the matmul form on
-  /// two TMA rings; false to pipeline it as usual.
-  bool warpSpecialize(scf::ForOp loop, ArrayRef<PipelinedDot> dots,
-                      ArrayRef<PipelinedLoad> loads, unsigned stages) {
-    // The loop itself or the one around it (over persistent tiles).
+  /// of a loop, when it or the loop around it (over persistent tiles) asks
+  /// for it and its wgmma dots read TMA rings and tiles loaded once; none
+  /// to pipeline it as usual.
+  std::optional<kiln::WarpSpecializedLoop>
+  specializable(scf::ForOp loop, ArrayRef<PipelinedDot> dots,
+                ArrayRef<PipelinedLoad> loads, unsigned stages) const {
     auto isMarked = [](Operation *op) {
       auto marked = op->getAttrOfType<IntegerAttr>(kiln::kWarpSpecializeAttr);
       return marked && marked.getInt() != 0;
@@ -743,36 +768,59 @@ private:
     if (!outer || !isMarked(outer))
       outer = nullptr;
     if ((!outer && !isMarked(loop)) || !target_.hasWgmma() ||
-        dots.size() != 1 || loads.size() != 2)
-      return false;
-    const PipelinedDot &pd = dots.front();
-    if (!pd.async || !pd.accumulates || pd.restart || pd.epilogue ||
-        pd.source[0] != 0 || pd.source[1] != 1 ||
-        llvm::any_of(loads, [](auto &l) { return !l.tma || l.once; }))
-      return false;
-    kiln::WarpSpecializedLoop spec{outer, loop, pd.dot, {}, stages, numWarps_};
-    for (unsigned i = 0; i < 2; ++i)
-      spec.operands[i] = {loads[i].load, loads[i].ring, pd.viewTransposed[i]};
-    // The launcher encodes a kernel argument's map with the ring tile's box
-    // (read here: the transform erases the loads).
-    SmallVector<
-        std::pair<unsigned, std::pair<SmallVector<int64_t, 2>, unsigned>>>
-        argumentMaps;
+        llvm::any_of(loads, [](auto &l) { return !l.tma && !l.once; }))
+      return std::nullopt;
+    kiln::WarpSpecializedLoop spec{outer, loop, {}, {}, stages};
+    for (const PipelinedDot &pd : dots) {
+      // An accumulator restarting per tile, or read by a flattened loop's
+      // epilogue, stays with the usual schedule.
+      if (!pd.async || (pd.accumulates && (pd.restart || pd.epilogue)))
+        return std::nullopt;
+      kiln::SpecializedDot d;
+      d.dot = pd.dot;
+      for (unsigned i = 0; i < 2; ++i) {
+        d.source[i] = pd.source[i];
+        d.viewTransposed[i] = pd.viewTransposed[i];
+      }
+      d.accumulates = pd.accumulates;
+      d.waitedBy = pd.waitedBy;
+      d.carried = pd.carried;
+      spec.dots.push_back(d);
+    }
     for (const PipelinedLoad &l : loads)
-      if (auto arg =
-              dyn_cast<BlockArgument>(kiln::LoadOp(l.load).getTensorMap()))
-        argumentMaps.push_back(
-            {arg.getArgNumber(),
-             {kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
-              cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
-                  .getSwizzle()}});
-    if (!kiln::warpSpecialize(spec))
-      return false;
-    if (outer)
-      replaced_.insert(outer);
-    for (auto &[arg, encoding] : argumentMaps)
-      tensorMaps_[arg] = encoding;
-    return true;
+      spec.operands.push_back({l.load, l.ring, l.once});
+    return spec;
+  }
+
+  /// Each function's candidates, split together; those kiln::warpSpecialize
+  /// leaves alone are pipelined as usual.
+  void specializeCandidates() {
+    llvm::MapVector<Operation *, SmallVector<Candidate *>> byFunction;
+    for (Candidate &c : candidates_)
+      byFunction[c.spec.loop->getParentOfType<func::FuncOp>()].push_back(&c);
+    for (auto &[func, group] : byFunction) {
+      // The launcher encodes a kernel argument's map with its ring tile's
+      // box (read here: the transform erases the loads).
+      SmallVector<std::pair<unsigned, TensorMapEncoding>> argumentMaps;
+      SmallVector<kiln::WarpSpecializedLoop> specs;
+      for (Candidate *c : group) {
+        specs.push_back(c->spec);
+        for (const PipelinedLoad &l : c->loads)
+          if (auto arg =
+                  dyn_cast<BlockArgument>(kiln::LoadOp(l.load).getTensorMap());
+              arg && l.tma)
+            argumentMaps.push_back({arg.getArgNumber(), encodingOf(l.ring)});
+      }
+      if (kiln::warpSpecialize(specs, numWarps_)) {
+        for (auto &[arg, encoding] : argumentMaps)
+          tensorMaps_[arg] = encoding;
+        continue;
+      }
+      for (Candidate *c : group)
+        rewrite(c->spec.loop, c->dots, c->loads, c->stage, c->stageCarried,
+                c->spec.stages);
+    }
+    candidates_.clear();
   }
 
   /// `iv + k * step` in the induction variable's type.
@@ -810,19 +858,6 @@ private:
     auto copy = kiln::gpu::AsyncCopyOp::create(
         b, loc, mapping.lookupOrDefault(l.load.getPtr()), tile, mask);
     copy->setAttr(kVecAttr, b.getI32IntegerAttr(int32_t(l.vec)));
-  }
-
-  /// One tile of a ring of this type.
-  static kiln::gpu::MemDescType tileType(kiln::gpu::MemDescType ring) {
-    return kiln::gpu::MemDescType::get(
-        ring.getContext(), ring.getShape().drop_front(), ring.getElementType(),
-        ring.getEncoding());
-  }
-
-  static Value tileOf(OpBuilder &b, Location loc, Value ring, Value slot) {
-    return kiln::gpu::MemDescIndexOp::create(
-        b, loc, tileType(cast<kiln::gpu::MemDescType>(ring.getType())), ring,
-        slot);
   }
 
   void rewrite(scf::ForOp loop, SmallVector<PipelinedDot> &dots,
@@ -892,10 +927,7 @@ private:
       // A kernel argument's map is the launcher's to encode (the one the
       // kernel encodes was shaped by asTmaCopy).
       if (auto arg = dyn_cast<BlockArgument>(l.load.getTensorMap()))
-        tensorMaps_[arg.getArgNumber()] = {
-            kiln::gpu::AsyncTmaCopyOp::boxShape(tileType(l.ring)),
-            cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
-                .getSwizzle()};
+        tensorMaps_[arg.getArgNumber()] = encodingOf(l.ring);
     }
     if (anyTma) {
       // The barriers are ready before any thread or TMA unit uses them.
@@ -1044,12 +1076,7 @@ private:
                   cast<kiln::gpu::MemDescType>(tiles[i].getType())),
               tiles[i]);
       }
-      // fp32 operands other than plain tf32 keep their emulation.
-      kiln::InputPrecisionAttr precision;
-      if (dot.getA().getType().getElementType().isF32() &&
-          dot.getInputPrecision() != kiln::InputPrecision::TF32)
-        precision = kiln::InputPrecisionAttr::get(b.getContext(),
-                                                  dot.getInputPrecision());
+      kiln::InputPrecisionAttr precision = kiln::sharedDotPrecision(dot);
       // A restarting accumulator (a flattened loop's first iteration of a
       // tile) is not added then.
       Value useC;
@@ -1108,20 +1135,10 @@ private:
                    region.isAncestor(use.getOwner()->getParentRegion());
           });
         }
-      for (unsigned i = 0; i < 2; ++i) {
-        if (pd.source[i] < 0)
-          continue;
-        // The operand's path from its load, now unused.
-        Value operand = operands[i];
-        while (isa_and_nonnull<kiln::gpu::ConvertLayoutOp, kiln::TransOp>(
-            operand.getDefiningOp())) {
-          Operation *def = operand.getDefiningOp();
-          operand = def->getOperand(0);
-          if (!def->use_empty())
-            break;
-          def->erase();
-        }
-      }
+      // The operands' paths from their loads, now unused.
+      for (unsigned i = 0; i < 2; ++i)
+        if (pd.source[i] >= 0)
+          kiln::eraseOperandPath(operands[i]);
     }
 
     // The stage's copies fill the slot the previous iteration's dots read.

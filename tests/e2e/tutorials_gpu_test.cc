@@ -70,7 +70,8 @@ std::vector<T> Download(const kiln::DeviceBuffer &buffer, size_t n) {
 // M = log2 of the row sums of 2^(q k^T * sm_scale * log2 e), causal or not.
 //===----------------------------------------------------------------------===//
 
-void CheckAttention(int Z, int H, int N, bool causal) {
+void CheckAttention(int Z, int H, int N, bool causal,
+                    bool warp_specialize = false) {
   constexpr int D = 64;
   constexpr float kScale = 0.5f;
   const size_t elements = size_t(Z) * H * N * D;
@@ -88,6 +89,7 @@ void CheckAttention(int Z, int H, int N, bool causal) {
 
   e2e::t06::_attn_fwd_config config;
   config.STAGE = causal ? 3 : 1;
+  config.warp_specialize = warp_specialize;
   absl::Status status = e2e::t06::launch__attn_fwd(
       config, kiln::Grid(kiln::cdiv(N, int(config.BLOCK_M)), Z * H, 1), nullptr,
       kScale, dm.data<float>(), Z, H, dq.data<half>(), dk.data<half>(),
@@ -140,6 +142,19 @@ TEST_F(TutorialsGpuTest, AttentionForward) {
 
 TEST_F(TutorialsGpuTest, AttentionForwardCausal) {
   CheckAttention(/*Z=*/1, /*H=*/2, /*N=*/384, /*causal=*/true);
+}
+
+// warp_specialize=True: on sm_90a a producer warpgroup issues the k and v
+// copies; when causal, its two loops share the rings, the slot count
+// running on from the first into the second.
+TEST_F(TutorialsGpuTest, AttentionForwardWarpSpecialized) {
+  CheckAttention(/*Z=*/2, /*H=*/3, /*N=*/256, /*causal=*/false,
+                 /*warp_specialize=*/true);
+}
+
+TEST_F(TutorialsGpuTest, AttentionForwardCausalWarpSpecialized) {
+  CheckAttention(/*Z=*/1, /*H=*/2, /*N=*/384, /*causal=*/true,
+                 /*warp_specialize=*/true);
 }
 
 //===----------------------------------------------------------------------===//

@@ -130,3 +130,30 @@ TEST(Occupancy, BlocksAndRegisterBudgets) {
   // A block larger than the SM's shared memory does not fit at all.
   EXPECT_EQ(kiln::blocksPerSMBeforeRegisters(sm90, 128, 300 * 1024), 0u);
 }
+
+// Warp-specialized kernels: the producer warpgroup keeps 40 registers per
+// thread, the consumers take the rest of the block's share, and as many
+// blocks share an SM as the shared memory allows while the consumers keep
+// 168 or more.
+TEST(Occupancy, WarpSpecializedBlocksAndRegisters) {
+  TargetInfo sm90 = target("sm_90a");
+  // 8 consumer warps alone on the SM: 384 threads start with 168, the
+  // consumers take 232.
+  EXPECT_EQ(kiln::warpSpecializedStartRegisters(384), 168u);
+  EXPECT_EQ(kiln::consumerRegisters(8), 232u);
+  // 4 consumer warps alone keep the 248 they start with.
+  EXPECT_EQ(kiln::consumerRegisters(4), 248u);
+  // Two blocks of 4 consumer warps: 128 to start, 216 for the consumers
+  // ((32768 - 128 * 40) / 128, a multiple of 8).
+  EXPECT_EQ(kiln::warpSpecializedStartRegisters(256, 2), 128u);
+  EXPECT_EQ(kiln::consumerRegisters(4, 2), 216u);
+  // Tutorial 06 at HEAD_DIM 64 (83 KB): two blocks fit the shared memory
+  // and leave the consumers 216; three would leave them 128.
+  EXPECT_EQ(kiln::warpSpecializedBlocks(sm90, 4, 82944), 2u);
+  EXPECT_EQ(kiln::consumerRegisters(4, 3), 128u);
+  // With 48 KB, three fit the shared memory, but the registers say two.
+  EXPECT_EQ(kiln::warpSpecializedBlocks(sm90, 4, 48 * 1024), 2u);
+  // 8 consumer warps: two blocks would leave the consumers 104.
+  EXPECT_EQ(kiln::warpSpecializedBlocks(sm90, 8, 48 * 1024), 1u);
+  EXPECT_EQ(kiln::warpSpecializedBlocks(sm90, 8, 164864), 1u);
+}

@@ -1,0 +1,32 @@
+//===- RingTiles.h - tiles of shared rings and the dots that read them ----===//
+//
+// What kiln-pipeline-dots and the warp-specialized form (WarpSpecialize.cpp)
+// both do when a dot's operand becomes a tile of a shared ring: index the
+// ring, pick the shared dot's precision, and drop the operand's old path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TRANSFORMS_RINGTILES_H
+#define KILN_TRANSFORMS_RINGTILES_H
+
+#include "compiler/ir/Dialects.h"
+
+namespace kiln {
+
+/// One tile of a ring (a buffer whose leading dimension is the slot).
+gpu::MemDescType tileType(gpu::MemDescType ring);
+
+/// The tile of `ring` at `slot`.
+mlir::Value tileOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value ring,
+                   mlir::Value slot);
+
+/// The precision a shared_dot replacing `dot` names: fp32 operands other
+/// than plain tf32 keep their emulation; none otherwise.
+InputPrecisionAttr sharedDotPrecision(DotOp dot);
+
+/// Erases the layout conversions and transposes that led to a dot operand
+/// the dot no longer reads, up to the first one something else reads.
+void eraseOperandPath(mlir::Value operand);
+
+} // namespace kiln
+
+#endif // KILN_TRANSFORMS_RINGTILES_H
