@@ -245,6 +245,9 @@ def main():
     parser.add_argument("--kiln-only", action="store_true",
                         help="only launch Kiln's kernels, once per size, checked against a CPU reference "
                              "(for compute-sanitizer)")
+    parser.add_argument("--per-kernel", action="store_true",
+                        help="also time each side's preprocess and _attn_bwd launches alone (times_ms's "
+                             "kiln_pre, kiln_bwd, triton_pre, triton_bwd)")
     parser.add_argument("--check-args", action="store_true",
                         help="only build every cubin's argument list from its metadata (no GPU)")
     args = parser.parse_args()
@@ -354,13 +357,32 @@ def main():
             errors["delta_kiln_vs_triton"] = max_error(grads["kiln"]["delta"], grads["triton"]["delta"])
             del ref
 
-            times = {"kiln": [], "triton": [], "sdpa": []}
+            # Each launch alone (--per-kernel): where a difference between
+            # the sides lies.
+            def kiln_pre():
+                pre.launch(pre_grid, pre_args, torch.cuda.current_stream().cuda_stream)
+
+            def kiln_bwd():
+                bwd.launch(grid, bwd_args, torch.cuda.current_stream().cuda_stream)
+
+            def triton_pre():
+                tutorial._attn_bwd_preprocess[pre_grid](o, do, g["delta"], Z, H, n_ctx, BLOCK_M=PRE_BLOCK,
+                                                        HEAD_DIM=d)
+
+            def triton_bwd():
+                tutorial._attn_bwd[grid](
+                    q, arg_k, v, sm_scale, do, g["dq"], g["dk"], g["dv"], M, g["delta"], *strides, H, n_ctx,
+                    **BWD_BLOCKS, HEAD_DIM=d, num_warps=BWD_WARPS, num_stages=BWD_STAGES, CAUSAL=causal)
+
+            timed = dict(kiln=kiln, triton=upstream, sdpa=sdpa)
+            if args.per_kernel:
+                timed.update(kiln_pre=kiln_pre, triton_pre=triton_pre, kiln_bwd=kiln_bwd, triton_bwd=triton_bwd)
+            times = {key: [] for key in timed}
             for _ in range(args.rounds):
-                times["kiln"].append(triton.testing.do_bench(kiln))
-                times["triton"].append(triton.testing.do_bench(upstream))
-                times["sdpa"].append(triton.testing.do_bench(sdpa))
+                for key, fn in timed.items():
+                    times[key].append(triton.testing.do_bench(fn))
             flops = 2.5 * 4.0 * Z * H * n_ctx * n_ctx * d * (0.5 if causal else 1.0) * 1e-9
-            tf = {key: flops / statistics.median(t) for key, t in times.items()}
+            tf = {key: flops / statistics.median(times[key]) for key in ("kiln", "triton", "sdpa")}
             ratio = statistics.median(t / kk for kk, t in zip(times["kiln"], times["triton"]))
             meta = bwd.meta
             row = dict(name=config["name"], preprocess=config["pre"], arch=config["arch"], head_dim=d, causal=causal,
@@ -374,6 +396,9 @@ def main():
                        times_ms=times, tflops=tf, kiln_over_triton=ratio)
             result["rows"].append(row)
             write_results(args.out, result)
+            if args.per_kernel:
+                print(f"{config['name']} N_CTX={n_ctx} per kernel (ms, median): " +
+                      " ".join(f"{key} {statistics.median(t):.4f}" for key, t in times.items()), flush=True)
             print(f"{config['name']} N_CTX={n_ctx}: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} "
                   f"sdpa {tf['sdpa']:.1f} TFLOP/s  kiln/triton {ratio:.3f}  correct {checks}  "
                   f"max err {errors}", flush=True)
