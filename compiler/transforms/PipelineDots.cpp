@@ -1034,9 +1034,13 @@ private:
     // copies at the iteration's end, the barrier has no work.
     if (anyCpAsync || !inFlight)
       top = kiln::gpu::BarrierOp::create(b, loc);
-    // cp.async writes through the generic proxy, wgmma reads through the
-    // async one; TMA writes through the async proxy after ldmatrix reads.
-    if ((anyAsync && anyCpAsync) || (anyTma && genericReads))
+    // TMA writes through the async proxy after ldmatrix reads. wgmma reads
+    // cp.async's bytes once the wait and the barrier above made them
+    // visible, with no proxy fence, as upstream Triton's pipelined loops
+    // do: the fence (MEMBAR.ALL.CTA in SASS) in every iteration cost the
+    // H200 up to 7% (tutorial 03 at 128x128x64 w4 s4, 4096^3; tutorial 06's
+    // backward, d64 causal, 0.983 -> 1.001 of Triton at N_CTX 1024).
+    if (anyTma && genericReads)
       top = kiln::gpu::FenceAsyncSharedOp::create(b, loc);
 
     // Each dot on the tiles that have landed (or a from registers). Every
