@@ -7,7 +7,8 @@
 // with one `cp.async` each, at the nvmma_shared address of the chunk
 // (SharedTileAddress.h), zero-filling masked chunks (src-size 0); stores of
 // registers to a tile write the same chunks with st.shared. TMA copies and
-// stores and mbarriers are issued by thread 0 (mbarrier waits by all).
+// stores and mbarriers are issued by thread 0 (mbarrier waits by all; a
+// consumer thread of a warp-specialized kernel arrives on its own).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
@@ -205,6 +206,22 @@ struct WaitBarrierLowering : OpConversionPattern<kiln::gpu::WaitBarrierOp> {
         "r,r",
         ValueRange{sharedAddress(rewriter, loc, adaptor.getBarrier()),
                    adaptor.getPhase()});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Every executing thread arrives once on the barrier (a consumer thread
+/// releasing a ring slot, compiler/transforms/WarpSpecialize.cpp).
+struct ArriveBarrierLowering : OpConversionPattern<kiln::gpu::ArriveBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::ArriveBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    kiln::inlinePtxEffect(
+        rewriter, loc, Type(), "mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
+        ValueRange{sharedAddress(rewriter, loc, adaptor.getBarrier())});
     rewriter.eraseOp(op);
     return success();
   }
@@ -419,8 +436,8 @@ void kiln::populateSharedMemoryToLLVMPatterns(KilnTypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<LocalAllocLowering, MemDescIndexLowering, MemDescTransLowering,
                AsyncCopyLowering, BarrierLowering, WaitBarrierLowering,
-               AsyncTmaCopyLowering, LocalStoreLowering, AsyncTmaStoreLowering,
-               TmaStoreWaitLowering>(converter, ctx);
+               ArriveBarrierLowering, AsyncTmaCopyLowering, LocalStoreLowering,
+               AsyncTmaStoreLowering, TmaStoreWaitLowering>(converter, ctx);
   patterns.add<OneThreadBarrierLowering<kiln::gpu::InitBarrierOp>>(
       converter, ctx, [](kiln::gpu::InitBarrierOp op) {
         return "mbarrier.init.shared::cta.b64 [$1], " +

@@ -2,7 +2,6 @@
 //
 // The ops of a warp-specialized kernel
 // (compiler/ir/KilnGPUWarpSpecialization.td):
-// - kiln_gpu.arrive_barrier: `mbarrier.arrive` by every executing thread;
 // - kiln_gpu.warp_index: tid.x / 32;
 // - kiln_gpu.set_max_registers: `setmaxnreg.inc/dec.sync.aligned.u32`;
 // - kiln_gpu.tensor_map_acquire: the tensor-map proxy's acquire fence.
@@ -23,22 +22,6 @@
 using namespace mlir;
 
 namespace {
-
-struct ArriveBarrierLowering : OpConversionPattern<kiln::gpu::ArriveBarrierOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(kiln::gpu::ArriveBarrierOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value address = LLVM::PtrToIntOp::create(
-        rewriter, loc, rewriter.getI32Type(), adaptor.getBarrier());
-    kiln::inlinePtxEffect(rewriter, loc, Type(),
-                          "mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
-                          ValueRange{address});
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
 
 struct WarpIndexLowering : OpConversionPattern<kiln::gpu::WarpIndexOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -90,9 +73,8 @@ struct TensorMapAcquireLowering
 
 void kiln::populateWarpSpecializationToLLVMPatterns(
     KilnTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ArriveBarrierLowering, WarpIndexLowering,
-               SetMaxRegistersLowering, TensorMapAcquireLowering>(
-      converter, patterns.getContext());
+  patterns.add<WarpIndexLowering, SetMaxRegistersLowering,
+               TensorMapAcquireLowering>(converter, patterns.getContext());
 }
 
 void kiln::nameConsumerBarriers(ModuleOp module, unsigned consumerThreads) {
