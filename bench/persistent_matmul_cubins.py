@@ -169,6 +169,8 @@ def main():
     parser.add_argument("--sizes", default="4096,8192", help="M=N=K each")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", default="", help="keep cubins whose name contains one of these (comma-separated)")
+    parser.add_argument("--dump-triton", metavar="DIR",
+                        help="also write Triton's TTGIR, PTX and cubin of each timed config to DIR/<name>.*")
     parser.add_argument("--check-args", action="store_true",
                         help="build every argument list from the metadata, without CUDA, and print it")
     parser.add_argument("--kiln-only", action="store_true",
@@ -332,6 +334,13 @@ def main():
             kwargs["WARP_SPECIALIZE"] = triton_ws = False
             compiled = upstream()
         torch.cuda.synchronize()
+        if args.dump_triton:
+            os.makedirs(args.dump_triton, exist_ok=True)
+            for stage in ("ttgir", "ptx"):
+                with open(os.path.join(args.dump_triton, f"{entry['name']}.{stage}"), "w") as f:
+                    f.write(compiled.asm[stage])
+            with open(os.path.join(args.dump_triton, f"{entry['name']}.cubin"), "wb") as f:
+                f.write(compiled.asm["cubin"])
         triton_out = c.clone()
         c.zero_()
         kiln()
