@@ -471,6 +471,8 @@ bool kiln::warpSpecialize(MutableArrayRef<WarpSpecializedLoop> loops,
   Block *consumer = split.elseBlock();
   {
     OpBuilder c = OpBuilder::atBlockBegin(consumer);
+    // The count for one block per SM: kiln-to-llvm sets the final one once
+    // the shared memory says how many blocks fit (warpSpecializedBlocks).
     gpu::SetMaxRegistersOp::create(
         c, loc, c.getI32IntegerAttr(consumerRegisters(numWarps)),
         c.getUnitAttr());
