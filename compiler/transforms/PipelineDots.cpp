@@ -913,9 +913,7 @@ private:
     // A TMA ring's slots each have an mbarrier: one arrival (the issuing
     // thread's, expecting the tile's bytes) and the bytes complete a phase.
     SmallVector<Value> barriers(loads.size());
-    auto barrierRing = kiln::gpu::MemDescType::get(
-        b.getContext(), {int64_t(stages), 1, 1}, b.getI64Type(),
-        kiln::gpu::NVMMASharedEncodingAttr::get(b.getContext(), 0, false));
+    auto barrierRing = kiln::barrierRingType(b.getContext(), stages);
     for (auto [i, l] : llvm::enumerate(loads)) {
       if (!l.tma)
         continue;
@@ -1071,14 +1069,10 @@ private:
         if (l.tma && waited.insert(unsigned(pd.source[i])).second)
           kiln::gpu::WaitBarrierOp::create(
               b, loc, barrierOf(b, unsigned(pd.source[i]), readSlot), phase);
-        tiles[i] = tileOf(b, loc, rings[pd.source[i]],
-                          l.once ? i32Const(b, 0) : readSlot);
-        if (pd.viewTransposed[i])
-          tiles[i] = kiln::gpu::MemDescTransOp::create(
-              b, loc,
-              kiln::gpu::MemDescTransOp::transposedType(
-                  cast<kiln::gpu::MemDescType>(tiles[i].getType())),
-              tiles[i]);
+        tiles[i] = kiln::readView(b, loc,
+                                  tileOf(b, loc, rings[pd.source[i]],
+                                         l.once ? i32Const(b, 0) : readSlot),
+                                  pd.viewTransposed[i]);
       }
       kiln::InputPrecisionAttr precision = kiln::sharedDotPrecision(dot);
       // A restarting accumulator (a flattened loop's first iteration of a

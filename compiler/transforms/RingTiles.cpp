@@ -15,6 +15,22 @@ Value tileOf(OpBuilder &b, Location loc, Value ring, Value slot) {
       b, loc, tileType(cast<gpu::MemDescType>(ring.getType())), ring, slot);
 }
 
+Value readView(OpBuilder &b, Location loc, Value tile, bool transposed) {
+  if (!transposed)
+    return tile;
+  return gpu::MemDescTransOp::create(
+      b, loc,
+      gpu::MemDescTransOp::transposedType(
+          cast<gpu::MemDescType>(tile.getType())),
+      tile);
+}
+
+gpu::MemDescType barrierRingType(MLIRContext *ctx, unsigned stages) {
+  return gpu::MemDescType::get(
+      ctx, {int64_t(stages), 1, 1}, IntegerType::get(ctx, 64),
+      gpu::NVMMASharedEncodingAttr::get(ctx, 0, false));
+}
+
 InputPrecisionAttr sharedDotPrecision(DotOp dot) {
   if (!dot.getA().getType().getElementType().isF32() ||
       dot.getInputPrecision() == InputPrecision::TF32)

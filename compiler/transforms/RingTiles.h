@@ -19,6 +19,13 @@ gpu::MemDescType tileType(gpu::MemDescType ring);
 mlir::Value tileOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value ring,
                    mlir::Value slot);
 
+/// `tile` as a dot reads it: a transposed view when `transposed`.
+mlir::Value readView(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tile,
+                     bool transposed);
+
+/// A ring of `stages` mbarriers, one per slot.
+gpu::MemDescType barrierRingType(mlir::MLIRContext *ctx, unsigned stages);
+
 /// The precision a shared_dot replacing `dot` names: fp32 operands other
 /// than plain tf32 keep their emulation; none otherwise.
 InputPrecisionAttr sharedDotPrecision(DotOp dot);

@@ -339,9 +339,7 @@ bool kiln::warpSpecialize(MutableArrayRef<WarpSpecializedLoop> loops,
         rings[operand->load] = rings[previous->load];
       continue;
     }
-    auto barrierRing =
-        gpu::MemDescType::get(ctx, {int64_t(l->stages), 1, 1}, b.getI64Type(),
-                              gpu::NVMMASharedEncodingAttr::get(ctx, 0, false));
+    auto barrierRing = barrierRingType(ctx, l->stages);
     auto barriers = [&](unsigned count) {
       Value ring =
           gpu::LocalAllocOp::create(b, loc, barrierRing, IntegerAttr());
@@ -565,20 +563,16 @@ bool kiln::warpSpecialize(MutableArrayRef<WarpSpecializedLoop> loops,
           continue;
         }
         RingOperand &operand = l->operands[unsigned(d.source[i])];
+        Value tile;
         if (operand.once) {
-          tiles[i] = onceTiles[operand.load];
+          tile = onceTiles[operand.load];
         } else {
           Ring &ring = rings[operand.load];
           gpu::WaitBarrierOp::create(at, loc, tileOf(at, loc, ring.full, slot),
                                      parity);
-          tiles[i] = tileOf(at, loc, ring.tiles, slot);
+          tile = tileOf(at, loc, ring.tiles, slot);
         }
-        if (d.viewTransposed[i])
-          tiles[i] = gpu::MemDescTransOp::create(
-              at, loc,
-              gpu::MemDescTransOp::transposedType(
-                  cast<gpu::MemDescType>(tiles[i].getType())),
-              tiles[i]);
+        tiles[i] = readView(at, loc, tile, d.viewTransposed[i]);
       }
       auto sharedDot = gpu::SharedDotOp::create(
           at, loc, dot.getType(), tiles[0], tiles[1], dot.getC(), Value(),
