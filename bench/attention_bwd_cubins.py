@@ -337,12 +337,7 @@ def main():
             compiled_pre, compiled = upstream()
             torch.cuda.synchronize()
             if args.dump_triton:
-                os.makedirs(args.dump_triton, exist_ok=True)
-                for stage in ("ttgir", "ptx"):
-                    with open(os.path.join(args.dump_triton, f"{config['name']}.{stage}"), "w") as f:
-                        f.write(compiled.asm[stage])
-                with open(os.path.join(args.dump_triton, f"{config['name']}.cubin"), "wb") as f:
-                    f.write(compiled.asm["cubin"])
+                cubin_launch.write_triton_asm(compiled, args.dump_triton, config["name"])
             kiln()
             torch.cuda.synchronize()
             triton_regs, triton_shared = compiled_resources(compiled)

@@ -21,6 +21,17 @@ _TENSOR_MAP_TYPE = {"u8": 0, "i8": 0, "fp8e4nv": 0, "fp8e5": 0, "u16": 1, "i16":
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CUtensorMapSwizzle
 
 
+def write_triton_asm(compiled, directory, name):
+    """Writes what Triton compiled beside Kiln's cubin, to read its SASS:
+    DIRECTORY/NAME.ttgir, .ptx and .cubin (the benches' --dump-triton)."""
+    os.makedirs(directory, exist_ok=True)
+    for stage in ("ttgir", "ptx"):
+        with open(os.path.join(directory, f"{name}.{stage}"), "w") as f:
+            f.write(compiled.asm[stage])
+    with open(os.path.join(directory, f"{name}.cubin"), "wb") as f:
+        f.write(compiled.asm["cubin"])
+
+
 def parse_tensordesc(type_name):
     """`tensordesc<fp16[128,64]>` -> ("fp16", [128, 64]); None for other types."""
     match = re.fullmatch(r"tensordesc<(\w+)\[([\d,]+)\]>", type_name)

@@ -335,12 +335,7 @@ def main():
             compiled = upstream()
         torch.cuda.synchronize()
         if args.dump_triton:
-            os.makedirs(args.dump_triton, exist_ok=True)
-            for stage in ("ttgir", "ptx"):
-                with open(os.path.join(args.dump_triton, f"{entry['name']}.{stage}"), "w") as f:
-                    f.write(compiled.asm[stage])
-            with open(os.path.join(args.dump_triton, f"{entry['name']}.cubin"), "wb") as f:
-                f.write(compiled.asm["cubin"])
+            cubin_launch.write_triton_asm(compiled, args.dump_triton, entry["name"])
         triton_out = c.clone()
         c.zero_()
         kiln()
