@@ -10,10 +10,15 @@
 //   zero fill, no interleave);
 // - warp 0 copies it to global memory with `tensormap.cp_fenceproxy`, which
 //   releases it to the tensor-map proxy at GPU scope;
+// - a map encoded past the entry block (in a loop, under an if) may replace
+//   one that thread 0's bulk stores still read: thread 0 waits for them
+//   (`cp.async.bulk.wait_group 0`) first;
 // - thread 0, which issues every TMA instruction, acquires it with
 //   `fence.proxy.tensormap` (in the same warp as the release: no CTA
 //   barrier between them); a CTA barrier after the last of consecutive maps
 //   frees the staging array, which warp 0 alone uses.
+// A map whose alignment was assumed (`assumes_alignment`) is checked first:
+// every thread traps when the base or a stride breaks it.
 // The value is the map's generic address, as for a kernel argument's map.
 //
 //===----------------------------------------------------------------------===//
@@ -140,6 +145,26 @@ struct MakeTensorMapLowering : OpConversionPattern<kiln::MakeTensorMapOp> {
                             kiln::i32Constant(rewriter, loc, 127)),
         kiln::i32Constant(rewriter, loc, ~127));
 
+    // Alignment taken from tl.make_tensor_descriptor's contract, not
+    // proved: a base or stride that breaks it traps here rather than at the
+    // first copy. A trap, not __assertfail: a call in the kernel serializes
+    // every wgmma in it (ptxas C7510).
+    if (op.getAssumesAlignment()) {
+      Value bits =
+          LLVM::PtrToIntOp::create(rewriter, loc, i64, adaptor.getBase());
+      for (Value stride : adaptor.getStrides().drop_back())
+        bits =
+            LLVM::OrOp::create(rewriter, loc, bits,
+                               LLVM::MulOp::create(rewriter, loc, stride,
+                                                   i64Constant(elementBytes)));
+      Value low = LLVM::AndOp::create(rewriter, loc, bits, i64Constant(15));
+      kiln::inlinePtxEffect(
+          rewriter, loc, Type(),
+          "{ .reg .pred misaligned; setp.ne.b64 misaligned, $0, 0; "
+          "@misaligned trap; }",
+          "l", ValueRange{low});
+    }
+
     Value generic = LLVM::AddrSpaceCastOp::create(
         rewriter, loc, LLVM::LLVMPointerType::get(rewriter.getContext(), 0),
         map);
@@ -163,7 +188,12 @@ struct MakeTensorMapLowering : OpConversionPattern<kiln::MakeTensorMapOp> {
       std::string constraints = "r,r,r,l,l,r,r,l";
       std::string text =
           "{ .reg .pred first; st.shared.b32 [$1], 0; bar.warp.sync -1; "
-          "setp.eq.u32 first, $2, 0; "
+          "setp.eq.u32 first, $2, 0; ";
+      // Encoded again (in a loop, or after other TMA work): thread 0's bulk
+      // stores may still read the map this one replaces.
+      if (!op->getBlock()->isEntryBlock())
+        text += "@first cp.async.bulk.wait_group 0; ";
+      text +=
           "@first tensormap.replace.tile.global_address.shared::cta.b1024.b64 "
           "[$0], $3; "
           "@first tensormap.replace.tile.rank.shared::cta.b1024.b32 [$0], $5; ";

@@ -34,6 +34,7 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -547,6 +548,14 @@ int kiln::compileKernel(const CompileOptions &options) {
         << cubin->registers
         << " registers; fewer elements per thread (smaller blocks or more "
            "warps) avoid it\n";
+  // ptxas serializes every wgmma of a kernel it cannot keep in flight (a
+  // call in the kernel, an accumulator it must move): a tensor-core kernel
+  // then runs at a fraction of its speed, which a user should hear of.
+  for (StringRef line : llvm::split(cubin->log, '\n'))
+    if (line.contains("wgmma.mma_async instructions are serialized"))
+      WithColor::warning(errs(), "kilnc")
+          << "kernel '" << kernel->name << "' for " << arch->name << ": "
+          << line.substr(line.find("wgmma")).rtrim() << " (ptxas)\n";
   if (!options.metadataPath.empty()) {
     // The ptxas version is part of the compiler's identity.
     auto ptxasVersion = kiln::ptxasVersion(options.ptxasPath);

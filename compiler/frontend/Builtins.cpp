@@ -558,9 +558,11 @@ bool kiln::frontend::emitDeviceAssert(Emitter &e, const FValue &condition,
     line = fileLoc.getLine();
   }
   std::string function = "<kernel>";
+  // A loop body the emitter probes first sits in a detached block: no
+  // parent op, and no function name to give.
   mlir::Operation *parent = e.getBuilder().getInsertionBlock()->getParentOp();
-  auto func = mlir::dyn_cast<mlir::func::FuncOp>(parent);
-  if (!func)
+  auto func = mlir::dyn_cast_or_null<mlir::func::FuncOp>(parent);
+  if (!func && parent)
     func = parent->getParentOfType<mlir::func::FuncOp>();
   if (func)
     function = func.getSymName().str();

@@ -134,12 +134,20 @@ def Kiln_MakeTensorMapOp : Kiln_Op<"make_tensor_map", [
     kiln-tma-stores set them when they adopt the map; kiln-place-tensor-maps
     drops the maps nobody adopted, merges equal ones and sets
     `scratch_offset`.
+
+    `assumes_alignment`: the 16-byte aligned base and strides that tensor
+    maps need were not proved (they come from memory) but taken from
+    tl.make_tensor_descriptor's contract; the program checks them before it
+    encodes the map and traps when they break it. A map made where it may
+    be encoded again (past the entry block) waits for the program's bulk
+    copies first, which may still read the old one.
   }];
   let arguments = (ins Kiln_Ptr:$base, Variadic<I32>:$shape,
                        Variadic<I64>:$strides, Kiln_Ptr:$scratch,
                        OptionalAttr<DenseI64ArrayAttr>:$box,
                        OptionalAttr<I32Attr>:$swizzle,
-                       OptionalAttr<I64Attr>:$scratch_offset);
+                       OptionalAttr<I64Attr>:$scratch_offset,
+                       UnitAttr:$assumes_alignment);
   let results = (outs Kiln_TensorMap:$result);
   let assemblyFormat = [{
     $base `,` `[` $shape `]` `,` `[` $strides `]` `,` `scratch` $scratch

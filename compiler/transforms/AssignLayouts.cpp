@@ -225,6 +225,8 @@ struct AssignLayoutsPass
   llvm::DenseMap<std::pair<Operation *, unsigned>, Attribute> carried;
   /// Stores of rank ≥ 2 whose addresses run along the last dimension.
   llvm::DenseSet<Operation *> rowContiguousStores;
+  /// The widest vector each store's addresses allow (without its mask).
+  llvm::DenseMap<Operation *, unsigned> storeVectorWidth;
 
   void choosePreferred(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo) {
     MLIRContext *ctx = &getContext();
@@ -233,6 +235,7 @@ struct AssignLayoutsPass
     encodingOfShape.clear();
     narrowest2D = {};
     rowContiguousStores.clear();
+    storeVectorWidth.clear();
     // Per rank >= 2: the largest access, and its vector width.
     llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
     auto noteAccess = [&](Value ptr, Type valueType) {
@@ -283,6 +286,10 @@ struct AssignLayoutsPass
         noteAccess(load.getPtr(), load.getType());
       else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
         noteAccess(store.getPtr(), store.getValue().getType());
+        if (auto t = dyn_cast<RankedTensorType>(store.getValue().getType()))
+          storeVectorWidth[op] =
+              axisInfo.vectorWidth(store.getPtr(), /*mask=*/nullptr,
+                                   t.getElementType().getIntOrFloatBitWidth());
         if (auto t = dyn_cast<RankedTensorType>(store.getPtr().getType());
             t && t.getRank() >= 2 &&
             axisInfo.get(store.getPtr()).contiguity.back() > 1)
@@ -412,10 +419,11 @@ struct AssignLayoutsPass
     return chained;
   }
 
-  /// The layout a tensor of this type gets where nothing else decides.
-  /// For a store whose preferred layout gives each thread more than 16
-  /// bytes along the contiguous dimension, a layout of 16 bytes per thread
-  /// (when its pointers and mask are cheap to recompute); else null.
+  /// For a store whose preferred layout gives each thread more elements
+  /// along the contiguous dimension than one store instruction takes (16
+  /// bytes, or what its addresses' alignment allows), a layout of that many
+  /// per thread (when its pointers and mask are cheap to recompute); else
+  /// null.
   Attribute ownStoreLayout(kiln::StoreOp store) {
     auto type = dyn_cast<RankedTensorType>(store.getValue().getType());
     if (!type || type.getRank() != 2 || !isCheap(store.getPtr(), 0, true) ||
@@ -423,12 +431,21 @@ struct AssignLayoutsPass
       return {};
     auto blocked = dyn_cast<BlockedEncodingAttr>(preferred(type));
     unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
-    if (!blocked || bytes == 0 || blocked.getOrder().front() != 1 ||
-        blocked.getSizePerThread()[1] * bytes <= 16)
+    if (!blocked || bytes == 0 || blocked.getOrder().front() != 1)
       return {};
-    return defaultBlocked(&getContext(), type.getShape(), 16 / bytes, numWarps);
+    // Nor more than its addresses let one instruction store: where they
+    // are not known aligned (a C pointer the kernel loads, tutorial 08),
+    // 8 elements a thread would take 8 stores, each writing 2 bytes of a
+    // sector per lane; one element a thread keeps a warp's store on one
+    // run of the row.
+    unsigned vec =
+        std::min(16 / bytes, std::max(1u, storeVectorWidth.lookup(store)));
+    if (blocked.getSizePerThread()[1] <= vec)
+      return {};
+    return defaultBlocked(&getContext(), type.getShape(), vec, numWarps);
   }
 
+  /// The layout a tensor of this type gets where nothing else decides.
   Attribute preferred(RankedTensorType type) {
     if (type.getRank() == 1) {
       int64_t n = type.getDimSize(0);

@@ -23,11 +23,12 @@
 // whole 16-byte chunks, which is what TMA writes).
 //
 // A descriptor the kernel makes (tl.make_tensor_descriptor) has no map from
-// the launcher. On TMA targets, when it is made once per program (in the
-// function's entry block) and its base and strides are provably what tensor
-// maps require (16-byte aligned base, strides multiples of 16 bytes), each
-// access TMA may serve gets its own kiln.make_tensor_map, for the pass that
-// adopts it to shape (kiln-place-tensor-maps drops and merges the rest). A
+// the launcher. On TMA targets, when its base and strides are what tensor
+// maps require (16-byte aligned base, strides multiples of 16 bytes),
+// provably or, for values loaded from memory, by the op's contract, each
+// access TMA may serve gets its own kiln.make_tensor_map where the
+// descriptor is made, for the pass that adopts it to shape
+// (kiln-place-tensor-maps drops and merges the rest). A
 // kernel that makes descriptors takes a hidden last parameter on every
 // arch, the global scratch buffer those maps are encoded in, so that its
 // entry point has one signature for all of them.
@@ -43,6 +44,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln {
@@ -258,22 +260,60 @@ struct DescriptorReduceToAtomic
 
 bool isDescriptor(Type type) { return isa<kiln::TensorDescType>(type); }
 
-/// Whether TMA may read and write the tensor of `make`, a descriptor the
-/// kernel makes, through a map the program encodes: made once, before any
-/// access (in the entry block), at a 16-byte aligned base, with strides
-/// (but the innermost, 1) multiples of 16 bytes.
-bool mayEncodeMap(kiln::MakeTensorDescOp make, func::FuncOp func,
-                  kiln::AxisInfoAnalysis &axisInfo) {
-  if (make.getTensorMap() || make->getBlock() != &func.getBody().front())
-    return false;
+/// Whether `v` depends on what memory holds (a scalar kiln.load, through
+/// ops without effects): no variant of the kernel knows its divisibility.
+bool comesFromMemory(Value v) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (isa<kiln::LoadOp>(def))
+      return true;
+    if (def->getNumRegions() == 0 && isMemoryEffectFree(def))
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// How TMA may read and write the tensor of `make`, a descriptor the kernel
+/// makes, through a map the program encodes where `make` is (once, or in
+/// every iteration of the loops around it).
+enum class MapEncoding {
+  None,
+  /// The base is known 16-byte aligned and the strides (but the innermost,
+  /// 1) multiples of 16 bytes: the aligned variant's hints, constants.
+  Proved,
+  /// A base or stride the kernel loaded from memory (upstream's tutorial
+  /// 08 loads each group's pointers and leading dimensions): no variant
+  /// can know it, and tl.make_tensor_descriptor requires it, as upstream
+  /// documents, so TMA takes it; the program checks it before encoding.
+  Assumed,
+};
+
+MapEncoding mapEncodingOf(kiln::MakeTensorDescOp make,
+                          kiln::AxisInfoAnalysis &axisInfo) {
+  if (make.getTensorMap())
+    return MapEncoding::None;
   int64_t elementBytes = elementBytesOf(make);
-  if (elementBytes == 0 ||
-      axisInfo.get(make.getBase()).divisibility.front() % 16 != 0)
-    return false;
-  for (Value stride : make.getStrides().drop_back())
-    if ((axisInfo.get(stride).divisibility.front() * elementBytes) % 16 != 0)
+  if (elementBytes == 0)
+    return MapEncoding::None;
+  MapEncoding encoding = MapEncoding::Proved;
+  auto require = [&](Value v, int64_t bytesPerUnit) {
+    if ((axisInfo.get(v).divisibility.front() * bytesPerUnit) % 16 == 0)
+      return true;
+    if (!comesFromMemory(v))
       return false;
-  return true;
+    encoding = MapEncoding::Assumed;
+    return true;
+  };
+  if (!require(make.getBase(), 1))
+    return MapEncoding::None;
+  for (Value stride : make.getStrides().drop_back())
+    if (!require(stride, elementBytes))
+      return MapEncoding::None;
+  return encoding;
 }
 
 /// The hidden last parameter of a kernel that makes descriptors: the global
@@ -308,14 +348,16 @@ struct LowerTensorDescriptorsPass
     // The map an access through `make` may use: the launcher's, or on a
     // TMA target one the program encodes (a map per access, which the pass
     // that adopts it shapes).
-    llvm::SmallPtrSet<Operation *, 4> encodable, fillsChunks;
+    llvm::DenseMap<Operation *, MapEncoding> encodable;
+    llvm::SmallPtrSet<Operation *, 4> fillsChunks;
     getOperation()->walk([&](func::FuncOp func) {
       bool makes = false;
       kiln::AxisInfoAnalysis axisInfo(func);
       func.walk([&](kiln::MakeTensorDescOp make) {
         makes |= !make.getTensorMap();
-        if (tma && mayEncodeMap(make, func, axisInfo))
-          encodable.insert(make);
+        if (MapEncoding encoding = mapEncodingOf(make, axisInfo);
+            tma && encoding != MapEncoding::None)
+          encodable[make] = encoding;
         if (innerExtentFillsChunks(make, axisInfo))
           fillsChunks.insert(make);
       });
@@ -327,7 +369,8 @@ struct LowerTensorDescriptorsPass
         return Value();
       if (make.getTensorMap())
         return make.getTensorMap();
-      if (!encodable.contains(make))
+      auto encoding = encodable.find(make);
+      if (encoding == encodable.end())
         return Value();
       OpBuilder b(make->getContext());
       b.setInsertionPointAfter(make);
@@ -335,7 +378,7 @@ struct LowerTensorDescriptorsPass
       return kiln::MakeTensorMapOp::create(
           b, make.getLoc(), make.getBase(), make.getShape(), make.getStrides(),
           func.getArguments().back(), DenseI64ArrayAttr(), IntegerAttr(),
-          IntegerAttr());
+          IntegerAttr(), encoding->second == MapEncoding::Assumed);
     };
     getOperation()->walk([&](kiln::DescriptorLoadOp load) {
       LoadSource &source = sources[load];

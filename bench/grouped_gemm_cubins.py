@@ -1,0 +1,278 @@
+"""Upstream Triton's tutorial 08, grouped GEMM (the file unchanged in
+tests/realworld/tutorials/python/tutorials/08-grouped-gemm.py), its two
+kernels under Triton 3.6's JIT and as Kiln cubins
+(bench/build_grouped_gemm_cubins.sh), same config, same inputs, one
+process; cuBLAS (one torch.matmul per GEMM of the group, the tutorial's
+baseline) beside them.
+
+Run on the GPU machine from the repository root:
+
+    python3 bench/grouped_gemm_cubins.py --cubins .devbuild/grouped_gemm_cubins --out OUT_DIR
+
+Groups, as the tutorial's benchmarks make them (4 GEMMs each, fp16 from
+torch.rand): `square N` (M = N = K = N for every GEMM: the tutorial's
+benchmark_square_matrices), `batch M` (M x 8192 times 8192 x 8192:
+benchmark_batches), and `mixed` (the tutorial's own check, 1024 / 512 / 256
+/ 128 cubed). grouped_matmul_kernel reads B as K x N; grouped_matmul_tma_kernel
+reads B^T (N x K), as the tutorial passes them. fp8 cubins run the TMA kernel
+on the same values cast to e4m3.
+
+Both run NUM_SM = 132 programs at the cubin's config (Triton through the
+kernel's undecorated JITFunction, `.fn`, with the cubin's constexprs,
+num_warps and num_stages; the tutorial autotunes). Outputs are checked
+against torch.matmul with the tutorial's tolerance (atol = rtol = 1e-2;
+fp8: against the fp32 product of the e4m3 inputs, rtol 2^-3 for C's
+rounding to e4m3). Timing: triton.testing.do_bench, Kiln, Triton and
+cuBLAS interleaved over --rounds rounds; Kiln/Triton is the median of the
+per-round ratios of Triton's time to Kiln's (above 1: Kiln faster).
+TFLOP/s count 2*M*N*K per GEMM of the group. Writes OUT_DIR/results.json
+and results.md after every row. --kiln-only runs and checks each Kiln cubin
+once per group, nothing else (for compute-sanitizer); --dump-triton DIR
+writes what Triton compiled for each config, to read beside Kiln's.
+"""
+import argparse
+import ast
+import ctypes
+import datetime
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import types
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TUTORIAL = os.path.join(REPO, "tests", "realworld", "tutorials", "python", "tutorials", "08-grouped-gemm.py")
+_spec = importlib.util.spec_from_file_location("kiln_cubin_launch", os.path.join(REPO, "bench", "cubin_launch.py"))
+cubin_launch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cubin_launch)
+
+
+def load_tutorial():
+    """The tutorial's imports, functions and the assignments its kernels'
+    decorators read (DEVICE, tma_configs), without its top-level test and
+    benchmark code. The code keeps the file's name and line numbers, so
+    Triton reads the kernels' source from the file itself."""
+    with open(TUTORIAL) as f:
+        tree = ast.parse(f.read(), TUTORIAL)
+    keep = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef)):
+            keep.append(node)
+        elif isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id in ("DEVICE", "tma_configs") for t in node.targets):
+            keep.append(node)
+    module = types.ModuleType("kiln_bench_tutorial08")
+    module.__file__ = TUTORIAL
+    sys.modules[module.__name__] = module  # Triton's JIT looks the module up by name.
+    exec(compile(ast.Module(body=keep, type_ignores=[]), TUTORIAL, "exec"), module.__dict__)
+    return module
+
+
+def read_list(directory):
+    entries = []
+    for line in open(os.path.join(directory, "list.txt")):
+        name, kernel, dtype, bm, bn, bk, warps, stages, num_sm = line.strip().split("|")
+        entries.append(dict(name=name, kernel=kernel, dtype=dtype, BLOCK_SIZE_M=int(bm), BLOCK_SIZE_N=int(bn),
+                            BLOCK_SIZE_K=int(bk), num_warps=int(warps), num_stages=int(stages),
+                            NUM_SM=int(num_sm)))
+    return entries
+
+
+def constexprs(meta):
+    out = {}
+    for c in meta["constexprs"]:
+        v = c["value"]
+        out[c["name"]] = True if v == "True" else False if v == "False" else int(v)
+    return out
+
+
+def groups(names):
+    """name -> list of (M, N, K)."""
+    out = {}
+    for name in names:
+        kind, _, size = name.partition("_")
+        if kind == "square":
+            out[name] = [(int(size),) * 3] * 4
+        elif kind == "batch":
+            out[name] = [(int(size), 8192, 8192)] * 4
+        elif kind == "mixed":
+            out[name] = [(s, s, s) for s in (1024, 512, 256, 128)]
+        else:
+            raise SystemExit(f"unknown group {name!r} (square_N, batch_M, mixed)")
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cubins", required=True)
+    parser.add_argument("--out", help="results directory (not with --kiln-only)")
+    parser.add_argument("--groups", default="mixed,square_1024,square_2048,batch_256,batch_1024")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", default="", help="keep cubins whose name contains one of these (comma-separated)")
+    parser.add_argument("--kiln-only", action="store_true", help="run and check each Kiln cubin once per group")
+    parser.add_argument("--dump-triton", metavar="DIR",
+                        help="also write Triton's TTGIR, PTX and cubin of each config to DIR/<name>.*")
+    args = parser.parse_args()
+    if not args.out and not args.kiln_only:
+        parser.error("--out is needed")
+    only = [o for o in args.only.split(",") if o]
+    entries = [e for e in read_list(args.cubins) if not only or any(o in e["name"] for o in only)]
+    shapes = groups(args.groups.split(","))
+
+    import torch
+    import triton
+    cuda = ctypes.CDLL("libcuda.so.1")
+    cuda.cuInit(0)
+    torch.zeros(1, device="cuda")
+    mod = load_tutorial()
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    device_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"{torch.cuda.get_device_name(0)}: {device_sms} SMs", flush=True)
+    dtypes = {"fp16": torch.float16, "fp8e4nv": torch.float8_e4m3fn}
+    rows = []
+    wrong = checked = 0
+
+    def make_group(dtype, shape_list):
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        g = dict(A=[], B=[], BT=[], C=[], ref=[])
+        for M, N, K in shape_list:
+            a = torch.rand((M, K), device="cuda", dtype=torch.float16, generator=gen).to(dtypes[dtype])
+            b = torch.rand((K, N), device="cuda", dtype=torch.float16, generator=gen).to(dtypes[dtype])
+            g["A"].append(a)
+            g["B"].append(b)
+            g["BT"].append(b.T.contiguous())
+            g["C"].append(torch.empty((M, N), device="cuda", dtype=dtypes[dtype]))
+            g["ref"].append(torch.matmul(a.float(), b.float()) if dtype != "fp16" else torch.matmul(a, b).float())
+
+        def arrays(bs):
+            ptrs = lambda ts: torch.tensor([t.data_ptr() for t in ts], device="cuda")
+            sizes = torch.tensor([v for (M, N, K) in shape_list for v in (M, N, K)], dtype=torch.int32,
+                                 device="cuda")
+            lds = torch.tensor([v for a, b, c in zip(g["A"], bs, g["C"]) for v in (a.stride(0), b.stride(0),
+                                                                                 c.stride(0))],
+                               dtype=torch.int32, device="cuda")
+            return ptrs(g["A"]), ptrs(bs), ptrs(g["C"]), sizes, lds
+
+        g["pointers"] = arrays(g["B"])
+        g["tma"] = arrays(g["BT"])
+        return g
+
+    def close(dtype, outs, refs):
+        ok, err = True, 0.0
+        for out, ref in zip(outs, refs):
+            out = out.float()
+            rtol = 0.125 if dtype == "fp8e4nv" else 1e-2
+            ok &= bool(torch.allclose(out, ref.clamp(-448, 448) if dtype == "fp8e4nv" else ref, atol=1e-2,
+                                      rtol=rtol))
+            err = max(err, float((out - ref).abs().max()))
+        return dict(ok=ok, max_abs_err=err)
+
+    def write():
+        os.makedirs(args.out, exist_ok=True)
+        result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
+                      device_sms=device_sms, triton=triton.__version__, torch=torch.__version__,
+                      rounds=args.rounds, rows=rows)
+        json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
+        with open(os.path.join(args.out, "results.md"), "w") as f:
+            f.write(f"# Tutorial 08 grouped GEMM, Kiln cubins beside Triton {triton.__version__} "
+                    f"({result['gpu']}, {device_sms} SMs, {result['date']})\n\n")
+            f.write(f"NUM_SM = 132 programs for Kiln and Triton; one fixed config per cubin (the tutorial "
+                    f"autotunes); cuBLAS: one torch.matmul per GEMM. Kiln/Triton: median of {args.rounds} "
+                    "per-round ratios of Triton's time to Kiln's (above 1: Kiln faster).\n\n")
+            f.write("| kernel | dtype | config | group | Triton TFLOP/s | Kiln TFLOP/s | cuBLAS TFLOP/s | "
+                    "Kiln/Triton | correct (Kiln, Triton) | regs Kiln/Triton | spills Kiln/Triton |\n")
+            f.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
+            for r in rows:
+                if "error" in r:
+                    f.write(f"| {r['kernel']} | {r['dtype']} | {r['config']} | {r['group']} | {r['error']} |\n")
+                    continue
+                tf, c, k, t = r["tflops"], r["correct"], r["kiln"], r["triton"]
+                f.write(f"| {r['kernel']} | {r['dtype']} | {r['config']} | {r['group']} | {tf['triton']:.1f} | "
+                        f"{tf['kiln']:.1f} | {'%.1f' % tf['cublas'] if 'cublas' in tf else '—'} | "
+                        f"{r['kiln_over_triton']:.3f} | {c['kiln']['ok']}, {c['triton']['ok']} | "
+                        f"{k['registers']}/{t['registers']} | {k['spills']}/{t['spills']} |\n")
+
+    def cell(entry, cubin, group_name, shape_list):
+        nonlocal wrong, checked
+        kernel, dtype = entry["kernel"], entry["dtype"]
+        g = make_group(dtype, shape_list)
+        form = "tma" if kernel == "grouped_matmul_tma_kernel" else "pointers"
+        a_ptrs, b_ptrs, c_ptrs, sizes, lds = g[form]
+        values = dict(group_a_ptrs=a_ptrs.data_ptr(), group_b_ptrs=b_ptrs.data_ptr(),
+                      group_c_ptrs=c_ptrs.data_ptr(), group_gemm_sizes=sizes.data_ptr(), g_lds=lds.data_ptr(),
+                      group_size=len(shape_list))
+        arguments = cubin.arguments(values)
+        programs = entry["NUM_SM"]
+
+        def kiln():
+            cubin.launch((programs,), arguments, torch.cuda.current_stream().cuda_stream)
+
+        def zero():
+            for c in g["C"]:
+                c.zero_()
+
+        zero()
+        kiln()
+        torch.cuda.synchronize()
+        kiln_check = close(dtype, g["C"], g["ref"])
+        if args.kiln_only:
+            print(f"{entry['name']} {group_name}: correct {kiln_check['ok']} "
+                  f"(max |err| {kiln_check['max_abs_err']:.3g})", flush=True)
+            wrong += not kiln_check["ok"]
+            checked += 1
+            return
+        fn = getattr(mod, kernel).fn
+        kwargs = dict(constexprs(cubin.meta), num_warps=cubin.meta["num_warps"],
+                      num_stages=cubin.meta["num_stages"])
+        upstream = lambda: fn[(programs,)](a_ptrs, b_ptrs, c_ptrs, sizes, lds, len(shape_list), **kwargs)
+        zero()
+        compiled = upstream()
+        torch.cuda.synchronize()
+        if args.dump_triton:
+            cubin_launch.write_triton_asm(compiled, args.dump_triton, entry["name"])
+        checks = dict(kiln=kiln_check, triton=close(dtype, g["C"], g["ref"]))
+        cublas = (lambda: [torch.matmul(a, b) for a, b in zip(g["A"], g["B"])]) if dtype == "fp16" else None
+        times = {"kiln": [], "triton": [], "cublas": []}
+        for _ in range(args.rounds):
+            times["kiln"].append(triton.testing.do_bench(kiln))
+            times["triton"].append(triton.testing.do_bench(upstream))
+            if cublas:
+                times["cublas"].append(triton.testing.do_bench(cublas))
+        flops = sum(2 * M * N * K for M, N, K in shape_list) * 1e-9
+        tf = {k: flops / statistics.median(v) for k, v in times.items() if v}
+        ratio = statistics.median(t / k for k, t in zip(times["kiln"], times["triton"]))
+        rows.append(dict(name=entry["name"], kernel=kernel, dtype=dtype, group=group_name, shapes=shape_list,
+                         config=config_text(entry), correct=checks, tflops=tf, ms=times, kiln_over_triton=ratio,
+                         kiln=dict(registers=cubin.meta.get("registers"), spills=cubin.meta.get("spills")),
+                         triton=dict(registers=compiled.n_regs, spills=compiled.n_spills)))
+        print(f"{entry['name']} {group_name}: kiln {tf['kiln']:.1f} triton {tf['triton']:.1f} "
+              f"cublas {tf.get('cublas', 0):.1f} TFLOP/s  kiln/triton {ratio:.3f}  "
+              f"correct {({k: v['ok'] for k, v in checks.items()})}", flush=True)
+
+    for entry in entries:
+        cubin = cubin_launch.Cubin(cuda, args.cubins, entry["name"])
+        for group_name, shape_list in shapes.items():
+            try:
+                cell(entry, cubin, group_name, shape_list)
+            except Exception as e:  # a failed launch or compile is a row, not the end of the run
+                print(f"{entry['name']} {group_name}: ERROR {e!r}", flush=True)
+                rows.append(dict(name=entry["name"], kernel=entry["kernel"], dtype=entry["dtype"],
+                                 group=group_name, config=config_text(entry), error=repr(e)[:300]))
+                wrong += 1
+            if not args.kiln_only:
+                write()
+        cubin.unload()
+    if args.kiln_only:
+        print(f"{checked - wrong} passed, {wrong} failed")
+        raise SystemExit(1 if wrong else 0)
+    write()
+
+
+def config_text(entry):
+    return (f"{entry['BLOCK_SIZE_M']}x{entry['BLOCK_SIZE_N']}x{entry['BLOCK_SIZE_K']} "
+            f"w{entry['num_warps']} s{entry['num_stages']}")
+
+
+if __name__ == "__main__":
+    main()
