@@ -28,7 +28,8 @@ per-round ratios of Triton's time to Kiln's (above 1: Kiln faster).
 TFLOP/s count 2*M*N*K per GEMM of the group. Writes OUT_DIR/results.json
 and results.md after every row. --kiln-only runs and checks each Kiln cubin
 once per group, nothing else (for compute-sanitizer); --dump-triton DIR
-writes what Triton compiled for each config, to read beside Kiln's.
+writes what Triton compiled for each config, to read beside Kiln's;
+--expect-trap checks that a misaligned base stops the TMA kernel.
 """
 import argparse
 import ast
@@ -111,6 +112,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", default="", help="keep cubins whose name contains one of these (comma-separated)")
     parser.add_argument("--kiln-only", action="store_true", help="run and check each Kiln cubin once per group")
+    parser.add_argument("--expect-trap", action="store_true",
+                        help="launch the first TMA cubin with A's pointers 2 bytes off their 16-byte alignment "
+                             "and check that the kernel stops (tl.make_tensor_descriptor's contract); the "
+                             "context is lost after it, so nothing else runs")
     parser.add_argument("--dump-triton", metavar="DIR",
                         help="also write Triton's TTGIR, PTX and cubin of each config to DIR/<name>.*")
     args = parser.parse_args()
@@ -250,6 +255,20 @@ def main():
               f"cublas {tf.get('cublas', 0):.1f} TFLOP/s  kiln/triton {ratio:.3f}  "
               f"correct {({k: v['ok'] for k, v in checks.items()})}", flush=True)
 
+    if args.expect_trap:
+        entry = next(e for e in entries if e["kernel"] == "grouped_matmul_tma_kernel")
+        cubin = cubin_launch.Cubin(cuda, args.cubins, entry["name"])
+        g = make_group(entry["dtype"], shapes[next(iter(shapes))])
+        a_ptrs, b_ptrs, c_ptrs, sizes, lds = g["tma"]
+        a_ptrs = a_ptrs + 2  # one fp16 element past each A's base
+        arguments = cubin.arguments(dict(group_a_ptrs=a_ptrs.data_ptr(), group_b_ptrs=b_ptrs.data_ptr(),
+                                         group_c_ptrs=c_ptrs.data_ptr(), group_gemm_sizes=sizes.data_ptr(),
+                                         g_lds=lds.data_ptr(), group_size=len(g["A"])))
+        cubin.launch((entry["NUM_SM"],), arguments, torch.cuda.current_stream().cuda_stream)
+        result = cuda.cuCtxSynchronize()
+        print(f"{entry['name']} with misaligned A: cuCtxSynchronize -> CUresult {result} "
+              f"({'stopped, as expected' if result != 0 else 'RAN: the contract was not checked'})", flush=True)
+        raise SystemExit(0 if result != 0 else 1)
     for entry in entries:
         cubin = cubin_launch.Cubin(cuda, args.cubins, entry["name"])
         for group_name, shape_list in shapes.items():
