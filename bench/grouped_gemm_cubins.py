@@ -12,8 +12,11 @@ Run on the GPU machine from the repository root:
 Groups, as the tutorial's benchmarks make them (4 GEMMs each, fp16 from
 torch.rand): `square N` (M = N = K = N for every GEMM: the tutorial's
 benchmark_square_matrices), `batch M` (M x 8192 times 8192 x 8192:
-benchmark_batches), and `mixed` (the tutorial's own check, 1024 / 512 / 256
-/ 128 cubed). grouped_matmul_kernel reads B as K x N; grouped_matmul_tma_kernel
+benchmark_batches), `mixed` (the tutorial's own check, 1024 / 512 / 256
+/ 128 cubed) and `ragged` (extents that end mid-chunk, rows padded to whole
+16-byte chunks holding 1000s, which loads must not read, and C's padding
+checked unwritten; the TMA kernel only: the pointer kernel assumes whole
+tiles). grouped_matmul_kernel reads B as K x N; grouped_matmul_tma_kernel
 reads B^T (N x K), as the tutorial passes them. fp8 cubins run the TMA kernel
 on the same values cast to e4m3.
 
@@ -99,8 +102,10 @@ def groups(names):
             out[name] = [(int(size), 8192, 8192)] * 4
         elif kind == "mixed":
             out[name] = [(s, s, s) for s in (1024, 512, 256, 128)]
+        elif kind == "ragged":
+            out[name] = [(300, 200, 999), (129, 257, 77), (64, 136, 1000)]
         else:
-            raise SystemExit(f"unknown group {name!r} (square_N, batch_M, mixed)")
+            raise SystemExit(f"unknown group {name!r} (square_N, batch_M, mixed, ragged)")
     return out
 
 
@@ -141,13 +146,25 @@ def main():
     def make_group(dtype, shape_list):
         gen = torch.Generator(device="cuda").manual_seed(0)
         g = dict(A=[], B=[], BT=[], C=[], ref=[])
+        # Rows padded to whole 16-byte chunks (the descriptors' strides
+        # must be), the padding holding 1000s (C's: zeros) that a load
+        # must not read and a store must not write; with extents that are
+        # chunks already, no padding.
+        chunk = 16 // (2 if dtype == "fp16" else 1)
+        padded = lambda n: -(-n // chunk) * chunk
         for M, N, K in shape_list:
             a = torch.rand((M, K), device="cuda", dtype=torch.float16, generator=gen).to(dtypes[dtype])
             b = torch.rand((K, N), device="cuda", dtype=torch.float16, generator=gen).to(dtypes[dtype])
-            g["A"].append(a)
+            a_rows = torch.full((M, padded(K)), 1000.0, device="cuda", dtype=torch.float16).to(dtypes[dtype])
+            a_rows[:, :K] = a
+            bt_rows = torch.full((N, padded(K)), 1000.0, device="cuda", dtype=torch.float16).to(dtypes[dtype])
+            bt_rows[:, :K] = b.T
+            c_rows = torch.zeros((M, padded(N)), device="cuda", dtype=torch.float16).to(dtypes[dtype])
+            g["A"].append(a_rows[:, :K])
             g["B"].append(b)
-            g["BT"].append(b.T.contiguous())
-            g["C"].append(torch.empty((M, N), device="cuda", dtype=dtypes[dtype]))
+            g["BT"].append(bt_rows[:, :K])
+            g["C"].append(c_rows[:, :N])
+            g.setdefault("C_rows", []).append(c_rows)
             g["ref"].append(torch.matmul(a.float(), b.float()) if dtype != "fp16" else torch.matmul(a, b).float())
 
         def arrays(bs):
@@ -163,7 +180,7 @@ def main():
         g["tma"] = arrays(g["BT"])
         return g
 
-    def close(dtype, outs, refs):
+    def close(dtype, outs, refs, rows):
         ok, err = True, 0.0
         for out, ref in zip(outs, refs):
             out = out.float()
@@ -171,6 +188,9 @@ def main():
             ok &= bool(torch.allclose(out, ref.clamp(-448, 448) if dtype == "fp8e4nv" else ref, atol=1e-2,
                                       rtol=rtol))
             err = max(err, float((out - ref).abs().max()))
+        # Nothing past each C's last column.
+        for c, c_rows in zip(outs, rows):
+            ok &= bool((c_rows[:, c.shape[1]:].float() == 0).all())
         return dict(ok=ok, max_abs_err=err)
 
     def write():
@@ -201,6 +221,8 @@ def main():
     def cell(entry, cubin, group_name, shape_list):
         nonlocal wrong, checked
         kernel, dtype = entry["kernel"], entry["dtype"]
+        if group_name == "ragged" and kernel == "grouped_matmul_kernel":
+            return  # it assumes whole tiles (the tutorial's comment)
         g = make_group(dtype, shape_list)
         form = "tma" if kernel == "grouped_matmul_tma_kernel" else "pointers"
         a_ptrs, b_ptrs, c_ptrs, sizes, lds = g[form]
@@ -220,7 +242,7 @@ def main():
         zero()
         kiln()
         torch.cuda.synchronize()
-        kiln_check = close(dtype, g["C"], g["ref"])
+        kiln_check = close(dtype, g["C"], g["ref"], g["C_rows"])
         if args.kiln_only:
             print(f"{entry['name']} {group_name}: correct {kiln_check['ok']} "
                   f"(max |err| {kiln_check['max_abs_err']:.3g})", flush=True)
@@ -236,7 +258,7 @@ def main():
         torch.cuda.synchronize()
         if args.dump_triton:
             cubin_launch.write_triton_asm(compiled, args.dump_triton, entry["name"])
-        checks = dict(kiln=kiln_check, triton=close(dtype, g["C"], g["ref"]))
+        checks = dict(kiln=kiln_check, triton=close(dtype, g["C"], g["ref"], g["C_rows"]))
         cublas = (lambda: [torch.matmul(a, b) for a, b in zip(g["A"], g["B"])]) if dtype == "fp16" else None
         times = {"kiln": [], "triton": [], "cublas": []}
         for _ in range(args.rounds):

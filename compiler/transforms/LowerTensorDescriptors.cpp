@@ -20,7 +20,8 @@
 // that kiln-pipeline-dots may stage it with TMA copies instead of cp.async;
 // a store keeps them on its kiln.store, and a reduction TMA can do on its
 // kiln.atomic_rmw, for kiln-tma-stores (when the innermost extent fills
-// whole 16-byte chunks, which is what TMA writes).
+// whole 16-byte chunks, which is what TMA writes; a store whose extent is
+// not known to becomes an scf.if on it, the masked store in its else).
 //
 // A descriptor the kernel makes (tl.make_tensor_descriptor) has no map from
 // the launcher. On TMA targets, when its base and strides are what tensor
@@ -172,6 +173,9 @@ struct MakeTensorDescToParts
 struct LoadSource {
   kiln::PaddingOption padding = kiln::PaddingOption::Zero;
   Value tensorMap;
+  /// A store whose innermost extent is not known to fill whole 16-byte
+  /// chunks: it uses the map only when, at run time, it does.
+  bool checkChunks = false;
 };
 using SourceByLoad = llvm::DenseMap<Operation *, LoadSource>;
 
@@ -211,20 +215,47 @@ struct DescriptorStoreToStore
   LogicalResult
   matchAndRewrite(kiln::DescriptorStoreOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     auto block = cast<RankedTensorType>(op.getValue().getType());
-    kiln::BlockPointerParts parts = accessParts(
-        rewriter, op.getLoc(), adaptor.getDesc(), firsts(adaptor.getOffsets()));
-    kiln::BlockAccessBuilder access(rewriter, op.getLoc(), parts, block);
-    Value ptrs = access.pointers();
-    Value mask = access.inBounds(allDims(block));
-    Value tensorMap = sources.lookup(op).tensorMap;
-    SmallVector<Value> boxOffsets;
-    if (tensorMap)
-      boxOffsets = firsts(adaptor.getOffsets());
-    rewriter.replaceOpWithNewOp<kiln::StoreOp>(
-        op, ptrs, adaptor.getValue().front(), mask, tensorMap, boxOffsets,
-        DenseI32ArrayAttr(), kiln::CacheModifier::None,
-        kiln::EvictionPolicy::Normal);
+    LoadSource source = sources.lookup(op);
+    // The masked store, or the one a TMA store may replace.
+    auto store = [&](Value tensorMap) {
+      kiln::BlockPointerParts parts = accessParts(
+          rewriter, loc, adaptor.getDesc(), firsts(adaptor.getOffsets()));
+      kiln::BlockAccessBuilder access(rewriter, loc, parts, block);
+      SmallVector<Value> boxOffsets;
+      if (tensorMap)
+        boxOffsets = firsts(adaptor.getOffsets());
+      kiln::StoreOp::create(
+          rewriter, loc, access.pointers(), adaptor.getValue().front(),
+          access.inBounds(allDims(block)), tensorMap, boxOffsets,
+          DenseI32ArrayAttr(), kiln::CacheModifier::None,
+          kiln::EvictionPolicy::Normal);
+    };
+    if (!source.tensorMap || !source.checkChunks) {
+      store(source.tensorMap);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // TMA writes whole 16-byte chunks: the map only where the innermost
+    // extent ends on one (tutorial 08's C, whose extent the kernel loads).
+    ValueRange flat = adaptor.getDesc();
+    size_t rank = (flat.size() - 1) / 2;
+    int64_t chunk = 16 / (block.getElementTypeBitWidth() / 8);
+    Value inner = flat[rank];
+    Value rest = arith::AndIOp::create(
+        rewriter, loc, inner,
+        arith::ConstantIntOp::create(rewriter, loc, chunk - 1, 32));
+    Value whole = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, rest,
+        arith::ConstantIntOp::create(rewriter, loc, 0, 32));
+    auto branch = scf::IfOp::create(rewriter, loc, whole, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&branch.getThenRegion().front());
+    store(source.tensorMap);
+    rewriter.setInsertionPointToStart(&branch.getElseRegion().front());
+    store(Value());
+    rewriter.eraseOp(op);
     return success();
   }
   const SourceByLoad &sources;
@@ -392,11 +423,20 @@ struct LowerTensorDescriptorsPass
     // TMA stores drop what falls outside the tensor, as the mask does, but
     // in whole 16-byte chunks: only when the innermost extent is known to
     // fill them (a constant, the aligned variant's `:16` hint) is nothing
-    // past it written.
+    // past it written. Where it is not known, the store checks it at run
+    // time and takes the masked form when it does not.
     getOperation()->walk([&](kiln::DescriptorStoreOp store) {
       auto make = store.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
-      if (make && fillsChunks.contains(make))
+      if (!make)
+        return;
+      int64_t elementBytes = elementBytesOf(make);
+      if (fillsChunks.contains(make)) {
         sources[store].tensorMap = mapFor(make);
+      } else if (elementBytes > 0 && elementBytes <= 16) {
+        // Otherwise a TMA store where the extent fills chunks at run time.
+        sources[store].tensorMap = mapFor(make);
+        sources[store].checkChunks = true;
+      }
     });
     // Reductions TMA can do (cp.reduce.async.bulk.tensor) likewise.
     getOperation()->walk([&](kiln::DescriptorReduceOp reduce) {

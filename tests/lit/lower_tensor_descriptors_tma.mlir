@@ -40,10 +40,19 @@ func.func @nan_padding(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i
 // -----
 
 // An innermost extent of 4 halves (8 bytes) per hint: a TMA store could
-// write past the tensor's edge, so the store keeps only its mask.
+// write past the tensor's edge, so the store checks the extent at run time
+// (a whole number of 8-half chunks) and keeps only its mask otherwise.
 // CHECK-LABEL: func.func @half_chunks
+// CHECK-SAME: %[[N:[a-z0-9_]+]]: i32 {kiln.divisibility = 4 : i32}
 // CHECK: kiln.load {{.*}} tensor_map %
+// CHECK: %[[C7:.*]] = arith.constant 7 : i32
+// CHECK: %[[REST:.*]] = arith.andi %[[N]], %[[C7]] : i32
+// CHECK: %[[WHOLE:.*]] = arith.cmpi eq, %[[REST]], %{{.*}} : i32
+// CHECK: scf.if %[[WHOLE]] {
+// CHECK: kiln.store {{.*}} tensor_map %
+// CHECK: } else {
 // CHECK: kiln.store %{{.*}}, mask %{{[a-z0-9_]+}} :
+// CHECK-NEXT: }
 module attributes {kiln_gpu.target = "sm_90a"} {
 func.func @half_chunks(%map: !kiln.tensormap, %p: !kiln.ptr<f16>, %m: i32, %n: i32 {kiln.divisibility = 4 : i32},
                        %sm: i64, %sn: i64, %om: i32, %on: i32) {
@@ -114,9 +123,9 @@ func.func @device_made(%p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %m: i3
 // -----
 
 // What a tensor map needs is not known: a row stride of 4 halves (8 bytes),
-// a base of unknown alignment, a descriptor made in a loop (one map per
-// program must serve every iteration). No map; the kernel still takes the
-// scratch buffer (its signature is the same on every arch).
+// a base argument of unknown alignment (the variant's to know). No map; the
+// kernel still takes the scratch buffer (its signature is the same on
+// every arch).
 // CHECK-LABEL: func.func @not_encodable
 // CHECK-SAME: !kiln.ptr<i8>) attributes {kiln.global_scratch}
 // CHECK-NOT: kiln.make_tensor_map
@@ -133,11 +142,38 @@ func.func @not_encodable(%p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %q: 
   %s16w = arith.extsi %s16 : i32 to i64
   %e = kiln.make_tensor_desc %q, [%m, %n], [%s16w, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
   kiln.descriptor_store %e[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+  return
+}
+}
+
+// -----
+
+// A descriptor made in a loop gets its map there (encoded in every
+// iteration); one made from a pointer the kernel loads takes
+// tl.make_tensor_descriptor's alignment contract (`assumes_alignment`).
+// CHECK-LABEL: func.func @made_in_loop
+// CHECK: scf.for
+// CHECK: kiln.make_tensor_map %arg0, {{.*}} : !kiln.ptr<f16>, !kiln.ptr<i8>
+// CHECK-NOT: assumes_alignment
+// CHECK: scf.if
+// CHECK: kiln.store {{.*}} tensor_map %
+// CHECK: %[[LOADED:.*]] = kiln.int_to_ptr
+// CHECK: kiln.make_tensor_map %[[LOADED]], {{.*}} {assumes_alignment} : !kiln.ptr<f16>, !kiln.ptr<i8>
+module attributes {kiln_gpu.target = "sm_90a"} {
+func.func @made_in_loop(%p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %pp: !kiln.ptr<i64> {kiln.divisibility = 16 : i32},
+                        %m: i32, %n: i32, %s16: i32 {kiln.divisibility = 16 : i32},
+                        %om: i32, %on: i32, %trips: index, %v: tensor<32x64xf16>) {
+  %one = arith.constant 1 : i64
+  %s16w = arith.extsi %s16 : i32 to i64
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.for %i = %c0 to %trips step %c1 {
     %f = kiln.make_tensor_desc %p, [%m, %n], [%s16w, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
     kiln.descriptor_store %f[%om, %on], %v : !kiln.tensordesc<tensor<32x64xf16>>, tensor<32x64xf16>
+    %address = kiln.load %pp : (!kiln.ptr<i64>) -> i64
+    %q = kiln.int_to_ptr %address : i64 -> !kiln.ptr<f16>
+    %g = kiln.make_tensor_desc %q, [%m, %n], [%s16w, %one] : !kiln.ptr<f16> -> !kiln.tensordesc<tensor<32x64xf16>>
+    %w = kiln.descriptor_load %g[%om, %on] : !kiln.tensordesc<tensor<32x64xf16>> -> tensor<32x64xf16>
   }
   return
 }
