@@ -35,42 +35,21 @@ writes what Triton compiled for each config, to read beside Kiln's;
 --expect-trap checks that a misaligned base stops the TMA kernel.
 """
 import argparse
-import ast
 import ctypes
 import datetime
 import importlib.util
 import json
 import os
 import statistics
-import sys
-import types
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TUTORIAL = os.path.join(REPO, "tests", "realworld", "tutorials", "python", "tutorials", "08-grouped-gemm.py")
+_spec = importlib.util.spec_from_file_location("kiln_bench_matmul", os.path.join(REPO, "bench", "matmul.py"))
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)  # load_tutorial
 _spec = importlib.util.spec_from_file_location("kiln_cubin_launch", os.path.join(REPO, "bench", "cubin_launch.py"))
 cubin_launch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cubin_launch)
-
-
-def load_tutorial():
-    """The tutorial's imports, functions and the assignments its kernels'
-    decorators read (DEVICE, tma_configs), without its top-level test and
-    benchmark code. The code keeps the file's name and line numbers, so
-    Triton reads the kernels' source from the file itself."""
-    with open(TUTORIAL) as f:
-        tree = ast.parse(f.read(), TUTORIAL)
-    keep = []
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef)):
-            keep.append(node)
-        elif isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id in ("DEVICE", "tma_configs") for t in node.targets):
-            keep.append(node)
-    module = types.ModuleType("kiln_bench_tutorial08")
-    module.__file__ = TUTORIAL
-    sys.modules[module.__name__] = module  # Triton's JIT looks the module up by name.
-    exec(compile(ast.Module(body=keep, type_ignores=[]), TUTORIAL, "exec"), module.__dict__)
-    return module
 
 
 def read_list(directory):
@@ -81,6 +60,12 @@ def read_list(directory):
                             BLOCK_SIZE_K=int(bk), num_warps=int(warps), num_stages=int(stages),
                             NUM_SM=int(num_sm)))
     return entries
+
+
+def group_values(a_ptrs, b_ptrs, c_ptrs, sizes, lds):
+    """Kiln's arguments by name for a group's device arrays."""
+    return dict(group_a_ptrs=a_ptrs.data_ptr(), group_b_ptrs=b_ptrs.data_ptr(), group_c_ptrs=c_ptrs.data_ptr(),
+                group_gemm_sizes=sizes.data_ptr(), g_lds=lds.data_ptr(), group_size=len(sizes) // 3)
 
 
 def constexprs(meta):
@@ -135,7 +120,8 @@ def main():
     cuda = ctypes.CDLL("libcuda.so.1")
     cuda.cuInit(0)
     torch.zeros(1, device="cuda")
-    mod = load_tutorial()
+    # tma_configs: the TMA kernel's autotune decorator reads it.
+    mod = bench.load_tutorial(TUTORIAL, names=("tma_configs",))
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     device_sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"{torch.cuda.get_device_name(0)}: {device_sms} SMs", flush=True)
@@ -226,10 +212,7 @@ def main():
         g = make_group(dtype, shape_list)
         form = "tma" if kernel == "grouped_matmul_tma_kernel" else "pointers"
         a_ptrs, b_ptrs, c_ptrs, sizes, lds = g[form]
-        values = dict(group_a_ptrs=a_ptrs.data_ptr(), group_b_ptrs=b_ptrs.data_ptr(),
-                      group_c_ptrs=c_ptrs.data_ptr(), group_gemm_sizes=sizes.data_ptr(), g_lds=lds.data_ptr(),
-                      group_size=len(shape_list))
-        arguments = cubin.arguments(values)
+        arguments = cubin.arguments(group_values(a_ptrs, b_ptrs, c_ptrs, sizes, lds))
         programs = entry["NUM_SM"]
 
         def kiln():
@@ -283,9 +266,7 @@ def main():
         g = make_group(entry["dtype"], shapes[next(iter(shapes))])
         a_ptrs, b_ptrs, c_ptrs, sizes, lds = g["tma"]
         a_ptrs = a_ptrs + 2  # one fp16 element past each A's base
-        arguments = cubin.arguments(dict(group_a_ptrs=a_ptrs.data_ptr(), group_b_ptrs=b_ptrs.data_ptr(),
-                                         group_c_ptrs=c_ptrs.data_ptr(), group_gemm_sizes=sizes.data_ptr(),
-                                         g_lds=lds.data_ptr(), group_size=len(g["A"])))
+        arguments = cubin.arguments(group_values(a_ptrs, b_ptrs, c_ptrs, sizes, lds))
         cubin.launch((entry["NUM_SM"],), arguments, torch.cuda.current_stream().cuda_stream)
         result = cuda.cuCtxSynchronize()
         print(f"{entry['name']} with misaligned A: cuCtxSynchronize -> CUresult {result} "

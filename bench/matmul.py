@@ -81,13 +81,14 @@ def fragment(cfg):
 # The tutorial, and the inputs
 # --------------------------------------------------------------------------
 
-def load_tutorial(path):
+def load_tutorial(path, names=()):
     """The tutorial as a module, without its top-level test and benchmark code:
     its imports, its functions (kernels and the host helpers the autotune
-    decorator calls, not the perf_report-decorated benchmark) and the
-    module-level assignments before the kernel (DEVICE). The code objects keep
-    the file's name and line numbers, so Triton reads the kernel's source from
-    the file itself."""
+    decorator calls, not the perf_report-decorated benchmark), the
+    module-level assignments before the kernel (DEVICE) and those to `names`
+    wherever they are (tutorial 08's tma_configs, which its second kernel's
+    decorator reads). The code objects keep the file's name and line numbers,
+    so Triton reads the kernel's source from the file itself."""
     with open(path) as f:
         tree = ast.parse(f.read(), path)
     keep, seen_kernel = [], False
@@ -99,8 +100,10 @@ def load_tutorial(path):
             if all(d.startswith(("triton.jit", "triton.autotune", "triton.heuristics")) for d in decorators):
                 keep.append(node)
             seen_kernel = seen_kernel or any(d.startswith("triton.jit") for d in decorators)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not seen_kernel:
-            keep.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not seen_kernel or any(isinstance(t, ast.Name) and t.id in names for t in targets):
+                keep.append(node)
     module = types.ModuleType("kiln_bench_tutorial03")
     module.__file__ = path
     sys.modules[module.__name__] = module  # Triton's JIT looks the module up by name.

@@ -238,17 +238,18 @@ struct AssignLayoutsPass
     storeVectorWidth.clear();
     // Per rank >= 2: the largest access, and its vector width.
     llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
-    auto noteAccess = [&](Value ptr, Type valueType) {
+    // Notes a tensor access; returns its vector width (0: not a tensor).
+    auto noteAccess = [&](Value ptr, Type valueType) -> unsigned {
       auto tensor = dyn_cast<RankedTensorType>(valueType);
       if (!tensor)
-        return;
+        return 0;
       unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
       // The mask does not limit the layout, only the vector instructions.
       unsigned vec = axisInfo.vectorWidth(ptr, /*mask=*/nullptr, bits);
       if (tensor.getRank() == 1) {
         unsigned &w = widest1D[tensor.getDimSize(0)];
         w = std::max(w, vec);
-        return;
+        return vec;
       }
       if (tensor.getRank() == 2) {
         // Tiles that run along their rows come first: one that runs down
@@ -271,6 +272,7 @@ struct AssignLayoutsPass
           (tensor.getNumElements() == anchor.first.getNumElements() &&
            vec > anchor.second))
         anchor = {tensor, vec};
+      return vec;
     };
     func.walk([&](Operation *op) {
       // Packed inline asm takes that many consecutive elements of a thread
@@ -285,11 +287,9 @@ struct AssignLayoutsPass
       if (auto load = dyn_cast<kiln::LoadOp>(op))
         noteAccess(load.getPtr(), load.getType());
       else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
-        noteAccess(store.getPtr(), store.getValue().getType());
-        if (auto t = dyn_cast<RankedTensorType>(store.getValue().getType()))
-          storeVectorWidth[op] =
-              axisInfo.vectorWidth(store.getPtr(), /*mask=*/nullptr,
-                                   t.getElementType().getIntOrFloatBitWidth());
+        if (unsigned vec =
+                noteAccess(store.getPtr(), store.getValue().getType()))
+          storeVectorWidth[op] = vec;
         if (auto t = dyn_cast<RankedTensorType>(store.getPtr().getType());
             t && t.getRank() >= 2 &&
             axisInfo.get(store.getPtr()).contiguity.back() > 1)

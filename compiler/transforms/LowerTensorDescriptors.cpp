@@ -427,16 +427,10 @@ struct LowerTensorDescriptorsPass
     // time and takes the masked form when it does not.
     getOperation()->walk([&](kiln::DescriptorStoreOp store) {
       auto make = store.getDesc().getDefiningOp<kiln::MakeTensorDescOp>();
-      if (!make)
+      if (!make || elementBytesOf(make) == 0)
         return;
-      int64_t elementBytes = elementBytesOf(make);
-      if (fillsChunks.contains(make)) {
-        sources[store].tensorMap = mapFor(make);
-      } else if (elementBytes > 0 && elementBytes <= 16) {
-        // Otherwise a TMA store where the extent fills chunks at run time.
-        sources[store].tensorMap = mapFor(make);
-        sources[store].checkChunks = true;
-      }
+      sources[store].tensorMap = mapFor(make);
+      sources[store].checkChunks = !fillsChunks.contains(make);
     });
     // Reductions TMA can do (cp.reduce.async.bulk.tensor) likewise.
     getOperation()->walk([&](kiln::DescriptorReduceOp reduce) {
