@@ -11,6 +11,7 @@
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/conversion/Stmatrix.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/layout/SharedSwizzle.h"
 #include "compiler/layout/WarpShuffle.h"
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include <functional>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -250,50 +252,12 @@ LinearLayout rowMajorAccess(const LinearLayout &tensorLayout,
 struct ExchangeSource {
   SmallVector<Value> elements;
   layout::SharedAccess access;
-  /// The same writer as stmatrix.x4 performs it (stmatrixWriter), where the
-  /// target has stmatrix and the layout allows: used when the array's plan
-  /// gives it 16-byte rows.
+  /// The same writer as stmatrix.x4 performs it, plain and with .trans
+  /// (stmatrixWriter), where the target has stmatrix and the layout allows:
+  /// used when the array's plan gives one of them 16-byte rows.
   std::optional<layout::SharedAccess> stmatrix = std::nullopt;
+  std::optional<layout::SharedAccess> stmatrixTrans = std::nullopt;
 };
-
-/// `stmatrix.sync.aligned.m8n8.x4` stores four 8x8 matrices of 16-bit
-/// elements. Of matrix m, lane l holds the pair at row l/4, columns
-/// 2(l%4) and 2(l%4)+1, in its register m; lane 8m+i names the address of
-/// matrix m's row i, 16 contiguous bytes. Given a writer `access` whose
-/// register bit 0 and lane bits 0-1 walk the eight elements of such a row
-/// (the mma and wgmma accumulators do), this is the access as the planner
-/// should see it: each lane moves a vector of 8 registers (the row: register
-/// bit 0, lane bits 0 and 1), its lane bits 0-2 pick the row (lane bits 2-4
-/// before) and bits 3-4 the matrix (register bits 1-2 before); higher
-/// registers, warps and blocks keep their bases. Instruction j then stores
-/// registers 8j..8j+7 of the original order, matrix m holding the pair
-/// 8j+2m, 8j+2m+1. std::nullopt for fewer than 8 registers per thread.
-std::optional<LinearLayout> stmatrixWriter(const LinearLayout &access) {
-  if (access.getInDimSizeLog2(layout::kRegister) < 3 ||
-      access.getInDimSizeLog2(layout::kLane) != 5)
-    return std::nullopt;
-  auto basis = [&](StringRef dim, int32_t bit) {
-    return LinearLayout::Vector(access.getBasis(dim, bit));
-  };
-  SmallVector<LinearLayout::InDim, 4> ins;
-  for (const LinearLayout::InDim &in : access.getInDims()) {
-    LinearLayout::InDim moved{in.name, {}};
-    if (in.name == layout::kRegister) {
-      moved.bases = {basis(layout::kRegister, 0), basis(layout::kLane, 0),
-                     basis(layout::kLane, 1)};
-      for (int32_t bit = 3; bit < int32_t(in.bases.size()); ++bit)
-        moved.bases.push_back(in.bases[bit]);
-    } else if (in.name == layout::kLane) {
-      moved.bases = {basis(layout::kLane, 2), basis(layout::kLane, 3),
-                     basis(layout::kLane, 4), basis(layout::kRegister, 1),
-                     basis(layout::kRegister, 2)};
-    } else {
-      moved.bases = in.bases;
-    }
-    ins.push_back(std::move(moved));
-  }
-  return LinearLayout(ins, access.getOutDims());
-}
 
 /// Moves elements between threads through a shared-memory array: every
 /// thread writes the sources' elements (one copy of each), all threads meet
@@ -313,13 +277,31 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   int32_t elementBytes = isa<LLVM::LLVMPointerType>(storedType)
                              ? 8
                              : int32_t(storedType.getIntOrFloatBitWidth() / 8);
-  // One writer by stmatrix when the plan gives it whole 16-byte rows.
-  bool byStmatrix = false;
+  // One writer by stmatrix when the plan gives it whole 16-byte rows: plain
+  // or transposed, whichever plan costs less (plain on ties).
+  const layout::SharedAccess *byStmatrix = nullptr;
+  bool transposed = false;
   layout::SharedSwizzle plan;
-  if (sources.size() == 1 && sources.front().stmatrix && elementBytes == 2) {
-    plan = layout::chooseSharedSwizzle({*sources.front().stmatrix}, targets,
-                                       elementBytes);
-    byStmatrix = plan.vectorOf(0) == 8;
+  if (sources.size() == 1 && elementBytes == 2) {
+    int64_t best = std::numeric_limits<int64_t>::max();
+    for (bool trans : {false, true}) {
+      const std::optional<layout::SharedAccess> &writer =
+          trans ? sources.front().stmatrixTrans : sources.front().stmatrix;
+      if (!writer)
+        continue;
+      layout::SharedSwizzle candidate =
+          layout::chooseSharedSwizzle({*writer}, targets, elementBytes);
+      if (candidate.vectorOf(0) != 8)
+        continue;
+      int64_t cost = layout::sharedExchangeCost({*writer}, targets, candidate,
+                                                elementBytes);
+      if (cost >= best)
+        continue;
+      best = cost;
+      plan = std::move(candidate);
+      byStmatrix = &*writer;
+      transposed = trans;
+    }
   }
   if (!byStmatrix) {
     SmallVector<layout::SharedAccess, 2> writers;
@@ -355,27 +337,14 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
                                ValueRange{offset});
   };
   if (byStmatrix) {
-    // Four packed pairs per instruction; each lane's address is its row's.
+    // Eight registers per instruction; each lane's address is its row's.
     const ExchangeSource &source = sources.front();
-    SmallVector<Value> rows = offsets(*source.stmatrix).second;
-    Type pair = VectorType::get({2}, elementType);
-    auto packed = [&](size_t k) {
-      Value v = LLVM::UndefOp::create(rewriter, loc, pair);
-      for (int32_t i = 0; i < 2; ++i)
-        v = LLVM::InsertElementOp::create(rewriter, loc, v,
-                                          source.elements[k + i],
-                                          i32Constant(rewriter, loc, i));
-      return LLVM::BitcastOp::create(rewriter, loc, rewriter.getI32Type(), v);
-    };
+    SmallVector<Value> rows = offsets(*byStmatrix).second;
     for (size_t k = 0; k < source.elements.size(); k += 8) {
       Value row = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
                                            address(rows[k]));
-      kiln::inlinePtxEffect(
-          rewriter, loc, Type(),
-          "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
-          "r,r,r,r,r",
-          ValueRange{row, packed(k), packed(k + 2), packed(k + 4),
-                     packed(k + 6)});
+      kiln::emitStmatrix(rewriter, loc, row,
+                         ValueRange(source.elements).slice(k, 8), transposed);
     }
   }
   // The sources stored element by element: none where stmatrix did.
@@ -442,10 +411,14 @@ SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
                                     const LinearLayout &to) {
   ExchangeSource source{SmallVector<Value>(src), {rowMajorAccess(from)}};
   // exchangeThroughShared uses it for 16-bit elements only.
-  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix())
-    if (std::optional<LinearLayout> stmatrix =
-            stmatrixWriter(source.access.layout))
-      source.stmatrix = layout::SharedAccess{*stmatrix};
+  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix()) {
+    if (std::optional<LinearLayout> plain =
+            kiln::stmatrixWriter(source.access.layout, /*transposed=*/false))
+      source.stmatrix = layout::SharedAccess{*plain};
+    if (std::optional<LinearLayout> trans =
+            kiln::stmatrixWriter(source.access.layout, /*transposed=*/true))
+      source.stmatrixTrans = layout::SharedAccess{*trans};
+  }
   return exchangeThroughShared(rewriter, op, {source}, {{rowMajorAccess(to)}})
       .front();
 }

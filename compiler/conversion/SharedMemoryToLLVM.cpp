@@ -15,6 +15,8 @@
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/conversion/SharedTileAddress.h"
+#include "compiler/conversion/Stmatrix.h"
+#include "compiler/ir/TargetInfo.h"
 
 using namespace mlir;
 using kiln::i32Constant;
@@ -287,9 +289,29 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
   }
 };
 
+/// Whether `writer` (a stmatrixWriter view of a local_store's layout) gives
+/// each lane's eight registers one aligned 16-byte chunk of `address`'s tile,
+/// in order: its vector's bases are 2, 4 and 8 bytes and every other basis
+/// moves whole chunks (the tile's offset is linear: registerXors).
+bool fillsChunks(const kiln::SharedTileAddress &address,
+                 const kiln::layout::LinearLayout &writer) {
+  for (StringRef dim : writer.getInDimNames())
+    for (int32_t bit = 0; bit < writer.getInDimSizeLog2(dim); ++bit) {
+      int64_t offset = address.basisOffset(writer, dim, bit);
+      bool inVector = dim == kiln::layout::kRegister && bit < 3;
+      if (inVector ? offset != (int64_t(2) << bit)
+                   : (offset < 0 || offset % 16 != 0))
+        return false;
+    }
+  return true;
+}
+
 /// Each thread writes its chunks of contiguous elements (up to 16 bytes,
 /// within one swizzle chunk) with one vector st.shared each, at the
-/// nvmma_shared address of the chunk.
+/// nvmma_shared address of the chunk; 16-bit fragments whose rows of eight
+/// fill chunks (the mma and wgmma accumulators) go by stmatrix instead,
+/// four 8x8 matrices an instruction. Addresses are one per thread plus (or
+/// XOR) a constant per register wherever the tile allows.
 struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -304,20 +326,55 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
     Type element = tile.getElementType();
     unsigned elementBytes = element.getIntOrFloatBitWidth() / 8;
     kiln::SharedTileAddress address(tile);
+    SmallVector<Value> values =
+        kiln::unpackElements(rewriter, loc, adaptor.getValue());
+    Value base = adaptor.getDst();
+    auto at = [&](Value offset) {
+      return LLVM::GEPOp::create(rewriter, loc, base.getType(),
+                                 rewriter.getI8Type(), base,
+                                 ValueRange{offset});
+    };
+    auto xorConstant = [&](Value v, int64_t c) {
+      return c == 0 ? v
+                    : Value(LLVM::XOrOp::create(rewriter, loc, v,
+                                                i32Constant(rewriter, loc, c)));
+    };
+    if (elementBytes == 2 && address.registerXors(*layout) &&
+        kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix()) {
+      for (bool transposed : {false, true}) {
+        std::optional<kiln::layout::LinearLayout> writer =
+            kiln::stmatrixWriter(*layout, transposed);
+        if (!writer || !fillsChunks(address, *writer))
+          continue;
+        SmallVector<int64_t> xors = *address.registerXors(*writer);
+        SmallVector<kiln::Coordinates> coords =
+            kiln::emitCoordinates(rewriter, loc, *writer);
+        Value row = address.emit(rewriter, loc, coords[0][0], coords[0][1]);
+        for (size_t k = 0; k < values.size(); k += 8) {
+          Value shared =
+              LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
+                                       at(xorConstant(row, xors[k])));
+          kiln::emitStmatrix(rewriter, loc, shared,
+                             ValueRange(values).slice(k, 8), transposed);
+        }
+        rewriter.eraseOp(op);
+        return success();
+      }
+    }
     unsigned dim = address.shape().transposed ? 0 : 1;
     unsigned vec = std::min(kiln::contiguousRegistersAlong(*layout, dim),
                             std::max(1u, 16 / elementBytes));
     vec = unsigned(llvm::bit_floor(vec));
-    SmallVector<Value> values =
-        kiln::unpackElements(rewriter, loc, adaptor.getValue());
     SmallVector<kiln::Coordinates> coords =
         kiln::emitCoordinates(rewriter, loc, *layout);
-    Value base = adaptor.getDst();
     std::optional<SmallVector<int64_t>> constants =
         address.registerOffsets(*layout);
+    std::optional<SmallVector<int64_t>> xors =
+        constants ? std::nullopt : address.registerXors(*layout);
     Value threadOffset =
-        constants ? address.emit(rewriter, loc, coords[0][0], coords[0][1])
-                  : Value();
+        constants || xors
+            ? address.emit(rewriter, loc, coords[0][0], coords[0][1])
+            : Value();
     // In the LLVM types the elements were converted to (fp8 as i8).
     Type chunkType = values.empty() || vec == 1
                          ? Type()
@@ -329,10 +386,9 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
           constants ? Value(LLVM::AddOp::create(
                           rewriter, loc, threadOffset,
                           i32Constant(rewriter, loc, (*constants)[r])))
+          : xors    ? xorConstant(threadOffset, (*xors)[r])
                     : address.emit(rewriter, loc, coords[r][0], coords[r][1]);
-      Value dst =
-          LLVM::GEPOp::create(rewriter, loc, base.getType(),
-                              rewriter.getI8Type(), base, ValueRange{offset});
+      Value dst = at(offset);
       Value chunk = values[r];
       if (vec > 1) {
         chunk = LLVM::PoisonOp::create(rewriter, loc, chunkType);

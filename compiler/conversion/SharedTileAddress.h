@@ -106,6 +106,38 @@ public:
     return offsets;
   }
 
+  /// The offset of every register of `tensorLayout` as this thread's
+  /// offset of register 0 XOR a constant, by register: the offset is linear
+  /// over XOR in the coordinates of a tile whose dimensions are powers of
+  /// two, whatever bits the registers and threads share. std::nullopt for
+  /// other tiles.
+  std::optional<llvm::SmallVector<int64_t>>
+  registerXors(const layout::LinearLayout &tensorLayout) const {
+    if (!llvm::isPowerOf2_64(uint64_t(layout.rows)) ||
+        !llvm::isPowerOf2_64(uint64_t(layout.cols)))
+      return std::nullopt;
+    llvm::SmallVector<int64_t> offsets;
+    int32_t registers = tensorLayout.getInDimSize(layout::kRegister);
+    for (int32_t r = 0; r < registers; ++r) {
+      llvm::SmallVector<int32_t> coords =
+          registerCoordinates(tensorLayout, unsigned(r));
+      size_t n = coords.size();
+      if (n < 2)
+        return std::nullopt;
+      offsets.push_back(layout.offset(coords[n - 2], coords[n - 1]));
+    }
+    return offsets;
+  }
+
+  /// The byte offset, under `tensorLayout`, of the basis `bit` of
+  /// hardware dimension `dim` (linear tiles only: see registerXors).
+  int64_t basisOffset(const layout::LinearLayout &tensorLayout,
+                      llvm::StringRef dim, int32_t bit) const {
+    llvm::ArrayRef<int32_t> coords = tensorLayout.getBasis(dim, bit);
+    size_t n = coords.size();
+    return n < 2 ? -1 : layout.offset(coords[n - 2], coords[n - 1]);
+  }
+
 private:
   layout::NvmmaShared layout;
 };

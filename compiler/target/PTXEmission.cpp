@@ -1,5 +1,6 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
 #include "compiler/target/RematerializeAfterLoops.h"
+#include "compiler/target/RematerializeInLoops.h"
 #include "compiler/target/StrengthReductionGate.h"
 #include "compiler/target/Target.h"
 
@@ -247,6 +248,8 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
     DominatorTree dominators(function);
     LoopInfo loops(dominators);
     changed |= rematerializeAfterLoops(function, dominators, loops);
+    // Neither changes the CFG: the loops stay as they were.
+    changed |= rematerializeInLoops(function, loops);
   }
 
   // SLSR in the NVPTX backend would take seconds on huge blocks

@@ -1,6 +1,8 @@
 //===- RematerializeAfterLoops.cpp - recompute per-thread indices after loops //
 #include "compiler/target/RematerializeAfterLoops.h"
 
+#include "compiler/target/PerThreadValues.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/LoopInfo.h"
@@ -11,38 +13,14 @@
 #include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
+using kiln::fixedSpecialRegister;
+using kiln::isPureArithmetic;
 
 namespace {
 
 /// Largest tree cloned for one use: address and mask arithmetic of a tile is
 /// a few dozen instructions; anything larger is not worth recomputing.
 constexpr unsigned kMaxTreeSize = 64;
-
-/// The PTX special register an intrinsic reads ("%tid.x"), for those fixed
-/// for a thread's lifetime (not %warpid, which may change); "" otherwise.
-std::string fixedSpecialRegister(const Instruction &inst) {
-  const auto *call = dyn_cast<CallInst>(&inst);
-  const Function *callee = call ? call->getCalledFunction() : nullptr;
-  if (!callee || !callee->isIntrinsic() || !call->getType()->isIntegerTy(32))
-    return "";
-  StringRef name = callee->getName();
-  if (!name.consume_front("llvm.nvvm.read.ptx.sreg."))
-    return "";
-  static constexpr StringLiteral kFixed[] = {
-      "tid.x",    "tid.y",    "tid.z",   "ntid.x",  "ntid.y",
-      "ntid.z",   "ctaid.x",  "ctaid.y", "ctaid.z", "nctaid.x",
-      "nctaid.y", "nctaid.z", "laneid"};
-  for (StringLiteral fixed : kFixed)
-    if (name == fixed)
-      return ("%" + name).str();
-  return "";
-}
-
-bool isPureArithmetic(const Instruction &inst) {
-  return isa<BinaryOperator, CastInst, CmpInst, SelectInst, GetElementPtrInst,
-             ExtractElementInst, InsertElementInst, ShuffleVectorInst,
-             FreezeInst>(inst);
-}
 
 /// Recomputes, after one loop, values defined before it.
 class LoopRematerializer {
@@ -129,11 +107,7 @@ private:
     if (!special.empty()) {
       // Side effects keep the backend's CSE from folding it into the read
       // before the loop.
-      auto *type = FunctionType::get(value.getType(), /*isVarArg=*/false);
-      InlineAsm *read = InlineAsm::get(type, "mov.u32 $0, " + special + ";",
-                                       "=r", /*hasSideEffects=*/true);
-      clone = CallInst::Create(read, {}, value.getName() + ".remat",
-                               point.getIterator());
+      clone = kiln::opaqueSpecialRegisterRead(value, special, point);
     } else {
       clone = value.clone();
       for (Use &operand : clone->operands()) {

@@ -14,9 +14,10 @@
 //   tma_store_wait tile      (thread 0: the tile has been read)
 //   barrier                  (before its bytes may hold other data)
 //
-// In a loop's body, or under ifs in it (a persistent kernel's epilogue),
-// when it fits beside the other buffers, the tile is allocated before the
-// loop instead, and the wait (and a barrier) moves before the local_store:
+// In a loop's body (scf.for or scf.while), or under ifs in it (a persistent
+// kernel's epilogue), when it fits beside the other buffers, the tile is
+// allocated before the loop instead, and the wait (and a barrier) moves
+// before the local_store:
 // one iteration's store reads the tile while the next iteration computes,
 // and a last wait follows the loop.
 //
@@ -168,11 +169,13 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     // buffer: the store of one iteration then reads it while the next
     // computes, and only the next store waits for it.
     // The loop may hold the store under ifs (a flattened loop's epilogue
-    // runs at each tile's last iteration).
-    scf::ForOp loop;
+    // runs at each tile's last iteration; tutorial 08's runtime chunk
+    // check), and be a while loop (tutorial 08's loop over a group's tiles).
+    Operation *loop = nullptr;
     for (Operation *parent = store->getParentOp(); parent;
          parent = parent->getParentOp()) {
-      loop = dyn_cast<scf::ForOp>(parent);
+      if (isa<scf::ForOp, scf::WhileOp>(parent))
+        loop = parent;
       if (loop || !isa<scf::IfOp>(parent))
         break;
     }
@@ -224,7 +227,7 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
   /// Whether `tile`, aligned as kiln-allocate-shared aligns it, fits with
   /// every buffer of the function that may live beside it at once (an upper
   /// bound) and a margin for the scratch of single ops.
-  static bool fitsBesideBuffers(scf::ForOp loop, kiln::gpu::MemDescType tile,
+  static bool fitsBesideBuffers(Operation *loop, kiln::gpu::MemDescType tile,
                                 int64_t sharedLimit) {
     constexpr int64_t kAlignment = 1024, kScratchMargin = 16 * 1024;
     auto aligned = [&](int64_t bytes) {

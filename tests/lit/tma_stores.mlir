@@ -108,6 +108,44 @@ func.func @store_per_tile(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<
 
 // -----
 
+// The same in a while loop's body, under an if (tutorial 08's loop over a
+// group's tiles, its store behind the run-time chunk check).
+// CHECK-LABEL: func.func @store_per_tile_while
+// CHECK: %[[TILE:.*]] = kiln_gpu.local_alloc : <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+// CHECK-NEXT: scf.while
+// CHECK: scf.if
+// CHECK-NEXT: kiln_gpu.tma_store_wait %[[TILE]]
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.local_store %{{.*}}, %[[TILE]]
+// CHECK-NEXT: kiln_gpu.fence_async_shared
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.async_tma_store %arg0[%{{.*}}, %arg4], %[[TILE]]
+// CHECK: kiln_gpu.tma_store_wait %[[TILE]]
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: return
+#mma = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
+func.func @store_per_tile_while(%map: !kiln.tensormap, %ptrs: tensor<64x128x!kiln.ptr<f16>, #mma>,
+                                %v: tensor<64x128xf16, #mma>, %n: i32, %on: i32, %fits: i1) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %last = scf.while (%om = %c0) : (i32) -> i32 {
+    %more = arith.cmpi slt, %om, %n : i32
+    scf.condition(%more) %om : i32
+  } do {
+  ^bb0(%om: i32):
+    scf.if %fits {
+      kiln.store %ptrs, %v tensor_map %map[%om, %on] : tensor<64x128x!kiln.ptr<f16>, #mma>, tensor<64x128xf16, #mma>
+    }
+    %next = arith.addi %om, %c64 : i32
+    scf.yield %next : i32
+  }
+  return
+}
+}
+
+// -----
+
 // Where the tile would not fit beside the other buffers (200 KB of them
 // here), each store waits for its own tile instead.
 // CHECK-LABEL: func.func @no_room_for_a_tile
