@@ -13,46 +13,39 @@
 #include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
-using kiln::fixedSpecialRegister;
-using kiln::isPureArithmetic;
 
 namespace {
-
-/// Largest tree cloned for one use: address and mask arithmetic of a tile is
-/// a few dozen instructions; anything larger is not worth recomputing.
-constexpr unsigned kMaxTreeSize = 64;
 
 /// Recomputes, after one loop, values defined before it.
 class LoopRematerializer {
 public:
   LoopRematerializer(const Loop &loop, DominatorTree &dominators,
                      SmallVectorImpl<WeakTrackingVH> &replaced)
-      : loop(loop), dominators(dominators), replaced(replaced) {}
+      : loop(loop), dominators(dominators), replaced(replaced),
+        trees([this](const Instruction &inst) { return isCandidate(inst); },
+              [](const Instruction &leaf) {
+                // Alive anyway: read through an opaque copy.
+                return opaqueConstraint(leaf.getType()) != nullptr;
+              },
+              [this](Instruction &leaf, Instruction &point) {
+                return opaqueConstraint(leaf.getType())
+                           ? opaqueCopy(leaf, point)
+                           : nullptr;
+              }) {}
 
   /// Replaces `operand`, used after the loop, by a recomputed copy made
   /// before `insertBefore` when the loop would otherwise keep its value
   /// alive; the value replaced goes into `replaced`.
   void rematerialize(Use &operand, Instruction &insertBefore) {
     auto *value = dyn_cast<Instruction>(operand.get());
-    if (!value || !isCandidate(*value))
+    if (!value || !isCandidate(*value) || !trees.measure(*value).worthIt())
       return;
-    Tree tree = measure(*value);
-    if (!tree.recomputable || !tree.perThread || tree.size > kMaxTreeSize)
-      return;
-    operand.set(cloneBefore(*value, insertBefore));
+    operand.set(
+        trees.cloneBefore(*value, insertBefore, copiesAt(insertBefore)));
     replaced.push_back(value);
   }
 
 private:
-  struct Tree {
-    bool recomputable = true;
-    /// Reads a special register or a value the loop keeps alive, as
-    /// per-thread values do; a tree of constants and arguments only is
-    /// uniform, and cheap to keep.
-    bool perThread = false;
-    unsigned size = 0;
-  };
-
   /// Defined before the loop and not used in it: alive across the loop only
   /// for its uses after it.
   bool isCandidate(const Instruction &value) const {
@@ -65,71 +58,12 @@ private:
     return true;
   }
 
-  Tree measure(const Instruction &value) {
-    auto cached = measured.find(&value);
-    if (cached != measured.end())
-      return cached->second;
-    Tree tree;
-    tree.size = 1;
-    if (!fixedSpecialRegister(value).empty()) {
-      tree.perThread = true;
-    } else if (!isPureArithmetic(value)) {
-      tree.recomputable = false;
-    } else {
-      for (const Value *operand : value.operands()) {
-        const auto *inst = dyn_cast<Instruction>(operand);
-        if (!inst)
-          continue; // constants, arguments
-        if (!isCandidate(*inst)) {
-          // Alive anyway: read through an opaque copy (opaqueCopy).
-          tree.perThread |= opaqueConstraint(inst->getType()) != nullptr;
-          continue;
-        }
-        Tree sub = measure(*inst);
-        tree.recomputable &= sub.recomputable;
-        tree.perThread |= sub.perThread;
-        tree.size += sub.size;
-      }
-    }
-    measured[&value] = tree;
-    return tree;
-  }
-
-  /// The copy of `value` made before `point` the first time it is asked for
-  /// (points in one block are asked for in program order, and a block's
-  /// terminator only after them).
-  Value *cloneBefore(Instruction &value, Instruction &point) {
-    auto &clones = copiesAt(point);
-    if (Value *clone = clones.lookup(&value))
-      return clone;
-    Instruction *clone;
-    std::string special = fixedSpecialRegister(value);
-    if (!special.empty()) {
-      // Side effects keep the backend's CSE from folding it into the read
-      // before the loop.
-      clone = kiln::opaqueSpecialRegisterRead(value, special, point);
-    } else {
-      clone = value.clone();
-      for (Use &operand : clone->operands()) {
-        auto *inst = dyn_cast<Instruction>(operand.get());
-        if (inst && isCandidate(*inst))
-          operand.set(cloneBefore(*inst, point));
-        else if (inst && opaqueConstraint(inst->getType()))
-          operand.set(opaqueCopy(*inst, point));
-      }
-      clone->setName(value.getName() + ".remat");
-      clone->insertBefore(point.getIterator());
-    }
-    clones[&value] = clone;
-    return clone;
-  }
-
   /// A copy of `value` (alive anyway) made before `point` through a
   /// side-effecting move, so that the backend's CSE cannot fold the clones
   /// that read it into the copies before the loop (`base + 2048` recomputed
   /// after the loop is otherwise merged back into the one before it).
   Value *opaqueCopy(Instruction &value, Instruction &point) {
-    auto &clones = copiesAt(point);
+    kiln::TreeCloner::Clones &clones = copiesAt(point);
     if (Value *copy = clones.lookup(&value))
       return copy;
     Type *type = value.getType();
@@ -157,17 +91,16 @@ private:
 
   /// The copies made before `point`: one map per block for the points
   /// inside it, another for its terminator.
-  DenseMap<const Instruction *, Value *> &copiesAt(const Instruction &point) {
+  kiln::TreeCloner::Clones &copiesAt(const Instruction &point) {
     return clonesByBlock[{point.getParent(), unsigned(point.isTerminator())}];
   }
 
   const Loop &loop;
   DominatorTree &dominators;
   SmallVectorImpl<WeakTrackingVH> &replaced;
-  DenseMap<const Instruction *, Tree> measured;
+  kiln::TreeCloner trees;
   /// Copies by (block, made before its terminator).
-  DenseMap<std::pair<const BasicBlock *, unsigned>,
-           DenseMap<const Instruction *, Value *>>
+  DenseMap<std::pair<const BasicBlock *, unsigned>, kiln::TreeCloner::Clones>
       clonesByBlock;
 };
 

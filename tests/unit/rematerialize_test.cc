@@ -1,12 +1,17 @@
-// rematerializeAfterLoops on small LLVM IR functions: where the recomputed
-// copies go (after the loop, or in a later loop's preheader) and how they
-// are kept from being folded back into the copies before the loop.
+// Both rematerializers on small LLVM IR functions. After loops: where the
+// recomputed copies go (after the loop, or in a later loop's preheader) and
+// how they are kept from being folded back into the copies before the loop.
+// In loops: per-thread trees LICM hoisted to the entry are recomputed where a
+// loop uses them between its inner loops, and left alone where an inner loop
+// uses them too or where they are uniform.
 #include "compiler/target/RematerializeAfterLoops.h"
+#include "compiler/target/RematerializeInLoops.h"
 
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -148,6 +153,112 @@ exit:
 }
 )"));
   EXPECT_FALSE(run(*p.function));
+}
+
+// An outer loop over tiles holding an inner loop; after the inner loop, the
+// tile's epilogue stores at %row (per thread), adds %uniform, and %hot is
+// read inside the inner loop as well.
+constexpr const char *kTiles = R"(
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+
+define void @k(ptr addrspace(1) %out, i32 %n, i32 %m) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %shifted = lshr i32 %tid, 5
+  %row = xor i32 %shifted, 24
+  %hot = shl i32 %tid, 3
+  %uniform = mul i32 %n, 3
+  br label %tile
+tile:
+  %t = phi i32 [ 0, %entry ], [ %t.next, %epilogue ]
+  br label %inner
+inner:
+  %i = phi i32 [ 0, %tile ], [ %i.next, %inner ]
+  %acc = phi i32 [ 0, %tile ], [ %acc.next, %inner ]
+  %acc.next = add i32 %acc, %hot
+  %i.next = add i32 %i, 1
+  %c = icmp slt i32 %i.next, %m
+  br i1 %c, label %inner, label %epilogue
+epilogue:
+  %at = add i32 %row, %t
+  %v = add i32 %acc.next, %uniform
+  %v2 = add i32 %v, %hot
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %at
+  store i32 %v2, ptr addrspace(1) %p
+  %t.next = add i32 %t, 1
+  %ct = icmp slt i32 %t.next, %n
+  br i1 %ct, label %tile, label %exit
+exit:
+  ret void
+}
+)";
+
+Instruction *named(Function &function, StringRef name) {
+  for (Instruction &inst : instructions(function))
+    if (inst.getName() == name)
+      return &inst;
+  return nullptr;
+}
+
+bool runInLoops(Function &function) {
+  DominatorTree dominators(function);
+  LoopInfo loops(dominators);
+  return kiln::rematerializeInLoops(function, loops);
+}
+
+TEST(RematerializeInLoops, RecomputesPerThreadTreesBetweenInnerLoops) {
+  Parsed parsed;
+  ASSERT_NO_FATAL_FAILURE(parse(parsed, kTiles));
+  Function &f = *parsed.function;
+  ASSERT_TRUE(runInLoops(f));
+  ASSERT_FALSE(verifyFunction(f, &errs()));
+  // %at now reads a copy of %row made in the epilogue from an opaque read
+  // of %tid.x; the copies before the loops are gone.
+  Instruction *at = named(f, "at");
+  auto *row = dyn_cast<Instruction>(at->getOperand(0));
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->getParent(), at->getParent());
+  EXPECT_EQ(row->getName(), "row.remat");
+  auto *shifted = cast<Instruction>(row->getOperand(0));
+  EXPECT_EQ(shifted->getParent(), at->getParent());
+  EXPECT_EQ(asmOf(shifted->getOperand(0)), "mov.u32 $0, %tid.x;");
+  EXPECT_EQ(named(f, "row"), nullptr);
+  EXPECT_EQ(named(f, "shifted"), nullptr);
+  // %hot, read in the inner loop too, stays where it is and so does the
+  // uniform %uniform; the entry's %tid remains for %hot.
+  EXPECT_EQ(named(f, "v2")->getOperand(1), named(f, "hot"));
+  EXPECT_EQ(named(f, "v")->getOperand(1), named(f, "uniform"));
+  EXPECT_EQ(named(f, "hot")->getParent()->getName(), "entry");
+}
+
+// Without an inner loop every use is in an innermost loop: nothing moves.
+constexpr const char *kFlat = R"(
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+
+define void @k(ptr addrspace(1) %out, i32 %n) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %row = xor i32 %tid, 24
+  br label %loop
+loop:
+  %t = phi i32 [ 0, %entry ], [ %t.next, %loop ]
+  %at = add i32 %row, %t
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 %at
+  store i32 %t, ptr addrspace(1) %p
+  %t.next = add i32 %t, 1
+  %c = icmp slt i32 %t.next, %n
+  br i1 %c, label %loop, label %exit
+exit:
+  ret void
+}
+)";
+
+TEST(RematerializeInLoops, LeavesInnermostLoopsAlone) {
+  Parsed parsed;
+  ASSERT_NO_FATAL_FAILURE(parse(parsed, kFlat));
+  EXPECT_FALSE(runInLoops(*parsed.function));
+  EXPECT_EQ(named(*parsed.function, "at")->getOperand(0),
+            named(*parsed.function, "row"));
 }
 
 } // namespace
