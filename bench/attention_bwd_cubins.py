@@ -372,13 +372,8 @@ def main():
             timed = dict(kiln=kiln, triton=upstream, sdpa=sdpa)
             if args.per_kernel:
                 timed.update(kiln_pre=kiln_pre, triton_pre=triton_pre, kiln_bwd=kiln_bwd, triton_bwd=triton_bwd)
-            times = {key: [] for key in timed}
-            for _ in range(args.rounds):
-                for key, fn in timed.items():
-                    times[key].append(triton.testing.do_bench(fn))
-            flops = 2.5 * 4.0 * Z * H * n_ctx * n_ctx * d * (0.5 if causal else 1.0) * 1e-9
-            tf = {key: flops / statistics.median(times[key]) for key in ("kiln", "triton", "sdpa")}
-            ratio = statistics.median(t / kk for kk, t in zip(times["kiln"], times["triton"]))
+            times, tf, ratio = cubin_launch.time_interleaved(
+                timed, args.rounds, 2.5 * 4.0 * Z * H * n_ctx * n_ctx * d * (0.5 if causal else 1.0) * 1e-9)
             meta = bwd.meta
             row = dict(name=config["name"], preprocess=config["pre"], arch=config["arch"], head_dim=d, causal=causal,
                        n_ctx=n_ctx, config=f"{BWD_BLOCKS['BLOCK_M1']}/{BWD_BLOCKS['BLOCK_N1']}/"

@@ -29,7 +29,6 @@ import datetime
 import importlib.util
 import json
 import os
-import statistics
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -157,14 +156,9 @@ def main():
                                  config=config_of(name, bm, bn, warps, stages), triton_failed=triton_failed))
                 del q, k, v, out, reference, lse
                 continue
-            times = {"kiln": [], "triton": [], "sdpa": []}
-            for _ in range(args.rounds):
-                times["kiln"].append(triton.testing.do_bench(kiln))
-                times["triton"].append(triton.testing.do_bench(upstream))
-                times["sdpa"].append(triton.testing.do_bench(sdpa))
-            flops = 4.0 * Z * H * n_ctx * n_ctx * d * (0.5 if causal else 1.0) * 1e-9
-            tf = {key: flops / statistics.median(t) for key, t in times.items()}
-            ratio = statistics.median(t / kk for kk, t in zip(times["kiln"], times["triton"]))
+            times, tf, ratio = cubin_launch.time_interleaved(
+                dict(kiln=kiln, triton=upstream, sdpa=sdpa), args.rounds,
+                4.0 * Z * H * n_ctx * n_ctx * d * (0.5 if causal else 1.0) * 1e-9)
             row = dict(name=name, arch=arch, head_dim=d, causal=causal, n_ctx=n_ctx,
                        config=config_of(name, bm, bn, warps, stages), registers=meta.get("registers"),
                        spills=meta.get("spills"), shared_bytes=shared, triton_registers=triton_regs,

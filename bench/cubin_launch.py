@@ -1,6 +1,7 @@
 """Launching kilnc's cubins from Python through the CUDA driver (ctypes), for
 the benches that time them beside Triton: load a cubin and its metadata,
-pack the entry point's arguments, launch on torch's current stream. A cubin
+pack the entry point's arguments, launch on torch's current stream, and time
+them beside Triton the same way in every bench (time_interleaved). A cubin
 whose metadata has "global_scratch_bytes" takes one more argument after all
 others, the global scratch pointer, which Cubin.launch sets for its grid."""
 import collections
@@ -8,6 +9,7 @@ import ctypes
 import json
 import os
 import re
+import statistics
 
 # A `tensordesc<T[...]>` argument: the base address and the extents and
 # strides in elements, outermost first (the last stride is 1).
@@ -19,6 +21,25 @@ _ELEMENT_BYTES = {"fp8e4nv": 1, "fp8e5": 1, "i8": 1, "u8": 1, "fp16": 2, "bf16":
 _TENSOR_MAP_TYPE = {"u8": 0, "i8": 0, "fp8e4nv": 0, "fp8e5": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3,
                     "u64": 4, "i64": 5, "fp16": 6, "fp32": 7, "fp64": 8, "bf16": 9}
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CUtensorMapSwizzle
+
+
+def time_interleaved(runs, rounds, gflop):
+    """Times `runs` (name -> function; None leaves that name out; "kiln" and
+    "triton" among them) with triton.testing.do_bench, each in turn,
+    interleaved over `rounds` rounds so that a clock or thermal drift moves
+    them alike. Returns (ms: name -> the rounds' times, tflops: name -> `gflop`
+    over the median time, the median of the per-round ratios of Triton's time
+    to Kiln's: above 1, Kiln is faster)."""
+    import triton.testing
+
+    timed = {name: fn for name, fn in runs.items() if fn is not None}
+    ms = {name: [] for name in timed}
+    for _ in range(rounds):
+        for name, fn in timed.items():
+            ms[name].append(triton.testing.do_bench(fn))
+    tflops = {name: gflop / statistics.median(t) for name, t in ms.items()}
+    ratio = statistics.median(t / k for k, t in zip(ms["kiln"], ms["triton"]))
+    return ms, tflops, ratio
 
 
 def write_triton_asm(compiled, directory, name):

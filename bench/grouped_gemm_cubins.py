@@ -40,7 +40,6 @@ import datetime
 import importlib.util
 import json
 import os
-import statistics
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TUTORIAL = os.path.join(REPO, "tests", "realworld", "tutorials", "python", "tutorials", "08-grouped-gemm.py")
@@ -243,15 +242,9 @@ def main():
             cubin_launch.write_triton_asm(compiled, args.dump_triton, entry["name"])
         checks = dict(kiln=kiln_check, triton=close(dtype, g["C"], g["ref"], g["C_rows"]))
         cublas = (lambda: [torch.matmul(a, b) for a, b in zip(g["A"], g["B"])]) if dtype == "fp16" else None
-        times = {"kiln": [], "triton": [], "cublas": []}
-        for _ in range(args.rounds):
-            times["kiln"].append(triton.testing.do_bench(kiln))
-            times["triton"].append(triton.testing.do_bench(upstream))
-            if cublas:
-                times["cublas"].append(triton.testing.do_bench(cublas))
-        flops = sum(2 * M * N * K for M, N, K in shape_list) * 1e-9
-        tf = {k: flops / statistics.median(v) for k, v in times.items() if v}
-        ratio = statistics.median(t / k for k, t in zip(times["kiln"], times["triton"]))
+        times, tf, ratio = cubin_launch.time_interleaved(
+            dict(kiln=kiln, triton=upstream, cublas=cublas), args.rounds,
+            sum(2 * M * N * K for M, N, K in shape_list) * 1e-9)
         rows.append(dict(name=entry["name"], kernel=kernel, dtype=dtype, group=group_name, shapes=shape_list,
                          config=config_text(entry), correct=checks, tflops=tf, ms=times, kiln_over_triton=ratio,
                          kiln=dict(registers=cubin.meta.get("registers"), spills=cubin.meta.get("spills")),

@@ -49,7 +49,6 @@ import datetime
 import importlib.util
 import json
 import os
-import statistics
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _spec = importlib.util.spec_from_file_location("kiln_bench_matmul", os.path.join(REPO, "bench", "matmul.py"))
@@ -151,15 +150,8 @@ def main():
                 torch.backends.cuda.matmul.allow_tf32 = False
         elif dtype != "fp8e4nv":
             cublas = lambda: torch.matmul(a, b)
-        times = {"kiln": [], "triton": [], "cublas": []}
-        for _ in range(args.rounds):
-            times["kiln"].append(triton.testing.do_bench(kiln))
-            times["triton"].append(triton.testing.do_bench(upstream))
-            if cublas:
-                times["cublas"].append(triton.testing.do_bench(cublas))
-        flops = 2 * M * N * K * 1e-9
-        tf = {k: flops / statistics.median(v) for k, v in times.items() if v}
-        ratio = statistics.median(t / k for k, t in zip(times["kiln"], times["triton"]))
+        times, tf, ratio = cubin_launch.time_interleaved(
+            dict(kiln=kiln, triton=upstream, cublas=cublas), args.rounds, 2 * M * N * K * 1e-9)
         config = (f"{bm}x{bn}x{cfg['BLOCK_SIZE_K']} w{cfg['num_warps']} s{cfg['num_stages']}"
                   + (f" g{cfg['GROUP_SIZE_M']}" if cfg["GROUP_SIZE_M"] != 8 else ""))
         row = dict(name=name, dtype=dtype, arch=arch, size=size, config=label + config,

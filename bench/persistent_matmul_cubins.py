@@ -55,7 +55,6 @@ import datetime
 import importlib.util
 import json
 import os
-import statistics
 import sys
 import types
 
@@ -343,14 +342,8 @@ def main():
         checks = dict(kiln=close(dtype, c, ref), triton=close(dtype, triton_out, ref),
                       kiln_vs_triton=close(dtype, c, triton_out, against_triton=True))
         del triton_out
-        times = {"kiln": [], "triton": [], "cublas": []}
-        for _ in range(args.rounds):
-            times["kiln"].append(triton.testing.do_bench(kiln))
-            times["triton"].append(triton.testing.do_bench(upstream))
-            times["cublas"].append(triton.testing.do_bench(cublas))
-        flops = 2 * M * N * K * 1e-9
-        tf = {k: flops / statistics.median(v) for k, v in times.items() if v}
-        ratio = statistics.median(t / k for k, t in zip(times["kiln"], times["triton"]))
+        times, tf, ratio = cubin_launch.time_interleaved(
+            dict(kiln=kiln, triton=upstream, cublas=cublas), args.rounds, 2 * M * N * K * 1e-9)
         rows.append(dict(name=entry["name"], kernel=kernel, dtype=dtype, size=size, config=config_text(entry),
                          grid=programs, correct=checks, tflops=tf, ms=times, kiln_over_triton=ratio,
                          triton_warp_specialize=triton_ws,
