@@ -339,21 +339,22 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
                     : Value(LLVM::XOrOp::create(rewriter, loc, v,
                                                 i32Constant(rewriter, loc, c)));
     };
-    if (elementBytes == 2 && address.registerXors(*layout) &&
+    std::optional<SmallVector<int64_t>> xors = address.registerXors(*layout);
+    if (elementBytes == 2 && xors &&
         kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix()) {
       for (bool transposed : {false, true}) {
         std::optional<kiln::layout::LinearLayout> writer =
             kiln::stmatrixWriter(*layout, transposed);
         if (!writer || !fillsChunks(address, *writer))
           continue;
-        SmallVector<int64_t> xors = *address.registerXors(*writer);
+        SmallVector<int64_t> rowXors = *address.registerXors(*writer);
         SmallVector<kiln::Coordinates> coords =
             kiln::emitCoordinates(rewriter, loc, *writer);
         Value row = address.emit(rewriter, loc, coords[0][0], coords[0][1]);
         for (size_t k = 0; k < values.size(); k += 8) {
           Value shared =
               LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
-                                       at(xorConstant(row, xors[k])));
+                                       at(xorConstant(row, rowXors[k])));
           kiln::emitStmatrix(rewriter, loc, shared,
                              ValueRange(values).slice(k, 8), transposed);
         }
@@ -367,10 +368,10 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
     vec = unsigned(llvm::bit_floor(vec));
     SmallVector<kiln::Coordinates> coords =
         kiln::emitCoordinates(rewriter, loc, *layout);
+    // Immediate offsets where the register bits are apart from the
+    // thread's (added, first below), XORed constants otherwise.
     std::optional<SmallVector<int64_t>> constants =
         address.registerOffsets(*layout);
-    std::optional<SmallVector<int64_t>> xors =
-        constants ? std::nullopt : address.registerXors(*layout);
     Value threadOffset =
         constants || xors
             ? address.emit(rewriter, loc, coords[0][0], coords[0][1])

@@ -71,15 +71,11 @@ public:
   /// otherwise.
   std::optional<llvm::SmallVector<int64_t>>
   registerOffsets(const layout::LinearLayout &tensorLayout) const {
-    auto offsetOf = [&](llvm::ArrayRef<int32_t> coords) {
-      size_t n = coords.size();
-      return n < 2 ? int64_t(-1) : layout.offset(coords[n - 2], coords[n - 1]);
-    };
     int64_t threadBits = 0, registerBits = 0;
     llvm::SmallVector<int64_t> registerBases;
     for (llvm::StringRef dim : tensorLayout.getInDimNames())
       for (int32_t bit = 0; bit < tensorLayout.getInDimSizeLog2(dim); ++bit) {
-        int64_t offset = offsetOf(tensorLayout.getBasis(dim, bit));
+        int64_t offset = basisOffset(tensorLayout, dim, bit);
         if (offset < 0)
           return std::nullopt;
         if (dim == layout::kRegister) {
@@ -91,17 +87,18 @@ public:
       }
     if (registerBits & threadBits)
       return std::nullopt;
-    llvm::SmallVector<int64_t> offsets;
-    int32_t registers = tensorLayout.getInDimSize(layout::kRegister);
-    for (int32_t r = 0; r < registers; ++r) {
+    std::optional<llvm::SmallVector<int64_t>> offsets =
+        offsetsByRegister(tensorLayout);
+    if (!offsets)
+      return std::nullopt;
+    for (auto [r, offset] : llvm::enumerate(*offsets)) {
       int64_t linear = 0;
       for (auto [bit, base] : llvm::enumerate(registerBases))
         if ((r >> bit) & 1)
           linear ^= base;
       // The offset must be linear in the coordinates (power-of-two tiles).
-      if (offsetOf(registerCoordinates(tensorLayout, unsigned(r))) != linear)
+      if (offset != linear)
         return std::nullopt;
-      offsets.push_back(linear);
     }
     return offsets;
   }
@@ -116,29 +113,39 @@ public:
     if (!llvm::isPowerOf2_64(uint64_t(layout.rows)) ||
         !llvm::isPowerOf2_64(uint64_t(layout.cols)))
       return std::nullopt;
-    llvm::SmallVector<int64_t> offsets;
-    int32_t registers = tensorLayout.getInDimSize(layout::kRegister);
-    for (int32_t r = 0; r < registers; ++r) {
-      llvm::SmallVector<int32_t> coords =
-          registerCoordinates(tensorLayout, unsigned(r));
-      size_t n = coords.size();
-      if (n < 2)
-        return std::nullopt;
-      offsets.push_back(layout.offset(coords[n - 2], coords[n - 1]));
-    }
-    return offsets;
+    return offsetsByRegister(tensorLayout);
   }
 
   /// The byte offset, under `tensorLayout`, of the basis `bit` of
-  /// hardware dimension `dim` (linear tiles only: see registerXors).
+  /// hardware dimension `dim`; -1 for fewer than two coordinates.
   int64_t basisOffset(const layout::LinearLayout &tensorLayout,
                       llvm::StringRef dim, int32_t bit) const {
-    llvm::ArrayRef<int32_t> coords = tensorLayout.getBasis(dim, bit);
+    return offsetOf(tensorLayout.getBasis(dim, bit));
+  }
+
+private:
+  /// The byte offset of the element at `coords` (its last two); -1 for
+  /// fewer than two.
+  int64_t offsetOf(llvm::ArrayRef<int32_t> coords) const {
     size_t n = coords.size();
     return n < 2 ? -1 : layout.offset(coords[n - 2], coords[n - 1]);
   }
 
-private:
+  /// The offset of each register of `tensorLayout` (lane, warp and block
+  /// 0); std::nullopt where a register has fewer than two coordinates.
+  std::optional<llvm::SmallVector<int64_t>>
+  offsetsByRegister(const layout::LinearLayout &tensorLayout) const {
+    llvm::SmallVector<int64_t> offsets;
+    int32_t registers = tensorLayout.getInDimSize(layout::kRegister);
+    for (int32_t r = 0; r < registers; ++r) {
+      int64_t offset = offsetOf(registerCoordinates(tensorLayout, unsigned(r)));
+      if (offset < 0)
+        return std::nullopt;
+      offsets.push_back(offset);
+    }
+    return offsets;
+  }
+
   layout::NvmmaShared layout;
 };
 
