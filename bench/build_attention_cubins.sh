@@ -8,7 +8,11 @@
 # SOURCE=tutorial06_host: the same with host descriptors (`tensordesc<...>:16`),
 # the form the tutorial uses on Hopper. WS=1 (tutorial06 sources): each
 # sm_90a cubin is also built with warp_specialize=True, named ..._ws (a
-# producer warpgroup issues the k and v copies).
+# producer warpgroup issues the k and v copies). VARIANT=aligned_pointers or
+# VARIANT=general (tutorial06 source): the signature without hints, compiled
+# as the build's aligned-pointers variant (`--aligned-pointers`) or its
+# general one: what the launcher runs for a batch of 1 or 12 heads, or for
+# misaligned tensors (run attention_cubins.py with --batch 1 --heads 12).
 #
 #   bench/build_attention_cubins.sh [KILNC] [DEST] [SOURCE]
 #     (defaults: build/compiler/driver/kilnc, .devbuild/attention_cubins, bench)
@@ -40,12 +44,18 @@ while IFS='|' read -r arch d causal bm bn warps stages; do
     kernel=attn_fwd
     sig="Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"
   fi
+  flags=()
+  if [[ -n ${VARIANT:-} && $source == tutorial06 ]]; then
+    sig=${sig//:16/}
+    [[ $VARIANT == aligned_pointers ]] && flags=(--aligned-pointers)
+  fi
   forms=("$name|$sig")
   [[ ${WS:-0} == 1 && $source == tutorial06* && $arch == sm_90a ]] &&
     forms+=("${name}_ws|${sig/warp_specialize=False/warp_specialize=True}")
   for form in "${forms[@]}"; do
     n=${form%%|*} s=${form#*|}
-    if "$kilnc" compile "$src" -n "$kernel" --arch "$arch" -o "$dest/$n.cubin" --metadata "$dest/$n.json" -s "$s"; then
+    if "$kilnc" compile "$src" -n "$kernel" --arch "$arch" ${flags[@]+"${flags[@]}"} -o "$dest/$n.cubin" \
+      --metadata "$dest/$n.json" -s "$s"; then
       echo "$n|$arch|$d|$causal|$bm|$bn|$warps|$stages" >>"$dest/list.txt"
     else
       echo "build_attention_cubins: $n FAILED" >&2; status=1

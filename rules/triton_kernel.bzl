@@ -19,7 +19,10 @@
 Each specialization x arch is compiled twice by `kilnc compile` (actions
 `TritonCompile`): a general variant and an `--aligned` one that assumes every
 pointer and integer argument is divisible by 16; the launcher picks between
-them at run time. A specialization that gives an integer type to a parameter
+them at run time. A specialization with a pointer and an integer (or
+descriptor) that carry no hint gets an `--aligned-pointers` variant too
+(pointers 16-byte aligned, integers anything: a batch of 1, 12 heads, 1000
+tokens). A specialization that gives an integer type to a parameter
 with "stride" in its name gets a third, `--unit-strides` variant: the aligned
 one with the strides of the kernel's contiguous (last) axes taken equal to 1,
 so that row-major calls with unit strides run vectorized code. The
@@ -103,9 +106,34 @@ def _has_stride_parameter(signature):
             return True
     return False
 
+def _entry_type(entry):
+    """The type (or value) of one signature entry, named or positional."""
+    entry = entry.strip()
+    if "=" in entry:
+        key, value = entry.split("=", 1)
+        if key.strip().replace("_", "a").isalnum():
+            return value.strip()
+    return entry
+
+def _has_unhinted_pointer_and_integer(signature):
+    """Whether `signature` has a pointer and an integer (or a descriptor,
+    whose extents are integers) that carry no hint: the aligned-pointers
+    variant differs from the general and the aligned ones only then."""
+    pointer = False
+    integer = False
+    for entry in _split_entries(signature):
+        value = _entry_type(entry)
+        if value.startswith("*") and ":" not in value:
+            pointer = True
+        elif value in _INTEGER_TYPES or (value.startswith("tensordesc<") and value.endswith(">")):
+            integer = True
+    return pointer and integer
+
 def _variants(signature):
     """(name, kilnc flags) of each variant compiled for `signature`."""
     variants = [("general", []), ("aligned", ["--aligned"])]
+    if _has_unhinted_pointer_and_integer(signature):
+        variants.append(("aligned_pointers", ["--aligned-pointers"]))
     if _has_stride_parameter(signature):
         variants.append(("unit_stride", ["--unit-strides"]))
     return variants
@@ -676,8 +704,9 @@ def triton_kernel(
     kernel, `namespace::launch_<kernel>(...)` overloads, one per set of
     parameter types, and the config type `namespace::<kernel>_config` that
     picks among specializations differing in constexpr values or launch
-    options. The launchers pick the cubin for the device and the aligned,
-    unit-stride or general variant for the arguments at run time.
+    options. The launchers pick the cubin for the device and the
+    unit-stride, aligned, aligned-pointers or general variant for the
+    arguments at run time.
     docs/usage.md has the whole story.
 
     Args:

@@ -23,7 +23,10 @@
 #
 # Every specialization x arch is compiled twice by `kilnc compile`: a general
 # variant and an `--aligned` one (every pointer and integer argument divisible
-# by 16); the launcher picks at run time. A named specialization that gives an
+# by 16); the launcher picks at run time. A specialization with a pointer and
+# an integer (or descriptor) that carry no hint gets an `--aligned-pointers`
+# variant too (pointers 16-byte aligned, integers anything: a batch of 1, 12
+# heads, 1000 tokens). A named specialization that gives an
 # integer type to a parameter with "stride" in its name gets a third,
 # `--unit-strides` variant: the aligned one with the strides of the kernel's
 # contiguous (last) axes taken equal to 1 (docs/usage.md). With AUTOTUNE, each specialization
@@ -536,7 +539,26 @@ function(triton_kernel)
       # integer type (no hint) to a parameter with "stride" in its name.
       set(variants general aligned)
       string(TOLOWER "${spec}" lower_spec)
+      # (A tensordesc<fp16[128,64]> splits in two; its tail ends with "]>".)
       string(REPLACE "," ";" lower_entries "${lower_spec}")
+      set(unhinted_pointer FALSE)
+      set(unhinted_integer FALSE)
+      foreach(entry IN LISTS lower_entries)
+        if(entry MATCHES "^[ ]*([a-z0-9_]+[ ]*=[ ]*)?\\*[a-z0-9]+[ ]*$")
+          set(unhinted_pointer TRUE)
+        elseif(entry MATCHES "^[ ]*([a-z0-9_]+[ ]*=[ ]*)?([a-z0-9]+)[ ]*$"
+               AND CMAKE_MATCH_2 IN_LIST _KILN_INTEGER_TYPES)
+          set(unhinted_integer TRUE)
+        elseif(entry MATCHES "\\]>[ ]*$")
+          set(unhinted_integer TRUE) # a descriptor's extents
+        endif()
+      endforeach()
+      # The aligned-pointers variant, for a specialization with a pointer
+      # and an integer (or descriptor) that carry no hint: without both it
+      # is the general or the aligned variant.
+      if(unhinted_pointer AND unhinted_integer)
+        list(APPEND variants aligned_pointers)
+      endif()
       foreach(entry IN LISTS lower_entries)
         if(entry MATCHES "^[ ]*[a-z0-9_]*stride[a-z0-9_]*[ ]*=[ ]*([a-z0-9]+)[ ]*$"
            AND CMAKE_MATCH_1 IN_LIST _KILN_INTEGER_TYPES)
@@ -549,6 +571,8 @@ function(triton_kernel)
         set(aligned_flag "")
         if(variant STREQUAL "aligned")
           set(aligned_flag --aligned)
+        elseif(variant STREQUAL "aligned_pointers")
+          set(aligned_flag --aligned-pointers)
         elseif(variant STREQUAL "unit_stride")
           set(aligned_flag --unit-strides)
         endif()

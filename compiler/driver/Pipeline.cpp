@@ -335,6 +335,8 @@ int kiln::compileKernel(const CompileOptions &options) {
                                "': " + toString(spec.takeError()));
     return 1;
   }
+  if (options.alignedPointers)
+    frontend::assumeAlignedPointers(*spec);
   if (!emitter.applyHeuristics(*kernel, *spec))
     return 1;
   if (Error unsupported = frontend::checkLaunchOptionsSupported(*spec)) {

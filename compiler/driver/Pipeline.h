@@ -19,9 +19,10 @@ struct CompileOptions {
   unsigned numWarps = 4;
   unsigned numStages = 3;
   bool numWarpsGiven = false, numStagesGiven = false;
-  bool aligned = false; // every pointer and integer divisible by 16
-  bool debug = false;   // keep tl.device_assert and run-time asserts
-  bool flatten = true;  // honour tl.range's flatten
+  bool aligned = false;         // every pointer and integer divisible by 16
+  bool alignedPointers = false; // every pointer 16-byte aligned
+  bool debug = false;           // keep tl.device_assert and run-time asserts
+  bool flatten = true;          // honour tl.range's flatten
   Stage emit = Stage::Cubin;
   std::string outputPath;    // "-" for stdout
   std::string metadataPath;  // optional, with Stage::Cubin

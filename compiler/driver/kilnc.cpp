@@ -2,14 +2,15 @@
 //--------------------------------===//
 //
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH [-w N] [-ns N]
-//         [--aligned | --unit-strides] [--debug] -o OUT
+//         [--aligned | --aligned-pointers | --unit-strides] [--debug] -o OUT
 //         [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] [--ptx-output
 //         OUT.ptx]
 //         [--dump-ir DIR] [--ptxas PATH] [--libdevice PATH]
 //         [--resource-usage] [--mlir-* options of MLIR's pass manager]
 //   kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH
-//         [--aligned | --unit-strides] --autotune -o DIR [--emit ...]
-//         compiles one variant per @triton.autotune config into DIR
+//         [--aligned | --aligned-pointers | --unit-strides] --autotune -o DIR
+//         [--emit ...] compiles one variant per @triton.autotune config into
+//         DIR
 //   kilnc configs FILE.py [-n KERNEL] [--arch ARCH]
 //         prints the kernel's @triton.autotune configs, one signature
 //         fragment per line ("BLOCK=128, num_warps=4, num_stages=3")
@@ -67,7 +68,8 @@ static int printResourceUsage(ArrayRef<std::string> paths, raw_ostream &os) {
 
 static const char kUsage[] =
     "usage: kilnc compile FILE.py [-n KERNEL] -s SIGNATURE --arch ARCH "
-    "[-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --unit-strides] [--debug] "
+    "[-w NUM_WARPS] [-ns NUM_STAGES] [--aligned | --aligned-pointers | "
+    "--unit-strides] [--debug] "
     "-o OUT [--emit kiln|gpu|llvm|ptx|cubin] [--metadata OUT.json] "
     "[--ptx-output OUT.ptx] "
     "[--dump-ir DIR] [--autotune] [--resource-usage] [--ptxas PATH] "
@@ -272,6 +274,11 @@ int main(int argc, char **argv) {
       "aligned",
       cl::desc("assume every pointer and integer is divisible by 16"),
       cl::cat(category));
+  cl::opt<bool> alignedPointers(
+      "aligned-pointers",
+      cl::desc("assume every pointer 16-byte aligned, nothing of the "
+               "integers (the build's aligned-pointers variant)"),
+      cl::cat(category));
   cl::opt<bool> unitStrides(
       "unit-strides",
       cl::desc("the build's unit-stride variant: --aligned, with the integer "
@@ -365,6 +372,7 @@ int main(int argc, char **argv) {
   options.numStages = numStages;
   options.numStagesGiven = numStages.getNumOccurrences() > 0;
   options.aligned = aligned;
+  options.alignedPointers = alignedPointers;
   options.debug = debug;
   options.flatten = !noFlatten;
   options.emit = emit;
@@ -394,6 +402,13 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "kilnc")
         << "--unit-strides is the aligned variant with unit strides: drop "
            "--aligned\n";
+    return 2;
+  }
+  if (alignedPointers && (aligned || unitStrides)) {
+    WithColor::error(errs(), "kilnc")
+        << "--aligned-pointers assumes nothing of the integers; --"
+        << (aligned ? "aligned" : "unit-strides")
+        << " assumes them divisible by 16: give one of the two\n";
     return 2;
   }
   auto compile =

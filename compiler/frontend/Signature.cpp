@@ -401,6 +401,12 @@ kiln::frontend::parseSignature(StringRef signature,
   return spec;
 }
 
+void kiln::frontend::assumeAlignedPointers(KernelSpec &spec) {
+  for (ParamSpec &p : spec.params)
+    if (p.isKernelArgument() && p.type.isPointer)
+      p.divisibility = 16;
+}
+
 std::string KernelSpec::str() const {
   std::string s;
   for (const ParamSpec &p : params) {

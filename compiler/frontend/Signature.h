@@ -79,6 +79,13 @@ llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
                                           llvm::ArrayRef<ParamDecl> params,
                                           bool aligned);
 
+/// Marks every pointer parameter of `spec` divisible by 16 (its address
+/// 16-byte aligned), assuming nothing more of the integers: the build's
+/// aligned-pointers variant, for calls whose counts or strides are not
+/// multiples of 16 (a batch of 1, 12 heads, 1000 tokens) but whose tensors
+/// come from an allocator.
+void assumeAlignedPointers(KernelSpec &spec);
+
 /// Errors when `spec` asks for a launch option Kiln does not compile
 /// (num_ctas other than 1).
 llvm::Error checkLaunchOptionsSupported(const KernelSpec &spec);

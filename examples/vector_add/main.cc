@@ -175,10 +175,12 @@ absl::StatusOr<bool> Check(int64_t n, int64_t x_offset, Random& random) {
       ++wrong;
     }
   }
-  const bool aligned = x_offset == 0 && n % 16 == 0;
+  const char* variant = x_offset != 0 ? "general"
+                        : n % 16 == 0 ? "aligned"
+                                      : "aligned-pointers";
   std::printf("check %s n=%lld%s (%s variant): %s\n", E::kName,
               static_cast<long long>(n), x_offset != 0 ? " x misaligned" : "",
-              aligned ? "aligned" : "general",
+              variant,
               wrong == 0 ? "ok" : (std::to_string(wrong) + " wrong").c_str());
   return wrong == 0;
 }

@@ -92,7 +92,11 @@ expect ok_archs_from_setting "$a --//rules:archs=sm_80,sm91" \
 expect_actions ok_arch_spellings "--action_env=CUDA_HOME=/usr/local/cuda" "--arch sm_80" "--arch sm_90a" "--arch sm_86" \
   "ok_arch_spellings.kiln/sm_90a/s0_general.cubin" "--ptxas" "--libdevice" \
   "external/cuda/bin/ptxas" "libdevice.10.bc" "--mlir-timing" \
+  "ok_arch_spellings.kiln/sm_90a/s0_aligned_pointers.cubin" "--aligned-pointers" \
   "!CUDA_HOME" "!--arch 80" "!--arch 90a-real"
+# An aligned-pointers variant only where a pointer and an integer carry no
+# hint.
+expect_actions ok_hinted_pointers "" "--aligned" "!--aligned-pointers" "!aligned_pointers"
 # One kilnc check-spec of all the specializations, which every compile waits
 # for (its stamp is their input).
 MNEMONIC=TritonCheckSpec expect_actions ok_arch_spellings "" \

@@ -155,8 +155,9 @@ void CheckScaleTiles(int M, int N, int ld, int rows) {
   }
 }
 
-// Extents that are not multiples of 16 run the general variant: masked
-// stores, elementwise at the edge (70 floats end mid-chunk).
+// Extents that are not multiples of 16 run a variant that assumes nothing
+// of them (the aligned-pointers one): masked stores, elementwise at the edge
+// (70 floats end mid-chunk).
 TEST_F(DescriptorGpuTest, HostDescriptorsLoadAndStoreWithTails) {
   CheckScaleTiles(/*M=*/100, /*N=*/70, /*ld=*/80, /*rows=*/128);
 }
@@ -326,7 +327,7 @@ TEST_F(DescriptorGpuTest, FlattenedPersistentMatmul) {
                         /*ldc=*/160, /*rows=*/224, /*programs=*/5);
 }
 
-// Ragged sizes run the general variant (a masked store, TMA loads).
+// Ragged sizes run the aligned-pointers variant (a masked store, TMA loads).
 TEST_F(DescriptorGpuTest, FlattenedPersistentMatmulRaggedEdges) {
   CheckPersistentMatmul(/*M=*/100, /*N=*/90, /*K=*/200, /*ld=*/208,
                         /*ldc=*/96, /*rows=*/128, /*programs=*/3);
@@ -391,7 +392,8 @@ TEST_F(DescriptorGpuTest, DeviceDescriptorMatmulEncodesTensorMaps) {
                               /*programs=*/0, /*tensor_maps=*/true);
 }
 
-// Ragged sizes: the general variant, masked loads (no map is encoded).
+// Ragged sizes: the aligned-pointers variant, which does not know the strides
+// multiples of 16, so masked loads (no map is encoded).
 TEST_F(DescriptorGpuTest, DeviceDescriptorMatmulRaggedEdges) {
   CheckDeviceDescriptorMatmul(/*M=*/100, /*N=*/90, /*K=*/200, /*ld=*/208,
                               /*ldc=*/96, /*rows=*/128, /*persistent=*/false,

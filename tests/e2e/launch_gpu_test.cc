@@ -207,20 +207,22 @@ TEST_F(LaunchGpuTest, ConfigsAndGridFunctions) {
   EXPECT_GE(seen.launches.load(), 3);
 }
 
-// tuned_saxpy's variants are its three @triton.autotune configs, each general
-// and aligned; the first config is the default, and each runs when asked.
+// tuned_saxpy's variants are its three @triton.autotune configs, each
+// general, aligned-pointers and aligned; the first config is the default, and
+// each runs when asked.
 TEST_F(LaunchGpuTest, AutotuneConfigsAreTheVariants) {
   const kiln::KernelInfo &info = e2e::tuned::tuned_saxpy_info();
-  ASSERT_EQ(info.num_variants, 6);
+  ASSERT_EQ(info.num_variants, 9);
   std::vector<std::string> blocks;
   for (int v = 0; v < info.num_variants; ++v) {
     blocks.push_back(ConstexprOf(info.variants[v], "BLOCK") + "/" +
                      std::to_string(info.variants[v].num_warps) + "/" +
                      std::to_string(info.variants[v].num_stages));
   }
-  EXPECT_THAT(blocks, ::testing::UnorderedElementsAre("1024/4/3", "1024/4/3",
-                                                      "256/2/3", "256/2/3",
-                                                      "4096/8/2", "4096/8/2"));
+  EXPECT_THAT(blocks,
+              ::testing::UnorderedElementsAre(
+                  "1024/4/3", "1024/4/3", "1024/4/3", "256/2/3", "256/2/3",
+                  "256/2/3", "4096/8/2", "4096/8/2", "4096/8/2"));
 
   Buffers b = MakeBuffers(20000);
   const int32_t n = static_cast<int32_t>(b.n);

@@ -4,13 +4,18 @@
 // files unchanged, built by triton_kernel for sm_80 and sm_90a and run
 // through their generated launchers against CPU references, with the
 // tutorials' tolerance (atol 1e-2). Sizes that are multiples of 16 run the
-// aligned variants (TMA on sm_90a); the ragged ones the general variants.
+// aligned variants (TMA on sm_90a); the ragged ones the aligned-pointers
+// variants (which know the tensors aligned, not their extents or strides).
+// Tutorial 06's counts (batch, heads) are not multiples of 16 here: with
+// allocated tensors it runs the aligned-pointers variant (TMA on sm_90a),
+// with tensors one element past an allocation the general one.
 // (Tutorial 06 assumes N_CTX a multiple of BLOCK_M: its heads are rows of
 // one tensor, and a ragged block would write the next head's.)
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -70,19 +75,50 @@ std::vector<T> Download(const kiln::DeviceBuffer &buffer, size_t n) {
 // M = log2 of the row sums of 2^(q k^T * sm_scale * log2 e), causal or not.
 //===----------------------------------------------------------------------===//
 
-void CheckAttention(int Z, int H, int N, bool causal,
-                    bool warp_specialize = false) {
+// What a launch ran, as the launch observer saw it.
+struct Ran {
+  const kiln::VariantInfo *variant = nullptr;
+  const kiln::CubinImage *image = nullptr;
+};
+
+void Record(const kiln::LaunchEvent &event, void *user_data) {
+  *static_cast<Ran *>(user_data) = Ran{event.variant, event.image};
+}
+
+// Which arguments `variant` assumes divisible by 16: "all" (pointers and
+// integers), "pointers" or "none".
+std::string Assumed(const kiln::VariantInfo *variant) {
+  bool pointers = false, integers = false;
+  for (int i = 0; i < variant->num_params; ++i) {
+    const kiln::ParamInfo &p = variant->params[i];
+    if (p.divisibility == 16)
+      (p.type[0] == '*' ? pointers : integers) = true;
+  }
+  return integers ? "all" : pointers ? "pointers" : "none";
+}
+
+// Runs tutorial 06's forward through the launcher, with q, k, v and o
+// `offset` elements past their allocations, checks it against the CPU and
+// returns what ran.
+Ran CheckAttention(int Z, int H, int N, bool causal,
+                   bool warp_specialize = false, int offset = 0) {
   constexpr int D = 64;
   constexpr float kScale = 0.5f;
   const size_t elements = size_t(Z) * H * N * D;
-  std::vector<half> q = RandomHalves(elements, 1),
-                    k = RandomHalves(elements, 2),
-                    v = RandomHalves(elements, 3);
-  kiln::DeviceBuffer dq = Upload(q.data(), elements * sizeof(half));
-  kiln::DeviceBuffer dk = Upload(k.data(), elements * sizeof(half));
-  kiln::DeviceBuffer dv = Upload(v.data(), elements * sizeof(half));
-  std::vector<half> zeros(elements, half(0.0f));
-  kiln::DeviceBuffer dout = Upload(zeros.data(), elements * sizeof(half));
+  std::vector<half> q = RandomHalves(elements + offset, 1),
+                    k = RandomHalves(elements + offset, 2),
+                    v = RandomHalves(elements + offset, 3);
+  q.erase(q.begin(), q.begin() + offset);
+  k.erase(k.begin(), k.begin() + offset);
+  v.erase(v.begin(), v.begin() + offset);
+  // The host vectors start at element `offset` of the device buffers.
+  auto upload = [&](const std::vector<half> &values) {
+    std::vector<half> padded(offset, half(0.0f));
+    padded.insert(padded.end(), values.begin(), values.end());
+    return Upload(padded.data(), padded.size() * sizeof(half));
+  };
+  kiln::DeviceBuffer dq = upload(q), dk = upload(k), dv = upload(v);
+  kiln::DeviceBuffer dout = upload(std::vector<half>(elements, half(0.0f)));
   std::vector<float> m_zeros(size_t(Z) * H * N, 0.0f);
   kiln::DeviceBuffer dm =
       Upload(m_zeros.data(), m_zeros.size() * sizeof(float));
@@ -90,13 +126,20 @@ void CheckAttention(int Z, int H, int N, bool causal,
   e2e::t06::_attn_fwd_config config;
   config.STAGE = causal ? 3 : 1;
   config.warp_specialize = warp_specialize;
+  Ran ran;
+  kiln::SetLaunchObserver(&Record, &ran);
   absl::Status status = e2e::t06::launch__attn_fwd(
       config, kiln::Grid(kiln::cdiv(N, int(config.BLOCK_M)), Z * H, 1), nullptr,
-      kScale, dm.data<float>(), Z, H, dq.data<half>(), dk.data<half>(),
-      dv.data<half>(), dout.data<half>(), N);
-  ASSERT_TRUE(status.ok()) << status;
-  ASSERT_TRUE(kiln::SynchronizeStream(nullptr).ok());
-  std::vector<half> out = Download<half>(dout, elements);
+      kScale, dm.data<float>(), Z, H, dq.data<half>() + offset,
+      dk.data<half>() + offset, dv.data<half>() + offset,
+      dout.data<half>() + offset, N);
+  kiln::SetLaunchObserver(nullptr, nullptr);
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(kiln::SynchronizeStream(nullptr).ok());
+  if (!status.ok())
+    return ran;
+  std::vector<half> out = Download<half>(dout, elements + offset);
+  out.erase(out.begin(), out.begin() + offset);
   std::vector<float> m = Download<float>(dm, m_zeros.size());
 
   int wrong = 0;
@@ -134,10 +177,36 @@ void CheckAttention(int Z, int H, int N, bool causal,
     }
   }
   EXPECT_EQ(wrong, 0);
+  return ran;
 }
 
 TEST_F(TutorialsGpuTest, AttentionForward) {
-  CheckAttention(/*Z=*/2, /*H=*/3, /*N=*/256, /*causal=*/false);
+  Ran ran = CheckAttention(/*Z=*/2, /*H=*/3, /*N=*/256, /*causal=*/false);
+  // Allocated tensors, counts not multiples of 16: the aligned-pointers
+  // variant, whose sm_90a image makes tensor maps in the global scratch.
+  ASSERT_NE(ran.variant, nullptr);
+  EXPECT_EQ(Assumed(ran.variant), "pointers") << ran.variant->name;
+  ASSERT_NE(ran.image, nullptr);
+  if (std::string(ran.image->arch) == "sm_90a")
+    EXPECT_GT(ran.image->global_scratch_bytes, 0);
+}
+
+// A batch of one, 12 heads and 1000-token-like counts are common; only the
+// pointers need to be aligned for the fast variant.
+TEST_F(TutorialsGpuTest, AttentionForwardBatchOfOne) {
+  Ran ran = CheckAttention(/*Z=*/1, /*H=*/12, /*N=*/128, /*causal=*/true);
+  ASSERT_NE(ran.variant, nullptr);
+  EXPECT_EQ(Assumed(ran.variant), "pointers") << ran.variant->name;
+}
+
+// Tensors one element (2 bytes) past their allocations: the general variant.
+TEST_F(TutorialsGpuTest, AttentionForwardMisalignedTensors) {
+  Ran ran = CheckAttention(/*Z=*/1, /*H=*/2, /*N=*/128, /*causal=*/false,
+                           /*warp_specialize=*/false, /*offset=*/1);
+  ASSERT_NE(ran.variant, nullptr);
+  EXPECT_EQ(Assumed(ran.variant), "none") << ran.variant->name;
+  ASSERT_NE(ran.image, nullptr);
+  EXPECT_EQ(ran.image->global_scratch_bytes, 0);
 }
 
 TEST_F(TutorialsGpuTest, AttentionForwardCausal) {
@@ -245,7 +314,7 @@ TEST_F(TutorialsGpuTest, PersistentMatmulWarpSpecialized) {
   CheckPersistentMatmul(Form::kWarpSpecialized, 384, 256, 352);
 }
 
-// Ragged sizes, more tiles than programs: the general variants (host
+// Ragged sizes, more tiles than programs: the aligned-pointers variants (host
 // descriptors keep TMA loads; their rows must stay whole 16-byte chunks).
 TEST_F(TutorialsGpuTest, PersistentMatmulPointersRagged) {
   CheckPersistentMatmul(Form::kPointers, 1000, 264, 200);

@@ -1,7 +1,8 @@
 // The unit-stride variant on a real GPU: tests/e2e/strided_matmul.py built
-// by triton_kernel() (general, aligned and unit-stride variants), called
-// through the generated launcher row-major with unit strides, transposed, and
-// with sizes that are not multiples of 16. The launch observer shows which
+// by triton_kernel() (general, aligned-pointers, aligned and unit-stride
+// variants), called through the generated launcher row-major with unit
+// strides, transposed, with sizes that are not multiples of 16, and with a
+// misaligned output. The launch observer shows which
 // variant ran; every result is compared with a CPU product. Labelled `gpu`;
 // every test skips, saying why, without a driver or GPU.
 
@@ -31,6 +32,15 @@ std::vector<std::string> EqualToOne(const kiln::VariantInfo *variant) {
   return names;
 }
 
+// The names of the arguments `variant` assumes divisible by 16.
+std::vector<std::string> Aligned(const kiln::VariantInfo *variant) {
+  std::vector<std::string> names;
+  for (int i = 0; variant != nullptr && i < variant->num_params; ++i)
+    if (variant->params[i].divisibility == 16)
+      names.push_back(variant->params[i].name);
+  return names;
+}
+
 void Record(const kiln::LaunchEvent &event, void *user_data) {
   *static_cast<const kiln::VariantInfo **>(user_data) = event.variant;
 }
@@ -45,9 +55,11 @@ protected:
   }
 
   // Runs C = A @ B for an M x K A and K x N B, A and C row-major, B
-  // row-major or (`b_transposed`) stored as its transpose, through the
-  // launcher; checks C against the CPU and returns the variant that ran.
-  const kiln::VariantInfo *Run(int M, int N, int K, bool b_transposed) {
+  // row-major or (`b_transposed`) stored as its transpose, C `c_offset`
+  // floats past its allocation, through the launcher; checks C against the
+  // CPU and returns the variant that ran.
+  const kiln::VariantInfo *Run(int M, int N, int K, bool b_transposed,
+                               int c_offset = 0) {
     // Small integers: fp16 holds them exactly and the fp32 sums are exact.
     std::vector<kiln::half> a(M * K), b(K * N);
     std::vector<float> af(M * K), bf(K * N), expected(M * N, 0.0f);
@@ -70,7 +82,8 @@ protected:
 
     kiln::DeviceBuffer da = *kiln::DeviceBuffer::Allocate(a.size() * 2);
     kiln::DeviceBuffer db = *kiln::DeviceBuffer::Allocate(b.size() * 2);
-    kiln::DeviceBuffer dc = *kiln::DeviceBuffer::Allocate(M * N * 4);
+    kiln::DeviceBuffer dc =
+        *kiln::DeviceBuffer::Allocate((M * N + c_offset) * 4);
     EXPECT_TRUE(da.CopyFromHost(a.data(), a.size() * 2).ok());
     EXPECT_TRUE(db.CopyFromHost(b.data(), b.size() * 2).ok());
     EXPECT_TRUE(dc.Fill(0xff).ok());
@@ -79,15 +92,17 @@ protected:
     kiln::SetLaunchObserver(&Record, &ran);
     absl::Status status = kernels::launch_strided_matmul(
         kiln::Grid(kiln::cdiv(M, kBlock), kiln::cdiv(N, kBlock)), nullptr,
-        da.data<kiln::half>(), db.data<kiln::half>(), dc.data<float>(), M, N, K,
+        da.data<kiln::half>(), db.data<kiln::half>(),
+        dc.data<float>() + c_offset, M, N, K,
         /*stride_am=*/K, /*stride_ak=*/1, stride_bk, stride_bn,
         /*stride_cm=*/N, /*stride_cn=*/1);
     kiln::SetLaunchObserver(nullptr, nullptr);
     EXPECT_TRUE(status.ok()) << status;
     EXPECT_TRUE(kiln::SynchronizeStream(nullptr).ok());
 
-    std::vector<float> c(M * N);
+    std::vector<float> c(M * N + c_offset);
     EXPECT_TRUE(dc.CopyToHost(c.data(), c.size() * 4).ok());
+    c.erase(c.begin(), c.begin() + c_offset);
     int wrong = 0;
     for (int i = 0; i < M * N; ++i)
       if (c[i] != expected[i] && ++wrong <= 5)
@@ -110,32 +125,45 @@ TEST_F(UnitStrideGpuTest, RowMajorCallRunsTheUnitStrideVariant) {
 }
 
 // B transposed (stride_bk = 1): the unit-stride variant's assumptions fail,
-// and so do the aligned one's (1 is no multiple of 16): the general variant.
-TEST_F(UnitStrideGpuTest, TransposedOperandRunsTheGeneralVariant) {
+// and so do the aligned one's (1 is no multiple of 16): the aligned-pointers
+// variant.
+TEST_F(UnitStrideGpuTest, TransposedOperandRunsTheAlignedPointersVariant) {
   const kiln::VariantInfo *ran = Run(128, 64, 64, /*b_transposed=*/true);
   ASSERT_NE(ran, nullptr);
   EXPECT_THAT(EqualToOne(ran), ElementsAre());
-  EXPECT_FALSE(ran->aligned);
+  EXPECT_THAT(Aligned(ran), ElementsAre("a_ptr", "b_ptr", "c_ptr"));
 }
 
-// Unit strides but M not a multiple of 16: the general variant, masks and
-// all.
-TEST_F(UnitStrideGpuTest, RaggedSizesRunTheGeneralVariant) {
+// Unit strides but M not a multiple of 16: the aligned-pointers variant,
+// masks and all.
+TEST_F(UnitStrideGpuTest, RaggedSizesRunTheAlignedPointersVariant) {
   const kiln::VariantInfo *ran = Run(100, 64, 48, /*b_transposed=*/false);
+  ASSERT_NE(ran, nullptr);
+  EXPECT_THAT(EqualToOne(ran), ElementsAre());
+  EXPECT_THAT(Aligned(ran), ElementsAre("a_ptr", "b_ptr", "c_ptr"));
+}
+
+// C one float past its allocation: the general variant.
+TEST_F(UnitStrideGpuTest, MisalignedOutputRunsTheGeneralVariant) {
+  const kiln::VariantInfo *ran =
+      Run(128, 64, 64, /*b_transposed=*/false, /*c_offset=*/1);
   ASSERT_NE(ran, nullptr);
   EXPECT_THAT(EqualToOne(ran), ElementsAre());
   EXPECT_FALSE(ran->aligned);
 }
 
-// The inventory lists the three variants, the unit-stride one first.
-TEST(UnitStrideInventory, ThreeVariantsUnitStrideFirst) {
+// The inventory lists the four variants in the order the launcher tries
+// them: unit-stride, aligned, aligned-pointers, general.
+TEST(UnitStrideInventory, FourVariantsUnitStrideFirst) {
   const kiln::KernelInfo &info = kernels::strided_matmul_info();
-  ASSERT_EQ(info.num_variants, 3);
+  ASSERT_EQ(info.num_variants, 4);
   EXPECT_THAT(EqualToOne(&info.variants[0]),
               ElementsAre("stride_ak", "stride_bn", "stride_cn"));
-  EXPECT_TRUE(info.variants[1].aligned);
   EXPECT_THAT(EqualToOne(&info.variants[1]), ElementsAre());
-  EXPECT_FALSE(info.variants[2].aligned);
+  EXPECT_EQ(Aligned(&info.variants[1]).size(), 12u);
+  EXPECT_THAT(Aligned(&info.variants[2]),
+              ElementsAre("a_ptr", "b_ptr", "c_ptr"));
+  EXPECT_FALSE(info.variants[3].aligned);
 }
 
 } // namespace

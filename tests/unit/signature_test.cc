@@ -102,6 +102,23 @@ TEST(Signature, WithEqualToOneRewritesTheNamedParameters) {
             "*fp16, *fp16, i32, i32, i32, i1, 64");
 }
 
+// The aligned-pointers variant: every pointer the entry point takes `:16`,
+// nothing more (integers, equal-to-1 arguments and descriptors stay as
+// written).
+TEST(Signature, AlignedPointersMarksOnlyThePointers) {
+  KernelSpec spec = Parse("*fp16, *fp16:16, i32, i32:16, i32:1, i1, 64");
+  assumeAlignedPointers(spec);
+  EXPECT_EQ(spec.str(), "*fp16:16, *fp16:16, i32, i32:16, i32:1, i1, 64");
+  std::vector<ParamDecl> params = {
+      {"a_desc", false, {}}, {"p", false, {}}, {"BLOCK", true, {}}};
+  llvm::Expected<KernelSpec> withDesc = parseSignature(
+      "tensordesc<fp16[128,64]>, *fp32, 64", params, /*aligned=*/false);
+  ASSERT_TRUE(static_cast<bool>(withDesc))
+      << llvm::toString(withDesc.takeError());
+  assumeAlignedPointers(*withDesc);
+  EXPECT_EQ(withDesc->str(), "tensordesc<fp16[128,64]>, *fp32:16, 64");
+}
+
 // A tensor descriptor parameter: `tensordesc<T[d0,...]>`, one entry in
 // either form although it holds commas; --aligned assumes its extents
 // divisible by 16 (the hint `:16`), as it assumes the integers.
