@@ -60,6 +60,11 @@ struct PipelineTextOptions : PassPipelineOptions<PipelineTextOptions> {
       *this, "stop-after",
       llvm::cl::desc("Last stage: gpu (kiln_gpu IR) or llvm (the default)"),
       llvm::cl::init("llvm")};
+  Option<bool> deferDotWaits{
+      *this, "defer-dot-waits",
+      llvm::cl::desc("kiln-pipeline-dots' defer-waits (kilnc's retry where "
+                     "ptxas serializes the wgmma turns it off)"),
+      llvm::cl::init(true)};
 };
 
 } // namespace
@@ -78,6 +83,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
     pm.addPass(createKilnFlattenLoops());
   KilnPipelineDotsOptions pipeline;
   pipeline.numStages = options.numStages;
+  pipeline.deferWaits = options.deferDotWaits;
   pm.addPass(createKilnPipelineDots(pipeline));
   pm.addPass(createKilnTmaStores());
   pm.addPass(createKilnPlaceTensorMaps());
@@ -121,6 +127,7 @@ void kiln::registerKilnPipeline() {
         options.arch = parsed.arch;
         options.numWarps = parsed.numWarps;
         options.numStages = parsed.numStages;
+        options.deferDotWaits = parsed.deferDotWaits;
         buildKilnGpuPipeline(pm, options);
         if (parsed.stopAfter == "llvm")
           buildKilnLLVMPipeline(pm, options);

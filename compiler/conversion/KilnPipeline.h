@@ -34,6 +34,9 @@ struct KilnPipelineOptions {
   /// Honour tl.range's flatten (kiln-flatten-loops). kilnc compiles again
   /// without it when the flattened loop's buffers exceed shared memory.
   bool flatten = true;
+  /// kiln-pipeline-dots' defer-waits. kilnc compiles again without it when
+  /// ptxas serializes the wgmma of a kernel that deferred a wait.
+  bool deferDotWaits = true;
 };
 
 /// Block pointers, layouts, the software pipeline and shared-memory offsets

@@ -59,6 +59,9 @@ inline constexpr char kGlobalScratchAttr[] = "kiln.global_scratch";
 /// (kiln-place-tensor-maps; 0 when no map is encoded).
 inline constexpr char kGlobalScratchBytesAttr[] =
     "kiln_gpu.global_scratch_bytes";
+/// On the module: kiln-pipeline-dots kept a dot in flight until a later
+/// iteration's wait (its defer-waits option).
+inline constexpr char kDeferredDotWaitsAttr[] = "kiln_gpu.deferred_dot_waits";
 } // namespace kiln
 
 #endif // KILN_IR_DIALECTS_H

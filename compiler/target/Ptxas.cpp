@@ -102,6 +102,8 @@ Expected<kiln::CubinInfo> kiln::assembleCubin(StringRef ptx,
   info.spillBytes = sumMatches(info.log, "([0-9]+) bytes spill stores") +
                     sumMatches(info.log, "([0-9]+) bytes spill loads");
   info.staticSharedBytes = sumMatches(info.log, "([0-9]+) bytes smem");
+  info.serializesWgmma = StringRef(info.log).contains(
+      "wgmma.mma_async instructions are serialized");
   return info;
 }
 

@@ -61,6 +61,10 @@ struct CubinInfo {
   unsigned registers = 0;
   unsigned spillBytes = 0; // spill stores + spill loads
   unsigned staticSharedBytes = 0;
+  /// ptxas serialized the kernel's wgmma instructions (C7512: each waits for
+  /// the one before), which costs a tensor-core kernel far more than a few
+  /// registers or blocks per SM.
+  bool serializesWgmma = false;
   std::string log;
 };
 

@@ -119,6 +119,11 @@ def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
   let options = [
     Option<"numStages", "num-stages", "unsigned", /*default=*/"3",
            "Pipeline stages (shared tiles per operand); below 2, nothing is pipelined">,
+    Option<"deferWaits", "defer-waits", "bool", /*default=*/"true",
+           "Keep a dot whose carried result the next iteration reads after "
+           "an earlier dot's wait (attention's p @ v) in flight until that "
+           "wait; false waits for it in its own iteration. The module gets "
+           "kiln_gpu.deferred_dot_waits where it deferred one">,
   ];
   let dependentDialects = ["::kiln::gpu::KilnGPUDialect",
                            "::mlir::arith::ArithDialect"];

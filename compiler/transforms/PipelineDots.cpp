@@ -239,6 +239,7 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     target_ = target;
     module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
     tensorMaps_.clear();
+    deferred_ = false;
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -246,6 +247,11 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
       pipeline(loop, axisInfo);
     specializeCandidates();
     recordTensorMaps(module);
+    // kilnc compiles again with defer-waits=false where ptxas serializes
+    // the wgmma of a kernel that defers a wait.
+    if (deferred_)
+      module->setAttr(kiln::kDeferredDotWaitsAttr,
+                      UnitAttr::get(&getContext()));
   }
 
 private:
@@ -298,6 +304,8 @@ private:
   }
 
   unsigned numWarps_ = 4;
+  /// Some dot's wait was deferred to the next iteration (waitedBy).
+  bool deferred_ = false;
   kiln::TargetInfo target_;
   /// The box and swizzle of a tensor map that TMA copies into a ring's
   /// tiles read.
@@ -503,7 +511,7 @@ private:
     // descriptors: 0.95 -> 1.03).
     bool allTma = llvm::all_of(
         loads, [](const PipelinedLoad &l) { return l.once || l.tma; });
-    if (dots.size() > 1 && stages >= 3 && allTma)
+    if (dots.size() > 1 && stages >= 3 && allTma && deferWaits)
       for (auto [index, pd] : llvm::enumerate(dots)) {
         if (!pd.async || pd.accumulates || !pd.dot->hasOneUse() ||
             pd.dot->getUses().begin()->getOwner() != yield)
@@ -814,6 +822,9 @@ private:
       if (kiln::warpSpecialize(specs, numWarps_)) {
         for (auto &[arg, encoding] : argumentMaps)
           tensorMaps_[arg] = encoding;
+        for (const kiln::WarpSpecializedLoop &spec : specs)
+          deferred_ |= llvm::any_of(
+              spec.dots, [](const auto &d) { return d.waitedBy >= 0; });
         continue;
       }
       for (Candidate *c : group)
@@ -1022,6 +1033,7 @@ private:
     // (an accumulating dot keeps its wgmma group in flight).
     bool inFlight = llvm::any_of(
         dots, [](auto &d) { return d.accumulates || d.waitedBy >= 0; });
+    deferred_ |= llvm::any_of(dots, [](auto &d) { return d.waitedBy >= 0; });
     if (anyCpAsync)
       kiln::gpu::AsyncWaitOp::create(b, loc, int32_t(stages) - 2);
     Operation *top = nullptr;

@@ -14,6 +14,25 @@
 # encodes k's and v's tensor maps (kiln.make_tensor_map, 128 bytes each of
 # the program's global scratch) and the rings are TMA rings too.
 # RUN: %kilnc compile %s -n attention_step_from_pointers -s "*fp16:16, *fp16:16, *fp16:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefixes=MAPS,W4
+# defer-waits=false (kiln-opt --kiln-pipeline's defer-dot-waits): p @ v is
+# waited for in its own iteration, and the module is not marked.
+# RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit kiln -o %t.kiln.mlir
+# RUN: %kiln-opt --kiln-pipeline="arch=sm_90a num-warps=4 num-stages=3 stop-after=gpu defer-dot-waits=false" %t.kiln.mlir | FileCheck %s --check-prefix=NODEFER
+# RUN: %kiln-opt --kiln-pipeline="arch=sm_90a num-warps=4 num-stages=3 stop-after=gpu" %t.kiln.mlir | FileCheck %s --check-prefix=MARKED
+# MARKED: kiln_gpu.deferred_dot_waits
+# NODEFER-NOT: kiln_gpu.deferred_dot_waits
+# NODEFER: kiln_gpu.shared_dot {{.*}} {async}
+# NODEFER-NEXT: kiln_gpu.dot_wait %{{[0-9]+}} {pending = 0 : i32}
+# NODEFER: %[[PV:.*]] = kiln_gpu.shared_dot {{.*}} {async}
+# NODEFER-NEXT: %[[PVW:.*]] = kiln_gpu.dot_wait %[[PV]] {pending = 0 : i32}
+# NODEFER: scf.yield %[[PVW]],
+# kilnc compiles that form where ptxas serializes the deferred one's wgmma:
+# tutorial 06's forward at HEAD_DIM 64 under the 3-blocks-per-SM register
+# cap (168) serializes them deferred, not waited (CUDA 13's ptxas).
+# RUN: %kilnc compile %S/../realworld/tutorials/python/tutorials/06-fused-attention.py -n _attn_fwd -s "sm_scale=fp32, M=*fp32, Z=i32, H=i32, desc_q=*fp16, desc_k=*fp16, desc_v=*fp16, desc_o=*fp16, N_CTX=i32, HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, FP8_OUTPUT=False, STAGE=1, warp_specialize=False, IS_HOPPER=True, num_warps=4, num_stages=3" --aligned --arch sm_90a -o %t.t06.cubin --resource-usage 2>&1 | FileCheck %s --check-prefix=T06
+# T06-NOT: serialized
+# T06: 168 registers, 0 bytes spill stores, 0 bytes spill loads
+# T06-NOT: serialized
 # In the PTX, p @ v's group is still pending at the loop's back edge.
 # RUN: %kilnc compile %s -n attention_step -s "tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, tensordesc<fp16[64,64]>:16, *fp32:16, i32:16, 64, 64" -w 4 --ns=3 --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
 import triton
