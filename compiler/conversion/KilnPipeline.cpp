@@ -60,6 +60,11 @@ struct PipelineTextOptions : PassPipelineOptions<PipelineTextOptions> {
       *this, "stop-after",
       llvm::cl::desc("Last stage: gpu (kiln_gpu IR) or llvm (the default)"),
       llvm::cl::init("llvm")};
+  Option<int64_t> tmaStoreScratchMargin{
+      *this, "tma-store-scratch-margin",
+      llvm::cl::desc("kiln-tma-stores' scratch-margin (kilnc's retry where "
+                     "shared memory runs out uses the pass's default)"),
+      llvm::cl::init(0)};
   Option<bool> deferDotWaits{
       *this, "defer-dot-waits",
       llvm::cl::desc("kiln-pipeline-dots' defer-waits (kilnc's retry where "
@@ -85,7 +90,9 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pipeline.numStages = options.numStages;
   pipeline.deferWaits = options.deferDotWaits;
   pm.addPass(createKilnPipelineDots(pipeline));
-  pm.addPass(createKilnTmaStores());
+  KilnTmaStoresOptions stores;
+  stores.scratchMargin = options.tmaStoreScratchMargin;
+  pm.addPass(createKilnTmaStores(stores));
   pm.addPass(createKilnPlaceTensorMaps());
   pm.addPass(createKilnPrefetchLoads());
   pm.addPass(createCanonicalizerPass());
@@ -128,6 +135,7 @@ void kiln::registerKilnPipeline() {
         options.numWarps = parsed.numWarps;
         options.numStages = parsed.numStages;
         options.deferDotWaits = parsed.deferDotWaits;
+        options.tmaStoreScratchMargin = parsed.tmaStoreScratchMargin;
         buildKilnGpuPipeline(pm, options);
         if (parsed.stopAfter == "llvm")
           buildKilnLLVMPipeline(pm, options);

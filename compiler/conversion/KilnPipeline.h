@@ -37,6 +37,10 @@ struct KilnPipelineOptions {
   /// kiln-pipeline-dots' defer-waits. kilnc compiles again without it when
   /// ptxas serializes the wgmma of a kernel that deferred a wait.
   bool deferDotWaits = true;
+  /// kiln-tma-stores' scratch-margin: none at first; kilnc compiles again
+  /// with the pass's default where a tile kept under it leaves too little
+  /// shared memory.
+  int64_t tmaStoreScratchMargin = 0;
 };
 
 /// Block pointers, layouts, the software pipeline and shared-memory offsets

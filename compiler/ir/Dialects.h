@@ -62,6 +62,10 @@ inline constexpr char kGlobalScratchBytesAttr[] =
 /// On the module: kiln-pipeline-dots kept a dot in flight until a later
 /// iteration's wait (its defer-waits option).
 inline constexpr char kDeferredDotWaitsAttr[] = "kiln_gpu.deferred_dot_waits";
+/// On the module: kiln-tma-stores kept a store's tile across its loop under
+/// a scratch margin below its default (its scratch-margin option).
+inline constexpr char kTightTmaStoreTilesAttr[] =
+    "kiln_gpu.tight_tma_store_tiles";
 } // namespace kiln
 
 #endif // KILN_IR_DIALECTS_H

@@ -139,6 +139,14 @@ def KilnTmaStores : Pass<"kiln-tma-stores", "mlir::ModuleOp"> {
     kiln.atomic_rmw reduction with a tensor map (adds, and/or/xor) becomes a
     TMA reduction (cp.reduce.async.bulk.tensor) the same way.
   }];
+  let options = [
+    Option<"scratchMargin", "scratch-margin", "int64_t", /*default=*/"16384",
+           "Bytes left for single ops' scratch when deciding whether a store "
+           "in a loop keeps its tile across the loop. A tile kept that would "
+           "not fit under the default marks the module "
+           "kiln_gpu.tight_tma_store_tiles (kilnc compiles again with the "
+           "default where shared memory then runs out)">,
+  ];
 }
 
 def KilnPrefetchLoads : Pass<"kiln-prefetch-loads", "mlir::ModuleOp"> {

@@ -94,8 +94,11 @@ struct BoxAccess {
 };
 
 struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
+  using KilnTmaStoresBase::KilnTmaStoresBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    tight_ = false;
     kiln::TargetInfo target = kiln::TargetInfo::of(module);
     if (!target.hasWgmma())
       return;
@@ -136,6 +139,8 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     });
     if (changed)
       module->setAttr(kTensorMapsAttr, b.getDictionaryAttr(maps));
+    if (tight_)
+      module->setAttr(kiln::kTightTmaStoreTilesAttr, b.getUnitAttr());
   }
 
   /// The shared tile `access` goes through, when TMA can store it.
@@ -159,8 +164,8 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
             /*transposed=*/false));
   }
 
-  static void rewrite(const BoxAccess &access, kiln::gpu::MemDescType tileType,
-                      int64_t sharedLimit) {
+  void rewrite(const BoxAccess &access, kiln::gpu::MemDescType tileType,
+               int64_t sharedLimit) {
     Operation *store = access.op;
     OpBuilder b(store);
     Location loc = store->getLoc();
@@ -179,7 +184,9 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
       if (loop || !isa<scf::IfOp>(parent))
         break;
     }
-    if (loop && fitsBesideBuffers(loop, tileType, sharedLimit)) {
+    if (loop && fitsBesideBuffers(loop, tileType, sharedLimit, scratchMargin)) {
+      tight_ |= !fitsBesideBuffers(loop, tileType, sharedLimit,
+                                   kDefaultScratchMargin);
       OpBuilder before(loop);
       Value tile =
           kiln::gpu::LocalAllocOp::create(before, loc, tileType, IntegerAttr());
@@ -224,16 +231,23 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
     return false;
   }
 
+  /// The scratch-margin option's default: room for the scratch of single
+  /// ops (layout exchanges, reductions) beside the buffers.
+  static constexpr int64_t kDefaultScratchMargin = 16 * 1024;
+
+  /// A tile was kept that fits only under a margin below the default.
+  bool tight_ = false;
+
   /// Whether `tile`, aligned as kiln-allocate-shared aligns it, fits with
   /// every buffer of the function that may live beside it at once (an upper
-  /// bound) and a margin for the scratch of single ops.
+  /// bound) and `margin` bytes for the scratch of single ops.
   static bool fitsBesideBuffers(Operation *loop, kiln::gpu::MemDescType tile,
-                                int64_t sharedLimit) {
-    constexpr int64_t kAlignment = 1024, kScratchMargin = 16 * 1024;
+                                int64_t sharedLimit, int64_t margin) {
+    constexpr int64_t kAlignment = 1024;
     auto aligned = [&](int64_t bytes) {
       return (bytes + kAlignment - 1) / kAlignment * kAlignment;
     };
-    int64_t total = aligned(tile.getSizeInBytes()) + kScratchMargin;
+    int64_t total = aligned(tile.getSizeInBytes()) + margin;
     auto func = loop->getParentOfType<FunctionOpInterface>();
     func->walk([&](kiln::gpu::LocalAllocOp alloc) {
       if (!inOtherBranch(alloc, loop))
