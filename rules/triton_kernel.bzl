@@ -16,7 +16,7 @@
 
     cc_binary(name = "demo", srcs = ["main.cc"], deps = [":add"])  # #include "pkg/add.h"
 
-Each specialization x arch is compiled twice by `kilnc compile` (actions
+Each specialization x arch is compiled at least twice by `kilnc compile` (actions
 `TritonCompile`): a general variant and an `--aligned` one that assumes every
 pointer and integer argument is divisible by 16; the launcher picks between
 them at run time. A specialization with a pointer and an integer (or

@@ -21,7 +21,7 @@
 #     [KILNC_OPTIONS --mlir-timing])   # extra flags of every `kilnc compile`
 #   target_link_libraries(app PRIVATE add)   # #include "<dir>/add.h", <dir> relative to the project root
 #
-# Every specialization x arch is compiled twice by `kilnc compile`: a general
+# Every specialization x arch is compiled at least twice by `kilnc compile`: a general
 # variant and an `--aligned` one (every pointer and integer argument divisible
 # by 16); the launcher picks at run time. A specialization with a pointer and
 # an integer (or descriptor) that carry no hint gets an `--aligned-pointers`
