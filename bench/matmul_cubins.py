@@ -25,7 +25,8 @@ compute-sanitizer, e.g.
 It exits 1 if an output is wrong.
 
 --only NAME[,NAME...] keeps the list's cubins whose name contains one of the
-NAMEs. --profile runs each kept cubin and Triton's kernel for the same config
+NAMEs (with --every-config, also of the list's configs, named
+<dtype>_sm_90a_config<N>). --profile runs each kept cubin and Triton's kernel for the same config
 once per size after one warm-up launch each (no timing, no files): the form
 to run under Nsight Compute, e.g.
 
@@ -42,6 +43,10 @@ DIR/<dtype>/ (the tutorial compiled by `kilnc compile --autotune` for
 sm_90a, bench/build_matmul_cubins.sh) and each size, the tutorial's own
 @triton.autotune runs first, and Kiln's cubin for the config Triton picked
 is timed beside Triton with that config (rows "autotuned: ...").
+--every-config (with --autotuned) times every config of the list that kilnc
+compiled instead, each beside Triton with the same config (rows "list:
+..."), without running the autotuner: the sweep that finds a config where
+Kiln falls behind.
 """
 import argparse
 import ctypes
@@ -73,6 +78,8 @@ def main():
     parser.add_argument("--asm", default="", help="write Triton's PTX and resource usage per config here")
     parser.add_argument("--autotuned", default="",
                         help="directory of kilnc --autotune outputs per dtype: time Triton's autotuned pick")
+    parser.add_argument("--every-config", action="store_true",
+                        help="with --autotuned: time every compiled config of the list, not only Triton's pick")
     args = parser.parse_args()
     import torch
     import triton
@@ -183,6 +190,16 @@ def main():
             if os.path.exists(os.path.join(directory, key + ".cubin")):
                 values = dict(item.split("=") for item in text.split(", "))
                 index[frozenset((k, int(values[k])) for k in bench.META)] = key
+        if args.every_config:
+            for cfg_key, key in sorted(index.items(), key=lambda item: int(item[1][len("config"):])):
+                cfg = dict(cfg_key)
+                if only and not any(o in f"{dtype}_sm_90a_{key}" for o in only):
+                    continue
+                cubin = cubin_launch.Cubin(cuda, directory, key)
+                for size in sizes:
+                    cell(cubin, f"{dtype}_sm_90a_{key}", dtype, "sm_90a", cfg, size, "list: ")
+                cubin.unload()
+            continue
         for size in sizes:
             if not isinstance(size, int):
                 continue  # Triton's autotuner keys on M, N, K: cubes only here

@@ -254,7 +254,7 @@ struct AssignLayoutsPass
       if (tensor.getRank() == 2) {
         // Tiles that run along their rows come first: one that runs down
         // its columns (k of `q @ k.T`) gets its own layout backwards
-        // (forceColumnOperands) and would leave the others unvectorized.
+        // (forceOperandLayouts) and would leave the others unvectorized.
         auto &[narrow, narrowVec] = narrowest2D;
         bool better =
             !narrow ||
@@ -612,7 +612,13 @@ struct AssignLayoutsPass
   /// Operand tiles of tensor-core dots whose addresses run along their
   /// first dimension get a blocked layout with that dimension fastest (so
   /// that they load, and copy to shared memory, 16 bytes at a time).
-  void forceColumnOperands(func::FuncOp func,
+  /// Operand tiles whose rows are wider than what a warp's lanes cover of a
+  /// row in the preferred layout (made for the narrowest tile) get their
+  /// own, where that covers less than a 128-byte line: tutorial 03 at
+  /// BLOCK_SIZE_K = 32 has 64-byte rows of a, so a warp's load of b's
+  /// 512-byte rows touched eight lines by halves, twice the L2 requests
+  /// (L2-bound at 0.74 of Triton for 64x256x32).
+  void forceOperandLayouts(func::FuncOp func,
                            kiln::AxisInfoAnalysis &axisInfo) {
     forced.clear();
     if (!mmaEncoding)
@@ -630,18 +636,46 @@ struct AssignLayoutsPass
             axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 0);
         unsigned along =
             axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 1);
-        if (down <= along)
-          continue;
         int64_t share = std::max<int64_t>(
             1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+        if (down <= along) {
+          if (Attribute encoding = ownRowLayout(type, along, share))
+            forceLoad(load, encoding);
+          continue;
+        }
         unsigned vec = unsigned(std::min<int64_t>(down, share));
-        Attribute encoding = blockedWith(&getContext(), type.getShape(),
-                                         {vec, 1}, numWarps, {0, 1});
-        for (Value v : load->getOperands())
-          force(v, encoding);
-        force(load.getResult(), encoding);
+        forceLoad(load, blockedWith(&getContext(), type.getShape(), {vec, 1},
+                                    numWarps, {0, 1}));
       }
     });
+  }
+
+  /// The layout of a row-contiguous operand tile of `type` (`along`
+  /// elements a vector) when the preferred one gives its threads narrower
+  /// vectors (an fp8 tile beside a 16-bit one that is narrower), or covers
+  /// less than a 128-byte line of its rows per warp where they are wider
+  /// than that; else null.
+  Attribute ownRowLayout(RankedTensorType type, unsigned along, int64_t share) {
+    auto preferredRows =
+        dyn_cast_or_null<BlockedEncodingAttr>(encodingOfRank.lookup(2));
+    unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+    if (!preferredRows || bytes == 0 || along <= 1 ||
+        preferredRows.getOrder().front() != 1)
+      return {};
+    int64_t covered = int64_t(preferredRows.getThreadsPerWarp()[1]) *
+                      preferredRows.getSizePerThread()[1] * bytes;
+    unsigned vec = unsigned(std::min<int64_t>(along, share));
+    bool narrower = preferredRows.getSizePerThread()[1] < vec;
+    if (!narrower && (covered >= 128 || type.getDimSize(1) * bytes <= covered))
+      return {};
+    auto own = blockedWith(&getContext(), type.getShape(), {1, vec}, numWarps);
+    return own == preferredRows ? Attribute() : Attribute(own);
+  }
+
+  void forceLoad(kiln::LoadOp load, Attribute encoding) {
+    for (Value v : load->getOperands())
+      force(v, encoding);
+    force(load.getResult(), encoding);
   }
 
   void force(Value v, Attribute encoding) {
@@ -1184,7 +1218,7 @@ struct AssignLayoutsPass
   LogicalResult assignLayouts(func::FuncOp func,
                               kiln::AxisInfoAnalysis &axisInfo) {
     choosePreferred(func, axisInfo);
-    forceColumnOperands(func, axisInfo);
+    forceOperandLayouts(func, axisInfo);
     // Shapes must be powers of two (as in Triton): the layouts split them
     // into bit fields.
     Operation *bad = nullptr;
