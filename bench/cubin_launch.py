@@ -144,6 +144,11 @@ class Cubin:
         self.threads = 32 * (self.meta["num_warps"] + self.meta.get("producer_warps", 0))
         if self.shared > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             assert cuda.cuFuncSetAttribute(self.fn, 8, self.shared) == 0
+        # KILN_BENCH_CARVEOUT=PERCENT sets the preferred shared-memory
+        # carveout (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT): an
+        # experiment's way to hold a kernel to fewer blocks per SM.
+        if os.environ.get("KILN_BENCH_CARVEOUT"):
+            assert cuda.cuFuncSetAttribute(self.fn, 9, int(os.environ["KILN_BENCH_CARVEOUT"])) == 0
         # Bytes of global scratch per program (CTA) when the entry point takes
         # the pointer (docs/architecture.md, Variant metadata), else None;
         # the buffers, per size, live as long as the Cubin, so that timed
