@@ -13,6 +13,9 @@
 # as the build's aligned-pointers variant (`--aligned-pointers`) or its
 # general one: what the launcher runs for a batch of 1 or 12 heads, or for
 # misaligned tensors (run attention_cubins.py with --batch 1 --heads 12).
+# CONFIGS=FILE reads the configs from FILE (lines as in the list below:
+# arch|HEAD_DIM|causal|BLOCK_M|BLOCK_N|warps|stages) instead, e.g. the
+# tutorial's autotune list.
 #
 #   bench/build_attention_cubins.sh [KILNC] [DEST] [SOURCE]
 #     (defaults: build/compiler/driver/kilnc, .devbuild/attention_cubins, bench)
@@ -61,7 +64,7 @@ while IFS='|' read -r arch d causal bm bn warps stages; do
       echo "build_attention_cubins: $n FAILED" >&2; status=1
     fi
   done
-done <<'LIST'
+done < <(if [[ -n ${CONFIGS:-} ]]; then cat "$CONFIGS"; else cat <<'LIST'
 sm_90a|64|0|128|64|4|3
 sm_90a|64|1|128|64|4|3
 sm_90a|128|0|128|64|8|3
@@ -69,5 +72,6 @@ sm_90a|128|1|128|64|8|3
 sm_90a|128|0|128|128|8|2
 sm_90|128|0|128|64|8|3
 LIST
+fi)
 echo "build_attention_cubins: $(wc -l <"$dest/list.txt") cubins in $dest"
 exit $status
