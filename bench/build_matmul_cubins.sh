@@ -20,13 +20,15 @@ mkdir -p "$dest"
 status=0
 # name|dtype|arch|BM|BN|BK|GROUP|warps|stages
 while IFS='|' read -r dtype arch bm bn bk group warps stages; do
-  if [[ $dtype == fp8e4nv ]]; then units="stride_ak stride_bk stride_cn"; else units="stride_ak stride_bn stride_cn"; fi
+  # DTYPE:bt: b stored N x K (`x @ w.T`, a linear layer's weight), as fp8's.
+  bt=""; [[ $dtype == *:bt ]] && { dtype=${dtype%:bt}; bt=_bt; }
+  if [[ $dtype == fp8e4nv || -n $bt ]]; then units="stride_ak stride_bk stride_cn"; else units="stride_ak stride_bn stride_cn"; fi
   sig=""
   for p in stride_am stride_ak stride_bk stride_bn stride_cm stride_cn; do
     d=":16"; [[ " $units " == *" $p "* ]] && d=":1"
     sig+=", $p=i32$d"
   done
-  name="${dtype}_${arch}_${bm}x${bn}x${bk}_w${warps}s${stages}"
+  name="${dtype}${bt}_${arch}_${bm}x${bn}x${bk}_w${warps}s${stages}"
   if "$kilnc" compile "$src" -n matmul_kernel --arch "$arch" -o "$dest/$name.cubin" --metadata "$dest/$name.json" \
       -s "a_ptr=*$dtype:16, b_ptr=*$dtype:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16$sig, BLOCK_SIZE_M=$bm, BLOCK_SIZE_N=$bn, BLOCK_SIZE_K=$bk, GROUP_SIZE_M=$group, ACTIVATION='', num_warps=$warps, num_stages=$stages"; then
     echo "$name|$dtype|$arch|$bm|$bn|$bk|$group|$warps|$stages" >>"$dest/list.txt"
@@ -43,6 +45,9 @@ fp16|sm_90|128|256|64|8|8|3
 fp16|sm_90|128|128|64|8|4|4
 fp32|sm_90a|128|128|32|8|4|3
 fp32|sm_90a|128|256|32|8|8|3
+fp16:bt|sm_90a|128|256|64|8|8|3
+fp16:bt|sm_90a|128|128|64|8|4|4
+fp16:bt|sm_90|128|128|64|8|4|4
 LIST
 # The tutorial's whole @triton.autotune list for sm_90a, per dtype, for the
 # acceptance's third config (the one Triton's autotuner picks):

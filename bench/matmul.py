@@ -111,10 +111,10 @@ def load_tutorial(path, names=()):
     return module
 
 
-def make_inputs(torch, dtype, M, N, K, seed=0, device="cuda"):
-    """A (M x K) and B (K x N) as the tutorial makes them (fp8: B transposed,
-    i.e. stored N x K), scaled so that C's entries are about 1 at every K;
-    and torch_out, their product in fp32."""
+def make_inputs(torch, dtype, M, N, K, seed=0, device="cuda", b_transposed=False):
+    """A (M x K) and B (K x N) as the tutorial makes them (fp8, or any dtype
+    with b_transposed: B transposed, i.e. stored N x K), scaled so that C's
+    entries are about 1 at every K; and torch_out, their product in fp32."""
     gen = torch.Generator(device=device).manual_seed(seed)
     if dtype in ("fp16", "bf16", "fp32"):
         # The tutorial's rand - 0.5, scaled: std(C) = sqrt(K) s^2 / 12 = 1.
@@ -123,6 +123,8 @@ def make_inputs(torch, dtype, M, N, K, seed=0, device="cuda"):
         t = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
         a = ((torch.rand((M, K), device=device, generator=gen) - 0.5) * s).to(t)
         b = ((torch.rand((K, N), device=device, generator=gen) - 0.5) * s).to(t)
+        if b_transposed:
+            b = b.T.contiguous().T
     else:
         # The tutorial's randn, B pre-transposed ("b = b.T" then the cast keeps
         # the transposed strides): std(C) = sqrt(K) s^2 = 1.

@@ -104,7 +104,8 @@ def main():
         bm, bn = cfg["BLOCK_SIZE_M"], cfg["BLOCK_SIZE_N"]
         M, N, K = (size,) * 3 if isinstance(size, int) else size
         size = size if isinstance(size, int) else f"{M}x{N}x{K}"
-        a, b, torch_out = bench.make_inputs(torch, dtype, M, N, K)
+        # Cubins named *_bt_* take b stored N x K (build_matmul_cubins.sh).
+        a, b, torch_out = bench.make_inputs(torch, dtype, M, N, K, b_transposed="_bt_" in name)
         c = torch.empty((M, N), device="cuda", dtype=torch.float16)
         values = {"a_ptr": a.data_ptr(), "b_ptr": b.data_ptr(), "c_ptr": c.data_ptr(), "M": M, "N": N,
                   "K": K, "stride_am": a.stride(0), "stride_ak": a.stride(1), "stride_bk": b.stride(0),
