@@ -13,6 +13,8 @@
 # as the build's aligned-pointers variant (`--aligned-pointers`) or its
 # general one: what the launcher runs for a batch of 1 or 12 heads, or for
 # misaligned tensors (run attention_cubins.py with --batch 1 --heads 12).
+# FP8=1 (tutorial06 source) builds the tutorial's fp8 forward instead
+# (attention_cubins.py runs cubins named *_fp8 with fp8e5 q, k, v and out).
 # CONFIGS=FILE reads the configs from FILE (lines as in the list below:
 # arch|HEAD_DIM|causal|BLOCK_M|BLOCK_N|warps|stages) instead, e.g. the
 # tutorial's autotune list.
@@ -46,6 +48,13 @@ while IFS='|' read -r arch d causal bm bn warps stages; do
   else
     kernel=attn_fwd
     sig="Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"
+  fi
+  # FP8=1 (tutorial06 source): the tutorial's fp8 forward (q, k and a
+  # transposed v in fp8e5, FP8_OUTPUT=True), cubins named *_fp8.
+  if [[ ${FP8:-0} == 1 && $source == tutorial06 ]]; then
+    sig=${sig//\*fp16:16/*fp8e5:16}
+    sig=${sig/FP8_OUTPUT=False/FP8_OUTPUT=True}
+    name+=_fp8
   fi
   flags=()
   if [[ -n ${VARIANT:-} && $source == tutorial06 ]]; then

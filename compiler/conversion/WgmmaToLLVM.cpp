@@ -160,6 +160,8 @@ struct RegisterFragments {
   /// The four registers of the tile at (row0, k0), or an empty vector when
   /// a thread does not hold them.
   SmallVector<Value> at(OpBuilder &b, Location loc, int32_t row0, int32_t k0) {
+    if (elements.front().getType().getIntOrFloatBitWidth() == 8)
+      return at8(b, loc, row0, k0);
     SmallVector<Value> words;
     Type half = elements.front().getType();
     Type pair = VectorType::get({2}, half);
@@ -173,6 +175,47 @@ struct RegisterFragments {
                                             i32Constant(b, loc, j));
       }
       words.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), vec));
+    }
+    return words;
+  }
+
+  /// The four registers of an 8-bit tile at (row0, k0) (m64nNk32): thread
+  /// (g, t) of a quad needs row g (and g + 8) at columns 4t..4t+3 (and
+  /// 16 more), where the accumulator layout gave it columns 2t, 2t+1 of
+  /// each 8. Every thread packs its pairs of two column blocks into a word;
+  /// thread t reads the words of quad neighbours 2(t%2) and 2(t%2)+1 and
+  /// keeps block t/2 of each (prmt).
+  SmallVector<Value> at8(OpBuilder &b, Location loc, int32_t row0, int32_t k0) {
+    Type i32 = b.getI32Type();
+    auto constant = [&](int32_t v) { return i32Constant(b, loc, v); };
+    Value lane =
+        LLVM::AndOp::create(b, loc, kiln::threadIdX(b, loc), constant(31));
+    Value t = LLVM::AndOp::create(b, loc, lane, constant(3));
+    Value first = LLVM::OrOp::create(
+        b, loc, LLVM::AndOp::create(b, loc, lane, constant(~3)),
+        LLVM::ShlOp::create(b, loc, LLVM::AndOp::create(b, loc, t, constant(1)),
+                            constant(1)));
+    Value second = LLVM::OrOp::create(b, loc, first, constant(1));
+    Value upper =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::uge, t, constant(2));
+    Value selector = LLVM::SelectOp::create(b, loc, upper, constant(0x7632),
+                                            constant(0x5410));
+    Type quad = VectorType::get({4}, elements.front().getType());
+    SmallVector<Value> words;
+    for (auto [dr, dk] : {std::pair{0, 0}, {8, 0}, {0, 16}, {8, 16}}) {
+      Value vec = LLVM::UndefOp::create(b, loc, quad);
+      for (int32_t j = 0; j < 4; ++j) {
+        auto it = registerAt.find({row0 + dr, k0 + dk + 8 * (j / 2) + j % 2});
+        if (it == registerAt.end())
+          return {};
+        vec = LLVM::InsertElementOp::create(b, loc, vec, elements[it->second],
+                                            constant(j));
+      }
+      Value packed = LLVM::BitcastOp::create(b, loc, i32, vec);
+      Value low = kiln::shuffle(b, loc, packed, first, NVVM::ShflKind::idx);
+      Value high = kiln::shuffle(b, loc, packed, second, NVVM::ShflKind::idx);
+      words.push_back(kiln::inlinePtx(b, loc, i32, "prmt.b32 $0, $1, $2, $3;",
+                                      "=r,r,r,r", {low, high, selector}));
     }
     return words;
   }
@@ -209,10 +252,10 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
         element, bElement, cType.getElementType(),
         op.getInputPrecision().value_or(kiln::InputPrecision::TF32), target);
     if (!flavour || k % flavour->kGroup() != 0 ||
-        (aRegisters && !flavour->transposable()))
+        (aRegisters && !flavour->registerA()))
       return op.emitOpError("tensor-core dots from shared tiles take operands "
                             "of a tensor-core flavour, K a multiple of 32 "
-                            "bytes, a in registers 16-bit only");
+                            "bytes, a in registers 16- or 8-bit only");
     int64_t kStep = flavour->kStep();
     bool aKContiguous =
         !aTile || !cast<kiln::gpu::NVMMASharedEncodingAttr>(aTile.getEncoding())

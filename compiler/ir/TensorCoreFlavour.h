@@ -84,6 +84,11 @@ struct TensorCoreFlavour {
   /// Whether ldmatrix .trans and wgmma's transpose bits apply (16-bit).
   bool transposable() const { return elementBytes == 2; }
 
+  /// Whether wgmma can take a from registers: 16-bit fragments as the
+  /// accumulator holds them, 8-bit ones exchanged within each quad first
+  /// (compiler/conversion/WgmmaToLLVM.cpp).
+  bool registerA() const { return elementBytes <= 2; }
+
   /// PTX's name of an operand type of this flavour.
   static std::string ptxType(mlir::Type t) {
     if (t.isF16())
@@ -119,7 +124,7 @@ struct TensorCoreFlavour {
       return false;
     if (!transposable() && !(aKContiguous && bKContiguous))
       return false;
-    return !aInRegisters || transposable();
+    return !aInRegisters || registerA();
   }
 };
 

@@ -356,8 +356,14 @@ struct AssignLayoutsPass
            dot.getA().getType().getDimSize(1) % flavour->kGroup() != 0 ||
            dot.getType().getDimSize(0) < 16 || dot.getType().getDimSize(1) < 8))
         tensorCores = false;
+      // An 8-bit a computed in registers (fp8 attention's p) is read from
+      // them.
+      Operation *aDef = dot.getA().getDefiningOp();
+      bool aInRegisters =
+          flavour && flavour->registerA() && aDef && isElementwise(aDef);
       if (flavour && !flavour->transposable() &&
-          !(kContiguous(dot.getA(), 1) && kContiguous(dot.getB(), 0)))
+          !((aInRegisters || kContiguous(dot.getA(), 1)) &&
+            kContiguous(dot.getB(), 0)))
         wgmmaReadable = false;
       // The fp32 emulations split their operands in registers: mma.sync.
       if (flavour && flavour->split != kiln::TensorCoreFlavour::Split::None)

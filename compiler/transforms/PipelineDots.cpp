@@ -463,12 +463,13 @@ private:
         }
         // a computed in registers, in the accumulator's layout with warps
         // along M: its fragments are already where the instruction wants
-        // them (attention's P in P @ V). 16-bit operands only.
+        // them (attention's P in P @ V; 8-bit ones after a shuffle within
+        // each quad). 16- and 8-bit operands only.
         auto aType = cast<RankedTensorType>(operands[i].getType());
         auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(aType.getEncoding());
-        if (i == 0 && flavour->transposable() && mma &&
+        if (i == 0 && flavour->registerA() && mma &&
             mma == accType.getEncoding() && mma.getWarpsPerCTA()[1] == 1 &&
-            aType.getDimSize(1) % 16 == 0)
+            aType.getDimSize(1) % flavour->kStep() == 0)
           continue; // source stays -1: registers
         return;
       }
