@@ -6,6 +6,9 @@
 # KB of spills: 0.05-0.10 of Triton on tutorial 06's fp8 forward).
 # RUN: %kilnc compile %s -n chain8 -s "*fp8e5:16, *fp8e5:16, *fp8e5:16, *fp16:16, i32:16, 128, 64, 64" --arch sm_90a --emit ptx -o - | FileCheck %s
 # RUN: %kilnc compile %s -n chain8 -s "*fp8e4nv:16, *fp8e4nv:16, *fp8e4nv:16, *fp16:16, i32:16, 128, 64, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=E4M3
+# On sm_89 (and plain sm_90) the same words feed mma.sync m16n8k32, whose a
+# fragment is the wgmma one.
+# RUN: %kilnc compile %s -n chain8 -s "*fp8e5:16, *fp8e5:16, *fp8e5:16, *fp16:16, i32:16, 128, 64, 64" --arch sm_89 --emit ptx -o - | FileCheck %s --check-prefix=MMA
 import triton
 import triton.language as tl
 
@@ -16,6 +19,11 @@ import triton.language as tl
 # CHECK: wgmma.fence.sync.aligned
 # CHECK: wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1;
 # CHECK-NOT: mma.sync
+# MMA-NOT: wgmma
+# MMA: shfl.sync.idx.b32
+# MMA: prmt.b32
+# MMA: mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32
+# MMA-NOT: wgmma
 # E4M3: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1;
 
 
