@@ -1,0 +1,98 @@
+// TensorCoreFlavour decides which tensor-core instruction a dot takes; one
+// test per rule the passes and lowerings ask it about: which flavours wgmma
+// reads a from registers for, which need K-contiguous tiles, and where only
+// mma.sync (or nothing) is left.
+#include "compiler/ir/TensorCoreFlavour.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using kiln::InputPrecision;
+using kiln::TargetInfo;
+using kiln::TensorCoreFlavour;
+
+class TensorCoreFlavourTest : public ::testing::Test {
+protected:
+  std::optional<TensorCoreFlavour>
+  flavour(mlir::Type operand, mlir::Type acc, const char *arch,
+          InputPrecision precision = InputPrecision::TF32) {
+    return kiln::tensorCoreFlavour(operand, operand, acc, precision,
+                                   target(arch));
+  }
+  static TargetInfo target(const char *arch) {
+    return *TargetInfo::parse(arch);
+  }
+  // fitsWgmma for a 128 x 64 accumulator of 4 warps, all along M.
+  static bool wgmma(const TensorCoreFlavour &f, const char *arch,
+                    bool aKContiguous, bool bKContiguous, bool aInRegisters) {
+    return f.fitsWgmma(target(arch), 128, 64, 4, 4, aKContiguous, bKContiguous,
+                       aInRegisters);
+  }
+
+  mlir::MLIRContext context;
+  mlir::Builder b{&context};
+};
+
+TEST_F(TensorCoreFlavourTest, SixteenBitTakesEveryOperandForm) {
+  std::optional<TensorCoreFlavour> f =
+      flavour(b.getF16Type(), b.getF32Type(), "sm_90a");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->kStep(), 16);
+  EXPECT_TRUE(f->transposable());
+  EXPECT_TRUE(f->registerA());
+  EXPECT_TRUE(wgmma(*f, "sm_90a", false, false, false));
+  EXPECT_TRUE(wgmma(*f, "sm_90a", true, true, true));
+}
+
+TEST_F(TensorCoreFlavourTest, EightBitAFromRegistersWithKContiguousB) {
+  for (mlir::Type fp8 : {mlir::Type(b.getType<mlir::Float8E5M2Type>()),
+                         mlir::Type(b.getType<mlir::Float8E4M3FNType>())}) {
+    std::optional<TensorCoreFlavour> f = flavour(fp8, b.getF32Type(), "sm_90a");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->kStep(), 32);
+    EXPECT_FALSE(f->transposable());
+    EXPECT_TRUE(f->registerA());
+    // Attention's p @ v: p in registers, v's tile K-contiguous.
+    EXPECT_TRUE(wgmma(*f, "sm_90a", true, true, true));
+    // wgmma transposes no 8-bit tile: b must run along K.
+    EXPECT_FALSE(wgmma(*f, "sm_90a", true, false, true));
+    EXPECT_FALSE(wgmma(*f, "sm_90a", false, true, false));
+  }
+  std::optional<TensorCoreFlavour> s8 =
+      flavour(b.getIntegerType(8), b.getIntegerType(32), "sm_90a");
+  ASSERT_TRUE(s8);
+  EXPECT_TRUE(s8->integer);
+  EXPECT_TRUE(s8->registerA());
+}
+
+TEST_F(TensorCoreFlavourTest, Tf32ReadsAFromSharedMemoryOnly) {
+  std::optional<TensorCoreFlavour> f =
+      flavour(b.getF32Type(), b.getF32Type(), "sm_90a");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->kStep(), 8);
+  EXPECT_FALSE(f->registerA());
+  EXPECT_TRUE(wgmma(*f, "sm_90a", true, true, false));
+  EXPECT_FALSE(wgmma(*f, "sm_90a", true, true, true));
+  // ieee precision: no tensor cores at all.
+  EXPECT_FALSE(
+      flavour(b.getF32Type(), b.getF32Type(), "sm_90a", InputPrecision::IEEE));
+}
+
+TEST_F(TensorCoreFlavourTest, Fp8OnlyWhereAnInstructionTakesIt) {
+  mlir::Type fp8 = b.getType<mlir::Float8E5M2Type>();
+  // Plain sm_90 and sm_89: mma.sync (m16n8k32), no wgmma.
+  for (const char *arch : {"sm_90", "sm_89"}) {
+    std::optional<TensorCoreFlavour> f = flavour(fp8, b.getF32Type(), arch);
+    ASSERT_TRUE(f) << arch;
+    EXPECT_TRUE(f->hasMmaSync(target(arch))) << arch;
+    EXPECT_FALSE(wgmma(*f, arch, true, true, true)) << arch;
+  }
+  // sm_80 has no fp8 instruction: the multiply-add loop.
+  EXPECT_FALSE(flavour(fp8, b.getF32Type(), "sm_80"));
+}
+
+} // namespace
