@@ -1264,7 +1264,7 @@ private:
       // them (or copying them) is, to ptxas, instructions defining the
       // accumulators' registers within the wgmma pipeline, and it then
       // serializes every wgmma of the kernel (C7515; tutorial 03's fp8
-      // 128x256x128 config on the H200: 1.01 -> 1.24 of Triton).
+      // 128x256x128 config on the H200: 1.02 -> 1.29 of Triton).
       std::optional<int64_t> lb = getConstantIntValue(newLoop.getLowerBound());
       std::optional<int64_t> ub = getConstantIntValue(newLoop.getUpperBound());
       if (lb && ub && *lb < *ub) {
