@@ -99,8 +99,7 @@ def main():
             torch.manual_seed(0)
             q, k, v = (torch.randn((Z * H, n_ctx, d), device="cuda", dtype=torch.float16) for _ in range(3))
             if fp8:
-                q, k = q.to(torch.float8_e5m2), k.to(torch.float8_e5m2)
-                v = v.transpose(1, 2).contiguous().transpose(1, 2).to(torch.float8_e5m2)
+                q, k, v = tutorial_fp8_inputs(torch, q, k, v)
             out = torch.empty_like(q)
             sm_scale = 1.0 / d ** 0.5
             lse = torch.empty((Z * H, n_ctx), device="cuda", dtype=torch.float32)
@@ -218,6 +217,13 @@ def main():
                     f"{kb(r['triton_shared_bytes'])} | {r['spills']} |\n")
 
 
+def tutorial_fp8_inputs(torch, q, k, v):
+    """q, k, v (Z*H x N_CTX x D) as tutorial 06's fp8 forward takes them:
+    fp8e5, v stored transposed (D x N_CTX per head) under the same shape."""
+    v = v.transpose(1, 2).contiguous().transpose(1, 2)
+    return q.to(torch.float8_e5m2), k.to(torch.float8_e5m2), v.to(torch.float8_e5m2)
+
+
 def kiln_values(source, q, k, v, out, lse, sm_scale, Z, H, n_ctx):
     """The cubin's arguments by parameter name for `source`'s kernel on
     q, k, v (Z*H x N_CTX x D) into out, with lse the tutorial's M."""
@@ -255,9 +261,8 @@ def kiln_only(args):
         for n_ctx in sizes:
             torch.manual_seed(0)
             q, k, v = (torch.randn((Z * H, n_ctx, d), dtype=torch.float16) for _ in range(3))
-            if fp8:  # as main() does; the reference from the fp8 values
-                q, k = q.to(torch.float8_e5m2), k.to(torch.float8_e5m2)
-                v = v.transpose(1, 2).contiguous().transpose(1, 2).to(torch.float8_e5m2)
+            if fp8:
+                q, k, v = tutorial_fp8_inputs(torch, q, k, v)
             sm_scale = 1.0 / d ** 0.5
             scores = (q.float() @ k.float().transpose(1, 2)) * sm_scale
             if causal:
