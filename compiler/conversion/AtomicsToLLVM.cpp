@@ -14,6 +14,12 @@
 // +0.0. bf16 addition is native from sm_90; before that it is a 16-bit
 // compare-and-swap loop.
 //
+// A float addition over elements a thread holds side by side in memory (axis
+// info's vector width, as for stores) goes as one vector atomic: f32 pairs
+// and quads (`.v2.f32`, `.v4.f32`, sm_90), f16 and bf16 pairs packed in 32
+// bits (`.f16x2`; `.bf16x2` from sm_90), as upstream Triton does. Split-K's
+// partial tiles add four times fewer atomics.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
@@ -64,10 +70,63 @@ Value emitAtomicAsm(OpBuilder &b, Location loc, StringRef instruction,
              b, loc, word, operands, b.getStringAttr(text),
              b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
              /*is_align_stack=*/UnitAttr(),
-             LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+             LLVM::TailCallKindAttr::get(
+                 ctx, LLVM::tailcallkind::TailCallKind::None),
              LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
              /*operand_attrs=*/ArrayAttr())
       .getResult(0);
+}
+
+/// One vector atomic over 32-bit lanes: $0 .. $n-1 the old values, $n the
+/// address, then the n values, then (if any) the predicate; the old values
+/// fall back to zero where the predicate is false.
+SmallVector<Value> emitVectorAtomicAsm(OpBuilder &b, Location loc,
+                                       StringRef instruction, Value ptr,
+                                       ValueRange values, Value pred) {
+  MLIRContext *ctx = b.getContext();
+  size_t n = values.size();
+  Type word = b.getI32Type();
+  auto list = [](size_t first, size_t count) {
+    std::string text = "{";
+    for (size_t i = 0; i < count; ++i)
+      text += (i ? ", $" : "$") + std::to_string(first + i);
+    return text + "}";
+  };
+  std::string text = instruction.str() + " " + list(0, n) + ", [ $" +
+                     std::to_string(n) + " + 0 ], " + list(n + 1, n) + ";";
+  std::string constraints;
+  for (size_t i = 0; i < n; ++i)
+    constraints += "=r,";
+  constraints += "l";
+  for (size_t i = 0; i < n; ++i)
+    constraints += ",r";
+  SmallVector<Value> operands{ptr};
+  llvm::append_range(operands, values);
+  if (pred) {
+    text = "@$" + std::to_string(2 * n + 1) + " " + text;
+    constraints += ",b";
+    operands.push_back(pred);
+    for (size_t i = 0; i < n; ++i) {
+      constraints += "," + std::to_string(i);
+      operands.push_back(LLVM::ZeroOp::create(b, loc, word));
+    }
+  }
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n, word));
+  Value result =
+      LLVM::InlineAsmOp::create(
+          b, loc, resultType, operands, b.getStringAttr(text),
+          b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
+          /*is_align_stack=*/UnitAttr(),
+          LLVM::TailCallKindAttr::get(ctx,
+                                      LLVM::tailcallkind::TailCallKind::None),
+          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr())
+          .getResult(0);
+  SmallVector<Value> olds;
+  for (size_t i = 0; i < n; ++i)
+    olds.push_back(LLVM::ExtractValueOp::create(b, loc, result, int64_t(i)));
+  return olds;
 }
 
 /// bf16 addition before sm_90: load, add in f32, round, compare-and-swap,
@@ -130,10 +189,11 @@ Value broadcastFromThreadZero(OpBuilder &b, Operation *op, Value value) {
   Type type = value.getType();
   unsigned bits = type.getIntOrFloatBitWidth();
   Value slot = kiln::allocateSharedArray(b, op, type, 1);
-  Value isFirst = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
-                                       kiln::threadIdX(b, loc),
-                                       i32Constant(b, loc, 0));
-  std::string store = "@$0 st.shared.b" + std::to_string(bits) + " [ $1 + 0 ], $2;";
+  Value isFirst =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                           kiln::threadIdX(b, loc), i32Constant(b, loc, 0));
+  std::string store =
+      "@$0 st.shared.b" + std::to_string(bits) + " [ $1 + 0 ], $2;";
   LLVM::InlineAsmOp::create(
       b, loc, /*res=*/Type(), ValueRange{isFirst, slot, value},
       b.getStringAttr(store),
@@ -152,9 +212,10 @@ Value broadcastFromThreadZero(OpBuilder &b, Operation *op, Value value) {
 template <typename AtomicOp>
 struct AtomicLoweringBase : OpConversionPattern<AtomicOp> {
   AtomicLoweringBase(kiln::KilnTypeConverter &converter, MLIRContext *ctx,
-                     unsigned computeCapability)
+                     unsigned computeCapability,
+                     const kiln::AccessWidths &widths)
       : OpConversionPattern<AtomicOp>(converter, ctx),
-        computeCapability(computeCapability) {}
+        computeCapability(computeCapability), widths(widths) {}
 
   /// Checks the layout; the element type and its width.
   LogicalResult checkOperands(AtomicOp op, ConversionPatternRewriter &rewriter,
@@ -173,7 +234,9 @@ struct AtomicLoweringBase : OpConversionPattern<AtomicOp> {
   /// Integer bits of a scalar, and back.
   static Value toBits(OpBuilder &b, Location loc, Value v) {
     Type bitsType = b.getIntegerType(v.getType().getIntOrFloatBitWidth());
-    return v.getType() == bitsType ? v : LLVM::BitcastOp::create(b, loc, bitsType, v);
+    return v.getType() == bitsType
+               ? v
+               : LLVM::BitcastOp::create(b, loc, bitsType, v);
   }
   static Value fromBits(OpBuilder &b, Location loc, Value v, Type type) {
     return v.getType() == type ? v : LLVM::BitcastOp::create(b, loc, type, v);
@@ -189,7 +252,21 @@ struct AtomicLoweringBase : OpConversionPattern<AtomicOp> {
     rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, olds));
   }
 
+  /// Elements of `op` a thread may update with one vector access: axis
+  /// info's width, within the thread's contiguous registers.
+  unsigned vectorWidth(AtomicOp op) const {
+    auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType());
+    if (!tensor)
+      return 1;
+    std::optional<LinearLayout> layout = kiln::getLinearLayout(tensor);
+    if (!layout)
+      return 1;
+    return std::min(std::max(1u, widths.lookup(op)),
+                    kiln::contiguousRegistersAlongLastDim(*layout));
+  }
+
   unsigned computeCapability;
+  const kiln::AccessWidths &widths;
 };
 
 struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
@@ -262,9 +339,28 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
       return op.emitOpError("no ")
              << kiln::stringifyRMWOp(kind) << " atomic on " << element;
     const char *operandsText = " $0, [ $1 + 0 ], $2;";
+    // Float additions of neighbouring elements go as one vector atomic.
+    unsigned vec = 1;
+    std::string vectorAtom;
+    if ((kind == kiln::RMWOp::Add || kind == kiln::RMWOp::FAdd) && isFloat &&
+        !bf16Loop) {
+      unsigned width = vectorWidth(op);
+      if (element.isF32() && computeCapability >= 90 && width >= 2) {
+        vec = std::min(width, 4u);
+        vectorAtom = atom + ".add.v" + std::to_string(vec) + ".f32";
+      } else if (element.isF16() && width >= 2) {
+        vec = 2;
+        vectorAtom = atom + ".add.noftz.f16x2";
+      } else if (element.isBF16() && computeCapability >= 90 && width >= 2) {
+        vec = 2;
+        vectorAtom = atom + ".add.noftz.bf16x2";
+      }
+    }
 
-    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
-    SmallVector<Value> vals = kiln::unpackElements(rewriter, loc, adaptor.getVal());
+    SmallVector<Value> ptrs =
+        kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> vals =
+        kiln::unpackElements(rewriter, loc, adaptor.getVal());
     SmallVector<Value> masks;
     if (adaptor.getMask())
       masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
@@ -278,19 +374,53 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
         olds.push_back(olds[originals[k]]);
         continue;
       }
-      Value pred = andPredicates(rewriter, loc, masks.empty() ? Value() : masks[k], owner);
+      Value pred = andPredicates(rewriter, loc,
+                                 masks.empty() ? Value() : masks[k], owner);
+      // A vector atomic over registers k .. k + vec - 1 (none a copy).
+      if (vec > 1 && k % vec == 0 && k + vec <= ptrs.size() &&
+          llvm::all_of(llvm::seq<size_t>(k, k + vec),
+                       [&](size_t r) { return originals[r] == r; })) {
+        if (element.isF32()) {
+          SmallVector<Value> words;
+          for (size_t r = k; r < k + vec; ++r)
+            words.push_back(toBits(rewriter, loc, vals[r]));
+          for (Value old : emitVectorAtomicAsm(rewriter, loc, vectorAtom,
+                                               ptrs[k], words, pred))
+            olds.push_back(fromBits(rewriter, loc, old, element));
+        } else {
+          // Two halves packed in one 32-bit word, low half first.
+          auto pair = VectorType::get({2}, element);
+          Value packed = LLVM::PoisonOp::create(rewriter, loc, pair);
+          for (unsigned i = 0; i < 2; ++i)
+            packed = LLVM::InsertElementOp::create(
+                rewriter, loc, packed, vals[k + i],
+                i32Constant(rewriter, loc, i));
+          Value word = LLVM::BitcastOp::create(rewriter, loc,
+                                               rewriter.getI32Type(), packed);
+          Value old = emitAtomicAsm(rewriter, loc, vectorAtom + operandsText,
+                                    ptrs[k], word, pred, 32);
+          Value halves = LLVM::BitcastOp::create(rewriter, loc, pair, old);
+          for (unsigned i = 0; i < 2; ++i)
+            olds.push_back(LLVM::ExtractElementOp::create(
+                rewriter, loc, halves, i32Constant(rewriter, loc, i)));
+        }
+        k += vec - 1;
+        continue;
+      }
       Value old;
       if (bf16Loop) {
         Value addend = LLVM::BitcastOp::create(
             rewriter, loc, rewriter.getI32Type(),
-            LLVM::FPExtOp::create(rewriter, loc, rewriter.getF32Type(), vals[k]));
+            LLVM::FPExtOp::create(rewriter, loc, rewriter.getF32Type(),
+                                  vals[k]));
         // The addend travels as 32 bits, the old value as 16.
         MLIRContext *ctx = getContext();
         SmallVector<Value> operands{ptrs[k], addend};
         std::string constraints = "=h,l,r";
         if (pred) {
           operands.push_back(pred);
-          operands.push_back(LLVM::ZeroOp::create(rewriter, loc, rewriter.getI16Type()));
+          operands.push_back(
+              LLVM::ZeroOp::create(rewriter, loc, rewriter.getI16Type()));
           constraints += ",b,0";
         }
         old = LLVM::InlineAsmOp::create(
@@ -298,7 +428,8 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
                   rewriter.getStringAttr(bf16AddLoop(ordering, bool(pred))),
                   rewriter.getStringAttr(constraints), rewriter.getUnitAttr(),
                   UnitAttr(),
-                  LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
+                  LLVM::TailCallKindAttr::get(
+                      ctx, LLVM::tailcallkind::TailCallKind::None),
                   LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
                   ArrayAttr())
                   .getResult(0);
@@ -343,13 +474,15 @@ struct AtomicCASLowering : AtomicLoweringBase<kiln::AtomicCASOp> {
     if (bits < 16)
       return op.emitOpError("no compare-and-swap on ") << element;
     Location loc = op.getLoc();
-    std::string instruction = "atom.global" +
-                              orderingSuffix(op.getSem(), op.getScope()) +
-                              ".cas.b" + std::to_string(bits) +
-                              " $0, [ $1 + 0 ], $2, $3;";
-    SmallVector<Value> ptrs = kiln::unpackElements(rewriter, loc, adaptor.getPtr());
-    SmallVector<Value> cmps = kiln::unpackElements(rewriter, loc, adaptor.getCmp());
-    SmallVector<Value> vals = kiln::unpackElements(rewriter, loc, adaptor.getVal());
+    std::string instruction =
+        "atom.global" + orderingSuffix(op.getSem(), op.getScope()) + ".cas.b" +
+        std::to_string(bits) + " $0, [ $1 + 0 ], $2, $3;";
+    SmallVector<Value> ptrs =
+        kiln::unpackElements(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> cmps =
+        kiln::unpackElements(rewriter, loc, adaptor.getCmp());
+    SmallVector<Value> vals =
+        kiln::unpackElements(rewriter, loc, adaptor.getVal());
     Value owner = kiln::ownerPredicate(rewriter, loc, op.getPtr().getType());
     SmallVector<unsigned> originals =
         originalRegisters(op.getPtr().getType(), ptrs.size());
@@ -359,10 +492,10 @@ struct AtomicCASLowering : AtomicLoweringBase<kiln::AtomicCASOp> {
         olds.push_back(olds[originals[k]]);
         continue;
       }
-      Value old = emitAtomicAsm(
-          rewriter, loc, instruction, ptrs[k],
-          ValueRange{toBits(rewriter, loc, cmps[k]), toBits(rewriter, loc, vals[k])},
-          owner, bits);
+      Value old = emitAtomicAsm(rewriter, loc, instruction, ptrs[k],
+                                ValueRange{toBits(rewriter, loc, cmps[k]),
+                                           toBits(rewriter, loc, vals[k])},
+                                owner, bits);
       olds.push_back(fromBits(rewriter, loc, old, element));
     }
     replaceWithOldValues(op, rewriter, olds);
@@ -374,7 +507,8 @@ struct AtomicCASLowering : AtomicLoweringBase<kiln::AtomicCASOp> {
 
 void kiln::populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
                                          unsigned computeCapability,
+                                         const AccessWidths &widths,
                                          RewritePatternSet &patterns) {
   patterns.add<AtomicRMWLowering, AtomicCASLowering>(
-      converter, patterns.getContext(), computeCapability);
+      converter, patterns.getContext(), computeCapability, widths);
 }

@@ -64,6 +64,11 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
               store.getPtr(), store.getMask(),
               kiln::getElementTypeOrSelf(store.getValue().getType())
                   .getIntOrFloatBitWidth());
+        else if (auto atomic = dyn_cast<kiln::AtomicRMWOp>(op))
+          widths[op] = axisInfo.vectorWidth(
+              atomic.getPtr(), atomic.getMask(),
+              kiln::getElementTypeOrSelf(atomic.getVal().getType())
+                  .getIntOrFloatBitWidth());
       });
     }
     // Divisibility facts are consumed; LLVM gets alignment instead. Tensor
@@ -132,7 +137,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateExternCallsToLLVMPatterns(converter, patterns);
     kiln::populatePreciseMathToNVVMPatterns(converter, patterns);
     kiln::populatePointerCastsToLLVMPatterns(converter, patterns);
-    kiln::populateAtomicsToLLVMPatterns(converter, computeCapability, patterns);
+    kiln::populateAtomicsToLLVMPatterns(converter, computeCapability, widths,
+                                        patterns);
     kiln::populateInlineAsmToLLVMPatterns(converter, patterns);
     kiln::populateScanToLLVMPatterns(converter, patterns);
     kiln::populateDotToLLVMPatterns(converter, patterns);

@@ -66,6 +66,7 @@ void populatePointerCastsToLLVMPatterns(KilnTypeConverter &converter,
 /// `computeCapability` (80 for sm_80) picks native or emulated bf16 adds.
 void populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
                                    unsigned computeCapability,
+                                   const AccessWidths &widths,
                                    mlir::RewritePatternSet &patterns);
 /// kiln.inline_asm_elementwise: the user's PTX per (packed) element group.
 void populateInlineAsmToLLVMPatterns(KilnTypeConverter &converter,

@@ -405,6 +405,66 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
   }
 };
 
+/// Each thread reads its chunks of contiguous elements (up to 16 bytes,
+/// within one swizzle chunk) with one vector ld.shared each, at the
+/// nvmma_shared address of the chunk, as LocalStoreLowering writes them.
+struct LocalLoadLowering : OpConversionPattern<kiln::gpu::LocalLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::gpu::LocalLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto tile = cast<kiln::gpu::MemDescType>(op.getSrc().getType());
+    std::optional<kiln::layout::LinearLayout> layout =
+        kiln::getLinearLayout(op.getType());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "result without a layout");
+    Type element = getTypeConverter()->convertType(tile.getElementType());
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!element || !resultType)
+      return rewriter.notifyMatchFailure(op, "unconvertible element type");
+    unsigned elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+    kiln::SharedTileAddress address(tile);
+    unsigned dim = address.shape().transposed ? 0 : 1;
+    unsigned vec = std::min(kiln::contiguousRegistersAlong(*layout, dim),
+                            std::max(1u, 16 / elementBytes));
+    vec = unsigned(llvm::bit_floor(vec));
+    unsigned registers =
+        unsigned(layout->getInDimSize(kiln::layout::kRegister));
+    SmallVector<kiln::Coordinates> coords =
+        kiln::emitCoordinates(rewriter, loc, *layout);
+    std::optional<SmallVector<int64_t>> constants =
+        address.registerOffsets(*layout);
+    Value threadOffset =
+        constants ? address.emit(rewriter, loc, coords[0][0], coords[0][1])
+                  : Value();
+    Value base = adaptor.getSrc();
+    Type chunkType = vec == 1 ? element : VectorType::get({vec}, element);
+    SmallVector<Value> values(registers);
+    for (unsigned r = 0; r < registers; r += vec) {
+      Value offset =
+          constants ? Value(LLVM::AddOp::create(
+                          rewriter, loc, threadOffset,
+                          i32Constant(rewriter, loc, (*constants)[r])))
+                    : address.emit(rewriter, loc, coords[r][0], coords[r][1]);
+      Value src =
+          LLVM::GEPOp::create(rewriter, loc, base.getType(),
+                              rewriter.getI8Type(), base, ValueRange{offset});
+      Value chunk = LLVM::LoadOp::create(rewriter, loc, chunkType, src,
+                                         vec * elementBytes);
+      for (unsigned i = 0; i < vec; ++i)
+        values[r + i] =
+            vec == 1
+                ? chunk
+                : Value(LLVM::ExtractElementOp::create(
+                      rewriter, loc, chunk, i32Constant(rewriter, loc, i)));
+    }
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, resultType, values));
+    return success();
+  }
+};
+
 /// Thread 0 stores (or reduces) the tile one panel at a time (as
 /// AsyncTmaCopyLowering copies it) and commits them as one bulk group.
 struct AsyncTmaStoreLowering : OpConversionPattern<kiln::gpu::AsyncTmaStoreOp> {
@@ -494,7 +554,8 @@ void kiln::populateSharedMemoryToLLVMPatterns(KilnTypeConverter &converter,
   patterns.add<LocalAllocLowering, MemDescIndexLowering, MemDescTransLowering,
                AsyncCopyLowering, BarrierLowering, WaitBarrierLowering,
                ArriveBarrierLowering, AsyncTmaCopyLowering, LocalStoreLowering,
-               AsyncTmaStoreLowering, TmaStoreWaitLowering>(converter, ctx);
+               LocalLoadLowering, AsyncTmaStoreLowering, TmaStoreWaitLowering>(
+      converter, ctx);
   patterns.add<OneThreadBarrierLowering<kiln::gpu::InitBarrierOp>>(
       converter, ctx, [](kiln::gpu::InitBarrierOp op) {
         return "mbarrier.init.shared::cta.b64 [$1], " +

@@ -383,6 +383,20 @@ LogicalResult kiln::gpu::LocalStoreOp::verify() {
   return success();
 }
 
+LogicalResult kiln::gpu::LocalLoadOp::verify() {
+  auto src = cast<MemDescType>(getSrc().getType());
+  RankedTensorType result = getResult().getType();
+  if (!isa<NVMMASharedEncodingAttr>(src.getEncoding()) ||
+      src.getShape() != result.getShape() ||
+      src.getElementType() != result.getElementType())
+    return emitOpError("reads an nvmma_shared tile of the result's shape and "
+                       "element type; got ")
+           << src << " into " << result;
+  if (!result.getEncoding())
+    return emitOpError("needs a result with a distributed layout");
+  return success();
+}
+
 LogicalResult kiln::gpu::SharedDotOp::verify() {
   auto b = cast<MemDescType>(getB().getType());
   auto c = getC().getType();

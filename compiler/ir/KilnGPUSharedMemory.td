@@ -227,6 +227,27 @@ def KilnGPU_LocalStoreOp : KilnGPU_Op<"local_store"> {
   let hasVerifier = 1;
 }
 
+def KilnGPU_LocalLoadOp : KilnGPU_Op<"local_load"> {
+  let summary = "Reads a distributed tensor from a shared tile";
+  let description = [{
+    Each thread reads its elements of the result from where the
+    nvmma_shared tile `src` (of the result's shape and element type) keeps
+    them, in chunks of contiguous elements: local_store's reverse. The
+    bytes must be visible to the thread: its own cp.async copies waited
+    for, other threads' writes ordered by a kiln_gpu.barrier. A tile that
+    async copies filled from pointers of the result's layout is read back
+    by each thread from exactly the chunks it copied. (The pipeliner reads
+    a ring's tile this way where a dot operand is computed from the loaded
+    values: a weight dequantized in registers.)
+  }];
+  let arguments = (ins KilnGPU_MemDesc:$src);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $src attr-dict `:` type($src) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def KilnGPU_AsyncTmaStoreOp : KilnGPU_Op<"async_tma_store"> {
   let summary = "A shared tile to a box of a tensor map (TMA), as a bulk group";
   let description = [{

@@ -635,6 +635,10 @@ struct AssignLayoutsPass
       for (Value operand : {dot.getA(), dot.getB()}) {
         auto load = operand.getDefiningOp<kiln::LoadOp>();
         auto type = dyn_cast<RankedTensorType>(operand.getType());
+        if (!load && type) {
+          forceComputedOperand(operand, type, axisInfo);
+          continue;
+        }
         if (!load || !type || !isa<RankedTensorType>(load.getPtr().getType()))
           continue;
         unsigned bits = type.getElementType().getIntOrFloatBitWidth();
@@ -654,6 +658,50 @@ struct AssignLayoutsPass
                                     numWarps, {0, 1}));
       }
     });
+  }
+
+  /// An operand computed element-wise from one load of its shape (a weight
+  /// converted, or shifted and scaled, before the dot): the load gets its
+  /// own row layout where ownRowLayout would give it one as an operand, and
+  /// the computation follows. An int8 weight beside fp16 tiles of 64-byte
+  /// rows was otherwise copied 8 bytes at a time, through L1.
+  void forceComputedOperand(Value operand, RankedTensorType type,
+                            kiln::AxisInfoAnalysis &axisInfo) {
+    kiln::LoadOp found;
+    SmallVector<Value> work{operand};
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def || !seen.insert(def).second)
+        continue;
+      if (auto load = dyn_cast<kiln::LoadOp>(def)) {
+        if (found)
+          return; // several: no one of them decides
+        found = load;
+        continue;
+      }
+      if (!isElementwise(def) || def->getNumResults() != 1)
+        continue;
+      for (Value v : def->getOperands())
+        if (auto t = dyn_cast<RankedTensorType>(v.getType());
+            t && t.getShape() == type.getShape())
+          work.push_back(v);
+    }
+    if (!found || !isa<RankedTensorType>(found.getPtr().getType()))
+      return;
+    auto loaded = cast<RankedTensorType>(found.getType());
+    unsigned bits = loaded.getElementType().getIntOrFloatBitWidth();
+    unsigned down = axisInfo.vectorWidthAlong(found.getPtr(), Value(), bits, 0);
+    unsigned along =
+        axisInfo.vectorWidthAlong(found.getPtr(), Value(), bits, 1);
+    if (down > along)
+      return;
+    int64_t share = std::max<int64_t>(
+        1, loaded.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+    if (Attribute encoding = ownRowLayout(loaded, along, share)) {
+      forceLoad(found, encoding);
+      force(operand, encoding);
+    }
   }
 
   /// The layout of a row-contiguous operand tile of `type` (`along`

@@ -525,6 +525,17 @@ CASES += [
     case("atomic_add_bf16", F, "atomic_add_half", "acc_ptr=*bf16, x_ptr=*bf16, n=i32, BLOCK=512",
          dict(acc_ptr=("randn", "bfloat16", 3000), x_ptr=("randn", "bfloat16", 3000), n=3000),
          (cdiv(3000, 512),), ["acc_ptr"], tol=0),
+    # Each address once: the old values are the initial ones, exactly.
+    case("atomic_add_old_f32", F, "atomic_add_old",
+         "acc_ptr=*fp32:16, x_ptr=*fp32:16, old_ptr=*fp32:16, n=i32:16, BLOCK=512",
+         dict(acc_ptr=("randn", "float32", 3008), x_ptr=("randn", "float32", 3008),
+              old_ptr=("zeros", "float32", 3008), n=3008),
+         (cdiv(3008, 512),), ["acc_ptr", "old_ptr"], tol=0),
+    case("atomic_add_old_f16", F, "atomic_add_old",
+         "acc_ptr=*fp16:16, x_ptr=*fp16:16, old_ptr=*fp16:16, n=i32:16, BLOCK=512",
+         dict(acc_ptr=("randn", "float16", 3008), x_ptr=("randn", "float16", 3008),
+              old_ptr=("zeros", "float16", 3008), n=3008),
+         (cdiv(3008, 512),), ["acc_ptr", "old_ptr"], tol=0),
     # Three programs race on the flag, but every successful CAS is undone:
     # only the final counts (12 each) and flag (0) are compared.
     case("atomic_orderings", F, "atomic_orderings", "ptr=*i32, flag_ptr=*i32, n=i32, BLOCK=64",

@@ -9,6 +9,12 @@
 # RUN: %kilnc compile %s -n half_add -s "*bf16, *bf16, i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=BF16-LOOP
 # RUN: %kilnc compile %s -n wide -s "*i64, *i64, i32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=WIDE
 # RUN: %kilnc compile %s -n tile_add -s "*fp32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=TILE
+# A thread's contiguous, aligned elements go as one vector atomic (split-K's
+# partial tiles): f32 quads from sm_90, f16 pairs packed as f16x2; f32 on
+# sm_80 stays one element an atomic.
+# RUN: %kilnc compile %s -n partial_tile -s "*fp32:16, *fp32:16, i32:16" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=VEC4
+# RUN: %kilnc compile %s -n partial_tile -s "*fp32:16, *fp32:16, i32:16" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SCALAR
+# RUN: %kilnc compile %s -n partial_tile -s "*fp16:16, *fp16:16, i32:16" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=F16X2
 import triton
 import triton.language as tl
 
@@ -90,3 +96,19 @@ def tile_add(ptr, out):
     offs = tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :]
     old = tl.atomic_add(out + offs, tl.load(ptr + offs))
     tl.store(ptr + offs, old)
+
+
+# VEC4: @%p{{[0-9]+}} atom.global.acq_rel.gpu.add.v4.f32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [ %rd{{[0-9]+}} + 0 ], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+# VEC4-NOT: gpu.add.f32
+# SCALAR: atom.global.acq_rel.gpu.add.f32
+# SCALAR-NOT: .v4.f32
+# SCALAR-NOT: .v2.f32
+# F16X2: atom.global.acq_rel.gpu.add.noftz.f16x2
+# F16X2-NOT: {{add\.noftz\.f16[^x]}}
+@triton.jit
+def partial_tile(c_ptr, x_ptr, stride):
+    rows = tl.arange(0, 64)[:, None]
+    cols = tl.arange(0, 64)[None, :]
+    x = tl.load(x_ptr + rows * 64 + cols)
+    old = tl.atomic_add(c_ptr + rows * stride + cols, x, mask=rows < 60)
+    tl.store(x_ptr + rows * 64 + cols, old)

@@ -9,10 +9,13 @@
 # kiln-variant: -n atomic_add_half -s "acc_ptr=*fp16, x_ptr=*fp16, n=i32, BLOCK=512"
 # kiln-variant: -n atomic_add_half -s "acc_ptr=*bf16, x_ptr=*bf16, n=i32, BLOCK=512"
 # kiln-variant: -n atomic_orderings -s "ptr=*i32, flag_ptr=*i32, n=i32, BLOCK=64"
+# kiln-variant: -n atomic_add_old -s "acc_ptr=*fp32:16, x_ptr=*fp32:16, old_ptr=*fp32:16, n=i32:16, BLOCK=512"
+# kiln-variant: -n atomic_add_old -s "acc_ptr=*fp16:16, x_ptr=*fp16:16, old_ptr=*fp16:16, n=i32:16, BLOCK=512"
 # kiln-variant: -n histogram_atomic -s "x_ptr=*i32, hist_ptr=*i32, n=i32, BINS=64, BLOCK=1024"
 # kiln-covers: atomic_rmw: tl.atomic_add; tl.atomic_max; tl.atomic_min; tl.atomic_and; tl.atomic_or; tl.atomic_xor; tl.atomic_xchg; tl.atomic_cas; atomics (mask=, sem=, scope=)
 # kiln-covers: atomic_float: tl.atomic_add; tl.atomic_max; tl.atomic_min; atomics (mask=, sem=, scope=)
 # kiln-covers: atomic_add_half: tl.atomic_add; tl.float16; tl.bfloat16
+# kiln-covers: atomic_add_old: tl.atomic_add
 # kiln-covers: atomic_orderings: atomics (mask=, sem=, scope=); tl.atomic_cas; tl.atomic_xchg; tl.atomic_add; string argument
 # kiln-covers: histogram_atomic: tl.atomic_add
 import triton
@@ -50,6 +53,16 @@ def atomic_add_half(acc_ptr, x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     tl.atomic_add(acc_ptr + offs, x, mask=offs < n, sem="relaxed")
+
+
+@triton.jit
+def atomic_add_old(acc_ptr, x_ptr, old_ptr, n, BLOCK: tl.constexpr):
+    # Aligned, contiguous elements: vector atomics where the target has them
+    # (f32 quads on sm_90, f16 pairs), whose old values come back per element.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    old = tl.atomic_add(acc_ptr + offs, x, mask=offs < n)
+    tl.store(old_ptr + offs, old, mask=offs < n)
 
 
 @triton.jit
