@@ -68,6 +68,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/ir/Occupancy.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/ir/TensorMapAccess.h"
@@ -117,6 +118,10 @@ struct PipelinedLoad {
   /// Read back into registers where it was loaded (kiln_gpu.local_load): a
   /// tile a dot operand is computed from, not the operand itself.
   bool readBack = false;
+  /// A read-back ring of cp.async copies has one slot fewer than the
+  /// stages: its slot is read at the iteration's start, and the copies,
+  /// issued after the barrier that follows the reads, refill that slot.
+  bool shortRing() const { return readBack && !tma; }
 };
 
 /// A dot of the loop and where its operands come from.
@@ -446,7 +451,7 @@ private:
         }
         std::optional<PipelinedLoad> l = asTmaCopy(load, stages);
         if (!l)
-          l = asCopy(load, stages, axisInfo);
+          l = asCopy(load, stages - 1, axisInfo);
         if (!l)
           continue;
         l->readBack = true;
@@ -674,6 +679,34 @@ private:
     if (anyStaged) {
       for (PipelinedDot &pd : dots)
         makeStaging(pd);
+      // One staging tile where that lets another block share the SM
+      // (shared memory limiting it, the accumulators' registers not):
+      // H200, an int8-weight GEMM at 128x128x64 with 4 warps ran at 0.80 of
+      // Triton with two tiles (one block an SM), 1.04 with one (two); at
+      // 128x256x64 with 8 warps, one block either way, 1.26 with two
+      // against 1.06.
+      unsigned threads = numWarps_ * kiln::TargetInfo::kThreadsPerWarp;
+      unsigned registers = 64;
+      for (PipelinedDot &pd : dots)
+        registers +=
+            unsigned(pd.dot.getType().getNumElements() *
+                     pd.dot.getType().getElementTypeBitWidth() / 32 / threads);
+      unsigned byRegisters = kiln::blocksPerSMByRegisters(threads, registers);
+      unsigned withTwo = std::min(
+          byRegisters,
+          kiln::blocksPerSMBeforeRegisters(target_, threads, sharedBytes()));
+      SmallVector<PipelinedDot> single(dots);
+      for (PipelinedDot &pd : single)
+        if (pd.staged[0] || pd.staged[1]) {
+          pd.accumulates = false;
+          makeStaging(pd);
+        }
+      std::swap(single, dots);
+      unsigned withOne = std::min(
+          byRegisters,
+          kiln::blocksPerSMBeforeRegisters(target_, threads, sharedBytes()));
+      if (withOne <= withTwo)
+        std::swap(single, dots);
       if (sharedBytes() > target_.maxSharedBytes())
         for (PipelinedDot &pd : dots)
           if (pd.staged[0] || pd.staged[1]) {
@@ -1151,6 +1184,10 @@ private:
       slotInits.push_back(i32Const(b, 0));
     if (twoStagingSlots)
       slotInits.push_back(i32Const(b, 0));
+    bool anyShortRing =
+        llvm::any_of(loads, [](auto &l) { return l.shortRing(); });
+    if (anyShortRing)
+      slotInits.push_back(i32Const(b, 0));
     auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
         rewriter, slotInits,
         /*replaceInitOperandUsesInLoop=*/false,
@@ -1171,6 +1208,10 @@ private:
     unsigned stagingSlotArg = firstSlotArg + 2 + unsigned(anyTma);
     Value stagingSlot =
         twoStagingSlots ? newLoop.getRegionIterArgs()[stagingSlotArg] : Value();
+    // The slot of the short rings read and then refilled.
+    unsigned shortSlotArg = stagingSlotArg + unsigned(twoStagingSlots);
+    Value shortSlot =
+        anyShortRing ? newLoop.getRegionIterArgs()[shortSlotArg] : Value();
 
     // The stage reads iv + (S-1) * step.
     b.setInsertionPointToStart(body);
@@ -1226,11 +1267,14 @@ private:
       if (l.tma && waited.insert(unsigned(i)).second)
         kiln::gpu::WaitBarrierOp::create(
             at, loc, barrierOf(at, unsigned(i), readSlot), phase);
-      auto read =
-          kiln::gpu::LocalLoadOp::create(at, l.load.getLoc(), l.load.getType(),
-                                         tileOf(at, loc, rings[i], readSlot));
+      auto read = kiln::gpu::LocalLoadOp::create(
+          at, l.load.getLoc(), l.load.getType(),
+          tileOf(at, loc, rings[i], l.shortRing() ? shortSlot : readSlot));
       l.load.getResult().replaceAllUsesWith(read.getResult());
     }
+    // The last barrier after staging tiles were written: every thread has
+    // read back its short rings' slots by then.
+    Operation *stagingBarrier = nullptr;
     for (auto [d, pd] : llvm::enumerate(dots)) {
       kiln::DotOp dot = pd.dot;
       b.setInsertionPoint(dot);
@@ -1265,7 +1309,7 @@ private:
       if (pd.staged[0] || pd.staged[1]) {
         if (pd.async)
           kiln::gpu::FenceAsyncSharedOp::create(b, loc);
-        kiln::gpu::BarrierOp::create(b, loc);
+        stagingBarrier = kiln::gpu::BarrierOp::create(b, loc);
       }
       kiln::InputPrecisionAttr precision = kiln::sharedDotPrecision(dot);
       // A restarting accumulator (a flattened loop's first iteration of a
@@ -1339,17 +1383,25 @@ private:
     // as they can, and have a whole iteration more to land. Otherwise they
     // go last, after the waits that complete those dots.
     if (!inFlight) {
+      // Short rings are refilled in the slot read this iteration: after
+      // the barrier that follows the reads.
+      if (anyShortRing)
+        top = stagingBarrier;
       llvm::SmallPtrSet<Operation *, 4> ringLoads;
       for (PipelinedLoad &l : loads)
         ringLoads.insert(l.load);
-      for (Operation &op : llvm::make_early_inc_range(*body))
-        if (stage.contains(&op) && !ringLoads.contains(&op)) {
-          if (top)
-            op.moveAfter(top);
-          else
-            op.moveBefore(body, body->begin());
-          top = &op;
-        }
+      // Collected first: they may move past ops not yet visited.
+      SmallVector<Operation *> moved;
+      for (Operation &op : *body)
+        if (stage.contains(&op) && !ringLoads.contains(&op))
+          moved.push_back(&op);
+      for (Operation *op : moved) {
+        if (top)
+          op->moveAfter(top);
+        else
+          op->moveBefore(body, body->begin());
+        top = op;
+      }
       if (top)
         b.setInsertionPointAfter(top);
       else
@@ -1403,8 +1455,9 @@ private:
     for (auto [i, l] : llvm::enumerate(loads)) {
       if (l.once)
         continue;
-      emitCopy(b, l, identity, inRange, tileOf(b, loc, rings[i], writeSlot),
-               barrierOf(b, unsigned(i), writeSlot));
+      Value slot = l.shortRing() ? shortSlot : writeSlot;
+      emitCopy(b, l, identity, inRange, tileOf(b, loc, rings[i], slot),
+               barrierOf(b, unsigned(i), slot));
     }
     if (anyCpAsync)
       kiln::gpu::AsyncCommitGroupOp::create(b, loc);
@@ -1417,6 +1470,13 @@ private:
     Value nextRead = advance(readSlot);
     yield->setOperand(firstSlotArg, nextRead);
     yield->setOperand(firstSlotArg + 1, advance(writeSlot));
+    if (anyShortRing) {
+      Value next = arith::AddIOp::create(b, loc, shortSlot, i32Const(b, 1));
+      Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                         i32Const(b, int64_t(stages) - 1));
+      yield->setOperand(shortSlotArg, arith::SelectOp::create(
+                                          b, loc, wrap, i32Const(b, 0), next));
+    }
     if (twoStagingSlots)
       yield->setOperand(
           stagingSlotArg,

@@ -11,19 +11,29 @@
 # RUN: %kilnc compile %s -n w8a16 -s "a_ptr=*fp16:16, b_ptr=*i8:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # RUN: %kilnc compile %s -n w8a16 -s "a_ptr=*fp16:16, b_ptr=*i8:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=3" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=WGMMA
 # On sm_80 (mma.sync) the dot completes in its iteration: one staging tile,
-# read with ldmatrix, and no proxy fence.
+# read with ldmatrix, and no proxy fence. (On sm_90a one tile too, where
+# that lets another block share the SM.)
 # RUN: %kilnc compile %s -n w8a16 -s "a_ptr=*fp16:16, b_ptr=*i8:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=64, BN=64, BK=32, num_warps=4, num_stages=3" --arch sm_80 --emit gpu -o - | FileCheck %s --check-prefix=MMA
+# At 4 stages the two staging tiles would keep a second block off the SM
+# (120 KiB); one tile (104 KiB) lets it in, and the dot completes in its
+# iteration.
+# RUN: %kilnc compile %s -n w8a16 -s "a_ptr=*fp16:16, b_ptr=*i8:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ONE
 import triton
 import triton.language as tl
 
+# ONE: kiln_gpu.local_alloc {{.*}} : <1x64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# ONE: scf.for
+# ONE: kiln_gpu.shared_dot {{.*}} {async}
+# ONE-NEXT: kiln_gpu.dot_wait {{.*}} {pending = 0 : i32}
+
 # GPU: kiln_gpu.local_alloc {{.*}} : <3x128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
-# GPU: kiln_gpu.local_alloc {{.*}} : <3x64x128xi8, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU: kiln_gpu.local_alloc {{.*}} : <2x64x128xi8, #kiln_gpu.nvmma_shared<swizzle = 128>>
 # GPU: kiln_gpu.local_alloc {{.*}} : <2x64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
 # GPU: kiln_gpu.async_copy {{.*}} {kiln_gpu.vec = 16 : i32} : tensor<64x128x!kiln.ptr<i8>, #kiln_gpu.blocked<{sizePerThread = [1, 16]
 # GPU: scf.for
 # GPU: kiln_gpu.async_wait {pending = 1 : i32}
 # GPU-NEXT: kiln_gpu.barrier
-# GPU-NEXT: [[SLOT:%[0-9]+]] = kiln_gpu.memdesc_index
+# GPU-NEXT: [[SLOT:%[0-9]+]] = kiln_gpu.memdesc_index %{{[0-9]+}}{{\[}}[[SHORT:%arg[0-9]+]]{{\]}} : <2x64x128xi8
 # GPU-NEXT: [[INT8:%[0-9]+]] = kiln_gpu.local_load [[SLOT]]
 # GPU-NEXT: [[FP16:%[0-9]+]] = arith.sitofp [[INT8]]
 # GPU: [[STAGED:%[0-9]+]] = kiln_gpu.memdesc_index {{.*}} -> <64x128xf16
@@ -32,9 +42,13 @@ import triton.language as tl
 # GPU-NEXT: kiln_gpu.barrier
 # GPU-NEXT: kiln_gpu.shared_dot {{%[0-9]+}}, [[STAGED]], {{.*}} {async}
 # GPU-NEXT: kiln_gpu.dot_wait {{.*}} {pending = 1 : i32}
+# The int8 ring has a slot fewer than the stages: the slot read at the
+# iteration's start is refilled, after the staging barrier.
+# GPU: [[REFILL:%[0-9]+]] = kiln_gpu.memdesc_index %{{[0-9]+}}{{\[}}[[SHORT]]{{\]}} : <2x64x128xi8
+# GPU: kiln_gpu.async_copy {{.*}}, [[REFILL]]
 # The staging tile alternates: the carried index flips each iteration.
 # GPU: [[NEXT:%[0-9]+]] = arith.xori %arg15, %c1_i32
-# GPU: scf.yield {{.*}}, [[NEXT]] :
+# GPU: scf.yield {{.*}}, [[NEXT]], {{%[0-9]+}} :
 
 # WGMMA: cp.async.cg.shared.global [ {{%r[0-9]+}} ], [ {{%rd[0-9]+}} ], 16,
 # WGMMA-NOT: cp.async.ca
@@ -55,7 +69,11 @@ import triton.language as tl
 # MMA: kiln_gpu.local_store
 # MMA-NOT: kiln_gpu.fence_async_shared
 # MMA: kiln_gpu.barrier
-# MMA-NEXT: kiln_gpu.shared_dot
+# With the dot complete in its iteration, the copies follow that barrier
+# (the int8 ring's slot just read among them).
+# MMA: kiln_gpu.async_copy
+# MMA: kiln_gpu.async_commit_group
+# MMA: kiln_gpu.shared_dot
 # MMA-NOT: {async}
 # MMA-SAME: -> tensor<64x64xf32
 @triton.jit
