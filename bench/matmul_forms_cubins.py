@@ -88,6 +88,30 @@ CASES = [
     Case("linear_relu_128x128x64_w4s4", "linear_kernel",
          dict(x_ptr="fp16", w_ptr="fp16", bias_ptr="fp16", y_ptr="fp16"), ("stride_xk", "stride_wk", "stride_yn"),
          _meta(128, 128, 64, 4, 4, ACTIVATION="relu"), SQUARE),
+    Case("moe_64x128x64_w4s4", "moe_matmul_kernel",
+         dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16", topk_weights_ptr="fp32", sorted_token_ids_ptr="i32",
+              expert_ids_ptr="i32"), ("stride_ak", "stride_bn", "stride_cn"),
+         _meta(64, 128, 64, 4, 4, TOP_K=2), [(4096, 2048, 4096)]),
+    Case("moe_128x128x64_w8s3", "moe_matmul_kernel",
+         dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16", topk_weights_ptr="fp32", sorted_token_ids_ptr="i32",
+              expert_ids_ptr="i32"), ("stride_ak", "stride_bn", "stride_cn"),
+         _meta(128, 128, 64, 8, 3, TOP_K=2), [(4096, 2048, 4096)]),
+    Case("block_ptr_128x256x64_w8s3", "block_ptr_matmul_kernel", dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16"),
+         ROW_MAJOR, _meta(128, 256, 64, 8, 3), SQUARE),
+    Case("block_ptr_128x128x64_w4s4", "block_ptr_matmul_kernel", dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16"),
+         ROW_MAJOR, _meta(128, 128, 64, 4, 4), SQUARE),
+    Case("fp8_scaled_128x256x128_w8s3", "fp8_scaled_matmul_kernel",
+         dict(a_ptr="fp8e4nv", b_ptr="fp8e4nv", a_scale_ptr="fp32", b_scale_ptr="fp32", c_ptr="bf16"),
+         B_TRANSPOSED, _meta(128, 256, 128, 8, 3), SQUARE),
+    Case("fp8_scaled_128x128x128_w4s4", "fp8_scaled_matmul_kernel",
+         dict(a_ptr="fp8e4nv", b_ptr="fp8e4nv", a_scale_ptr="fp32", b_scale_ptr="fp32", c_ptr="bf16"),
+         B_TRANSPOSED, _meta(128, 128, 128, 4, 4), SQUARE),
+    Case("swiglu_128x128x64_w8s3", "swiglu_matmul_kernel",
+         dict(x_ptr="fp16", w1_ptr="fp16", w3_ptr="fp16", y_ptr="fp16"), ("stride_xk", "stride_wn", "stride_yn"),
+         _meta(128, 128, 64, 8, 3), SQUARE),
+    Case("swiglu_64x128x64_w4s3", "swiglu_matmul_kernel",
+         dict(x_ptr="fp16", w1_ptr="fp16", w3_ptr="fp16", y_ptr="fp16"), ("stride_xk", "stride_wn", "stride_yn"),
+         _meta(64, 128, 64, 4, 3), SQUARE),
     Case("linear_decode_16x64x128_w4s4", "linear_kernel",
          dict(x_ptr="fp16", w_ptr="fp16", bias_ptr="fp16", y_ptr="fp16"), ("stride_xk", "stride_wk", "stride_yn"),
          _meta(16, 64, 128, 4, 4, ACTIVATION=""), [(16, 8192, 8192)]),
@@ -187,6 +211,12 @@ def inputs(torch, case, shape):
         weight16 = weight.half()
         cublas = lambda: torch.matmul(a, weight16)
         values.update(a_ptr=a, b_ptr=b, scale_ptr=scale, c_ptr=c)
+    elif case.kernel == "block_ptr_matmul_kernel":
+        a, b = uniform(M, K, s).half(), uniform(K, N, s).half()
+        c = torch.empty((M, N), device="cuda", dtype=torch.float16)
+        reference = a.float() @ b.float()
+        cublas = lambda: torch.matmul(a, b)
+        values.update(a_ptr=a, b_ptr=b, c_ptr=c)
     elif case.kernel == "split_k_matmul_kernel":
         a, b = uniform(M, K, s).half(), uniform(K, N, s).half()
         c = torch.zeros((M, N), device="cuda", dtype=torch.float32)
@@ -202,6 +232,54 @@ def inputs(torch, case, shape):
         cublas = lambda: torch.bmm(a, b)
         values.update(a_ptr=a, b_ptr=b, c_ptr=c, stride_ab=a.stride(0), stride_bb=b.stride(0),
                       stride_cb=c.stride(0))
+    elif case.kernel == "moe_matmul_kernel":
+        # M tokens, each routed to TOP_K of 8 experts; rows sorted by expert,
+        # each expert's padded to a multiple of BLOCK_M.
+        top_k, experts, bm = meta["TOP_K"], 8, meta["BLOCK_M"]
+        a = uniform(M, K, s).half()
+        b = uniform(experts * K, N, s).half().view(experts, K, N)
+        routes = torch.rand((M, experts), device="cuda", generator=gen).argsort(dim=1)[:, :top_k].reshape(-1)
+        weights = torch.rand((M * top_k,), device="cuda", generator=gen) + 0.5
+        valid = M * top_k
+        ids, blocks = [], []
+        reference = torch.zeros((valid, N), device="cuda")
+        for e in range(experts):
+            rows = (routes == e).nonzero().flatten().int()
+            reference[rows.long()] = (a[rows.long() // top_k].float() @ b[e].float()) * weights[rows.long(), None]
+            padded = triton_cdiv(rows.numel(), bm) * bm
+            ids.append(torch.cat([rows, torch.full((padded - rows.numel(),), valid, device="cuda",
+                                                   dtype=torch.int32)]))
+            blocks += [e] * (padded // bm)
+        sorted_ids = torch.cat(ids)
+        expert_ids = torch.tensor(blocks, device="cuda", dtype=torch.int32)
+        c = torch.zeros((valid, N), device="cuda", dtype=torch.float16)
+        tiles = (sorted_ids.numel() // bm) * triton_cdiv(N, meta["BLOCK_N"])
+        values = dict(a_ptr=a, b_ptr=b, c_ptr=c, topk_weights_ptr=weights, sorted_token_ids_ptr=sorted_ids,
+                      expert_ids_ptr=expert_ids, num_tokens_post_padded=sorted_ids.numel(), N=N, K=K,
+                      num_valid_tokens=valid, stride_am=a.stride(0), stride_ak=a.stride(1), stride_be=b.stride(0),
+                      stride_bk=b.stride(1), stride_bn=b.stride(2), stride_cm=c.stride(0), stride_cn=c.stride(1))
+        batch = top_k  # the flop count: M * TOP_K rows
+    elif case.kernel == "fp8_scaled_matmul_kernel":
+        sigma = K ** -0.25
+        a = (torch.randn((M, K), device="cuda", generator=gen) * sigma).to(torch.float8_e4m3fn)
+        b = (torch.randn((N, K), device="cuda", generator=gen) * sigma).to(torch.float8_e4m3fn).T
+        a_scale = torch.rand((M,), device="cuda", generator=gen) + 0.5
+        b_scale = torch.rand((N,), device="cuda", generator=gen) + 0.5
+        c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+        reference = (a.float() @ b.float()) * a_scale[:, None] * b_scale[None, :]
+        tolerance = 0.05  # bf16 output (|c| up to about 8: half an ulp is 0.016)
+        values.update(a_ptr=a, b_ptr=b, a_scale_ptr=a_scale, b_scale_ptr=b_scale, c_ptr=c)
+    elif case.kernel == "swiglu_matmul_kernel":
+        x, w1, w3 = uniform(M, K, s).half(), uniform(K, N, s).half(), uniform(K, N, s).half()
+        y = torch.empty((M, N), device="cuda", dtype=torch.float16)
+        gate, up = x.float() @ w1.float(), x.float() @ w3.float()
+        reference = torch.nn.functional.silu(gate) * up
+        w13 = torch.cat([w1, w3], dim=1)
+        cublas = lambda: torch.matmul(x, w13)
+        values.update(x_ptr=x, w1_ptr=w1, w3_ptr=w3, y_ptr=y, stride_xm=x.stride(0), stride_xk=x.stride(1),
+                      stride_wk=w1.stride(0), stride_wn=w1.stride(1), stride_ym=y.stride(0), stride_yn=y.stride(1))
+        c = y
+        batch = 2  # two products
     else:  # linear_kernel
         x, w = uniform(M, K, s).half(), uniform(N, K, s).half()
         bias = uniform(1, N, 1.0).half().view(N)
@@ -214,7 +292,8 @@ def inputs(torch, case, shape):
         values.update(x_ptr=x, w_ptr=w, bias_ptr=bias, y_ptr=y, stride_xm=x.stride(0), stride_xk=x.stride(1),
                       stride_wn=w.stride(0), stride_wk=w.stride(1), stride_ym=y.stride(0), stride_yn=y.stride(1))
         c = y
-    if case.kernel != "linear_kernel":
+    if case.kernel in ("int8_matmul_kernel", "w8a16_matmul_kernel", "w4a16_matmul_kernel", "split_k_matmul_kernel",
+                       "batched_matmul_kernel", "block_ptr_matmul_kernel", "fp8_scaled_matmul_kernel"):
         a_, b_ = values["a_ptr"], values["b_ptr"]
         values.update(stride_am=a_.stride(-2), stride_ak=a_.stride(-1), stride_bk=b_.stride(-2),
                       stride_bn=b_.stride(-1), stride_cm=c.stride(-2), stride_cn=c.stride(-1))
@@ -223,7 +302,7 @@ def inputs(torch, case, shape):
         error = (out.double() - reference.double()).abs().max().item()
         return error <= tolerance, error
 
-    grid = (tiles, meta.get("SPLIT_K", batch))
+    grid = (tiles, meta.get("SPLIT_K", batch if case.kernel == "batched_matmul_kernel" else 1))
     return values, grid, check, c, reset, 2.0 * batch * M * N * K, cublas
 
 
@@ -272,7 +351,9 @@ def main():
         shapes = case.shapes
         if args.small:  # K spans several tiles and a masked tail where the kernel masks K
             shapes = [(2, 256, 256, 528)] if case.kernel == "batched_matmul_kernel" else [
-                (16 if shape[0] == 16 else 256, 384, 512 if "w4a16" in case.kernel else 1040) for shape in shapes]
+                (16 if shape[0] == 16 else 256, 384,
+                 512 if case.kernel in ("w4a16_matmul_kernel", "block_ptr_matmul_kernel") else 1040)
+                for shape in shapes]
         for shape in shapes:
             values, grid, check, out, reset, flop, cublas = inputs(torch, case, shape)
             launch_values = {k: (v.data_ptr() if torch.is_tensor(v) else v) for k, v in values.items()}
