@@ -47,7 +47,9 @@ def load_kernel(source):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     # The tutorial's kernel is autotuned: its .fn runs one forced config.
-    return mod._attn_fwd.fn if source.startswith("tutorial06") else mod.attn_fwd
+    if source.startswith("tutorial06"):
+        return mod._attn_fwd.fn
+    return mod.attn_fwd_block_ptr if source == "bench_block_ptr" else mod.attn_fwd
 
 
 def main():
@@ -58,7 +60,7 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--source", choices=("bench", "tutorial06", "tutorial06_host"), default="bench")
+    parser.add_argument("--source", choices=("bench", "bench_block_ptr", "tutorial06", "tutorial06_host"), default="bench")
     parser.add_argument("--kiln-only", action="store_true",
                         help="launch each Kiln cubin once per size and check it against a reference computed "
                              "on the CPU; no Triton, no timing (for compute-sanitizer)")

@@ -6,7 +6,8 @@
 # instead (tests/realworld's unchanged copy), its descriptors made in the
 # kernel from pointers (the `desc_*=*fp16` form), STAGE 3 when causal;
 # SOURCE=tutorial06_host: the same with host descriptors (`tensordesc<...>:16`),
-# the form the tutorial uses on Hopper. WS=1 (tutorial06 sources): each
+# the form the tutorial uses on Hopper. SOURCE=bench_block_ptr: the bench
+# kernel's block-pointer twin (attn_fwd_block_ptr, Triton 2.x's form). WS=1 (tutorial06 sources): each
 # sm_90a cubin is also built with warp_specialize=True, named ..._ws (a
 # producer warpgroup issues the k and v copies). VARIANT=aligned_pointers or
 # VARIANT=general (tutorial06 source): the signature without hints, compiled
@@ -47,6 +48,7 @@ while IFS='|' read -r arch d causal bm bn warps stages; do
     sig="sm_scale=fp32, M=*fp32:16, Z=i32, H=i32, $descs, N_CTX=i32:16, HEAD_DIM=$d, BLOCK_M=$bm, BLOCK_N=$bn, FP8_OUTPUT=False, STAGE=$stage, warp_specialize=False, IS_HOPPER=$hopper, num_warps=$warps, num_stages=$stages"
   else
     kernel=attn_fwd
+    [[ $source == bench_block_ptr ]] && kernel=attn_fwd_block_ptr
     sig="Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, sm_scale=fp32, stride_h=i32:16, stride_m=i32:16, N_CTX=i32:16, HEAD_DIM=$d, BM=$bm, BN=$bn, CAUSAL=$c, num_warps=$warps, num_stages=$stages"
   fi
   # FP8=1 (tutorial06 source): the tutorial's fp8 forward (q, k and a
