@@ -534,6 +534,10 @@ private:
         if (source.load) {
           auto known = llvm::find_if(
               loads, [&](auto &l) { return l.load == source.load; });
+          // A tile read back for a computed operand has a short ring, and
+          // no slot for a dot that reads it in place.
+          if (known != loads.end() && known->readBack)
+            return;
           pd.source[i] = int(known - loads.begin());
           if (known == loads.end()) {
             std::optional<PipelinedLoad> l;

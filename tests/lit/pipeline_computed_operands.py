@@ -18,6 +18,10 @@
 # (120 KiB); one tile (104 KiB) lets it in, and the dot completes in its
 # iteration.
 # RUN: %kilnc compile %s -n w8a16 -s "a_ptr=*fp16:16, b_ptr=*i8:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ONE
+# A tile one dot reads through a computation and another reads as it is
+# would need a ring of both kinds: the loop is left as it is (the short ring
+# was read with the long ring's slot index, past its end).
+# RUN: %kilnc compile %s -n two_readers -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, BM=64, BN=64, BK=64, num_warps=4, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=TWO
 import triton
 import triton.language as tl
 
@@ -92,3 +96,28 @@ def w8a16(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
         a_ptrs += BK
         b_ptrs += BK * stride_bk
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
+
+
+# TWO-LABEL: func.func @two_readers
+# TWO-NOT: kiln_gpu.local_alloc
+# TWO-NOT: kiln_gpu.local_load
+# TWO: kiln.dot
+# TWO: kiln.dot
+@triton.jit
+def two_readers(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, BM: tl.constexpr, BN: tl.constexpr,
+                BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    acc1 = tl.zeros((BM, BN), dtype=tl.float32)
+    acc2 = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc1 = tl.dot(a * 2.0, b, acc1)
+        acc2 = tl.dot(a, b, acc2)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], (acc1 + acc2).to(tl.float16))
