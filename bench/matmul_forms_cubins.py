@@ -98,6 +98,8 @@ CASES = [
          _meta(128, 128, 64, 8, 3, TOP_K=2), [(4096, 2048, 4096)]),
     Case("block_ptr_128x256x64_w8s3", "block_ptr_matmul_kernel", dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16"),
          ROW_MAJOR, _meta(128, 256, 64, 8, 3), SQUARE),
+    Case("block_ptr_128x128x64_w8s3", "block_ptr_matmul_kernel", dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16"),
+         ROW_MAJOR, _meta(128, 128, 64, 8, 3), SQUARE),
     Case("block_ptr_128x128x64_w4s4", "block_ptr_matmul_kernel", dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16"),
          ROW_MAJOR, _meta(128, 128, 64, 4, 4), SQUARE),
     Case("fp8_scaled_128x256x128_w8s3", "fp8_scaled_matmul_kernel",
