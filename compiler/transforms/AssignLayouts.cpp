@@ -651,6 +651,14 @@ struct AssignLayoutsPass
         if (down <= along) {
           if (Attribute encoding = ownRowLayout(type, along, share))
             forceLoad(load, encoding);
+          else if (Attribute own = preferred(type);
+                   own != encodingOfRank.lookup(2))
+            // A tile too small for the rank's layout (M = 16 rows under
+            // 32 lanes and warps) has its own; its pointers, carried
+            // through the loop, follow it rather than converting each
+            // iteration (64-bit pointers through shared memory and two
+            // barriers: a decode-shape GEMM's loop).
+            forceLoad(load, own);
           continue;
         }
         unsigned vec = unsigned(std::min<int64_t>(down, share));
