@@ -339,7 +339,7 @@ def main():
     torch.zeros(1, device="cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
     only = [o for o in args.only.split(",") if o]
-    rows, wrong = [], 0
+    rows, wrong, right = [], 0, 0
     for case in CASES:
         if only and not any(o in case.name for o in only):
             continue
@@ -392,6 +392,7 @@ def main():
                 print(f"{case.name} {shape_text}: correct {checks['kiln']} (max error {errors['kiln']:.3g})",
                       flush=True)
                 wrong += not checks["kiln"]
+                right += bool(checks["kiln"])
                 continue
             same = (outputs["kiln"].double() - outputs["triton"].double()).abs().max().item()
             times, tflops, ratio = cubin_launch.time_interleaved(
@@ -409,6 +410,8 @@ def main():
                   flush=True)
         cubin.unload()
     if args.kiln_only:
+        # The count compute_sanitizer.sh's summary reads.
+        print(f"{right} passed, {wrong} failed", flush=True)
         raise SystemExit(1 if wrong else 0)
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
