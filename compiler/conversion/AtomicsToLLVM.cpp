@@ -50,7 +50,6 @@ const char *registerConstraint(unsigned bits) {
 Value emitAtomicAsm(OpBuilder &b, Location loc, StringRef instruction,
                     Value ptr, ValueRange values, Value pred, unsigned bits,
                     bool instructionReadsPredicate = false) {
-  MLIRContext *ctx = b.getContext();
   Type word = b.getIntegerType(bits);
   std::string constraints = std::string("=") + registerConstraint(bits) + ",l";
   for (size_t i = 0; i < values.size(); ++i)
@@ -66,14 +65,7 @@ Value emitAtomicAsm(OpBuilder &b, Location loc, StringRef instruction,
     operands.push_back(pred);
     operands.push_back(LLVM::ZeroOp::create(b, loc, word));
   }
-  return LLVM::InlineAsmOp::create(
-             b, loc, word, operands, b.getStringAttr(text),
-             b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
-             /*is_align_stack=*/UnitAttr(),
-             LLVM::TailCallKindAttr::get(
-                 ctx, LLVM::tailcallkind::TailCallKind::None),
-             LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
+  return kiln::inlinePtxEffect(b, loc, word, text, constraints, operands)
       .getResult(0);
 }
 
@@ -83,7 +75,6 @@ Value emitAtomicAsm(OpBuilder &b, Location loc, StringRef instruction,
 SmallVector<Value> emitVectorAtomicAsm(OpBuilder &b, Location loc,
                                        StringRef instruction, Value ptr,
                                        ValueRange values, Value pred) {
-  MLIRContext *ctx = b.getContext();
   size_t n = values.size();
   Type word = b.getI32Type();
   auto list = [](size_t first, size_t count) {
@@ -111,17 +102,10 @@ SmallVector<Value> emitVectorAtomicAsm(OpBuilder &b, Location loc,
       operands.push_back(LLVM::ZeroOp::create(b, loc, word));
     }
   }
-  auto resultType =
-      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n, word));
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(n, word));
   Value result =
-      LLVM::InlineAsmOp::create(
-          b, loc, resultType, operands, b.getStringAttr(text),
-          b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
-          /*is_align_stack=*/UnitAttr(),
-          LLVM::TailCallKindAttr::get(ctx,
-                                      LLVM::tailcallkind::TailCallKind::None),
-          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/ArrayAttr())
+      kiln::inlinePtxEffect(b, loc, resultType, text, constraints, operands)
           .getResult(0);
   SmallVector<Value> olds;
   for (size_t i = 0; i < n; ++i)
@@ -185,7 +169,6 @@ Value andPredicates(OpBuilder &b, Location loc, Value x, Value y) {
 /// written again by a later iteration).
 Value broadcastFromThreadZero(OpBuilder &b, Operation *op, Value value) {
   Location loc = op->getLoc();
-  MLIRContext *ctx = b.getContext();
   Type type = value.getType();
   unsigned bits = type.getIntOrFloatBitWidth();
   Value slot = kiln::allocateSharedArray(b, op, type, 1);
@@ -194,14 +177,9 @@ Value broadcastFromThreadZero(OpBuilder &b, Operation *op, Value value) {
                            kiln::threadIdX(b, loc), i32Constant(b, loc, 0));
   std::string store =
       "@$0 st.shared.b" + std::to_string(bits) + " [ $1 + 0 ], $2;";
-  LLVM::InlineAsmOp::create(
-      b, loc, /*res=*/Type(), ValueRange{isFirst, slot, value},
-      b.getStringAttr(store),
-      b.getStringAttr(std::string("b,l,") + registerConstraint(bits)),
-      /*has_side_effects=*/b.getUnitAttr(), /*is_align_stack=*/UnitAttr(),
-      LLVM::TailCallKindAttr::get(ctx, LLVM::tailcallkind::TailCallKind::None),
-      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
+  kiln::inlinePtxEffect(b, loc, /*result=*/Type(), store,
+                        std::string("b,l,") + registerConstraint(bits),
+                        ValueRange{isFirst, slot, value});
   NVVM::Barrier0Op::create(b, loc);
   Value loaded = LLVM::LoadOp::create(b, loc, type, slot);
   NVVM::Barrier0Op::create(b, loc);
@@ -250,19 +228,6 @@ struct AtomicLoweringBase : OpConversionPattern<AtomicOp> {
     if (!isa<RankedTensorType>(op.getType()) && !op.getResult().use_empty())
       olds[0] = broadcastFromThreadZero(rewriter, op, olds[0]);
     rewriter.replaceOp(op, kiln::packElements(rewriter, loc, resultType, olds));
-  }
-
-  /// Elements of `op` a thread may update with one vector access: axis
-  /// info's width, within the thread's contiguous registers.
-  unsigned vectorWidth(AtomicOp op) const {
-    auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType());
-    if (!tensor)
-      return 1;
-    std::optional<LinearLayout> layout = kiln::getLinearLayout(tensor);
-    if (!layout)
-      return 1;
-    return std::min(std::max(1u, widths.lookup(op)),
-                    kiln::contiguousRegistersAlongLastDim(*layout));
   }
 
   unsigned computeCapability;
@@ -344,7 +309,7 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
     std::string vectorAtom;
     if ((kind == kiln::RMWOp::Add || kind == kiln::RMWOp::FAdd) && isFloat &&
         !bf16Loop) {
-      unsigned width = vectorWidth(op);
+      unsigned width = kiln::accessWidth(op, widths, op.getPtr().getType());
       if (element.isF32() && computeCapability >= 90 && width >= 2) {
         vec = std::min(width, 4u);
         vectorAtom = atom + ".add.v" + std::to_string(vec) + ".f32";
@@ -414,7 +379,6 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
             LLVM::FPExtOp::create(rewriter, loc, rewriter.getF32Type(),
                                   vals[k]));
         // The addend travels as 32 bits, the old value as 16.
-        MLIRContext *ctx = getContext();
         SmallVector<Value> operands{ptrs[k], addend};
         std::string constraints = "=h,l,r";
         if (pred) {
@@ -423,15 +387,9 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
               LLVM::ZeroOp::create(rewriter, loc, rewriter.getI16Type()));
           constraints += ",b,0";
         }
-        old = LLVM::InlineAsmOp::create(
-                  rewriter, loc, rewriter.getI16Type(), operands,
-                  rewriter.getStringAttr(bf16AddLoop(ordering, bool(pred))),
-                  rewriter.getStringAttr(constraints), rewriter.getUnitAttr(),
-                  UnitAttr(),
-                  LLVM::TailCallKindAttr::get(
-                      ctx, LLVM::tailcallkind::TailCallKind::None),
-                  LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-                  ArrayAttr())
+        old = kiln::inlinePtxEffect(rewriter, loc, rewriter.getI16Type(),
+                                    bf16AddLoop(ordering, bool(pred)),
+                                    constraints, operands)
                   .getResult(0);
       } else if (!forAll.empty()) {
         old = emitAtomicAsm(rewriter, loc, forAll + operandsText, ptrs[k],

@@ -258,3 +258,17 @@ void kiln::emitIf(ConversionPatternRewriter &rewriter, Location loc,
   LLVM::BrOp::create(rewriter, loc, after);
   rewriter.setInsertionPointToStart(after);
 }
+
+unsigned kiln::accessWidth(Operation *op, const AccessWidths &widths,
+                           Type tensorOrScalar) {
+  auto tensor = dyn_cast<RankedTensorType>(tensorOrScalar);
+  if (!tensor)
+    return 1;
+  std::optional<layout::LinearLayout> layout = getLinearLayout(tensor);
+  if (!layout)
+    return 1;
+  // Axis info measures vectors along the last dimension: the thread's
+  // leading registers must step along it one element at a time.
+  return std::min(std::max(1u, widths.lookup(op)),
+                  contiguousRegistersAlongLastDim(*layout));
+}

@@ -95,6 +95,12 @@ int64_t poolSharedMemory(mlir::ModuleOp module);
 /// Vector widths of global accesses, decided before conversion (when axis
 /// info can still read the kiln ops).
 using AccessWidths = llvm::DenseMap<mlir::Operation *, unsigned>;
+/// Elements of `op` (a load, store or atomic on a tensor of
+/// `tensorOrScalar`'s layout) a thread accesses with one vector
+/// instruction: its width in `widths`, within the thread's registers that
+/// step along the last dimension one element at a time; 1 for a scalar.
+unsigned accessWidth(mlir::Operation *op, const AccessWidths &widths,
+                     mlir::Type tensorOrScalar);
 
 /// For element-wise integer ops whose result repeats along the last
 /// dimension (axis info's constancy), the length of the runs of equal

@@ -139,21 +139,6 @@ SmallVector<Value> unpackWords(OpBuilder &b, Location loc,
   return elements;
 }
 
-unsigned accessWidth(Operation *op, const kiln::AccessWidths &widths,
-                     Type tensorOrScalar) {
-  auto tensor = dyn_cast<RankedTensorType>(tensorOrScalar);
-  if (!tensor)
-    return 1;
-  std::optional<kiln::layout::LinearLayout> layout =
-      kiln::getLinearLayout(tensor);
-  if (!layout)
-    return 1;
-  // Axis info measures vectors along the last dimension: the thread's
-  // leading registers must step along it one element at a time.
-  return std::min(std::max(1u, widths.lookup(op)),
-                  kiln::contiguousRegistersAlongLastDim(*layout));
-}
-
 struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
   LoadLowering(kiln::KilnTypeConverter &converter,
                const kiln::AccessWidths &widths, MLIRContext *ctx)
@@ -177,7 +162,7 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
     if (adaptor.getOther())
       others = kiln::unpackElements(rewriter, loc, adaptor.getOther());
 
-    unsigned vec = accessWidth(op, widths, op.getType());
+    unsigned vec = kiln::accessWidth(op, widths, op.getType());
     AccessShape shape =
         AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
     Type wordType = shape.wordType(ctx);
@@ -265,7 +250,7 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
     if (adaptor.getMask())
       masks = kiln::unpackElements(rewriter, loc, adaptor.getMask());
 
-    unsigned vec = accessWidth(op, widths, op.getValue().getType());
+    unsigned vec = kiln::accessWidth(op, widths, op.getValue().getType());
     AccessShape shape =
         AccessShape::get(elementType.getIntOrFloatBitWidth(), vec);
     // Each element is written once: threads holding copies of another's

@@ -289,6 +289,54 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
   }
 };
 
+/// `v` XOR the constant `c` (`v` itself for 0).
+Value xorConstant(OpBuilder &b, Location loc, Value v, int64_t c) {
+  return c == 0 ? v
+                : Value(LLVM::XOrOp::create(b, loc, v, i32Constant(b, loc, c)));
+}
+
+/// A thread's chunks of contiguous elements of a tile in `layout` (up to
+/// 16 bytes, within one swizzle chunk: `vec` registers each) and the byte
+/// offset of each in the nvmma_shared tile: local_store writes them,
+/// local_load reads them. Immediate offsets where the register bits are
+/// apart from the thread's (added to one offset per thread), XORed
+/// constants otherwise, else computed per chunk.
+class TileChunks {
+public:
+  TileChunks(OpBuilder &b, Location loc, const kiln::SharedTileAddress &address,
+             const kiln::layout::LinearLayout &layout, unsigned elementBytes,
+             std::optional<SmallVector<int64_t>> xors)
+      : address(address), xors(std::move(xors)) {
+    unsigned dim = address.shape().transposed ? 0 : 1;
+    vec = unsigned(
+        llvm::bit_floor(std::min(kiln::contiguousRegistersAlong(layout, dim),
+                                 std::max(1u, 16 / elementBytes))));
+    coords = kiln::emitCoordinates(b, loc, layout);
+    constants = address.registerOffsets(layout);
+    if (constants || this->xors)
+      threadOffset = address.emit(b, loc, coords[0][0], coords[0][1]);
+  }
+
+  /// Registers a chunk holds.
+  unsigned vec;
+
+  /// The byte offset of the chunk that starts at register `r`.
+  Value offset(OpBuilder &b, Location loc, unsigned r) const {
+    if (constants)
+      return LLVM::AddOp::create(b, loc, threadOffset,
+                                 i32Constant(b, loc, (*constants)[r]));
+    if (xors)
+      return xorConstant(b, loc, threadOffset, (*xors)[r]);
+    return address.emit(b, loc, coords[r][0], coords[r][1]);
+  }
+
+private:
+  const kiln::SharedTileAddress &address;
+  std::optional<SmallVector<int64_t>> xors, constants;
+  SmallVector<kiln::Coordinates> coords;
+  Value threadOffset;
+};
+
 /// Whether `writer` (a stmatrixWriter view of a local_store's layout) gives
 /// each lane's eight registers one aligned 16-byte chunk of `address`'s tile,
 /// in order: its vector's bases are 2, 4 and 8 bytes and every other basis
@@ -334,11 +382,6 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
                                  rewriter.getI8Type(), base,
                                  ValueRange{offset});
     };
-    auto xorConstant = [&](Value v, int64_t c) {
-      return c == 0 ? v
-                    : Value(LLVM::XOrOp::create(rewriter, loc, v,
-                                                i32Constant(rewriter, loc, c)));
-    };
     std::optional<SmallVector<int64_t>> xors = address.registerXors(*layout);
     if (elementBytes == 2 && xors &&
         kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix()) {
@@ -352,9 +395,9 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
             kiln::emitCoordinates(rewriter, loc, *writer);
         Value row = address.emit(rewriter, loc, coords[0][0], coords[0][1]);
         for (size_t k = 0; k < values.size(); k += 8) {
-          Value shared =
-              LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
-                                       at(xorConstant(row, rowXors[k])));
+          Value shared = LLVM::PtrToIntOp::create(
+              rewriter, loc, rewriter.getI32Type(),
+              at(xorConstant(rewriter, loc, row, rowXors[k])));
           kiln::emitStmatrix(rewriter, loc, shared,
                              ValueRange(values).slice(k, 8), transposed);
         }
@@ -362,20 +405,8 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
         return success();
       }
     }
-    unsigned dim = address.shape().transposed ? 0 : 1;
-    unsigned vec = std::min(kiln::contiguousRegistersAlong(*layout, dim),
-                            std::max(1u, 16 / elementBytes));
-    vec = unsigned(llvm::bit_floor(vec));
-    SmallVector<kiln::Coordinates> coords =
-        kiln::emitCoordinates(rewriter, loc, *layout);
-    // Immediate offsets where the register bits are apart from the
-    // thread's (added, first below), XORed constants otherwise.
-    std::optional<SmallVector<int64_t>> constants =
-        address.registerOffsets(*layout);
-    Value threadOffset =
-        constants || xors
-            ? address.emit(rewriter, loc, coords[0][0], coords[0][1])
-            : Value();
+    TileChunks chunks(rewriter, loc, address, *layout, elementBytes, xors);
+    unsigned vec = chunks.vec;
     // In the LLVM types the elements were converted to (fp8 as i8).
     Type chunkType = values.empty() || vec == 1
                          ? Type()
@@ -383,13 +414,7 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
     for (unsigned r = 0; r < values.size(); r += vec) {
       if (!kiln::isRepresentativeRegister(*layout, r))
         continue;
-      Value offset =
-          constants ? Value(LLVM::AddOp::create(
-                          rewriter, loc, threadOffset,
-                          i32Constant(rewriter, loc, (*constants)[r])))
-          : xors    ? xorConstant(threadOffset, (*xors)[r])
-                    : address.emit(rewriter, loc, coords[r][0], coords[r][1]);
-      Value dst = at(offset);
+      Value dst = at(chunks.offset(rewriter, loc, r));
       Value chunk = values[r];
       if (vec > 1) {
         chunk = LLVM::PoisonOp::create(rewriter, loc, chunkType);
@@ -405,9 +430,8 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
   }
 };
 
-/// Each thread reads its chunks of contiguous elements (up to 16 bytes,
-/// within one swizzle chunk) with one vector ld.shared each, at the
-/// nvmma_shared address of the chunk, as LocalStoreLowering writes them.
+/// Each thread reads its chunks (TileChunks) with one vector ld.shared
+/// each, as LocalStoreLowering writes them.
 struct LocalLoadLowering : OpConversionPattern<kiln::gpu::LocalLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -425,31 +449,20 @@ struct LocalLoadLowering : OpConversionPattern<kiln::gpu::LocalLoadOp> {
       return rewriter.notifyMatchFailure(op, "unconvertible element type");
     unsigned elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     kiln::SharedTileAddress address(tile);
-    unsigned dim = address.shape().transposed ? 0 : 1;
-    unsigned vec = std::min(kiln::contiguousRegistersAlong(*layout, dim),
-                            std::max(1u, 16 / elementBytes));
-    vec = unsigned(llvm::bit_floor(vec));
+    // Without local_store's XORed constants: untried for reads (they
+    // would change the packed-int4 GEMMs' code, as measured without them).
+    TileChunks chunks(rewriter, loc, address, *layout, elementBytes,
+                      /*xors=*/std::nullopt);
+    unsigned vec = chunks.vec;
     unsigned registers =
         unsigned(layout->getInDimSize(kiln::layout::kRegister));
-    SmallVector<kiln::Coordinates> coords =
-        kiln::emitCoordinates(rewriter, loc, *layout);
-    std::optional<SmallVector<int64_t>> constants =
-        address.registerOffsets(*layout);
-    Value threadOffset =
-        constants ? address.emit(rewriter, loc, coords[0][0], coords[0][1])
-                  : Value();
     Value base = adaptor.getSrc();
     Type chunkType = vec == 1 ? element : VectorType::get({vec}, element);
     SmallVector<Value> values(registers);
     for (unsigned r = 0; r < registers; r += vec) {
-      Value offset =
-          constants ? Value(LLVM::AddOp::create(
-                          rewriter, loc, threadOffset,
-                          i32Constant(rewriter, loc, (*constants)[r])))
-                    : address.emit(rewriter, loc, coords[r][0], coords[r][1]);
-      Value src =
-          LLVM::GEPOp::create(rewriter, loc, base.getType(),
-                              rewriter.getI8Type(), base, ValueRange{offset});
+      Value src = LLVM::GEPOp::create(
+          rewriter, loc, base.getType(), rewriter.getI8Type(), base,
+          ValueRange{chunks.offset(rewriter, loc, r)});
       Value chunk = LLVM::LoadOp::create(rewriter, loc, chunkType, src,
                                          vec * elementBytes);
       for (unsigned i = 0; i < vec; ++i)

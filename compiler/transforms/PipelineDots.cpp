@@ -658,37 +658,33 @@ private:
     }
 
     // Staging tiles: two used in turn where the dot stays in flight while
-    // the next iteration writes its operand. Where they and the rings take
-    // more shared memory than a CTA may have, one (the dot then completes
-    // in its iteration), or the loop stays as it is.
-    auto sharedBytes = [&]() {
-      int64_t bytes = 0;
-      for (PipelinedLoad &l : loads)
-        bytes += l.ring.getSizeInBytes();
-      for (PipelinedDot &pd : dots)
-        for (unsigned i = 0; i < 2; ++i)
-          if (pd.staged[i])
-            bytes += pd.staging[i].getSizeInBytes();
-      return bytes;
-    };
-    auto makeStaging = [&](PipelinedDot &pd) {
-      for (unsigned i = 0; i < 2; ++i)
-        if (pd.staged[i])
-          pd.staging[i] =
-              ringType(cast<RankedTensorType>(pd.dot->getOperand(i).getType()),
-                       pd.accumulates ? 2 : 1, pd.stagedTransposed[i]);
-    };
+    // the next iteration writes its operand, else one (the dot then
+    // completes in its iteration). One also where that lets another block
+    // share the SM (shared memory limiting it, the accumulators' registers
+    // not): H200, an int8-weight GEMM at 128x128x64 with 4 warps ran at
+    // 0.80 of Triton with two tiles (one block an SM), 1.04 with one (two);
+    // at 128x256x64 with 8 warps, one block either way, 1.26 with two
+    // against 1.06. And one where two do not fit a CTA's shared memory
+    // beside the rings; where one does not either, the loop stays as it is.
     bool anyStaged = llvm::any_of(
         dots, [](auto &pd) { return pd.staged[0] || pd.staged[1]; });
     if (anyStaged) {
-      for (PipelinedDot &pd : dots)
-        makeStaging(pd);
-      // One staging tile where that lets another block share the SM
-      // (shared memory limiting it, the accumulators' registers not):
-      // H200, an int8-weight GEMM at 128x128x64 with 4 warps ran at 0.80 of
-      // Triton with two tiles (one block an SM), 1.04 with one (two); at
-      // 128x256x64 with 8 warps, one block either way, 1.26 with two
-      // against 1.06.
+      auto stagingType = [&](PipelinedDot &pd, unsigned i, bool two) {
+        return ringType(cast<RankedTensorType>(pd.dot->getOperand(i).getType()),
+                        two && pd.accumulates ? 2 : 1, pd.stagedTransposed[i]);
+      };
+      // The rings' and staging tiles' bytes, with two tiles for the dots
+      // that stay in flight or one for every dot.
+      auto sharedBytes = [&](bool two) {
+        int64_t bytes = 0;
+        for (PipelinedLoad &l : loads)
+          bytes += l.ring.getSizeInBytes();
+        for (PipelinedDot &pd : dots)
+          for (unsigned i = 0; i < 2; ++i)
+            if (pd.staged[i])
+              bytes += stagingType(pd, i, two).getSizeInBytes();
+        return bytes;
+      };
       unsigned threads = numWarps_ * kiln::TargetInfo::kThreadsPerWarp;
       unsigned registers = 64;
       for (PipelinedDot &pd : dots)
@@ -696,29 +692,20 @@ private:
             unsigned(pd.dot.getType().getNumElements() *
                      pd.dot.getType().getElementTypeBitWidth() / 32 / threads);
       unsigned byRegisters = kiln::blocksPerSMByRegisters(threads, registers);
-      unsigned withTwo = std::min(
-          byRegisters,
-          kiln::blocksPerSMBeforeRegisters(target_, threads, sharedBytes()));
-      SmallVector<PipelinedDot> single(dots);
-      for (PipelinedDot &pd : single)
-        if (pd.staged[0] || pd.staged[1]) {
-          pd.accumulates = false;
-          makeStaging(pd);
-        }
-      std::swap(single, dots);
-      unsigned withOne = std::min(
-          byRegisters,
-          kiln::blocksPerSMBeforeRegisters(target_, threads, sharedBytes()));
-      if (withOne <= withTwo)
-        std::swap(single, dots);
-      if (sharedBytes() > target_.maxSharedBytes())
-        for (PipelinedDot &pd : dots)
-          if (pd.staged[0] || pd.staged[1]) {
-            pd.accumulates = false;
-            makeStaging(pd);
-          }
-      if (sharedBytes() > target_.maxSharedBytes())
+      auto blocks = [&](bool two) {
+        return std::min(byRegisters, kiln::blocksPerSMBeforeRegisters(
+                                         target_, threads, sharedBytes(two)));
+      };
+      bool two = blocks(false) <= blocks(true) &&
+                 sharedBytes(true) <= target_.maxSharedBytes();
+      if (!two && sharedBytes(false) > target_.maxSharedBytes())
         return;
+      for (PipelinedDot &pd : dots)
+        for (unsigned i = 0; i < 2; ++i)
+          if (pd.staged[i]) {
+            pd.staging[i] = stagingType(pd, i, two);
+            pd.accumulates &= two;
+          }
     }
 
     // A ring replaces its load, so every use of the load must be one of
@@ -1465,22 +1452,18 @@ private:
     }
     if (anyCpAsync)
       kiln::gpu::AsyncCommitGroupOp::create(b, loc);
-    auto advance = [&](Value slot) -> Value {
+    // The next of `slots` slots.
+    auto advance = [&](Value slot, int64_t slots) -> Value {
       Value next = arith::AddIOp::create(b, loc, slot, i32Const(b, 1));
       Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                         i32Const(b, stages));
+                                         i32Const(b, slots));
       return arith::SelectOp::create(b, loc, wrap, i32Const(b, 0), next);
     };
-    Value nextRead = advance(readSlot);
+    Value nextRead = advance(readSlot, stages);
     yield->setOperand(firstSlotArg, nextRead);
-    yield->setOperand(firstSlotArg + 1, advance(writeSlot));
-    if (anyShortRing) {
-      Value next = arith::AddIOp::create(b, loc, shortSlot, i32Const(b, 1));
-      Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                         i32Const(b, int64_t(stages) - 1));
-      yield->setOperand(shortSlotArg, arith::SelectOp::create(
-                                          b, loc, wrap, i32Const(b, 0), next));
-    }
+    yield->setOperand(firstSlotArg + 1, advance(writeSlot, stages));
+    if (anyShortRing)
+      yield->setOperand(shortSlotArg, advance(shortSlot, int64_t(stages) - 1));
     if (twoStagingSlots)
       yield->setOperand(
           stagingSlotArg,
