@@ -52,7 +52,10 @@ LIST
 # The tutorial's whole @triton.autotune list for sm_90a, per dtype, for the
 # acceptance's third config (the one Triton's autotuner picks):
 # matmul_cubins.py --autotuned DEST/autotuned. Configs too big for sm_90a
-# are skipped, as the autotuner skips them.
+# are skipped, as the autotuner skips them. AUTOTUNE_ARCH=sm_90 compiles the
+# lists for the mma.sync path instead (time them with matmul_cubins.py
+# --autotuned-arch sm_90 --triton-mma-v2).
+autotune_arch=${AUTOTUNE_ARCH:-sm_90a}
 for dtype in fp16 bf16 fp8e4nv; do
   if [[ $dtype == fp8e4nv ]]; then units="stride_ak stride_bk stride_cn"; else units="stride_ak stride_bn stride_cn"; fi
   sig=""
@@ -60,7 +63,7 @@ for dtype in fp16 bf16 fp8e4nv; do
     d=":16"; [[ " $units " == *" $p "* ]] && d=":1"
     sig+=", $p=i32$d"
   done
-  if ! "$kilnc" compile "$src" -n matmul_kernel --arch sm_90a --autotune -o "$dest/autotuned/$dtype" \
+  if ! "$kilnc" compile "$src" -n matmul_kernel --arch "$autotune_arch" --autotune -o "$dest/autotuned/$dtype" \
       -s "a_ptr=*$dtype:16, b_ptr=*$dtype:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16$sig, ACTIVATION=''" 2>"$dest/autotuned_$dtype.log"; then
     echo "build_matmul_cubins: autotuned/$dtype FAILED (see $dest/autotuned_$dtype.log)" >&2; status=1
   fi

@@ -80,7 +80,14 @@ def main():
                         help="directory of kilnc --autotune outputs per dtype: time Triton's autotuned pick")
     parser.add_argument("--every-config", action="store_true",
                         help="with --autotuned: time every compiled config of the list, not only Triton's pick")
+    parser.add_argument("--autotuned-arch", default="sm_90a",
+                        help="the arch the --autotuned lists were compiled for (build_matmul_cubins.sh's AUTOTUNE_ARCH)")
+    parser.add_argument("--triton-mma-v2", action="store_true",
+                        help="run Triton with DISABLE_MMA_V3=1: its mma.sync path (what it runs on sm_80-89), "
+                             "to compare with Kiln's sm_90 (mma.sync) cubins on a Hopper GPU")
     args = parser.parse_args()
+    if args.triton_mma_v2:
+        os.environ["DISABLE_MMA_V3"] = "1"  # read by Triton's compiler, part of its cache key
     import torch
     import triton
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -194,11 +201,11 @@ def main():
         if args.every_config:
             for cfg_key, key in sorted(index.items(), key=lambda item: int(item[1][len("config"):])):
                 cfg = dict(cfg_key)
-                if only and not any(o in f"{dtype}_sm_90a_{key}" for o in only):
+                if only and not any(o in f"{dtype}_{args.autotuned_arch}_{key}" for o in only):
                     continue
                 cubin = cubin_launch.Cubin(cuda, directory, key)
                 for size in sizes:
-                    cell(cubin, f"{dtype}_sm_90a_{key}", dtype, "sm_90a", cfg, size, "list: ")
+                    cell(cubin, f"{dtype}_{args.autotuned_arch}_{key}", dtype, args.autotuned_arch, cfg, size, "list: ")
                 cubin.unload()
             continue
         for size in sizes:
@@ -210,21 +217,26 @@ def main():
             key = index.get(frozenset(cfg.items()))
             print(f"{dtype} {size}^3: Triton's autotuner picked {cfg} in {seconds:.0f} s; Kiln's {key}", flush=True)
             if key is None:
-                rows.append(dict(name=f"{dtype}_autotuned", dtype=dtype, arch="sm_90a", size=size,
+                rows.append(dict(name=f"{dtype}_autotuned", dtype=dtype, arch=args.autotuned_arch, size=size,
                                  config="autotuned: " + str(cfg), error="no Kiln cubin for this config"))
                 continue
             cubin = cubin_launch.Cubin(cuda, directory, key)
-            cell(cubin, f"{dtype}_sm_90a_autotuned_{key}", dtype, "sm_90a", cfg, size, "autotuned: ")
+            cell(cubin, f"{dtype}_{args.autotuned_arch}_autotuned_{key}", dtype, args.autotuned_arch, cfg, size,
+                 "autotuned: ")
             cubin.unload()
 
     if args.kiln_only or args.profile:
         raise SystemExit(1 if wrong else 0)
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
-                  triton=triton.__version__, torch=torch.__version__, rounds=args.rounds, rows=rows)
+                  triton=triton.__version__, torch=torch.__version__, rounds=args.rounds,
+                  triton_mma_v2=args.triton_mma_v2, rows=rows)
     json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(f"# Tutorial 03 matmul, Kiln cubins beside Triton {triton.__version__} ({result['gpu']}, {result['date']})\n\n")
+        if args.triton_mma_v2:
+            f.write("Triton ran with `DISABLE_MMA_V3=1`: its mma.sync (ldmatrix, cp.async) path, "
+                    "the one it takes on sm_80-89.\n\n")
         f.write("| dtype | Kiln arch | config | M=N=K | Triton TFLOP/s | Kiln TFLOP/s | cuBLAS TFLOP/s | Kiln/Triton | correct (Kiln, Triton) | regs | spills |\n")
         f.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:

@@ -62,6 +62,18 @@ public:
     return LLVM::XOrOp::create(b, loc, offset, bits);
   }
 
+  /// The constant by which the offset of every element moves when its
+  /// line coordinate moves by `lines` within the tile: each swizzle repeats
+  /// every 8 lines, so whole periods add whole panels' rows. std::nullopt
+  /// for other moves of a swizzled tile.
+  std::optional<int64_t> lineShift(int64_t lines) const {
+    if (layout.swizzle == 0)
+      return lines * layout.lineLength() * layout.elementBytes;
+    if (lines % 8 != 0 || layout.lines() % 8 != 0)
+      return std::nullopt;
+    return lines * int64_t(layout.swizzle);
+  }
+
   /// When the offset of every register of `tensorLayout` (a distributed
   /// layout of the tile's shape) is this thread's offset of register 0 plus
   /// a constant, those constants, by register: the register bits and the

@@ -556,6 +556,23 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                  cast<RankedTensorType>(op.getA().getType())))) {
     return op.emitOpError("a in registers without a linear layout");
   }
+  // Whether every thread's accumulator tiles start as far apart as thread
+  // 0's (rows, cols): the lane and warp bits of their coordinates miss the
+  // bits of the tiles' corners, so the XOR of the linear layout adds.
+  int32_t threadBits[2] = {0, 0}, cornerBits[2] = {0, 0};
+  for (StringRef dim : cLayout.getInDimNames())
+    if (dim != kiln::layout::kRegister)
+      for (int32_t bit = 0; bit < cLayout.getInDimSizeLog2(dim); ++bit) {
+        ArrayRef<int32_t> basis = cLayout.getBasis(dim, bit);
+        threadBits[0] |= basis[0];
+        threadBits[1] |= basis[1];
+      }
+  for (auto &[corner, slots] : tiles) {
+    cornerBits[0] |= corner.first;
+    cornerBits[1] |= corner.second;
+  }
+  const bool rowsShift = !(threadBits[0] & cornerBits[0]);
+  const bool colsShift = !(threadBits[1] & cornerBits[1]);
   bool aTransposed = aAddress && aAddress->shape().transposed;
   bool bTransposed = bAddress.shape().transposed;
   Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
@@ -635,6 +652,37 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
     }
     return word;
   };
+  // ldmatrix addresses: one register per (operand, key), the operand's
+  // other fragments at constant offsets from it, where they lie `lines`
+  // lines of the tile further (a multiple of 8: the swizzle's period).
+  // Per warp that is one register per k step for row-major a (its tiles
+  // 16 rows apart) or K-contiguous b, one per tile for the operands whose
+  // lines run along K. Only where an address each would hold many
+  // registers (more than 64; fp8 counts twice, as ptxas widens its
+  // fragments to fp16 on sm_90): on the H200, tutorial 03 at 128x256x128
+  // with 8 warps went from 0.77 to 1.01 of Triton's mma.sync path, and fp8
+  // at 128x128x128 from 0.56 to 0.73, but 128x256x64 and 128x128x64 (48
+  // addresses) lost 2-3% to ptxas's other schedule.
+  const int64_t addresses = k / kStep *
+                            int64_t(tileRows.size() + tileCols.size()) *
+                            (flavour.fp8 ? 2 : 1);
+  const bool shareAddresses = addresses > 64;
+  std::map<std::pair<int, int64_t>, Value> fragmentBases;
+  auto fragmentAddress = [&](int which, int64_t key,
+                             const kiln::SharedTileAddress &tile, Value base,
+                             int64_t lines, bool shifts,
+                             function_ref<Value(bool first)> offset) -> Value {
+    std::optional<int64_t> shift =
+        shareAddresses && shifts ? tile.lineShift(lines) : std::nullopt;
+    if (!shift)
+      return LLVM::AddOp::create(rewriter, loc, base, offset(false));
+    Value &at = fragmentBases[{which, key}];
+    if (!at)
+      at = LLVM::AddOp::create(rewriter, loc, base, offset(true));
+    return *shift ? LLVM::AddOp::create(rewriter, loc, at, c(*shift)) : at;
+  };
+  const int32_t firstRow = tileRows.begin()->first;
+  const int32_t firstCol = tileCols.begin()->first;
   // Per group of k steps (one, or two for the bf16 emulations): every
   // step's fragments, then the instructions over them.
   const int64_t group = flavour.kGroup();
@@ -674,12 +722,20 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         }
         // Row-major a: lanes give rows; column-major a (M contiguous, 16-bit):
         // lanes give k lines and .trans transposes each 8x8 matrix.
-        Value r = LLVM::AddOp::create(rewriter, loc, tileRow,
-                                      aTransposed ? laneBit3 : rowInTile);
-        Value col = LLVM::AddOp::create(rewriter, loc,
-                                        aTransposed ? kLine : colHalf, c(kk));
-        Value at = LLVM::AddOp::create(rewriter, loc, aBase,
-                                       aAddress->emit(rewriter, loc, r, col));
+        // Lines along M: tiles apart by rows; along K: steps apart by kk.
+        Value at = fragmentAddress(
+            0, aTransposed ? row : kk, *aAddress, aBase,
+            aTransposed ? kk : row - firstRow, aTransposed || rowsShift,
+            [&](bool first) {
+              Value r = LLVM::AddOp::create(
+                  rewriter, loc,
+                  first && !aTransposed ? tileRows[firstRow] : tileRow,
+                  aTransposed ? laneBit3 : rowInTile);
+              Value col = LLVM::AddOp::create(rewriter, loc,
+                                              aTransposed ? kLine : colHalf,
+                                              c(first && aTransposed ? 0 : kk));
+              return aAddress->emit(rewriter, loc, r, col);
+            });
         aFragments[row] = ldmatrix(4, aTransposed, at);
       }
       for (auto &[col, tileCol] : tileCols) {
@@ -703,14 +759,19 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         // Row-major b (N contiguous, 16-bit): lanes give k rows, .trans;
         // column-major b (K contiguous): lanes give n lines, and lanes 8-15
         // the second 16 bytes of k.
-        Value kRow = LLVM::AddOp::create(
-            rewriter, loc, bTransposed ? secondChunk : rowInTile, c(kk));
-        Value n =
-            bTransposed
-                ? Value(LLVM::AddOp::create(rewriter, loc, tileCol, lane7))
-                : tileCol;
-        Value at = LLVM::AddOp::create(rewriter, loc, bBase,
-                                       bAddress.emit(rewriter, loc, kRow, n));
+        // Lines along N: tiles apart by cols; along K: steps apart by kk.
+        Value at = fragmentAddress(
+            1, bTransposed ? kk : col, bAddress, bBase,
+            bTransposed ? col - firstCol : kk, !bTransposed || colsShift,
+            [&](bool first) {
+              Value kRow = LLVM::AddOp::create(
+                  rewriter, loc, bTransposed ? secondChunk : rowInTile,
+                  c(first && !bTransposed ? 0 : kk));
+              Value n = first && bTransposed ? tileCols[firstCol] : tileCol;
+              if (bTransposed)
+                n = LLVM::AddOp::create(rewriter, loc, n, lane7);
+              return bAddress.emit(rewriter, loc, kRow, n);
+            });
         bFragments[col] = ldmatrix(2, !bTransposed, at);
       }
       for (auto &[row, fragment] : aFragments)

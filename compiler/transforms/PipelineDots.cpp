@@ -14,6 +14,10 @@
 //              dot stays in flight across iterations: mma.sync, attention)
 //   after:     wait for every group; d = dot_wait(d, pending = 0); barrier
 //
+// A loop of mma.sync dots may take rings of S - 1 slots instead, the loads
+// of iteration i + S - 2 in flight (Triton's depth on that path), where the
+// slot saved lets one more block share the SM (fewerSlotsFitMoreBlocks).
+//
 // The loads' address computation (their backward slice in the body, and the
 // loop-carried values it advances, such as `a_ptrs += BK * stride`) forms
 // the load stage. It is closed under the loop's recurrences, so running it
@@ -470,6 +474,55 @@ private:
     return true;
   }
 
+  /// Whether a loop of mma.sync dots should have rings one slot shorter
+  /// than its stages, as Triton's are on that path: ldmatrix reads a slot
+  /// before the barrier at the next iteration's top, after which the
+  /// copies refill it, so S - 1 slots keep S - 2 iterations in flight.
+  /// Chosen where the slot saved lets another block share the SM (shared
+  /// memory limiting it, the accumulators' registers not): H200, tutorial
+  /// 03 at 128x128x64 with 4 warps and 4 stages on plain sm_90, 0.90 of
+  /// Triton's mma.sync path with 4 slots (one block an SM); where the
+  /// blocks stay as many (128x256x64, 8 warps), the deeper ring is kept.
+  /// Not for wgmma (its reads stay in flight into the next iteration), TMA
+  /// rings, or dots staging a computed operand (their own short rings).
+  bool fewerSlotsFitMoreBlocks(ArrayRef<PipelinedDot> dots,
+                               ArrayRef<PipelinedLoad> loads,
+                               unsigned stages) const {
+    if (stages < 3 || llvm::any_of(dots, [](const PipelinedDot &pd) {
+          return pd.async || pd.staged[0] || pd.staged[1];
+        }))
+      return false;
+    if (llvm::any_of(
+            loads, [](const PipelinedLoad &l) { return l.tma || l.readBack; }))
+      return false;
+    auto sharedBytes = [&](unsigned slots) {
+      int64_t bytes = 0;
+      for (const PipelinedLoad &l : loads)
+        bytes += l.once ? l.ring.getSizeInBytes()
+                        : l.ring.getSizeInBytes() / stages * slots;
+      return bytes;
+    };
+    return blocksPerSM(dots, sharedBytes(stages - 1)) >
+           blocksPerSM(dots, sharedBytes(stages));
+  }
+
+  /// The blocks one SM holds with `sharedBytes` of shared memory a block
+  /// and registers for the dots' accumulators plus 64 a thread (operand
+  /// fragments, addresses): the estimate the ring and staging choices
+  /// weigh.
+  unsigned blocksPerSM(ArrayRef<PipelinedDot> dots, int64_t sharedBytes) const {
+    unsigned threads = numWarps_ * kiln::TargetInfo::kThreadsPerWarp;
+    unsigned registers = 64;
+    for (const PipelinedDot &pd : dots) {
+      auto acc = cast<RankedTensorType>(pd.dot->getResult(0).getType());
+      registers += unsigned(acc.getNumElements() *
+                            acc.getElementTypeBitWidth() / 32 / threads);
+    }
+    return std::min(
+        kiln::blocksPerSMByRegisters(threads, registers),
+        kiln::blocksPerSMBeforeRegisters(target_, threads, sharedBytes));
+  }
+
   /// Whether a computed operand's staging tile has its lines along dim 0.
   /// 8-bit operands have K contiguous (wgmma and ldmatrix want it: a's
   /// lines along K, b's down it); wider ones follow their registers' order,
@@ -482,11 +535,15 @@ private:
     return blocked && blocked.getOrder()[0] == 0;
   }
 
-  void pipeline(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo) {
+  /// `slots`, when set, is the ring depth chosen by fewerSlotsFitMoreBlocks.
+  void pipeline(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo,
+                unsigned slots = 0) {
     Block *body = loop.getBody();
     unsigned stages = numStages;
     if (auto attr = loop->getAttrOfType<IntegerAttr>("kiln.num_stages"))
       stages = unsigned(attr.getInt());
+    if (slots)
+      stages = slots;
     if (stages < 2)
       return;
     auto yield = cast<scf::YieldOp>(body->getTerminator());
@@ -606,6 +663,8 @@ private:
       if (pd.accumulates)
         pd.carried = accArg.getArgNumber() - 1;
     }
+    if (!slots && fewerSlotsFitMoreBlocks(dots, loads, stages))
+      return pipeline(loop, axisInfo, stages - 1);
     // A dot whose result is only carried, and read in the next iteration
     // after the full wait of an earlier dot (attention forward: acc * alpha
     // comes after q @ k's wait), stays in flight until that wait, so that
@@ -685,16 +744,8 @@ private:
               bytes += stagingType(pd, i, two).getSizeInBytes();
         return bytes;
       };
-      unsigned threads = numWarps_ * kiln::TargetInfo::kThreadsPerWarp;
-      unsigned registers = 64;
-      for (PipelinedDot &pd : dots)
-        registers +=
-            unsigned(pd.dot.getType().getNumElements() *
-                     pd.dot.getType().getElementTypeBitWidth() / 32 / threads);
-      unsigned byRegisters = kiln::blocksPerSMByRegisters(threads, registers);
       auto blocks = [&](bool two) {
-        return std::min(byRegisters, kiln::blocksPerSMBeforeRegisters(
-                                         target_, threads, sharedBytes(two)));
+        return blocksPerSM(dots, sharedBytes(two));
       };
       bool two = blocks(false) <= blocks(true) &&
                  sharedBytes(true) <= target_.maxSharedBytes();

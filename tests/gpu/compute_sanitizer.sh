@@ -18,7 +18,9 @@
 # `attention_bwd` with bench/build_attention_bwd_cubins.sh's (tutorial 06's
 # backward), through bench/attention_bwd_cubins.py --kiln-only; or
 # `matmul_forms` with bench/matmul_forms_cubins.py --build's (real-world
-# matmul forms), through its --kiln-only --small.
+# matmul forms), through its --kiln-only --small; or `matmul` with
+# bench/build_matmul_cubins.sh's (tutorial 03's fixed configs), through
+# bench/matmul_cubins.py --kiln-only at 512 and 768.
 #
 # e.g., after, here,
 #   tests/gpu/build_differential.sh build/compiler/driver/kilnc .devbuild/diff_sm_90a sm_90a
@@ -36,7 +38,7 @@
 # go at once.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-[[ $# -ge 2 ]] || { sed -n '2,36p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,38p' "$0" >&2; exit 2; }
 out=$1
 shift
 bin=""
@@ -61,6 +63,8 @@ for pair in "$@"; do
       jobs+=("${arch}|python3 bench/attention_cubins.py --kiln-only --source $source --cubins $dir --out $out/logs/$arch --batch 1 --heads 2 --sizes 384,1024") ;;
     attention_bwd) # bench/build_attention_bwd_cubins.sh's cubins
       jobs+=("${arch}|python3 bench/attention_bwd_cubins.py --kiln-only --cubins $dir --batch 1 --heads 2 --sizes 128,384") ;;
+    matmul) # bench/build_matmul_cubins.sh's cubins
+      jobs+=("${arch}|python3 bench/matmul_cubins.py --kiln-only --cubins $dir --out $out/logs/$arch --sizes 512,768") ;;
     matmul_forms) # bench/matmul_forms_cubins.py --build's cubins
       jobs+=("${arch}|python3 bench/matmul_forms_cubins.py --kiln-only --small --cubins $dir") ;;
     persistent_matmul) # bench/build_persistent_matmul_cubins.sh's cubins

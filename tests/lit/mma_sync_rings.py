@@ -1,0 +1,48 @@
+# The mma.sync path's rings and ldmatrix addresses.
+#
+# Rings of num_stages - 1 slots (Triton's depth on that path) where the slot
+# saved lets another block share the SM: 128x128x64 at 4 stages on sm_90
+# (96 KB, two blocks, where 128 KB left one); not on sm_80, whose 164 KB
+# hold one block either way, nor at 128x256x64 over 8 warps, whose
+# accumulators' registers hold one block either way.
+# RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=SHORT
+# RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_80 --emit gpu -o - | FileCheck %s --check-prefix=FULL
+# RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=256, BK=64, num_warps=8, num_stages=3" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=WIDE
+#
+# With many fragments a k-tile (128x128x128 over 4 warps: 8 k steps of 4 a
+# and 8 b tiles a warp), one address register per k step for a, its other
+# row tiles at constant offsets (32 rows of 128-byte swizzled lines apart:
+# 4096 bytes, whole swizzle periods), instead of an address each (604 bytes
+# of spills on plain sm_90; 0.50 of Triton's mma.sync path on the H200, now
+# 0.67 without spills).
+# RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=128, num_warps=4, num_stages=4" --arch sm_90 --emit ptx -o - | FileCheck %s --check-prefix=SHARED
+import triton
+import triton.language as tl
+
+# SHORT: kiln_gpu.buffer_bytes = 98304
+# SHORT: kiln_gpu.local_alloc {{.*}} <3x128x64xf16
+# SHORT: kiln_gpu.local_alloc {{.*}} <3x64x128xf16
+# FULL: kiln_gpu.buffer_bytes = 131072
+# FULL: kiln_gpu.local_alloc {{.*}} <4x128x64xf16
+# WIDE: kiln_gpu.local_alloc {{.*}} <3x128x64xf16
+# WIDE: kiln_gpu.local_alloc {{.*}} <3x64x256xf16
+# SHARED: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{.*}}, [[[A:%r[0-9]+]]];
+# SHARED-NEXT: // end inline asm
+# SHARED-NEXT: add.s32 {{%r[0-9]+}}, [[A]], 4096;
+# SHARED: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# SHARED-NEXT: // end inline asm
+# SHARED-NEXT: add.s32 {{%r[0-9]+}}, [[A]], 8192;
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
