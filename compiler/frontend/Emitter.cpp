@@ -1796,6 +1796,12 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     if (path == "torch")
       if (auto dtype = DType::parseTorch(attr))
         return FValue::dtype(TritonType{*dtype, false, {}});
+    // `torch.version.hip is not None`, which kernels test to choose their
+    // AMD code: None, as in PyTorch's CUDA builds (Kiln builds for CUDA).
+    if (path == "torch" && attr == "version")
+      return FValue::named(FValue::Kind::Module, "torch.version");
+    if (path == "torch.version" && attr == "hip")
+      return FValue::none();
     if (path == "triton.language" || path == "triton.language.core") {
       if (auto dtype = DType::parse(attr))
         if (attr == dtype->getLanguageName())
