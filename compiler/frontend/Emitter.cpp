@@ -1356,7 +1356,10 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
   // Compile-time operands follow Python: the first operand that decides the
   // result, else the last one. From the first run-time value on, the
   // operands are booleans (int1 scalars or blocks) combined with & or |,
-  // broadcast (no short circuit): upstream's logical_and / logical_or.
+  // broadcast (no short circuit): upstream's logical_and / logical_or. A
+  // compile-time operand still decides there, as upstream's short circuit
+  // on constexprs (`if i == n - 1 and HAS_STATE:` with HAS_STATE False is
+  // `if False:`, its branch never emitted); one that does not is dropped.
   StringRef op = expr.isAnd ? "&" : "|";
   std::optional<FValue> last;
   std::optional<FValue> combined; // the run-time boolean so far
@@ -1370,15 +1373,15 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
                             "' needs booleans or numbers, got " +
                             last->describe());
     if (combined || last->isRuntime()) {
-      std::optional<FValue> b = last->isRuntime()
-                                    ? castTo(*last, DType(ScalarKind::I1), loc)
-                                    : std::optional<FValue>();
       if (!last->isRuntime()) {
         std::optional<bool> truth = truthiness(*last, loc);
         if (!truth)
           return std::nullopt;
-        b = FValue::boolean(*truth);
+        if (expr.isAnd != *truth)
+          return last;
+        continue;
       }
+      std::optional<FValue> b = castTo(*last, DType(ScalarKind::I1), loc);
       combined = combined ? binary(op, *combined, *b, loc) : b;
       if (!combined)
         return std::nullopt;
