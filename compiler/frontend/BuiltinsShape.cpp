@@ -169,6 +169,10 @@ std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
     const FValue &index = args.args[i];
     int64_t dim = i - 1; // the index's position is the result dimension
     if (index.isNone()) {
+      // Of a scalar, the ':' indices stand for no dimension: `pid[:, None]`
+      // is a block of shape [1], as upstream's expand_dims splats a scalar.
+      if (rank == 0)
+        dim = std::min<int64_t>(dim, result.type.shape.size());
       result = expandDims(e, result, dim, args.argLocs[i]);
       continue;
     }
@@ -184,7 +188,7 @@ std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
                          (index.kind == FValue::Kind::Marker
                               ? std::string("a slice with bounds")
                               : index.describe()));
-    if (++consumed > rank)
+    if (++consumed > rank && rank > 0)
       return e.error(args.argLocs[i],
                      "too many ':' indices for a block of shape " +
                          formatShape(args.args[0].type.shape));
