@@ -180,6 +180,12 @@ std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
                      index.text == "slice" &&
                      llvm::all_of(index.elements,
                                   [](const FValue &p) { return p.isNone(); });
+    if (!fullSlice && rank == 0 && index.isInt())
+      return e.error(args.argLocs[i],
+                     "a run-time scalar of type " + result.type.str() +
+                         " cannot be indexed with an int; a kernel parameter "
+                         "that upstream takes as a tuple (x.stride()) is not "
+                         "supported by Kiln's signatures yet");
     if (!fullSlice)
       return e.error(args.argLocs[i],
                      "a block can only be indexed with None (a new "
