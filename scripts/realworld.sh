@@ -3,8 +3,9 @@
 # MANIFEST through the front end, then to cubins for sm_80 and sm_90a, with
 # each variant's compile time; prints the failures and the summary. CTest
 # runs the front end for every variant but cubins for a sample only (CI's
-# time). Then the second sample (MANIFEST.second; CTest runs its front end),
-# the same two ways, against its own KNOWN_*FAILURES.second files.
+# time). Then the second and third samples (MANIFEST.second, MANIFEST.third;
+# CTest runs their front end), the same two ways, each against its own
+# KNOWN_*FAILURES.<sample> files.
 #
 #   scripts/realworld.sh [BUILD_DIR]   (default: build; needs its kilnc)
 #   JOBS=N   parallel compiles (default: all cores)
@@ -27,20 +28,21 @@ python3 tests/kernels/check_corpus.py --kilnc "$kilnc" --manifest tests/realworl
   -j "$jobs" --emit cubin --archs sm_80,sm_90a --times "$out/cubin.tsv" \
   > "$out/cubin.log" || status=1
 grep -v "^PASS " "$out/cubin.log"
-second=tests/realworld/MANIFEST.second
-if [[ -f $second ]]; then
+for sample in second third; do
+  manifest=tests/realworld/MANIFEST.$sample
+  [[ -f $manifest ]] || continue
   for emit in kiln cubin; do
-    known="tests/realworld/KNOWN_FAILURES.second"
-    [[ $emit == cubin ]] && known="tests/realworld/KNOWN_BACKEND_FAILURES.second"
+    known="tests/realworld/KNOWN_FAILURES.$sample"
+    [[ $emit == cubin ]] && known="tests/realworld/KNOWN_BACKEND_FAILURES.$sample"
     if [[ ! -f $known ]]; then : > "$out/empty"; known="$out/empty"; fi
     archs=sm_90a
     [[ $emit == cubin ]] && archs=sm_80,sm_90a
-    python3 tests/kernels/check_corpus.py --kilnc "$kilnc" --manifest "$second" \
+    python3 tests/kernels/check_corpus.py --kilnc "$kilnc" --manifest "$manifest" \
       -j "$jobs" --emit "$emit" --archs "$archs" --known-failures "$known" \
-      --times "$out/second-$emit.tsv" > "$out/second-$emit.log" || status=1
-    grep -v "^PASS " "$out/second-$emit.log"
+      --times "$out/$sample-$emit.tsv" > "$out/$sample-$emit.log" || status=1
+    grep -v "^PASS " "$out/$sample-$emit.log"
   done
-fi
+done
 if [[ ${REPORT:-0} == 1 ]]; then
   python3 tests/realworld/report.py --kiln "$out/frontend.tsv" --cubin "$out/cubin.tsv" \
     --failures "$out/cubin.log" -o docs/realworld.md || status=1

@@ -13,6 +13,8 @@
 
 #include "compiler/ir/Dialects.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace kiln::frontend;
 
 namespace {
@@ -140,10 +142,18 @@ std::optional<FValue> makeTensorDescriptor(Emitter &e, const CallArgs &args) {
                        std::to_string(element.getBitWidth() / 8) + " = " +
                        std::to_string(rowBytes) + " bytes");
   // The last stride must be the constant 1 (the tensor is contiguous along
-  // its last dimension), as upstream requires.
+  // its last dimension), as upstream requires: a literal 1, or a stride
+  // parameter the signature says equals 1 (`:1`, upstream's equal-to-1
+  // specialization, which makes it a constexpr there).
+  auto isOne = [](const FValue &v) {
+    if (v.isInt())
+      return v.intValue == 1;
+    return v.kind == FValue::Kind::Runtime && v.value &&
+           mlir::matchPattern(v.value, mlir::m_One());
+  };
   if (const FValue *strides = r.get(2)) {
     std::vector<FValue> list = flattenVarargs(*strides);
-    if (!list.empty() && !(list.back().isInt() && list.back().intValue == 1))
+    if (!list.empty() && !isOne(list.back()))
       return e.error(r.loc(2), "the last stride of a tensor descriptor must "
                                "be the constant 1, got " +
                                    list.back().describe());

@@ -778,9 +778,14 @@ FValue kiln::frontend::emitUMulHi(Emitter &e, const FValue &a, const FValue &b,
   mlir::Location l = e.location(loc);
   unsigned bits = a.type.element.getBitWidth();
   if (bits == 64) {
-    auto op =
-        mlir::arith::MulUIExtendedOp::create(builder, l, a.value, b.value);
-    return FValue::runtime(op.getHigh(), a.type);
+    // libdevice's __nv_umul64hi (mul.hi.u64): arith.mului_extended has no
+    // lowering for blocks (tl.rand on 64-bit offsets reaches here).
+    mlir::Value v = kiln::ExternElementwiseOp::create(
+        builder, l, a.type.toMLIR(e.getContext()),
+        mlir::ValueRange{a.value, b.value},
+        builder.getStringAttr("__nv_umul64hi"),
+        builder.getStringAttr("libdevice"), builder.getUnitAttr());
+    return FValue::runtime(v, a.type);
   }
   TritonType wide = a.type;
   wide.element = DType(ScalarKind::U64);

@@ -632,11 +632,12 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
     return e.error(args.loc, "tl.dot: batch sizes differ (" +
                                  std::to_string(a.type.shape[0]) + " and " +
                                  std::to_string(b.type.shape[0]) + ")");
-  if (m < 16 || n < 16 || k < 16)
-    return e.error(
-        args.loc,
-        "tl.dot needs M, N and K of at least 16, got M=" + std::to_string(m) +
-            ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
+  // M or N may be smaller (upstream pads such operands for the tensor
+  // cores); K may not.
+  if (k < 16)
+    return e.error(args.loc,
+                   "tl.dot needs K of at least 16, got M=" + std::to_string(m) +
+                       ", N=" + std::to_string(n) + ", K=" + std::to_string(k));
   // The result type.
   DType outDType(ScalarKind::F32);
   if (const FValue *o = r.get(6)) {
@@ -713,6 +714,31 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   if (roundToF16) {
     dotType.element = DType(ScalarKind::F32);
     acc = e.castTo(*acc, dotType.element, args.loc);
+  }
+  if (m < 16 || n < 16) {
+    // A matrix-vector product or a thin matrix: too small for the tensor
+    // cores' tiles, it is a product and a sum along K, in the accumulator's
+    // type (fp32 for float operands, i32 for int8; its products exact, its
+    // sum in another order than an mma's, and fp32 operands at full
+    // precision rather than tf32).
+    DType accElem = dotType.element;
+    FValue wideA = expandDims(e, e.castTo(a, accElem, args.loc), rank,
+                              args.loc); // [..., M, K, 1]
+    FValue wideB = expandDims(e, e.castTo(b, accElem, args.loc), rank - 2,
+                              args.loc); // [..., 1, K, N]
+    std::optional<FValue> product = e.binary("*", wideA, wideB, args.loc);
+    std::optional<FValue> sum =
+        product ? callBuiltin(e, "tl.sum", {*product},
+                              {{"axis", FValue::integer(int64_t(rank) - 1)}},
+                              args.loc)
+                : std::nullopt;
+    std::optional<FValue> result =
+        sum ? e.binary("+", *acc, *sum, args.loc) : std::nullopt;
+    if (!result)
+      return std::nullopt;
+    if (roundToF16)
+      return e.castTo(*result, type.element, args.loc);
+    return result;
   }
   mlir::Value v = kiln::DotOp::create(
       builder, e.location(args.loc), dotType.toMLIR(e.getContext()), a.value,

@@ -169,6 +169,10 @@ std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
     const FValue &index = args.args[i];
     int64_t dim = i - 1; // the index's position is the result dimension
     if (index.isNone()) {
+      // Of a scalar, the ':' indices stand for no dimension: `pid[:, None]`
+      // is a block of shape [1], as upstream's expand_dims splats a scalar.
+      if (rank == 0)
+        dim = std::min<int64_t>(dim, result.type.shape.size());
       result = expandDims(e, result, dim, args.argLocs[i]);
       continue;
     }
@@ -176,6 +180,12 @@ std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
                      index.text == "slice" &&
                      llvm::all_of(index.elements,
                                   [](const FValue &p) { return p.isNone(); });
+    if (!fullSlice && rank == 0 && index.isInt())
+      return e.error(args.argLocs[i],
+                     "a run-time scalar of type " + result.type.str() +
+                         " cannot be indexed with an int; a kernel parameter "
+                         "that upstream takes as a tuple (x.stride()) is not "
+                         "supported by Kiln's signatures yet");
     if (!fullSlice)
       return e.error(args.argLocs[i],
                      "a block can only be indexed with None (a new "
@@ -184,7 +194,7 @@ std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
                          (index.kind == FValue::Kind::Marker
                               ? std::string("a slice with bounds")
                               : index.describe()));
-    if (++consumed > rank)
+    if (++consumed > rank && rank > 0)
       return e.error(args.argLocs[i],
                      "too many ':' indices for a block of shape " +
                          formatShape(args.args[0].type.shape));
@@ -494,6 +504,100 @@ std::optional<FValue> cat(Emitter &e, const CallArgs &args) {
   return FValue::runtime(v, type);
 }
 
+//===----------------------------------------------------------------------===//
+// tl.gather
+//===----------------------------------------------------------------------===//
+
+// tl.gather(src, index, axis): out[.., i, ..] = src[.., index[.., i, ..], ..]
+// along `axis`, index agreeing with src on the other dimensions. Each output
+// element compares its index with every position of the axis and sums the
+// one match, src's bits as integers (exact: -0.0 and NaNs kept; an index
+// out of range gives 0 bits). That is index x axis elements of work, where
+// upstream shuffles within warps or goes through shared memory: meant for
+// the small lookup tables kernels gather from (gemlite's fp4 values).
+std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"src", "index", "axis"};
+  ArgReader r(e, args, "tl.gather", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<FValue> src = requireBlock(e, r, 0);
+  std::optional<FValue> index = src ? requireBlock(e, r, 1) : std::nullopt;
+  if (!index)
+    return std::nullopt;
+  if (src->type.isPointer)
+    return r.bad(0, "a block of numbers");
+  if (index->type.isPointer || !index->type.element.isInteger() ||
+      index->type.element.isBool())
+    return r.bad(1, "a block of integers");
+  int64_t rank = src->type.shape.size();
+  if (int64_t(index->type.shape.size()) != rank)
+    return e.error(args.loc, "tl.gather needs src and index of one rank, got " +
+                                 formatShape(src->type.shape) + " and " +
+                                 formatShape(index->type.shape));
+  if (!r.get(2))
+    return r.missing(2);
+  std::optional<int64_t> axis =
+      readAxis(e, *r.get(2), rank, r.loc(2), "the axis of tl.gather");
+  if (!axis)
+    return std::nullopt;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && src->type.shape[d] != index->type.shape[d])
+      return e.error(args.loc,
+                     "tl.gather needs index to match src on every dimension "
+                     "but the axis (" +
+                         std::to_string(*axis) + "), got " +
+                         formatShape(src->type.shape) + " and " +
+                         formatShape(index->type.shape));
+  SMLoc loc = args.loc;
+  // src's bits as integers of its width (bools as i8).
+  DType element = src->type.element;
+  FValue bits = *src;
+  if (element.isBool()) {
+    bits = e.castTo(*src, DType(ScalarKind::I8), loc);
+  } else if (element.isFloat()) {
+    ScalarKind kind = element.getBitWidth() == 8    ? ScalarKind::I8
+                      : element.getBitWidth() == 16 ? ScalarKind::I16
+                      : element.getBitWidth() == 32 ? ScalarKind::I32
+                                                    : ScalarKind::I64;
+    TritonType intType = src->type;
+    intType.element = DType(kind);
+    std::optional<FValue> asInt = e.bitcastTo(*src, intType, loc);
+    if (!asInt)
+      return std::nullopt;
+    bits = *asInt;
+  }
+  DType bitsElement = bits.type.element;
+  // [.., 1, S, ..] against [.., I, 1, ..] and the positions 0..S-1 along
+  // axis + 1.
+  int64_t size = src->type.shape[*axis];
+  FValue table = expandDims(e, bits, *axis, loc);
+  FValue wanted = expandDims(e, *index, *axis + 1, loc);
+  std::optional<FValue> positions = callBuiltin(
+      e, "tl.arange", {FValue::integer(0), FValue::integer(size)}, {}, loc);
+  if (!positions)
+    return std::nullopt;
+  llvm::SmallVector<int64_t> positionShape(rank + 1, 1);
+  positionShape[*axis + 1] = size;
+  FValue along = reshapeTo(e, *positions, positionShape, false, loc);
+  std::optional<FValue> match = e.binary("==", wanted, along, loc);
+  std::optional<FValue> picked =
+      match ? callBuiltin(e, "tl.where", {*match, table, FValue::integer(0)},
+                          {}, loc)
+            : std::nullopt;
+  std::optional<FValue> sum =
+      picked ? callBuiltin(e, "tl.sum", {*picked},
+                           {{"axis", FValue::integer(*axis + 1)}}, loc)
+             : std::nullopt;
+  if (!sum)
+    return std::nullopt;
+  FValue result = e.castTo(*sum, bitsElement, loc);
+  if (element.isBool())
+    return e.castTo(result, element, loc);
+  if (element.isFloat())
+    return e.bitcastTo(result, src->type.withShape(index->type.shape), loc);
+  return result;
+}
+
 } // namespace
 
 void kiln::frontend::addShapeBuiltins(BuiltinTable &table) {
@@ -521,6 +625,8 @@ void kiln::frontend::addShapeBuiltins(BuiltinTable &table) {
       {"method.split", split},
       {"tl.interleave", interleave},
       {"tl.cat", cat},
+      {"tl.gather", gather},
+      {"method.gather", gather},
   };
   for (const auto &[name, fn] : kEntries)
     table[name] = fn;

@@ -21,6 +21,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 using namespace kiln::frontend;
@@ -382,6 +383,10 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       }
     } else if (auto *from = llvm::dyn_cast<ImportFromStmt>(stmt.get())) {
       for (auto &[name, alias] : from->names) {
+        if (name == "*") {
+          scope.starImports.push_back({from->module, name, from->getLoc()});
+          continue;
+        }
         scope.globalDefs.erase(alias);
         scope.globals.erase(alias);
         scope.imports[alias] = {from->module, name, from->getLoc()};
@@ -584,7 +589,39 @@ std::optional<FValue> Emitter::lookupGlobal(StringRef name, SMLoc loc,
   }
   if (current->globalDefs.count(name))
     return evaluateGlobal(name, loc);
+  return lookupStarImport(name, loc, found);
+}
+
+std::optional<FValue> Emitter::lookupStarImport(StringRef name, SMLoc loc,
+                                                bool &found) {
   found = false;
+  if (name.starts_with("_"))
+    return std::nullopt; // `import *` skips private names
+  ModuleScope *importer = current;
+  // The last star import binds last: it wins.
+  for (size_t i = importer->starImports.size(); i-- > 0;) {
+    ModuleScope::Import import = importer->starImports[i];
+    std::string file = findModuleFile(*importer, import.module);
+    if (file.empty())
+      continue;
+    ModuleScope *module = loadModule(file, import.loc);
+    if (!module) {
+      found = true;
+      return std::nullopt;
+    }
+    // A module that star-imports itself, or a cycle of them: not again.
+    if (module == importer || !starVisiting.insert(module).second)
+      continue;
+    current = module;
+    std::optional<FValue> value = lookupGlobal(name, loc, found);
+    current = importer;
+    starVisiting.erase(module);
+    if (found) {
+      if (value)
+        importer->globals[name] = *value;
+      return value;
+    }
+  }
   return std::nullopt;
 }
 
@@ -647,10 +684,50 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name) {
     }
     return false;
   };
-  for (const StmtPtr &stmt : module.body)
-    if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get()))
-      if (decoratedJit(*def))
-        jitFunctions.push_back(def);
+  // The module's own jit functions: its top-level defs and those of the
+  // module-level `if`/`try` branches collectGlobals took (`if has_triton():`
+  // around the kernels), the ones the module's names are bound to.
+  ModuleScope &main = *modules.front();
+  auto bound = [&](const FunctionDefStmt *def) {
+    auto it = main.globals.find(def->name);
+    return it != main.globals.end() &&
+           it->second.kind == FValue::Kind::Function &&
+           it->second.function == def;
+  };
+  std::vector<const FunctionDefStmt *> hostFunctions;
+  std::function<void(const Block &)> visit = [&](const Block &block) {
+    for (const StmtPtr &stmt : block) {
+      if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
+        if (!decoratedJit(*def))
+          hostFunctions.push_back(def);
+        else if (bound(def))
+          jitFunctions.push_back(def);
+      } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
+        visit(ifStmt->thenBody);
+        visit(ifStmt->elseBody);
+      } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
+        visit(tryStmt->body);
+        for (const TryStmt::Handler &h : tryStmt->handlers)
+          visit(h.body);
+        visit(tryStmt->elseBody);
+        visit(tryStmt->finallyBody);
+      }
+    }
+  };
+  visit(module.body);
+  // A kernel a host function defines and returns (a factory that imports
+  // triton lazily): its body's names (imports, defs, assignments) are the
+  // kernel's globals, as the closure's would be.
+  if (!name.empty() &&
+      llvm::none_of(jitFunctions,
+                    [&](const FunctionDefStmt *f) { return f->name == name; }))
+    for (const FunctionDefStmt *host : hostFunctions)
+      for (const StmtPtr &stmt : host->body)
+        if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get()))
+          if (def->name == name && decoratedJit(*def)) {
+            collectGlobals(main, host->body);
+            return def;
+          }
   std::string names;
   for (const FunctionDefStmt *f : jitFunctions)
     names += (names.empty() ? "" : ", ") + f->name;
@@ -1279,7 +1356,10 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
   // Compile-time operands follow Python: the first operand that decides the
   // result, else the last one. From the first run-time value on, the
   // operands are booleans (int1 scalars or blocks) combined with & or |,
-  // broadcast (no short circuit): upstream's logical_and / logical_or.
+  // broadcast (no short circuit): upstream's logical_and / logical_or. A
+  // compile-time operand still decides there, as upstream's short circuit
+  // on constexprs (`if i == n - 1 and HAS_STATE:` with HAS_STATE False is
+  // `if False:`, its branch never emitted); one that does not is dropped.
   StringRef op = expr.isAnd ? "&" : "|";
   std::optional<FValue> last;
   std::optional<FValue> combined; // the run-time boolean so far
@@ -1293,15 +1373,15 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
                             "' needs booleans or numbers, got " +
                             last->describe());
     if (combined || last->isRuntime()) {
-      std::optional<FValue> b = last->isRuntime()
-                                    ? castTo(*last, DType(ScalarKind::I1), loc)
-                                    : std::optional<FValue>();
       if (!last->isRuntime()) {
         std::optional<bool> truth = truthiness(*last, loc);
         if (!truth)
           return std::nullopt;
-        b = FValue::boolean(*truth);
+        if (expr.isAnd != *truth)
+          return last;
+        continue;
       }
+      std::optional<FValue> b = castTo(*last, DType(ScalarKind::I1), loc);
       combined = combined ? binary(op, *combined, *b, loc) : b;
       if (!combined)
         return std::nullopt;
@@ -1719,6 +1799,12 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     if (path == "torch")
       if (auto dtype = DType::parseTorch(attr))
         return FValue::dtype(TritonType{*dtype, false, {}});
+    // `torch.version.hip is not None`, which kernels test to choose their
+    // AMD code: None, as in PyTorch's CUDA builds (Kiln builds for CUDA).
+    if (path == "torch" && attr == "version")
+      return FValue::named(FValue::Kind::Module, "torch.version");
+    if (path == "torch.version" && attr == "hip")
+      return FValue::none();
     if (path == "triton.language" || path == "triton.language.core") {
       if (auto dtype = DType::parse(attr))
         if (attr == dtype->getLanguageName())

@@ -20,6 +20,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <memory>
@@ -73,6 +74,9 @@ struct ModuleScope {
     llvm::SMLoc loc;
   };
   llvm::StringMap<Import> imports;
+  /// `from M import *` (name "*"), in source order: M's public names, looked
+  /// up when no other module-level binding has them.
+  std::vector<Import> starImports;
 };
 
 class Emitter {
@@ -173,6 +177,10 @@ private:
   /// module does not define it and `quiet`).
   std::optional<FValue> lookupGlobal(llvm::StringRef name, llvm::SMLoc loc,
                                      bool &found);
+  /// `name` through `current`'s `from M import *` of source modules (found
+  /// false when none of them defines it).
+  std::optional<FValue> lookupStarImport(llvm::StringRef name, llvm::SMLoc loc,
+                                         bool &found);
   std::optional<FValue> evaluateGlobal(llvm::StringRef name, llvm::SMLoc loc);
   std::optional<FValue> resolveImport(const ModuleScope::Import &import,
                                       llvm::StringRef alias, llvm::SMLoc loc);
@@ -289,6 +297,7 @@ private:
 
   std::vector<std::unique_ptr<ModuleScope>> modules; // [0]: the kernel's
   ModuleScope *current = nullptr; // the module whose code is evaluated
+  llvm::SmallPtrSet<ModuleScope *, 4> starVisiting; // lookupStarImport
   llvm::DenseMap<const FunctionDefStmt *, ModuleScope *> functionModules;
   /// The module-level assignments being evaluated, innermost last: calls of
   /// host functions made while one is evaluated run as host Python.

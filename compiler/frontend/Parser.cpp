@@ -541,8 +541,18 @@ bool Parser::parseBlock(Block &out) {
       advance();
       continue;
     }
-    if (!parseStatement(out, /*topLevel=*/false))
+    size_t start = pos, statements = out.size();
+    if (parseStatement(out, /*topLevel=*/false))
+      continue;
+    // Host code outside the subset inside module-level code (a host
+    // function's set comprehension under `if has_triton():`): skipped as at
+    // the top level, so that the kernels beside it stay; a kernel's own
+    // syntax error is reported.
+    if (functionDepth > 0 || isJitDefinition(start))
       return false;
+    out.resize(statements);
+    out.push_back(skipUnparsed(start));
+    failed = false;
   }
   if (tok().is(TokenKind::Dedent))
     advance();

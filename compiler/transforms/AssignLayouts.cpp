@@ -913,13 +913,22 @@ struct AssignLayoutsPass
     unsigned first = 1;
     // A scan along the mma layout's M with warps along it (wgmma's [n, 1])
     // would cross lanes, a register and warps in an order the scan does not
-    // walk: scan a coalesced copy instead.
-    if (auto scan = dyn_cast<kiln::ScanOp>(op))
-      if (auto mma = dyn_cast_or_null<kiln::gpu::MmaEncodingAttr>(e);
-          mma && mma.getWarpsPerCTA()[scan.getAxis()] > 1) {
+    // walk: scan a coalesced copy instead. So for a slice of one (the scan
+    // of a row sum of a dot's result), along its parent's axis.
+    if (auto scan = dyn_cast<kiln::ScanOp>(op)) {
+      Attribute parent = e;
+      int64_t axis = scan.getAxis();
+      while (auto slice = dyn_cast_or_null<SliceEncodingAttr>(parent)) {
+        if (axis >= int64_t(slice.getDim()))
+          ++axis;
+        parent = slice.getParent();
+      }
+      if (auto mma = dyn_cast_or_null<kiln::gpu::MmaEncodingAttr>(parent);
+          mma && mma.getWarpsPerCTA()[axis] > 1) {
         e = preferred(cast<RankedTensorType>(op->getOperand(0).getType()));
         first = 0;
       }
+    }
     for (unsigned i = first; i < op->getNumOperands(); ++i)
       requireOperand(op, i, e);
     auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());

@@ -11,6 +11,9 @@
 # RUN: %kilnc compile %s -n ints -s "*u32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=INT
 # RUN: %kilnc compile %s -n counters -s "*u32, i64, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PHILOX
 # RUN: %kilnc compile %s -n wide_counters -s "*u64, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PHILOX64
+# 64-bit high products on blocks reach the PTX (issue 13: FlagAttention's
+# dropout mask, tl.rand on an i64 seed plus i64 offsets, crashed kilnc).
+# RUN: %kilnc compile %s -n wide_counters -s "*u64, i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PHILOX64PTX
 # tl.philox on (offset, 0, 0, 0) is tl.randint4x: the same PTX.
 # RUN: %kilnc compile %s -n via_philox -s "*u32, i32" --arch sm_80 --emit ptx -o - | sed 's/via_philox/K/g' > %t.philox
 # RUN: %kilnc compile %s -n via_randint4x -s "*u32, i32" --arch sm_80 --emit ptx -o - | sed 's/via_randint4x/K/g' > %t.randint4x
@@ -101,7 +104,8 @@ def counters(out_ptr, seed, hi):
 # PHILOX64-LABEL: func.func @wide_counters
 # PHILOX64: arith.constant dense<-3249550476889527149> : tensor<64xi64>
 # PHILOX64: arith.extsi %arg1 : i32 to i64
-# PHILOX64: arith.mului_extended %{{.*}}, %{{.*}} : tensor<64xi64>
+# PHILOX64: kiln.extern_elementwise "__nv_umul64hi"{{.*}} : (tensor<64xi64>, tensor<64xi64>) -> tensor<64xi64>
+# PHILOX64PTX: mul.hi.u64
 @triton.jit
 def wide_counters(out_ptr, seed):
     offs = tl.arange(0, 64).to(tl.int64)

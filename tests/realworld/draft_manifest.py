@@ -180,7 +180,7 @@ def find_launches(tree):
                 if name:
                     launches.setdefault(name, []).append(Launch(node, env))
 
-    for node in tree.body:
+    for node in module_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             visit(node, {})
     return launches
@@ -274,12 +274,24 @@ def fmt(v):
     return str(v)
 
 
+def module_level(body):
+    """The statements of a module body, and those of its top-level `if` and
+    `try` blocks (kernels defined under `if has_triton():`)."""
+    for n in body:
+        yield n
+        if isinstance(n, ast.If):
+            yield from module_level(n.body)
+            yield from module_level(n.orelse)
+        elif isinstance(n, ast.Try):
+            yield from module_level(n.body)
+
+
 def draft(path, rel, all_launches, matmulish=False, called_elsewhere=()):
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read())
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    functions = {n.name: n for n in module_level(tree.body) if isinstance(n, ast.FunctionDef)}
     module_env = {}
-    for n in tree.body:
+    for n in module_level(tree.body):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             module_env[n.targets[0].id] = n.value
     jits = {n: f for n, f in functions.items() if is_jit(f)}

@@ -124,7 +124,7 @@ def dot_k(x_ptr):
 
 @triton.jit
 def dot_small(x_ptr):
-    a = tl.zeros((8, 16), dtype=tl.float16)
+    a = tl.zeros((8, 8), dtype=tl.float16)
     tl.store(x_ptr + tl.arange(0, 8)[:, None] * 8 + tl.arange(0, 8)[None, :], tl.dot(a, a.T))
 
 
