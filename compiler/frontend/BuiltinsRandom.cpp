@@ -1,11 +1,12 @@
 //===- BuiltinsRandom.cpp - tl.rand, randn, randint(4x), philox -----------===//
 //
-// Philox 4x32 (4x64 for 64-bit offsets) expanded into arith ops, with the
-// same key, round constants, round count (10 by default), seed split and
-// conversions to floats as upstream Triton's random.py, so that a seed and
-// an offset give the same numbers bit for bit. tl.philox exposes the keyed
-// rounds on four caller-chosen counters; tl.randint4x is tl.philox on
-// (offset, 0, 0, 0).
+// Philox 4x32 (4x64 for tl.philox on 64-bit counters) expanded into arith
+// ops, with the same key, round constants, round count (10 by default),
+// seed split and conversions to floats as upstream Triton's random.py, so
+// that a seed and an offset give the same numbers bit for bit. tl.philox
+// exposes the keyed rounds on four caller-chosen counters; tl.randint4x is
+// tl.philox on (offset, 0, 0, 0), a 64-bit offset's halves on (low, high,
+// 0, 0).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/frontend/BuiltinSupport.h"
@@ -128,14 +129,22 @@ std::optional<std::vector<FValue>> randint4x(Emitter &e, const FValue &seedArg,
     return e.error(loc, "the offset of " + builtin +
                             " must be 32- or 64-bit integers, got " +
                             offset->describe());
-  // The counters: (offset, 0, 0, 0) as unsigned integers.
-  DType uint(bits == 32 ? ScalarKind::U32 : ScalarKind::U64);
-  std::optional<FValue> c0 =
-      e.bitcastTo(*offset, TritonType{uint, false, {}}, loc);
-  if (!c0)
-    return std::nullopt;
-  FValue zero = constantLike(e, *c0, 0, loc);
-  return keyedPhilox(e, *seed, {*c0, zero, zero, zero}, rounds, loc);
+  // The counters: (offset, 0, 0, 0) as 32-bit unsigned integers; a 64-bit
+  // offset is split into (low half, high half, 0, 0), as upstream's
+  // randint4x does, so its numbers are 32-bit Philox's too (4x64 Philox is
+  // tl.philox's on 64-bit counters alone).
+  DType u32(ScalarKind::U32);
+  FValue c0 = e.castTo(*offset, u32, loc);
+  FValue zero = constantLike(e, c0, 0, loc);
+  FValue c1 = zero;
+  if (bits == 64) {
+    std::optional<FValue> high =
+        e.binary(">>", *offset, FValue::integer(32), loc);
+    if (!high)
+      return std::nullopt;
+    c1 = e.castTo(*high, u32, loc);
+  }
+  return keyedPhilox(e, *seed, {c0, c1, zero, zero}, rounds, loc);
 }
 
 /// Random unsigned integers to floats uniform in [0, 1).

@@ -14,6 +14,7 @@
 # 64-bit high products on blocks reach the PTX (issue 13: FlagAttention's
 # dropout mask, tl.rand on an i64 seed plus i64 offsets, crashed kilnc).
 # RUN: %kilnc compile %s -n wide_counters -s "*u64, i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PHILOX64PTX
+# RUN: %kilnc compile %s -n wide_offsets -s "*fp32, i64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=WIDE-OFFSETS
 # tl.philox on (offset, 0, 0, 0) is tl.randint4x: the same PTX.
 # RUN: %kilnc compile %s -n via_philox -s "*u32, i32" --arch sm_80 --emit ptx -o - | sed 's/via_philox/K/g' > %t.philox
 # RUN: %kilnc compile %s -n via_randint4x -s "*u32, i32" --arch sm_80 --emit ptx -o - | sed 's/via_randint4x/K/g' > %t.randint4x
@@ -126,3 +127,17 @@ def via_randint4x(out_ptr, seed):
     offs = tl.arange(0, 64)
     a, b, c, d = tl.randint4x(seed, offs)
     tl.store(out_ptr + offs, a ^ b ^ c ^ d)
+
+
+# tl.rand on 64-bit offsets is 32-bit Philox on the offsets' two halves, as
+# upstream's randint4x splits them (the differential check compares the
+# numbers with Triton's bit for bit: rand_wide_offsets).
+# WIDE-OFFSETS-LABEL: func.func @wide_offsets
+# WIDE-OFFSETS-NOT: -3249550476889527149
+# WIDE-OFFSETS-DAG: arith.constant dense<-845247145> : tensor<64xi32>
+# WIDE-OFFSETS-DAG: arith.shr{{[su]}}i {{.*}} : tensor<64xi64>
+# WIDE-OFFSETS-DAG: arith.trunci {{.*}} : tensor<64xi64> to tensor<64xi32>
+@triton.jit
+def wide_offsets(out_ptr, base):
+    local = tl.arange(0, 64)
+    tl.store(out_ptr + local, tl.rand(base, base + local.to(tl.int64)))

@@ -495,6 +495,23 @@ CASES += [
          dict(out_ptr=("zeros", "uint32", 4 * 1000), n=1000), (cdiv(1000, 256),), ["out_ptr"], tol=0),
 ]
 
+# --- language/gather_thin_dot_wide_rand.py: the third real-world sample's forms
+F = "language/gather_thin_dot_wide_rand.py"
+CASES += [
+    case("gather_lookup", F, "lookup", "table_ptr=*fp16, codes_ptr=*u8, out_ptr=*fp16, K=32",
+         dict(table_ptr=("randn", "float16", 16), codes_ptr=("randint", "uint8", 256, 0, 256),
+              out_ptr=("zeros", "float16", 256)), (1,), ["out_ptr"], tol=0),
+    # Kiln multiplies and sums along K; Triton pads to the tensor cores:
+    # sums in another order.
+    case("dot_n1_matvec", F, "matvec", "a_ptr=*bf16, x_ptr=*bf16, out_ptr=*fp32, M=64, K=128",
+         dict(a_ptr=("randn", "bfloat16", 64 * 128), x_ptr=("randn", "bfloat16", 128),
+              out_ptr=("zeros", "float32", 64)), (1,), ["out_ptr"], tol=1e-5),
+    # An offset base past 2**32 and a seed past 2**31 (both i64 in Triton).
+    case("rand_wide_offsets", F, "rand_wide", "out_ptr=*fp32, n=i32, seed=i64, base=i64, BLOCK=256",
+         dict(out_ptr=("zeros", "float32", 1000), n=1000, seed=2**35 + 99, base=2**33 + 5),
+         (cdiv(1000, 256),), ["out_ptr"], tol=0),
+]
+
 # --- memory/atomics.py -------------------------------------------------------
 F = "memory/atomics.py"
 
