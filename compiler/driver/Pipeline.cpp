@@ -192,13 +192,18 @@ constexpr unsigned kFlattenSpillAllowance = 128;
 /// `.maxnreg` at the count that fits them, and the result is kept when it
 /// spills at most kCapSpillAllowance bytes more. Only above kCapRegistersAbove
 /// registers, the tensor-core kernels; a memory-bound kernel would trade its
-/// schedule for blocks it does not need. At most two tries, from the most
-/// blocks down. Returns whether `cubin` and `ptx` are the capped ones.
+/// schedule for blocks it does not need. Not for a kernel that already
+/// spills more than the allowance with every register it may have: fewer
+/// registers cannot spill less, and each try is a whole ptxas run (a Mamba-3
+/// backward kernel spilling 16 KB spent 11 of its 21 seconds in two).
+/// At most two tries, from the most blocks down. Returns whether `cubin`
+/// and `ptx` are the capped ones.
 bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
                               const kiln::TargetInfo &target, unsigned numWarps,
                               int64_t sharedBytes, StringRef ptxasPath,
                               const kiln::TargetArch &arch) {
-  if (cubin.registers <= kCapRegistersAbove)
+  if (cubin.registers <= kCapRegistersAbove ||
+      cubin.spillBytes > kCapSpillAllowance)
     return false;
   unsigned threads = numWarps * kiln::TargetInfo::kThreadsPerWarp;
   unsigned room = kiln::blocksPerSMBeforeRegisters(
