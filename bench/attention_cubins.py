@@ -71,9 +71,14 @@ def main():
     parser.add_argument("--triton-cubins", metavar="DIR",
                         help="also write each Triton compile's cubin to DIR/<name>.triton.cubin (to read its SASS "
                              "beside Kiln's)")
+    parser.add_argument("--triton-mma-v2", action="store_true",
+                        help="run Triton with DISABLE_MMA_V3=1: its mma.sync path (what it runs on sm_80-89), "
+                             "to compare with Kiln's sm_90 (mma.sync) cubins on a Hopper GPU")
     args = parser.parse_args()
     if args.kiln_only:
         return kiln_only(args)
+    if args.triton_mma_v2:
+        os.environ["DISABLE_MMA_V3"] = "1"  # read by Triton's compiler, part of its cache key
     import torch
     import triton
     cuda = ctypes.CDLL("libcuda.so.1")
@@ -192,7 +197,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     result = dict(date=datetime.date.today().isoformat(), gpu=torch.cuda.get_device_name(0),
                   triton=triton.__version__, torch=torch.__version__, source=args.source, batch=Z, heads=H,
-                  triton_warp_specialize=args.triton_warp_specialize,
+                  triton_warp_specialize=args.triton_warp_specialize, triton_mma_v2=args.triton_mma_v2,
                   rounds=args.rounds,
                   rows=rows)
     json.dump(result, open(os.path.join(args.out, "results.json"), "w"), indent=1)
@@ -203,6 +208,8 @@ def main():
                 f"{triton.__version__} ({result['gpu']}, {result['date']})\n\n")
         f.write(f"fp16, batch {Z}, {H} heads." +
                 (" Triton with warp_specialize=True (Kiln's cubins as built)." if args.triton_warp_specialize else "")
+                + (" Triton with DISABLE_MMA_V3=1: its mma.sync path, the one it takes on sm_80-89."
+                   if args.triton_mma_v2 else "")
                 + "\n\n")
         f.write("| Kiln arch | HEAD_DIM | causal | config | N_CTX | Triton TFLOP/s | Kiln TFLOP/s | SDPA TFLOP/s "
                 "| Kiln/Triton | correct (Kiln, Triton) | regs (Kiln, Triton) | shared KB (Kiln, Triton) | spills |\n")

@@ -14,9 +14,8 @@
 //              dot stays in flight across iterations: mma.sync, attention)
 //   after:     wait for every group; d = dot_wait(d, pending = 0); barrier
 //
-// A loop of mma.sync dots may take rings of S - 1 slots instead, the loads
-// of iteration i + S - 2 in flight (Triton's depth on that path), where the
-// slot saved lets one more block share the SM (fewerSlotsFitMoreBlocks).
+// A loop of mma.sync dots takes rings of S - 1 slots instead, the loads of
+// iteration i + S - 2 in flight (Triton's depth on that path; shortRings).
 //
 // The loads' address computation (their backward slice in the body, and the
 // loop-carried values it advances, such as `a_ptrs += BK * stride`) forms
@@ -474,42 +473,33 @@ private:
     return true;
   }
 
-  /// Whether a loop of mma.sync dots should have rings one slot shorter
-  /// than its stages, as Triton's are on that path: ldmatrix reads a slot
-  /// before the barrier at the next iteration's top, after which the
-  /// copies refill it, so S - 1 slots keep S - 2 iterations in flight.
-  /// Chosen where the slot saved lets another block share the SM (shared
-  /// memory limiting it, the accumulators' registers not): H200, tutorial
-  /// 03 at 128x128x64 with 4 warps and 4 stages on plain sm_90, 0.90 of
-  /// Triton's mma.sync path with 4 slots (one block an SM); where the
-  /// blocks stay as many (128x256x64, 8 warps), the deeper ring is kept.
-  /// Not for wgmma (its reads stay in flight into the next iteration), TMA
-  /// rings, or dots staging a computed operand (their own short rings).
-  bool fewerSlotsFitMoreBlocks(ArrayRef<PipelinedDot> dots,
-                               ArrayRef<PipelinedLoad> loads,
-                               unsigned stages) const {
-    if (stages < 3 || llvm::any_of(dots, [](const PipelinedDot &pd) {
-          return pd.async || pd.staged[0] || pd.staged[1];
-        }))
-      return false;
-    if (llvm::any_of(
-            loads, [](const PipelinedLoad &l) { return l.tma || l.readBack; }))
-      return false;
-    auto sharedBytes = [&](unsigned slots) {
-      int64_t bytes = 0;
-      for (const PipelinedLoad &l : loads)
-        bytes += l.once ? l.ring.getSizeInBytes()
-                        : l.ring.getSizeInBytes() / stages * slots;
-      return bytes;
-    };
-    return blocksPerSM(dots, sharedBytes(stages - 1)) >
-           blocksPerSM(dots, sharedBytes(stages));
+  /// Whether a loop of mma.sync dots has rings one slot shorter than its
+  /// stages, as Triton's are on that path: ldmatrix reads a slot before the
+  /// barrier at the next iteration's top, after which the copies refill it,
+  /// so S - 1 slots keep S - 2 iterations in flight. On the H200, beside
+  /// Triton's mma.sync path: tutorial 03 at 128x128x64 with 4 warps and 4
+  /// stages 0.90 of Triton with 4 slots (one block an SM), 0.98-1.04 with 3
+  /// (two); at 128x256x64 over 8 warps, one block either way, 0.99-1.01
+  /// with 3 slots and 1.02-1.03 with 2; causal attention at HEAD_DIM 128
+  /// 0.73 with 3 and 0.80 with 2 (one block either way: the L1 gets what
+  /// shared memory leaves). Not for wgmma (its reads stay in flight into
+  /// the next iteration), TMA rings, or dots staging a computed operand
+  /// (their own short rings).
+  static bool shortRings(ArrayRef<PipelinedDot> dots,
+                         ArrayRef<PipelinedLoad> loads, unsigned stages) {
+    return stages >= 3 &&
+           llvm::none_of(dots,
+                         [](const PipelinedDot &pd) {
+                           return pd.async || pd.staged[0] || pd.staged[1];
+                         }) &&
+           llvm::none_of(loads, [](const PipelinedLoad &l) {
+             return l.tma || l.readBack;
+           });
   }
 
   /// The blocks one SM holds with `sharedBytes` of shared memory a block
   /// and registers for the dots' accumulators plus 64 a thread (operand
-  /// fragments, addresses): the estimate the ring and staging choices
-  /// weigh.
+  /// fragments, addresses): the estimate the staging choice weighs.
   unsigned blocksPerSM(ArrayRef<PipelinedDot> dots, int64_t sharedBytes) const {
     unsigned threads = numWarps_ * kiln::TargetInfo::kThreadsPerWarp;
     unsigned registers = 64;
@@ -535,7 +525,7 @@ private:
     return blocked && blocked.getOrder()[0] == 0;
   }
 
-  /// `slots`, when set, is the ring depth chosen by fewerSlotsFitMoreBlocks.
+  /// `slots`, when set, is the ring depth shortRings chose.
   void pipeline(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo,
                 unsigned slots = 0) {
     Block *body = loop.getBody();
@@ -663,7 +653,7 @@ private:
       if (pd.accumulates)
         pd.carried = accArg.getArgNumber() - 1;
     }
-    if (!slots && fewerSlotsFitMoreBlocks(dots, loads, stages))
+    if (!slots && shortRings(dots, loads, stages))
       return pipeline(loop, axisInfo, stages - 1);
     // A dot whose result is only carried, and read in the next iteration
     // after the full wait of an earlier dot (attention forward: acc * alpha
