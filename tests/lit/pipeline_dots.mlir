@@ -1,8 +1,9 @@
-// RUN: %kiln-opt --kiln-pipeline-dots="num-stages=3" --kiln-allocate-shared %s | FileCheck %s
+// RUN: %kiln-opt --kiln-pipeline-dots="num-stages=4" --kiln-allocate-shared %s | FileCheck %s
 
 // kiln-pipeline-dots on a 64x64x32 fp16 loop (sm_80: ldmatrix + mma.sync,
 // synchronous). Both operand loads become cp.async copies into rings of
-// three swizzled tiles, two iterations ahead; the carried pointers start two
+// three swizzled tiles (num_stages - 1 on the mma.sync path, as Triton's),
+// two iterations ahead; the carried pointers start two
 // steps ahead; the copies in the loop are masked by iv + 2 < ub and, as
 // the synchronous dot keeps nothing in flight, go right after the barrier,
 // before the dot. kiln-allocate-shared places the rings side by side (1024-aligned).
