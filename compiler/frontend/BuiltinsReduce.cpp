@@ -545,10 +545,7 @@ std::optional<FValue> compareAndSwap(Emitter &e, const FValue &x,
                                      const FValue &flip, int64_t i, SMLoc loc) {
   int64_t nDims = x.type.shape.size();
   unsigned bits = x.type.element.getBitWidth();
-  DType intType(bits == 8    ? ScalarKind::I8
-                : bits == 16 ? ScalarKind::I16
-                : bits == 32 ? ScalarKind::I32
-                             : ScalarKind::I64);
+  DType intType = DType::signedInteger(bits);
   std::optional<FValue> ix =
       e.bitcastTo(x, TritonType{intType, false, {}}, loc);
   if (!ix)
@@ -667,10 +664,7 @@ std::optional<FValue> flip(Emitter &e, const CallArgs &args) {
   int64_t steps = log2Exact(x.type.shape[dim]);
   if (steps == 0)
     return x;
-  DType intType(bits == 8    ? ScalarKind::I8
-                : bits == 16 ? ScalarKind::I16
-                : bits == 32 ? ScalarKind::I32
-                             : ScalarKind::I64);
+  DType intType = DType::signedInteger(bits);
   std::optional<FValue> ix =
       e.bitcastTo(x, TritonType{intType, false, {}}, args.loc);
   if (!ix)

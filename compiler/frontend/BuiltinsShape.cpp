@@ -555,12 +555,8 @@ std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
   if (element.isBool()) {
     bits = e.castTo(*src, DType(ScalarKind::I8), loc);
   } else if (element.isFloat()) {
-    ScalarKind kind = element.getBitWidth() == 8    ? ScalarKind::I8
-                      : element.getBitWidth() == 16 ? ScalarKind::I16
-                      : element.getBitWidth() == 32 ? ScalarKind::I32
-                                                    : ScalarKind::I64;
     TritonType intType = src->type;
-    intType.element = DType(kind);
+    intType.element = DType::signedInteger(element.getBitWidth());
     std::optional<FValue> asInt = e.bitcastTo(*src, intType, loc);
     if (!asInt)
       return std::nullopt;

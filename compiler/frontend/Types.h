@@ -46,6 +46,14 @@ public:
   /// Parses a torch dtype attribute name (`float32`, `bfloat16`, `half`,
   /// `long`, `float8_e4m3fn`, ...), as upstream maps torch dtypes.
   static std::optional<DType> parseTorch(llvm::StringRef name);
+  /// The signed integer type of `bits` bits (8, 16, 32, 64): what a value of
+  /// that width is bitcast to for integer work on its bits.
+  static constexpr DType signedInteger(unsigned bits) {
+    return DType(bits == 8    ? ScalarKind::I8
+                 : bits == 16 ? ScalarKind::I16
+                 : bits == 32 ? ScalarKind::I32
+                              : ScalarKind::I64);
+  }
 
   bool operator==(const DType &other) const { return kind == other.kind; }
   bool operator!=(const DType &other) const { return kind != other.kind; }
