@@ -779,7 +779,7 @@ FValue kiln::frontend::emitUMulHi(Emitter &e, const FValue &a, const FValue &b,
   unsigned bits = a.type.element.getBitWidth();
   if (bits == 64) {
     // libdevice's __nv_umul64hi (mul.hi.u64): arith.mului_extended has no
-    // lowering for blocks (tl.rand on 64-bit offsets reaches here).
+    // lowering for blocks (tl.philox on 64-bit counters reaches here).
     mlir::Value v = kiln::ExternElementwiseOp::create(
         builder, l, a.type.toMLIR(e.getContext()),
         mlir::ValueRange{a.value, b.value},

@@ -11,8 +11,9 @@
 # RUN: %kilnc compile %s -n ints -s "*u32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=INT
 # RUN: %kilnc compile %s -n counters -s "*u32, i64, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PHILOX
 # RUN: %kilnc compile %s -n wide_counters -s "*u64, i32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PHILOX64
-# 64-bit high products on blocks reach the PTX (issue 13: FlagAttention's
-# dropout mask, tl.rand on an i64 seed plus i64 offsets, crashed kilnc).
+# 64-bit high products on blocks reach the PTX (issue 13: they crashed
+# kilnc, reached then from FlagAttention's tl.rand on i64 offsets, which is
+# 32-bit Philox now: wide_offsets below).
 # RUN: %kilnc compile %s -n wide_counters -s "*u64, i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PHILOX64PTX
 # RUN: %kilnc compile %s -n wide_offsets -s "*fp32, i64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=WIDE-OFFSETS
 # tl.philox on (offset, 0, 0, 0) is tl.randint4x: the same PTX.
