@@ -71,14 +71,11 @@ def main():
     parser.add_argument("--triton-cubins", metavar="DIR",
                         help="also write each Triton compile's cubin to DIR/<name>.triton.cubin (to read its SASS "
                              "beside Kiln's)")
-    parser.add_argument("--triton-mma-v2", action="store_true",
-                        help="run Triton with DISABLE_MMA_V3=1: its mma.sync path (what it runs on sm_80-89), "
-                             "to compare with Kiln's sm_90 (mma.sync) cubins on a Hopper GPU")
+    cubin_launch.add_triton_mma_v2_option(parser)
     args = parser.parse_args()
     if args.kiln_only:
         return kiln_only(args)
-    if args.triton_mma_v2:
-        os.environ["DISABLE_MMA_V3"] = "1"  # read by Triton's compiler, part of its cache key
+    cubin_launch.use_triton_mma_v2(args)
     import torch
     import triton
     cuda = ctypes.CDLL("libcuda.so.1")

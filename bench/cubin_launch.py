@@ -23,6 +23,21 @@ _TENSOR_MAP_TYPE = {"u8": 0, "i8": 0, "fp8e4nv": 0, "fp8e5": 0, "u16": 1, "i16":
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CUtensorMapSwizzle
 
 
+def add_triton_mma_v2_option(parser):
+    """--triton-mma-v2: Triton on its mma.sync path, for the benches that
+    time Kiln's sm_90 (mma.sync) cubins beside it (use_triton_mma_v2)."""
+    parser.add_argument("--triton-mma-v2", action="store_true",
+                        help="run Triton with DISABLE_MMA_V3=1: its mma.sync path (what it runs on sm_80-89), "
+                             "to compare with Kiln's sm_90 (mma.sync) cubins on a Hopper GPU")
+
+
+def use_triton_mma_v2(args):
+    """Before Triton compiles: DISABLE_MMA_V3=1 where --triton-mma-v2 asks
+    (Triton's compiler reads it; it is part of its cache key)."""
+    if args.triton_mma_v2:
+        os.environ["DISABLE_MMA_V3"] = "1"
+
+
 def time_interleaved(runs, rounds, gflop):
     """Times `runs` (name -> function; None leaves that name out; "kiln" and
     "triton" among them) with triton.testing.do_bench, each in turn,

@@ -82,12 +82,9 @@ def main():
                         help="with --autotuned: time every compiled config of the list, not only Triton's pick")
     parser.add_argument("--autotuned-arch", default="sm_90a",
                         help="the arch the --autotuned lists were compiled for (build_matmul_cubins.sh's AUTOTUNE_ARCH)")
-    parser.add_argument("--triton-mma-v2", action="store_true",
-                        help="run Triton with DISABLE_MMA_V3=1: its mma.sync path (what it runs on sm_80-89), "
-                             "to compare with Kiln's sm_90 (mma.sync) cubins on a Hopper GPU")
+    cubin_launch.add_triton_mma_v2_option(parser)
     args = parser.parse_args()
-    if args.triton_mma_v2:
-        os.environ["DISABLE_MMA_V3"] = "1"  # read by Triton's compiler, part of its cache key
+    cubin_launch.use_triton_mma_v2(args)
     import torch
     import triton
     torch.backends.cuda.matmul.allow_tf32 = False
