@@ -542,6 +542,9 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   Value secondChunk = LLVM::MulOp::create(
       rewriter, loc, LLVM::LShrOp::create(rewriter, loc, laneBit3, c(3)),
       c(perChunk));
+  // Lanes 16-31 of a paired b: the tile 8 columns further.
+  Value pairCol = LLVM::ShlOp::create(
+      rewriter, loc, LLVM::LShrOp::create(rewriter, loc, lane, c(4)), c(3));
 
   kiln::SharedTileAddress bAddress(bTile);
   std::optional<kiln::SharedTileAddress> aAddress;
@@ -681,6 +684,18 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       at = LLVM::AddOp::create(rewriter, loc, base, offset(true));
     return *shift ? LLVM::AddOp::create(rewriter, loc, at, c(*shift)) : at;
   };
+  // b's fragments two tiles an ldmatrix (.x4) where a warp has at most two
+  // rows of tiles: each b fragment then feeds one or two mma.syncs, and
+  // ldmatrix.x2 issues about as often as they do. Only where the tiles come
+  // in pairs 8 columns apart, for every thread as for thread 0 (colsShift).
+  // On the H200, beside Triton's mma.sync path: attention forward at
+  // HEAD_DIM 64 0.97-0.98 -> 1.01-1.03 (2 rows a warp) and causal HEAD_DIM
+  // 128 with 1.04-1.07 (1 row); with four rows (tutorial 03's 64x64 warp
+  // tiles) pairs measured 1-3% slower than single tiles.
+  const bool pairB = colsShift && tileRows.size() <= 2 &&
+                     llvm::all_of(tileCols, [&](const auto &entry) {
+                       return tileCols.count(entry.first ^ 8);
+                     });
   const int32_t firstRow = tileRows.begin()->first;
   const int32_t firstCol = tileCols.begin()->first;
   // Per group of k steps (one, or two for the bf16 emulations): every
@@ -739,6 +754,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         aFragments[row] = ldmatrix(4, aTransposed, at);
       }
       for (auto &[col, tileCol] : tileCols) {
+        if (bFragments.count(col))
+          continue; // the second tile of a pair
         if (!bTransposed && !flavour.transposable()) {
           // N contiguous, 32- or 8-bit: b0, b1 are column g, k from perWord t
           // and kHalf further.
@@ -758,8 +775,10 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         }
         // Row-major b (N contiguous, 16-bit): lanes give k rows, .trans;
         // column-major b (K contiguous): lanes give n lines, and lanes 8-15
-        // the second 16 bytes of k.
+        // the second 16 bytes of k. With pairB, lanes 16-31 give the same
+        // for the tile 8 columns further: one ldmatrix.x4 reads both.
         // Lines along N: tiles apart by cols; along K: steps apart by kk.
+        const bool pair = pairB;
         Value at = fragmentAddress(
             1, bTransposed ? kk : col, bAddress, bBase,
             bTransposed ? col - firstCol : kk, !bTransposed || colsShift,
@@ -770,9 +789,17 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
               Value n = first && bTransposed ? tileCols[firstCol] : tileCol;
               if (bTransposed)
                 n = LLVM::AddOp::create(rewriter, loc, n, lane7);
+              if (pair)
+                n = LLVM::AddOp::create(rewriter, loc, n, pairCol);
               return bAddress.emit(rewriter, loc, kRow, n);
             });
-        bFragments[col] = ldmatrix(2, !bTransposed, at);
+        if (!pair) {
+          bFragments[col] = ldmatrix(2, !bTransposed, at);
+          continue;
+        }
+        SmallVector<Value> both = ldmatrix(4, !bTransposed, at);
+        bFragments[col] = {both[0], both[1]};
+        bFragments[col + 8] = {both[2], both[3]};
       }
       for (auto &[row, fragment] : aFragments)
         aSteps[row].push_back(fragment);

@@ -144,17 +144,27 @@ bool spillsBelowRegisterLimit(const kiln::CubinInfo &cubin) {
 /// Of `ptx` and `rematerialized`, the same code with values recomputed after
 /// loops (compiler/target/RematerializeAfterLoops.h), keeps in `ptx` the one
 /// whose wgmma ptxas does not serialize, then the one with fewer spills, then
-/// fewer registers, the plain one on a tie, and returns its cubin. Nothing when
+/// fewer registers or, for mma.sync kernels, the one whose registers let
+/// more blocks of `threads` threads share an SM (as far as `sharedBytes` a
+/// block allows), the plain one on a tie, and returns its cubin. Nothing when
 /// either does not assemble: the plain one is assembled again, for its error.
 ///
-/// The rematerialized copy saves registers for occupancy. When the plain one
-/// spills below the register limit, the occupancy hint is what helps
+/// The rematerialized copy saves registers for occupancy. On the mma.sync
+/// path, fewer registers at the same occupancy are no gain, and ptxas's
+/// schedule for them was slower: on the H200, attention forward at HEAD_DIM
+/// 128 (one block an SM either way) ran at 0.80 of Triton's mma.sync path
+/// causal with 176 rematerialized registers, 0.98-1.00 with the plain 204.
+/// wgmma kernels keep fewer registers, the rule they were measured with
+/// (tutorials 03, 06, 08 and 09 at Triton's speed; 31 of their bench cubins
+/// take the rematerialized copy at the same occupancy). When the plain
+/// one spills below the register limit, the occupancy hint is what helps
 /// (compileKernel), and such a kernel is a large one, on which every ptxas
 /// run takes seconds: the plain one is kept without assembling the other.
-std::optional<kiln::CubinInfo> keepFewerRegisters(std::string &ptx,
-                                                  std::string &rematerialized,
-                                                  const kiln::TargetArch &arch,
-                                                  StringRef ptxasPath) {
+std::optional<kiln::CubinInfo>
+keepFasterRegisterUse(std::string &ptx, std::string &rematerialized,
+                      const kiln::TargetArch &arch, StringRef ptxasPath,
+                      const kiln::TargetInfo &target, unsigned threads,
+                      int64_t sharedBytes) {
   auto plain = kiln::assembleCubin(ptx, arch, ptxasPath);
   if (plain && spillsBelowRegisterLimit(*plain))
     return std::move(*plain);
@@ -164,10 +174,20 @@ std::optional<kiln::CubinInfo> keepFewerRegisters(std::string &ptx,
     consumeError(other.takeError());
     return std::nullopt;
   }
-  if (std::make_tuple(other->serializesWgmma, other->spillBytes,
-                      other->registers) <
+  unsigned room = kiln::blocksPerSMBeforeRegisters(
+      target, threads, sharedBytes + plain->staticSharedBytes);
+  const bool byOccupancy = StringRef(ptx).contains("mma.sync.aligned") &&
+                           !StringRef(ptx).contains("wgmma.mma_async");
+  // Higher is better: blocks per SM, or fewer registers.
+  auto fit = [&](const kiln::CubinInfo &cubin) -> int {
+    if (!byOccupancy)
+      return -int(cubin.registers);
+    return int(
+        std::min(room, kiln::blocksPerSMByRegisters(threads, cubin.registers)));
+  };
+  if (std::make_tuple(other->serializesWgmma, other->spillBytes, -fit(*other)) <
       std::make_tuple(plain->serializesWgmma, plain->spillBytes,
-                      plain->registers)) {
+                      -fit(*plain))) {
     ptx = std::move(rematerialized);
     return std::move(*other);
   }
@@ -505,8 +525,10 @@ int kiln::compileKernel(const CompileOptions &options) {
     mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
     std::optional<CubinInfo> chosen;
     if (candidates->rematerialized)
-      chosen = keepFewerRegisters(ptx, *candidates->rematerialized, *arch,
-                                  options.ptxasPath);
+      chosen = keepFasterRegisterUse(
+          ptx, *candidates->rematerialized, *arch, options.ptxasPath,
+          TargetInfo::of(*module), spec->numWarps * TargetInfo::kThreadsPerWarp,
+          sharedBytes);
     if (!writer.write(Stage::PTX, "05-kernel.ptx", ptx))
       return 1;
     if (writer.done)

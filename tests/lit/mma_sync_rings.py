@@ -17,8 +17,29 @@
 # of spills on plain sm_90; 0.50 of Triton's mma.sync path on the H200, now
 # 0.67 without spills).
 # RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=128, num_warps=4, num_stages=4" --arch sm_90 --emit ptx -o - | FileCheck %s --check-prefix=SHARED
+#
+# b's fragments two n-tiles an ldmatrix.x4 where a warp has at most two
+# rows of mma tiles (each b fragment then feeds one or two mma.syncs:
+# attention's 16- and 32-row warp tiles), for b row-major (.trans) and b read through tl.trans (k-major
+# lines, as attention's k); with four rows of tiles (64x64 a warp), one
+# n-tile an ldmatrix.x2.
+# RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=16, BN=64, BK=32, num_warps=1, num_stages=3" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PAIRED
+# RUN: %kilnc compile %s -n matmul_bt -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=16, BN=64, BK=32, num_warps=1, num_stages=3" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PAIRED-BT
+# RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SINGLE
 import triton
 import triton.language as tl
+
+# Per k step of 16 (BK = 32: two), one a fragment and four pairs of b
+# tiles, lanes 16-31 addressing the tile 8 columns further.
+# PAIRED-NOT: ldmatrix.sync.aligned.m8n8.x2
+# PAIRED-COUNT-8: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+# PAIRED-NOT: ldmatrix.sync.aligned.m8n8.x2
+# PAIRED-BT-NOT: ldmatrix.sync.aligned.m8n8.x2
+# PAIRED-BT-COUNT-10: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# PAIRED-BT-NOT: ldmatrix.sync.aligned.m8n8.x2
+# SINGLE-NOT: ldmatrix.sync.aligned.m8n8.x4.trans
+# SINGLE: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+# SINGLE-NOT: ldmatrix.sync.aligned.m8n8.x4.trans
 
 # SHORT: kiln_gpu.buffer_bytes = 98304
 # SHORT: kiln_gpu.local_alloc {{.*}} <3x128x64xf16
@@ -46,4 +67,20 @@ def matmul(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
         acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
         a_ptrs += BK
         b_ptrs += BK * stride_bk
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def matmul_bt(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bn, stride_cm,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rn[:, None] * stride_bn + rk[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(tl.load(a_ptrs), tl.trans(tl.load(b_ptrs)), acc)
+        a_ptrs += BK
+        b_ptrs += BK
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
