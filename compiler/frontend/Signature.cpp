@@ -221,11 +221,21 @@ static constexpr llvm::StringLiteral kTupleElementKinds =
     "a type (*T or T, optionally with :16, or :1 for integers), a constexpr "
     "value (an int, float, bool, string, None or tl dtype) or a nested tuple";
 
+/// Bounds on tuples, far beyond what kernels take (a tensor's strides), so
+/// that a malformed signature gets an error instead of a deep recursion; the
+/// metadata's reader (kiln-codegen) accepts positions up to 1023.
+static constexpr unsigned kMaxTupleDepth = 8;
+static constexpr unsigned kMaxTupleElements = 1024;
+
 /// Fills `tuple` from `text`, "(e0, e1, ...)": each element a type with its
 /// hint, a constexpr value or a tuple. `tuple`'s name and tupleIndex are set;
 /// errors name the parameter and the element.
 static llvm::Error fillTuple(ParamSpec &tuple, StringRef text) {
   std::string where = tuple.displayName();
+  if (tuple.tupleIndex.size() >= kMaxTupleDepth)
+    return makeError(
+        llvm::formatv("parameter '{0}': tuples nest at most {1} deep", where,
+                      kMaxTupleDepth));
   StringRef written = text.trim();
   text = written;
   if (!text.consume_front("(") || !text.consume_back(")"))
@@ -243,6 +253,10 @@ static llvm::Error fillTuple(ParamSpec &tuple, StringRef text) {
         "parameter '{0}': an empty tuple has no elements to pass; drop the "
         "parameter or give it elements, e.g. (i32, i32)",
         where));
+  if (items.size() > kMaxTupleElements)
+    return makeError(llvm::formatv(
+        "parameter '{0}': a tuple has at most {1} elements, got {2}", where,
+        kMaxTupleElements, items.size()));
   tuple.isTuple = true;
   for (auto [i, item] : llvm::enumerate(items)) {
     ParamSpec element;

@@ -303,6 +303,15 @@ TEST(Signature, BadTuplesSayWhy) {
   EXPECT_THAT(error("(i32, tensordesc<fp16[16,16]>)"),
               HasSubstr("parameter 'stride_am[1]': a tensor descriptor "
                         "cannot be a tuple element"));
+  EXPECT_THAT(error("((((((((((i32))))))))))"),
+              HasSubstr("parameter 'stride_am[0][0][0][0][0][0][0][0]': "
+                        "tuples nest at most 8 deep"));
+  std::string wide = "(i32";
+  for (int i = 0; i < 1024; ++i)
+    wide += ", i32";
+  EXPECT_THAT(error(wide + ")"),
+              HasSubstr("parameter 'stride_am': a tuple has at most 1024 "
+                        "elements, got 1025"));
   // A constexpr parameter takes values, not tuples of types.
   EXPECT_THAT(ErrorOf("*fp16, *fp16, i32, i32, i32, i1, (i32, i32)"),
               HasSubstr("parameter 'BLOCK' is tl.constexpr and needs a value"));
