@@ -82,9 +82,9 @@ def _split_entries(text):
     depth = 0
     current = ""
     for c in text.elems():
-        if c in "[<":
+        if c in "[<(":
             depth += 1
-        elif c in "]>" and depth > 0:
+        elif c in "]>)" and depth > 0:
             depth -= 1
         elif c == "," and depth == 0:
             entries.append(current)
@@ -123,10 +123,16 @@ def _has_unhinted_pointer_and_integer(signature):
     integer = False
     for entry in _split_entries(signature):
         value = _entry_type(entry)
-        if value.startswith("*") and ":" not in value:
-            pointer = True
-        elif value in _INTEGER_TYPES or (value.startswith("tensordesc<") and value.endswith(">")):
-            integer = True
+
+        # A tuple's elements count as parameters (nesting flattened).
+        elements = [value]
+        if value.startswith("("):
+            elements = [e.strip() for e in value.replace("(", "").replace(")", "").split(",")]
+        for element in elements:
+            if element.startswith("*") and ":" not in element:
+                pointer = True
+            elif element in _INTEGER_TYPES or (element.startswith("tensordesc<") and element.endswith(">")):
+                integer = True
     return pointer and integer
 
 def _variants(signature):

@@ -539,14 +539,15 @@ function(triton_kernel)
       # integer type (no hint) to a parameter with "stride" in its name.
       set(variants general aligned)
       string(TOLOWER "${spec}" lower_spec)
-      # (A tensordesc<fp16[128,64]> splits in two; its tail ends with "]>".)
+      # (A tensordesc<fp16[128,64]> splits in two; its tail ends with "]>".
+      # A tuple's elements split apart, the parentheses kept at its ends.)
       string(REPLACE "," ";" lower_entries "${lower_spec}")
       set(unhinted_pointer FALSE)
       set(unhinted_integer FALSE)
       foreach(entry IN LISTS lower_entries)
-        if(entry MATCHES "^[ ]*([a-z0-9_]+[ ]*=[ ]*)?\\*[a-z0-9]+[ ]*$")
+        if(entry MATCHES "^[ ]*([a-z0-9_]+[ ]*=[ ]*)?[( ]*\\*[a-z0-9]+[) ]*$")
           set(unhinted_pointer TRUE)
-        elseif(entry MATCHES "^[ ]*([a-z0-9_]+[ ]*=[ ]*)?([a-z0-9]+)[ ]*$"
+        elseif(entry MATCHES "^[ ]*([a-z0-9_]+[ ]*=[ ]*)?[( ]*([a-z0-9]+)[) ]*$"
                AND CMAKE_MATCH_2 IN_LIST _KILN_INTEGER_TYPES)
           set(unhinted_integer TRUE)
         elseif(entry MATCHES "\\]>[ ]*$")

@@ -2,6 +2,7 @@
 
 #include "Codegen.h"
 
+#include "LauncherArguments.h"
 #include "LauncherModel.h"
 #include "TemplateRenderer.h"
 #include "TritonTypes.h"
@@ -337,7 +338,7 @@ TuningPlan planTuning(const KernelModel &kernel) {
           .metadata;
   for (const std::string &name : *kernel.autotuneKey)
     for (auto [i, p] : enumerate(first.params))
-      if (p.name == name && isIntegerType(p.type) &&
+      if (p.name == name && p.tupleIndex.empty() && isIntegerType(p.type) &&
           !is_contained(plan.keyNames, name)) {
         plan.keyNames.push_back(name);
         plan.keyParams.push_back(i);
@@ -807,7 +808,7 @@ private:
     std::vector<TemplateDict> params;
     for (const ParamMetadata &p : m.params) {
       TemplateDict param;
-      param.set("param_name_literal", cppLiteral(p.name));
+      param.set("param_name_literal", cppLiteral(p.displayName()));
       param.set("param_type_literal", cppLiteral(p.type));
       param.set("divisibility", std::to_string(p.divisibility));
       param.set("param_extra", p.equalToOne ? ", /*equal_to_1=*/true" : "");
@@ -873,11 +874,11 @@ private:
     for (auto [i, p] : enumerate(v.params)) {
       if (p.equalToOne && !is_contained(shared, unsigned(i))) {
         r.terms.push_back(names[i] + " == 1");
-        ones.push_back(p.name);
+        ones.push_back(p.displayName());
         r.equalToOne = true;
       } else if (p.divisibility == 16 && isPointerType(p.type)) {
         r.terms.push_back("kiln::internal::IsAligned16(" + names[i] + ")");
-        pointers.push_back(p.name);
+        pointers.push_back(p.displayName());
       } else if (std::optional<DescriptorType> desc =
                      parseDescriptorType(p.type);
                  desc && p.divisibility == 16) {
@@ -888,7 +889,7 @@ private:
         extents.push_back(p.name);
       } else if (p.divisibility == 16) {
         r.terms.push_back(names[i] + " % 16 == 0");
-        integers.push_back(p.name);
+        integers.push_back(p.displayName());
       }
     }
     std::vector<std::string> clauses;
@@ -1000,7 +1001,7 @@ private:
     for (unsigned i : config.equalToOne) {
       TemplateDict check;
       check.set("argument", names[i]);
-      check.set("argument_literal", cppLiteral(first.params[i].name));
+      check.set("argument_literal", cppLiteral(first.params[i].displayName()));
       checks.push_back(std::move(check));
     }
     for (unsigned index : config.variants) {
@@ -1056,14 +1057,19 @@ private:
     ++overloadIndex;
     const VariantMetadata &m =
         kernel.variants[overload.configs.front().variants.front()].metadata;
+    // `names`: per parameter, the C++ expression of its argument (an
+    // element of a tuple argument is read with std::get).
     std::vector<std::string> names, cppParams, typed, types;
-    for (const ParamMetadata &p : m.params) {
-      std::string name = cppParamName(p.name);
-      cppParams.push_back(*cppTypeFor(p.type) + " " + name);
-      typed.push_back(p.name + kNoBreakSpace + p.type);
-      types.push_back(p.type);
-      names.push_back(name);
+    const std::vector<LauncherArgument> arguments = launcherArguments(m);
+    for (const LauncherArgument &argument : arguments) {
+      std::string name = cppParamName(argument.name);
+      cppParams.push_back(argument.cppType + " " + name);
+      types.push_back(argument.tritonType);
+      for (unsigned i : argument.params)
+        names.push_back(elementExpression(name, m.params[i].tupleIndex));
     }
+    for (const ParamMetadata &p : m.params)
+      typed.push_back(p.displayName() + kNoBreakSpace + p.type);
     // One argument array for the whole launcher, unless its variants leave
     // out different arguments (those they take equal to 1).
     std::set<std::string> declarations;
@@ -1113,7 +1119,15 @@ private:
                                          "c10::Float8_e5m2)"}}) {
       std::vector<std::string> params, args;
       bool any = false;
-      for (auto [p, name] : zip(m.params, names)) {
+      for (const LauncherArgument &argument : arguments) {
+        std::string name = cppParamName(argument.name);
+        // A tuple's pointers keep Kiln's element types.
+        if (argument.isTuple) {
+          params.push_back(argument.cppType + " " + name);
+          args.push_back(name);
+          continue;
+        }
+        const ParamMetadata &p = m.params[argument.params.front()];
         std::optional<std::string> type = foreignPointerType(p.type, family);
         any |= type.has_value();
         params.push_back((type ? *type : *cppTypeFor(p.type)) + " " + name);
@@ -1192,7 +1206,7 @@ private:
     if (!first.equalToOne.empty()) {
       std::vector<std::string> ones;
       for (unsigned i : first.equalToOne)
-        ones.push_back(m.params[i].name);
+        ones.push_back(m.params[i].displayName());
       text += " Requires " + joinWords(ones) + " to be 1 (compiled for " +
               (ones.size() == 1 ? "it" : "them") +
               ", ':1'); another value gets an InvalidArgument status.";
@@ -1723,6 +1737,13 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
   root.set("name", options.name);
   root.setFlag("has_tuning", any_of(plans, [](const auto &plan) {
                  return plan.has_value();
+               }));
+  root.setFlag("has_tuple_params", any_of(*kernels, [](const KernelModel &k) {
+                 return any_of(k.variants, [](const VariantModel &v) {
+                   return any_of(v.metadata.params, [](const ParamMetadata &p) {
+                     return !p.tupleIndex.empty();
+                   });
+                 });
                }));
   root.set("namespace", options.cppNamespace);
   root.set("include_path", includePath.str());

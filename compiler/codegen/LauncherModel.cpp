@@ -27,23 +27,50 @@ std::string variantKey(const VariantMetadata &m) {
   std::string key =
       formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
   for (const ParamMetadata &p : m.params) {
-    key += formatv("{0}:{1}:{2}{3},", p.name, p.type, p.divisibility,
+    key += formatv("{0}:{1}:{2}{3},", p.displayName(), p.type, p.divisibility,
                    p.equalToOne ? "=1" : "")
                .str();
   }
   key += "|";
   for (const ConstexprMetadata &c : m.constexprs)
-    key += c.name + "=" + c.value + ",";
+    key += c.displayName() + "=" + c.value + ",";
   return key;
 }
 
 /// What identifies an overload: the parameter types as C++ sees them (a
-/// descriptor's block shape belongs to its config).
+/// descriptor's block shape belongs to its config; a tuple's elements are
+/// told apart by where they are).
 std::string overloadKey(const VariantMetadata &m) {
   std::string key;
   for (const ParamMetadata &p : m.params)
-    key += overloadTypeKey(p.type) + ",";
+    key += (p.tupleIndex.empty() ? "" : p.displayName() + ":") +
+           overloadTypeKey(p.type) + ",";
   return key;
+}
+
+/// Errors when the launchers cannot take `m`'s tuple parameters: a tuple
+/// with a constexpr element (the launcher's std::array or std::tuple would
+/// have a slot the entry point does not take), or a tuple parameter of an
+/// autotuned kernel (kiln-tune passes arguments one scalar or pointer each).
+Error checkTupleArguments(const VariantMetadata &m, StringRef origin,
+                          bool autotuned) {
+  for (const ConstexprMetadata &c : m.constexprs)
+    if (!c.tupleIndex.empty())
+      return makeError(formatv(
+          "{0}: kernel {1}: tuple parameter '{2}' has the constexpr element "
+          "{3}={4}; the launchers take tuples of run-time elements only "
+          "(give the element a type, or make it a tl.constexpr parameter of "
+          "its own)",
+          origin, m.kernel, c.name, c.displayName(), c.value));
+  if (autotuned)
+    for (const ParamMetadata &p : m.params)
+      if (!p.tupleIndex.empty())
+        return makeError(formatv(
+            "{0}: kernel {1}: tuple parameter '{2}' in an autotuned kernel "
+            "is not supported (kiln-tune passes scalar and pointer arguments "
+            "only); build it without autotune",
+            origin, m.kernel, p.name));
+  return Error::success();
 }
 
 /// The descriptor parameters' types, which every variant of one config must
@@ -95,7 +122,7 @@ std::string configKey(const VariantMetadata &m) {
 }
 
 std::string paramEntry(const ParamMetadata &p) {
-  return p.name + "=" + p.type +
+  return p.displayName() + "=" + p.type +
          (p.equalToOne           ? ":1"
           : p.divisibility == 16 ? ":16"
                                  : "");
@@ -212,6 +239,9 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
     if (newKernel)
       kernels.push_back(PendingKernel{m.kernel, {}, {}, input.origin, {}, {}});
     PendingKernel &kernel = kernels[kernelIt->second];
+    if (Error error =
+            checkTupleArguments(m, input.origin, input.autotuneKey.has_value()))
+      return error;
     if (input.autotuneKey) {
       if (kernel.autotuneKey && *kernel.autotuneKey != *input.autotuneKey)
         return makeError(formatv(

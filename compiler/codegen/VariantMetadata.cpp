@@ -9,6 +9,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
+#include <set>
+
 using namespace llvm;
 
 namespace kiln::codegen {
@@ -84,7 +87,100 @@ private:
   std::string where;
 };
 
+/// Reads the optional "tuple_index" of a parameter or constexpr: a
+/// non-empty array of integers from 0 to 1023.
+void readTupleIndex(const json::Object &object, FieldReader &reader,
+                    std::vector<int64_t> &out) {
+  const json::Value *value = object.get("tuple_index");
+  if (!value)
+    return;
+  const json::Array *array = value->getAsArray();
+  if (!array || array->empty())
+    return reader.fail("\"tuple_index\" must be a non-empty array");
+  for (const json::Value &i : *array) {
+    std::optional<int64_t> n = i.getAsInteger();
+    if (!n || *n < 0 || *n > 1023)
+      return reader.fail("\"tuple_index\" must hold integers from 0 to 1023");
+    out.push_back(*n);
+  }
+}
+
+std::string indexSuffix(ArrayRef<int64_t> index) {
+  std::string text;
+  for (int64_t i : index)
+    text += "[" + std::to_string(i) + "]";
+  return text;
+}
+
+/// Checks that the elements of each tuple parameter (run-time ones in
+/// `params`, consecutive; constexpr ones in `constexprs`) make up whole
+/// tuples: at each level positions 0..n-1, none both an element and a
+/// tuple, none twice. Returns an error message, or "".
+std::string checkTuples(const VariantMetadata &m) {
+  std::map<std::string, std::set<std::vector<int64_t>>> tuples;
+  std::set<std::string> closed; // tuples whose run of params has ended
+  std::string previous;
+  for (const ParamMetadata &p : m.params) {
+    if (p.name != previous)
+      closed.insert(previous);
+    previous = p.name;
+    if (p.tupleIndex.empty())
+      continue;
+    if (closed.count(p.name))
+      return "the elements of tuple parameter '" + p.name +
+             "' are not consecutive in \"params\"";
+    if (parseDescriptorType(p.type))
+      return "tuple element " + p.displayName() +
+             " is a descriptor; descriptors cannot be tuple elements";
+    std::set<std::vector<int64_t>> &seen = tuples[p.name];
+    if (!seen.empty() && !(*seen.rbegin() < p.tupleIndex))
+      return "the elements of tuple parameter '" + p.name +
+             "' are not in order in \"params\" (" + p.displayName() +
+             " comes after " + p.name + indexSuffix(*seen.rbegin()) + ")";
+    seen.insert(p.tupleIndex);
+  }
+  for (const ConstexprMetadata &c : m.constexprs)
+    if (!c.tupleIndex.empty() && !tuples[c.name].insert(c.tupleIndex).second)
+      return "tuple element " + c.displayName() + " is given twice";
+  for (const auto &[name, leaves] : tuples) {
+    if (any_of(m.params,
+               [&](const ParamMetadata &p) {
+                 return p.name == name && p.tupleIndex.empty();
+               }) ||
+        any_of(m.constexprs, [&](const ConstexprMetadata &c) {
+          return c.name == name && c.tupleIndex.empty();
+        }))
+      return "'" + name + "' is both a tuple and a parameter of its own";
+    // Each node's children: the next positions seen under it.
+    std::map<std::vector<int64_t>, std::set<int64_t>> children;
+    for (const std::vector<int64_t> &leaf : leaves)
+      for (size_t depth = 0; depth < leaf.size(); ++depth)
+        children[std::vector<int64_t>(leaf.begin(), leaf.begin() + depth)]
+            .insert(leaf[depth]);
+    for (const auto &[node, positions] : children) {
+      if (leaves.count(node))
+        return "tuple element " + name + indexSuffix(node) +
+               " is both an element and a tuple";
+      int64_t missing = 0;
+      while (positions.count(missing))
+        ++missing;
+      if (missing != int64_t(positions.size()))
+        return "tuple " + name + indexSuffix(node) + " lacks element " + name +
+               indexSuffix(node) + "[" + std::to_string(missing) + "]";
+    }
+  }
+  return "";
+}
+
 } // namespace
+
+std::string ParamMetadata::displayName() const {
+  return name + indexSuffix(tupleIndex);
+}
+
+std::string ConstexprMetadata::displayName() const {
+  return name + indexSuffix(tupleIndex);
+}
 
 Expected<VariantMetadata> parseVariantMetadata(StringRef text,
                                                StringRef origin) {
@@ -144,6 +240,7 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
     pr.string("name", param.name);
     pr.string("type", param.type);
     pr.integer("divisibility", param.divisibility, 1, 16);
+    readTupleIndex(*p, pr, param.tupleIndex);
     if (const json::Value *one = p->get("equal_to_1")) {
       std::optional<bool> flag = one->getAsBoolean();
       if (!flag)
@@ -238,6 +335,7 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
       constant.value = std::to_string(*i);
     else
       cr.string("value", constant.value);
+    readTupleIndex(*c, cr, constant.tupleIndex);
     if (!cr.error.empty())
       return fail(cr.error);
     if (!isIdentifier(constant.name))
@@ -246,6 +344,8 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
                           index, constant.name));
     m.constexprs.push_back(std::move(constant));
   }
+  if (std::string error = checkTuples(m); !error.empty())
+    return fail(error);
   return m;
 }
 

@@ -37,12 +37,24 @@ struct ParamMetadata {
   bool readsTensorMap = false;
   std::vector<int64_t> tensorMapBox;
   int64_t tensorMapSwizzle = 0;
+  /// An element of tuple parameter `name` ("tuple_index" in the JSON): its
+  /// position, outermost first. The elements of one tuple are consecutive
+  /// and the launcher takes them as one argument.
+  std::vector<int64_t> tupleIndex;
+
+  /// "stride[1]" for an element of tuple `stride`, else the name.
+  std::string displayName() const;
 };
 
-/// A constexpr parameter and the value the variant was compiled with.
+/// A constexpr parameter (or constexpr element of a tuple parameter, at
+/// `tupleIndex`) and the value the variant was compiled with.
 struct ConstexprMetadata {
   std::string name;
   std::string value;
+  std::vector<int64_t> tupleIndex;
+
+  /// "stride[1]" for an element of tuple `stride`, else the name.
+  std::string displayName() const;
 };
 
 /// The metadata of one compiled variant for one arch.
@@ -74,7 +86,8 @@ struct VariantMetadata {
 /// Parses and checks one metadata JSON document; `origin` (e.g. the file
 /// name) prefixes error messages. Keys the contract does not define are
 /// ignored; missing or mistyped required keys, unknown parameter types,
-/// names that are not identifiers and out-of-range numbers are errors.
+/// names that are not identifiers, out-of-range numbers and tuple elements
+/// that do not make up whole tuples are errors.
 llvm::Expected<VariantMetadata> parseVariantMetadata(llvm::StringRef json,
                                                      llvm::StringRef origin);
 

@@ -23,6 +23,18 @@ static int64_t sumInLog(StringRef log, StringRef pattern) {
   return sum;
 }
 
+/// "tuple_index": where an element of a tuple parameter is (outermost
+/// first); absent for a parameter of its own.
+static void writeTupleIndex(json::OStream &j,
+                            const kiln::frontend::ParamSpec &p) {
+  if (p.tupleIndex.empty())
+    return;
+  j.attributeArray("tuple_index", [&] {
+    for (unsigned i : p.tupleIndex)
+      j.value(int64_t(i));
+  });
+}
+
 std::string kiln::compilerVersion(StringRef ptxasVersion) {
   std::string version = std::string("kilnc 0.1.0 (LLVM ") + LLVM_VERSION_STRING;
   if (!ptxasVersion.empty())
@@ -54,11 +66,13 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
     j.attribute("spill_loads",
                 sumInLog(m.cubin->log, "([0-9]+) bytes spill loads"));
     j.attributeArray("params", [&] {
-      for (const frontend::ParamSpec &p : spec.params) {
+      for (const frontend::ParamSpec *leaf : spec.leaves()) {
+        const frontend::ParamSpec &p = *leaf;
         if (p.isConstexpr)
           continue;
         j.object([&] {
           j.attribute("name", p.name);
+          writeTupleIndex(j, p);
           j.attribute("type", p.type.str());
           j.attribute("divisibility", int64_t(p.divisibility));
           if (p.equalToOne)
@@ -76,11 +90,13 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
       }
     });
     j.attributeArray("constexprs", [&] {
-      for (const frontend::ParamSpec &p : spec.params) {
+      for (const frontend::ParamSpec *leaf : spec.leaves()) {
+        const frontend::ParamSpec &p = *leaf;
         if (!p.isConstexpr)
           continue;
         j.object([&] {
           j.attribute("name", p.name);
+          writeTupleIndex(j, p);
           j.attribute("value", p.value.text);
         });
       }

@@ -263,7 +263,8 @@ tensorMapsByParameter(mlir::ModuleOp module,
   if (!maps)
     return result;
   unsigned arg = 0;
-  for (const kiln::frontend::ParamSpec &p : spec.params) {
+  for (const kiln::frontend::ParamSpec *leaf : spec.leaves()) {
+    const kiln::frontend::ParamSpec &p = *leaf;
     if (!p.isKernelArgument())
       continue;
     if (!p.type.isTensorDescriptor()) {

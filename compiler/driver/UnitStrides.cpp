@@ -87,7 +87,8 @@ kiln::findUnitStrideParams(mlir::ModuleOp module,
     return names;
   mlir::func::FuncOp func = *funcs.begin();
   unsigned argIndex = 0;
-  for (const frontend::ParamSpec &p : spec.params) {
+  for (const frontend::ParamSpec *leaf : spec.leaves()) {
+    const frontend::ParamSpec &p = *leaf;
     if (!p.isKernelArgument())
       continue;
     if (p.type.isTensorDescriptor()) { // its ABI: map, base, shape, strides
@@ -97,8 +98,10 @@ kiln::findUnitStrideParams(mlir::ModuleOp module,
     mlir::BlockArgument arg = func.getArgument(argIndex++);
     bool integer = !p.type.isPointer && p.type.element.isInteger() &&
                    !p.type.element.isBool();
-    if (integer && p.divisibility == 1 && isStrideName(p.name) &&
-        isUnitStride(arg))
+    // A tuple's element keeps its hint: the `:1` variant rewrites whole
+    // signature entries.
+    if (integer && p.divisibility == 1 && p.tupleIndex.empty() &&
+        isStrideName(p.name) && isUnitStride(arg))
       names.push_back(p.name);
   }
   return names;

@@ -184,8 +184,9 @@ std::optional<FValue> subscript(Emitter &e, const CallArgs &args) {
       return e.error(args.argLocs[i],
                      "a run-time scalar of type " + result.type.str() +
                          " cannot be indexed with an int; a kernel parameter "
-                         "that upstream takes as a tuple (x.stride()) is not "
-                         "supported by Kiln's signatures yet");
+                         "that upstream takes as a tuple (x.stride()) needs a "
+                         "tuple type in the signature, e.g. "
+                         "stride=(i32, i32)");
     if (!fullSlice)
       return e.error(args.argLocs[i],
                      "a block can only be indexed with None (a new "

@@ -853,7 +853,8 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
   builder.setInsertionPointToEnd(moduleOp->getBody());
 
   llvm::SmallVector<mlir::Type> argTypes;
-  for (const ParamSpec &p : spec.params) {
+  for (const ParamSpec *leaf : spec.leaves()) {
+    const ParamSpec &p = *leaf;
     if (!p.isKernelArgument())
       continue;
     if (p.type.isTensorDescriptor()) {
@@ -879,32 +880,34 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
   scopes.emplace_back();
   frames.push_back({&kernel, SMLoc(), std::nullopt, false});
   unsigned argIndex = 0;
-  for (size_t i = 0; i < spec.params.size(); ++i) {
-    const ParamSpec &p = spec.params[i];
-    if (p.isConstexpr) {
-      scopes.back()[p.name] = literalToValue(p.value);
-      continue;
+  // A parameter's value; a tuple's elements take the entry point's arguments
+  // in order, as KernelSpec::leaves lists them.
+  std::function<FValue(const ParamSpec &)> bind = [&](const ParamSpec &p) {
+    if (p.isTuple) {
+      std::vector<FValue> elements;
+      for (const ParamSpec &element : p.elements)
+        elements.push_back(bind(element));
+      return FValue::tuple(std::move(elements));
     }
+    if (p.isConstexpr)
+      return literalToValue(p.value);
     // `:1`: the constant 1 of the parameter's own type, so that the code
     // types exactly as in the variants that take the argument.
-    if (p.equalToOne) {
-      scopes.back()[p.name] =
-          constant(FValue::integer(1), p.type, kernel.nameLoc);
-      continue;
-    }
+    if (p.equalToOne)
+      return constant(FValue::integer(1), p.type, kernel.nameLoc);
     if (p.type.isTensorDescriptor()) {
-      scopes.back()[p.name] = descriptorParameter(
-          func, argIndex, p.type, p.divisibility, kernel.nameLoc);
+      FValue descriptor = descriptorParameter(func, argIndex, p.type,
+                                              p.divisibility, kernel.nameLoc);
       argIndex += 2 + 2 * p.type.blockShape.size();
-      continue;
+      return descriptor;
     }
     if (p.divisibility > 1)
       func.setArgAttr(argIndex, "kiln.divisibility",
                       builder.getI32IntegerAttr(p.divisibility));
-    scopes.back()[p.name] =
-        FValue::runtime(entry->getArgument(argIndex), p.type);
-    ++argIndex;
-  }
+    return FValue::runtime(entry->getArgument(argIndex++), p.type);
+  };
+  for (const ParamSpec &p : spec.params)
+    scopes.back()[p.name] = bind(p);
   bool ok = emitBlock(kernel.body);
   if (ok && frames.back().returnValue && !frames.back().returnValue->isNone()) {
     error(kernel.getLoc(), "a kernel cannot return a value");

@@ -216,6 +216,97 @@ static std::optional<TypeEntry> parseTypeEntry(StringRef text) {
   return entry;
 }
 
+/// What a tuple element may be, for errors.
+static constexpr llvm::StringLiteral kTupleElementKinds =
+    "a type (*T or T, optionally with :16, or :1 for integers), a constexpr "
+    "value (an int, float, bool, string, None or tl dtype) or a nested tuple";
+
+/// Bounds on tuples, far beyond what kernels take (a tensor's strides), so
+/// that a malformed signature gets an error instead of a deep recursion; the
+/// metadata's reader (kiln-codegen) accepts positions up to 1023.
+static constexpr unsigned kMaxTupleDepth = 8;
+static constexpr unsigned kMaxTupleElements = 1024;
+
+/// Fills `tuple` from `text`, "(e0, e1, ...)": each element a type with its
+/// hint, a constexpr value or a tuple. `tuple`'s name and tupleIndex are set;
+/// errors name the parameter and the element.
+static llvm::Error fillTuple(ParamSpec &tuple, StringRef text) {
+  std::string where = tuple.displayName();
+  if (tuple.tupleIndex.size() >= kMaxTupleDepth)
+    return makeError(
+        llvm::formatv("parameter '{0}': tuples nest at most {1} deep", where,
+                      kMaxTupleDepth));
+  StringRef written = text.trim();
+  text = written;
+  if (!text.consume_front("(") || !text.consume_back(")"))
+    return makeError(llvm::formatv(
+        "parameter '{0}': '{1}' is not a tuple (expected '(' elements ')', "
+        "e.g. (i32, i32:16))",
+        where, written));
+  llvm::SmallVector<StringRef> items =
+      kiln::splitSignatureEntries(text, /*keepEmpty=*/true);
+  // `(i32,)` is a tuple of one, as in Python.
+  if (items.size() > 1 && items.back().empty())
+    items.pop_back();
+  if (items.size() == 1 && items.front().empty())
+    return makeError(llvm::formatv(
+        "parameter '{0}': an empty tuple has no elements to pass; drop the "
+        "parameter or give it elements, e.g. (i32, i32)",
+        where));
+  if (items.size() > kMaxTupleElements)
+    return makeError(llvm::formatv(
+        "parameter '{0}': a tuple has at most {1} elements, got {2}", where,
+        kMaxTupleElements, items.size()));
+  tuple.isTuple = true;
+  for (auto [i, item] : llvm::enumerate(items)) {
+    ParamSpec element;
+    element.name = tuple.name;
+    element.tupleIndex = tuple.tupleIndex;
+    element.tupleIndex.push_back(unsigned(i));
+    std::string at = element.displayName();
+    if (item.empty())
+      return makeError(
+          llvm::formatv("parameter '{0}': element {1} is empty (expected {2})",
+                        where, i, kTupleElementKinds));
+    if (item.starts_with("(")) {
+      if (auto err = fillTuple(element, item))
+        return err;
+    } else if (item.starts_with("tensordesc")) {
+      return makeError(llvm::formatv(
+          "parameter '{0}': a tensor descriptor cannot be a tuple element; "
+          "make it a parameter of its own",
+          at));
+    } else if (item == "None") {
+      element.isConstexpr = true;
+      element.value = *parseConstexprLiteral(item);
+    } else if (std::optional<TypeEntry> entry = parseTypeEntry(item)) {
+      if (entry->equalToOne &&
+          (entry->type.isPointer || !entry->type.element.isInteger() ||
+           entry->type.element.isBool()))
+        return makeError(llvm::formatv(
+            "parameter '{0}': ':1' (the argument equals 1) applies to "
+            "integer types i8..i64 and u8..u64 only, got '{1}'; pointers take "
+            "':16'",
+            at, item));
+      element.type = entry->type;
+      element.divisibility = entry->divisibility;
+      element.equalToOne = entry->equalToOne;
+    } else if (std::optional<ConstexprLiteral> lit =
+                   parseConstexprLiteral(item)) {
+      element.isConstexpr = true;
+      element.value = *lit;
+    } else {
+      StringRef typeName = item.split(':').first;
+      bool pointer = typeName.consume_front("*");
+      return makeError(llvm::formatv(
+          "parameter '{0}': '{1}' is not {2}{3}", at, item, kTupleElementKinds,
+          didYouMean(typeName, kElementTypes, pointer ? "*" : "")));
+    }
+    tuple.elements.push_back(std::move(element));
+  }
+  return llvm::Error::success();
+}
+
 static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
                              StringRef text) {
   spec.name = decl.name;
@@ -239,6 +330,8 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
     spec.value = *parseConstexprLiteral("None");
     return llvm::Error::success();
   }
+  if (text.trim().starts_with("("))
+    return fillTuple(spec, text);
   if (text.trim().starts_with("tensordesc")) {
     unsigned divisibility = 1;
     auto typeText = splitDescriptorHint(text, divisibility);
@@ -266,8 +359,8 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
         "parameter '{0}': unknown type '{1}'{2} (expected *T or T with T "
         "one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 "
         "fp8e4nv fp8e5, "
-        "optionally followed by :16, or an integer type by :1; or "
-        "tensordesc<T[d0,d1,...]>)",
+        "optionally followed by :16, or an integer type by :1; "
+        "tensordesc<T[d0,d1,...]>; or a tuple of these, (i32, i32:16))",
         decl.name, text.trim(),
         didYouMean(element, kElementTypes, pointer ? "*" : "")));
   }
@@ -282,6 +375,18 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
   spec.divisibility = entry->divisibility;
   spec.equalToOne = entry->equalToOne;
   return llvm::Error::success();
+}
+
+/// Calls `fn` on each parameter of `params` that is not a tuple, and on each
+/// element of a tuple that is not one, recursively.
+template <typename Fn>
+static void forEachLeaf(std::vector<ParamSpec> &params, Fn fn) {
+  for (ParamSpec &p : params) {
+    if (p.isTuple)
+      forEachLeaf(p.elements, fn);
+    else
+      fn(p);
+  }
 }
 
 static llvm::Error setOption(KernelSpec &spec, StringRef key, StringRef value) {
@@ -392,43 +497,74 @@ kiln::frontend::parseSignature(StringRef signature,
         return std::move(err);
   }
   if (aligned)
-    for (ParamSpec &p : spec.params)
+    forEachLeaf(spec.params, [](ParamSpec &p) {
       if (p.isKernelArgument() &&
           (p.type.isTensorDescriptor() || p.type.isPointer ||
            p.type.element.isInteger()) &&
           !p.type.element.isBool())
         p.divisibility = 16; // a descriptor's: its extents
+    });
   return spec;
 }
 
 void kiln::frontend::assumeAlignedPointers(KernelSpec &spec) {
-  for (ParamSpec &p : spec.params)
+  forEachLeaf(spec.params, [](ParamSpec &p) {
     if (p.isKernelArgument() && p.type.isPointer)
       p.divisibility = 16;
+  });
+}
+
+std::string ParamSpec::displayName() const {
+  std::string text = name;
+  for (unsigned i : tupleIndex)
+    text += "[" + std::to_string(i) + "]";
+  return text;
+}
+
+/// One parameter's entry in the positional form.
+static std::string positionalEntry(const ParamSpec &p) {
+  if (p.isTuple) {
+    std::vector<std::string> elements;
+    for (const ParamSpec &e : p.elements)
+      elements.push_back(positionalEntry(e));
+    // A tuple of one keeps its comma, as Python writes it.
+    return "(" + llvm::join(elements, ", ") +
+           (elements.size() == 1 ? ",)" : ")");
+  }
+  if (p.isConstexpr) {
+    if (p.value.kind != ConstexprLiteral::Kind::String)
+      return p.value.text;
+    // The quote character the text does not hold.
+    char quote = StringRef(p.value.text).contains('"') ? '\'' : '"';
+    return quote + p.value.text + quote;
+  }
+  return p.type.str() + (p.equalToOne           ? ":1"
+                         : p.divisibility == 16 ? ":16"
+                                                : "");
 }
 
 std::string KernelSpec::str() const {
-  std::string s;
-  for (const ParamSpec &p : params) {
-    if (!s.empty())
-      s += ", ";
-    if (p.isConstexpr) {
-      if (p.value.kind == ConstexprLiteral::Kind::String) {
-        // The quote character the text does not hold.
-        char quote = StringRef(p.value.text).contains('"') ? '\'' : '"';
-        s += quote + p.value.text + quote;
-      } else {
-        s += p.value.text;
-      }
-      continue;
-    }
-    s += p.type.str();
-    if (p.equalToOne)
-      s += ":1";
-    else if (p.divisibility == 16)
-      s += ":16";
+  std::vector<std::string> entries;
+  for (const ParamSpec &p : params)
+    entries.push_back(positionalEntry(p));
+  return llvm::join(entries, ", ");
+}
+
+static void appendLeaves(const ParamSpec &p,
+                         std::vector<const ParamSpec *> &leaves) {
+  if (!p.isTuple) {
+    leaves.push_back(&p);
+    return;
   }
-  return s;
+  for (const ParamSpec &e : p.elements)
+    appendLeaves(e, leaves);
+}
+
+std::vector<const ParamSpec *> KernelSpec::leaves() const {
+  std::vector<const ParamSpec *> result;
+  for (const ParamSpec &p : params)
+    appendLeaves(p, result);
+  return result;
 }
 
 std::string kiln::frontend::withEqualToOne(StringRef signature,

@@ -8,7 +8,11 @@
 // argument is the constant 1, folded into the code and left out of the
 // entry point's parameters). A tensor-descriptor parameter (a host
 // TensorDescriptor argument upstream) is typed `tensordesc<T[d0,d1,...]>`:
-// its element type and block shape; it takes no hint.
+// its element type and block shape; it takes no hint. A tuple parameter
+// (upstream's `x.stride()` passed as one argument) is written as a
+// parenthesized list of its elements, `stride=(i32, i32:16, 1)`: types with
+// their hints, constexpr values, or nested tuples; its run-time elements are
+// the entry point's parameters in order, as upstream flattens them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FRONTEND_SIGNATURE_H
@@ -47,9 +51,21 @@ struct ParamSpec {
   ConstexprLiteral value; // constexpr parameters
   bool fromDefault = false;
   bool pendingHeuristic = false; // left out: @triton.heuristics decides
+  /// A tuple parameter: its elements, each a type, a constexpr value or a
+  /// tuple. The elements carry the tuple's name and their position in
+  /// `tupleIndex` (outermost first).
+  bool isTuple = false;
+  std::vector<ParamSpec> elements;
+  std::vector<unsigned> tupleIndex; // of an element: where it is
 
-  /// Whether the compiled entry point takes this argument.
-  bool isKernelArgument() const { return !isConstexpr && !equalToOne; }
+  /// Whether the compiled entry point takes this argument (a tuple's
+  /// elements are taken one by one; see KernelSpec::leaves).
+  bool isKernelArgument() const {
+    return !isConstexpr && !equalToOne && !isTuple;
+  }
+  /// The name as errors and the launcher write it: `stride[1]` for an
+  /// element of tuple `stride`.
+  std::string displayName() const;
 };
 
 struct KernelSpec {
@@ -62,6 +78,9 @@ struct KernelSpec {
 
   /// The positional form of this spec, as upstream's AOT tool writes it.
   std::string str() const;
+  /// The parameters with each tuple replaced by its elements, recursively,
+  /// in order: the order of the entry point's parameters.
+  std::vector<const ParamSpec *> leaves() const;
 };
 
 /// What the parser needs to know about each kernel parameter.
@@ -79,11 +98,11 @@ llvm::Expected<KernelSpec> parseSignature(llvm::StringRef signature,
                                           llvm::ArrayRef<ParamDecl> params,
                                           bool aligned);
 
-/// Marks every pointer parameter of `spec` divisible by 16 (its address
-/// 16-byte aligned), assuming nothing more of the integers: the build's
-/// aligned-pointers variant, for calls whose counts or strides are not
-/// multiples of 16 (a batch of 1, 12 heads, 1000 tokens) but whose tensors
-/// come from an allocator.
+/// Marks every pointer parameter and pointer tuple element of `spec`
+/// divisible by 16 (its address 16-byte aligned), assuming nothing more of the
+/// integers: the build's aligned-pointers variant, for calls whose counts or
+/// strides are not multiples of 16 (a batch of 1, 12 heads, 1000 tokens) but
+/// whose tensors come from an allocator.
 void assumeAlignedPointers(KernelSpec &spec);
 
 /// Errors when `spec` asks for a launch option Kiln does not compile
@@ -102,7 +121,8 @@ std::string withEqualToOne(llvm::StringRef signature,
 bool isNamedSignature(llvm::StringRef signature);
 
 /// The entries of a signature: split at the commas outside brackets (a
-/// `tensordesc<fp16[128,64]>` is one entry), trimmed, empty ones dropped.
+/// `tensordesc<fp16[128,64]>` or a tuple `(i32, i32)` is one entry), trimmed,
+/// empty ones dropped.
 llvm::SmallVector<llvm::StringRef> splitSignature(llvm::StringRef signature);
 
 /// Parses one constexpr literal (also used for defaults).

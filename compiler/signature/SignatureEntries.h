@@ -15,11 +15,12 @@
 namespace kiln {
 
 /// The entries of `signature`, trimmed, empty ones dropped. Commas split
-/// entries except inside brackets ("[16, 16]", "<fp16, 2>") and inside a
-/// quoted string value ("a, b" or 'a, b'), which is one entry; an unclosed
-/// quote runs to the end.
+/// entries except inside brackets ("[16, 16]", "<fp16, 2>", a tuple's
+/// "(i32, i32)") and inside a quoted string value ("a, b" or 'a, b'), which
+/// is one entry; an unclosed quote runs to the end. With `keepEmpty`, empty
+/// entries are kept (a tuple's elements are checked one by one).
 inline llvm::SmallVector<llvm::StringRef>
-splitSignatureEntries(llvm::StringRef signature) {
+splitSignatureEntries(llvm::StringRef signature, bool keepEmpty = false) {
   llvm::SmallVector<llvm::StringRef> entries;
   int depth = 0;
   char quote = 0;
@@ -32,13 +33,13 @@ splitSignatureEntries(llvm::StringRef signature) {
         quote = 0;
     } else if (c == '"' || c == '\'') {
       quote = c;
-    } else if (c == '[' || c == '<') {
+    } else if (c == '[' || c == '<' || c == '(') {
       ++depth;
-    } else if ((c == ']' || c == '>') && depth > 0) {
+    } else if ((c == ']' || c == '>' || c == ')') && depth > 0) {
       --depth;
     } else if (c == ',' && (depth == 0 || end)) {
       llvm::StringRef entry = signature.slice(start, i).trim();
-      if (!entry.empty())
+      if (!entry.empty() || keepEmpty)
         entries.push_back(entry);
       start = i + 1;
     }

@@ -99,11 +99,36 @@ def parse_signature(sig):
         name, value = name.strip(), value.strip()
         if name in LAUNCH_OPTIONS:
             options[name] = int(value)
+        elif value.startswith("("):  # a tuple parameter: its text, hints kept
+            params.append((name, value, None))
         elif value.startswith("*") or value.split(":")[0] in SCALAR_CTYPES:
             params.append((name, value.split(":")[0], None))
         else:
             params.append((name, None, value))
     return params, options
+
+
+def tuple_leaves(text):
+    """The run-time elements of a tuple parameter's type text, in order:
+    [(tuple_index, type, equal_to_1)], as kilnc flattens them into the entry
+    point's parameters (constexpr elements left out)."""
+    leaves = []
+
+    def walk(text, index):
+        for i, element in enumerate(split_top_level(text.strip()[1:-1])):
+            if element.startswith("("):
+                walk(element, index + [i])
+            elif element.startswith("*") or element.split(":")[0] in SCALAR_CTYPES:
+                leaves.append((index + [i], element.split(":")[0], element.endswith(":1")))
+
+    walk(text, [])
+    return leaves
+
+
+def element_at(value, index):
+    for i in index:
+        value = value[i]
+    return value
 
 
 def constexpr_value(text, tl=None):
@@ -208,6 +233,14 @@ def self_check():
         for name, spec in case["args"].items():
             t = dict(runtime_params(case)).get(name)
             if t is None:
+                continue
+            if t.startswith("("):
+                try:
+                    ok = all(isinstance(element_at(spec, index), (int, float)) for index, _, _ in tuple_leaves(t))
+                except (TypeError, IndexError):
+                    ok = False
+                if not ok:
+                    problems.append(f"{cid}: '{name}' is the tuple {t} but its argument is {spec!r}")
                 continue
             if t.startswith("*") != (isinstance(spec, tuple) or callable(spec)):
                 problems.append(f"{cid}: '{name}' is {t} but its argument is {spec!r}")
@@ -403,8 +436,14 @@ def run_case(case, opts, torch, triton, cuda):
     num_warps = meta.get("num_warps", options.get("num_warps", 4))
     num_stages = options.get("num_stages", meta.get("num_stages", 3))
     shared = meta.get("shared_bytes", 0)
+    # A tuple parameter is its run-time elements, one parameter each.
     abi = [(p["name"], p["type"]) for p in meta.get("params", [])]
-    ours = [(n, t) for n, t, _ in params if t is not None]
+    ours = []
+    for n, t, _ in params:
+        if t is not None and t.startswith("("):
+            ours += [(n, leaf) for _, leaf, _ in tuple_leaves(t)]
+        elif t is not None:
+            ours.append((n, t))
     if abi and abi != ours:
         return dict(status="ERROR", error=f"cubin parameters {abi} differ from the signature's {ours}")
 
@@ -436,12 +475,20 @@ def run_case(case, opts, torch, triton, cuda):
         holders = []
         # A `:1` parameter is the constant 1, dropped from the entry point's
         # parameters (as the generated launchers check it and pass nothing).
-        dropped = {p["name"] for p in meta.get("params", []) if p.get("equal_to_1")}
-        for name, type_ in ours:
-            value = kiln_args[name]
-            if name in dropped:
+        dropped = {(p["name"], tuple(p.get("tuple_index", ()))) for p in meta.get("params", [])
+                   if p.get("equal_to_1")}
+        arguments = []  # (name, tuple index, type, value)
+        for name, type_, _ in params:
+            if type_ is not None and type_.startswith("("):
+                arguments += [(name, tuple(index), leaf, element_at(kiln_args[name], index))
+                              for index, leaf, _ in tuple_leaves(type_)]
+            elif type_ is not None:
+                arguments.append((name, (), type_, kiln_args[name]))
+        for name, index, type_, value in arguments:
+            if (name, index) in dropped:
                 if value != 1:
-                    return dict(status="ERROR", error=f"{name} is specialized to 1 (`:1`) but is {value}")
+                    return dict(status="ERROR", error=f"{name}{list(index) if index else ''} is specialized "
+                                                      f"to 1 (`:1`) but is {value}")
                 continue
             if type_.startswith("*"):
                 holders.append(ctypes.c_uint64(value.data_ptr()))

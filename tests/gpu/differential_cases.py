@@ -512,6 +512,18 @@ CASES += [
          (cdiv(1000, 256),), ["out_ptr"], tol=0),
 ]
 
+# --- language/tuple_params.py: strides passed as tuples ----------------------
+F = "language/tuple_params.py"
+CASES += [
+    # x is 100 x 70, out its 70 x 100 transpose, both row-major.
+    case("tuple_strides_transpose", F, "strided_transpose",
+         "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, x_strides=(i32, i32:1), out_strides=(i32, i32), "
+         "BM=32, BN=32",
+         dict(x_ptr=("randn", "float32", 100 * 70), out_ptr=("zeros", "float32", 70 * 100), M=100, N=70,
+              x_strides=(70, 1), out_strides=(100, 1)),
+         (cdiv(100, 32), cdiv(70, 32)), ["out_ptr"], tol=0),
+]
+
 # --- memory/atomics.py -------------------------------------------------------
 F = "memory/atomics.py"
 

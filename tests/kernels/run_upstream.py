@@ -61,6 +61,28 @@ def constexpr_value(text, tl):
         return float(text)
 
 
+def is_type(text):
+    return text.startswith("*") or text[:1] in "iuf" and text[1:2].isdigit() or text in (
+        "fp16", "bf16", "fp32", "fp64", "i1")
+
+
+def tuple_signature(text, path, constexprs, tl):
+    """A tuple parameter's signature entry for ASTSource, "(i32, i32:1, 8)":
+    a Python tuple of its elements' types, each `:1` or constexpr element
+    "constexpr" with its value in `constexprs` under its path (parameter
+    index, then positions), as upstream's JIT specializes them."""
+    types = []
+    for i, element in enumerate(split_signature(text.strip()[1:-1])):
+        if element.startswith("("):
+            types.append(tuple_signature(element, path + (i,), constexprs, tl))
+        elif is_type(element) and not element.endswith(":1"):
+            types.append(element.split(":")[0])
+        else:
+            types.append("constexpr")
+            constexprs[path + (i,)] = 1 if is_type(element) else constexpr_value(element, tl)
+    return tuple(types)
+
+
 def compile_one(root, rel, args, cc):
     import triton
     import triton.language as tl
@@ -90,8 +112,10 @@ def compile_one(root, rel, args, cc):
         is_constexpr = i in fn.constexprs if hasattr(fn, "constexprs") else False
         if pname in given:
             value = given[pname]
-            if not is_constexpr and (value.startswith("*") or value[:1] in "iuf" and value[1:2].isdigit()
-                                     or value in ("fp16", "bf16", "fp32", "fp64", "i1")):
+            if not is_constexpr and value.startswith("("):
+                signature[pname] = tuple_signature(value, (i,), constexprs, tl)
+                continue
+            if not is_constexpr and is_type(value):
                 signature[pname] = value.split(":")[0]
                 continue
             signature[pname] = "constexpr"

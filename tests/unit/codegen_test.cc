@@ -632,6 +632,73 @@ TEST(Codegen, EqualToOneOfEveryVariantIsRequired) {
                         "InvalidArgument status."));
 }
 
+// A tuple parameter is one launcher argument: a std::array when its
+// elements share a C++ type, else a std::tuple; the launcher reads each
+// element with std::get, checks it as a scalar argument and passes it in the
+// tuple's place.
+TEST(Codegen, TupleParametersAreOneArgument) {
+  const GeneratedFiles files =
+      Generate({Input("codegen/tuple_strides_general_sm_80"),
+                Input("codegen/tuple_strides_aligned_sm_80"),
+                Input("codegen/mixed_tuple_sm_80")},
+               {"tuples", "k", "tuples.h"});
+  EXPECT_THAT(
+      IncludeLines(files.header),
+      ContainerEq(std::vector<std::string>{
+          "#include <array>", "#include <cstdint>", "#include <tuple>",
+          "#include \"absl/status/status.h\"", "#include \"kiln/runtime.h\""}));
+  EXPECT_THAT(files.header,
+              AllOf(HasSubstr("CUstream stream, float* x_ptr,\n"
+                              "                                  "
+                              "std::array<int32_t, 3> stride, int32_t n);"),
+                    HasSubstr("kiln::half* y,\n"),
+                    HasSubstr("std::tuple<float*, std::tuple<int64_t, "
+                              "int32_t>> args_"),
+                    HasSubstr("Requires stride[2] to be 1"),
+                    // CUDA's __half for y; the tuple as it is.
+                    HasSubstr("__half* y,"), HasSubstr("args_);")));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("if (std::get<2>(stride) != 1) {"),
+            HasSubstr("\"stride[2]\""),
+            HasSubstr("std::to_string(std::get<2>(stride))"),
+            HasSubstr("kiln::internal::IsAligned16(x_ptr) && "
+                      "std::get<0>(stride) % 16 == 0 &&\n"
+                      "      std::get<1>(stride) % 16 == 0 && n % 16 == 0) {"),
+            HasSubstr("void* args[] = {&x_ptr, &std::get<0>(stride), "
+                      "&std::get<1>(stride), &n};"),
+            HasSubstr("&std::get<0>(args_), &std::get<0>(std::get<1>(args_)),"),
+            HasSubstr("&std::get<1>(std::get<1>(args_))"),
+            // Introspection names the elements.
+            HasSubstr("{\"stride[1]\", \"i32\", /*divisibility=*/16}"),
+            // An uncompiled config's error shows the tuple.
+            HasSubstr("\"*fp32, (i32, i32, i32), i32\""),
+            HasSubstr("\"*fp16, (*fp32, (i64, i32))\"")));
+}
+
+// The launchers take tuples of run-time elements only: a constexpr element
+// would be a slot the entry point does not take.
+TEST(Codegen, TupleWithAConstexprElementIsRefused) {
+  VariantInput input = Input("codegen/mixed_tuple_sm_80");
+  const std::string element =
+      R"(,
+    {"name": "args", "tuple_index": [1, 1], "type": "i32", "divisibility": 1})";
+  size_t at = input.metadataJson.find(element);
+  ASSERT_NE(at, std::string::npos);
+  input.metadataJson.erase(at, element.size());
+  const std::string constexprs = R"({"name": "BLOCK", "value": "64"})";
+  at = input.metadataJson.find(constexprs);
+  ASSERT_NE(at, std::string::npos);
+  input.metadataJson.insert(
+      at + constexprs.size(),
+      R"(, {"name": "args", "tuple_index": [1, 1], "value": "4"})");
+  EXPECT_THAT(ErrorOf({input}),
+              HasSubstr("codegen/mixed_tuple_sm_80.json: kernel mixed_tuple: "
+                        "tuple parameter 'args' has the constexpr element "
+                        "args[1][1]=4; the launchers take tuples of run-time "
+                        "elements only"));
+}
+
 TEST(Codegen, EveryTypeMapsAndOnlyAlignedVariantsMayExist) {
   const GeneratedFiles files = Generate({Input("codegen/scale_aligned_sm_90a")},
                                         {"scale", "a::b", "scale.h"});

@@ -28,7 +28,10 @@ const std::set<std::string> &Expected() {
                                 "fake cubin strided_matmul_unit_stride_sm_90a",
                                 "fake cubin row_copy_sm_80",
                                 "fake cubin device_desc_sm_80",
-                                "fake cubin device_desc_sm_90a"};
+                                "fake cubin device_desc_sm_90a",
+                                "fake cubin tuple_strides_general_sm_80",
+                                "fake cubin tuple_strides_aligned_sm_80",
+                                "fake cubin mixed_tuple_sm_80"};
   return *expected;
 }
 
@@ -63,7 +66,8 @@ TEST(Embed, IncbinImagesReadBackAsTheirFiles) {
   using namespace kiln_test::embed_plain;
   EXPECT_EQ(Contents({&scale_kernel_info(), &copy_kernel_info(),
                       &strided_matmul_info(), &row_copy_info(),
-                      &device_desc_kernel_info()},
+                      &device_desc_kernel_info(), &tuple_strides_info(),
+                      &mixed_tuple_info()},
                      false),
             Expected());
 }
@@ -72,7 +76,8 @@ TEST(Embed, CompressedIncbinImagesInflateToTheirFiles) {
   using namespace kiln_test::embed_zstd;
   EXPECT_EQ(Contents({&scale_kernel_info(), &copy_kernel_info(),
                       &strided_matmul_info(), &row_copy_info(),
-                      &device_desc_kernel_info()},
+                      &device_desc_kernel_info(), &tuple_strides_info(),
+                      &mixed_tuple_info()},
                      true),
             Expected());
 }

@@ -230,5 +230,92 @@ TEST(Signature, QuotedEqualsIsPositional) {
   EXPECT_EQ(withEqualToOne("'a=b', i32", params, {"n"}), "'a=b', i32:1");
 }
 
+// A tuple parameter (upstream's `x.stride()` passed as one argument):
+// elements with their own hints, constexpr values and nested tuples; its
+// run-time elements are the entry point's parameters in order.
+TEST(Signature, TupleParameters) {
+  KernelSpec spec = Parse("a_ptr=*fp16, b_ptr=*fp16, M=i32, "
+                          "stride_am=(i32, i64:16, i32:1), "
+                          "stride_ak=(*fp32, (i32, 8), None), flag=i1, "
+                          "BLOCK=64");
+  const ParamSpec &strides = spec.params[3];
+  ASSERT_TRUE(strides.isTuple);
+  EXPECT_FALSE(strides.isKernelArgument());
+  ASSERT_EQ(strides.elements.size(), 3u);
+  EXPECT_EQ(strides.elements[0].displayName(), "stride_am[0]");
+  EXPECT_EQ(strides.elements[1].type.str(), "i64");
+  EXPECT_EQ(strides.elements[1].divisibility, 16u);
+  EXPECT_TRUE(strides.elements[2].equalToOne);
+  const ParamSpec &nested = spec.params[4];
+  ASSERT_EQ(nested.elements.size(), 3u);
+  EXPECT_TRUE(nested.elements[1].isTuple);
+  EXPECT_EQ(nested.elements[1].elements[1].displayName(), "stride_ak[1][1]");
+  EXPECT_TRUE(nested.elements[1].elements[1].isConstexpr);
+  EXPECT_EQ(nested.elements[1].elements[1].value.intValue, 8);
+  EXPECT_TRUE(nested.elements[2].isConstexpr); // None
+  EXPECT_EQ(spec.str(), "*fp16, *fp16, i32, (i32, i64:16, i32:1), "
+                        "(*fp32, (i32, 8), None), i1, 64");
+
+  std::vector<std::string> leaves;
+  for (const ParamSpec *leaf : spec.leaves())
+    if (leaf->isKernelArgument())
+      leaves.push_back(leaf->displayName());
+  EXPECT_EQ(leaves, (std::vector<std::string>{
+                        "a_ptr", "b_ptr", "M", "stride_am[0]", "stride_am[1]",
+                        "stride_ak[0]", "stride_ak[1][0]", "flag"}));
+
+  // The positional form; a tuple of one keeps its comma; --aligned reaches
+  // the elements and keeps `:1`.
+  KernelSpec aligned = Parse("*fp16, *fp16, i32, (i32, i32:1), (i64,), i1, 64",
+                             /*aligned=*/true);
+  EXPECT_EQ(aligned.str(), "*fp16:16, *fp16:16, i32:16, (i32:16, i32:1), "
+                           "(i64:16,), i1, 64");
+  KernelSpec pointers =
+      Parse("*fp16, *fp16, i32, (*fp32, i32), (i64,), i1, 64");
+  assumeAlignedPointers(pointers);
+  EXPECT_EQ(pointers.str(), "*fp16:16, *fp16:16, i32, (*fp32:16, i32), "
+                            "(i64,), i1, 64");
+}
+
+TEST(Signature, BadTuplesSayWhy) {
+  auto error = [](const std::string &strides) {
+    return ErrorOf("a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=" + strides +
+                   ", stride_ak=i32, flag=i1, BLOCK=64");
+  };
+  EXPECT_THAT(error("(i32, i33)"),
+              HasSubstr("parameter 'stride_am[1]': 'i33' is not a type (*T "
+                        "or T, optionally with :16, or :1 for integers), a "
+                        "constexpr value (an int, float, bool, string, None "
+                        "or tl dtype) or a nested tuple (did you mean "
+                        "'i32'?)"));
+  EXPECT_THAT(error("(i32, (i32, fp32:1))"),
+              HasSubstr("parameter 'stride_am[1][1]': ':1' (the argument "
+                        "equals 1) applies to integer types"));
+  EXPECT_THAT(error("(i32, i32"),
+              HasSubstr("parameter 'stride_am': '(i32, i32, stride_ak=i32, "
+                        "flag=i1, BLOCK=64' is not a tuple (expected '(' "
+                        "elements ')'"));
+  EXPECT_THAT(error("()"),
+              HasSubstr("parameter 'stride_am': an empty tuple has no "
+                        "elements to pass"));
+  EXPECT_THAT(error("(i32, , i32)"),
+              HasSubstr("parameter 'stride_am': element 1 is empty"));
+  EXPECT_THAT(error("(i32, tensordesc<fp16[16,16]>)"),
+              HasSubstr("parameter 'stride_am[1]': a tensor descriptor "
+                        "cannot be a tuple element"));
+  EXPECT_THAT(error("((((((((((i32))))))))))"),
+              HasSubstr("parameter 'stride_am[0][0][0][0][0][0][0][0]': "
+                        "tuples nest at most 8 deep"));
+  std::string wide = "(i32";
+  for (int i = 0; i < 1024; ++i)
+    wide += ", i32";
+  EXPECT_THAT(error(wide + ")"),
+              HasSubstr("parameter 'stride_am': a tuple has at most 1024 "
+                        "elements, got 1025"));
+  // A constexpr parameter takes values, not tuples of types.
+  EXPECT_THAT(ErrorOf("*fp16, *fp16, i32, i32, i32, i1, (i32, i32)"),
+              HasSubstr("parameter 'BLOCK' is tl.constexpr and needs a value"));
+}
+
 } // namespace
 } // namespace kiln::frontend

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "TritonTypes.h"
 #include "gmock/gmock.h"
@@ -105,6 +106,62 @@ TEST(VariantMetadata, EqualToOneParameters) {
                               R"("divisibility": 1, "equal_to_1": true},)")),
               HasSubstr("params[0] (x_ptr): only integers (not *fp32) can be "
                         "equal to 1"));
+}
+
+// Tuple parameters: each run-time element is a parameter with its
+// "tuple_index"; the elements of one tuple are consecutive, in order, and
+// make up whole tuples.
+TEST(VariantMetadata, TupleElements) {
+  auto withParams = [](const std::string &params,
+                       const std::string &constexprs =
+                           R"({"name": "BLOCK", "value": "1024"})") {
+    std::string text =
+        Replace(kMetadata,
+                R"({"name": "x_ptr", "type": "*fp32", "divisibility": 16},
+    {"name": "n", "type": "i32", "divisibility": 16})",
+                params);
+    return Replace(text, R"({"name": "BLOCK", "value": "1024"})", constexprs);
+  };
+  auto element = [](const std::string &index, const std::string &name = "s") {
+    return R"({"name": ")" + name + R"(", "tuple_index": )" + index +
+           R"(, "type": "i32", "divisibility": 1})";
+  };
+  llvm::Expected<VariantMetadata> m = parseVariantMetadata(
+      withParams(element("[0]") + ", " + element("[1, 0]") + ", " +
+                 element("[1, 1]")),
+      "v.json");
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  ASSERT_EQ(m->params.size(), 3u);
+  EXPECT_EQ(m->params[2].tupleIndex, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(m->params[2].displayName(), "s[1][1]");
+  // A constexpr element fills its place.
+  m = parseVariantMetadata(
+      withParams(element("[0]") + ", " + element("[2]"),
+                 R"({"name": "s", "tuple_index": [1], "value": "8"})"),
+      "v.json");
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->constexprs[0].displayName(), "s[1]");
+
+  EXPECT_THAT(ErrorOf(withParams(element("[0]") + ", " + element("[2]"))),
+              HasSubstr("v.json: tuple s lacks element s[1]"));
+  EXPECT_THAT(ErrorOf(withParams(element("[1]") + ", " + element("[0]"))),
+              HasSubstr("the elements of tuple parameter 's' are not in order "
+                        "in \"params\" (s[0] comes after s[1])"));
+  EXPECT_THAT(ErrorOf(withParams(element("[0]") + ", " + element("[0]", "t") +
+                                 ", " + element("[1]"))),
+              HasSubstr("the elements of tuple parameter 's' are not "
+                        "consecutive"));
+  EXPECT_THAT(ErrorOf(withParams(element("[0]") + ", " + element("[0, 0]"))),
+              HasSubstr("tuple element s[0] is both an element and a tuple"));
+  EXPECT_THAT(ErrorOf(withParams(element("[0]") + ", " +
+                                 R"({"name": "s", "type": "i32", )"
+                                 R"("divisibility": 1})")),
+              HasSubstr("'s' is both a tuple and a parameter of its own"));
+  EXPECT_THAT(ErrorOf(withParams(element("[]"))),
+              HasSubstr("params[0]: \"tuple_index\" must be a non-empty "
+                        "array"));
+  EXPECT_THAT(ErrorOf(withParams(element("[-1]"))),
+              HasSubstr("\"tuple_index\" must hold integers from 0 to 1023"));
 }
 
 // Optional: present (0 included) when the entry point takes the hidden
