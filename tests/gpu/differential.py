@@ -449,8 +449,11 @@ def run_case(case, opts, torch, triton, cuda):
 
     gen = torch.Generator(device="cuda").manual_seed(case.get("seed", 1234))
     inputs = {}
+    # A tuple argument is a buffer spec, except for a tuple parameter's value.
+    tuple_params = {n for n, t, _ in params if t is not None and t.startswith("(")}
     for name, spec in case["args"].items():
-        inputs[name] = make_input(torch, spec, gen, name) if isinstance(spec, tuple) or callable(spec) else spec
+        buffer = callable(spec) or (isinstance(spec, tuple) and name not in tuple_params)
+        inputs[name] = make_input(torch, spec, gen, name) if buffer else spec
     # Buffers the kernel writes get one copy each; read-only inputs are shared.
     kiln_args = dict(inputs)
     triton_args = dict(inputs)
