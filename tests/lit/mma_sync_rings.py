@@ -24,7 +24,7 @@
 # lines, as attention's k); with four rows of tiles (64x64 a warp), one
 # n-tile an ldmatrix.x2.
 # RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=16, BN=64, BK=32, num_warps=1, num_stages=3" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PAIRED
-# RUN: %kilnc compile %s -n matmul_bt -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=16, BN=64, BK=32, num_warps=1, num_stages=3" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PAIRED-BT
+# RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=16, BN=64, BK=32, B_T=True, num_warps=1, num_stages=3" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=PAIRED-BT
 # RUN: %kilnc compile %s -n matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SINGLE
 import triton
 import triton.language as tl
@@ -56,31 +56,24 @@ import triton.language as tl
 # SHARED-NEXT: add.s32 {{%r[0-9]+}}, [[A]], 8192;
 @triton.jit
 def matmul(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
-           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+           B_T: tl.constexpr = False):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
     a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    # B_T: b stored N x K, read through tl.trans (stride_bk then steps n).
+    if B_T:
+        b_ptrs = b_ptr + rn[:, None] * stride_bk + rk[None, :]
+    else:
+        b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
-        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        if B_T:
+            b = tl.trans(tl.load(b_ptrs))
+        else:
+            b = tl.load(b_ptrs)
+        acc = tl.dot(tl.load(a_ptrs), b, acc)
         a_ptrs += BK
-        b_ptrs += BK * stride_bk
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
-
-
-@triton.jit
-def matmul_bt(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bn, stride_cm,
-              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
-    b_ptrs = b_ptr + rn[:, None] * stride_bn + rk[None, :]
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        acc = tl.dot(tl.load(a_ptrs), tl.trans(tl.load(b_ptrs)), acc)
-        a_ptrs += BK
-        b_ptrs += BK
+        b_ptrs += BK if B_T else BK * stride_bk
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
