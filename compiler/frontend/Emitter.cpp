@@ -503,7 +503,13 @@ std::optional<FValue> Emitter::resolveImport(const ModuleScope::Import &import,
   ModuleScope *saved = current;
   current = scope;
   bool found = false;
-  std::optional<FValue> value = lookupGlobal(import.name, loc, found);
+  std::optional<FValue> value;
+  auto key = std::make_pair(static_cast<const ModuleScope *>(scope),
+                            import.name);
+  if (importsResolving.insert(key).second) {
+    value = lookupGlobal(import.name, loc, found);
+    importsResolving.erase(key);
+  }
   if (!found && !value) {
     // Not defined there: a submodule of the package.
     std::string sub = findModuleFile(*scope, "." + import.name);

@@ -25,6 +25,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace llvm {
 class SourceMgr;
@@ -298,6 +299,10 @@ private:
   std::vector<std::unique_ptr<ModuleScope>> modules; // [0]: the kernel's
   ModuleScope *current = nullptr; // the module whose code is evaluated
   llvm::SmallPtrSet<ModuleScope *, 4> starVisiting; // lookupStarImport
+  // (module, name) pairs resolveImport is looking up: a package's
+  // `from . import sub` names the package itself, whose `sub` is then the
+  // submodule, not the import again.
+  std::set<std::pair<const ModuleScope *, std::string>> importsResolving;
   llvm::DenseMap<const FunctionDefStmt *, ModuleScope *> functionModules;
   /// The module-level assignments being evaluated, innermost last: calls of
   /// host functions made while one is evaluated run as host Python.
