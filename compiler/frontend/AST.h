@@ -213,6 +213,7 @@ public:
     Assert,
     Try,
     Raise,
+    ClassDef,
     Other,
   };
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
@@ -333,7 +334,16 @@ struct RaiseStmt : StmtBase<Stmt::Kind::Raise> {
   using StmtBase::StmtBase;
   ExprPtr exception; // may be null
 };
-/// A module-level statement Kiln does not interpret (class, try, with, ...),
+/// A module-level `class NAME(...):`, a namespace of functions: its
+/// @triton.jit static methods (trident's kernels, launched as
+/// `Ops.kernel[grid](...)`) and the rest of its body, host code kept as in a
+/// module.
+struct ClassDefStmt : StmtBase<Stmt::Kind::ClassDef> {
+  using StmtBase::StmtBase;
+  std::string name;
+  Block body;
+};
+/// A module-level statement Kiln does not interpret (try, with, ...),
 /// or host code it cannot parse: kept so that using a name it defines gives a
 /// clear error.
 struct OtherStmt : StmtBase<Stmt::Kind::Other> {

@@ -201,7 +201,7 @@ std::string Emitter::findModuleFile(const ModuleScope &from, StringRef module) {
 
 ModuleScope *Emitter::loadModule(const std::string &file, SMLoc loc) {
   for (auto &m : modules)
-    if (m->path == file)
+    if (m->path == file && !m->enclosing)
       return m.get();
   auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
   if (!buffer) {
@@ -398,7 +398,22 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       scope.globalDefs.erase(def->name);
       scope.imports.erase(def->name);
       scope.globals[def->name] = f;
-      functionModules[def] = &scope;
+      functionModules[def] = scope.enclosing ? scope.enclosing : &scope;
+    } else if (auto *cls = llvm::dyn_cast<ClassDefStmt>(stmt.get())) {
+      // A namespace: `Cls.f` looks f up in the class body's scope.
+      auto classScope = std::make_unique<ModuleScope>();
+      classScope->ast = scope.ast;
+      classScope->path = scope.path;
+      classScope->className = scope.className.empty()
+                                  ? cls->name
+                                  : scope.className + "." + cls->name;
+      classScope->enclosing = scope.enclosing ? scope.enclosing : &scope;
+      ModuleScope *inner = classScope.get();
+      modules.push_back(std::move(classScope));
+      collectGlobals(*inner, cls->body);
+      scope.globalDefs.erase(cls->name);
+      scope.imports.erase(cls->name);
+      scope.globals[cls->name] = moduleValue(*inner);
     } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
       collectGlobals(scope, importsResolve(scope, ifStmt->thenBody)
                                 ? ifStmt->thenBody
@@ -595,6 +610,14 @@ std::optional<FValue> Emitter::lookupGlobal(StringRef name, SMLoc loc,
   }
   if (current->globalDefs.count(name))
     return evaluateGlobal(name, loc);
+  // A class body's code sees its module's globals.
+  if (ModuleScope *module = current->enclosing) {
+    ModuleScope *cls = current;
+    current = module;
+    std::optional<FValue> value = lookupGlobal(name, loc, found);
+    current = cls;
+    return value;
+  }
   return lookupStarImport(name, loc, found);
 }
 
@@ -675,7 +698,8 @@ bool Emitter::isJit(const FunctionDefStmt &function) {
 }
 
 const FunctionDefStmt *Emitter::findKernel(StringRef name) {
-  std::vector<const FunctionDefStmt *> jitFunctions;
+  // By name: `kernel`, or `Cls.kernel` for a class's static method.
+  std::vector<std::pair<std::string, const FunctionDefStmt *>> jitFunctions;
   auto decoratedJit = [](const FunctionDefStmt &def) {
     for (const ExprPtr &decorator : def.decorators) {
       const Expr *callee = decorator.get();
@@ -694,39 +718,49 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name) {
   // module-level `if`/`try` branches collectGlobals took (`if has_triton():`
   // around the kernels), the ones the module's names are bound to.
   ModuleScope &main = *modules.front();
-  auto bound = [&](const FunctionDefStmt *def) {
-    auto it = main.globals.find(def->name);
-    return it != main.globals.end() &&
+  auto bound = [&](const ModuleScope &scope, const FunctionDefStmt *def) {
+    auto it = scope.globals.find(def->name);
+    return it != scope.globals.end() &&
            it->second.kind == FValue::Kind::Function &&
            it->second.function == def;
   };
   std::vector<const FunctionDefStmt *> hostFunctions;
-  std::function<void(const Block &)> visit = [&](const Block &block) {
-    for (const StmtPtr &stmt : block) {
-      if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
-        if (!decoratedJit(*def))
-          hostFunctions.push_back(def);
-        else if (bound(def))
-          jitFunctions.push_back(def);
-      } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
-        visit(ifStmt->thenBody);
-        visit(ifStmt->elseBody);
-      } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
-        visit(tryStmt->body);
-        for (const TryStmt::Handler &h : tryStmt->handlers)
-          visit(h.body);
-        visit(tryStmt->elseBody);
-        visit(tryStmt->finallyBody);
-      }
-    }
-  };
-  visit(module.body);
+  std::function<void(const Block &, ModuleScope &, const std::string &)> visit =
+      [&](const Block &block, ModuleScope &scope, const std::string &prefix) {
+        for (const StmtPtr &stmt : block) {
+          if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
+            if (!decoratedJit(*def)) {
+              if (prefix.empty())
+                hostFunctions.push_back(def);
+            } else if (bound(scope, def)) {
+              jitFunctions.push_back({prefix + def->name, def});
+            }
+          } else if (auto *cls = llvm::dyn_cast<ClassDefStmt>(stmt.get())) {
+            auto it = scope.globals.find(cls->name);
+            if (it == scope.globals.end())
+              continue;
+            if (ModuleScope *inner = scopeOfModuleValue(it->second))
+              if (inner->enclosing)
+                visit(cls->body, *inner, prefix + cls->name + ".");
+          } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
+            visit(ifStmt->thenBody, scope, prefix);
+            visit(ifStmt->elseBody, scope, prefix);
+          } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
+            visit(tryStmt->body, scope, prefix);
+            for (const TryStmt::Handler &h : tryStmt->handlers)
+              visit(h.body, scope, prefix);
+            visit(tryStmt->elseBody, scope, prefix);
+            visit(tryStmt->finallyBody, scope, prefix);
+          }
+        }
+      };
+  visit(module.body, main, "");
   // A kernel a host function defines and returns (a factory that imports
   // triton lazily): its body's names (imports, defs, assignments) are the
   // kernel's globals, as the closure's would be.
-  if (!name.empty() &&
-      llvm::none_of(jitFunctions,
-                    [&](const FunctionDefStmt *f) { return f->name == name; }))
+  if (!name.empty() && llvm::none_of(jitFunctions, [&](const auto &f) {
+        return f.first == name;
+      }))
     for (const FunctionDefStmt *host : hostFunctions)
       for (const StmtPtr &stmt : host->body)
         if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get()))
@@ -735,21 +769,21 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name) {
             return def;
           }
   std::string names;
-  for (const FunctionDefStmt *f : jitFunctions)
-    names += (names.empty() ? "" : ", ") + f->name;
+  for (const auto &f : jitFunctions)
+    names += (names.empty() ? "" : ", ") + f.first;
   SMLoc fileStart = SMLoc::getFromPointer(
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferStart());
   if (!name.empty()) {
-    for (const FunctionDefStmt *f : jitFunctions)
-      if (f->name == name)
-        return f;
+    for (const auto &f : jitFunctions)
+      if (f.first == name)
+        return f.second;
     error(fileStart,
           "no @triton.jit function named '" + name + "' in " + filename +
               (names.empty() ? " (it has none)" : " (it has: " + names + ")"));
     return nullptr;
   }
   if (jitFunctions.size() == 1)
-    return jitFunctions.front();
+    return jitFunctions.front().second;
   error(fileStart, jitFunctions.empty()
                        ? "no @triton.jit function in " + filename
                        : "several @triton.jit functions in " + filename + " (" +
@@ -1202,6 +1236,7 @@ bool Emitter::emitStatement(const Stmt &stmt) {
     return error(stmt.getLoc(), "'try' statements are not supported in Triton "
                                 "kernels"),
            false;
+  case Stmt::Kind::ClassDef:
   case Stmt::Kind::Other:
     return error(stmt.getLoc(), "this statement is not supported in Triton "
                                 "kernels"),
@@ -1792,7 +1827,8 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       current = saved;
       if (found)
         return v;
-      if (StringRef(scope->path).ends_with("__init__.py")) {
+      if (!scope->enclosing &&
+          StringRef(scope->path).ends_with("__init__.py")) {
         std::string sub = findModuleFile(*scope, "." + attr.str());
         if (!sub.empty()) {
           ModuleScope *m = loadModule(sub, loc);
@@ -1801,6 +1837,9 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
           return moduleValue(*m);
         }
       }
+      if (scope->enclosing)
+        return error(loc, "class '" + scope->className + "' (" + scope->path +
+                              ") has no attribute '" + attr + "'");
       return error(loc, "module " + scope->path + " has no attribute '" + attr +
                             "'");
     }
@@ -1888,8 +1927,9 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     if (attr == "dtype")
       return FValue::dtype(value.type.scalar());
     // x.type: the value's type (upstream's block_type for blocks; its
-    // element_ty is the scalar type, a pointer type's is the pointee).
-    if (attr == "type" && !value.type.isBlockPointer())
+    // element_ty is the scalar type, a pointer type's is the pointee, a
+    // block pointer's the block).
+    if (attr == "type")
       return FValue::dtype(value.type);
     // Properties computed by builtins ("property.T" for x.T, ...).
     if (lookupBuiltin("property." + attr.str())) {
@@ -1924,6 +1964,13 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     if (attr == "element_ty") {
       if (value.type.isBlock())
         return FValue::dtype(value.type.scalar());
+      if (value.type.isBlockPointer()) {
+        TritonType block = value.type;
+        block.isPointer = false;
+        block.shape = block.blockShape;
+        block.blockShape.clear();
+        return FValue::dtype(block);
+      }
       if (!value.type.isPointer)
         return error(loc, "'element_ty' needs a pointer dtype, got " +
                               value.describe());

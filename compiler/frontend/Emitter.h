@@ -78,6 +78,10 @@ struct ModuleScope {
   /// `from M import *` (name "*"), in source order: M's public names, looked
   /// up when no other module-level binding has them.
   std::vector<Import> starImports;
+  /// A class body's scope (`Cls.f`): its name, and the module whose
+  /// globals its functions' bodies see (Python's class scope is not theirs).
+  std::string className;
+  ModuleScope *enclosing = nullptr;
 };
 
 class Emitter {

@@ -578,6 +578,9 @@ HostEvaluator::Flow HostEvaluator::execStatement(const Stmt &stmt) {
     }
     return flow;
   }
+  case Stmt::Kind::ClassDef:
+    fail(stmt.getLoc(), "'class' statements are not evaluated when compiling");
+    return Flow::Failed;
   case Stmt::Kind::Other:
     fail(stmt.getLoc(), "'" + llvm::cast<OtherStmt>(stmt).what +
                             "' statements are not evaluated when compiling");

@@ -82,6 +82,8 @@ private:
   StmtPtr parseImportFrom();
   StmtPtr parseTry();
   StmtPtr parseRaise();
+  StmtPtr parseClass();
+  bool parseModuleLevel(Block &out, bool classBody);
   StmtPtr skipCompound(StringRef what);
   bool isStatementKeyword(const Token &t) const;
   bool isJitDefinition(size_t start) const;
@@ -139,6 +141,9 @@ private:
   std::vector<Token> tokens;
   size_t pos = 0;
   bool failed = false;
+  // A @triton.jit definition failed to parse (its error printed): the
+  // module does not parse, wherever the definition is.
+  bool fatal = false;
   SMLoc errorLoc;
   std::string errorMessage;
   unsigned depth = 0;
@@ -185,7 +190,19 @@ std::unique_ptr<Module> Parser::parse() {
   auto module = std::make_unique<Module>();
   module->filename =
       sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier().str();
+  if (!parseModuleLevel(module->body, /*classBody=*/false))
+    return nullptr;
+  return module;
+}
+
+// Module-level statements, up to the end of the file or of a class body
+// (its dedent). False after a @triton.jit definition that does not parse.
+bool Parser::parseModuleLevel(Block &out, bool classBody) {
   while (!tok().is(TokenKind::Eof)) {
+    if (classBody && tok().is(TokenKind::Dedent)) {
+      advance();
+      return true;
+    }
     if (tok().is(TokenKind::Newline)) {
       advance();
       continue;
@@ -193,21 +210,63 @@ std::unique_ptr<Module> Parser::parse() {
     if (tok().is(TokenKind::Indent)) {
       sourceMgr.PrintMessage(tok().loc, llvm::SourceMgr::DK_Error,
                              "unexpected indent");
-      return nullptr;
+      fatal = true;
+      return false;
     }
-    size_t start = pos, statements = module->body.size();
-    if (parseStatement(module->body, /*topLevel=*/true))
+    size_t start = pos, statements = out.size();
+    if (parseStatement(out, /*topLevel=*/true))
       continue;
-    if (isJitDefinition(start)) {
+    if (fatal)
+      return false;
+    // In a class body, a method that does not parse is skipped like host
+    // code (its error reported where a kernel uses it): the class had been
+    // host code Kiln skipped whole.
+    if (!classBody && isJitDefinition(start)) {
       sourceMgr.PrintMessage(errorLoc, llvm::SourceMgr::DK_Error, errorMessage);
-      return nullptr;
+      fatal = true;
+      return false;
     }
     // Host code outside the subset: skipped, its error kept for later.
-    module->body.resize(statements);
-    module->body.push_back(skipUnparsed(start));
+    out.resize(statements);
+    out.push_back(skipUnparsed(start));
     failed = false;
   }
-  return module;
+  return true;
+}
+
+// `class NAME(BASES):` at module level: its body is parsed as module-level
+// code (its @triton.jit static methods are kernels and helpers). A class
+// written otherwise (on one line) is host code, skipped by the caller.
+StmtPtr Parser::parseClass() {
+  auto stmt = std::make_unique<ClassDefStmt>(tok().loc);
+  advance(); // class
+  if (!tok().is(TokenKind::Name)) {
+    error(tok().loc, "expected a class name, found " + describe(tok()));
+    return nullptr;
+  }
+  stmt->name = tok().text.str();
+  advance();
+  if (tok().isOp("(")) {
+    int depth = 0;
+    do {
+      if (tok().isOp("("))
+        ++depth;
+      else if (tok().isOp(")"))
+        --depth;
+      advance();
+    } while (depth > 0 && !tok().is(TokenKind::Eof));
+  }
+  if (!expectOp(":", "after the class name"))
+    return nullptr;
+  if (!tok().is(TokenKind::Newline) || !peek().is(TokenKind::Indent)) {
+    error(tok().loc, "expected the class body on the lines below");
+    return nullptr;
+  }
+  advance();
+  advance();
+  if (!parseModuleLevel(stmt->body, /*classBody=*/true))
+    return nullptr;
+  return stmt;
 }
 
 // Whether the statement at `start` defines a function decorated with
@@ -302,8 +361,11 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
     }
     if (!tok().isKeyword("def")) {
       if (topLevel && tok().isKeyword("class")) {
-        out.push_back(skipCompound("class"));
-        return !failed;
+        StmtPtr cls = parseClass();
+        if (!cls)
+          return false;
+        out.push_back(std::move(cls));
+        return true;
       }
       return error(tok().loc,
                    "expected 'def' after decorator, found " + describe(tok()));
@@ -325,6 +387,8 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
     stmt = parseWhile();
   else if (t.isKeyword("try") && functionDepth == 0)
     stmt = parseTry();
+  else if (t.isKeyword("class") && topLevel && functionDepth == 0)
+    stmt = parseClass();
   else if (isStatementKeyword(t)) {
     if (!topLevel &&
         (functionDepth > 0 || t.isKeyword("yield") || t.isKeyword("await")))

@@ -68,3 +68,13 @@ def pointer_from_int(addrs, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(a + offs))
     tl.store(addrs + 1, a.to(tl.int64, bitcast=True))
+
+
+@triton.jit
+def block_pointer_element_type(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # A block pointer's type.element_ty is its block: .to casts to its
+    # element type (applied-ai's attention forward).
+    out = tl.make_block_ptr(out_ptr, shape=(n,), strides=(1,), offsets=(0,),
+                            block_shape=(BLOCK,), order=(0,))
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out, (x * 2).to(out.type.element_ty), boundary_check=(0,))
