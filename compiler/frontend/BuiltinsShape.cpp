@@ -595,6 +595,57 @@ std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
   return result;
 }
 
+//===----------------------------------------------------------------------===//
+// tl.histogram
+//===----------------------------------------------------------------------===//
+
+// tl.histogram(input, num_bins, mask=None): how many of input's elements
+// (those mask keeps) equal each of 0 .. num_bins-1, as int32; others count
+// nowhere. As for tl.gather, each bin compares with every element and sums
+// the matches: num_bins x N elements of work, where upstream counts with
+// shared-memory atomics (native-sparse-attention's block counts).
+std::optional<FValue> histogram(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"input", "num_bins", "mask"};
+  ArgReader r(e, args, "tl.histogram", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  std::optional<FValue> input = requireBlock(e, r, 0);
+  if (!input)
+    return std::nullopt;
+  if (input->type.shape.size() != 1 || input->type.isPointer ||
+      !input->type.element.isInteger() || input->type.element.isBool())
+    return r.bad(0, "a 1-D block of integers");
+  std::optional<int64_t> bins = r.constInt(1);
+  if (!bins)
+    return std::nullopt;
+  SMLoc loc = args.loc;
+  // [1, N] against the bins [B, 1].
+  FValue values = expandDims(e, *input, 0, loc);
+  std::optional<FValue> range = callBuiltin(
+      e, "tl.arange", {FValue::integer(0), FValue::integer(*bins)}, {}, loc);
+  if (!range)
+    return std::nullopt;
+  FValue column = expandDims(e, *range, 1, loc);
+  std::optional<FValue> match = e.binary("==", values, column, loc);
+  if (match && r.get(2) && !r.get(2)->isNone()) {
+    std::optional<FValue> mask = requireBlock(e, r, 2);
+    if (!mask)
+      return std::nullopt;
+    if (mask->type.shape != input->type.shape)
+      return r.bad(2, "a mask of input's shape " +
+                          formatShape(input->type.shape));
+    match = e.binary("&", *match, expandDims(e, *mask, 0, loc), loc);
+  }
+  if (!match)
+    return std::nullopt;
+  FValue ones = e.castTo(*match, DType(ScalarKind::I32), loc);
+  std::optional<FValue> counts = callBuiltin(
+      e, "tl.sum", {ones}, {{"axis", FValue::integer(1)}}, loc);
+  if (!counts)
+    return std::nullopt;
+  return e.castTo(*counts, DType(ScalarKind::I32), loc);
+}
+
 } // namespace
 
 void kiln::frontend::addShapeBuiltins(BuiltinTable &table) {
@@ -623,6 +674,8 @@ void kiln::frontend::addShapeBuiltins(BuiltinTable &table) {
       {"tl.interleave", interleave},
       {"tl.cat", cat},
       {"tl.gather", gather},
+      {"tl.histogram", histogram},
+      {"method.histogram", histogram},
       {"method.gather", gather},
   };
   for (const auto &[name, fn] : kEntries)

@@ -495,6 +495,15 @@ CASES += [
          dict(out_ptr=("zeros", "uint32", 4 * 1000), n=1000), (cdiv(1000, 256),), ["out_ptr"], tol=0),
 ]
 
+# --- language/histogram.py: tl.histogram, values within the bins (upstream
+# leaves others unspecified)
+CASES += [
+    case("histogram_bins", "language/histogram.py", "bin_counts",
+         "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=256, BINS=16",
+         dict(x_ptr=("randint", "int32", 256, 0, 16), out_ptr=("zeros", "int32", 48), n=200),
+         (1,), ["out_ptr"], tol=0),
+]
+
 # --- language/gather_thin_dot_wide_rand.py: the third real-world sample's forms
 F = "language/gather_thin_dot_wide_rand.py"
 CASES += [
