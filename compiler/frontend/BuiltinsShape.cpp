@@ -632,15 +632,15 @@ std::optional<FValue> histogram(Emitter &e, const CallArgs &args) {
     if (!mask)
       return std::nullopt;
     if (mask->type.shape != input->type.shape)
-      return r.bad(2, "a mask of input's shape " +
-                          formatShape(input->type.shape));
+      return r.bad(2,
+                   "a mask of input's shape " + formatShape(input->type.shape));
     match = e.binary("&", *match, expandDims(e, *mask, 0, loc), loc);
   }
   if (!match)
     return std::nullopt;
   FValue ones = e.castTo(*match, DType(ScalarKind::I32), loc);
-  std::optional<FValue> counts = callBuiltin(
-      e, "tl.sum", {ones}, {{"axis", FValue::integer(1)}}, loc);
+  std::optional<FValue> counts =
+      callBuiltin(e, "tl.sum", {ones}, {{"axis", FValue::integer(1)}}, loc);
   if (!counts)
     return std::nullopt;
   return e.castTo(*counts, DType(ScalarKind::I32), loc);
