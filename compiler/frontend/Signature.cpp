@@ -572,7 +572,10 @@ std::string kiln::frontend::withEqualToOne(StringRef signature,
                                            llvm::ArrayRef<std::string> names) {
   llvm::SmallVector<StringRef> entries = splitSignature(signature);
   bool named = isNamedSignature(signature);
+  // A tuple's elements are retyped inside it, not here: it stays as is.
   auto retyped = [](StringRef type) {
+    if (type.trim().starts_with("("))
+      return type.trim().str();
     return (type.split(':').first.trim() + ":1").str();
   };
   std::vector<std::string> out;

@@ -102,10 +102,9 @@ void check(llvm::StringRef paramLine, llvm::StringRef signature, bool aligned) {
   // Integer run-time parameters (i8..i64, u8..u64) retyped `:1`.
   std::vector<std::string> ints;
   for (const ParamSpec &p : spec->params)
-    if (!p.isConstexpr && !p.equalToOne && !p.type.isPointer &&
+    if (!p.isConstexpr && !p.equalToOne && !p.isTuple && !p.type.isPointer &&
         !p.type.isTensorDescriptor() && !p.type.isBlock() &&
-        p.type.str() != "i1" && p.type.str() != "u1" &&
-        !p.type.str().empty() &&
+        p.type.str() != "i1" && p.type.str() != "u1" && !p.type.str().empty() &&
         (p.type.str()[0] == 'i' || p.type.str()[0] == 'u'))
       ints.push_back(p.name);
   if (ints.empty())

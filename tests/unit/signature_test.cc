@@ -100,6 +100,16 @@ TEST(Signature, WithEqualToOneRewritesTheNamedParameters) {
             "*fp16, *fp16, i32, i32:1, i32:1, i1, 64");
   EXPECT_EQ(withEqualToOne("*fp16, *fp16, i32, i32, i32, i1, 64", Params(), {}),
             "*fp16, *fp16, i32, i32, i32, i1, 64");
+  // A tuple parameter named among them stays as written (the signature
+  // fuzzer's finding: `(i32:16, i32):1` did not parse).
+  EXPECT_EQ(withEqualToOne("a_ptr=*fp16, b_ptr=*fp16, M=i32, "
+                           "stride_am=(i32:16, i32), stride_ak=i32",
+                           Params(), {"stride_am", "stride_ak"}),
+            "a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=(i32:16, i32), "
+            "stride_ak=i32:1");
+  EXPECT_EQ(withEqualToOne("*fp16, *fp16, i32, (i32:16, i32), i32", Params(),
+                           {"stride_am", "stride_ak"}),
+            "*fp16, *fp16, i32, (i32:16, i32), i32:1");
 }
 
 // The aligned-pointers variant: every pointer the entry point takes `:16`,
