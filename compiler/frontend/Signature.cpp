@@ -420,6 +420,13 @@ kiln::frontend::parseSignature(StringRef signature,
                                llvm::ArrayRef<ParamDecl> params, bool aligned) {
   KernelSpec spec;
   llvm::SmallVector<StringRef> entries = splitSignature(signature);
+  // Python rejects a def naming one parameter twice; an entry could not
+  // say which of them it types.
+  for (size_t i = 0; i < params.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (params[i].name == params[j].name)
+        return makeError("the kernel has two parameters named '" +
+                         params[i].name + "'");
 
   bool named = !entries.empty() && isNamedEntry(entries.front());
   if (llvm::any_of(entries,

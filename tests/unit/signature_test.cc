@@ -112,6 +112,18 @@ TEST(Signature, WithEqualToOneRewritesTheNamedParameters) {
             "*fp16, *fp16, i32, (i32:16, i32), i32:1");
 }
 
+// A parameter list naming one parameter twice (Python rejects such a def;
+// the signature fuzzer made one, and withEqualToOne retyped both).
+TEST(Signature, DuplicateParameterNamesAreRefused) {
+  std::vector<ParamDecl> params = {
+      {"x_ptr", false, {}}, {"n", false, {}}, {"x_ptr", false, {}}};
+  llvm::Expected<KernelSpec> spec =
+      parseSignature("*fp32, i32, i32", params, /*aligned=*/false);
+  ASSERT_FALSE(bool(spec));
+  EXPECT_EQ(llvm::toString(spec.takeError()),
+            "the kernel has two parameters named 'x_ptr'");
+}
+
 // The aligned-pointers variant: every pointer the entry point takes `:16`,
 // nothing more (integers, equal-to-1 arguments and descriptors stay as
 // written).
