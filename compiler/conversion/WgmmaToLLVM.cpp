@@ -778,7 +778,6 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         // the second 16 bytes of k. With pairB, lanes 16-31 give the same
         // for the tile 8 columns further: one ldmatrix.x4 reads both.
         // Lines along N: tiles apart by cols; along K: steps apart by kk.
-        const bool pair = pairB;
         Value at = fragmentAddress(
             1, bTransposed ? kk : col, bAddress, bBase,
             bTransposed ? col - firstCol : kk, !bTransposed || colsShift,
@@ -789,11 +788,11 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
               Value n = first && bTransposed ? tileCols[firstCol] : tileCol;
               if (bTransposed)
                 n = LLVM::AddOp::create(rewriter, loc, n, lane7);
-              if (pair)
+              if (pairB)
                 n = LLVM::AddOp::create(rewriter, loc, n, pairCol);
               return bAddress.emit(rewriter, loc, kRow, n);
             });
-        if (!pair) {
+        if (!pairB) {
           bFragments[col] = ldmatrix(2, !bTransposed, at);
           continue;
         }

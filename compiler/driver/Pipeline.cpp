@@ -178,16 +178,17 @@ keepFasterRegisterUse(std::string &ptx, std::string &rematerialized,
       target, threads, sharedBytes + plain->staticSharedBytes);
   const bool byOccupancy = StringRef(ptx).contains("mma.sync.aligned") &&
                            !StringRef(ptx).contains("wgmma.mma_async");
-  // Higher is better: blocks per SM, or fewer registers.
-  auto fit = [&](const kiln::CubinInfo &cubin) -> int {
+  // Lower is better: fewer registers, or more blocks per SM.
+  auto registerCost = [&](const kiln::CubinInfo &cubin) -> int {
     if (!byOccupancy)
-      return -int(cubin.registers);
-    return int(
+      return int(cubin.registers);
+    return -int(
         std::min(room, kiln::blocksPerSMByRegisters(threads, cubin.registers)));
   };
-  if (std::make_tuple(other->serializesWgmma, other->spillBytes, -fit(*other)) <
+  if (std::make_tuple(other->serializesWgmma, other->spillBytes,
+                      registerCost(*other)) <
       std::make_tuple(plain->serializesWgmma, plain->spillBytes,
-                      -fit(*plain))) {
+                      registerCost(*plain))) {
     ptx = std::move(rematerialized);
     return std::move(*other);
   }

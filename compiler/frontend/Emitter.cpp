@@ -398,7 +398,7 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       scope.globalDefs.erase(def->name);
       scope.imports.erase(def->name);
       scope.globals[def->name] = f;
-      functionModules[def] = scope.enclosing ? scope.enclosing : &scope;
+      functionModules[def] = &scope.module();
     } else if (auto *cls = llvm::dyn_cast<ClassDefStmt>(stmt.get())) {
       // A namespace: `Cls.f` looks f up in the class body's scope.
       auto classScope = std::make_unique<ModuleScope>();
@@ -407,7 +407,7 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       classScope->className = scope.className.empty()
                                   ? cls->name
                                   : scope.className + "." + cls->name;
-      classScope->enclosing = scope.enclosing ? scope.enclosing : &scope;
+      classScope->enclosing = &scope.module();
       ModuleScope *inner = classScope.get();
       modules.push_back(std::move(classScope));
       collectGlobals(*inner, cls->body);

@@ -82,6 +82,10 @@ struct ModuleScope {
   /// globals its functions' bodies see (Python's class scope is not theirs).
   std::string className;
   ModuleScope *enclosing = nullptr;
+
+  /// The module whose globals this scope's functions see: itself, or a
+  /// class body's module.
+  ModuleScope &module() { return enclosing ? *enclosing : *this; }
 };
 
 class Emitter {
