@@ -81,7 +81,7 @@ def fragment(cfg):
 # The tutorial, and the inputs
 # --------------------------------------------------------------------------
 
-def load_tutorial(path, names=()):
+def load_tutorial(path, names=(), module_name="kiln_bench_tutorial03"):
     """The tutorial as a module, without its top-level test and benchmark code:
     its imports, its functions (kernels and the host helpers the autotune
     decorator calls, not the perf_report-decorated benchmark), the
@@ -104,7 +104,7 @@ def load_tutorial(path, names=()):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if not seen_kernel or any(isinstance(t, ast.Name) and t.id in names for t in targets):
                 keep.append(node)
-    module = types.ModuleType("kiln_bench_tutorial03")
+    module = types.ModuleType(module_name)
     module.__file__ = path
     sys.modules[module.__name__] = module  # Triton's JIT looks the module up by name.
     exec(compile(ast.Module(body=keep, type_ignores=[]), path, "exec"), module.__dict__)

@@ -9,6 +9,8 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Dominators.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
@@ -167,6 +169,47 @@ static Error linkLibdevice(Module &module, StringRef libdevicePath) {
   return Error::success();
 }
 
+/// Whether `module` issues tensor-core instructions (mma.sync, wgmma), which
+/// kilnc writes as inline assembly or NVVM intrinsics.
+static bool usesTensorCores(const Module &module) {
+  for (const Function &function : module)
+    for (const BasicBlock &block : function)
+      for (const Instruction &instruction : block) {
+        const auto *call = dyn_cast<CallBase>(&instruction);
+        if (!call)
+          continue;
+        if (const auto *assembly =
+                dyn_cast<InlineAsm>(call->getCalledOperand()))
+          if (StringRef(assembly->getAsmString()).contains("mma."))
+            return true;
+        if (const Function *callee = call->getCalledFunction())
+          if (callee->getName().starts_with("llvm.nvvm.mma") ||
+              callee->getName().starts_with("llvm.nvvm.wgmma"))
+            return true;
+      }
+  return false;
+}
+
+/// A target machine made by `create` whose instruction selection orders each
+/// block to keep fewer values live (the NVPTX backend's "nvptx-sched4reg";
+/// its default is source order). The backend reads the option when a
+/// machine is made, and has no API for it: the option is set around the
+/// call, under a lock, so that no other machine is made with it set.
+static std::unique_ptr<TargetMachine> createRegisterOrderedMachine(
+    function_ref<std::unique_ptr<TargetMachine>()> create) {
+  static std::mutex lock;
+  std::lock_guard<std::mutex> held(lock);
+  auto &registered = cl::getRegisteredOptions();
+  auto option = registered.find("nvptx-sched4reg");
+  if (option == registered.end())
+    return nullptr;
+  auto *flag = static_cast<cl::opt<bool> *>(option->second);
+  flag->setValue(true);
+  std::unique_ptr<TargetMachine> machine = create();
+  flag->setValue(false);
+  return machine;
+}
+
 /// The PTX the NVPTX backend prints for `module`.
 static Expected<std::string> emitAssembly(TargetMachine &machine,
                                           Module &module) {
@@ -210,9 +253,13 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   // which leaves ptxas free to fuse too. tl.div_rn/sqrt_rn and the
   // libdevice calls keep their own rounding.
   options.AllowFPOpFusion = FPOpFusion::Fast;
-  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
-      triple, arch.name, features, options, Reloc::PIC_, std::nullopt,
-      CodeGenOptLevel::Aggressive));
+  // By value: the register-ordered copy may be emitted after this returns.
+  auto createMachine = [=] {
+    return std::unique_ptr<TargetMachine>(target->createTargetMachine(
+        triple, arch.name, features, options, Reloc::PIC_, std::nullopt,
+        CodeGenOptLevel::Aggressive));
+  };
+  std::unique_ptr<TargetMachine> machine = createMachine();
   if (!machine)
     return createStringError(inconvertibleErrorCode(),
                              "cannot create an NVPTX target machine for " +
@@ -256,6 +303,23 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   // (StrengthReductionGate.h).
   StrengthReductionGate gate(module.getContext(), module);
   PTXCandidates candidates;
+  // Code generation changes the module it runs on: the register-ordered
+  // copy starts from the optimized module, emitted only where compileKernel
+  // asks for it. Tensor-core kernels keep the order they were tuned with.
+  if (!usesTensorCores(module)) {
+    std::shared_ptr<Module> input = CloneModule(module);
+    candidates.emitRegisterOrdered =
+        [input, createMachine]() -> Expected<std::string> {
+      std::unique_ptr<TargetMachine> ordered =
+          createRegisterOrderedMachine(createMachine);
+      if (!ordered)
+        return createStringError(inconvertibleErrorCode(),
+                                 "the NVPTX backend has no nvptx-sched4reg");
+      // SLSR's gate, as for the plain copy.
+      StrengthReductionGate gate(input->getContext(), *input);
+      return emitAssembly(*ordered, *input);
+    };
+  }
   auto plain = emitAssembly(*machine, module);
   if (!plain)
     return plain.takeError();

@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,13 @@ ptxasArchs(llvm::StringRef ptxasPath = "");
 struct PTXCandidates {
   std::string plain;
   std::optional<std::string> rematerialized;
+  /// For kernels without tensor-core instructions: emits `plain`'s module
+  /// with its instructions ordered by the NVPTX backend to keep fewer values
+  /// live. ptxas largely keeps a block's order where values are long-lived,
+  /// so this can be the difference between one block per SM and four
+  /// (compileKernel asks for it where the plain copy leaves room for more
+  /// blocks). Empty for tensor-core kernels.
+  std::function<llvm::Expected<std::string>()> emitRegisterOrdered;
 };
 
 /// Optimizes `module` at O3 for `arch` and emits PTX. The module's triple and

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Memory-bound real-world kernels: Kiln's cubins beside upstream Triton's JIT.
+
+The cases (bench/realworld_cases.py) are kernels from upstream's tutorials and
+the real-world samples under tests/realworld/, unchanged, at the sizes and
+launch configurations their host code picks. bench/build_realworld_cubins.sh
+compiles them here; on the GPU machine this script runs each cubin and the
+same source through Triton 3.6 on identical inputs, checks that the outputs
+agree (within the case's bound), and times both the way
+triton.testing.do_bench does: L2 flushed before each run, CUDA events around
+the kernel, the median. Rounds alternate between the two.
+
+    python3 bench/realworld_cubins.py --list          # id|file|kernel|signature (hints added)
+    python3 bench/realworld_cubins.py --cubins DIR --out OUT [--filter TEXT] [--rounds 3]
+
+Writes OUT/realworld.json and OUT/realworld.md (Triton GB/s, Kiln GB/s,
+Kiln/Triton per case) and prints the table.
+"""
+
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "gpu"))
+import differential as diff  # noqa: E402
+from realworld_cases import CASES  # noqa: E402
+
+
+def hinted_signature(case):
+    """The case's signature with the hints Triton's JIT specializes on for its
+    arguments: `:16` on pointers (fresh allocations) and on integers divisible
+    by 16, `:1` on integers equal to 1."""
+    out = []
+    for entry in diff.split_top_level(case["sig"]):
+        name, _, value = entry.partition("=")
+        name, value = name.strip(), value.strip()
+        if value.startswith("*"):
+            value += ":16"
+        elif value in ("i32", "i64") and name in case["args"]:
+            v = case["args"][name]
+            if v == 1:
+                value += ":1"
+            elif v % 16 == 0:
+                value += ":16"
+        out.append(f"{name}={value}")
+    return ", ".join(out)
+
+
+def load_kernel(case):
+    path = os.path.join(REPO, case["file"])
+    if case.get("package"):
+        import types
+        root = os.path.join(REPO, case["package"])
+        dotted = os.path.relpath(path, root)[:-len(".py")].split(os.sep)
+        # Empty parent packages: their __init__ files import modules the
+        # sample does not carry.
+        for depth in range(1, len(dotted)):
+            name = ".".join(dotted[:depth])
+            if name not in sys.modules:
+                package = types.ModuleType(name)
+                package.__path__ = [os.path.join(root, *dotted[:depth])]
+                sys.modules[name] = package
+        sys.path.insert(0, root)
+        module = importlib.import_module(".".join(dotted))
+        return diff.unwrap_triton(getattr(module, case["kernel"]))[0]
+    # A tutorial runs its tests and benchmarks at import: only its kernels
+    # and what they need are loaded.
+    spec = importlib.util.spec_from_file_location("kiln_bench_matmul", os.path.join(HERE, "matmul.py"))
+    matmul = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(matmul)
+    module = matmul.load_tutorial(path, module_name="kiln_bench_" + case["id"])
+    return diff.unwrap_triton(getattr(module, case["kernel"]))[0]
+
+
+class Side:
+    """One compiler's launch of a case: `launch()` on the current stream."""
+
+    def __init__(self, launch):
+        self.launch = launch
+        self.times = []
+
+
+def kiln_side(case, opts, args, cuda, torch):
+    meta = json.load(open(os.path.join(opts.cubins, case["id"] + ".json")))
+    module, fn = ctypes.c_void_p(), ctypes.c_void_p()
+    image = open(os.path.join(opts.cubins, case["id"] + ".cubin"), "rb").read()
+    assert cuda.cuModuleLoadData(ctypes.byref(module), image) == 0
+    assert cuda.cuModuleGetFunction(ctypes.byref(fn), module, meta["entry"].encode()) == 0
+    shared = meta.get("shared_bytes", 0)
+    if shared > 48 * 1024:
+        assert cuda.cuFuncSetAttribute(fn, 8, shared) == 0
+    dropped = {p["name"] for p in meta.get("params", []) if p.get("equal_to_1")}
+    params, _ = diff.parse_signature(case["sig"])
+    holders = []
+    for name, type_, _ in params:
+        if type_ is None or name in dropped:
+            continue
+        value = args[name]
+        holders.append(ctypes.c_uint64(value.data_ptr()) if type_.startswith("*")
+                       else diff.scalar_holder(type_, value))
+    grid = tuple(case["grid"]) + (1,) * (3 - len(case["grid"]))
+    scratch = None
+    if "global_scratch_bytes" in meta:
+        size = meta["global_scratch_bytes"] * grid[0] * grid[1] * grid[2]
+        scratch = torch.zeros(max(1, size), dtype=torch.uint8, device="cuda") if size else None
+        holders.append(ctypes.c_uint64(scratch.data_ptr() if scratch is not None else 0))
+    pointers = (ctypes.c_void_p * max(1, len(holders)))(
+        *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
+    threads = 32 * meta["num_warps"]
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+    def launch():
+        assert cuda.cuLaunchKernel(fn, grid[0], grid[1], grid[2], threads, 1, 1, shared, stream,
+                                   pointers, None) == 0
+
+    side = Side(launch)
+    side.keep = (module, holders, pointers, scratch)
+    side.registers = meta.get("registers")
+    return side
+
+
+def triton_side(case, args, triton_language):
+    params, options = diff.parse_signature(case["sig"])
+    fn = load_kernel(case)
+    kwargs = {name: (args[name] if type_ is not None else diff.constexpr_value(const, triton_language))
+              for name, type_, const in params}
+    grid = case["grid"]
+    warps = options.get("num_warps", 4)
+    stages = options.get("num_stages", 3)
+
+    side = Side(None)
+
+    def launch():
+        side.compiled = fn[grid](**kwargs, num_warps=warps, num_stages=stages)
+
+    side.launch = launch
+    return side
+
+
+def run_case(case, opts, torch, triton, cuda):
+    import triton.language as tl
+    gen = torch.Generator(device="cuda").manual_seed(case.get("seed", 1234))
+    params, _ = diff.parse_signature(case["sig"])
+    inputs = {n: (diff.make_input(torch, s, gen, n) if isinstance(s, tuple) or callable(s) else s)
+              for n, s in case["args"].items()}
+    # Each side writes its own copies of the outputs and reset buffers.
+    own = set(case["outputs"]) | set(case.get("reset", []))
+    kiln_args = {n: (v.clone() if n in own else v) for n, v in inputs.items()}
+    triton_args = {n: (v.clone() if n in own else v) for n, v in inputs.items()}
+    kiln = kiln_side(case, opts, kiln_args, cuda, torch)
+    theirs = triton_side(case, triton_args, tl)
+    kiln.launch()
+    theirs.launch()
+    torch.cuda.synchronize()
+    triton_registers = getattr(theirs.compiled, "n_regs", None)
+    if opts.dump_triton:
+        os.makedirs(opts.dump_triton, exist_ok=True)
+        for kind in ("ptx", "cubin"):
+            data = theirs.compiled.asm.get(kind)
+            if data is not None:
+                mode = "wb" if isinstance(data, bytes) else "w"
+                with open(os.path.join(opts.dump_triton, f"{case['id']}.{kind}"), mode) as f:
+                    f.write(data)
+    worst, ok = 0.0, True
+    for name in case["outputs"]:
+        good, metric, detail = diff.compare(torch, kiln_args[name], triton_args[name],
+                                            dict(tol=case["tol"]))
+        ok &= good
+        worst = max(worst, metric)
+        if detail:
+            print(f"  {case['id']}: {name}: {detail}", flush=True)
+
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    for _ in range(opts.rounds):
+        for side, side_args in ((kiln, kiln_args), (theirs, triton_args)):
+            starts = [torch.cuda.Event(enable_timing=True) for _ in range(opts.reps)]
+            ends = [torch.cuda.Event(enable_timing=True) for _ in range(opts.reps)]
+            for i in range(opts.reps):
+                for name in case.get("reset", []):
+                    side_args[name].zero_()
+                flush.zero_()
+                # Keeps the GPU busy while Python issues the launch, so that
+                # neither side's host overhead is timed.
+                torch.cuda._sleep(20000)
+                starts[i].record()
+                side.launch()
+                ends[i].record()
+            torch.cuda.synchronize()
+            side.times.append(statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)))
+    kiln_ms = statistics.median(kiln.times)
+    triton_ms = statistics.median(theirs.times)
+    gbps = lambda ms: case["bytes"] / ms / 1e6  # noqa: E731
+    return dict(id=case["id"], file=case["file"], kernel=case["kernel"], ok=ok, worst=worst,
+                kiln_ms=kiln_ms, triton_ms=triton_ms, kiln_gbps=gbps(kiln_ms),
+                triton_gbps=gbps(triton_ms), ratio=triton_ms / kiln_ms,
+                per_round=[t / k for k, t in zip(kiln.times, theirs.times)],
+                registers=kiln.registers, triton_registers=triton_registers)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--cubins")
+    parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
+    parser.add_argument("--filter", default="")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--dump-triton", metavar="DIR",
+                        help="write Triton's PTX and cubin of each case there (for SASS comparisons)")
+    opts = parser.parse_args()
+    cases = [c for c in CASES if opts.filter in c["id"]]
+    if opts.list:
+        for c in cases:
+            print(f"{c['id']}|{c['file']}|{c['kernel']}|{hinted_signature(c)}")
+        return 0
+    import torch
+    import triton
+    cuda = ctypes.CDLL("libcuda.so.1")
+    torch.zeros(1, device="cuda")
+    results, failed = [], 0
+    for case in cases:
+        try:
+            r = run_case(case, opts, torch, triton, cuda)
+        except Exception as error:  # one case's failure does not stop the sweep
+            r = dict(id=case["id"], ok=False, error=f"{type(error).__name__}: {error}")
+        failed += not r["ok"]
+        results.append(r)
+        if "ratio" in r:
+            print(f"{r['id']}: Triton {r['triton_gbps']:.0f} GB/s, Kiln {r['kiln_gbps']:.0f} GB/s, "
+                  f"{r['ratio']:.3f} ({' '.join(f'{x:.3f}' for x in r['per_round'])})"
+                  f"{'' if r['ok'] else ' MISMATCH'}", flush=True)
+        else:
+            print(f"{r['id']}: ERROR {r['error']}", flush=True)
+        torch.cuda.empty_cache()
+    os.makedirs(opts.out, exist_ok=True)
+    env = dict(device=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__)
+    json.dump(dict(env, cases=results), open(os.path.join(opts.out, "realworld.json"), "w"), indent=1)
+    lines = [f"# Real-world memory-bound kernels ({env['device']}, Triton {env['triton']})", "",
+             "| case | kernel | Triton GB/s | Kiln GB/s | Kiln/Triton | per round | registers (Kiln, Triton) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        if "ratio" in r:
+            lines.append(f"| {r['id']} | {r['kernel']} | {r['triton_gbps']:.0f} | {r['kiln_gbps']:.0f} | "
+                         f"{r['ratio']:.3f}{'' if r['ok'] else ' (MISMATCH)'} | "
+                         f"{' '.join(f'{x:.3f}' for x in r['per_round'])} | "
+                         f"{r.get('registers')}, {r.get('triton_registers')} |")
+        else:
+            lines.append(f"| {r['id']} | | | | ERROR: {r['error']} | | |")
+    open(os.path.join(opts.out, "realworld.md"), "w").write("\n".join(lines) + "\n")
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
