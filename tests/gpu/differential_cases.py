@@ -797,6 +797,12 @@ CASES += [
     case("row_argmin_i32", F, "row_argmin", "x_ptr=*i32, idx_ptr=*i64, val_ptr=*i32, N=i32, BLOCK=256",
          dict(x_ptr=("randint", "int32", 10 * 200, -20, 20), idx_ptr=("zeros", "int64", 10),
               val_ptr=("zeros", "int32", 10), N=200), (10,), ["idx_ptr", "val_ptr"], tol=0),
+    # 32 warps along the row: the warps' partials are combined with lane
+    # shuffles, and the leftmost of the ties must still win.
+    case("row_argmax_f16_32warps", F, "row_argmax",
+         "x_ptr=*fp16, idx_ptr=*i32, val_ptr=*fp16, N=i32, BLOCK=4096, num_warps=32",
+         dict(x_ptr=("ties", "float16", 6 * 4000), idx_ptr=("zeros", "int32", 6),
+              val_ptr=("zeros", "float16", 6), N=4000), (6,), ["idx_ptr", "val_ptr"], tol=0),
     case("tile_extremes", F, "tile_extremes", "x_ptr=*fp32, out_ptr=*i32, BM=32, BN=32",
          dict(x_ptr=tile_extremes_input, out_ptr=("zeros", "int32", 32)), (1,), ["out_ptr"], tol=0),
 ]
@@ -814,6 +820,12 @@ CASES += [
          dict(x_ptr=("ties", "float32", 16 * 400), out_val_ptr=("zeros", "float32", 16),
               out_idx_ptr=("zeros", "int32", 16), N=400),
          (16,), ["out_val_ptr", "out_idx_ptr"], tol=0, seed=7),
+    # A user's combine (value and index, ties to the left) over 32 warps.
+    case("abs_argmax_reduce_32warps", F, "abs_argmax_reduce",
+         "x_ptr=*fp32, out_val_ptr=*fp32, out_idx_ptr=*i32, N=i32, BLOCK=2048, num_warps=32",
+         dict(x_ptr=("ties", "float32", 5 * 2000), out_val_ptr=("zeros", "float32", 5),
+              out_idx_ptr=("zeros", "int32", 5), N=2000),
+         (5,), ["out_val_ptr", "out_idx_ptr"], tol=0, seed=11),
     # xor is order-independent, atomics included.
     case("checksum_i32", F, "checksum", "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=1024",
          dict(x_ptr=("randbits", "int32", 5000), out_ptr=("zeros", "int32", 1), n=5000),
@@ -832,6 +844,15 @@ CASES += [
               max_ptr=("zeros", "float32", 100), min_ptr=("zeros", "float32", 100),
               M=100, N=100, stride=100),
          (cdiv(100, 16),), ["sum_ptr", "max_ptr", "min_ptr"], tol=1e-6),  # sums in another order
+    # Several rows a program, 32 warps along each: one shuffled combine per
+    # row a thread holds.
+    case("row_stats_f32_32warps", F, "row_stats",
+         "x_ptr=*fp32, sum_ptr=*fp32, max_ptr=*fp32, min_ptr=*fp32, M=i32, N=i32, stride=i32, BM=4, "
+         "BN=4096, num_warps=32",
+         dict(x_ptr=("randn", "float32", 30 * 4000), sum_ptr=("zeros", "float32", 30),
+              max_ptr=("zeros", "float32", 30), min_ptr=("zeros", "float32", 30),
+              M=30, N=4000, stride=4000),
+         (cdiv(30, 4),), ["sum_ptr", "max_ptr", "min_ptr"], tol=1e-6),  # sums in another order
     case("row_stats_i32", F, "row_stats",
          "x_ptr=*i32, sum_ptr=*i32, max_ptr=*i32, min_ptr=*i32, M=i32, N=i32, stride=i32, BM=8, BN=256",
          dict(x_ptr=("randint", "int32", 37 * 200), sum_ptr=("zeros", "int32", 37),
