@@ -1,7 +1,7 @@
-"""The cases of bench/realworld_cubins.py: memory-bound kernels from the
-tutorials and the real-world samples (tests/realworld/), at the sizes and
-launch configurations their own host code picks for a 4096-8192 row, LLM-sized
-problem.
+"""The cases of bench/realworld_cubins.py: kernels from the tutorials and the
+real-world samples (tests/realworld/), mostly memory-bound, at the sizes and
+launch configurations their own host code picks for a 4096-8192 row,
+LLM-sized problem.
 
 A case is differential_cases.py's dict (tests/gpu/differential_cases.py says
 what each key means) with `file` relative to the repository root, and:
@@ -12,6 +12,7 @@ what each key means) with `file` relative to the repository root, and:
           sample does not carry, do not run)
   bytes   the bytes the kernel must move (each input read once, each output
           written once), for GB/s
+  flops   for tensor-core kernels: the FLOPs, reported as TFLOP/s instead
   reset   buffers zeroed before every timed run, on both sides (locks and
           accumulators a kernel expects to start at zero)
 
@@ -199,3 +200,20 @@ CASES.append(case(
     dict(x_ptr=("randn", "float16", N), y_ptr=("randn", "float16", N), output_ptr=("zeros", "float16", N),
          n_elements=N),
     (cdiv(N, 1024),), ["output_ptr"], bytes=2 * 3 * N, tol=0))
+
+# flash-attn's rotary embedding (not interleaved, offsets 0), fp16, batch 4,
+# 4096 tokens, 32 heads of 128.
+B, S, H, D = 4, 4096, 32, 128
+CASES.append(case(
+    "flash_attn_rotary_fp16", "tests/realworld/flash_attn/flash_attn/ops/triton/rotary.py", "rotary_kernel",
+    "OUT=*fp16, X=*fp16, COS=*fp16, SIN=*fp16, CU_SEQLENS=None, SEQLEN_OFFSETS=i32, seqlen=i32, "
+    "nheads=i32, seqlen_ro=i32, stride_out_batch=i32, stride_out_seqlen=i32, stride_out_nheads=i32, "
+    "stride_out_headdim=i32, stride_x_batch=i32, stride_x_seqlen=i32, stride_x_nheads=i32, "
+    f"stride_x_headdim=i32, ROTARY_DIM={D}, IS_SEQLEN_OFFSETS_TENSOR=False, IS_VARLEN=False, "
+    "INTERLEAVED=False, CONJUGATE=False, BLOCK_H=2, BLOCK_M=8",
+    dict(OUT=("zeros", "float16", B * S * H * D), X=("randn", "float16", B * S * H * D),
+         COS=("uniform", "float16", S * D // 2), SIN=("uniform", "float16", S * D // 2), SEQLEN_OFFSETS=0,
+         seqlen=S, nheads=H, seqlen_ro=S, stride_out_batch=S * H * D, stride_out_seqlen=H * D,
+         stride_out_nheads=D, stride_out_headdim=1, stride_x_batch=S * H * D, stride_x_seqlen=H * D,
+         stride_x_nheads=D, stride_x_headdim=1),
+    (cdiv(H, 2), cdiv(S, 8), B), ["OUT"], bytes=2 * 2 * B * S * H * D + 2 * S * D, tol=1e-2))

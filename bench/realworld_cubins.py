@@ -196,7 +196,9 @@ def run_case(case, opts, torch, triton, cuda):
             side.times.append(statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)))
     kiln_ms = statistics.median(kiln.times)
     triton_ms = statistics.median(theirs.times)
-    gbps = lambda ms: case["bytes"] / ms / 1e6  # noqa: E731
+    # GB/s, or TFLOP/s for a case that states its FLOPs (tensor-core kernels).
+    gbps = lambda ms: (case["flops"] / ms / 1e9 if "flops" in case  # noqa: E731
+                       else case["bytes"] / ms / 1e6)
     return dict(id=case["id"], file=case["file"], kernel=case["kernel"], ok=ok, worst=worst,
                 kiln_ms=kiln_ms, triton_ms=triton_ms, kiln_gbps=gbps(kiln_ms),
                 triton_gbps=gbps(triton_ms), ratio=triton_ms / kiln_ms,
@@ -233,7 +235,8 @@ def main():
         failed += not r["ok"]
         results.append(r)
         if "ratio" in r:
-            print(f"{r['id']}: Triton {r['triton_gbps']:.0f} GB/s, Kiln {r['kiln_gbps']:.0f} GB/s, "
+            unit = "TFLOP/s" if "flops" in case else "GB/s"
+            print(f"{r['id']}: Triton {r['triton_gbps']:.0f} {unit}, Kiln {r['kiln_gbps']:.0f} {unit}, "
                   f"{r['ratio']:.3f} ({' '.join(f'{x:.3f}' for x in r['per_round'])})"
                   f"{'' if r['ok'] else ' MISMATCH'}", flush=True)
         else:
@@ -243,7 +246,7 @@ def main():
     env = dict(device=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__)
     json.dump(dict(env, cases=results), open(os.path.join(opts.out, "realworld.json"), "w"), indent=1)
     lines = [f"# Real-world memory-bound kernels ({env['device']}, Triton {env['triton']})", "",
-             "| case | kernel | Triton GB/s | Kiln GB/s | Kiln/Triton | per round | registers (Kiln, Triton) |",
+             "| case | kernel | Triton GB/s (TFLOP/s) | Kiln GB/s (TFLOP/s) | Kiln/Triton | per round | registers (Kiln, Triton) |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
         if "ratio" in r:
