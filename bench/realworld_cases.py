@@ -217,3 +217,33 @@ CASES.append(case(
          stride_out_nheads=D, stride_out_headdim=1, stride_x_batch=S * H * D, stride_x_seqlen=H * D,
          stride_x_nheads=D, stride_x_headdim=1),
     (cdiv(H, 2), cdiv(S, 8), B), ["OUT"], bytes=2 * 2 * B * S * H * D + 2 * S * D, tol=1e-2))
+
+# lightllm's SiLU-and-mul over [gate | up] rows, bf16, 4096 tokens x 11008
+# (128 x 128 tiles, 4 warps).
+M, N = 4096, 11008
+CASES.append(case(
+    "lightllm_silu_and_mul_bf16", "tests/realworld/lightllm/lightllm/models/llama/triton_kernel/silu_and_mul.py",
+    "_silu_and_mul_kernel",
+    "input_ptr=*bf16, output_ptr=*bf16, stride_input_m=i32, stride_input_n=i32, stride_output_m=i32, "
+    "stride_output_n=i32, size_m=i32, size_n=i32, BLOCK_M=128, BLOCK_N=128",
+    dict(input_ptr=("randn", "bfloat16", M * 2 * N), output_ptr=("zeros", "bfloat16", M * N),
+         stride_input_m=2 * N, stride_input_n=1, stride_output_m=N, stride_output_n=1, size_m=M, size_n=N),
+    (cdiv(M, 128), cdiv(N, 128)), ["output_ptr"], bytes=2 * 3 * M * N, tol=1e-2))
+
+
+def sorted_code(torch, gen):
+    """bitsandbytes' quantization map: 256 sorted levels in [-1, 1]."""
+    return torch.sort(torch.rand(256, generator=gen, device="cuda") * 2 - 1).values
+
+
+# bitsandbytes' 8-bit blockwise quantization (absmax per 256 values, a binary
+# search of the code for each), fp16, 4096 x 4096.
+N, BLOCK = 4096 * 4096, 256
+CASES.append(case(
+    "bnb_quantize_8bit_blockwise_fp16", "tests/realworld/bitsandbytes/bitsandbytes/backends/triton/kernels_8bit_quant.py",
+    "quantize_8bit_blockwise_kernel",
+    f"A_ptr=*fp16, code_ptr=*fp32, absmax_ptr=*fp16, out_ptr=*u8, n_elements=i32, BLOCK_SIZE={BLOCK}, "
+    "CODE_SIZE=256, SPLIT_NUM_BLOCKS=1",
+    dict(A_ptr=("randn", "float16", N), code_ptr=sorted_code, absmax_ptr=("zeros", "float16", N // BLOCK),
+         out_ptr=("zeros", "uint8", N), n_elements=N),
+    (N // BLOCK,), ["out_ptr", "absmax_ptr"], bytes=3 * N + 2 * (N // BLOCK), tol=0))
