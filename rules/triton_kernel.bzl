@@ -166,6 +166,47 @@ def _is_identifier(s):
             return False
     return True
 
+def _is_kernel_name(s):
+    """Whether `s` names a @triton.jit function as `kilnc -n` takes it:
+    "add_kernel", or "GELU.forward" for a class's static method."""
+    if type(s) != type(""):
+        return False
+    for part in s.split("."):
+        if not _is_identifier(part):
+            return False
+    return True
+
+def cpp_kernel_name(kernel):
+    """The C++ name the generated names start with: "GELU.forward" ->
+    "GELU_forward" (launch_GELU_forward, GELU_forward_config, ...)."""
+    return kernel.replace(".", "_")
+
+def check_kernels(name, kernel, kernels):
+    """Returns None when `kernel` / `kernels` name @triton.jit functions whose
+    C++ names differ, else the error naming the attribute."""
+    if kernel != None and kernels != None:
+        return _message(name, "kernels", "cannot be given with 'kernel' ('kernel' names one kernel, 'kernels' several)")
+    if kernel != None and not _is_kernel_name(kernel):
+        return _message(name, "kernel", ("must be the name of a @triton.jit function (add_kernel, or " +
+                                         "Cls.method for a class's @staticmethod), got %r") % (kernel,))
+    if kernels == None:
+        return None
+    if type(kernels) != type([]) or not kernels:
+        return _message(name, "kernels", "must be a non-empty list of @triton.jit function names, got %r" % (kernels,))
+    seen = {}
+    for k in kernels:
+        if not _is_kernel_name(k):
+            return _message(name, "kernels", ("%r is not the name of a @triton.jit function (add_kernel, or " +
+                                              "Cls.method for a class's @staticmethod)") % (k,))
+        cpp = cpp_kernel_name(k)
+        if cpp in seen:
+            if seen[cpp] == k:
+                return _message(name, "kernels", "lists %r twice" % k)
+            return _message(name, "kernels", ("%r and %r would both be named %s in C++ (launch_%s, %s_config, " +
+                                              "%s_info); build them in separate targets") % (seen[cpp], k, cpp, cpp, cpp, cpp))
+        seen[cpp] = k
+    return None
+
 def _edit_distance(a, b):
     """Levenshtein distance, for "did you mean" hints on short names."""
     previous = list(range(len(b) + 1))
@@ -344,7 +385,7 @@ def _package_dir(label, a_file):
     parts = [a_file.root.path, label.workspace_root, label.package]
     return "/".join([p for p in parts if p]) or "."
 
-def _check_spec_action(ctx, src, kernel_desc, signatures):
+def _check_spec_action(ctx, src, kernel, stamp_name, signatures):
     """Declares the TritonCheckSpec action: `kilnc check-spec` of every signature.
 
     kilnc parses them against the kernel's source, as `kilnc compile` will,
@@ -352,12 +393,12 @@ def _check_spec_action(ctx, src, kernel_desc, signatures):
     it writes on success, an input of every compile action, so that a bad
     element fails once, here, before anything compiles.
     """
-    stamp = ctx.actions.declare_file("%s.kiln/specializations.checked" % ctx.attr.library_name)
+    stamp = ctx.actions.declare_file("%s.kiln/%s" % (ctx.attr.library_name, stamp_name))
     args = ctx.actions.args()
     args.add("check-spec")
     args.add(src)
-    if ctx.attr.kernel:
-        args.add("-n", ctx.attr.kernel)
+    if kernel:
+        args.add("-n", kernel)
     if ctx.attr.autotune:
         args.add("--autotune")
     args.add("--where", "triton_kernel(name = \"%s\"): attribute 'specializations': element" % ctx.attr.library_name)
@@ -369,12 +410,16 @@ def _check_spec_action(ctx, src, kernel_desc, signatures):
         inputs = ctx.files.srcs,
         outputs = [stamp],
         mnemonic = "TritonCheckSpec",
-        progress_message = "Checking the specializations of Triton kernel %s, %s" % (kernel_desc, ctx.label),
+        progress_message = "Checking the specializations of Triton kernel %s, %s" % (kernel or src.short_path, ctx.label),
     )
     return stamp
 
-def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, with_ptx, checked):
-    """Declares the kilnc action of one (arch, specialization, variant).
+def _compile_action(ctx, src, kernel, kernel_dir, arch, index, signature, variant, flags, with_ptx, checked):
+    """Declares the kilnc action of one (kernel, arch, specialization, variant).
+
+    `kernel` is the `kilnc -n` name ("" for the file's only kernel), and
+    `kernel_dir` the directory its files go in under the arch's ("" or "/"
+    and its C++ name).
 
     `checked` is the TritonCheckSpec stamp: an input, so that the compile
     waits for the check.
@@ -384,7 +429,7 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     (a directory of config<K>.json, config<K>.cubin and, with `with_ptx`,
     config<K>.ptx).
     """
-    stem = "%s.kiln/%s/s%d_%s" % (ctx.attr.library_name, arch, index, variant)
+    stem = "%s.kiln/%s%s/s%d_%s" % (ctx.attr.library_name, arch, kernel_dir, index, variant)
     outputs = []
     args = ctx.actions.args()
     args.add("compile")
@@ -392,8 +437,8 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
     # The other srcs are modules the kernel's file may import.
     for other in ctx.files.srcs[1:]:
         args.add("--src", other)
-    if ctx.attr.kernel:
-        args.add("-n", ctx.attr.kernel)
+    if kernel:
+        args.add("-n", kernel)
     args.add("-s", signature)
     args.add("--arch", arch)
     args.add_all(flags)
@@ -433,7 +478,7 @@ def _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flag
         outputs = outputs,
         mnemonic = "TritonCompile",
         progress_message = "Compiling Triton kernel %s for %s to %s, %s %s: specializations[%d] = %s" % (
-            kernel_desc + ("'s @triton.autotune configs" if ctx.attr.autotune else ""),
+            (kernel or src.short_path) + ("'s @triton.autotune configs" if ctx.attr.autotune else ""),
             arch,
             ("cubins" if ctx.attr.autotune else "a cubin") + (" and PTX" if with_ptx else ""),
             ctx.label,
@@ -458,32 +503,42 @@ def _triton_kernel_codegen_impl(ctx):
     else:
         setting = ctx.attr._default_archs
         archs, arch_error = check_archs(name, setting[KilnArchsInfo].archs, str(setting.label))
-    error = error or arch_error or check_namespace(name, ctx.attr.namespace)
+    kernel = ctx.attr.kernel or None
+    kernels = ctx.attr.kernels or None
+    error = error or arch_error or check_namespace(name, ctx.attr.namespace) or check_kernels(name, kernel, kernels)
     if error:
         fail(error)
 
     src = ctx.files.srcs[0]
-    kernel_desc = ctx.attr.kernel or src.short_path
+
+    # (kilnc -n name, directory under each arch, check stamp) per kernel:
+    # with `kernels`, each in a directory named by its C++ name.
+    if kernels:
+        targets = [(k, "/" + cpp_kernel_name(k), cpp_kernel_name(k) + ".specializations.checked") for k in kernels]
+    else:
+        targets = [(kernel or "", "", "specializations.checked")]
+    kernel_desc = ", ".join(kernels) if kernels else (kernel or src.short_path)
 
     # The PTX fallback: that of the highest arch without a suffix, which the
     # driver can JIT for any later GPU; its compile actions write it too.
     ptx_arch = ptx_fallback_arch(archs) if ctx.attr.ptx else None
 
-    checked = _check_spec_action(ctx, src, kernel_desc, signatures)
+    checked = [_check_spec_action(ctx, src, target[0], target[2], signatures) for target in targets]
 
     # (metadata, cubin or ptx) of every image, in a fixed order; with
     # autotune, (directory, directory) pairs that kiln-codegen expands.
     compiled = []
     for arch in archs:
         for index, signature in enumerate(signatures):
-            for variant, flags in _variants(signature):
-                outputs = _compile_action(ctx, src, kernel_desc, arch, index, signature, variant, flags, arch == ptx_arch, checked)
-                if ctx.attr.autotune:
-                    compiled.append((outputs[0], outputs[0]))
-                else:
-                    compiled.append((outputs[0], outputs[1]))
-                    if arch == ptx_arch:
-                        compiled.append((outputs[0], outputs[2]))
+            for t, target in enumerate(targets):
+                for variant, flags in _variants(signature):
+                    outputs = _compile_action(ctx, src, target[0], target[1], arch, index, signature, variant, flags, arch == ptx_arch, checked[t])
+                    if ctx.attr.autotune:
+                        compiled.append((outputs[0], outputs[0]))
+                    else:
+                        compiled.append((outputs[0], outputs[1]))
+                        if arch == ptx_arch:
+                            compiled.append((outputs[0], outputs[2]))
 
     templates = ctx.files.templates
     if not templates:
@@ -532,8 +587,9 @@ def _triton_kernel_codegen_impl(ctx):
         inputs = inputs.keys() + templates + ctx.files.tuning_tables,
         outputs = outputs + shards + blobs,
         mnemonic = "TritonCodegen",
-        progress_message = "Generating launchers %s for Triton kernel %s (%d %s%s)" % (
+        progress_message = "Generating launchers %s for Triton kernel%s %s (%d %s%s)" % (
             include_path,
+            "s" if kernels and len(kernels) > 1 else "",
             kernel_desc,
             len(compiled),
             "directories of autotune configs" if ctx.attr.autotune else "images",
@@ -574,8 +630,13 @@ files (`bazel build :NAME_codegen --output_groups=metadata`).""",
                   "imports (inputs of every compile action).",
         ),
         "kernel": attr.string(
-            doc = "The @triton.jit function to compile (`kilnc -n`); empty when the first " +
-                  "file of `srcs` has exactly one kernel.",
+            doc = "The @triton.jit function to compile (`kilnc -n`: add_kernel, or Cls.method " +
+                  "for a class's @staticmethod); empty when the first file of `srcs` has " +
+                  "exactly one kernel.",
+        ),
+        "kernels": attr.string_list(
+            doc = "Instead of `kernel`: several @triton.jit functions, each compiled with every " +
+                  "specialization, their files under NAME.kiln/<arch>/<C++ name>/.",
         ),
         "archs": attr.string_list(
             doc = "GPU architectures to compile for, each one of: " + ", ".join(SUPPORTED_ARCHS) +
@@ -688,6 +749,7 @@ def triton_kernel(
         specializations,
         archs = None,
         kernel = None,
+        kernels = None,
         namespace = "kernels",
         ptx = True,
         compress = None,
@@ -737,7 +799,12 @@ def triton_kernel(
         given parameter types is those types' default config.
       kernel: the @triton.jit function to compile; may be omitted when the
         first file has exactly one kernel that no other calls. Naming it makes
-        progress messages name it too.
+        progress messages name it too. A class's @staticmethod is named
+        "Cls.method" (nested classes "Outer.Inner.method"), and its C++ names
+        join the parts with '_': launch_Cls_method, Cls_method_config.
+      kernels: instead of `kernel`, a list of kernels, each compiled with
+        every specialization into the one library (["GELU.forward",
+        "ReLU.forward"]); their C++ names must differ.
       namespace: C++ namespace of the launchers ("a::b" allowed).
       ptx: embed, per variant, the PTX of the highest of `archs` without a
         suffix (sm_80 of sm_80 and sm_90a), written by the same compile;
@@ -777,10 +844,10 @@ def triton_kernel(
         passed to both targets.
     """
 
-    # What must hold to define the targets at all is checked here; archs and
-    # namespace when the codegen rule is analyzed, so that a mistake there
-    # fails only this target; the specializations by kilnc, in the target's
-    # TritonCheckSpec action.
+    # What must hold to define the targets at all is checked here; archs,
+    # namespace and kernel names when the codegen rule is analyzed, so that a
+    # mistake there fails only this target; the specializations by kilnc, in
+    # the target's TritonCheckSpec action.
     if not _is_identifier(name):
         _fail(name, "name", "must be a C identifier (it names NAME.h, NAME.cc and C++ symbols)")
 
@@ -790,8 +857,6 @@ def triton_kernel(
         if type(src) == type("") and not (src.endswith(".py") or src.startswith(":") or src.startswith("//") or src.startswith("@")):
             _fail(name, "srcs", "%r is not a .py file" % src)
 
-    if kernel != None and not _is_identifier(kernel):
-        _fail(name, "kernel", "must be the name of a @triton.jit function, got %r" % (kernel,))
 
     if type(specializations) != type([]) or not specializations:
         _fail(name, "specializations", "must be a non-empty list of dicts or signature strings")
@@ -830,6 +895,7 @@ def triton_kernel(
         name = name + "_codegen",
         srcs = srcs,
         kernel = kernel or "",
+        kernels = kernels or [],
         archs = archs or [],
         kilnc_opts = kilnc_opts,
         specializations = encoded,

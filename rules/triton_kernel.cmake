@@ -9,7 +9,9 @@
 #       "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024"
 #       "x_ptr=*fp16, y_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=2048, num_warps=8"
 #       # or "*fp32, *fp32, *fp32, i32, 1024"
-#     [KERNEL add_kernel]              # the @triton.jit function; optional if the file has one
+#     [KERNEL add_kernel]              # the @triton.jit function; optional if the file has one;
+#                                      #   Cls.method for a class's @staticmethod (launch_Cls_method)
+#     [KERNELS GELU.forward ReLU.forward]  # or several, each compiled with every specialization
 #     [NAMESPACE kernels]              # C++ namespace of the launchers (default: kernels)
 #     [NO_PTX]                         # no PTX fallback (default: PTX of the highest arch
 #                                      #   without a suffix, JIT-compiled only where no cubin fits)
@@ -305,7 +307,7 @@ endmacro()
 function(triton_kernel)
   cmake_parse_arguments(PARSE_ARGV 0 TK "PTX;NO_PTX;AUTOTUNE;DEBUG"
                         "NAME;KERNEL;NAMESPACE;COMPRESS;EMBED"
-                        "SRCS;ARCHS;SPECIALIZATIONS;KILNC_OPTIONS;TUNING_TABLES")
+                        "SRCS;ARCHS;SPECIALIZATIONS;KERNELS;KILNC_OPTIONS;TUNING_TABLES")
   _kiln_load_rule_settings()
 
   # --- arguments -------------------------------------------------------------
@@ -316,7 +318,7 @@ function(triton_kernel)
   set(where "triton_kernel(NAME ${name})")
   if(TK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${TK_UNPARSED_ARGUMENTS} "
-                        "(expected NAME SRCS [ARCHS] SPECIALIZATIONS [KERNEL] [NAMESPACE] [NO_PTX] "
+                        "(expected NAME SRCS [ARCHS] SPECIALIZATIONS [KERNEL | KERNELS] [NAMESPACE] [NO_PTX] "
                         "[COMPRESS zstd] [EMBED incbin|hex] [AUTOTUNE] [DEBUG] [KILNC_OPTIONS] "
                         "[TUNING_TABLES])")
   endif()
@@ -426,23 +428,59 @@ function(triton_kernel)
     endif()
   endforeach()
 
-  set(kernel_args "")
-  set(kernel "")
+  # KERNEL names the kernel (`kilnc -n`: add_kernel, or GELU.forward for a
+  # class's static method); KERNELS several, each compiled with every
+  # specialization; neither, the file's only one. Every generated C++ name
+  # starts with a kernel's C++ name, its dots made underscores
+  # (launch_GELU_forward), so those must differ.
+  if(DEFINED TK_KERNEL AND DEFINED TK_KERNELS)
+    message(FATAL_ERROR "${where}: KERNEL and KERNELS are exclusive: KERNEL names one kernel, "
+                        "KERNELS several")
+  endif()
+  set(kernels "")
+  set(kernels_attr "")
+  if(DEFINED TK_KERNEL)
+    set(kernels "${TK_KERNEL}")
+    set(kernels_attr KERNEL)
+  elseif(DEFINED TK_KERNELS)
+    set(kernels ${TK_KERNELS})
+    set(kernels_attr KERNELS)
+  endif()
+  set(kernel_cpp_names "")
+  foreach(kernel IN LISTS kernels)
+    if(NOT kernel MATCHES "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$")
+      message(FATAL_ERROR "${where}: ${kernels_attr}: '${kernel}' is not the name of a @triton.jit "
+                          "function (add_kernel, or Cls.method for a class's @staticmethod)")
+    endif()
+    string(REPLACE "." "_" cpp "${kernel}")
+    list(FIND kernel_cpp_names "${cpp}" earlier)
+    if(NOT earlier EQUAL -1)
+      list(GET kernels ${earlier} first)
+      if(first STREQUAL kernel)
+        message(FATAL_ERROR "${where}: KERNELS lists '${kernel}' twice")
+      endif()
+      message(FATAL_ERROR "${where}: KERNELS: '${first}' and '${kernel}' would both be named "
+                          "${cpp} in C++ (launch_${cpp}, ${cpp}_config, ${cpp}_info); build them "
+                          "in separate targets")
+    endif()
+    list(APPEND kernel_cpp_names "${cpp}")
+  endforeach()
+  list(LENGTH kernels kernel_count)
+  set(kernel_word kernel)
+  if(kernel_count GREATER 1)
+    set(kernel_word kernels)
+  endif()
   set(kernel_desc "${TK_SRCS}")
   list(GET kernel_desc 0 kernel_desc)
-  if(DEFINED TK_KERNEL)
-    if(NOT TK_KERNEL MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-      message(FATAL_ERROR "${where}: KERNEL must be the name of a @triton.jit function, got '${TK_KERNEL}'")
-    endif()
-    set(kernel "${TK_KERNEL}")
-    set(kernel_args -n "${TK_KERNEL}")
-    set(kernel_desc "${TK_KERNEL}")
+  if(kernels)
+    list(JOIN kernels ", " kernel_desc)
   endif()
   # The other SRCS are modules the kernel's file may import.
+  set(src_args "")
   set(other_srcs ${srcs})
   list(REMOVE_AT other_srcs 0)
   foreach(other IN LISTS other_srcs)
-    list(APPEND kernel_args --src "${other}")
+    list(APPEND src_args --src "${other}")
   endforeach()
 
   if(NOT TK_SPECIALIZATIONS)
@@ -510,24 +548,47 @@ function(triton_kernel)
     _kiln_ptx_fallback_arch("${archs}" ptx_arch)
   endif()
 
+  # Per kernel: its `kilnc -n` arguments, where its files go (with KERNELS,
+  # a directory named by its C++ name under each arch) and its check.
   # kilnc checks every specialization against the kernel first, so that a
   # mistake fails once, naming the element, rather than in each compile.
-  set(spec_check "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/specializations.checked")
   set(check_args "")
-  if(DEFINED TK_KERNEL)
-    list(APPEND check_args -n "${TK_KERNEL}")
-  endif()
   if(TK_AUTOTUNE)
     list(APPEND check_args --autotune)
   endif()
-  add_custom_command(
-    OUTPUT "${spec_check}"
-    COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" check-spec "${main_src}" ${check_args}
-            --where "${where}: SPECIALIZATIONS element" -o "${spec_check}" ${specs}
-    DEPENDS ${KILN_KILNC_TARGET} ${srcs}
-    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-    COMMENT "Checking the specializations of Triton kernel ${kernel_desc} (${name})"
-    VERBATIM)
+  set(kernel_indices 0)
+  if(kernel_count GREATER 1)
+    math(EXPR last_kernel "${kernel_count} - 1")
+    set(kernel_indices "")
+    foreach(k RANGE ${last_kernel})
+      list(APPEND kernel_indices ${k})
+    endforeach()
+  endif()
+  foreach(k IN LISTS kernel_indices)
+    set(kernel_name_args_${k} "")
+    set(kernel_dir_${k} "")
+    set(kernel_desc_${k} "${kernel_desc}")
+    set(spec_check_${k} "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/specializations.checked")
+    if(kernels)
+      list(GET kernels ${k} kernel)
+      list(GET kernel_cpp_names ${k} cpp)
+      set(kernel_name_args_${k} -n "${kernel}")
+      set(kernel_desc_${k} "${kernel}")
+      if(DEFINED TK_KERNELS)
+        set(kernel_dir_${k} "/${cpp}")
+        set(spec_check_${k} "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/${cpp}.specializations.checked")
+      endif()
+    endif()
+    add_custom_command(
+      OUTPUT "${spec_check_${k}}"
+      COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" check-spec "${main_src}" ${kernel_name_args_${k}}
+              ${check_args} --where "${where}: SPECIALIZATIONS element" -o "${spec_check_${k}}"
+              ${specs}
+      DEPENDS ${KILN_KILNC_TARGET} ${srcs}
+      WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+      COMMENT "Checking the specializations of Triton kernel ${kernel_desc_${k}} (${name})"
+      VERBATIM)
+  endforeach()
   set(variant_outputs "")
   set(variant_pairs "")
   set(image_count 0)
@@ -567,67 +628,72 @@ function(triton_kernel)
           break()
         endif()
       endforeach()
-      foreach(variant IN LISTS variants)
-        set(stem "${work_dir}/${arch}/s${index}_${variant}")
-        set(aligned_flag "")
-        if(variant STREQUAL "aligned")
-          set(aligned_flag --aligned)
-        elseif(variant STREQUAL "aligned_pointers")
-          set(aligned_flag --aligned-pointers)
-        elseif(variant STREQUAL "unit_stride")
-          set(aligned_flag --unit-strides)
+      foreach(k IN LISTS kernel_indices)
+        if(NOT kernel_dir_${k} STREQUAL "")
+          file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/${work_dir}/${arch}${kernel_dir_${k}}")
         endif()
-        if(TK_DEBUG)
-          list(APPEND aligned_flag --debug)
-        endif()
-        set(what "${where} SPECIALIZATIONS element ${index} (${variant}): ${spec}")
-        set(ptx_args "")
-        set(ptx_what "")
-        if(arch STREQUAL ptx_arch)
-          set(ptx_what " and PTX")
-        endif()
-        if(TK_AUTOTUNE)
-          # The directory's configs.txt stands for every config<K> file.
-          set(dir "${stem}_autotune")
+        foreach(variant IN LISTS variants)
+          set(stem "${work_dir}/${arch}${kernel_dir_${k}}/s${index}_${variant}")
+          set(aligned_flag "")
+          if(variant STREQUAL "aligned")
+            set(aligned_flag --aligned)
+          elseif(variant STREQUAL "aligned_pointers")
+            set(aligned_flag --aligned-pointers)
+          elseif(variant STREQUAL "unit_stride")
+            set(aligned_flag --unit-strides)
+          endif()
+          if(TK_DEBUG)
+            list(APPEND aligned_flag --debug)
+          endif()
+          set(what "${where} SPECIALIZATIONS element ${index} (${variant}): ${spec}")
+          set(ptx_args "")
+          set(ptx_what "")
           if(arch STREQUAL ptx_arch)
-            set(ptx_args --ptx-output "config<K>.ptx")
+            set(ptx_what " and PTX")
+          endif()
+          if(TK_AUTOTUNE)
+            # The directory's configs.txt stands for every config<K> file.
+            set(dir "${stem}_autotune")
+            if(arch STREQUAL ptx_arch)
+              set(ptx_args --ptx-output "config<K>.ptx")
+            endif()
+            add_custom_command(
+              OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
+              COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}"
+                      ${kernel_name_args_${k}} ${src_args} -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${ptx_args} -o "${dir}"
+                      ${toolkit_args}
+              DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files} "${spec_check_${k}}"
+              WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+              COMMENT "Compiling Triton kernel ${kernel_desc_${k}}'s @triton.autotune configs for ${arch} to cubins${ptx_what}, ${what}"
+              VERBATIM)
+            list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt")
+            list(APPEND variant_pairs "${dir}=${dir}")
+            math(EXPR image_count "${image_count} + 1")
+            continue()
+          endif()
+          set(outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json")
+          if(arch STREQUAL ptx_arch)
+            set(ptx_args --ptx-output "${stem}.ptx")
+            list(APPEND outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
           endif()
           add_custom_command(
-            OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt"
-            COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                    -s "${spec}" --arch ${arch} ${aligned_flag} --autotune ${ptx_args} -o "${dir}"
-                    ${toolkit_args}
-            DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files} "${spec_check}"
+            OUTPUT ${outputs}
+            COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}"
+                    ${kernel_name_args_${k}} ${src_args} -s "${spec}" --arch ${arch} ${aligned_flag}
+                    -o "${stem}.cubin" --metadata "${stem}.json" ${ptx_args} ${toolkit_args}
+            DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files} "${spec_check_${k}}"
             WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-            COMMENT "Compiling Triton kernel ${kernel_desc}'s @triton.autotune configs for ${arch} to cubins${ptx_what}, ${what}"
+            COMMENT "Compiling Triton kernel ${kernel_desc_${k}} for ${arch} to a cubin${ptx_what}, ${what}"
             VERBATIM)
-          list(APPEND variant_outputs "${CMAKE_CURRENT_BINARY_DIR}/${dir}/configs.txt")
-          list(APPEND variant_pairs "${dir}=${dir}")
+          list(APPEND variant_outputs ${outputs})
+          # Relative variant paths keep the generated bytes free of build paths.
+          list(APPEND variant_pairs "${stem}.json=${stem}.cubin")
           math(EXPR image_count "${image_count} + 1")
-          continue()
-        endif()
-        set(outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cubin" "${CMAKE_CURRENT_BINARY_DIR}/${stem}.json")
-        if(arch STREQUAL ptx_arch)
-          set(ptx_args --ptx-output "${stem}.ptx")
-          list(APPEND outputs "${CMAKE_CURRENT_BINARY_DIR}/${stem}.ptx")
-        endif()
-        add_custom_command(
-          OUTPUT ${outputs}
-          COMMAND "$<TARGET_FILE:${KILN_KILNC_TARGET}>" compile "${main_src}" ${kernel_args}
-                  -s "${spec}" --arch ${arch} ${aligned_flag}
-                  -o "${stem}.cubin" --metadata "${stem}.json" ${ptx_args} ${toolkit_args}
-          DEPENDS ${KILN_KILNC_TARGET} ${srcs} ${toolkit_files} "${spec_check}"
-          WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-          COMMENT "Compiling Triton kernel ${kernel_desc} for ${arch} to a cubin${ptx_what}, ${what}"
-          VERBATIM)
-        list(APPEND variant_outputs ${outputs})
-        # Relative variant paths keep the generated bytes free of build paths.
-        list(APPEND variant_pairs "${stem}.json=${stem}.cubin")
-        math(EXPR image_count "${image_count} + 1")
-        if(arch STREQUAL ptx_arch)
-          list(APPEND variant_pairs "${stem}.json=${stem}.ptx")
-          math(EXPR image_count "${image_count} + 1")
-        endif()
+          if(arch STREQUAL ptx_arch)
+            list(APPEND variant_pairs "${stem}.json=${stem}.ptx")
+            math(EXPR image_count "${image_count} + 1")
+          endif()
+        endforeach()
       endforeach()
       math(EXPR index "${index} + 1")
     endforeach()
@@ -712,7 +778,7 @@ function(triton_kernel)
     DEPENDS ${KILN_CODEGEN_TARGET} ${variant_outputs} ${template_files} ${table_files}
     # Relative variant paths keep the generated bytes free of build paths.
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-    COMMENT "Generating launchers ${include_path} for Triton kernel ${kernel_desc} (${image_count} ${image_kind}${table_note})"
+    COMMENT "Generating launchers ${include_path} for Triton ${kernel_word} ${kernel_desc} (${image_count} ${image_kind}${table_note})"
     VERBATIM)
   if(shard_sources)
     # A new image with an unchanged shard text must still re-assemble.

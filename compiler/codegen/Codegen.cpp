@@ -178,7 +178,7 @@ std::string cppParamName(StringRef name) {
       "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
       "wchar_t", "while", "xor", "xor_eq",
       // The launcher's own parameters and locals.
-      "grid", "stream", "args", "config", "kiln", "absl"};
+      "grid", "stream", "args", "config", "kiln", "absl", "position"};
   return reserved.contains(name) ? name.str() + "_" : name.str();
 }
 
@@ -227,10 +227,14 @@ std::string shortConfig(const VariantMetadata &m) {
       addType(StringRef(p.type).drop_front());
   if (types.empty())
     for (const ParamMetadata &p : m.params)
-      addType(p.type);
+      if (!p.constexprValue)
+        addType(p.type);
   std::vector<std::string> words;
   if (!types.empty())
     words.push_back(join(types, "/"));
+  for (const ParamMetadata &p : m.params)
+    if (p.constexprValue)
+      words.push_back(p.displayName() + "=" + *p.constexprValue);
   for (const ConstexprMetadata &c : m.constexprs)
     words.push_back(c.name + "=" + c.value);
   words.push_back(formatv("num_warps={0}", m.numWarps));
@@ -645,7 +649,7 @@ public:
   KernelRenderer(const KernelModel &kernel, const TuningPlan *plan,
                  ImageEmbedder &embedder)
       : kernel(kernel), plan(plan), embedder(embedder) {
-    configType = kernel.name + "_config";
+    configType = kernel.cppName + "_config";
     for (auto [i, name] : enumerate(kernel.constexprNames)) {
       std::vector<std::string> values;
       for (const ConfigModel &config : kernel.configs)
@@ -680,7 +684,8 @@ public:
     }
 
     TemplateDict dict;
-    dict.set("kernel", kernel.name);
+    dict.set("kernel", kernel.cppName);
+    dict.set("kernel_name", kernel.name);
     dict.set("kernel_literal", cppLiteral(kernel.name));
     dict.set("variant_count", std::to_string(kernel.variants.size()));
     dict.set(
@@ -811,7 +816,11 @@ private:
       param.set("param_name_literal", cppLiteral(p.displayName()));
       param.set("param_type_literal", cppLiteral(p.type));
       param.set("divisibility", std::to_string(p.divisibility));
-      param.set("param_extra", p.equalToOne ? ", /*equal_to_1=*/true" : "");
+      param.set("param_extra", p.constexprValue
+                                   ? ", /*equal_to_1=*/false, /*value=*/" +
+                                         cppLiteral(*p.constexprValue)
+                               : p.equalToOne ? ", /*equal_to_1=*/true"
+                                              : "");
       params.push_back(std::move(param));
     }
     dict.setList("params", std::move(params));
@@ -827,7 +836,7 @@ private:
 
     std::vector<TemplateDict> images;
     for (const ImageModel &image : variant.images) {
-      TemplateDict dictImage = embedder.add(kernel.name, index, image);
+      TemplateDict dictImage = embedder.add(kernel.cppName, index, image);
       dictImage.set("arch", image.arch);
       dictImage.set("arch_literal", cppLiteral(image.arch));
       dictImage.set("image_kind", image.isPtx ? "PTX" : "cubin");
@@ -858,24 +867,29 @@ private:
     return dict;
   }
 
-  /// What variant `v` requires of the arguments beyond those every variant
-  /// of its config takes equal to 1 (`shared`): the launcher's tests, in
+  /// What variant `v` requires of the arguments beyond the values every
+  /// variant of its config requires (`shared`): the launcher's tests, in
   /// parameter order, and the same in words.
   struct Requirement {
     std::vector<std::string> terms;
     std::string words;
-    bool equalToOne = false; // some argument must equal 1
+    bool requiresValues = false; // some argument must have a value
   };
   static Requirement requirementOf(const VariantMetadata &v,
                                    ArrayRef<std::string> names,
                                    ArrayRef<unsigned> shared) {
     Requirement r;
-    std::vector<std::string> pointers, ones, integers, extents;
+    std::vector<std::string> pointers, ones, values, integers, extents;
     for (auto [i, p] : enumerate(v.params)) {
-      if (p.equalToOne && !is_contained(shared, unsigned(i))) {
-        r.terms.push_back(names[i] + " == 1");
-        ones.push_back(p.displayName());
-        r.equalToOne = true;
+      std::optional<std::string> value = p.requiredValue();
+      if (value && !is_contained(shared, unsigned(i))) {
+        r.terms.push_back(valueTest(p, names[i], /*equal=*/true));
+        if (*value == "1")
+          ones.push_back(p.displayName());
+        else
+          values.push_back(p.displayName() + kNoBreakSpace + "=" +
+                           kNoBreakSpace + *value);
+        r.requiresValues = true;
       } else if (p.divisibility == 16 && isPointerType(p.type)) {
         r.terms.push_back("kiln::internal::IsAligned16(" + names[i] + ")");
         pointers.push_back(p.displayName());
@@ -900,6 +914,8 @@ private:
     if (!ones.empty())
       clauses.push_back(joinWords(ones) +
                         (ones.size() == 1 ? " equals" : " equal") + " 1");
+    if (!values.empty())
+      clauses.push_back(joinWords(values));
     if (!integers.empty())
       clauses.push_back(
           joinWords(integers) +
@@ -912,13 +928,23 @@ private:
     return r;
   }
 
+  /// The test that argument `name` has the value parameter `p` requires
+  /// (`equal`), or that it has another: "n == 1", "!flag".
+  static std::string valueTest(const ParamMetadata &p, StringRef name,
+                               bool equal) {
+    std::string value = *p.requiredValue();
+    if (value == "True" || value == "False")
+      return ((value == "True") == equal ? "" : "!") + name.str();
+    return (name + (equal ? " == " : " != ") + value).str();
+  }
+
   /// How many parameters variant `v`'s entry point takes before the hidden
   /// global scratch pointer: the index of that pointer's slot in the
   /// argument array.
   static unsigned entryArgumentCount(const VariantMetadata &v) {
     unsigned count = 0;
     for (const ParamMetadata &p : v.params) {
-      if (p.equalToOne)
+      if (!p.passedToEntry())
         continue;
       std::optional<DescriptorType> desc = parseDescriptorType(p.type);
       count += desc ? 2 + 2 * desc->blockShape.size() : 1;
@@ -927,15 +953,15 @@ private:
   }
 
   /// The argument array of variant `v`, wrapped for column `column`: its
-  /// entry point's parameters, those it takes equal to 1 left out, then a
-  /// null slot for the global scratch pointer when it takes one (the runtime
-  /// fills it at each launch).
+  /// entry point's parameters, those it takes equal to 1 and constexpr
+  /// tuple elements left out, then a null slot for the global scratch pointer
+  /// when it takes one (the runtime fills it at each launch).
   static std::string argsDeclaration(const VariantMetadata &v,
                                      ArrayRef<std::string> names,
                                      unsigned column) {
     std::vector<std::string> addresses;
     for (auto [i, p] : enumerate(v.params)) {
-      if (p.equalToOne)
+      if (!p.passedToEntry())
         continue;
       if (std::optional<DescriptorType> desc = parseDescriptorType(p.type)) {
         // The descriptor ABI: tensor map, base, shape..., strides....
@@ -992,21 +1018,33 @@ private:
               "{2}    !status.ok()) {{\n"
               "{2}  return status;\n"
               "{2}}",
-              desc->blockShape.size(), abi, pad, kernel.name,
+              desc->blockShape.size(), abi, pad, kernel.cppName,
               descriptorTable(overloadIndex, config.config, i), names[i])
               .str());
       descriptors.push_back(std::move(declaration));
     }
     dict.setList("descriptors", std::move(descriptors));
-    for (unsigned i : config.equalToOne) {
+    std::vector<TemplateDict> elementChecks;
+    for (unsigned i : config.requiredValues) {
+      const ParamMetadata &p = first.params[i];
       TemplateDict check;
       check.set("argument", names[i]);
-      check.set("argument_literal", cppLiteral(first.params[i].displayName()));
-      checks.push_back(std::move(check));
+      check.set("argument_literal", cppLiteral(p.displayName()));
+      if (!p.constexprValue) {
+        checks.push_back(std::move(check));
+        continue;
+      }
+      check.set("mismatch", valueTest(p, names[i], /*equal=*/false));
+      check.set("value_text",
+                p.type == "i1"
+                    ? "std::string(" + names[i] + " ? \"True\" : \"False\")"
+                    : "std::to_string(" + names[i] + ")");
+      check.set("expected_literal", cppLiteral(*p.constexprValue));
+      elementChecks.push_back(std::move(check));
     }
     for (unsigned index : config.variants) {
       const VariantMetadata &v = kernel.variants[index].metadata;
-      Requirement r = requirementOf(v, names, config.equalToOne);
+      Requirement r = requirementOf(v, names, config.requiredValues);
       TemplateDict candidate;
       candidate.set("variant_index", std::to_string(index));
       // A candidate's array is inside its `if`, the fallback's beside it.
@@ -1033,6 +1071,7 @@ private:
       words.push_back(r.words);
     dict.set("config_index", std::to_string(config.config));
     dict.setList("equal_to_one", std::move(checks));
+    dict.setList("constexpr_elements", std::move(elementChecks));
     dict.setList("candidates", std::move(candidates));
     dict.setList("fallback", std::move(fallback));
     dict.set("requirement_literal", cppLiteral(join(words, "; or ")));
@@ -1069,7 +1108,10 @@ private:
         names.push_back(elementExpression(name, m.params[i].tupleIndex));
     }
     for (const ParamMetadata &p : m.params)
-      typed.push_back(p.displayName() + kNoBreakSpace + p.type);
+      typed.push_back(p.displayName() + kNoBreakSpace +
+                      (p.constexprValue ? "=" + std::string(1, kNoBreakSpace) +
+                                              *p.constexprValue
+                                        : p.type));
     // One argument array for the whole launcher, unless its variants leave
     // out different arguments (those they take equal to 1).
     std::set<std::string> declarations;
@@ -1099,10 +1141,12 @@ private:
     append_range(configItems, cppParams);
 
     TemplateDict dict;
-    dict.set("signature", wrapList(/*column=*/13, "launch_" + kernel.name + "(",
-                                   signatureItems, /*reserve=*/2));
+    dict.set("signature",
+             wrapList(/*column=*/13, "launch_" + kernel.cppName + "(",
+                      signatureItems, /*reserve=*/2));
     dict.set("config_signature",
-             wrapList(/*column=*/13, "launch_" + kernel.name + "(", configItems,
+             wrapList(/*column=*/13, "launch_" + kernel.cppName + "(",
+                      configItems,
                       /*reserve=*/2));
     dict.setList("shared_args", std::move(sharedArgs));
 
@@ -1151,16 +1195,17 @@ private:
             wrapComment(std::string("The same two launchers for pointers to ") +
                         library + " element types."));
       f.set("foreign_signature",
-            wrapList(/*column=*/20, "launch_" + kernel.name + "(", items,
+            wrapList(/*column=*/20, "launch_" + kernel.cppName + "(", items,
                      /*reserve=*/2));
       f.set("foreign_call",
-            wrapList(/*column=*/9, "launch_" + kernel.name + "(", callArgs,
+            wrapList(/*column=*/9, "launch_" + kernel.cppName + "(", callArgs,
                      /*reserve=*/1));
       f.set("foreign_config_signature",
-            wrapList(/*column=*/20, "launch_" + kernel.name + "(", configParams,
+            wrapList(/*column=*/20, "launch_" + kernel.cppName + "(",
+                     configParams,
                      /*reserve=*/2));
       f.set("foreign_config_call",
-            wrapList(/*column=*/9, "launch_" + kernel.name + "(", configArgs,
+            wrapList(/*column=*/9, "launch_" + kernel.cppName + "(", configArgs,
                      /*reserve=*/1));
       foreign.push_back(std::move(f));
     }
@@ -1203,20 +1248,31 @@ private:
         kernel.name, join(typed, ", "), defaults,
         32 * kernel.configs[first.config].numWarps,
         join(sortedArchs(archs), ", "));
-    if (!first.equalToOne.empty()) {
-      std::vector<std::string> ones;
-      for (unsigned i : first.equalToOne)
-        ones.push_back(m.params[i].displayName());
+    std::vector<std::string> ones, elements;
+    for (unsigned i : first.requiredValues) {
+      const ParamMetadata &p =
+          kernel.variants[first.variants.front()].metadata.params[i];
+      if (p.constexprValue)
+        elements.push_back(p.displayName() + kNoBreakSpace + "=" +
+                           kNoBreakSpace + *p.constexprValue);
+      else
+        ones.push_back(p.displayName());
+    }
+    if (!ones.empty())
       text += " Requires " + joinWords(ones) + " to be 1 (compiled for " +
               (ones.size() == 1 ? "it" : "them") +
               ", ':1'); another value gets an InvalidArgument status.";
-    }
+    if (!elements.empty())
+      text += " Requires " + joinWords(elements) + " (compiled for " +
+              (elements.size() == 1 ? "that constexpr tuple element"
+                                    : "those constexpr tuple elements") +
+              "); another value gets an InvalidArgument status.";
     if (defaultRequirements.size() == 1 && first.hasGeneralVariant)
-      text += std::string(" Runs the variant compiled for ") +
-              (defaultRequirements[0].equalToOne ? "such arguments"
+      text +=
+          std::string(" Runs the variant compiled for ") +
+          (defaultRequirements[0].requiresValues ? "such arguments"
                                                  : "16-divisible arguments") +
-              " when " + defaultRequirements[0].words +
-              ", else the general one.";
+          " when " + defaultRequirements[0].words + ", else the general one.";
     else if (defaultRequirements.size() == 1)
       text += " Requires that " + defaultRequirements[0].words +
               " (no general variant was built); other arguments get an "
@@ -1288,43 +1344,66 @@ private:
         TemplateDict c;
         c.set("position", std::to_string(position));
         std::vector<std::string> items = {
-            formatv("{0}_data::kConfig{1}", kernel.name, config.config).str(),
+            formatv("{0}_data::kConfig{1}", kernel.cppName, config.config)
+                .str(),
             "grid", "stream"};
-        append_range(items, names);
+        for (const LauncherArgument &argument : arguments)
+          items.push_back(cppParamName(argument.name));
         c.set("call",
-              wrapList(/*column=*/10, "return launch_" + kernel.name + "(",
+              wrapList(/*column=*/10, "return launch_" + kernel.cppName + "(",
                        items, /*reserve=*/1));
         cases.push_back(std::move(c));
       }
       t.setList("cases", std::move(cases));
       tuned.push_back(std::move(t));
 
-      // The type-erased launcher of kiln-tune.
+      // The type-erased launcher of kiln-tune, which passes every parameter
+      // (a tuple's elements one by one, as ParamInfo lists them): it packs
+      // the tuples first. A None element has no value to read.
       std::string text = formatv(
           "absl::Status {0}_data::TuningLaunch{1}(int position, kiln::Grid "
           "grid,\n"
           "                                   CUstream stream,\n"
           "                                   const void* const* args) {{\n"
-          "  (void)args;\n"
-          "  switch (position) {{\n",
-          kernel.name, overloadIndex);
+          "  (void)args;\n",
+          kernel.cppName, overloadIndex);
+      auto tuningArgument = [&](unsigned i) {
+        const ParamMetadata &p = m.params[i];
+        if (p.constexprValue && p.type == "none")
+          return std::string("nullptr");
+        return formatv("kiln::internal::TuningArgument<{0}>(args[{1}])",
+                       launcherCppType(p), i)
+            .str();
+      };
+      for (const LauncherArgument &argument : arguments) {
+        if (!argument.isTuple)
+          continue;
+        std::string declaration = wrapList(
+            /*column=*/2,
+            "const " + argument.cppType + " " + cppParamName(argument.name) +
+                "{",
+            argumentInitializers(m, argument, tuningArgument), /*reserve=*/1);
+        declaration.back() = '}'; // wrapList closes with ')'
+        text += "  " + declaration + ";\n";
+      }
+      text += "  switch (position) {\n";
       for (auto [position, config] : enumerate(overload.configs)) {
         std::vector<std::string> items = {
-            formatv("{0}_data::kConfig{1}", kernel.name, config.config).str(),
+            formatv("{0}_data::kConfig{1}", kernel.cppName, config.config)
+                .str(),
             "grid", "stream"};
-        for (auto [i, param] : enumerate(m.params))
-          items.push_back(
-              formatv("kiln::internal::TuningArgument<{0}>(args[{1}])",
-                      *cppTypeFor(param.type), i)
-                  .str());
+        for (const LauncherArgument &argument : arguments)
+          items.push_back(argument.isTuple
+                              ? cppParamName(argument.name)
+                              : tuningArgument(argument.params.front()));
         text += formatv("    case {0}:\n      ", position).str() +
-                wrapList(/*column=*/6, "return launch_" + kernel.name + "(",
+                wrapList(/*column=*/6, "return launch_" + kernel.cppName + "(",
                          items, /*reserve=*/1) +
                 ";\n";
       }
       text += formatv("  }\n  return kiln::internal::NoSuchTuningPosition("
                       "{0}_data::kInfo, {1}, position);\n}",
-                      kernel.name, overloadIndex)
+                      kernel.cppName, overloadIndex)
                   .str();
       TemplateDict launcher;
       launcher.set("tuning_launcher", text);
@@ -1738,12 +1817,18 @@ Expected<GeneratedFiles> generateLaunchers(const CodegenOptions &options,
   root.setFlag("has_tuning", any_of(plans, [](const auto &plan) {
                  return plan.has_value();
                }));
-  root.setFlag("has_tuple_params", any_of(*kernels, [](const KernelModel &k) {
-                 return any_of(k.variants, [](const VariantModel &v) {
-                   return any_of(v.metadata.params, [](const ParamMetadata &p) {
-                     return !p.tupleIndex.empty();
-                   });
-                 });
+  auto anyParam = [&](auto predicate) {
+    return any_of(*kernels, [&](const KernelModel &k) {
+      return any_of(k.variants, [&](const VariantModel &v) {
+        return any_of(v.metadata.params, predicate);
+      });
+    });
+  };
+  root.setFlag("has_tuple_params", anyParam([](const ParamMetadata &p) {
+                 return !p.tupleIndex.empty();
+               }));
+  root.setFlag("has_none_elements", anyParam([](const ParamMetadata &p) {
+                 return p.constexprValue && p.type == "none";
                }));
   root.set("namespace", options.cppNamespace);
   root.set("include_path", includePath.str());

@@ -27,8 +27,9 @@ static void setTupleTypes(const VariantMetadata &m, ArrayRef<unsigned> leaves,
            m.params[leaves[end]].tupleIndex[depth] == position)
       ++end;
     if (first.tupleIndex.size() == depth + 1) {
-      cppElements.push_back(*cppTypeFor(first.type));
-      tritonElements.push_back(first.type);
+      cppElements.push_back(launcherCppType(first));
+      tritonElements.push_back(first.constexprValue ? *first.constexprValue
+                                                    : first.type);
     } else {
       cppElements.emplace_back();
       tritonElements.emplace_back();
@@ -70,6 +71,49 @@ std::vector<LauncherArgument> launcherArguments(const VariantMetadata &m) {
     argument.cppType = *cppTypeFor(argument.tritonType);
   }
   return arguments;
+}
+
+/// The initializers of the elements of the (sub)tuple whose elements are
+/// `leaves`, as setTupleTypes lays it out: a nested tuple's braced into its
+/// C++ type.
+static std::vector<std::string>
+tupleInitializers(const VariantMetadata &m, ArrayRef<unsigned> leaves,
+                  size_t depth, function_ref<std::string(unsigned)> element) {
+  std::vector<std::string> items;
+  for (size_t i = 0; i < leaves.size();) {
+    const ParamMetadata &first = m.params[leaves[i]];
+    int64_t position = first.tupleIndex[depth];
+    size_t end = i + 1;
+    while (end < leaves.size() &&
+           m.params[leaves[end]].tupleIndex[depth] == position)
+      ++end;
+    if (first.tupleIndex.size() == depth + 1) {
+      items.push_back(element(leaves[i]));
+    } else {
+      ArrayRef<unsigned> inner = leaves.slice(i, end - i);
+      std::string type, tritonType;
+      setTupleTypes(m, inner, depth + 1, type, tritonType);
+      items.push_back(
+          type + "{" +
+          join(tupleInitializers(m, inner, depth + 1, element), ", ") + "}");
+    }
+    i = end;
+  }
+  return items;
+}
+
+std::vector<std::string>
+argumentInitializers(const VariantMetadata &m, const LauncherArgument &argument,
+                     function_ref<std::string(unsigned)> element) {
+  if (!argument.isTuple)
+    return {element(argument.params.front())};
+  return tupleInitializers(m, argument.params, /*depth=*/0, element);
+}
+
+std::string launcherCppType(const ParamMetadata &p) {
+  if (p.constexprValue && p.type == "none")
+    return "std::nullptr_t";
+  return *cppTypeFor(p.type);
 }
 
 std::string elementExpression(StringRef argument,

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace llvm;
@@ -27,8 +28,9 @@ std::string variantKey(const VariantMetadata &m) {
   std::string key =
       formatv("{0}|{1}|{2}|{3}|", m.entry, m.numWarps, m.numStages, m.numCtas);
   for (const ParamMetadata &p : m.params) {
-    key += formatv("{0}:{1}:{2}{3},", p.displayName(), p.type, p.divisibility,
-                   p.equalToOne ? "=1" : "")
+    key += formatv("{0}:{1}:{2}{3}{4},", p.displayName(), p.type,
+                   p.divisibility, p.equalToOne ? "=1" : "",
+                   p.constexprValue ? "==" + *p.constexprValue : "")
                .str();
   }
   key += "|";
@@ -48,29 +50,79 @@ std::string overloadKey(const VariantMetadata &m) {
   return key;
 }
 
-/// Errors when the launchers cannot take `m`'s tuple parameters: a tuple
-/// with a constexpr element (the launcher's std::array or std::tuple would
-/// have a slot the entry point does not take), or a tuple parameter of an
-/// autotuned kernel (kiln-tune passes arguments one scalar or pointer each).
-Error checkTupleArguments(const VariantMetadata &m, StringRef origin,
-                          bool autotuned) {
-  for (const ConstexprMetadata &c : m.constexprs)
-    if (!c.tupleIndex.empty())
+/// Whether integer type `type` ("i32", "u8", ...) holds `value`.
+bool fitsIn(StringRef type, int64_t value) {
+  unsigned bits = 64;
+  StringRef(type).drop_front().getAsInteger(10, bits);
+  if (type.starts_with("u"))
+    return value >= 0 && (bits == 64 || value < (int64_t(1) << bits));
+  return bits == 64 || (value >= -(int64_t(1) << (bits - 1)) &&
+                        value < (int64_t(1) << (bits - 1)));
+}
+
+/// `m` with each constexpr element of a tuple parameter moved from its
+/// constexprs to its params, as a slot of the tuple (ParamMetadata::
+/// constexprValue) in its place among the run-time elements: the launcher's
+/// std::array or std::tuple keeps the element, so that the caller passes the
+/// whole tuple (`x.stride()`), and checks it against the compiled value. An
+/// int element takes the C++ type of the tuple's run-time integer elements
+/// when they share one that holds it (a stride beside i32 strides is an
+/// int32_t), else int64_t; a bool element is a bool, a None element a
+/// std::nullptr_t.
+/// Errors on other constexpr elements (floats, dtypes, strings), which no
+/// equality test of the argument would check faithfully, and on a tuple
+/// without run-time elements, which has no place among the params.
+Expected<VariantMetadata> withTupleSlots(VariantMetadata m, StringRef origin) {
+  std::vector<ConstexprMetadata> constexprs;
+  for (ConstexprMetadata &c : m.constexprs) {
+    if (c.tupleIndex.empty()) {
+      constexprs.push_back(std::move(c));
+      continue;
+    }
+    int64_t integer;
+    bool isInt = !StringRef(c.value).getAsInteger(10, integer);
+    bool isBool = c.value == "True" || c.value == "False";
+    if (!isInt && !isBool && c.value != "None")
       return makeError(formatv(
           "{0}: kernel {1}: tuple parameter '{2}' has the constexpr element "
-          "{3}={4}; the launchers take tuples of run-time elements only "
-          "(give the element a type, or make it a tl.constexpr parameter of "
-          "its own)",
+          "{3}={4}; a launcher checks int, bool and None elements against "
+          "the argument, not this one (give the element a type)",
           origin, m.kernel, c.name, c.displayName(), c.value));
-  if (autotuned)
-    for (const ParamMetadata &p : m.params)
-      if (!p.tupleIndex.empty())
-        return makeError(formatv(
-            "{0}: kernel {1}: tuple parameter '{2}' in an autotuned kernel "
-            "is not supported (kiln-tune passes scalar and pointer arguments "
-            "only); build it without autotune",
-            origin, m.kernel, p.name));
-  return Error::success();
+    auto first = find_if(
+        m.params, [&](const ParamMetadata &p) { return p.name == c.name; });
+    if (first == m.params.end())
+      return makeError(formatv(
+          "{0}: kernel {1}: tuple parameter '{2}' has only constexpr "
+          "elements ({3}={4}, ...); a launcher takes tuples with a run-time "
+          "element (give an element a type)",
+          origin, m.kernel, c.name, c.displayName(), c.value));
+    auto last =
+        std::find_if(first, m.params.end(),
+                     [&](const ParamMetadata &p) { return p.name != c.name; });
+    ParamMetadata slot;
+    slot.name = c.name;
+    slot.tupleIndex = c.tupleIndex;
+    slot.constexprValue = c.value;
+    if (isBool) {
+      slot.type = "i1";
+    } else if (!isInt) {
+      slot.type = "none";
+    } else {
+      std::set<std::string> types;
+      for (const ParamMetadata &p : make_range(first, last))
+        if (!p.constexprValue && isIntegerType(p.type))
+          types.insert(p.type);
+      slot.type = types.size() == 1 && fitsIn(*types.begin(), integer)
+                      ? *types.begin()
+                      : "i64";
+    }
+    auto at = std::find_if(first, last, [&](const ParamMetadata &p) {
+      return slot.tupleIndex < p.tupleIndex;
+    });
+    m.params.insert(at, std::move(slot));
+  }
+  m.constexprs = std::move(constexprs);
+  return m;
 }
 
 /// The descriptor parameters' types, which every variant of one config must
@@ -122,6 +174,8 @@ std::string configKey(const VariantMetadata &m) {
 }
 
 std::string paramEntry(const ParamMetadata &p) {
+  if (p.constexprValue)
+    return p.displayName() + "=" + *p.constexprValue;
   return p.displayName() + "=" + p.type +
          (p.equalToOne           ? ":1"
           : p.divisibility == 16 ? ":16"
@@ -168,13 +222,16 @@ unsigned alignedCount(const VariantMetadata &m) {
                   [](const ParamMetadata &p) { return p.divisibility == 16; });
 }
 
-unsigned equalToOneCount(const VariantMetadata &m) {
-  return count_if(m.params,
-                  [](const ParamMetadata &p) { return p.equalToOne; });
+/// How many arguments the variant requires a value of (`:1`, constexpr
+/// tuple elements).
+unsigned requiredValueCount(const VariantMetadata &m) {
+  return count_if(m.params, [](const ParamMetadata &p) {
+    return p.requiredValue().has_value();
+  });
 }
 
 unsigned assumptions(const VariantMetadata &m) {
-  return alignedCount(m) + equalToOneCount(m);
+  return alignedCount(m) + requiredValueCount(m);
 }
 
 /// (compute capability number, suffix) of "sm_90a"; unparsable names last.
@@ -196,6 +253,12 @@ bool VariantModel::isAligned() const { return alignedCount(metadata) > 0; }
 unsigned VariantModel::assumptionCount() const { return assumptions(metadata); }
 
 bool archLess(StringRef a, StringRef b) { return archOrder(a) < archOrder(b); }
+
+std::string cppKernelName(StringRef name) {
+  std::string cpp = name.str();
+  std::replace(cpp.begin(), cpp.end(), '.', '_');
+  return cpp;
+}
 
 std::string describeConfig(const KernelModel &kernel,
                            const ConfigModel &config) {
@@ -230,7 +293,11 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
   std::map<std::string, unsigned> kernelByName;
 
   for (const CompiledVariant &input : compiled) {
-    const VariantMetadata &m = input.metadata;
+    Expected<VariantMetadata> slotted =
+        withTupleSlots(input.metadata, input.origin);
+    if (!slotted)
+      return slotted.takeError();
+    const VariantMetadata &m = *slotted;
     if (input.cubin.empty())
       return makeError(input.origin + (input.isPtx ? ": the PTX is empty"
                                                    : ": the cubin is empty"));
@@ -239,9 +306,6 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
     if (newKernel)
       kernels.push_back(PendingKernel{m.kernel, {}, {}, input.origin, {}, {}});
     PendingKernel &kernel = kernels[kernelIt->second];
-    if (Error error =
-            checkTupleArguments(m, input.origin, input.autotuneKey.has_value()))
-      return error;
     if (input.autotuneKey) {
       if (kernel.autotuneKey && *kernel.autotuneKey != *input.autotuneKey)
         return makeError(formatv(
@@ -301,10 +365,26 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
                    m.producerWarps});
   }
 
+  // Every generated name starts with the kernel's C++ name, so two kernels
+  // of one target must not share it ("A_B.f" and "A.B_f").
+  std::map<std::string, const PendingKernel *> kernelByCppName;
+  for (const PendingKernel &pending : kernels) {
+    auto [it, inserted] =
+        kernelByCppName.try_emplace(cppKernelName(pending.name), &pending);
+    if (!inserted)
+      return makeError(formatv(
+          "{0}: kernels {1} (from {2}) and {3} would both be named {4} in "
+          "C++ (launch_{4}, {4}_config, {4}_info); give them names whose dots "
+          "and underscores do not coincide, or build them in separate targets",
+          pending.firstOrigin, it->second->name, it->second->firstOrigin,
+          pending.name, it->first));
+  }
+
   std::vector<KernelModel> result;
   for (PendingKernel &pending : kernels) {
     KernelModel kernel;
     kernel.name = pending.name;
+    kernel.cppName = cppKernelName(pending.name);
     kernel.autotuneKey = pending.autotuneKey;
     const VariantMetadata &first = pending.variants.front().model.metadata;
     for (const ConstexprMetadata &c : first.constexprs)
@@ -394,24 +474,27 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
         for (unsigned index : variants)
           cantFail(mergeTensorMaps(pending.variants[index].model.metadata, maps,
                                    ""));
-        // Most assumptions first, arguments equal to 1 breaking ties; the
-        // general variant (none) last.
+        // Most assumptions first, required values (arguments equal to 1)
+        // breaking ties; the general variant (none) last.
         std::stable_sort(
             variants.begin(), variants.end(), [&](unsigned a, unsigned b) {
               const VariantMetadata &ma = pending.variants[a].model.metadata;
               const VariantMetadata &mb = pending.variants[b].model.metadata;
-              return std::make_pair(assumptions(ma), equalToOneCount(ma)) >
-                     std::make_pair(assumptions(mb), equalToOneCount(mb));
+              return std::make_pair(assumptions(ma), requiredValueCount(ma)) >
+                     std::make_pair(assumptions(mb), requiredValueCount(mb));
             });
         OverloadConfigModel entry;
         entry.config = config;
-        for (unsigned i = 0, e = head.metadata.params.size(); i < e; ++i)
-          if (all_of(variants, [&](unsigned index) {
+        for (unsigned i = 0, e = head.metadata.params.size(); i < e; ++i) {
+          std::optional<std::string> value =
+              head.metadata.params[i].requiredValue();
+          if (value && all_of(variants, [&](unsigned index) {
                 return pending.variants[index]
-                    .model.metadata.params[i]
-                    .equalToOne;
+                           .model.metadata.params[i]
+                           .requiredValue() == value;
               }))
-            entry.equalToOne.push_back(i);
+            entry.requiredValues.push_back(i);
+        }
         for (unsigned index : variants) {
           VariantModel &variant = pending.variants[index].model;
           std::stable_sort(variant.images.begin(), variant.images.end(),
@@ -423,8 +506,8 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
           entry.variants.push_back(kernel.variants.size());
           kernel.variants.push_back(std::move(variant));
         }
-        entry.hasGeneralVariant =
-            kernel.variants.back().assumptionCount() == entry.equalToOne.size();
+        entry.hasGeneralVariant = kernel.variants.back().assumptionCount() ==
+                                  entry.requiredValues.size();
         overload.configs.push_back(std::move(entry));
       }
       kernel.overloads.push_back(std::move(overload));

@@ -70,8 +70,8 @@ struct VariantModel {
 
   /// Whether the variant assumes any argument divisible by 16.
   bool isAligned() const;
-  /// How many arguments the variant assumes anything about (divisible by 16
-  /// or equal to 1).
+  /// How many arguments the variant assumes anything about (divisible by 16,
+  /// equal to 1, or a constexpr tuple element's value).
   unsigned assumptionCount() const;
 };
 
@@ -90,15 +90,15 @@ struct OverloadConfigModel {
   /// Index into KernelModel::configs.
   unsigned config = 0;
   /// Indices into KernelModel::variants, most assumptions first (on a tie,
-  /// most arguments equal to 1 first); a variant without assumptions, if
-  /// any, comes last.
+  /// most required values first); a variant without assumptions, if any,
+  /// comes last.
   std::vector<unsigned> variants;
-  /// Indices of the parameters that every one of `variants` takes equal to
-  /// 1 (the specializations' `:1`): the launcher requires them before
-  /// choosing.
-  std::vector<unsigned> equalToOne;
-  /// Whether the last of `variants` assumes nothing beyond `equalToOne` (it
-  /// then needs no check).
+  /// Indices of the parameters whose value every one of `variants` requires,
+  /// the same (ParamMetadata::requiredValue: the specializations' `:1`, a
+  /// tuple's constexpr elements): the launcher checks them before choosing.
+  std::vector<unsigned> requiredValues;
+  /// Whether the last of `variants` assumes nothing beyond `requiredValues`
+  /// (it then needs no check).
   bool hasGeneralVariant = false;
 };
 
@@ -114,7 +114,12 @@ struct OverloadModel {
 /// appearance) and its configs (in order of first appearance; the first is
 /// the config type's default).
 struct KernelModel {
+  /// The name the kernel answers to (kilnc -n, KernelInfo::name, tuning
+  /// tables): "add_kernel", or "GELU.forward" for a class's static method.
   std::string name;
+  /// What the generated C++ names start with (cppKernelName(name)):
+  /// launch_GELU_forward, GELU_forward_config, GELU_forward_info.
+  std::string cppName;
   std::vector<VariantModel> variants;
   std::vector<OverloadModel> overloads;
   /// The constexpr parameters, in source order.
@@ -125,15 +130,24 @@ struct KernelModel {
   std::optional<std::vector<std::string>> autotuneKey;
 };
 
+/// The C++ form of kernel name `name`: its dots become underscores
+/// ("GELU.forward" -> "GELU_forward"; "add_kernel" stays as it is).
+std::string cppKernelName(llvm::StringRef name);
+
 /// Groups `compiled` into kernels, in order of first appearance. An image
 /// given twice with the same metadata and bytes is kept once (the build's
 /// unit-stride variant is the aligned one when the kernel has no unit-stride
-/// parameter). Errors when two different images are given for one variant
-/// and arch, when the variants of a kernel
-/// disagree on its constexpr parameters or autotune key, when the images of a
-/// variant disagree on whether the entry point takes the global scratch
-/// parameter, or when two variants with the same parameter types and config
-/// have different entry points.
+/// parameter). The constexpr elements of tuple parameters become params, the
+/// slots the launcher checks (ParamMetadata::constexprValue): they are not
+/// config fields, so variants differing only in them are chosen by the
+/// arguments, as `:1` ones are. Errors when two different images are given
+/// for one variant and arch, when the variants of a kernel disagree on its
+/// constexpr parameters or autotune key, when the images of a variant
+/// disagree on whether the entry point takes the global scratch parameter,
+/// when two variants with the same parameter types and config have
+/// different entry points, when two kernels' names have the same C++ form
+/// (cppKernelName), and on tuple elements a launcher cannot check (a
+/// constexpr float, dtype or string; a tuple of constexprs only).
 llvm::Expected<std::vector<KernelModel>>
 buildLauncherModel(llvm::ArrayRef<CompiledVariant> compiled);
 

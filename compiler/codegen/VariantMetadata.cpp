@@ -178,6 +178,14 @@ std::string ParamMetadata::displayName() const {
   return name + indexSuffix(tupleIndex);
 }
 
+std::optional<std::string> ParamMetadata::requiredValue() const {
+  if (equalToOne)
+    return std::string("1");
+  if (constexprValue && *constexprValue != "None")
+    return constexprValue;
+  return std::nullopt;
+}
+
 std::string ConstexprMetadata::displayName() const {
   return name + indexSuffix(tupleIndex);
 }
@@ -218,8 +226,12 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
   if (!r.error.empty())
     return fail(r.error);
 
-  if (!isIdentifier(m.kernel))
-    return fail("\"kernel\" must be an identifier, got \"" + m.kernel + "\"");
+  // "add_kernel", or "GELU.forward" for a class's static method.
+  SmallVector<StringRef> nameParts;
+  StringRef(m.kernel).split(nameParts, '.');
+  if (!all_of(nameParts, isIdentifier))
+    return fail("\"kernel\" must be identifiers joined by '.', got \"" +
+                m.kernel + "\"");
   if (m.entry.empty())
     return fail("\"entry\" is empty");
   if (!isPowerOf2_64(m.numWarps))

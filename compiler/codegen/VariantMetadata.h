@@ -41,9 +41,21 @@ struct ParamMetadata {
   /// position, outermost first. The elements of one tuple are consecutive
   /// and the launcher takes them as one argument.
   std::vector<int64_t> tupleIndex;
+  /// Never set by the parser: a constexpr element of a tuple, which
+  /// buildLauncherModel makes a slot of the launcher's tuple argument, and
+  /// the value it was compiled with ("8", "True", "None"); its `type` is
+  /// then the slot's (an integer type, "i1", or "none"). The launcher checks
+  /// the argument against it and does not pass it, as for `equalToOne`.
+  std::optional<std::string> constexprValue;
 
   /// "stride[1]" for an element of tuple `stride`, else the name.
   std::string displayName() const;
+  /// Whether the entry point takes the argument (neither `:1` nor constexpr).
+  bool passedToEntry() const { return !equalToOne && !constexprValue; }
+  /// The value the variant requires of the argument, checked by the
+  /// launcher: "1" for `:1`, a constexpr element's value; none for a None
+  /// element (its C++ type has one value) and for other parameters.
+  std::optional<std::string> requiredValue() const;
 };
 
 /// A constexpr parameter (or constexpr element of a tuple parameter, at
@@ -59,7 +71,10 @@ struct ConstexprMetadata {
 
 /// The metadata of one compiled variant for one arch.
 struct VariantMetadata {
+  /// The name the kernel answers to: "add_kernel", or "GELU.forward" for a
+  /// class's static method.
   std::string kernel;
+  /// The entry point's symbol in the image.
   std::string entry;
   std::string arch;
   std::string signature;

@@ -5,6 +5,7 @@
 #include "compiler/frontend/Emitter.h"
 #include "compiler/frontend/HostEval.h"
 #include "compiler/frontend/Parser.h"
+#include "compiler/frontend/Signature.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
@@ -369,12 +370,11 @@ int kiln::compileAutotuneConfigs(const CompileOptions &options,
   }
 
   // The signature gives the parameter types (and constexprs no config sets)
-  // by name; each config adds its values.
-  llvm::SmallVector<llvm::StringRef> pieces;
-  llvm::StringRef(options.signature)
-      .split(pieces, ',', -1, /*KeepEmpty=*/false);
+  // by name; each config adds its values. Its entries split as the
+  // signature parser splits them, so that a tuple type ("stride=(i32, 1)")
+  // is one entry.
   std::vector<std::string> signatureKeys;
-  for (llvm::StringRef piece : pieces) {
+  for (llvm::StringRef piece : splitSignature(options.signature)) {
     auto [key, value] = piece.split('=');
     if (value.empty() && !piece.contains('='))
       return fail("--autotune needs the named signature form (x_ptr=*fp32, "

@@ -70,7 +70,9 @@ int kiln::checkSpecializations(const CheckSpecOptions &options) {
     return 1;
   mlir::MLIRContext context;
   Emitter emitter(sourceMgr, context, *module);
-  const FunctionDefStmt *kernel = emitter.findKernel(options.kernelName);
+  std::string kernelName;
+  const FunctionDefStmt *kernel =
+      emitter.findKernel(options.kernelName, &kernelName);
   if (!kernel)
     return 1;
   std::optional<std::vector<ParamDecl>> decls = emitter.paramDecls(*kernel);
@@ -101,12 +103,12 @@ int kiln::checkSpecializations(const CheckSpecOptions &options) {
     llvm::Expected<KernelSpec> spec =
         parseSignature(signature, *decls, /*aligned=*/false);
     if (!spec) {
-      report("bad signature for '" + kernel->name +
+      report("bad signature for '" + kernelName +
              "': " + llvm::toString(spec.takeError()));
       continue;
     }
     if (llvm::Error unsupported = checkLaunchOptionsSupported(*spec))
-      report("kernel '" + kernel->name +
+      report("kernel '" + kernelName +
              "': " + llvm::toString(std::move(unsupported)));
   }
   if (status == 0 && !options.stampPath.empty())

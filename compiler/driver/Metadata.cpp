@@ -47,7 +47,7 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
   const frontend::KernelSpec &spec = *m.spec;
   j.object([&] {
     j.attribute("kernel", m.kernel);
-    j.attribute("entry", m.kernel);
+    j.attribute("entry", m.entry);
     j.attribute("arch", m.arch);
     j.attribute("signature", spec.str());
     j.attribute("num_warps", int64_t(spec.numWarps));

@@ -22,7 +22,11 @@ struct TensorMapEncoding {
 };
 
 struct VariantMetadata {
+  /// The name the kernel answers to: "add_kernel", "Cls.kernel" for a
+  /// class's static method.
   std::string kernel;
+  /// The entry point's symbol: the function's own name ("kernel").
+  std::string entry;
   std::string arch;
   const frontend::KernelSpec *spec;
   const CubinInfo *cubin;

@@ -392,8 +392,12 @@ int kiln::compileKernel(const CompileOptions &options) {
   emitter.setSourceFiles(options.srcs);
   emitter.setDebug(options.debug);
   emitter.setHostTarget(frontend::HostTarget::forArch(options.arch));
+  // The name the kernel answers to ("Cls.kernel" for a class's static
+  // method) names it in messages and the metadata; its def's own name is the
+  // entry point's.
+  std::string kernelName;
   const frontend::FunctionDefStmt *kernel =
-      emitter.findKernel(options.kernelName);
+      emitter.findKernel(options.kernelName, &kernelName);
   if (!kernel)
     return 1;
   auto decls = emitter.paramDecls(*kernel);
@@ -403,7 +407,7 @@ int kiln::compileKernel(const CompileOptions &options) {
       frontend::parseSignature(options.signature, *decls, options.aligned);
   if (!spec) {
     sourceMgr.PrintMessage(kernel->nameLoc, SourceMgr::DK_Error,
-                           "bad signature for '" + kernel->name +
+                           "bad signature for '" + kernelName +
                                "': " + toString(spec.takeError()));
     return 1;
   }
@@ -413,7 +417,7 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
   if (Error unsupported = frontend::checkLaunchOptionsSupported(*spec)) {
     sourceMgr.PrintMessage(kernel->nameLoc, SourceMgr::DK_Error,
-                           "kernel '" + kernel->name +
+                           "kernel '" + kernelName +
                                "': " + toString(std::move(unsupported)));
     return 1;
   }
@@ -679,7 +683,7 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
   if (cubin->spillBytes > 0 && !spilledForOccupancy)
     WithColor::warning(errs(), "kilnc")
-        << "kernel '" << kernel->name << "' for " << arch->name << " ["
+        << "kernel '" << kernelName << "' for " << arch->name << " ["
         << spec->str() << "; num_warps=" << spec->numWarps
         << ", num_stages=" << spec->numStages << "] spills "
         << cubin->spillBytes
@@ -694,7 +698,7 @@ int kiln::compileKernel(const CompileOptions &options) {
     if (cubin->serializesWgmma &&
         line.contains("wgmma.mma_async instructions are serialized"))
       WithColor::warning(errs(), "kilnc")
-          << "kernel '" << kernel->name << "' for " << arch->name << ": "
+          << "kernel '" << kernelName << "' for " << arch->name << ": "
           << line.substr(line.find("wgmma")).rtrim() << " (ptxas)\n";
   if (!options.metadataPath.empty()) {
     // The ptxas version is part of the compiler's identity.
@@ -703,7 +707,8 @@ int kiln::compileKernel(const CompileOptions &options) {
       return fail(toString(ptxasVersion.takeError()));
     std::string json;
     raw_string_ostream os(json);
-    VariantMetadata metadata{kernel->name,
+    VariantMetadata metadata{kernelName,
+                             kernel->name,
                              arch->name,
                              &*spec,
                              &*cubin,

@@ -697,7 +697,8 @@ bool Emitter::isJit(const FunctionDefStmt &function) {
   return false;
 }
 
-const FunctionDefStmt *Emitter::findKernel(StringRef name) {
+const FunctionDefStmt *Emitter::findKernel(StringRef name,
+                                           std::string *qualifiedName) {
   // By name: `kernel`, or `Cls.kernel` for a class's static method.
   std::vector<std::pair<std::string, const FunctionDefStmt *>> jitFunctions;
   auto decoratedJit = [](const FunctionDefStmt &def) {
@@ -766,6 +767,8 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name) {
         if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get()))
           if (def->name == name && decoratedJit(*def)) {
             collectGlobals(main, host->body);
+            if (qualifiedName)
+              *qualifiedName = def->name;
             return def;
           }
   std::string names;
@@ -775,15 +778,21 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name) {
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferStart());
   if (!name.empty()) {
     for (const auto &f : jitFunctions)
-      if (f.first == name)
+      if (f.first == name) {
+        if (qualifiedName)
+          *qualifiedName = f.first;
         return f.second;
+      }
     error(fileStart,
           "no @triton.jit function named '" + name + "' in " + filename +
               (names.empty() ? " (it has none)" : " (it has: " + names + ")"));
     return nullptr;
   }
-  if (jitFunctions.size() == 1)
+  if (jitFunctions.size() == 1) {
+    if (qualifiedName)
+      *qualifiedName = jitFunctions.front().first;
     return jitFunctions.front().second;
+  }
   error(fileStart, jitFunctions.empty()
                        ? "no @triton.jit function in " + filename
                        : "several @triton.jit functions in " + filename + " (" +

@@ -101,9 +101,12 @@ public:
   /// source whose path ends in pkg/utils.py or pkg/utils/__init__.py).
   void setSourceFiles(std::vector<std::string> paths);
 
-  /// The @triton.jit function called `name`; or, if `name` is empty, the
-  /// only one no other jit function calls. Reports an error if none fits.
-  const FunctionDefStmt *findKernel(llvm::StringRef name);
+  /// The @triton.jit function called `name` (`kernel`, or `Cls.kernel` for a
+  /// class's static method); or, if `name` is empty, the file's only one.
+  /// Sets `*qualifiedName`, when given, to the name it answers to
+  /// ("Cls.kernel"). Reports an error if none fits.
+  const FunctionDefStmt *findKernel(llvm::StringRef name,
+                                    std::string *qualifiedName = nullptr);
 
   /// Parameter declarations of `kernel`, for signature parsing.
   std::optional<std::vector<ParamDecl>>

@@ -21,6 +21,19 @@ std::string EqualToOne(const VariantInfo& variant) {
   return absl::StrCat(", takes ", absl::StrJoin(names, ", "), " equal to 1");
 }
 
+// ", compiled for t[1]=8 and t[2]=None" (constexpr tuple elements), or "".
+std::string ConstexprElements(const VariantInfo& variant) {
+  std::vector<std::string> elements;
+  for (int i = 0; i < variant.num_params; ++i) {
+    const ParamInfo& param = variant.params[i];
+    if (param.value != nullptr) {
+      elements.push_back(absl::StrCat(param.name, "=", param.value));
+    }
+  }
+  if (elements.empty()) return "";
+  return absl::StrCat(", compiled for ", absl::StrJoin(elements, ", "));
+}
+
 }  // namespace
 
 std::string DescribeKernel(const KernelInfo& kernel) {
@@ -36,7 +49,7 @@ std::string DescribeKernel(const KernelInfo& kernel) {
                         ? absl::StrCat(", clusters of ", variant.num_ctas)
                         : "",
                     variant.aligned ? ", assumes 16-divisible arguments" : "",
-                    EqualToOne(variant), "\n");
+                    EqualToOne(variant), ConstexprElements(variant), "\n");
     for (int i = 0; i < variant.num_images; ++i) {
       const CubinImage& image = variant.images[i];
       absl::StrAppendFormat(&out,

@@ -70,8 +70,9 @@ struct CubinImage {
 };
 
 // One non-constexpr parameter of a kernel, in source order: the arguments of
-// the generated launcher. The compiled entry point takes those that are not
-// `equal_to_1`, in this order.
+// the generated launcher (a tuple parameter's elements one by one, named
+// "stride[0]", ...). The compiled entry point takes those that are neither
+// `equal_to_1` nor a constexpr element (`value`), in this order.
 struct ParamInfo {
   // The Triton parameter name, e.g. "x_ptr".
   const char* name;
@@ -84,6 +85,11 @@ struct ParamInfo {
   // (`:1`, or the build's unit-stride variant): the constant is folded into
   // the code, the launcher checks the argument and does not pass it.
   bool equal_to_1 = false;
+  // For a constexpr element of a tuple parameter, the value the variant was
+  // compiled with ("8", "True", "None"; `type` is the C++ slot's: an integer
+  // type, "i1", or "none"): the launcher checks the argument and does not
+  // pass it. Null for other parameters.
+  const char* value = nullptr;
 };
 
 // One constexpr parameter of a kernel and the value it was compiled with.

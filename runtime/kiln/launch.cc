@@ -85,6 +85,17 @@ absl::Status ArgumentNotOne(const KernelInfo& kernel, const char* argument,
                    "specialization without ':1' for it"));
 }
 
+absl::Status ArgumentNotCompiledValue(const KernelInfo& kernel,
+                                      const char* argument,
+                                      const std::string& value,
+                                      const char* expected) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      kernel.name, ": argument ", argument, " is ", value,
+      ", but the kernel was compiled for ", argument, " = ", expected,
+      " (a constexpr element of its specialization); pass ", expected,
+      ", or add a specialization that gives ", argument, " a type"));
+}
+
 absl::Status NoMatchingConfig(const KernelInfo& kernel, const char* types,
                               const char* compiled) {
   return absl::InvalidArgumentError(absl::StrCat(

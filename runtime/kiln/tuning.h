@@ -83,8 +83,10 @@ struct TuningOverload {
   const int* configs;
   int num_configs;
   // Launches config `position` (into `configs`) over `grid` on `stream`;
-  // args[i] points to the launcher's i-th argument, of the launcher's C++
-  // type. What kiln-tune calls; the explicit-config overload's checks apply.
+  // args[i] points to the value of the variants' i-th ParamInfo, of the C++
+  // type the launcher takes for it (a tuple's elements one by one, which the
+  // launch packs into the tuple; a None element's pointer is not read). What
+  // kiln-tune calls; the explicit-config overload's checks apply.
   absl::Status (*launch)(int position, Grid grid, CUstream stream,
                          const void* const* args);
 };

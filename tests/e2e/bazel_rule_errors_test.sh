@@ -116,6 +116,21 @@ expect_actions ok_ptx_fallback "" "--ptx-output" "ok_ptx_fallback.kiln/sm_86/s0_
   "ok_ptx_fallback.kiln/sm_86/s0_aligned.ptx" "!sm_80/s0_general.ptx" "!sm_90a/s0_general.ptx" \
   "!--emit ptx"
 expect_actions ok_no_ptx "" "--arch sm_86" "!--ptx-output"
+# Classes' static methods: `kernel` names one as Python reaches it, its files
+# where a plain kernel's go; `kernels` several, each compiled with every
+# specialization into a directory named by its C++ name, each checked once.
+expect_actions ok_kernel_method "" "-n Scale.forward" "ok_kernel_method.kiln/sm_80/s0_general.cubin"
+expect_actions ok_kernels "" "-n Scale.forward" "-n Shift.forward" \
+  "ok_kernels.kiln/sm_80/Scale_forward/s0_general.cubin" \
+  "ok_kernels.kiln/sm_80/Shift_forward/s0_aligned.json" "ok_kernels.kiln/Shift_forward.specializations.checked"
+MNEMONIC=TritonCheckSpec expect_actions ok_kernels "" "-n Scale.forward --where" "-n Shift.forward --where" \
+  "ok_kernels.kiln/Scale_forward.specializations.checked"
+MNEMONIC=TritonCodegen expect_actions ok_kernels "" "for Triton kernels Scale.forward, Shift.forward"
+expect analysis_kernel_bad_name $a "triton_kernel(name = \"analysis_kernel_bad_name\"): attribute 'kernel': must be the name of a @triton.jit function (add_kernel, or Cls.method for a class's @staticmethod), got \"Scale..forward\""
+expect analysis_kernel_and_kernels $a "attribute 'kernels': cannot be given with 'kernel'"
+expect analysis_kernels_twice $a "attribute 'kernels': lists \"Scale.forward\" twice"
+expect analysis_kernels_collide $a \
+  "attribute 'kernels': \"A_B.forward\" and \"A.B_forward\" would both be named A_B_forward in C++ (launch_A_B_forward, A_B_forward_config, A_B_forward_info); build them in separate targets"
 
 if [[ ${1:-} != --analysis-only ]]; then
   # kilnc check-spec, in the target's TritonCheckSpec action, before any
@@ -151,6 +166,10 @@ if [[ ${1:-} != --analysis-only ]]; then
     "tests/e2e/bazel_rule_errors/syntax_error.py:7:31: error: unmatched ')'" \
     "    offs = tl.arange(0, BLOCK))" \
     "                              ^"
+  # With `kernels`, each kernel's check names it.
+  expect kilnc_kernels_missing "" "$(printf "$element" kilnc_kernels_missing) 0 (" \
+    "bad signature for 'Scale.forward': parameter 'n' is missing from the signature" \
+    "Checking the specializations of Triton kernel Scale.forward"
   # Only compiling finds that the kernel has no configs to cross with.
   expect kilnc_autotune_no_decorator "" "scale_kernel's @triton.autotune configs for sm_80" \
     "error: --autotune: 'scale_kernel' has no @triton.autotune(configs=[...]) decorator"

@@ -7,7 +7,8 @@
 # is text that the configure's error, or else the check's, must contain
 # (CMake's line wrapping undone). With success, the optional NINJA_HAS and
 # NINJA_LACKS (lists joined by "|") are texts that the generated build.ninja
-# must hold, and must not.
+# must hold, and must not. CHECK_TARGET (default
+# scale.kiln/specializations.checked) names the check to build.
 foreach(var CASE EXPECT KILN_SOURCE_DIR WORK_DIR KILNC)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_cmake_rule_error: -D${var}=... is required")
@@ -22,8 +23,11 @@ execute_process(
   ERROR_VARIABLE out)
 if(result EQUAL 0)
   # The configure passed: kilnc's check of the specializations is next.
+  if(NOT DEFINED CHECK_TARGET)
+    set(CHECK_TARGET scale.kiln/specializations.checked)
+  endif()
   execute_process(
-    COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}" --target scale.kiln/specializations.checked
+    COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}" --target ${CHECK_TARGET}
     RESULT_VARIABLE result
     OUTPUT_VARIABLE out
     ERROR_VARIABLE out)

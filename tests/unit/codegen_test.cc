@@ -88,6 +88,13 @@ std::string ErrorOf(const std::vector<VariantInput> &inputs,
   return llvm::toString(files.takeError());
 }
 
+std::string Replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
 std::vector<std::string> IncludeLines(const std::string &text) {
   std::vector<std::string> includes;
   std::istringstream lines(text);
@@ -676,27 +683,188 @@ TEST(Codegen, TupleParametersAreOneArgument) {
             HasSubstr("\"*fp16, (*fp32, (i64, i32))\"")));
 }
 
-// The launchers take tuples of run-time elements only: a constexpr element
-// would be a slot the entry point does not take.
-TEST(Codegen, TupleWithAConstexprElementIsRefused) {
-  VariantInput input = Input("codegen/mixed_tuple_sm_80");
-  const std::string element =
-      R"(,
-    {"name": "args", "tuple_index": [1, 1], "type": "i32", "divisibility": 1})";
-  size_t at = input.metadataJson.find(element);
-  ASSERT_NE(at, std::string::npos);
-  input.metadataJson.erase(at, element.size());
-  const std::string constexprs = R"({"name": "BLOCK", "value": "64"})";
-  at = input.metadataJson.find(constexprs);
-  ASSERT_NE(at, std::string::npos);
-  input.metadataJson.insert(
-      at + constexprs.size(),
-      R"(, {"name": "args", "tuple_index": [1, 1], "value": "4"})");
+// A tuple's constexpr elements keep their slots in the launcher's argument:
+// an int one takes the C++ type of the tuple's run-time integers, a None one
+// is a std::nullptr_t, a bool one a bool. The launcher checks them before
+// choosing a variant and passes only the run-time elements; they are not
+// config fields.
+TEST(Codegen, TupleConstexprElementsKeepTheirSlots) {
+  const GeneratedFiles files =
+      Generate({Input("codegen/tuple_constexpr_general_sm_80"),
+                Input("codegen/tuple_constexpr_aligned_sm_80")},
+               {"tc", "k", "tc.h"});
+  EXPECT_THAT(
+      IncludeLines(files.header),
+      ContainerEq(std::vector<std::string>{
+          "#include <array>", "#include <cstddef>", "#include <cstdint>",
+          "#include <tuple>", "#include \"absl/status/status.h\"",
+          "#include \"kiln/runtime.h\""}));
+  EXPECT_THAT(
+      files.header,
+      AllOf(HasSubstr("std::array<int32_t, 3> stride,\n"),
+            HasSubstr("std::tuple<float*, std::nullptr_t, bool> opts);"),
+            HasSubstr("struct tuple_constexpr_config {\n"
+                      "  int64_t BLOCK = 64;\n"
+                      "  int num_warps = 4;"),
+            HasSubstr("stride[1] = 1 and opts[2] = True (compiled for those "
+                      "constexpr tuple\n// elements); another value gets an "
+                      "InvalidArgument status.")));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("  if (std::get<1>(stride) != 1) {\n"
+                      "    return kiln::internal::ArgumentNotCompiledValue(\n"
+                      "        tuple_constexpr_data::kInfo, \"stride[1]\",\n"
+                      "        std::to_string(std::get<1>(stride)), \"1\");\n"
+                      "  }\n"),
+            HasSubstr("  if (!std::get<2>(opts)) {\n"
+                      "    return kiln::internal::ArgumentNotCompiledValue(\n"
+                      "        tuple_constexpr_data::kInfo, \"opts[2]\",\n"
+                      "        std::string(std::get<2>(opts) ? \"True\" : "
+                      "\"False\"), \"True\");\n"),
+            // The entry point takes the run-time elements only.
+            HasSubstr("void* args[] = {&x_ptr, &std::get<0>(stride), "
+                      "&std::get<2>(stride),\n"
+                      "                  &std::get<0>(opts)};"),
+            HasSubstr("{\"stride[1]\", \"i32\", /*divisibility=*/1, "
+                      "/*equal_to_1=*/false, /*value=*/\"1\"}"),
+            HasSubstr("{\"opts[1]\", \"none\", /*divisibility=*/1, "
+                      "/*equal_to_1=*/false, /*value=*/\"None\"}"),
+            // Only BLOCK is a constexpr of the variants' tables.
+            HasSubstr("constexpr kiln::ConstexprInfo kConstexprs0[] = {\n"
+                      "    {\"BLOCK\", \"64\"},\n};"),
+            // An uncompiled config's error shows the elements' values.
+            HasSubstr("\"*fp32, (i32, 1, i32), (*fp32, None, True)\"")));
+  EXPECT_THAT(files.source, Not(HasSubstr("std::get<1>(opts) !=")));
+
+  // A value the run-time elements' type cannot hold makes the slot int64_t.
+  VariantInput wide = Input("codegen/tuple_constexpr_general_sm_80");
+  wide.metadataJson =
+      Replaced(wide.metadataJson, R"("tuple_index": [1], "value": "1")",
+               R"("tuple_index": [1], "value": "4294967296")");
+  EXPECT_THAT(Generate({wide}, {"tc", "k", "tc.h"}).header,
+              HasSubstr("std::tuple<int32_t, int64_t, int32_t> stride,"));
+}
+
+// Specializations that differ in a tuple element, constexpr in one and
+// run-time in the other, share a launcher: it runs the first when the
+// argument has the compiled value, as it does for `:1`.
+TEST(Codegen, TupleConstexprElementsChooseVariants) {
+  const GeneratedFiles files =
+      Generate({Input("codegen/tuple_fast_path_any_sm_80"),
+                Input("codegen/tuple_fast_path_one_sm_80")},
+               {"fp", "k", "fp.h"});
+  EXPECT_THAT(files.header,
+              HasSubstr("absl::Status launch_tuple_fast_path(kiln::GridFor<"
+                        "tuple_fast_path_config> grid,\n"
+                        "                                    CUstream stream, "
+                        "float* x_ptr,\n"
+                        "                                    std::array<"
+                        "int32_t, 2> stride);\n"));
+  EXPECT_THAT(files.header,
+              HasSubstr("variant compiled for such arguments when stride[1] "
+                        "equals 1, else the general\n// one."));
+  EXPECT_THAT(files.source,
+              AllOf(HasSubstr("  if (std::get<1>(stride) == 1) {\n"
+                              "    void* args[] = {&x_ptr, "
+                              "&std::get<0>(stride)};\n"
+                              "    return kiln::internal::LaunchVariant(\n"
+                              "        tuple_fast_path_data::kInfo, "
+                              "tuple_fast_path_data::kVariants[0],"),
+                    HasSubstr("  void* args[] = {&x_ptr, &std::get<0>(stride), "
+                              "&std::get<1>(stride)};\n"
+                              "  return kiln::internal::LaunchVariant(\n"
+                              "      tuple_fast_path_data::kInfo, "
+                              "tuple_fast_path_data::kVariants[1],"),
+                    Not(HasSubstr("ArgumentNotCompiledValue"))));
+}
+
+// What a launcher could not check faithfully is refused, naming the
+// element: a constexpr float element, and a tuple of constexprs only.
+TEST(Codegen, TupleElementsALauncherCannotCheckAreRefused) {
+  VariantInput input = Input("codegen/tuple_constexpr_general_sm_80");
+  input.metadataJson =
+      Replaced(input.metadataJson, R"("tuple_index": [1], "value": "1")",
+               R"("tuple_index": [1], "value": "0.5")");
   EXPECT_THAT(ErrorOf({input}),
-              HasSubstr("codegen/mixed_tuple_sm_80.json: kernel mixed_tuple: "
-                        "tuple parameter 'args' has the constexpr element "
-                        "args[1][1]=4; the launchers take tuples of run-time "
-                        "elements only"));
+              HasSubstr("codegen/tuple_constexpr_general_sm_80.json: kernel "
+                        "tuple_constexpr: tuple parameter 'stride' has the "
+                        "constexpr element stride[1]=0.5; a launcher checks "
+                        "int, bool and None elements against the argument, "
+                        "not this one (give the element a type)"));
+  input = Input("codegen/tuple_constexpr_general_sm_80");
+  input.metadataJson = Replaced(
+      input.metadataJson,
+      R"({"name": "opts", "tuple_index": [0], "type": "*fp32", "divisibility": 1})",
+      R"({"name": "n", "type": "i32", "divisibility": 1})");
+  input.metadataJson =
+      Replaced(input.metadataJson, R"({"name": "opts", "tuple_index": [1])",
+               R"({"name": "opts", "tuple_index": [0], "value": "7"},
+    {"name": "opts", "tuple_index": [1])");
+  EXPECT_THAT(ErrorOf({input}),
+              HasSubstr("kernel tuple_constexpr: tuple parameter 'opts' has "
+                        "only constexpr elements (opts[0]=7, ...); a launcher "
+                        "takes tuples with a run-time element"));
+}
+
+// A class's static method is named "Cls.method" (kilnc -n): the generated
+// C++ names join the parts with '_', so two classes' methods of one name
+// do not collide, and the dotted name is what KernelInfo, messages and
+// comments show.
+TEST(Codegen, StaticMethodsOfClassesGetTheirClassInTheirNames) {
+  CodegenOptions options = {"acts", "k", "pkg/acts.h"};
+  options.embed = CodegenOptions::Embed::Incbin;
+  options.asmPrefix = "acts.kiln/images_";
+  std::vector<VariantInput> inputs = {
+      Input("codegen/class_gelu_forward_sm_80"),
+      Input("codegen/class_relu_forward_sm_80")};
+  for (VariantInput &input : inputs)
+    input.path = "acts.kiln/sm_80/" + input.origin + ".cubin";
+  const GeneratedFiles files = Generate(inputs, options);
+  EXPECT_THAT(
+      files.header,
+      AllOf(HasSubstr("the Triton kernels GELU.forward and ReLU.forward"),
+            HasSubstr("struct GELU_forward_config {"),
+            HasSubstr("absl::Status launch_GELU_forward(kiln::GridFor<GELU_"
+                      "forward_config> grid,"),
+            HasSubstr("absl::Status launch_ReLU_forward(kiln::GridFor<ReLU_"
+                      "forward_config> grid,"),
+            HasSubstr("const kiln::KernelInfo& GELU_forward_info();"),
+            HasSubstr("const kiln::KernelInfo& ReLU_forward_info();"),
+            HasSubstr("// The static description of every variant and image "
+                      "of GELU.forward, for"),
+            HasSubstr("Launches GELU.forward(x_ptr *fp32, out_ptr *fp32, n "
+                      "i32)"),
+            Not(HasSubstr("launch_forward"))));
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("namespace GELU_forward_data {"),
+            HasSubstr("namespace ReLU_forward_data {"),
+            HasSubstr("constexpr kiln::KernelInfo kInfo = {\"GELU.forward\", "
+                      "kVariants,"),
+            HasSubstr("/*entry=*/\"forward\","),
+            HasSubstr("const kiln::KernelInfo& ReLU_forward_info() { return "
+                      "ReLU_forward_data::kInfo; }")));
+  // The image symbols are identifiers too.
+  std::string shards;
+  for (const auto &[path, text] : files.extraFiles)
+    shards += text;
+  EXPECT_THAT(shards, AllOf(HasSubstr("_GELU_forward_v0_sm_80:"),
+                            HasSubstr("_ReLU_forward_v0_sm_80:"),
+                            Not(HasSubstr("GELU.forward_"))));
+}
+
+// Two kernels whose names map to one C++ name are an error naming both.
+TEST(Codegen, KernelsWithOneCppNameAreAnError) {
+  VariantInput plain = Input("codegen/class_relu_forward_sm_80");
+  plain.origin = "plain.json";
+  plain.metadataJson =
+      Replaced(plain.metadataJson, "\"ReLU.forward\"", "\"GELU_forward\"");
+  EXPECT_THAT(
+      ErrorOf({Input("codegen/class_gelu_forward_sm_80"), plain}),
+      HasSubstr("plain.json: kernels GELU.forward (from "
+                "codegen/class_gelu_forward_sm_80.json) and GELU_forward would "
+                "both be named GELU_forward in C++ (launch_GELU_forward, "
+                "GELU_forward_config, GELU_forward_info)"));
 }
 
 TEST(Codegen, EveryTypeMapsAndOnlyAlignedVariantsMayExist) {
@@ -1030,16 +1198,18 @@ TEST(Codegen, ReadsCommandLinePairs) {
 
 // --- tuning -------------------------------------------------------------
 
-// tuned_saxpy's three configs, read as kilnc --autotune leaves them.
-std::vector<VariantInput> TunedInputs() {
-  std::string dir =
-      std::string(KILN_TESTDATA_DIR) + "/codegen/tuned_saxpy_sm_90a";
+// tuned_saxpy's three configs (or another kernel's `configs`, in
+// testdata/codegen/`name`), read as kilnc --autotune leaves them.
+std::vector<VariantInput> TunedInputs(const std::string &name = "tuned_saxpy",
+                                      int configs = 3) {
+  std::string dir = std::string(KILN_TESTDATA_DIR) + "/codegen/" + name +
+                    (name == "tuned_saxpy" ? "_sm_90a" : "_sm_80");
   // The cubins beside the metadata, as kilnc --autotune leaves them.
   // One directory per process: ctest runs the tests in parallel processes.
-  std::string images = ::testing::TempDir() + "/tuned_saxpy_images_" +
+  std::string images = ::testing::TempDir() + "/" + name + "_images_" +
                        std::to_string(::getpid());
   llvm::sys::fs::create_directories(images);
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < configs; ++k) {
     std::ofstream cubin(images + "/config" + std::to_string(k) + ".cubin",
                         std::ios::binary);
     cubin << "\x7f"
@@ -1076,13 +1246,6 @@ std::string TunedError(const std::string &table) {
   if (files)
     return "no error";
   return llvm::toString(files.takeError());
-}
-
-std::string Replaced(std::string text, const std::string &from,
-                     const std::string &to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
 }
 
 TEST(CodegenTuning, AutotuneDirectoryCarriesTheKey) {
@@ -1204,6 +1367,34 @@ TEST(CodegenTuning, TableMustFitTheKernels) {
   EXPECT_THAT(llvm::toString(plain.takeError()),
               HasSubstr("t.json: kernels[0].kernel: 'add_kernel' was not "
                         "built with autotune"));
+}
+
+// An autotuned kernel takes tuple parameters: the tuned launch passes the
+// tuple on, and kiln-tune's type-erased launcher rebuilds it from the
+// elements, one argument each, as ParamInfo lists them.
+TEST(CodegenTuning, TupleParametersOfAutotunedKernels) {
+  llvm::Expected<GeneratedFiles> files = generateLaunchers(
+      {"tt", "k", "tt.h"}, RealTemplates(), TunedInputs("tuned_tuple", 2));
+  ASSERT_TRUE(static_cast<bool>(files)) << llvm::toString(files.takeError());
+  EXPECT_THAT(
+      files->source,
+      AllOf(
+          HasSubstr("const int64_t tuning_key[] = {static_cast<int64_t>(n)};"),
+          HasSubstr("return launch_tuned_tuple(tuned_tuple_data::kConfig1, "
+                    "grid, stream,\n"
+                    "                                    x_ptr, out_ptr, "
+                    "stride, n);"),
+          HasSubstr("constexpr int kTuningKeyParams[] = {4};"),
+          // kiln-tune's launcher packs the tuple from its elements.
+          HasSubstr("  const std::array<int32_t, 2> stride{kiln::internal::"
+                    "TuningArgument<int32_t>(args[2]),\n"
+                    "                                      kiln::internal::"
+                    "TuningArgument<int32_t>(args[3])};\n"
+                    "  switch (position) {\n"),
+          HasSubstr("kiln::internal::TuningArgument<float*>(args[1]),\n"
+                    "                                stride,\n"
+                    "                                kiln::internal::"
+                    "TuningArgument<int32_t>(args[4]));")));
 }
 
 TEST(CodegenTuning, TunerMainCallsKilnTune) {

@@ -48,5 +48,18 @@ TEST(DescribeKernel, NamesTheArgumentsTakenEqualToOne) {
   EXPECT_THAT(DescribeKernel(kernel.info()), Not(HasSubstr("equal to 1")));
 }
 
+TEST(DescribeKernel, NamesTheConstexprTupleElements) {
+  testing::TestKernel kernel({"sm_90a"});
+  const ParamInfo params[3] = {{"x_ptr", "*fp32", 16},
+                               {"stride[0]", "i32", 1},
+                               {"stride[1]", "i32", 1, false, "1"}};
+  VariantInfo variant = kernel.variant();
+  variant.params = params;
+  variant.num_params = 3;
+  const KernelInfo info = {"copy", &variant, 1};
+  EXPECT_THAT(DescribeKernel(info), HasSubstr(", compiled for stride[1]=1\n"));
+  EXPECT_THAT(DescribeKernel(kernel.info()), Not(HasSubstr("compiled for")));
+}
+
 } // namespace
 } // namespace kiln

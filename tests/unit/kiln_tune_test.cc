@@ -170,6 +170,55 @@ TEST(PlanArguments, ErrorsNameKernelAndArgument) {
               HasSubstr("plain: not built with autotune"));
 }
 
+// A kernel with a tuple parameter (stride=(i32, 1), the second element
+// constexpr): ParamInfo lists its elements one by one.
+struct StridedCopy {
+  ParamInfo params[5] = {{"x_ptr", "*fp32", 1},
+                         {"out_ptr", "*fp32", 1},
+                         {"stride[0]", "i32", 1},
+                         {"stride[1]", "i32", 1, false, "1"},
+                         {"n", "i32", 1}};
+  VariantInfo variant = {
+      "v", "strided_copy", "sig", 4,       3, 1,  false, nullptr,
+      0,   params,         5,     nullptr, 0, "", "",    nullptr};
+  const char *configs[1] = {"BLOCK=256, num_warps=4, num_stages=3"};
+  int overload_configs[1] = {0};
+  TuningOverload overloads[1] = {
+      {"*fp32, *fp32, i32, i32, i32", overload_configs, 1, nullptr}};
+  internal::TuningCache cache;
+  KernelTuningInfo tuning = {nullptr,   nullptr, 0,       configs, 1,
+                             overloads, 1,       nullptr, 0,       &cache};
+  KernelInfo info = {"strided_copy", &variant, 1, &tuning};
+};
+
+// The spec names a tuple's elements as ParamInfo does ("stride[0]"); a
+// constexpr element it leaves out gets its compiled value.
+TEST(PlanArguments, TupleElementsByName) {
+  StridedCopy k;
+  KernelSpec spec = (*ParseTuneSpec(R"json({"kernels": [{
+    "kernel": "strided_copy", "grid": ["cdiv(n, BLOCK)"],
+    "args": {"x_ptr": {"elements": "n"}, "out_ptr": {"elements": "n", "output": true},
+             "stride[0]": "n", "n": "n"},
+    "shapes": [{"n": 4096}]}]})json",
+                                    "s.json"))[0];
+  absl::StatusOr<ArgumentPlan> plan = PlanArguments(k.info, spec);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->params.size(), 5u);
+  EXPECT_EQ(plan->params[2].spec.expression, "n");
+  EXPECT_EQ(plan->params[3].name, "stride[1]");
+  EXPECT_EQ(plan->params[3].spec.expression, "1");
+  // A value the spec gives wins (the launcher then checks it).
+  spec.args["stride[1]"].expression = "2";
+  plan = PlanArguments(k.info, spec);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->params[3].spec.expression, "2");
+  // A run-time element must be given.
+  spec.args.erase("stride[0]");
+  EXPECT_THAT(PlanArguments(k.info, spec).status().message(),
+              HasSubstr("strided_copy: the spec's \"args\" has no entry for "
+                        "argument stride[0] (i32)"));
+}
+
 TEST(TuneMain, UsageErrorsWithoutAGpu) {
   Saxpy k;
   std::vector<const KernelInfo *> kernels = {&k.info};

@@ -87,6 +87,24 @@ TEST(VariantMetadata, Errors) {
               HasSubstr("\"arch\" must look like sm_90a"));
 }
 
+// A class's static method answers to "Cls.method" (kilnc -n), nested
+// classes to "Outer.Inner.method"; each part is an identifier.
+TEST(VariantMetadata, KernelNamesMayBeQualified) {
+  for (const char *name : {"GELU.forward", "Outer.Inner.k", "_k"}) {
+    llvm::Expected<VariantMetadata> m = parseVariantMetadata(
+        Replace(kMetadata, R"("kernel": "add_kernel")",
+                std::string("\"kernel\": \"") + name + "\""),
+        "v.json");
+    ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    EXPECT_EQ(m->kernel, name);
+  }
+  for (const char *name : {"GELU..forward", ".forward", "GELU.", "a.2b", ""})
+    EXPECT_THAT(ErrorOf(Replace(kMetadata, R"("kernel": "add_kernel")",
+                                std::string("\"kernel\": \"") + name + "\"")),
+                HasSubstr("\"kernel\" must be identifiers joined by '.'"))
+        << name;
+}
+
 TEST(VariantMetadata, EqualToOneParameters) {
   const std::string unit =
       Replace(kMetadata, R"({"name": "n", "type": "i32", "divisibility": 16})",

@@ -59,6 +59,14 @@ absl::Status NoMatchingVariant(const KernelInfo& kernel,
 absl::Status ArgumentNotOne(const KernelInfo& kernel, const char* argument,
                             const std::string& value);
 
+// The status a generated launcher returns when `argument`, a constexpr
+// element of a tuple parameter ("stride[1]") that every variant compiled
+// with the caller's config has the value `expected`, has another `value`.
+absl::Status ArgumentNotCompiledValue(const KernelInfo& kernel,
+                                      const char* argument,
+                                      const std::string& value,
+                                      const char* expected);
+
 // The status a generated launcher returns when the caller's config matches
 // none compiled for the argument types `types`; `compiled` lists those.
 absl::Status NoMatchingConfig(const KernelInfo& kernel, const char* types,

@@ -20,7 +20,10 @@
 //
 // Every non-constexpr parameter of the kernel needs an entry in "args": a
 // buffer ({"elements": EXPR, "init": "random" | "zeros" | "ones", "output":
-// bool}) for a pointer, an integer expression or a number for a scalar.
+// bool}) for a pointer, an integer expression or a number for a scalar. A
+// tuple parameter's elements are named as ParamInfo names them,
+// "stride[0]", "stride[1]", ...; a constexpr element may be left out (it
+// gets the value it was compiled with).
 // Expressions (kiln/tune/expression.h) see the shape's names; "grid" (one to
 // three expressions) also sees the config's constexprs and num_warps,
 // num_stages, num_ctas, as upstream's `grid = lambda meta: ...` does.

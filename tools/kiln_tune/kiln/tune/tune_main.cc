@@ -716,8 +716,21 @@ absl::StatusOr<ArgumentPlan> PlanArguments(const KernelInfo &kernel,
   for (int p = 0; p < variant->num_params; ++p) {
     const ParamInfo &param = variant->params[p];
     names.insert(param.name);
+    // A tuple's elements are named "stride[0]", ...; a constexpr element
+    // the spec leaves out gets the value it was compiled with.
+    ArgSpec compiled_value;
+    const ArgSpec *arg = nullptr;
     auto it = spec.args.find(param.name);
-    if (it == spec.args.end()) {
+    if (it != spec.args.end()) {
+      arg = &it->second;
+    } else if (param.value != nullptr) {
+      absl::string_view value = param.value;
+      compiled_value.expression = value == "True"    ? "1"
+                                  : value == "False" ? "0"
+                                  : value == "None"  ? "0"
+                                                     : std::string(value);
+      arg = &compiled_value;
+    } else {
       return absl::InvalidArgumentError(absl::StrCat(
           kernel.name, ": the spec's \"args\" has no entry for argument ",
           param.name, " (", param.type, ")"));
@@ -730,18 +743,18 @@ absl::StatusOr<ArgumentPlan> PlanArguments(const KernelInfo &kernel,
                        " is a tensor descriptor, which kiln-tune does not "
                        "make yet"));
     }
-    if (pointer != it->second.buffer) {
+    if (pointer != arg->buffer) {
       return absl::InvalidArgumentError(absl::StrCat(
           kernel.name, ": argument ", param.name, " is ", param.type,
           pointer ? ", so the spec must give a buffer {\"elements\": ...}"
                   : ", so the spec must give an expression or a number"));
     }
-    if (!pointer && it->second.expression.empty() && !IsFloat(type)) {
+    if (!pointer && arg->expression.empty() && !IsFloat(type)) {
       return absl::InvalidArgumentError(
           absl::StrCat(kernel.name, ": argument ", param.name, " is ",
                        param.type, ", so the spec must give an integer"));
     }
-    ArgumentPlan::Param out{param.name, param.type, it->second, 0};
+    ArgumentPlan::Param out{param.name, param.type, *arg, 0};
     if (pointer) {
       out.element_bytes = ElementBytes(type.substr(1));
       if (out.element_bytes == 0) {
@@ -749,7 +762,7 @@ absl::StatusOr<ArgumentPlan> PlanArguments(const KernelInfo &kernel,
             absl::StrCat(kernel.name, ": argument ", param.name, " has type ",
                          param.type, ", which kiln-tune cannot allocate"));
       }
-      output = output || it->second.output;
+      output = output || arg->output;
     }
     plan.params.push_back(std::move(out));
   }
