@@ -247,3 +247,27 @@ CASES.append(case(
     dict(A_ptr=("randn", "float16", N), code_ptr=sorted_code, absmax_ptr=("zeros", "float16", N // BLOCK),
          out_ptr=("zeros", "uint8", N), n_elements=N),
     (N // BLOCK,), ["out_ptr", "absmax_ptr"], bytes=3 * N + 2 * (N // BLOCK), tol=0))
+
+# lightllm's decode attention, stage 1 (paged KV gathered through a token
+# table, one warp a (sequence, head, 256-token block)), fp16: 32 sequences of
+# 4096 tokens, 32 query heads over 8 KV heads of 128.
+B, S, H, HK, D, SEQ = 32, 4096, 32, 8, 128, 256
+CASES.append(case(
+    "lightllm_decode_stage1_fp16", "tests/realworld/lightllm/lightllm/models/llama/triton_kernel/flash_decoding_stage1.py",
+    "_fwd_kernel_flash_decode_stage1",
+    "Q=*fp16, K=*fp16, V=*fp16, sm_scale=fp32, Req_to_tokens=*i32, B_req_idx=*i32, B_Seqlen=*i32, "
+    "Mid_O=*fp32, Mid_O_LogExpSum=*fp32, stride_req_to_tokens_b=i32, stride_req_to_tokens_s=i32, "
+    "stride_qbs=i32, stride_qh=i32, stride_qd=i32, stride_kbs=i32, stride_kh=i32, stride_kd=i32, "
+    "stride_vbs=i32, stride_vh=i32, stride_vd=i32, stride_mid_ob=i32, stride_mid_oh=i32, stride_mid_os=i32, "
+    "stride_mid_od=i32, stride_mid_o_eb=i32, stride_mid_o_eh=i32, stride_mid_o_es=i32, gqa_group_size=i32, "
+    f"BLOCK_SEQ={SEQ}, BLOCK_DMODEL={D}, BLOCK_N=16, num_warps=1, num_stages=2",
+    dict(Q=("randn", "float16", B * H * D), K=("randn", "float16", B * S * HK * D),
+         V=("randn", "float16", B * S * HK * D), sm_scale=D ** -0.5, Req_to_tokens=("perm", "int32", B * S),
+         B_req_idx=("arange", "int32", B), B_Seqlen=("full", "int32", B, S),
+         Mid_O=("zeros", "float32", B * H * (S // SEQ) * D), Mid_O_LogExpSum=("zeros", "float32", B * H * (S // SEQ)),
+         stride_req_to_tokens_b=S, stride_req_to_tokens_s=1, stride_qbs=H * D, stride_qh=D, stride_qd=1,
+         stride_kbs=HK * D, stride_kh=D, stride_kd=1, stride_vbs=HK * D, stride_vh=D, stride_vd=1,
+         stride_mid_ob=H * (S // SEQ) * D, stride_mid_oh=(S // SEQ) * D, stride_mid_os=D, stride_mid_od=1,
+         stride_mid_o_eb=H * (S // SEQ), stride_mid_o_eh=S // SEQ, stride_mid_o_es=1, gqa_group_size=H // HK),
+    # q * k and its sum over d are fp16 in both compilers, summed in another order.
+    (B, H, S // SEQ), ["Mid_O", "Mid_O_LogExpSum"], bytes=2 * 2 * B * S * HK * D + 4 * B * S, tol=1e-2))
