@@ -18,12 +18,17 @@
 //    encoding and trans permutes it. Where an operand's layout differs from
 //    the one its user needs, a kiln_gpu.convert_layout is inserted. Loops and
 //    ifs carry their initial or then-branch layouts; yields convert to them.
+//    A loop value whose body gives it the layout of a tensor-core dot (or,
+//    without such dots, of a load), reduced or combined elementwise, is
+//    carried in that layout instead (inferCarriedLayouts).
 // 3. Rematerialization. A conversion of a value computed only from
 //    make_range, splat and constants through elementwise ops (index
 //    arithmetic), or of a broadcast row of a small 1-D load from such
 //    addresses in a loop with a dot (`m[None, :]`), is replaced by a copy
 //    of that computation in the wanted layout: cheaper than moving data
-//    through shared memory.
+//    through shared memory. In kernels without tensor-core dots, a small
+//    1-D load that only a conversion reads is loaded again in the wanted
+//    layout, and conversions of loop-invariant values leave their loops.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
@@ -568,10 +573,12 @@ struct AssignLayoutsPass
 
   /// True when `v` is a small 1-D load (at most 8 registers a thread in
   /// `target`) that only one op (its conversion) reads, from addresses computed
-  /// as isCheap computes, in a loop that holds a dot: attention backward's row
-  /// statistics, which the loop reads in a slice of the accumulator's layout.
+  /// as isCheap computes, in a loop: attention backward's row statistics,
+  /// which the loop reads in a slice of the accumulator's layout, or a decode
+  /// kernel's token indices, which address the rows of its k and v blocks.
   /// Loading them in that layout (L1 serves the replicas) saves a trip through
-  /// shared memory and two barriers every iteration.
+  /// shared memory and two barriers, or a round of shuffles after the load,
+  /// every iteration.
   bool isCheapLoad(Value v, Attribute target) {
     auto load = v.getDefiningOp<kiln::LoadOp>();
     auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -579,9 +586,12 @@ struct AssignLayoutsPass
         load.getBoundaryCheck() || load.getIsVolatile() ||
         !isa<RankedTensorType>(load.getPtr().getType()))
       return false;
+    // Kernels with tensor-core dots keep the rule they were measured with:
+    // loops that hold a dot.
     auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
-    if (!loop || llvm::none_of(loop.getBody()->getOperations(),
-                               [](auto &op) { return isa<kiln::DotOp>(op); }))
+    if (!loop || (mmaEncoding &&
+                  llvm::none_of(loop.getBody()->getOperations(),
+                                [](auto &op) { return isa<kiln::DotOp>(op); })))
       return false;
     auto encoding = dyn_cast<kiln::gpu::DistributedEncodingAttr>(target);
     std::optional<kiln::layout::LinearLayout> layout =
@@ -765,18 +775,26 @@ struct AssignLayoutsPass
   /// The layout a loop-carried value keeps across its loop: that of the
   /// value the body yields for it, where a tensor-core dot decides it (the
   /// accumulator, a reduction of it, elementwise math over those: the
-  /// running max and sum of an online softmax). Carried in any other layout,
+  /// running max and sum of an online softmax), or in a kernel without
+  /// them, a load. Carried in any other layout,
   /// such a value would be converted twice per iteration. Found by forward
   /// propagation over the loop bodies to a fixed point; a value's layout is
   /// set once, so it terminates.
   void inferCarriedLayouts(func::FuncOp func) {
     carried.clear();
-    if (!mmaEncoding)
-      return;
     llvm::DenseMap<Value, Attribute> layout;
     auto follow = [&](Operation *op) -> Attribute {
       if (auto dot = dyn_cast<kiln::DotOp>(op))
         return dot.getType().getRank() == 2 ? mmaEncoding : Attribute();
+      // Without tensor-core dots, loads decide: a decode kernel's output row,
+      // `acc += tl.sum(p[:, None] * v, 0)`, lives in a slice of v's layout.
+      if (auto load = dyn_cast<kiln::LoadOp>(op); load && !mmaEncoding) {
+        auto type = dyn_cast<RankedTensorType>(load.getType());
+        if (!type)
+          return {};
+        Attribute f = forced.lookup(load.getResult());
+        return f ? f : preferred(type);
+      }
       if (auto reduce = dyn_cast<kiln::ReduceOp>(op)) {
         Attribute e = layout.lookup(reduce->getOperand(0));
         return e && reduce->getNumResults() >= 1 &&
@@ -1165,6 +1183,28 @@ struct AssignLayoutsPass
     return result;
   }
 
+  /// Conversions of values defined outside a loop, moved out of it: a
+  /// decode kernel's query, loaded once and broadcast against every block
+  /// of keys, was converted in every iteration. Kernels with tensor-core
+  /// dots keep the placement they were measured with.
+  void hoistInvariantConversions(func::FuncOp func) {
+    if (mmaEncoding)
+      return;
+    SmallVector<kiln::gpu::ConvertLayoutOp> converts;
+    func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
+    for (kiln::gpu::ConvertLayoutOp convert : converts) {
+      // Operands of dots stay where the staging of their tiles expects them.
+      if (llvm::any_of(convert->getUsers(),
+                       [](Operation *user) { return isa<kiln::DotOp>(user); }))
+        continue;
+      while (auto loop = dyn_cast<scf::ForOp>(convert->getParentOp())) {
+        if (!loop.isDefinedOutsideOfLoop(convert.getSrc()))
+          break;
+        convert->moveBefore(loop);
+      }
+    }
+  }
+
   /// Whether `v` is an expand_dims/broadcast of a tensor with fewer
   /// elements (a per-row or per-column vector, `a_s[:, None]`): converting
   /// that smaller tensor and broadcasting it again in the target layout
@@ -1256,6 +1296,15 @@ struct AssignLayoutsPass
         continue;
       }
       bool cheap = isCheap(src, 0, /*shapes=*/true);
+      if (!cheap && !mmaEncoding && isCheapLoad(src, target)) {
+        // Loaded again in the wanted layout: the original has no other user.
+        Operation *load = src.getDefiningOp();
+        convert.getResult().replaceAllUsesWith(
+            rematerialize(src, target, load, done));
+        convert->erase();
+        replaced.insert(load);
+        continue;
+      }
       if (!cheap && !isBroadcastOfSmaller(src))
         continue;
       if (Operation *def = src.getDefiningOp())
@@ -1309,6 +1358,7 @@ struct AssignLayoutsPass
     if (failed(propagate(func)))
       return failure();
     rematerializeConversions(func);
+    hoistInvariantConversions(func);
 
     // Dense constants carry their type in the attribute too.
     func.walk([&](arith::ConstantOp constant) {
