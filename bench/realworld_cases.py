@@ -271,3 +271,32 @@ CASES.append(case(
          stride_mid_o_eb=H * (S // SEQ), stride_mid_o_eh=S // SEQ, stride_mid_o_es=1, gqa_group_size=H // HK),
     # q * k and its sum over d are fp16 in both compilers, summed in another order.
     (B, H, S // SEQ), ["Mid_O", "Mid_O_LogExpSum"], bytes=2 * 2 * B * S * HK * D + 4 * B * S, tol=1e-2))
+
+# lightllm's RMSNorm (two loops over the row, 4 warps as its host picks),
+# bf16, 8192 tokens x 4096.
+R, C = 8192, 4096
+CASES.append(case(
+    "lightllm_rmsnorm_bf16", "tests/realworld/lightllm/lightllm/models/llama/triton_kernel/rmsnorm.py",
+    "_rms_norm_fwd_fused",
+    "X=*bf16, Y=*bf16, W=*bf16, x_stride0=i32, x_stride1=i32, y_stride0=i32, y_stride1=i32, N=i32, "
+    f"eps=fp32, BLOCK_SIZE={C}, num_warps=4",
+    dict(X=("randn", "bfloat16", R * C), Y=("zeros", "bfloat16", R * C), W=("randn", "bfloat16", C),
+         x_stride0=C, x_stride1=1, y_stride0=C, y_stride1=1, N=C, eps=1e-6),
+    (R,), ["Y"], bytes=2 * 2 * R * C + 2 * C, tol=1e-2))
+
+# lightllm's rotary embedding, in place on q and k, bf16: 16384 tokens, 32
+# query and 8 key heads of 128 (8 warps, 16 tokens x 4 heads a program).
+T, HQ, HK, D = 16384, 32, 8, 128
+CASES.append(case(
+    "lightllm_rotary_bf16", "tests/realworld/lightllm/lightllm/models/llama/triton_kernel/rotary_emb.py",
+    "_rotary_kernel",
+    "Q=*bf16, K=*bf16, Cos=*bf16, Sin=*bf16, stride_qbs=i32, stride_qh=i32, stride_qd=i32, stride_kbs=i32, "
+    "stride_kh=i32, stride_kd=i32, stride_cosbs=i32, stride_cosd=i32, stride_sinbs=i32, stride_sind=i32, "
+    f"max_total_len=i32, HEAD_Q=i32, HEAD_K=i32, BLOCK_HEAD=4, BLOCK_SEQ=16, BLOCK_DMODEL={D}, "
+    "num_warps=8, num_stages=1",
+    dict(Q=("randn", "bfloat16", T * HQ * D), K=("randn", "bfloat16", T * HK * D),
+         Cos=("uniform", "bfloat16", T * D // 2), Sin=("uniform", "bfloat16", T * D // 2),
+         stride_qbs=HQ * D, stride_qh=D, stride_qd=1, stride_kbs=HK * D, stride_kh=D, stride_kd=1,
+         stride_cosbs=D // 2, stride_cosd=1, stride_sinbs=D // 2, stride_sind=1, max_total_len=T, HEAD_Q=HQ,
+         HEAD_K=HK),
+    (cdiv(HQ, 4), cdiv(T, 16)), ["Q", "K"], bytes=2 * 2 * T * (HQ + HK) * D + 2 * 2 * T * D // 2, tol=1e-2))
