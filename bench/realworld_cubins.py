@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "gpu"))
+import cubin_launch  # noqa: E402
 import differential as diff  # noqa: E402
 from realworld_cases import CASES  # noqa: E402
 
@@ -88,41 +89,15 @@ class Side:
 
 
 def kiln_side(case, opts, args, cuda, torch):
-    meta = json.load(open(os.path.join(opts.cubins, case["id"] + ".json")))
-    module, fn = ctypes.c_void_p(), ctypes.c_void_p()
-    image = open(os.path.join(opts.cubins, case["id"] + ".cubin"), "rb").read()
-    assert cuda.cuModuleLoadData(ctypes.byref(module), image) == 0
-    assert cuda.cuModuleGetFunction(ctypes.byref(fn), module, meta["entry"].encode()) == 0
-    shared = meta.get("shared_bytes", 0)
-    if shared > 48 * 1024:
-        assert cuda.cuFuncSetAttribute(fn, 8, shared) == 0
-    dropped = {p["name"] for p in meta.get("params", []) if p.get("equal_to_1")}
-    params, _ = diff.parse_signature(case["sig"])
-    holders = []
-    for name, type_, _ in params:
-        if type_ is None or name in dropped:
-            continue
-        value = args[name]
-        holders.append(ctypes.c_uint64(value.data_ptr()) if type_.startswith("*")
-                       else diff.scalar_holder(type_, value))
-    grid = tuple(case["grid"]) + (1,) * (3 - len(case["grid"]))
-    scratch = None
-    if "global_scratch_bytes" in meta:
-        size = meta["global_scratch_bytes"] * grid[0] * grid[1] * grid[2]
-        scratch = torch.zeros(max(1, size), dtype=torch.uint8, device="cuda") if size else None
-        holders.append(ctypes.c_uint64(scratch.data_ptr() if scratch is not None else 0))
-    pointers = (ctypes.c_void_p * max(1, len(holders)))(
-        *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-    threads = 32 * meta["num_warps"]
-    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-
-    def launch():
-        assert cuda.cuLaunchKernel(fn, grid[0], grid[1], grid[2], threads, 1, 1, shared, stream,
-                                   pointers, None) == 0
-
-    side = Side(launch)
-    side.keep = (module, holders, pointers, scratch)
-    side.registers = meta.get("registers")
+    """The case's cubin through bench/cubin_launch.py (the other benches'
+    loader: shared memory, `:1` checks, global scratch)."""
+    cubin = cubin_launch.Cubin(cuda, opts.cubins, case["id"])
+    values = {name: (v.data_ptr() if hasattr(v, "data_ptr") else v) for name, v in args.items()}
+    arguments = cubin.arguments(values)
+    stream = torch.cuda.current_stream().cuda_stream
+    side = Side(lambda: cubin.launch(case["grid"], arguments, stream))
+    side.keep = (cubin, arguments)
+    side.registers = cubin.meta.get("registers")
     return side
 
 
@@ -161,13 +136,7 @@ def run_case(case, opts, torch, triton, cuda):
     torch.cuda.synchronize()
     triton_registers = getattr(theirs.compiled, "n_regs", None)
     if opts.dump_triton:
-        os.makedirs(opts.dump_triton, exist_ok=True)
-        for kind in ("ptx", "cubin"):
-            data = theirs.compiled.asm.get(kind)
-            if data is not None:
-                mode = "wb" if isinstance(data, bytes) else "w"
-                with open(os.path.join(opts.dump_triton, f"{case['id']}.{kind}"), mode) as f:
-                    f.write(data)
+        cubin_launch.write_triton_asm(theirs.compiled, opts.dump_triton, case["id"])
     worst, ok = 0.0, True
     for name in case["outputs"]:
         good, metric, detail = diff.compare(torch, kiln_args[name], triton_args[name],
@@ -215,7 +184,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--dump-triton", metavar="DIR",
-                        help="write Triton's PTX and cubin of each case there (for SASS comparisons)")
+                        help="write Triton's TTGIR, PTX and cubin of each case there (for SASS comparisons)")
     opts = parser.parse_args()
     cases = [c for c in CASES if opts.filter in c["id"]]
     if opts.list:
