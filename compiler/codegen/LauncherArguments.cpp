@@ -11,6 +11,25 @@ using namespace llvm;
 
 namespace kiln::codegen {
 
+/// Calls `visit(run, leaf)` for each element, in order, of the (sub)tuple
+/// whose leaves (consecutive params, all sharing the first `depth`
+/// positions) are `leaves`: `run` the leaves of that element, `leaf` whether
+/// it is one parameter rather than a nested tuple.
+static void
+forEachTupleElement(const VariantMetadata &m, ArrayRef<unsigned> leaves,
+                    size_t depth,
+                    function_ref<void(ArrayRef<unsigned>, bool)> visit) {
+  for (size_t i = 0; i < leaves.size();) {
+    const ParamMetadata &first = m.params[leaves[i]];
+    size_t end = i + 1;
+    while (end < leaves.size() &&
+           m.params[leaves[end]].tupleIndex[depth] == first.tupleIndex[depth])
+      ++end;
+    visit(leaves.slice(i, end - i), first.tupleIndex.size() == depth + 1);
+    i = end;
+  }
+}
+
 /// Sets `argument`'s types for the (sub)tuple whose elements are `leaves`
 /// (consecutive params of one tuple, all sharing the first `depth`
 /// positions): its C++ type in `cppType`, its Triton type in `tritonType`.
@@ -19,26 +38,18 @@ static void setTupleTypes(const VariantMetadata &m, ArrayRef<unsigned> leaves,
                           std::string &tritonType) {
   std::vector<std::string> cppElements, tritonElements;
   bool allLeaves = true;
-  for (size_t i = 0; i < leaves.size();) {
-    const ParamMetadata &first = m.params[leaves[i]];
-    int64_t position = first.tupleIndex[depth];
-    size_t end = i + 1;
-    while (end < leaves.size() &&
-           m.params[leaves[end]].tupleIndex[depth] == position)
-      ++end;
-    if (first.tupleIndex.size() == depth + 1) {
-      cppElements.push_back(launcherCppType(first));
-      tritonElements.push_back(first.constexprValue ? *first.constexprValue
-                                                    : first.type);
-    } else {
-      cppElements.emplace_back();
-      tritonElements.emplace_back();
-      setTupleTypes(m, leaves.slice(i, end - i), depth + 1, cppElements.back(),
-                    tritonElements.back());
-      allLeaves = false;
+  forEachTupleElement(m, leaves, depth, [&](ArrayRef<unsigned> run, bool leaf) {
+    if (leaf) {
+      const ParamMetadata &p = m.params[run.front()];
+      cppElements.push_back(launcherCppType(p));
+      tritonElements.push_back(p.constexprValue ? *p.constexprValue : p.type);
+      return;
     }
-    i = end;
-  }
+    cppElements.emplace_back();
+    tritonElements.emplace_back();
+    setTupleTypes(m, run, depth + 1, cppElements.back(), tritonElements.back());
+    allLeaves = false;
+  });
   cppType = allLeaves && all_equal(cppElements)
                 ? "std::array<" + cppElements.front() + ", " +
                       std::to_string(cppElements.size()) + ">"
@@ -80,25 +91,17 @@ static std::vector<std::string>
 tupleInitializers(const VariantMetadata &m, ArrayRef<unsigned> leaves,
                   size_t depth, function_ref<std::string(unsigned)> element) {
   std::vector<std::string> items;
-  for (size_t i = 0; i < leaves.size();) {
-    const ParamMetadata &first = m.params[leaves[i]];
-    int64_t position = first.tupleIndex[depth];
-    size_t end = i + 1;
-    while (end < leaves.size() &&
-           m.params[leaves[end]].tupleIndex[depth] == position)
-      ++end;
-    if (first.tupleIndex.size() == depth + 1) {
-      items.push_back(element(leaves[i]));
-    } else {
-      ArrayRef<unsigned> inner = leaves.slice(i, end - i);
-      std::string type, tritonType;
-      setTupleTypes(m, inner, depth + 1, type, tritonType);
-      items.push_back(
-          type + "{" +
-          join(tupleInitializers(m, inner, depth + 1, element), ", ") + "}");
+  forEachTupleElement(m, leaves, depth, [&](ArrayRef<unsigned> run, bool leaf) {
+    if (leaf) {
+      items.push_back(element(run.front()));
+      return;
     }
-    i = end;
-  }
+    std::string type, tritonType;
+    setTupleTypes(m, run, depth + 1, type, tritonType);
+    items.push_back(type + "{" +
+                    join(tupleInitializers(m, run, depth + 1, element), ", ") +
+                    "}");
+  });
   return items;
 }
 
