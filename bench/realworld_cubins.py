@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Memory-bound real-world kernels: Kiln's cubins beside upstream Triton's JIT.
+"""Real-world kernels, memory-bound and tensor-core: Kiln's cubins beside upstream Triton's JIT.
 
 The cases (bench/realworld_cases.py) are kernels from upstream's tutorials and
 the real-world samples under tests/realworld/, unchanged, at the sizes and
@@ -10,11 +10,12 @@ agree (within the case's bound), and times both the way
 triton.testing.do_bench does: L2 flushed before each run, CUDA events around
 the kernel, the median. Rounds alternate between the two.
 
-    python3 bench/realworld_cubins.py --list          # id|file|kernel|signature (hints added)
+    python3 bench/realworld_cubins.py --list          # id|file|kernel|signature (hints added)[|--src FILE ...]
     python3 bench/realworld_cubins.py --cubins DIR --out OUT [--filter TEXT] [--rounds 3]
 
-Writes OUT/realworld.json and OUT/realworld.md (Triton GB/s, Kiln GB/s,
-Kiln/Triton per case) and prints the table.
+Writes OUT/realworld.json and OUT/realworld.md (Triton GB/s, Kiln GB/s, or
+TFLOP/s for a case that states its FLOPs; Kiln/Triton per case) and prints
+the table.
 """
 
 import argparse
@@ -24,6 +25,7 @@ import json
 import os
 import statistics
 import sys
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -56,8 +58,13 @@ def hinted_signature(case):
 
 def load_kernel(case):
     path = os.path.join(REPO, case["file"])
+    # Stand-ins for the modules the sample imports but tests/realworld does
+    # not carry (`stubs`: module name -> the attributes it is imported for).
+    for name, attributes in case.get("stubs", {}).items():
+        stub = types.ModuleType(name)
+        stub.__dict__.update(attributes)
+        sys.modules[name] = stub
     if case.get("package"):
-        import types
         root = os.path.join(REPO, case["package"])
         dotted = os.path.relpath(path, root)[:-len(".py")].split(os.sep)
         # Empty parent packages: their __init__ files import modules the
@@ -189,7 +196,10 @@ def main():
     cases = [c for c in CASES if opts.filter in c["id"]]
     if opts.list:
         for c in cases:
-            print(f"{c['id']}|{c['file']}|{c['kernel']}|{hinted_signature(c)}")
+            line = f"{c['id']}|{c['file']}|{c['kernel']}|{hinted_signature(c)}"
+            if c.get("srcs"):  # the files it imports jit functions from, as kilnc's --src
+                line += "|" + " ".join(f"--src {src}" for src in c["srcs"])
+            print(line)
         return 0
     import torch
     import triton
@@ -214,7 +224,7 @@ def main():
     os.makedirs(opts.out, exist_ok=True)
     env = dict(device=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__)
     json.dump(dict(env, cases=results), open(os.path.join(opts.out, "realworld.json"), "w"), indent=1)
-    lines = [f"# Real-world memory-bound kernels ({env['device']}, Triton {env['triton']})", "",
+    lines = [f"# Real-world kernels ({env['device']}, Triton {env['triton']})", "",
              "| case | kernel | Triton GB/s (TFLOP/s) | Kiln GB/s (TFLOP/s) | Kiln/Triton | per round | registers (Kiln, Triton) |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
