@@ -389,10 +389,11 @@ CASES.append(case(
 # MLP gate projection, 4096 -> 14336, B the row-quantized [N, K] weight
 # transposed (K contiguous), as its _dynamic_int8_mm passes it. Autotuned:
 # its first config, 128 x 256 x 64, 3 stages, 8 warps (EVEN_K from its
-# heuristic). PENDING: kilnc drops its K loop, `for k in range(K, 0,
-# -BLOCK_K)` (a run-time start and a negative step), and stores zeros.
+# heuristic). Its K loop counts down, `for k in range(K, 0, -BLOCK_K)` (a
+# run-time start and a negative step; kilnc dropped such loops before
+# tests/frontend/negative_range_step.py).
 M, N, K = 4096, 14336, 4096
-PENDING.append(case(
+CASES.append(case(
     "torchao_int8_mm_bf16", TRL + "torchao/torchao/prototype/quantized_training/int8_mm.py",
     "_scaled_int8_mm_kernel",
     "A_ptr=*i8, B_ptr=*i8, C_ptr=*bf16, row_scale_ptr=*bf16, col_scale_ptr=*bf16, M=i32, N=i32, K=i32, "

@@ -771,11 +771,24 @@ bool Emitter::emitFor(const ForStmt &stmt) {
              false;
     return emitStaticFor(stmt, *stmt.target, bounds);
   }
-  if (allConstant && bounds.size() == 3 && bounds[2].intValue <= 0)
-    return error(call->args[2]->getLoc(),
-                 "a run-time loop needs a positive step (use tl.static_range "
-                 "for negative steps)"),
-           false;
+  // A compile-time negative step counts down as Python's range does (Triton
+  // accepts it, with run-time bounds too). scf.for only counts up, so the
+  // loop runs over [stop, start) with the step's magnitude, the same number
+  // of iterations, and the body sees start + stop - iv: start, start + step,
+  // ... A run-time step is taken to be positive, as in Triton.
+  bool countsDown = false;
+  if (bounds.size() == 3 && !bounds[2].isRuntime()) {
+    if (bounds[2].intValue == 0)
+      return error(call->args.size() == 3 ? call->args[2]->getLoc()
+                                          : call->getLoc(),
+                   kind + "() step must not be zero"),
+             false;
+    if (bounds[2].intValue < 0) {
+      countsDown = true;
+      std::swap(bounds[0], bounds[1]);
+      bounds[2] = FValue::integer(-bounds[2].intValue);
+    }
+  }
 
   // The induction variable is i32 unless a bound needs 64 bits.
   bool wide = false;
@@ -816,8 +829,12 @@ bool Emitter::emitFor(const ForStmt &stmt) {
     if (!body->empty())
       body->back().erase(); // the implicit yield
     builder.setInsertionPointToEnd(body);
+    mlir::Value iv = forOp.getInductionVar();
+    if (countsDown)
+      iv = mlir::arith::SubIOp::create(
+          builder, l, mlir::arith::AddIOp::create(builder, l, lb, ub), iv);
     scopes.back()[llvm::cast<NameExpr>(stmt.target.get())->name] =
-        FValue::runtime(forOp.getInductionVar(), ivType);
+        FValue::runtime(iv, ivType);
     bindCarried(*carried, forOp.getRegionIterArgs());
     if (!emitBlock(stmt.body))
       return false;

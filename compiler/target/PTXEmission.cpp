@@ -1,4 +1,5 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
+#include "compiler/target/HalfMulAdds.h"
 #include "compiler/target/RematerializeAfterLoops.h"
 #include "compiler/target/RematerializeInLoops.h"
 #include "compiler/target/StrengthReductionGate.h"
@@ -35,6 +36,25 @@ void LLVMInitializeNVPTXAsmPrinter();
 }
 
 using namespace llvm;
+
+// Off only to compare code with and without it (bench/README.md).
+static cl::opt<bool> slpVectorize(
+    "kiln-slp-vectorize", cl::init(true), cl::Hidden,
+    cl::desc("Pair 16-bit float ops into f16x2/bf16x2 instructions (the SLP "
+             "vectorizer in the O3 pipeline)"));
+
+namespace {
+/// kiln::formHalfMulAdds as a function pass, for the PassBuilder.
+struct HalfMulAddsPass : PassInfoMixin<HalfMulAddsPass> {
+  PreservedAnalyses run(Function &function, FunctionAnalysisManager &) {
+    if (!kiln::formHalfMulAdds(function))
+      return PreservedAnalyses::all();
+    PreservedAnalyses preserved;
+    preserved.preserveSet<CFGAnalyses>();
+    return preserved;
+  }
+};
+} // namespace
 
 static void initializeNVPTX() {
   static std::once_flag initialized;
@@ -269,13 +289,26 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   if (Error err = linkLibdevice(module, libdevicePath))
     return std::move(err);
 
-  // The standard O3 pipeline, as clang would run it.
+  // The standard O3 pipeline, as clang would run it, with the SLP
+  // vectorizer on, as clang turns it on at O3 and upstream Triton does too.
+  // Within the NVPTX backend's 32-bit vector registers it pairs 16-bit
+  // float ops (a dequantized fp16 weight times its scale: one mul.f16x2 for
+  // two elements, where two mul.f16 each leave half of an HMUL2 idle).
+  // Multiply-adds are formed first (HalfMulAdds.h), so that pairing them
+  // does not undo the backend's FMA contraction.
   {
     LoopAnalysisManager lam;
     FunctionAnalysisManager fam;
     CGSCCAnalysisManager cgam;
     ModuleAnalysisManager mam;
-    PassBuilder builder(machine.get());
+    PipelineTuningOptions tuning;
+    tuning.SLPVectorization = slpVectorize;
+    PassBuilder builder(machine.get(), tuning);
+    if (slpVectorize)
+      builder.registerVectorizerStartEPCallback(
+          [](FunctionPassManager &passes, OptimizationLevel) {
+            passes.addPass(HalfMulAddsPass());
+          });
     builder.registerModuleAnalyses(mam);
     builder.registerCGSCCAnalyses(cgam);
     builder.registerFunctionAnalyses(fam);

@@ -113,6 +113,14 @@ CASES += [
          (500,), ["out_ptr"], tol=0),
     case("countdown", F, "countdown", "out_ptr=*i32, start=i32, BLOCK=64",
          dict(out_ptr=("zeros", "int32", 64), start=37), (1,), ["out_ptr"], tol=0),
+    # range(K, 0, -BLOCK) with K = 1000 (16 blocks, the last partial) and a
+    # constant countdown range(3, -4, -3) (3, 0, -3); and K = 0: no iteration.
+    case("reversed_blocks", F, "reversed_blocks", "x_ptr=*fp32, out_ptr=*fp32, K=i32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 64), K=1000),
+         (1,), ["out_ptr"], tol=0),
+    case("reversed_blocks_empty", F, "reversed_blocks", "x_ptr=*fp32, out_ptr=*fp32, K=i32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 64), out_ptr=("full", "float32", 64, 7.0), K=0),
+         (1,), ["out_ptr"], tol=0),
 ]
 
 # --- control_flow/runtime_branches.py ----------------------------------------

@@ -9,12 +9,14 @@
 # kiln-variant: -n nested_loops -s "x_ptr=*fp32, out_ptr=*fp32, M=i32, N=i32, BM=16, BN=64"
 # kiln-variant: -n collatz_steps -s "x_ptr=*i32, out_ptr=*i32, n=i32"
 # kiln-variant: -n countdown -s "out_ptr=*i32, start=i32, BLOCK=64"
+# kiln-variant: -n reversed_blocks -s "x_ptr=*fp32, out_ptr=*fp32, K=i32, BLOCK=64"
 # kiln-covers: strided_sum: for over range; range step; augmented assignment
 # kiln-covers: pipelined_sum: for over tl.range; tl.range(num_stages=, loop_unroll_factor=)
 # kiln-covers: unrolled_poly: for over tl.static_range; range on constexprs; tl.zeros_like; range step
 # kiln-covers: nested_loops: for over range; nested loops
 # kiln-covers: collatz_steps: while; if on run-time scalar; elif/else on run-time scalar
 # kiln-covers: countdown: while; augmented assignment
+# kiln-covers: reversed_blocks: for over range; negative range step; range step
 import triton
 import triton.language as tl
 
@@ -91,3 +93,18 @@ def countdown(out_ptr, start, BLOCK: tl.constexpr):
         acc += k
         k -= 1
     tl.store(out_ptr + offs, acc + offs)
+
+
+@triton.jit
+def reversed_blocks(x_ptr, out_ptr, K, BLOCK: tl.constexpr):
+    # A run-time start and a negative step (torchao's int8 GEMM walks K so):
+    # the blocks from the end down; the first one may be partial. A weighted
+    # running value makes the order visible in the result.
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for k in range(K, 0, -BLOCK):
+        idx = k - BLOCK + offs
+        acc = acc * 0.5 + tl.load(x_ptr + idx, mask=idx >= 0, other=0.0)
+    for j in range(3, -4, -3):
+        acc += j
+    tl.store(out_ptr + offs, acc)
