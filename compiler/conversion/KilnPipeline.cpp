@@ -90,6 +90,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pipeline.numStages = options.numStages;
   pipeline.deferWaits = options.deferDotWaits;
   pm.addPass(createKilnPipelineDots(pipeline));
+  pm.addPass(createKilnStageDots());
   KilnTmaStoresOptions stores;
   stores.scratchMargin = options.tmaStoreScratchMargin;
   pm.addPass(createKilnTmaStores(stores));

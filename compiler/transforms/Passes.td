@@ -129,6 +129,20 @@ def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnStageDots : Pass<"kiln-stage-dots", "mlir::ModuleOp"> {
+  let summary = "Stage the operands of dots left in registers through shared memory for wgmma";
+  let description = [{
+    On targets with wgmma, a kiln.dot that kiln-pipeline-dots left alone
+    (outside a loop, in a loop with num_stages 1 or one it cannot pipeline)
+    and that wgmma can compute becomes a kiln_gpu.shared_dot: its operands
+    are written to nvmma_shared tiles allocated right before it (a stays in
+    registers where it is in the accumulator's layout), behind a proxy
+    fence and a barrier, with a barrier after it. Dots whose tiles do not
+    fit beside the function's other buffers keep mma.sync.
+  }];
+  let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
+}
+
 def KilnTmaStores : Pass<"kiln-tma-stores", "mlir::ModuleOp"> {
   let summary = "Store descriptor blocks through shared memory with TMA (sm_90a)";
   let description = [{

@@ -55,10 +55,12 @@ import triton.language as tl
 # F16: arith.extf {{.*}} : tensor<64x64xf8E5M2> to tensor<64x64xf16>
 # F16: kiln.dot {{.*}} : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
 
-# The products run on the tensor cores in bf16, never as an FMA loop.
+# The products run on the tensor cores in bf16, never as an FMA loop (on
+# sm_90a through wgmma, their operands staged in shared memory:
+# kiln-stage-dots).
 # PTX80-NOT: fma.rn.f32
 # PTX80: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-# PTX90: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+# PTX90: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 
 
 @triton.jit

@@ -19,8 +19,9 @@
 # iteration.
 # RUN: %kilnc compile %s -n w8a16 -s "a_ptr=*fp16:16, b_ptr=*i8:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ONE
 # A tile one dot reads through a computation and another reads as it is
-# would need a ring of both kinds: the loop is left as it is (the short ring
-# was read with the long ring's slot index, past its end).
+# would need a ring of both kinds: the loop is not pipelined (the short ring
+# was read with the long ring's slot index, past its end); its dots stage
+# their operands in shared memory right before them (kiln-stage-dots).
 # RUN: %kilnc compile %s -n two_readers -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, BM=64, BN=64, BK=64, num_warps=4, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=TWO
 import triton
 import triton.language as tl
@@ -99,10 +100,12 @@ def w8a16(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
 
 
 # TWO-LABEL: func.func @two_readers
-# TWO-NOT: kiln_gpu.local_alloc
+# TWO-NOT: kiln_gpu.async_copy
 # TWO-NOT: kiln_gpu.local_load
-# TWO: kiln.dot
-# TWO: kiln.dot
+# TWO: kiln_gpu.local_store
+# TWO: kiln_gpu.shared_dot
+# TWO: kiln_gpu.shared_dot
+# TWO-NOT: kiln.dot
 @triton.jit
 def two_readers(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, BM: tl.constexpr, BN: tl.constexpr,
                 BK: tl.constexpr):

@@ -7,7 +7,8 @@
 # RUN: %kilnc compile %s -n dkdv -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
 # RUN: %kilnc compile %s -n dkdv -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SM80
 # A tile something other than a dot also reads stays a register load: the
-# loop is left as it was.
+# loop is not pipelined (its dot stages its operands in shared memory right
+# before it: kiln-stage-dots).
 # RUN: %kilnc compile %s -n also_summed -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SUMMED
 import triton
 import triton.language as tl
@@ -36,8 +37,9 @@ import triton.language as tl
 # SM80-DAG: ldmatrix.sync.aligned.m8n8.x{{[24]}}.trans.shared.b16
 # SM80: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 # SUMMED-NOT: kiln_gpu.async_copy
-# SUMMED: kiln.dot
-# SUMMED-NOT: kiln_gpu.shared_dot
+# SUMMED: kiln_gpu.local_store
+# SUMMED: kiln_gpu.shared_dot
+# SUMMED-NOT: kiln.dot
 
 
 @triton.jit

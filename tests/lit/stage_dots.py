@@ -1,0 +1,64 @@
+# On sm_90a a dot the pipeliner leaves in registers (outside a loop, in a
+# loop with num_stages 1) takes wgmma: kiln-stage-dots writes its operands
+# into shared tiles right before it, behind a proxy fence and a barrier, and
+# puts a barrier after it. lightllm's prefill attention (num_stages=1) ran
+# both of its dots on mma.sync, at 0.23 of Triton on the H200.
+# RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=128, BN=128, BK=64, num_warps=4" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
+# RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=128, BN=128, BK=64, num_warps=4" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
+# q @ k and p @ v in a loop of one stage: q, which the loop does not change,
+# is written once before it; p stays in registers (wgmma's A fragments); k
+# and v are staged in each iteration; nothing is copied ahead.
+# RUN: %kilnc compile %s -n attention_step -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, n=i32, num_warps=4, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ATT
+# Tiles that do not fit beside the other buffers keep mma.sync: tf32 at
+# 256 x 256 x 128 would take 256 KiB.
+# RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, BM=256, BN=256, BK=128, num_warps=8" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=BIG
+# sm_80 has no wgmma: mma.sync from registers, as before.
+# RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=128, BN=128, BK=64, num_warps=4" --arch sm_80 --emit gpu -o - | FileCheck %s --check-prefix=SM80
+import triton
+import triton.language as tl
+
+
+# GPU: %[[A:.*]] = kiln_gpu.local_alloc {{.*}}: <128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU-NEXT: kiln_gpu.local_store %{{.*}}, %[[A]]
+# GPU-NEXT: %[[B:.*]] = kiln_gpu.local_alloc {{.*}}: <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU-NEXT: kiln_gpu.local_store %{{.*}}, %[[B]]
+# GPU-NEXT: kiln_gpu.fence_async_shared
+# GPU-NEXT: kiln_gpu.barrier
+# GPU-NEXT: kiln_gpu.shared_dot %[[A]], %[[B]]
+# GPU-NEXT: kiln_gpu.barrier
+# GPU-NOT: kiln.dot
+# PTX: fence.proxy.async.shared::cta
+# PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+# PTX: wgmma.wait_group.sync.aligned 0
+# BIG: kiln.dot
+# BIG-NOT: kiln_gpu.shared_dot
+# SM80: kiln.dot
+# SM80-NOT: kiln_gpu.shared_dot
+@triton.jit
+def one_dot(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+
+
+# ATT-NOT: kiln_gpu.async_copy
+# ATT: %[[Q:.*]] = kiln_gpu.local_alloc {{.*}}: <64x64xf16
+# ATT-NEXT: kiln_gpu.local_store %{{.*}}, %[[Q]]
+# ATT: scf.for
+# ATT: kiln_gpu.shared_dot %[[Q]], %{{.*}}, %{{.*}} : !kiln_gpu.memdesc<64x64xf16, {{.*}}>, <64x64xf16, {{.*}}transposed = true>>
+# ATT: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf16, #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>>, <64x64xf16
+# ATT-NOT: kiln.dot
+@triton.jit
+def attention_step(q_ptr, k_ptr, v_ptr, o_ptr, n):
+    r = tl.arange(0, 64)
+    q = tl.load(q_ptr + r[:, None] * 64 + r[None, :])
+    acc = tl.zeros((64, 64), dtype=tl.float32)
+    for start in range(0, n, 64):
+        k = tl.load(k_ptr + (start + r[None, :]) * 64 + r[:, None])
+        p = tl.exp(tl.dot(q, k)).to(tl.float16)
+        v = tl.load(v_ptr + (start + r[:, None]) * 64 + r[None, :])
+        acc = tl.dot(p, v, acc)
+    tl.store(o_ptr + r[:, None] * 64 + r[None, :], acc.to(tl.float16))
