@@ -1185,11 +1185,9 @@ struct AssignLayoutsPass
 
   /// Conversions of values defined outside a loop, moved out of it: a
   /// decode kernel's query, loaded once and broadcast against every block
-  /// of keys, was converted in every iteration. Kernels with tensor-core
-  /// dots keep the placement they were measured with.
+  /// of keys, was converted in every iteration, and so was Mamba-2's chunk
+  /// scan's per-row vector beside its dot.
   void hoistInvariantConversions(func::FuncOp func) {
-    if (mmaEncoding)
-      return;
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
     for (kiln::gpu::ConvertLayoutOp convert : converts) {

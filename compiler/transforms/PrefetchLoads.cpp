@@ -5,7 +5,8 @@
 // through cp.async rings, but its other loads (attention backward's row
 // statistics m and Di, a few floats per thread) still go to global memory
 // in the iteration that reads them, and each iteration waits out their
-// latency. Such a load is issued one iteration ahead into registers: the
+// latency. Such a load (or a scalar one: SageAttention's per-block k scale)
+// is issued one iteration ahead into registers: the
 // prologue loads for the first iteration, each iteration loads for the next
 // one (masked off past the last) and the loop carries the value.
 //
@@ -130,9 +131,14 @@ private:
   }
 
   static bool prefetchable(kiln::LoadOp load) {
+    if (load.getBoundaryCheck() || load.getIsVolatile())
+      return false;
+    // A scalar (SageAttention's per-block k scale, read each iteration).
+    if (load.getType().isIntOrFloat() &&
+        isa<kiln::PointerType>(load.getPtr().getType()))
+      return addressSlice(load).has_value();
     auto type = dyn_cast<RankedTensorType>(load.getType());
-    if (!type || load.getBoundaryCheck() || load.getIsVolatile() ||
-        !isa<RankedTensorType>(load.getPtr().getType()))
+    if (!type || !isa<RankedTensorType>(load.getPtr().getType()))
       return false;
     std::optional<int64_t> registers = registersPerThread(type);
     if (!registers || *registers > 8)
@@ -149,18 +155,21 @@ private:
     for (Operation *op : slice)
       b.clone(*op, mapping);
     Location loc = load.getLoc();
-    auto type = cast<RankedTensorType>(load.getType());
-    auto ptrType = cast<RankedTensorType>(load.getPtr().getType());
-    auto maskType = RankedTensorType::get(ptrType.getShape(), b.getI1Type(),
-                                          ptrType.getEncoding());
-    Value mask = kiln::SplatOp::create(b, loc, maskType, inRange);
+    Type type = load.getType();
+    Value mask = inRange;
+    if (auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType()))
+      mask = kiln::SplatOp::create(b, loc,
+                                   RankedTensorType::get(ptrType.getShape(),
+                                                         b.getI1Type(),
+                                                         ptrType.getEncoding()),
+                                   inRange);
     if (Value original = load.getMask())
       mask = arith::AndIOp::create(b, loc, mapping.lookupOrDefault(original),
                                    mask);
-    Value other =
-        load.getOther()
-            ? mapping.lookupOrDefault(load.getOther())
-            : Value(arith::ConstantOp::create(b, loc, b.getZeroAttr(type)));
+    Value other = load.getOther()
+                      ? mapping.lookupOrDefault(load.getOther())
+                      : Value(arith::ConstantOp::create(
+                            b, loc, cast<TypedAttr>(b.getZeroAttr(type))));
     return kiln::LoadOp::create(
                b, loc, type, mapping.lookupOrDefault(load.getPtr()), mask,
                other, DenseI32ArrayAttr(), kiln::PaddingOptionAttr(),

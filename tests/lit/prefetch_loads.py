@@ -8,6 +8,15 @@
 # A loop that stores to global memory keeps its loads where they are: the
 # next iteration's load could have to see this iteration's store.
 # RUN: %kilnc compile %s -n rows_stored -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=STORED
+# A scalar load, a carried pointer's (SageAttention's per-block k scale,
+# `k_scale = tl.load(K_scale_ptr)`, then `K_scale_ptr += 1`), goes ahead too.
+# RUN: %kilnc compile %s -n scaled_rows -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SCALAR
+# SCALAR: %[[S0:[0-9]+]] = kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
+# SCALAR: scf.for {{.*}}, %[[S:arg[0-9]+]] = %[[S0]])
+# SCALAR-NOT: kiln.load %{{.*}} : (!kiln.ptr<f32>) -> f32
+# SCALAR: kiln.splat %[[S]]
+# SCALAR: %[[S1:[0-9]+]] = kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
+# SCALAR: scf.yield {{.*}}, %[[S1]] :
 # STORED: scf.for
 # STORED: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
 # STORED: kiln.store
@@ -73,4 +82,22 @@ def rows_stored(q_ptr, k_ptr, m_ptr, dk_ptr, n):
         dk += tl.dot(p, tl.trans(qT))
         qT_ptrs += 32 * 64
         curr += 32
+    tl.store(dk_ptr + rn[:, None] * 64 + rd[None, :], dk)
+
+
+@triton.jit
+def scaled_rows(q_ptr, k_ptr, scale_ptr, dk_ptr, n):
+    rn = tl.arange(0, 64)
+    rd = tl.arange(0, 64)
+    rm = tl.arange(0, 32)
+    k = tl.load(k_ptr + rn[:, None] * 64 + rd[None, :])
+    dk = tl.zeros((64, 64), dtype=tl.float32)
+    qT_ptrs = q_ptr + rm[None, :] * 64 + rd[:, None]
+    for start in range(0, n, 32):
+        qT = tl.load(qT_ptrs)
+        scale = tl.load(scale_ptr)
+        p = (tl.dot(k, qT) * scale).to(tl.float16)
+        dk += tl.dot(p, tl.trans(qT))
+        qT_ptrs += 32 * 64
+        scale_ptr += 1
     tl.store(dk_ptr + rn[:, None] * 64 + rd[None, :], dk)
