@@ -1,9 +1,10 @@
 """The cases of bench/realworld_cubins.py: kernels from the tutorials and the
 real-world samples (tests/realworld/), memory-bound ones first, then
-tensor-core ones (GEMMs, attention, a chunked scan: kernels of tl.dot), at
-the sizes and launch configurations their own host code picks for an
-LLM-sized problem (4096-8192 rows; 4096 tokens, 4 x 32 heads x 4096 for
-attention).
+tensor-core ones (GEMMs, attention, a chunked scan: kernels of tl.dot),
+then a third batch of both (Mamba-2, decode attention, MoE, int4 and fp8
+GEMMs, NF4 dequantization), at the sizes and launch configurations their
+own host code picks for an LLM-sized problem (4096-8192 rows; 4096 tokens,
+4 x 32 heads x 4096 for attention; 32-64 sequences for decode).
 
 A case is differential_cases.py's dict (tests/gpu/differential_cases.py says
 what each key means) with `file` relative to the repository root, and:
@@ -585,3 +586,423 @@ CASES.append(case(
     bytes=2 * 2 * B * S * H * P + 4 * B * NC * G * L * L + 2 * B * S * G * NS + 2 * B * NC * H * P * NS
     + 2 * 4 * B * H * S,
     tol=1e-2, flops=B * NC * H * (2 * L * P * NS + L * L * P), package=TRL + "mamba"))
+
+
+# ---------------------------------------------------------------------------
+# A third batch, from kernels not covered above: the rest of Mamba-2's
+# forward (chunk states, C·B^T, the state passing between chunks, the gated
+# RMSNorm) and its decode step; lightllm's GQA decode attention (tensor cores
+# over a query-head group) and DeepSeek-MLA-style fp8 batched GEMM;
+# native-sparse-attention's flash-attention forward; the vLLM-style fused
+# MoE GEMM; weight-only int4 GEMMs (HQQ through torchao, GPTQ split-K for
+# decode); bitsandbytes' NF4 dequantization (QLoRA's every forward). Sizes
+# and configurations as above: the hosts' own, or the named autotune config.
+# Kernels without tl.dot, and decode kernels whose dots are 16 rows (a
+# query-head group, 16 tokens), are bound by their reads and count bytes;
+# the others count FLOPs. Left out: unsloth's kernels (its utils import
+# unsloth_zoo and unsloth's device modules, absent here; they are close kin
+# of Liger's above), xformers' RoPE and RMSNorm (kilnc: libdevice_find comes
+# from xformers.triton.importing, which the sample lacks), gemlite's GEMMs
+# (their host, core.py, which picks the packing and group modes, is absent).
+MAMBA = TRL + "mamba/mamba_ssm/ops/triton/"
+
+
+# Mamba-2's chunk states (ssd_chunk_state.py: per 256-token chunk and head,
+# x^T @ (B scaled by dt and the decay to the chunk's end)), bf16 in, fp32
+# states (its _chunk_state_fwd's states_in_fp32): Mamba2-2.7B (80 heads of
+# 64, state 128, one group), batch 4 x 4096 tokens, as
+# _mamba_chunk_scan_combined_fwd calls it. Autotuned: the config of its list
+# whose tile is the head dim x state, 64 x 128 x 32, 4 stages, 4 warps (one
+# program per chunk and head).
+B, S, H, P, G, NS, L = 4, 4096, 80, 64, 1, 128, 256
+NC = S // L
+CASES.append(case(
+    "mamba2_chunk_state_fwd_bf16", MAMBA + "ssd_chunk_state.py", "_chunk_state_fwd_kernel",
+    "x_ptr=*bf16, b_ptr=*bf16, states_ptr=*fp32, dt_ptr=*fp32, dA_cumsum_ptr=*fp32, seq_idx_ptr=None, "
+    "hdim=i32, dstate=i32, chunk_size=i32, batch=i32, seqlen=i32, nheads_ngroups_ratio=i32, "
+    "stride_x_batch=i32, stride_x_seqlen=i32, stride_x_head=i32, stride_x_hdim=i32, stride_b_batch=i32, "
+    "stride_b_seqlen=i32, stride_b_head=i32, stride_b_dstate=i32, stride_states_batch=i32, "
+    "stride_states_chunk=i32, stride_states_head=i32, stride_states_hdim=i32, stride_states_dstate=i32, "
+    "stride_dt_batch=i32, stride_dt_chunk=i32, stride_dt_head=i32, stride_dt_csize=i32, "
+    "stride_dA_cs_batch=i32, stride_dA_cs_chunk=i32, stride_dA_cs_head=i32, stride_dA_cs_csize=i32, "
+    "stride_seq_idx_batch=i32, stride_seq_idx_seqlen=i32, HAS_SEQ_IDX=False, BLOCK_SIZE_M=64, "
+    "BLOCK_SIZE_N=128, BLOCK_SIZE_K=32, num_warps=4, num_stages=4",
+    dict(x_ptr=("randn", "bfloat16", B * S * H * P), b_ptr=("randn", "bfloat16", B * S * G * NS),
+         states_ptr=("zeros", "float32", B * NC * H * P * NS),
+         dt_ptr=("uniform", "float32", B * H * NC * L, 0.001, 0.1),
+         dA_cumsum_ptr=decay_cumsum(B * H * NC, L, 0.05), hdim=P, dstate=NS, chunk_size=L, batch=B,
+         seqlen=S, nheads_ngroups_ratio=H // G,
+         stride_x_batch=S * H * P, stride_x_seqlen=H * P, stride_x_head=P, stride_x_hdim=1,
+         stride_b_batch=S * G * NS, stride_b_seqlen=G * NS, stride_b_head=NS, stride_b_dstate=1,
+         stride_states_batch=NC * H * P * NS, stride_states_chunk=H * P * NS, stride_states_head=P * NS,
+         stride_states_hdim=NS, stride_states_dstate=1,
+         # dt and dA_cumsum are [batch, heads, chunks, L]: chunk stride
+         # before head stride, as the host passes them.
+         stride_dt_batch=H * NC * L, stride_dt_chunk=L, stride_dt_head=NC * L, stride_dt_csize=1,
+         stride_dA_cs_batch=H * NC * L, stride_dA_cs_chunk=L, stride_dA_cs_head=NC * L, stride_dA_cs_csize=1,
+         stride_seq_idx_batch=0, stride_seq_idx_seqlen=0),
+    # fp32 sums in another order; B is scaled by exp() and rounded to bf16
+    # before the dot, so an ulp of exp can move one product by a bf16
+    # rounding (2^-8).
+    (cdiv(P, 64) * cdiv(NS, 128), B * NC, H), ["states_ptr"],
+    bytes=2 * B * S * H * P + 2 * B * S * G * NS + 4 * B * NC * H * P * NS + 2 * 4 * B * H * S,
+    tol=1e-2, flops=2 * B * S * H * P * NS, package=TRL + "mamba"))
+
+# Mamba-2's C·B^T per chunk (ssd_bmm.py's _bmm_chunk_fwd, not causal, fp32
+# out, as _mamba_chunk_scan_combined_fwd calls it for the chunk scan's CB):
+# the same model and batch, 256 x 256 per chunk over the state 128.
+# Autotuned: 128 x 128 x 32, 4 stages, 4 warps (four tiles a chunk, 256
+# programs for the 64 chunks; plausibly its pick for this small product,
+# bound by its fp32 output).
+CASES.append(case(
+    "mamba2_bmm_chunk_fwd_bf16", MAMBA + "ssd_bmm.py", "_bmm_chunk_fwd_kernel",
+    "a_ptr=*bf16, b_ptr=*bf16, out_ptr=*fp32, seq_idx_ptr=None, seqlen=i32, chunk_size=i32, K=i32, "
+    "ngroups=i32, stride_a_batch=i32, stride_a_seqlen=i32, stride_a_head=i32, stride_ak=i32, "
+    "stride_b_batch=i32, stride_b_seqlen=i32, stride_b_head=i32, stride_bk=i32, stride_out_batch=i32, "
+    "stride_out_chunk=i32, stride_out_head=i32, stride_outm=i32, stride_outn=i32, "
+    "stride_seq_idx_batch=i32, stride_seq_idx_seqlen=i32, IS_CAUSAL=False, dot_dtype=tl.bfloat16, "
+    "HAS_SEQ_IDX=False, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32, num_warps=4, num_stages=4",
+    dict(a_ptr=("randn", "bfloat16", B * S * G * NS), b_ptr=("randn", "bfloat16", B * S * G * NS),
+         out_ptr=("zeros", "float32", B * NC * G * L * L), seqlen=S, chunk_size=L, K=NS, ngroups=G,
+         stride_a_batch=S * G * NS, stride_a_seqlen=G * NS, stride_a_head=NS, stride_ak=1,
+         stride_b_batch=S * G * NS, stride_b_seqlen=G * NS, stride_b_head=NS, stride_bk=1,
+         stride_out_batch=NC * G * L * L, stride_out_chunk=G * L * L, stride_out_head=L * L, stride_outm=L,
+         stride_outn=1, stride_seq_idx_batch=0, stride_seq_idx_seqlen=0),
+    # fp32 sums of 128 bf16 products in another order.
+    (cdiv(L, 128) * cdiv(L, 128), B, NC * G), ["out_ptr"],
+    bytes=2 * 2 * B * S * G * NS + 4 * B * NC * G * L * L, tol=1e-5,
+    flops=2 * B * NC * G * L * L * NS, package=TRL + "mamba"))
+
+# Mamba-2's state passing (ssd_state_passing.py: the chunk states carried
+# from chunk to chunk, state = exp(dA_chunk) * state + chunk state, a loop
+# over the 16 chunks per element), fp32 states in, C's dtype (bf16) out:
+# the same model and batch, 64 x 128 = 8192 values per head. The host
+# passes dA_cumsum[:, :, :, -1], a strided view ending each chunk's row;
+# here those values are in a compact [batch, heads, chunks] buffer (a view
+# 1020 bytes into its buffer would not be 16-byte aligned, which the
+# hinted signature assumes of pointers). Autotuned over BLOCK_SIZE (4
+# warps): 1024, eight values a thread, 2560 programs.
+DIM = P * NS
+CASES.append(case(
+    "mamba2_state_passing_fwd_bf16", MAMBA + "ssd_state_passing.py", "_state_passing_fwd_kernel",
+    "states_ptr=*fp32, out_ptr=*bf16, final_states_ptr=*fp32, dA_cs_ptr=*fp32, initstates_ptr=None, "
+    "seq_idx_ptr=None, dim=i32, nchunks=i32, seqlen=i32, chunk_size=i32, stride_states_batch=i32, "
+    "stride_states_chunk=i32, stride_states_head=i32, stride_states_dim=i32, stride_out_batch=i32, "
+    "stride_out_chunk=i32, stride_out_head=i32, stride_out_dim=i32, stride_final_states_batch=i32, "
+    "stride_final_states_head=i32, stride_final_states_dim=i32, stride_dA_cs_batch=i32, "
+    "stride_dA_cs_chunk=i32, stride_dA_cs_head=i32, stride_initstates_batch=i32, "
+    "stride_initstates_head=i32, stride_initstates_dim=i32, stride_seq_idx_batch=i32, "
+    "stride_seq_idx_seqlen=i32, HAS_INITSTATES=False, HAS_SEQ_IDX=False, BLOCK_SIZE=1024, num_warps=4, "
+    "num_stages=3",
+    dict(states_ptr=("randn", "float32", B * NC * H * DIM), out_ptr=("zeros", "bfloat16", B * NC * H * DIM),
+         final_states_ptr=("zeros", "float32", B * H * DIM),
+         # A chunk's total decay, sum over 256 tokens of dt * A.
+         dA_cs_ptr=("uniform", "float32", B * H * NC, -10.0, -3.0), dim=DIM, nchunks=NC,
+         seqlen=0, chunk_size=0,  # the host's values without seq_idx
+         stride_states_batch=NC * H * DIM, stride_states_chunk=H * DIM, stride_states_head=DIM,
+         stride_states_dim=1, stride_out_batch=NC * H * DIM, stride_out_chunk=H * DIM, stride_out_head=DIM,
+         stride_out_dim=1, stride_final_states_batch=H * DIM, stride_final_states_head=DIM,
+         stride_final_states_dim=1, stride_dA_cs_batch=H * NC, stride_dA_cs_chunk=1, stride_dA_cs_head=NC,
+         stride_initstates_batch=0, stride_initstates_head=0, stride_initstates_dim=0,
+         stride_seq_idx_batch=0, stride_seq_idx_seqlen=0),
+    # exp to an ulp or so and scale * state + new contracted or not: the
+    # bf16 out a rounding (2^-8) apart.
+    (cdiv(DIM, 1024), B, H), ["out_ptr", "final_states_ptr"],
+    bytes=4 * B * NC * H * DIM + 2 * B * NC * H * DIM + 4 * B * H * DIM + 4 * B * H * NC, tol=1e-2,
+    package=TRL + "mamba"))
+
+# Mamba-2's gated RMSNorm (layernorm_gated.py, norm(x * silu(z)) as Mamba2's
+# norm_before_gate=False), as mamba_split_conv1d_scan_combined calls it:
+# the scan's output rows, 5120 wide (one group), and z a slice of the
+# in_proj output, rows 10576 apart (2 x 5120 + 2 x 128 + 80 heads), bf16:
+# batch 4 x 4096 tokens. Its host's BLOCK_N 8192 and 8 warps.
+M, N, DZ = B * S, H * P, 2 * H * P + 2 * G * NS + H
+CASES.append(case(
+    "mamba2_rmsnorm_gated_fwd_bf16", MAMBA + "layernorm_gated.py", "_layer_norm_fwd_1pass_kernel",
+    "X=*bf16, Y=*bf16, W=*bf16, B=None, Z=*bf16, Mean=None, Rstd=*fp32, stride_x_row=i32, "
+    "stride_y_row=i32, stride_z_row=i32, M=i32, N=i32, eps=fp32, BLOCK_N=8192, HAS_BIAS=False, HAS_Z=True, "
+    "NORM_BEFORE_GATE=False, IS_RMS_NORM=True, num_warps=8",
+    dict(X=("randn", "bfloat16", M * N), Y=("zeros", "bfloat16", M * N), W=("randn", "bfloat16", N),
+         Z=("randn", "bfloat16", (M - 1) * DZ + N), Rstd=("zeros", "float32", M), stride_x_row=N,
+         stride_y_row=N, stride_z_row=DZ, M=M, N=N, eps=1e-5),
+    # sigmoid's exp and the row sum in another order: a bf16 rounding apart.
+    (M, 1), ["Y", "Rstd"], bytes=2 * 3 * M * N + 2 * N + 4 * M, tol=1e-2, package=TRL + "mamba"))
+
+# Mamba-2's decode step (selective_state_update.py), as Mamba2.step calls
+# it: 64 sequences of Mamba2-2.7B, the bf16 state [64, 80, 64, 128] updated
+# in place; A, dt, dt_bias and D repeated over the head dim with zero
+# strides (so TIE_HDIM), dt_softplus, no z (the gated norm follows). x, B
+# and C are slices of the conv step's [64, 5376] output and dt of the
+# in_proj output (rows 10576 apart), each here in a buffer of that row
+# stride. Its host's BLOCK_SIZE_M 4 and 4 warps for state 128.
+BT, XBC = 64, H * P + 2 * G * NS
+CASES.append(case(
+    "mamba2_selective_state_update_bf16", MAMBA + "selective_state_update.py", "_selective_scan_update_kernel",
+    "state_ptr=*bf16, x_ptr=*bf16, dt_ptr=*bf16, dt_bias_ptr=*bf16, A_ptr=*fp32, B_ptr=*bf16, C_ptr=*bf16, "
+    "D_ptr=*bf16, z_ptr=None, out_ptr=*bf16, state_batch_indices_ptr=None, batch=i32, nheads=i32, dim=i32, "
+    "dstate=i32, nheads_ngroups_ratio=i32, stride_state_batch=i32, stride_state_head=i32, "
+    "stride_state_dim=i32, stride_state_dstate=i32, stride_x_batch=i32, stride_x_head=i32, "
+    "stride_x_dim=i32, stride_dt_batch=i32, stride_dt_head=i32, stride_dt_dim=i32, "
+    "stride_dt_bias_head=i32, stride_dt_bias_dim=i32, stride_A_head=i32, stride_A_dim=i32, "
+    "stride_A_dstate=i32, stride_B_batch=i32, stride_B_group=i32, stride_B_dstate=i32, "
+    "stride_C_batch=i32, stride_C_group=i32, stride_C_dstate=i32, stride_D_head=i32, stride_D_dim=i32, "
+    "stride_z_batch=i32, stride_z_head=i32, stride_z_dim=i32, stride_out_batch=i32, stride_out_head=i32, "
+    "stride_out_dim=i32, DT_SOFTPLUS=True, TIE_HDIM=True, BLOCK_SIZE_M=4, HAS_DT_BIAS=True, HAS_D=True, "
+    f"HAS_Z=False, HAS_STATE_BATCH_INDICES=False, BLOCK_SIZE_DSTATE={NS}, num_warps=4",
+    dict(state_ptr=("randn", "bfloat16", BT * H * P * NS), x_ptr=("randn", "bfloat16", BT * XBC),
+         dt_ptr=("randn", "bfloat16", BT * DZ, 0.5),
+         # softplus(dt + dt_bias) of 0.002 to 0.08, as Mamba2 initializes dt_bias.
+         dt_bias_ptr=("uniform", "bfloat16", H, -6.0, -2.5),
+         A_ptr=("uniform", "float32", H, -16.0, -1.0),  # -exp(A_log), A_log = log(U(1, 16))
+         B_ptr=("randn", "bfloat16", BT * XBC), C_ptr=("randn", "bfloat16", BT * XBC),
+         D_ptr=("uniform", "bfloat16", H, 0.5, 1.5), out_ptr=("zeros", "bfloat16", BT * H * P),
+         batch=BT, nheads=H, dim=P, dstate=NS, nheads_ngroups_ratio=H // G,
+         stride_state_batch=H * P * NS, stride_state_head=P * NS, stride_state_dim=NS, stride_state_dstate=1,
+         stride_x_batch=XBC, stride_x_head=P, stride_x_dim=1, stride_dt_batch=DZ, stride_dt_head=1,
+         stride_dt_dim=0, stride_dt_bias_head=1, stride_dt_bias_dim=0, stride_A_head=1, stride_A_dim=0,
+         stride_A_dstate=0, stride_B_batch=XBC, stride_B_group=NS, stride_B_dstate=1, stride_C_batch=XBC,
+         stride_C_group=NS, stride_C_dstate=1, stride_D_head=1, stride_D_dim=0, stride_z_batch=0,
+         stride_z_head=0, stride_z_dim=0, stride_out_batch=H * P, stride_out_head=P, stride_out_dim=1),
+    # softplus's log and exp, exp(A dt), to an ulp or so; the state sum in
+    # another order; bf16 state and out: a rounding (2^-8) apart.
+    (cdiv(P, 4), BT, H), ["state_ptr", "out_ptr"],
+    bytes=2 * 2 * BT * H * P * NS + 2 * 2 * BT * H * P + 2 * 2 * BT * G * NS + 2 * BT * H, tol=1e-2,
+    package=TRL + "mamba", srcs=[MAMBA + "softplus.py"]))
+
+# lightllm's GQA decode attention, stage 1 of its flash decoding
+# (gqa_flash_decoding_stage1.py: per sequence, KV head and 128-token block,
+# the group's query heads as the rows of tl.dot, padded to 16, against 16
+# gathered tokens a step), fp16: 32 sequences of 4096 tokens, Llama-3-8B's 32
+# query heads over 8 KV heads of 128. Its host's BLOCK_SEQ 128, BLOCK_N 16,
+# 2 warps, 2 stages; Mid_O holds max_len / 128 + 1 blocks, as
+# gqa_token_decode_attention_flash_decoding allocates it. K and V are the
+# halves of the per-layer KV buffer [tokens, 2 x 8 heads, 128], each here in
+# a buffer of that shape; the token slots scattered.
+B, S, H, HK, D, SEQ = 32, 4096, 32, 8, 128, 128
+T, NB = B * S, S // SEQ + 1
+CASES.append(case(
+    "lightllm_gqa_decode_stage1_fp16", TRL + "lightllm/lightllm/models/llama/triton_kernel/gqa_flash_decoding_stage1.py",
+    "_fwd_kernel_flash_decode_stage1",
+    "Q=*fp16, K=*fp16, V=*fp16, sm_scale=fp32, Req_to_tokens=*i32, B_req_idx=*i32, B_Seqlen=*i32, "
+    "Mid_O=*fp32, Mid_O_LogExpSum=*fp32, stride_req_to_tokens_b=i32, stride_req_to_tokens_s=i32, "
+    "stride_qbs=i32, stride_qh=i32, stride_qd=i32, stride_kbs=i32, stride_kh=i32, stride_kd=i32, "
+    "stride_vbs=i32, stride_vh=i32, stride_vd=i32, stride_mid_ob=i32, stride_mid_oh=i32, stride_mid_os=i32, "
+    "stride_mid_od=i32, stride_mid_o_eb=i32, stride_mid_o_eh=i32, stride_mid_o_es=i32, gqa_group_size=i32, "
+    f"Q_HEAD_NUM=16, BLOCK_SEQ={SEQ}, BLOCK_DMODEL={D}, BLOCK_N=16, num_warps=2, num_stages=2",
+    dict(Q=("randn", "float16", B * H * D), K=("randn", "float16", T * 2 * HK * D),
+         V=("randn", "float16", T * 2 * HK * D), sm_scale=D ** -0.5, Req_to_tokens=("perm", "int32", T),
+         B_req_idx=("arange", "int32", B), B_Seqlen=("full", "int32", B, S),
+         Mid_O=("zeros", "float32", B * H * NB * D), Mid_O_LogExpSum=("zeros", "float32", B * H * NB),
+         stride_req_to_tokens_b=S, stride_req_to_tokens_s=1, stride_qbs=H * D, stride_qh=D, stride_qd=1,
+         stride_kbs=2 * HK * D, stride_kh=D, stride_kd=1, stride_vbs=2 * HK * D, stride_vh=D, stride_vd=1,
+         stride_mid_ob=H * NB * D, stride_mid_oh=NB * D, stride_mid_os=D, stride_mid_od=1,
+         stride_mid_o_eb=H * NB, stride_mid_o_eh=NB, stride_mid_o_es=1, gqa_group_size=H // HK),
+    # exp and row sums in another order; P rounded to fp16 for the second dot.
+    (B, HK, S // SEQ), ["Mid_O", "Mid_O_LogExpSum"],
+    bytes=2 * 2 * T * HK * D + 2 * B * H * D + 4 * T + 4 * B * H * (S // SEQ) * (D + 1), tol=1e-2))
+
+# lightllm's GQA decode attention without the split
+# (gqa_decode_flashattention_nopad.py: one program per sequence and KV
+# head walks all 4096 tokens, 32 a step, the group's query heads padded to
+# 16 rows), fp16, the same sequences, heads and KV buffer as above. Its
+# host's BLOCK_N 32, 4 warps, 2 stages; 256 programs, fewer than two per SM.
+CASES.append(case(
+    "lightllm_gqa_decode_nopad_fp16",
+    TRL + "lightllm/lightllm/models/llama/triton_kernel/gqa_decode_flashattention_nopad.py", "_fwd_kernel",
+    "Q=*fp16, K=*fp16, V=*fp16, sm_scale=fp32, Req_to_tokens=*i32, B_req_idx=*i32, B_seqlen=*i32, Out=*fp16, "
+    "stride_qbs=i32, stride_qh=i32, stride_qd=i32, stride_kbs=i32, stride_kh=i32, stride_kd=i32, "
+    "stride_vbs=i32, stride_vh=i32, stride_vd=i32, stride_obs=i32, stride_oh=i32, stride_od=i32, "
+    "stride_req_to_tokens_b=i32, stride_req_to_tokens_s=i32, kv_group_num=i32, Q_HEAD_NUM=16, "
+    f"BLOCK_DMODEL={D}, BLOCK_N=32, num_warps=4, num_stages=2",
+    dict(Q=("randn", "float16", B * H * D), K=("randn", "float16", T * 2 * HK * D),
+         V=("randn", "float16", T * 2 * HK * D), sm_scale=D ** -0.5, Req_to_tokens=("perm", "int32", T),
+         B_req_idx=("arange", "int32", B), B_seqlen=("full", "int32", B, S), Out=("zeros", "float16", B * H * D),
+         stride_qbs=H * D, stride_qh=D, stride_qd=1, stride_kbs=2 * HK * D, stride_kh=D, stride_kd=1,
+         stride_vbs=2 * HK * D, stride_vh=D, stride_vd=1, stride_obs=H * D, stride_oh=D, stride_od=1,
+         stride_req_to_tokens_b=S, stride_req_to_tokens_s=1, kv_group_num=H // HK),
+    # exp and row sums in another order; P rounded to fp16 for the second
+    # dot; fp16 out.
+    (B, HK), ["Out"], bytes=2 * 2 * T * HK * D + 2 * 2 * B * H * D + 4 * T, tol=1e-2))
+
+# native-sparse-attention's flash-attention forward (flash_attention.py,
+# varlen with block pointers, causal and gqa_interleave as run-time
+# flags), bf16: 4 sequences of 4096 tokens packed, 32 query heads over 8 KV
+# heads of 128, causal. Its host's 128 x 64 tiles and, on Hopper at head
+# dim 128, 8 warps and 3 stages (get_num_warps_stages).
+B, S, H, HK, D = 4, 4096, 32, 8, 128
+T = B * S
+CASES.append(case(
+    "nsa_flash_attn_fwd_causal_bf16", TRL + "nsa/native_sparse_attention/ops/triton/flash_attention.py",
+    "forward_kernel",
+    "q_ptr=*bf16, k_ptr=*bf16, v_ptr=*bf16, o_ptr=*bf16, lse_ptr=*fp32, cu_seqlens_q=*i32, cu_seqlens_k=*i32, "
+    "NUM_KV_HEADS=i32, NUM_SHARE_Q_HEADS=i32, qk_head_dim=i32, v_head_dim=i32, sm_scale=fp32, causal=i1, "
+    "gqa_interleave=i1, stride_qn=i32, stride_qh=i32, stride_qd=i32, stride_kn=i32, stride_kh=i32, "
+    "stride_kd=i32, stride_vn=i32, stride_vh=i32, stride_vd=i32, stride_on=i32, stride_oh=i32, "
+    "stride_od=i32, stride_lh=i32, stride_ln=i32, BLOCK_SIZE_Q=128, BLOCK_SIZE_K=64, "
+    f"BLOCK_SIZE_KD={D}, BLOCK_SIZE_VD={D}, num_warps=8, num_stages=3",
+    dict(q_ptr=("randn", "bfloat16", T * H * D), k_ptr=("randn", "bfloat16", T * HK * D),
+         v_ptr=("randn", "bfloat16", T * HK * D), o_ptr=("zeros", "bfloat16", T * H * D),
+         lse_ptr=("zeros", "float32", H * T),
+         cu_seqlens_q=lambda torch, gen, b=B, s=S: torch.arange(b + 1, dtype=torch.int32, device="cuda") * s,
+         cu_seqlens_k=lambda torch, gen, b=B, s=S: torch.arange(b + 1, dtype=torch.int32, device="cuda") * s,
+         NUM_KV_HEADS=HK, NUM_SHARE_Q_HEADS=H // HK, qk_head_dim=D, v_head_dim=D, sm_scale=D ** -0.5,
+         causal=True, gqa_interleave=False, stride_qn=H * D, stride_qh=D, stride_qd=1, stride_kn=HK * D,
+         stride_kh=D, stride_kd=1, stride_vn=HK * D, stride_vh=D, stride_vd=1, stride_on=H * D, stride_oh=D,
+         stride_od=1, stride_lh=T, stride_ln=1),
+    # exp2, log2 and row sums in another order; bf16 out.
+    (B, H, cdiv(S, 128)), ["o_ptr", "lse_ptr"],
+    bytes=2 * 2 * T * H * D + 2 * 2 * T * HK * D + 4 * H * T, tol=1e-2,
+    flops=4 * B * H * S * S * D // 2, package=TRL + "nsa"))
+
+
+def moe_routing(tokens, experts, top_k, block):
+    """moe_align_block_size's outputs for a random top-k routing (its own
+    seed, so that the three arguments built from it agree): the flattened
+    (token, k) slots sorted by expert, each expert's run padded to a
+    multiple of `block` with the invalid slot tokens * top_k; the expert of
+    each block; the padded length. A function of the argument's index."""
+    def build(torch):
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        ids = torch.rand(tokens, experts, generator=gen, device="cuda").argsort(dim=1)[:, :top_k].reshape(-1)
+        numel = ids.numel()
+        sorted_ids = torch.full((numel + experts * (block - 1),), numel, dtype=torch.int32, device="cuda")
+        expert_ids = torch.zeros(numel + experts, dtype=torch.int32, device="cuda")
+        pos = 0
+        for e in range(experts):
+            slots = (ids == e).nonzero().flatten().to(torch.int32)
+            sorted_ids[pos:pos + slots.numel()] = slots
+            padded = cdiv(slots.numel(), block) * block
+            expert_ids[pos // block:(pos + padded) // block] = e
+            pos += padded
+        return sorted_ids, expert_ids, torch.tensor([pos], dtype=torch.int32, device="cuda")
+    return lambda index: (lambda torch, gen: build(torch)[index])
+
+
+# The fused MoE GEMM of vLLM (applied-ai's copy, v0_moe_fused.py: tokens
+# gathered through the expert-sorted slot list, each block of 64 slots
+# through its expert's weight), bf16: Mixtral-8x7B's w1 (gate and up, 4096
+# -> 2 x 14336) for 4096 prefill tokens, top-2 of 8 experts, random routing.
+# Its host's config past one token per expert, 64 x 64 x 32 with GROUP_SIZE_M
+# 8 (Triton's default 4 warps, 3 stages). The weights [E, N, K] are read
+# K-contiguous (stride_bk 1). (The col-major v2_moe_fused.py is left out:
+# its pid mapping skips tiles unless the grid is square.)
+M, E, TOPK, N, K, BM = 4096, 8, 2, 2 * 14336, 4096, 64
+EM = M * TOPK + E * (BM - 1)
+routing = moe_routing(M, E, TOPK, BM)
+CASES.append(case(
+    "applied_ai_fused_moe_bf16", TRL + "applied_ai/kernels/triton/inference/col_major_moe_gemm/v0_moe_fused.py",
+    "fused_moe_kernel",
+    "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*bf16, topk_weights_ptr=*fp32, sorted_token_ids_ptr=*i32, "
+    "expert_ids_ptr=*i32, num_tokens_post_padded_ptr=*i32, N=i32, K=i32, EM=i32, num_valid_tokens=i32, "
+    "stride_am=i32, stride_ak=i32, stride_be=i32, stride_bk=i32, stride_bn=i32, stride_cm=i32, "
+    "stride_cn=i32, stride_weight=i32, stride_token_id=i32, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, "
+    f"BLOCK_SIZE_K=32, GROUP_SIZE_M=8, MUL_ROUTED_WEIGHT=False, top_k={TOPK}, compute_type=tl.bfloat16, "
+    "num_warps=4, num_stages=3",
+    dict(a_ptr=("randn", "bfloat16", M * K), b_ptr=("randn", "bfloat16", E * N * K, K ** -0.5),
+         c_ptr=("zeros", "bfloat16", M * TOPK * N),
+         topk_weights_ptr=("uniform", "float32", M * TOPK, 0.0, 1.0),  # not read (MUL_ROUTED_WEIGHT False)
+         sorted_token_ids_ptr=routing(0), expert_ids_ptr=routing(1), num_tokens_post_padded_ptr=routing(2),
+         N=N, K=K, EM=EM, num_valid_tokens=M * TOPK, stride_am=K, stride_ak=1, stride_be=N * K, stride_bk=1,
+         stride_bn=K, stride_cm=N, stride_cn=1, stride_weight=1, stride_token_id=1),
+    # fp32 sums in another order: a bf16 rounding (2^-8) apart.
+    (cdiv(EM, BM) * cdiv(N, 64),), ["c_ptr"], bytes=2 * (M * K + E * N * K + M * TOPK * N), tol=1e-2,
+    flops=2 * M * TOPK * N * K,
+    # Imported by the file for its host's moe_align_block_size, absent here.
+    stubs={"vllm._C": dict(ops=None)}))
+
+# torchao's HQQ mixed GEMM (hqq/kernels.py: bf16 activations against 4-bit
+# weights packed two a byte, [K/2, N], unpacked with a join and a reshape,
+# (q - zero) * scale per group of 64 along K), bf16: 4096 tokens through
+# Llama-3-8B's gate projection, 4096 -> 14336, HQQ's group size 64. Scales
+# and zeros are HQQ's [N, K/64] passed transposed (stride_scale_k 1), as
+# torchao's tests pass them. Autotuned (compute-bound list): its first
+# config, 128 x 256 x 32, 3 stages, 8 warps; EVEN_K and SPLIT_K 1 (bf16)
+# from its heuristics.
+M, N, K, QG = 4096, 14336, 4096, 64
+CASES.append(case(
+    "torchao_hqq_mixed_mm_bf16", TRL + "torchao/torchao/prototype/hqq/kernels.py", "_mixed_mm_kernel",
+    "A=*bf16, B=*u8, scales_ptr=*bf16, zeros_ptr=*bf16, C=*bf16, M=i32, N=i32, K=i32, stride_am=i32, "
+    "stride_ak=i32, stride_bk=i32, stride_bn=i32, stride_cm=i32, stride_cn=i32, stride_scale_k=i32, "
+    f"stride_scale_n=i32, IS_BFLOAT16=True, QGROUP_SIZE={QG}, BLOCK_M=128, BLOCK_N=256, BLOCK_K=32, "
+    "SPLIT_K=1, EVEN_K=True, TRANSPOSED=False, GROUP_M=8, acc_dtype=tl.float32, input_precision='ieee', "
+    "fp8_fast_accum=False, num_warps=8, num_stages=3",
+    dict(A=("randn", "bfloat16", M * K), B=("randbits", "uint8", K // 2 * N),
+         # (q - zero) * scale of about +-0.03, as for weights of std 0.02.
+         scales_ptr=("uniform", "bfloat16", N * (K // QG), 0.002, 0.004),
+         zeros_ptr=("uniform", "bfloat16", N * (K // QG), 6.0, 9.0), C=("zeros", "bfloat16", M * N),
+         M=M, N=N, K=K, stride_am=K, stride_ak=1, stride_bk=N, stride_bn=1, stride_cm=N, stride_cn=1,
+         stride_scale_k=1, stride_scale_n=K // QG),
+    # fp32 sums in another order: a bf16 rounding (2^-8) apart.
+    (cdiv(M, 128) * cdiv(N, 256), 1), ["C"], bytes=2 * M * K + K // 2 * N + 2 * 2 * N * (K // QG) + 2 * M * N,
+    tol=1e-2, flops=2 * M * N * K))
+
+# applied-ai's GPTQ split-K GEMM for decode (splitk_dequant_gemm.py: fp16
+# activations against 4-bit weights packed eight an int32 along K, scales
+# and packed zeros per group of 128, four K splits summed into C by fp16
+# atomics), 16 tokens through Llama-3-8B's gate projection, 4096 -> 14336.
+# Its host's 16 x 32 x 128 tiles, split_k 4, 3 stages, 4 warps; C zeroed
+# before each run, as the host allocates it.
+M, N, K, QG = 16, 14336, 4096, 128
+CASES.append(case(
+    "applied_ai_gptq_splitk_fp16", TRL + "applied_ai/kernels/triton/inference/gptq/splitk_dequant_gemm.py",
+    "matmul_split_k_kernel",
+    "a_ptr=*fp16, b_ptr=*i32, c_ptr=*fp16, scales_ptr=*fp16, zeros_ptr=*i32, stride_am=i32, stride_ak=i32, "
+    "stride_bk=i32, stride_bn=i32, stride_cm=i32, stride_cn=i32, stride_scales_g=i32, stride_scales_n=i32, "
+    "stride_zeros_g=i32, stride_zeros_n=i32, groupsize=i32, m=i32, n=i32, k=i32, block_m=16, block_n=32, "
+    "block_k=128, group_m=8, split_k=4, num_warps=4, num_stages=3",
+    dict(a_ptr=("randn", "float16", M * K), b_ptr=("randbits", "int32", K // 8 * N),
+         c_ptr=("zeros", "float16", M * N), scales_ptr=("uniform", "float16", K // QG * N, 0.002, 0.004),
+         zeros_ptr=("randbits", "int32", K // QG * N // 8), stride_am=K, stride_ak=1, stride_bk=N,
+         stride_bn=1, stride_cm=N, stride_cn=1, stride_scales_g=N, stride_scales_n=1,
+         stride_zeros_g=N // 8, stride_zeros_n=1, groupsize=QG, m=M, n=N, k=K),
+    # The four splits add into fp16 C in any order (a few fp16 roundings,
+    # 2^-11 each); b * scale - zero contracted into an FMA or not.
+    (cdiv(M, 16) * cdiv(N, 32), 4), ["c_ptr"],
+    bytes=K // 2 * N + 2 * K // QG * N + K // QG * N // 2 + 2 * M * K + 2 * M * N, tol=1e-2,
+    reset=["c_ptr"]))
+
+# bitsandbytes' NF4 dequantization (kernels_4bit.py's dequant_nf4_kernel: a
+# byte holds two codes, mapped through a where-tree to the NF4 levels,
+# scaled by the absmax of each 64 and interleaved), to bf16 as QLoRA
+# dequantizes a weight every forward: Llama-3-8B's gate projection, 14336 x
+# 4096. Its host's SPLIT_SIZE 256 (Triton's default 4 warps).
+N = 14336 * 4096
+CASES.append(case(
+    "bnb_dequant_nf4_bf16", "tests/realworld/bitsandbytes/bitsandbytes/backends/triton/kernels_4bit.py",
+    "dequant_nf4_kernel",
+    "a_ptr=*u8, c_ptr=*bf16, absmax_ptr=*fp32, num_paired_elements=i32, num_output_elements=i32, "
+    "QUANT_BLOCK=64, SPLIT_SIZE=256",
+    dict(a_ptr=("randbits", "uint8", N // 2), c_ptr=("zeros", "bfloat16", N),
+         absmax_ptr=("uniform", "float32", N // 64, 0.02, 0.1), num_paired_elements=N // 2,
+         num_output_elements=N),
+    # One fp32 product and its bf16 rounding: exact.
+    (cdiv(N // 2, 256),), ["c_ptr"], bytes=N // 2 + 2 * N + 4 * (N // 64), tol=0))
+
+# lightllm's fp8 batched GEMM with per-row and per-column scales
+# (bmm_scaled_fp8.py), as DeepSeek's MLA absorbs its key up-projection:
+# per head, 4096 tokens' q_nope [4096, 128] against W_UK [128, 512], all 128
+# heads on one GPU (data-parallel attention), bf16 scales and out; B
+# K-contiguous (its host asserts b.stride(1) == 1), as its __main__ lays it
+# out. Its config when no tuned one is on file: 128 x 256 x 128, GROUP_SIZE_M
+# 8, 4 stages, 8 warps (one K step at K = 128).
+HB, M, N, K = 128, 4096, 512, 128
+CASES.append(case(
+    "lightllm_bmm_scaled_fp8_bf16", TRL + "lightllm/lightllm/common/basemodel/triton_kernel/bmm_scaled_fp8.py",
+    "bmm_scaled_fp8_kernel",
+    "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, c_ptr=*bf16, a_scale_ptr=*bf16, b_scale_ptr=*bf16, M=i32, N=i32, K=i32, "
+    "stride_ah=i32, stride_am=i32, stride_ak=i32, stride_bh=i32, stride_bk=i32, stride_bn=i32, "
+    "stride_ch=i32, stride_cm=i32, stride_cn=i32, stride_scale_ah=i32, stride_scale_am=i32, "
+    "stride_scale_bh=i32, stride_scale_bn=i32, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128, "
+    "GROUP_SIZE_M=8, num_warps=8, num_stages=4",
+    dict(a_ptr=fp8_e4m3(HB * M * K, 112), b_ptr=fp8_e4m3(HB * N * K, 100), c_ptr=("zeros", "bfloat16", HB * M * N),
+         a_scale_ptr=("uniform", "bfloat16", HB * M, 0.008, 0.01),
+         b_scale_ptr=("uniform", "bfloat16", HB * N, 1.8e-4, 2.2e-4), M=M, N=N, K=K,
+         stride_ah=M * K, stride_am=K, stride_ak=1, stride_bh=N * K, stride_bk=1, stride_bn=K,
+         stride_ch=M * N, stride_cm=N, stride_cn=1, stride_scale_ah=M, stride_scale_am=1,
+         stride_scale_bh=N, stride_scale_bn=1),
+    # fp32 sums in another order, two scale products: a bf16 rounding apart.
+    (cdiv(M, 128) * cdiv(N, 256), HB), ["c_ptr"], bytes=HB * (M * K + N * K + 2 * M * N + 2 * (M + N)),
+    tol=1e-2, flops=2 * HB * M * N * K,
+    # Imported by the file for its host-side config class, absent here.
+    stubs={"lightllm.common.kernel_config": dict(KernelConfigs=object),
+           "frozendict": dict(frozendict=dict)}))
