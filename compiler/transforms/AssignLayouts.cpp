@@ -1113,11 +1113,21 @@ struct AssignLayoutsPass
       return success();
     }
     // Elementwise: the layout of the first operand that is not cheap to
-    // recompute, else the preferred one.
+    // recompute, else the preferred one. In a loop that holds a dot, an
+    // operand in the dot's accumulator layout comes first: the iteration's
+    // softmax then stays where the dot left it, instead of converting its
+    // result out (NSA's attention, whose mask comes from a run-time `if`).
     RankedTensorType resultType = tensorResult();
     Attribute chosen = op->getNumResults() == 1
                            ? forced.lookup(op->getResult(0))
                            : Attribute();
+    if (!chosen && mmaEncoding && inLoopWithDot(op))
+      for (Value operand : op->getOperands())
+        if (encodingOf(operand) == mmaEncoding &&
+            !isCheap(operand, 0, /*shapes=*/true)) {
+          chosen = mmaEncoding;
+          break;
+        }
     for (Value operand : chosen ? ValueRange{} : op->getOperands())
       if (Attribute e = encodingOf(operand);
           e && !isCheap(operand, 0, /*shapes=*/true)) {
@@ -1201,6 +1211,14 @@ struct AssignLayoutsPass
         convert->moveBefore(loop);
       }
     }
+  }
+
+  /// Whether `op` is in the body of a loop that holds a kiln.dot.
+  static bool inLoopWithDot(Operation *op) {
+    auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+    return loop &&
+           llvm::any_of(loop.getBody()->getOperations(),
+                        [](Operation &o) { return isa<kiln::DotOp>(o); });
   }
 
   /// Whether `v` is an expand_dims/broadcast of a tensor with fewer
