@@ -155,8 +155,11 @@ class Cubin:
         assert cuda.cuModuleLoadData(ctypes.byref(self.module), image) == 0
         assert cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.module, self.meta["entry"].encode()) == 0
         self.shared = self.meta["shared_bytes"]
-        # A warp-specialized kernel runs its producer warps beyond num_warps.
-        self.threads = 32 * (self.meta["num_warps"] + self.meta.get("producer_warps", 0))
+        # The warps the kernel was compiled for (launch_warps, where kilnc
+        # chose fewer than the config's num_warps for wgmma), and a
+        # warp-specialized kernel's producer warps beyond them.
+        warps = self.meta.get("launch_warps", self.meta["num_warps"])
+        self.threads = 32 * (warps + self.meta.get("producer_warps", 0))
         if self.shared > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             assert cuda.cuFuncSetAttribute(self.fn, 8, self.shared) == 0
         # KILN_BENCH_CARVEOUT=PERCENT sets the preferred shared-memory

@@ -93,7 +93,7 @@ class Cubin:
                 holders.append(ctypes.c_int32(value))
         pointers = (ctypes.c_void_p * len(holders))(
             *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-        threads = 32 * self.meta["num_warps"]
+        threads = 32 * self.meta.get("launch_warps", self.meta["num_warps"])
         shared = self.meta.get("shared_bytes", 0)
 
         def launch():

@@ -848,7 +848,8 @@ private:
       // CubinImage's initializer is positional: the scratch size comes after
       // the compression fields, which an uncompressed image then spells out.
       std::string scratch;
-      if (image.globalScratchBytes > 0 || image.producerWarps > 0)
+      if (image.globalScratchBytes > 0 || image.producerWarps > 0 ||
+          image.launchWarps > 0)
         scratch =
             (embedder.compresses() ? std::string()
                                    : ",\n     kiln::ImageCompression::kNone, "
@@ -856,10 +857,13 @@ private:
             formatv(",\n     /*global_scratch_bytes=*/{0}",
                     image.globalScratchBytes)
                 .str();
-      if (image.producerWarps > 0)
+      if (image.producerWarps > 0 || image.launchWarps > 0)
         scratch +=
             formatv(",\n     /*producer_warps=*/{0}", image.producerWarps)
                 .str();
+      if (image.launchWarps > 0)
+        scratch +=
+            formatv(",\n     /*launch_warps=*/{0}", image.launchWarps).str();
       dictImage.set("global_scratch_fields", scratch);
       images.push_back(std::move(dictImage));
     }

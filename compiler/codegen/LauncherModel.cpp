@@ -362,7 +362,7 @@ buildLauncherModel(ArrayRef<CompiledVariant> compiled) {
     variant.model.images.push_back(
         ImageModel{m.arch, input.cubin, m.registers, m.spills, m.sharedBytes,
                    m.globalScratchBytes.value_or(0), input.isPtx, input.path,
-                   m.producerWarps});
+                   m.producerWarps, m.launchWarps});
   }
 
   // Every generated name starts with the kernel's C++ name, so two kernels

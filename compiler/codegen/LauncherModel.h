@@ -55,6 +55,9 @@ struct ImageModel {
   std::string path;
   /// Warps beyond the variant's num_warps that this image runs.
   int64_t producerWarps = 0;
+  /// Warps its kernel was compiled for, when fewer than num_warps (0:
+  /// num_warps).
+  int64_t launchWarps = 0;
 };
 
 /// One specialization of a kernel, with its images sorted by arch, cubins

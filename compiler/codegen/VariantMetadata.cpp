@@ -219,6 +219,7 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
   if (r.optionalInteger("global_scratch_bytes", scratch, 0, INT32_MAX))
     m.globalScratchBytes = scratch;
   r.optionalInteger("producer_warps", m.producerWarps, 0, 32);
+  r.optionalInteger("launch_warps", m.launchWarps, 1, 32);
   r.string("source_hash", m.sourceHash, /*required=*/false);
   r.string("compiler", m.compiler, /*required=*/false);
   const json::Array *params = r.array("params");
@@ -237,6 +238,11 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
   if (!isPowerOf2_64(m.numWarps))
     return fail(
         formatv("\"num_warps\" must be a power of 2, got {0}", m.numWarps));
+  if (m.launchWarps != 0 &&
+      (!isPowerOf2_64(m.launchWarps) || m.launchWarps > m.numWarps))
+    return fail(formatv("\"launch_warps\" must be a power of 2 up to "
+                        "\"num_warps\" ({0}), got {1}",
+                        m.numWarps, m.launchWarps));
   // ptxas-style arch names only: they become C++ literals and table keys.
   StringRef arch = m.arch;
   if (!arch.consume_front("sm_") || arch.empty() ||

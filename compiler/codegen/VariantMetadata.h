@@ -92,6 +92,12 @@ struct VariantMetadata {
   /// producer; "producer_warps", absent for 0): a launch of this image
   /// starts 32 * (num_warps + producerWarps) threads.
   int64_t producerWarps = 0;
+  /// Warps the image's kernel was compiled for, where kilnc chose fewer than
+  /// num_warps ("launch_warps", absent: num_warps): wgmma tiles a dot's M by
+  /// warpgroups of four warps, 16 rows each. A launch then starts
+  /// 32 * (launchWarps + producerWarps) threads; num_warps stays the
+  /// config's.
+  int64_t launchWarps = 0;
   std::vector<ParamMetadata> params;
   std::vector<ConstexprMetadata> constexprs;
   std::string sourceHash;

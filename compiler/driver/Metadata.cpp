@@ -59,6 +59,8 @@ void kiln::writeMetadata(raw_ostream &os, const VariantMetadata &m) {
       j.attribute("global_scratch_bytes", *m.globalScratchBytes);
     if (m.producerWarps)
       j.attribute("producer_warps", int64_t(m.producerWarps));
+    if (m.launchWarps)
+      j.attribute("launch_warps", int64_t(m.launchWarps));
     j.attribute("registers", int64_t(m.cubin->registers));
     j.attribute("spills", int64_t(m.cubin->spillBytes));
     j.attribute("spill_stores",

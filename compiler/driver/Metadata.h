@@ -41,6 +41,9 @@ struct VariantMetadata {
   /// Warps a warp-specialized kernel runs beyond num_warps (its producer);
   /// a launch starts 32 * (num_warps + producerWarps) threads.
   unsigned producerWarps = 0;
+  /// The warps the kernel was compiled for where kilnc chose fewer than the
+  /// config's num_warps (Pipeline.cpp, warpsForWgmma); 0 otherwise.
+  unsigned launchWarps = 0;
 };
 
 /// Writes docs/architecture.md §2's JSON, keys in a fixed order.

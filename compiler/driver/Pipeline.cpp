@@ -19,6 +19,7 @@
 #include "compiler/ir/Dialects.h"
 #include "compiler/ir/Occupancy.h"
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/target/Target.h"
 #include "compiler/transforms/Passes.h"
 
@@ -295,6 +296,49 @@ bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
   return false;
 }
 
+/// The warps a kernel is compiled for on a target with wgmma, where the
+/// config's `requested` do not let its dots take wgmma but fewer would:
+/// wgmma tiles M by warpgroups of four warps, 16 rows each, so 8 warps need
+/// tiles of at least 128 rows. DeepSeek-V3's fp8 GEMM asks for 8 warps on
+/// 64-row tiles, which then ran on mma.sync (emulated for fp8 on sm_90) at
+/// 0.31 of Triton's speed, where Triton splits N between two warpgroups.
+/// The language cannot observe the warp count, so the results are the
+/// same; the metadata's launch_warps says what a launch starts. Returns the
+/// largest multiple of 4 below `requested` whose warpgroups tile the M of
+/// every dot (all 2-D, 16- or 8-bit operands, at most 256 columns);
+/// `requested` otherwise, or when the kernel has no dot.
+unsigned warpsForWgmma(mlir::ModuleOp module, const kiln::TargetInfo &target,
+                       unsigned requested) {
+  if (!target.hasWgmma() || requested <= 4)
+    return requested;
+  unsigned best = requested;
+  bool any = false, all = true;
+  module.walk([&](kiln::DotOp dot) {
+    any = true;
+    mlir::RankedTensorType acc = dot.getType();
+    std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+        dot.getA().getType().getElementType(),
+        dot.getB().getType().getElementType(), acc.getElementType(),
+        dot.getInputPrecision(), target);
+    int64_t m = acc.getRank() == 2 ? acc.getDimSize(0) : 0;
+    int64_t n = acc.getRank() == 2 ? acc.getDimSize(1) : 0;
+    // tf32 and its emulations need both tiles K-major or split the
+    // operands in registers: those keep the config's warps.
+    if (!flavour || flavour->split != kiln::TensorCoreFlavour::Split::None ||
+        flavour->elementBytes == 4 || m < 64 || m % 64 != 0 || n % 8 != 0 ||
+        n > 256 || (flavour->integer && n > 32 && n % 16 != 0) ||
+        m >= 16 * int64_t(requested)) {
+      all = false;
+      return;
+    }
+    unsigned fits = 4;
+    while (fits * 2 < requested && m % (16 * int64_t(fits) * 2) == 0)
+      fits *= 2;
+    best = std::min(best, fits);
+  });
+  return any && all ? best : requested;
+}
+
 /// The module's `kiln_gpu.tensor_maps` (kiln-pipeline-dots: the encoding of
 /// each tensor map a TMA copy reads, by entry-point argument) by the name of
 /// the descriptor parameter whose first argument is the map.
@@ -446,6 +490,11 @@ int kiln::compileKernel(const CompileOptions &options) {
   // layouts, the software pipeline of tensor-core loops, shared-memory offsets.
   // Stage 4: LLVM and NVVM dialects. Both as compiler/conversion/KilnPipeline.h
   // builds them (kiln-opt --kiln-pipeline replays them on 01-kiln.mlir).
+  // The config's num_warps, for the metadata: the kernel may be compiled
+  // for fewer (warpsForWgmma), which the rest of the driver uses.
+  const unsigned configWarps = spec->numWarps;
+  if (std::optional<TargetInfo> target = TargetInfo::parse(arch->name))
+    spec->numWarps = warpsForWgmma(*module, *target, spec->numWarps);
   KilnPipelineOptions pipelineOptions;
   pipelineOptions.arch = arch->name;
   pipelineOptions.numWarps = spec->numWarps;
@@ -722,6 +771,10 @@ int kiln::compileKernel(const CompileOptions &options) {
     if (auto producers = (*module)->getAttrOfType<mlir::IntegerAttr>(
             kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName))
       metadata.producerWarps = unsigned(producers.getInt());
+    if (spec->numWarps != configWarps) {
+      metadata.launchWarps = spec->numWarps;
+      spec->numWarps = configWarps;
+    }
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
       return 1;

@@ -67,6 +67,10 @@ struct CubinImage {
   // producer warpgroup): its launches start 32 * (num_warps +
   // producer_warps) threads.
   int producer_warps = 0;
+  // Warps the image's kernel was compiled for where kilnc chose fewer than
+  // the variant's num_warps (wgmma tiles a dot's M by warpgroups of four
+  // warps, 16 rows each); 0: num_warps.
+  int launch_warps = 0;
 };
 
 // One non-constexpr parameter of a kernel, in source order: the arguments of

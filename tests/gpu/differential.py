@@ -512,7 +512,10 @@ def run_case(case, opts, torch, triton, cuda):
         pointers = (ctypes.c_void_p * max(1, len(holders)))(
             *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
         torch.cuda.synchronize()
-        check(cuda.cuLaunchKernel(function, grid[0], grid[1], grid[2], 32 * num_warps, 1, 1,
+        # launch_warps: kilnc compiled the kernel for fewer warps than the
+        # config's (wgmma's warpgroups along M).
+        threads = 32 * (meta.get("launch_warps", num_warps) + meta.get("producer_warps", 0))
+        check(cuda.cuLaunchKernel(function, grid[0], grid[1], grid[2], threads, 1, 1,
                                   shared, None, pointers, None), "cuLaunchKernel")
         check(cuda.cuCtxSynchronize(), "kernel (cuCtxSynchronize)")
     finally:

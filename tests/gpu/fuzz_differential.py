@@ -199,7 +199,8 @@ def launch_cubin(cuda, cubin, meta, case, args, stream=None):
         pointers = (ctypes.c_void_p * max(1, len(holders)))(
             *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
         grid = tuple(case["grid"]) + (1,) * (3 - len(case["grid"]))
-        check(cuda.cuLaunchKernel(function, grid[0], grid[1], grid[2], 32 * meta["num_warps"], 1, 1, shared,
+        check(cuda.cuLaunchKernel(function, grid[0], grid[1], grid[2],
+                                  32 * meta.get("launch_warps", meta["num_warps"]), 1, 1, shared,
                                   stream, pointers, None), "cuLaunchKernel")
         check(cuda.cuCtxSynchronize(), "kernel (cuCtxSynchronize)")
     finally:

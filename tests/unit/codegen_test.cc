@@ -1073,6 +1073,25 @@ TEST(Codegen, ProducerWarpsFollowTheScratchBytes) {
                       "     /*producer_warps=*/4},\n")));
 }
 
+// An image kilnc compiled for fewer warps than the config's ("launch_warps")
+// records them last, after the scratch bytes and producer warps it then
+// spells out.
+TEST(Codegen, LaunchWarpsFollowTheProducerWarps) {
+  std::vector<VariantInput> inputs = DeviceDescInputs();
+  std::string &json = inputs[1].metadataJson;
+  const std::string scratch = "\"global_scratch_bytes\": 256,";
+  ASSERT_NE(json.find(scratch), std::string::npos);
+  json.replace(json.find(scratch), scratch.size(),
+               scratch + " \"launch_warps\": 2,");
+  const GeneratedFiles files = Generate(inputs, {"dd", "k", "dd.h"});
+  EXPECT_THAT(
+      files.source,
+      AllOf(HasSubstr("     /*shared_bytes=*/0, kiln::ImageFormat::kCubin},\n"),
+            HasSubstr("     /*global_scratch_bytes=*/256,\n"
+                      "     /*producer_warps=*/0,\n"
+                      "     /*launch_warps=*/2},\n")));
+}
+
 // With no other parameter, the array holds just the slot.
 TEST(Codegen, GlobalScratchAloneIsTheWholeArgumentArray) {
   VariantInput input = Input("codegen/device_desc_sm_90a");

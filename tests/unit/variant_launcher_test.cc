@@ -70,6 +70,17 @@ TEST_F(VariantLauncherTest, WarpSpecializedImageStartsItsProducerWarps) {
   EXPECT_THAT(gpu_.launches[0].block, ElementsAre(384u, 1u, 1u));
 }
 
+// kilnc compiled the image for fewer warps than the config's num_warps
+// (wgmma's warpgroups along M): launches start the image's warps.
+TEST_F(VariantLauncherTest, ImageCompiledForFewerWarpsStartsThem) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"}, /*num_warps=*/8, /*shared_bytes=*/1024);
+  kernel.mutable_image(0).launch_warps = 4;
+  ASSERT_TRUE(Launch(kernel, Grid(132)).ok());
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_THAT(gpu_.launches[0].block, ElementsAre(128u, 1u, 1u));
+}
+
 TEST_F(VariantLauncherTest, RepeatedLaunchesLoadOnce) {
   gpu_.current = kContext;
   TestKernel kernel({"sm_90a"});

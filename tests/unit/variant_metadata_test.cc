@@ -236,6 +236,31 @@ TEST(VariantMetadata, ProducerWarps) {
               HasSubstr("v.json: \"producer_warps\" is -4, outside [0, 32]"));
 }
 
+// Optional, 0 when absent: the warps kilnc compiled the image for where it
+// chose fewer than num_warps (wgmma); a power of 2 up to num_warps.
+TEST(VariantMetadata, LaunchWarps) {
+  llvm::Expected<VariantMetadata> without =
+      parseVariantMetadata(kMetadata, "v.json");
+  ASSERT_TRUE(static_cast<bool>(without))
+      << llvm::toString(without.takeError());
+  EXPECT_EQ(without->launchWarps, 0);
+  auto withValue = [](const std::string &value) {
+    return Replace(kMetadata, R"("spills": 0,)",
+                   R"("spills": 0, "launch_warps": )" + value + ",");
+  };
+  llvm::Expected<VariantMetadata> with =
+      parseVariantMetadata(withValue("2"), "v.json");
+  ASSERT_TRUE(static_cast<bool>(with)) << llvm::toString(with.takeError());
+  EXPECT_EQ(with->launchWarps, 2);
+  EXPECT_THAT(ErrorOf(withValue("8")),
+              HasSubstr("v.json: \"launch_warps\" must be a power of 2 up to "
+                        "\"num_warps\" (4), got 8"));
+  EXPECT_THAT(ErrorOf(withValue("3")),
+              HasSubstr("\"launch_warps\" must be a power of 2"));
+  EXPECT_THAT(ErrorOf(withValue("0")),
+              HasSubstr("\"launch_warps\" is 0, outside [1, 32]"));
+}
+
 TEST(TritonTypes, MapsToTheDocumentedCppTypes) {
   const std::pair<const char *, const char *> cases[] = {
       {"*fp32", "float*"},

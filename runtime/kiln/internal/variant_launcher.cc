@@ -17,6 +17,13 @@ namespace kiln {
 namespace internal {
 namespace {
 
+// The warps a launch of `image` starts: the ones its kernel was compiled
+// for, and a warp-specialized image's producer warps.
+int WarpsOf(const VariantInfo& variant, const CubinImage& image) {
+  return (image.launch_warps > 0 ? image.launch_warps : variant.num_warps) +
+         image.producer_warps;
+}
+
 constexpr unsigned kThreadsPerWarp = 32;
 
 // Launches a cluster of `num_ctas` programs along x per Triton program, as
@@ -41,8 +48,7 @@ absl::Status LaunchCluster(const CudaDriver& d, const VariantInfo& variant,
   config.gridDimY = grid.y;
   config.gridDimZ = grid.z;
   config.blockDimX =
-      kThreadsPerWarp *
-      static_cast<unsigned>(variant.num_warps + f.image->producer_warps);
+      kThreadsPerWarp * static_cast<unsigned>(WarpsOf(variant, *f.image));
   config.blockDimY = 1;
   config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(f.image->shared_bytes);
@@ -135,10 +141,8 @@ absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
   }
   const CUresult result = driver.launch_kernel(
       f->function, grid.x, grid.y, grid.z,
-      kThreadsPerWarp *
-          static_cast<unsigned>(variant.num_warps + f->image->producer_warps),
-      1, 1, static_cast<unsigned>(f->image->shared_bytes), stream, args,
-      nullptr);
+      kThreadsPerWarp * static_cast<unsigned>(WarpsOf(variant, *f->image)), 1,
+      1, static_cast<unsigned>(f->image->shared_bytes), stream, args, nullptr);
   if (result != CUDA_SUCCESS) {
     return AnnotateVariant(kernel, variant,
                            CudaStatus(driver, result, "cuLaunchKernel"));
