@@ -490,14 +490,14 @@ int kiln::compileKernel(const CompileOptions &options) {
   // layouts, the software pipeline of tensor-core loops, shared-memory offsets.
   // Stage 4: LLVM and NVVM dialects. Both as compiler/conversion/KilnPipeline.h
   // builds them (kiln-opt --kiln-pipeline replays them on 01-kiln.mlir).
-  // The config's num_warps, for the metadata: the kernel may be compiled
-  // for fewer (warpsForWgmma), which the rest of the driver uses.
-  const unsigned configWarps = spec->numWarps;
+  // The warps the kernel is compiled for: the config's num_warps (which the
+  // metadata keeps), or fewer where wgmma needs them (warpsForWgmma).
+  unsigned warps = spec->numWarps;
   if (std::optional<TargetInfo> target = TargetInfo::parse(arch->name))
-    spec->numWarps = warpsForWgmma(*module, *target, spec->numWarps);
+    warps = warpsForWgmma(*module, *target, warps);
   KilnPipelineOptions pipelineOptions;
   pipelineOptions.arch = arch->name;
-  pipelineOptions.numWarps = spec->numWarps;
+  pipelineOptions.numWarps = warps;
   pipelineOptions.numStages = spec->numStages;
   pipelineOptions.flatten = options.flatten;
   auto runPasses = [&](auto build, StringRef stage) {
@@ -623,10 +623,10 @@ int kiln::compileKernel(const CompileOptions &options) {
     mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
     std::optional<CubinInfo> chosen;
     if (candidates->rematerialized)
-      chosen = keepFasterRegisterUse(
-          ptx, *candidates->rematerialized, *arch, options.ptxasPath,
-          TargetInfo::of(*module), spec->numWarps * TargetInfo::kThreadsPerWarp,
-          sharedBytes);
+      chosen = keepFasterRegisterUse(ptx, *candidates->rematerialized, *arch,
+                                     options.ptxasPath, TargetInfo::of(*module),
+                                     warps * TargetInfo::kThreadsPerWarp,
+                                     sharedBytes);
     if (candidates->emitRegisterOrdered) {
       if (!chosen) {
         auto plain = assembleCubin(ptx, *arch, options.ptxasPath);
@@ -638,8 +638,7 @@ int kiln::compileKernel(const CompileOptions &options) {
       if (chosen)
         keepMoreBlocksPerSM(ptx, *chosen, candidates->emitRegisterOrdered,
                             *arch, options.ptxasPath, TargetInfo::of(*module),
-                            spec->numWarps * TargetInfo::kThreadsPerWarp,
-                            sharedBytes);
+                            warps * TargetInfo::kThreadsPerWarp, sharedBytes);
     }
     if (!writer.write(Stage::PTX, "05-kernel.ptx", ptx))
       return 1;
@@ -672,11 +671,10 @@ int kiln::compileKernel(const CompileOptions &options) {
         (*module)->hasAttr(kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName);
     if (assembled && !specialized) {
       unsigned uncapped = assembled->spillBytes;
-      spilledForOccupancy =
-          capRegistersForOccupancy(ptx, *assembled, TargetInfo::of(*module),
-                                   spec->numWarps, sharedBytes,
-                                   options.ptxasPath, *arch) &&
-          uncapped == 0;
+      spilledForOccupancy = capRegistersForOccupancy(
+                                ptx, *assembled, TargetInfo::of(*module), warps,
+                                sharedBytes, options.ptxasPath, *arch) &&
+                            uncapped == 0;
     }
     ptxasTimer.stop();
     if (!assembled)
@@ -733,7 +731,7 @@ int kiln::compileKernel(const CompileOptions &options) {
   if (cubin->spillBytes > 0 && !spilledForOccupancy)
     WithColor::warning(errs(), "kilnc")
         << "kernel '" << kernelName << "' for " << arch->name << " ["
-        << spec->str() << "; num_warps=" << spec->numWarps
+        << spec->str() << "; num_warps=" << warps
         << ", num_stages=" << spec->numStages << "] spills "
         << cubin->spillBytes
         << " bytes (spill stores + loads, as ptxas reports them) with "
@@ -771,10 +769,8 @@ int kiln::compileKernel(const CompileOptions &options) {
     if (auto producers = (*module)->getAttrOfType<mlir::IntegerAttr>(
             kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName))
       metadata.producerWarps = unsigned(producers.getInt());
-    if (spec->numWarps != configWarps) {
-      metadata.launchWarps = spec->numWarps;
-      spec->numWarps = configWarps;
-    }
+    if (warps != spec->numWarps)
+      metadata.launchWarps = warps;
     writeMetadata(os, metadata);
     if (!writer.writeFile(options.metadataPath, json))
       return 1;

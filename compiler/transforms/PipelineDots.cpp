@@ -99,6 +99,7 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using kiln::ringType;
 using kiln::tileOf;
 using kiln::tileType;
 
@@ -236,23 +237,6 @@ OperandSource producingLoad(Value v, Block *block) {
     return {};
   source.load = load;
   return source;
-}
-
-/// The shared tile a dot operand of this type is staged in: lines along its
-/// contiguous dimension (the last, or the first when `transposed`),
-/// swizzled by as many bytes as a line has (up to 128).
-kiln::gpu::MemDescType ringType(RankedTensorType operand, unsigned stages,
-                                bool transposed) {
-  Type element = operand.getElementType();
-  int64_t lineBytes = operand.getShape()[transposed ? 0 : 1] *
-                      (element.getIntOrFloatBitWidth() / 8);
-  unsigned swizzle = unsigned(std::min<int64_t>(128, lineBytes));
-  SmallVector<int64_t> shape{int64_t(stages)};
-  llvm::append_range(shape, operand.getShape());
-  return kiln::gpu::MemDescType::get(
-      operand.getContext(), shape, element,
-      kiln::gpu::NVMMASharedEncodingAttr::get(operand.getContext(), swizzle,
-                                              transposed));
 }
 
 struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {

@@ -5,6 +5,19 @@ using namespace mlir;
 
 namespace kiln {
 
+gpu::MemDescType ringType(RankedTensorType operand, unsigned stages,
+                          bool transposed) {
+  Type element = operand.getElementType();
+  int64_t lineBytes = operand.getShape()[transposed ? 0 : 1] *
+                      (element.getIntOrFloatBitWidth() / 8);
+  unsigned swizzle = unsigned(std::min<int64_t>(128, lineBytes));
+  SmallVector<int64_t> shape{int64_t(stages)};
+  llvm::append_range(shape, operand.getShape());
+  return gpu::MemDescType::get(operand.getContext(), shape, element,
+                               gpu::NVMMASharedEncodingAttr::get(
+                                   operand.getContext(), swizzle, transposed));
+}
+
 gpu::MemDescType tileType(gpu::MemDescType ring) {
   return gpu::MemDescType::get(ring.getContext(), ring.getShape().drop_front(),
                                ring.getElementType(), ring.getEncoding());

@@ -12,6 +12,12 @@
 
 namespace kiln {
 
+/// A ring of `stages` shared tiles for a dot operand of type `operand`:
+/// lines along its contiguous dimension (the last, or the first when
+/// `transposed`), swizzled by as many bytes as a line has (up to 128).
+gpu::MemDescType ringType(mlir::RankedTensorType operand, unsigned stages,
+                          bool transposed);
+
 /// One tile of a ring (a buffer whose leading dimension is the slot).
 gpu::MemDescType tileType(gpu::MemDescType ring);
 

@@ -64,10 +64,10 @@ Value beforeConversions(Value value) {
   return value;
 }
 
-/// The tile operand `which` (0: a, M x K; 1: b, K x N) is staged in: lines
-/// along the dimension the operand's blocked layout holds contiguous when
-/// wgmma can read either (`transposable`), else along K; swizzled by as
-/// many bytes as a line has, up to 128.
+/// The tile operand `which` (0: a, M x K; 1: b, K x N) is staged in: a
+/// ring tile (kiln::ringType) with lines along the dimension the operand's
+/// blocked layout holds contiguous when wgmma can read either
+/// (`transposable`), else along K.
 kiln::gpu::MemDescType stagingTile(RankedTensorType operand, unsigned which,
                                    bool transposable) {
   bool transposed = which == 1;
@@ -76,14 +76,7 @@ kiln::gpu::MemDescType stagingTile(RankedTensorType operand, unsigned which,
         dyn_cast_or_null<kiln::gpu::BlockedEncodingAttr>(operand.getEncoding());
     transposed = blocked && blocked.getOrder()[0] == 0;
   }
-  Type element = operand.getElementType();
-  int64_t lineBytes = operand.getShape()[transposed ? 0 : 1] *
-                      (element.getIntOrFloatBitWidth() / 8);
-  return kiln::gpu::MemDescType::get(
-      operand.getContext(), operand.getShape(), element,
-      kiln::gpu::NVMMASharedEncodingAttr::get(
-          operand.getContext(), unsigned(std::min<int64_t>(128, lineBytes)),
-          transposed));
+  return kiln::tileType(kiln::ringType(operand, 1, transposed));
 }
 
 struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
