@@ -405,9 +405,19 @@ LogicalResult kiln::gpu::SharedDotOp::verify() {
     aShape = tile.getShape();
   } else if (auto registers = dyn_cast<RankedTensorType>(getA().getType())) {
     auto mma = dyn_cast_or_null<MmaEncodingAttr>(registers.getEncoding());
-    if (!mma || mma != c.getEncoding() || mma.getWarpsPerCTA()[1] != 1)
+    auto cMma = dyn_cast_or_null<MmaEncodingAttr>(c.getEncoding());
+    // Or every warp holding all of a 16-row a (warps along M wrap around
+    // it) beside an accumulator with all warps along N.
+    bool whole =
+        mma && cMma && registers.getRank() == 2 &&
+        registers.getDimSize(0) == 16 && cMma.getWarpsPerCTA().size() == 2 &&
+        cMma.getWarpsPerCTA()[0] == 1 && mma.getWarpsPerCTA().size() == 2 &&
+        mma.getWarpsPerCTA()[0] == cMma.getWarpsPerCTA()[1];
+    if (!mma || (mma != cMma && !whole) || mma.getWarpsPerCTA()[1] != 1)
       return emitOpError("takes a from registers only in the accumulator's "
-                         "mma layout with all warps along M, got ")
+                         "mma layout with all warps along M (or, 16 rows "
+                         "beside warps along N, every warp holding them), "
+                         "got ")
              << registers;
     aShape = registers.getShape();
   } else {

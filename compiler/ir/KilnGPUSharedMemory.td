@@ -285,7 +285,10 @@ def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
     a (M × K) and b (K × N) are shared tiles in an nvmma_shared layout; c and
     d are in the mma accumulator layout. a may instead be a register tensor
     in the accumulator's mma layout with all warps along M (attention's P in
-    P @ V): each thread then already holds its A fragments. On sm_90a with warps along M in
+    P @ V): each thread then already holds its A fragments. A 16-row a may
+    also be in the mma layout with all warps along M, wrapping around its
+    rows, beside an accumulator with all warps along N (decode attention's
+    P over a group's query heads): every warp holds all of a. On sm_90a with warps along M in
     groups of four and M a multiple of 64 this is `wgmma.mma_async` with
     shared-memory descriptors; when `async` is set the result is not ready
     until a kiln_gpu.dot_wait releases it. Elsewhere it is `ldmatrix` plus

@@ -63,11 +63,21 @@
 // (a causal mask's start_n + offs_n) is duplicated for it, since the stage
 // runs ahead.
 //
+// The stage may hold loads of its own: a gather's indices (paged
+// attention's token slots, `k = tl.load(K + slot[None, :] * stride + ...)`),
+// which run ahead with it as ordinary loads, masked off past the loop's last
+// iteration, in loops that write no memory (kiln-prefetch-loads then loads
+// them one iteration earlier still). Without this such a loop was not
+// pipelined (lightllm's GQA decode attention at 0.42-0.56 of Triton on the
+// H200, 1.05-1.9 with it). Its second dot, p @ v on a group's 16 query
+// heads, has warps along N: p goes to every warp whole (broadcastA).
+//
 // Only loops the rewrite is sure about are touched: dots of a tensor-core
 // flavour (compiler/ir/TensorCoreFlavour.h; async on wgmma when it fits,
 // else mma.sync) directly in the body, each operand as above (masked loads read
-// zero), a load stage that is pure apart from those loads and not carried past
-// the loop, and accesses of at least 4 bytes (cp.async's smallest).
+// zero), a load stage that is pure apart from those loads and index loads and
+// not carried past the loop, and accesses of at least 4 bytes (cp.async's
+// smallest).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
@@ -77,6 +87,7 @@
 #include "compiler/ir/TensorMapAccess.h"
 #include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/AxisInfo.h"
+#include "compiler/transforms/LoopWrites.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/transforms/RingTiles.h"
 #include "compiler/transforms/WarpSpecialize.h"
@@ -141,6 +152,9 @@ struct PipelinedDot {
   /// tile the dot reads, with lines along dim 0 when `stagedTransposed`.
   bool staged[2] = {false, false};
   bool stagedTransposed[2] = {false, false};
+  /// a, in registers with warps along N, is converted so that every warp
+  /// holds all of it (mma.sync).
+  bool broadcastA = false;
   /// The staging buffer's type: one tile, or two used in turn when the dot
   /// stays in flight while the next iteration writes its operand.
   kiln::gpu::MemDescType staging[2];
@@ -509,6 +523,35 @@ private:
     return blocked && blocked.getOrder()[0] == 0;
   }
 
+  /// Masks off an index load of the stage where `inRange` is false (as
+  /// the stage's copies are): it runs up to S-1 iterations past the loop's
+  /// last, where its addresses may lie outside what the kernel may read.
+  static Value maskPastEnd(kiln::LoadOp load, Value inRange) {
+    OpBuilder b(load);
+    Location loc = load.getLoc();
+    Type type = load.getType();
+    Value mask = inRange;
+    if (auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType()))
+      mask = kiln::SplatOp::create(b, loc,
+                                   RankedTensorType::get(ptrType.getShape(),
+                                                         b.getI1Type(),
+                                                         ptrType.getEncoding()),
+                                   inRange);
+    if (Value original = load.getMask())
+      mask = arith::AndIOp::create(b, loc, original, mask);
+    Value other = load.getOther();
+    if (!other)
+      other = arith::ConstantOp::create(b, loc,
+                                        cast<TypedAttr>(b.getZeroAttr(type)));
+    auto masked = kiln::LoadOp::create(
+        b, loc, type, load.getPtr(), mask, other, DenseI32ArrayAttr(),
+        kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
+        /*is_volatile=*/false);
+    load.getResult().replaceAllUsesWith(masked.getResult());
+    load->erase();
+    return masked.getResult();
+  }
+
   /// `slots`, when set, is the ring depth shortRings chose.
   void pipeline(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo,
                 unsigned slots = 0) {
@@ -598,6 +641,19 @@ private:
             mma == accType.getEncoding() && mma.getWarpsPerCTA()[1] == 1 &&
             aType.getDimSize(1) % flavour->kStep() == 0)
           continue; // source stays -1: registers
+        // A 16-row a in that layout with warps along N (decode attention's
+        // p over a group's query heads): each warp holds columns of it
+        // where mma.sync needs all of them, so it is converted into a
+        // layout that gives every warp the whole tile (the warps along M
+        // wrap around its 16 rows), as for a dot's operand in registers.
+        if (i == 0 && flavour->registerA() && mma &&
+            mma == accType.getEncoding() && aType.getDimSize(0) == 16 &&
+            mma.getWarpsPerCTA()[0] == 1 &&
+            aType.getDimSize(1) % flavour->kStep() == 0 &&
+            flavour->hasMmaSync(target_)) {
+          pd.broadcastA = true;
+          continue;
+        }
         // Computed from tiles loaded in the body: staged through shared
         // memory each iteration, its tiles' loads pipelined.
         bool transposed = stagedTransposed(aType, i);
@@ -611,6 +667,8 @@ private:
       }
       pd.async = usesWgmma(*flavour, accType, kContiguous[0], kContiguous[1],
                            /*aInRegisters=*/pd.source[0] < 0 && !pd.staged[0]);
+      if (pd.broadcastA && pd.async)
+        return;
       pd.acc = dot.getC();
       if (auto select = dot.getC().getDefiningOp<arith::SelectOp>();
           select && select->hasOneUse() &&
@@ -751,6 +809,7 @@ private:
     llvm::SetVector<Operation *> stage;
     llvm::SmallDenseSet<unsigned> stageCarried;
     llvm::SmallPtrSet<Operation *, 4> ringLoads;
+    SmallVector<kiln::LoadOp> indexLoads;
     SmallVector<Value> work;
     for (PipelinedLoad &l : loads) {
       if (l.once)
@@ -776,6 +835,18 @@ private:
       Operation *def = v.getDefiningOp();
       if (!def || def->getBlock() != body || stage.contains(def))
         continue;
+      // Loads the rings' addresses or masks read (a gather's token indices:
+      // paged attention's k and v rows) run ahead with the stage, in a loop
+      // that writes no memory they could read.
+      if (auto index = dyn_cast<kiln::LoadOp>(def)) {
+        if (index.getIsVolatile() || index.getBoundaryCheck() ||
+            kiln::writesMemory(loop))
+          return;
+        indexLoads.push_back(index);
+        stage.insert(def);
+        llvm::append_range(work, inputsOf(def));
+        continue;
+      }
       // Pure ops, regions included (a flattened loop's per-tile offsets,
       // under an scf.if).
       if (!isMemoryEffectFree(def))
@@ -923,7 +994,7 @@ private:
 
     // A loop to warp-specialize waits for the other loops of its function
     // (attention's two when causal): the program is split once for all.
-    if (split.empty())
+    if (split.empty() && indexLoads.empty())
       if (std::optional<kiln::WarpSpecializedLoop> spec =
               specializable(loop, dots, loads, stages)) {
         candidates_.push_back(
@@ -1174,7 +1245,9 @@ private:
                    barrierOf(b, it->second, i32Const(b, j)));
           continue;
         }
-        b.clone(op, mapping);
+        Operation *clone = b.clone(op, mapping);
+        if (auto index = dyn_cast<kiln::LoadOp>(clone))
+          mapping.map(op.getResult(0), maskPastEnd(index, inRange));
       }
       if (anyCpAsync)
         kiln::gpu::AsyncCommitGroupOp::create(b, loc);
@@ -1307,6 +1380,16 @@ private:
         }
         if (pd.source[i] < 0) {
           tiles[i] = operands[i];
+          if (i == 0 && pd.broadcastA) {
+            auto type = cast<RankedTensorType>(operands[i].getType());
+            auto whole = kiln::gpu::MmaEncodingAttr::get(b.getContext(),
+                                                         {numWarps_, 1u});
+            tiles[i] = kiln::gpu::ConvertLayoutOp::create(
+                b, loc,
+                RankedTensorType::get(type.getShape(), type.getElementType(),
+                                      whole),
+                operands[i]);
+          }
           continue;
         }
         PipelinedLoad &l = loads[pd.source[i]];
@@ -1477,6 +1560,17 @@ private:
     }
     if (anyCpAsync)
       kiln::gpu::AsyncCommitGroupOp::create(b, loc);
+    // The stage's index loads, now for iteration i + S - 1.
+    SmallVector<kiln::LoadOp> indexLoads;
+    for (Operation &op : *body)
+      if (auto index = dyn_cast<kiln::LoadOp>(op);
+          index && stage.contains(&op) && !loadIndex.count(&op))
+        indexLoads.push_back(index);
+    for (kiln::LoadOp index : indexLoads) {
+      OpBuilder at(index);
+      maskPastEnd(index, arith::CmpIOp::create(
+                             at, loc, arith::CmpIPredicate::slt, ahead, ub));
+    }
     // The next of `slots` slots.
     auto advance = [&](Value slot, int64_t slots) -> Value {
       Value next = arith::AddIOp::create(b, loc, slot, i32Const(b, 1));

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/transforms/LoopWrites.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,26 +55,6 @@ std::optional<int64_t> registersPerThread(RankedTensorType type) {
   return llvm::divideCeil(elements * bits, 32);
 }
 
-/// Whether the loop may write memory a load could read (a store, an
-/// atomic, a barrier ordering other threads' writes, an op whose effects
-/// are unknown): a load moved an iteration earlier could then miss a write
-/// it must see. The pipeline's own shared-memory ops do not count.
-bool writesMemory(scf::ForOp loop) {
-  return loop.getBody()
-      ->walk([](Operation *op) {
-        if (isa<kiln::PrintOp, kiln::AssertOp>(op) ||
-            isa_and_nonnull<kiln::gpu::KilnGPUDialect>(op->getDialect()) ||
-            op->hasTrait<OpTrait::IsTerminator>() ||
-            op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-          return WalkResult::advance();
-        auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-        if (!effects || effects.hasEffect<MemoryEffects::Write>())
-          return WalkResult::interrupt();
-        return WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 struct PrefetchLoadsPass
     : kiln::impl::KilnPrefetchLoadsBase<PrefetchLoadsPass> {
   void runOnOperation() override {
@@ -82,7 +63,7 @@ struct PrefetchLoadsPass
       if (llvm::any_of(
               loop.getBody()->getOperations(),
               [](Operation &op) { return isa<kiln::gpu::SharedDotOp>(op); }) &&
-          !writesMemory(loop))
+          !kiln::writesMemory(loop))
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {

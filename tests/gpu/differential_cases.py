@@ -1206,6 +1206,52 @@ CASES += [
          tol=1e-5),  # fp32 sums in another order
 ]
 
+# --- matmul/gathered_dots.py: dots over tiles gathered through indices the
+# loop loads (paged decode attention, a GEMM over picked b rows). kilnc
+# pipelines them: the index loads run ahead of the copies, masked past the
+# loop's end; sequences of 0 and 1 tokens take no or one iteration.
+F = "matmul/gathered_dots.py"
+
+
+def paged_decode_args(dtype, lengths, kv_heads, group, d, page):
+    seqs, tokens = len(lengths), len(lengths) * page
+    rows = seqs * kv_heads * group * d
+    return dict(Q=("randn", dtype, rows), K=("randn", dtype, tokens * kv_heads * d),
+                V=("randn", dtype, tokens * kv_heads * d), Out=("zeros", dtype, rows),
+                Pages=("index", "int32", seqs * page, tokens),
+                lengths=lambda torch, g: torch.tensor(lengths, dtype=torch.int32, device="cuda"),
+                stride_page=page, sm_scale=d ** -0.5)
+
+
+CASES += [
+    case("paged_decode_f16_w2s2", F, "paged_decode",
+         "Q=*fp16:16, K=*fp16:16, V=*fp16:16, Out=*fp16:16, Pages=*i32:16, lengths=*i32:16, "
+         "stride_page=i32:16, sm_scale=fp32, GROUP=4, D=64, BLOCK_N=16, STAGES=2, num_warps=2",
+         paged_decode_args("float16", [0, 1, 17, 300, 1000], 2, 4, 64, 1008), (5, 2), ["Out"],
+         tol=1e-2),  # exp and row sums in another order; p rounded to fp16
+    case("paged_decode_bf16_w4s3", F, "paged_decode",
+         "Q=*bf16:16, K=*bf16:16, V=*bf16:16, Out=*bf16:16, Pages=*i32:16, lengths=*i32:16, "
+         "stride_page=i32:16, sm_scale=fp32, GROUP=8, D=128, BLOCK_N=32, STAGES=3, num_warps=4",
+         paged_decode_args("bfloat16", [5, 64, 1000, 33, 0, 4096], 2, 8, 128, 4096), (6, 2), ["Out"],
+         tol=2e-2),  # as above; p rounded to bf16
+    *[case(f"gathered_rows_matmul_{bm}", F, "gathered_rows_matmul",
+           "a_ptr=*fp16:16, b_ptr=*fp16:16, idx_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, "
+           f"K=i32:16, BM={bm}, BN=64, BK=32, STAGES={stages}" + (f", num_warps={w}" if w != 4 else ""),
+           dict(a_ptr=("randn", "float16", 300 * 512), b_ptr=("randn", "float16", 700 * 192),
+                idx_ptr=("index", "int32", 512, 700), c_ptr=("zeros", "float32", 300 * 192),
+                M=300, N=192, K=512),
+           (cdiv(300, bm), 3), ["c_ptr"], tol=1e-5)  # fp32 sums in another order
+      for bm, stages, w in ((128, 3, 4), (16, 4, 2))],
+    # K = 32: one iteration, the stage's index loads all past the end.
+    case("gathered_rows_matmul_one_step", F, "gathered_rows_matmul",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, idx_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, "
+         "K=i32:16, BM=128, BN=64, BK=32, STAGES=3",
+         dict(a_ptr=("randn", "float16", 130 * 32), b_ptr=("randn", "float16", 50 * 64),
+              idx_ptr=("index", "int32", 32, 50), c_ptr=("zeros", "float32", 130 * 64),
+              M=130, N=64, K=32),
+         (2, 1), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+]
+
 # --- tl.dot_scaled ----------------------------------------------------------------
 # Below sm_100 both sides upcast the operands to bf16 (fp16 when one is fp16),
 # multiply by 2^(scale - 127) and take an ordinary dot: every product is
