@@ -1298,6 +1298,39 @@ struct AssignLayoutsPass
     return result;
   }
 
+  /// A result of an scf.if with both branches yielding cheap values (NSA's
+  /// attention masks under a run-time `if causal`: a causal mask or a
+  /// key-length one), which only conversions to `target` read: each branch
+  /// recomputes its value in `target` and the if yields that, instead of a
+  /// conversion through shared memory after it every iteration.
+  bool rematerializeIfResult(
+      Value v, Attribute target,
+      llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
+      llvm::SetVector<Operation *> &replaced) {
+    auto result = dyn_cast<OpResult>(v);
+    auto ifOp = result ? dyn_cast<scf::IfOp>(result.getOwner()) : nullptr;
+    if (!ifOp || ifOp.getElseRegion().empty())
+      return false;
+    for (Operation *user : v.getUsers()) {
+      auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(user);
+      if (!convert || encodingOf(convert.getResult()) != target)
+        return false;
+    }
+    unsigned i = result.getResultNumber();
+    scf::YieldOp yields[2] = {ifOp.thenYield(), ifOp.elseYield()};
+    for (scf::YieldOp yield : yields)
+      if (!isCheap(yield.getOperand(i), 0, /*shapes=*/true))
+        return false;
+    for (scf::YieldOp yield : yields) {
+      Value old = yield.getOperand(i);
+      yield->setOperand(i, rematerialize(old, target, yield, done));
+      if (Operation *def = old.getDefiningOp())
+        replaced.insert(def);
+    }
+    result.setType(withEncoding(result.getType(), target));
+    return true;
+  }
+
   void rematerializeConversions(func::FuncOp func) {
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
@@ -1319,6 +1352,12 @@ struct AssignLayoutsPass
             rematerialize(src, target, load, done));
         convert->erase();
         replaced.insert(load);
+        continue;
+      }
+      if (!cheap && rematerializeIfResult(src, target, done, replaced)) {
+        // src is now computed in the wanted layout.
+        convert.getResult().replaceAllUsesWith(src);
+        convert->erase();
         continue;
       }
       if (!cheap && !isBroadcastOfSmaller(src))

@@ -288,6 +288,28 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
           info.constantValue = *a.constantValue * *b.constantValue;
         return info;
       })
+      .Case<arith::DivSIOp, arith::DivUIOp>([&](Operation *) {
+        // x / c for a constant c dividing x's divisibility is exact, so the
+        // quotient keeps the rest of it (hqq's `BLOCK_K * stride_bk // 2`,
+        // a packed-int4 pointer's step, stays 16-byte aligned).
+        const AxisInfo &a = operand(0), &b = operand(1);
+        AxisInfo info = combine(result, a, b, [&](size_t d, AxisInfo &out) {
+          out.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
+          if (b.constantValue == 1) {
+            out.contiguity[d] = a.contiguity[d];
+            out.divisibility[d] = a.divisibility[d];
+            return;
+          }
+          if (b.constantValue && *b.constantValue > 0 && a.contiguity[d] == 1 &&
+              a.divisibility[d] % *b.constantValue == 0)
+            out.divisibility[d] = a.divisibility[d] / *b.constantValue;
+        });
+        if (a.constantValue && b.constantValue && *b.constantValue != 0 &&
+            (isa<arith::DivSIOp>(op) ||
+             (*a.constantValue >= 0 && *b.constantValue > 0)))
+          info.constantValue = *a.constantValue / *b.constantValue;
+        return info;
+      })
       .Case<arith::RemSIOp, arith::RemUIOp>([&](Operation *) {
         // x % n with n uniform: a contiguous run of x stays contiguous until
         // it crosses a multiple of n, which it cannot inside a run of

@@ -5,12 +5,18 @@
 # if's blocked layout, the dot's result was converted out of the
 # accumulator in every iteration, p was not in wgmma's A-fragment layout,
 # and the loop was not pipelined (0.43 of Triton on the H200; 0.83 after).
+# The if then made its mask in a blocked layout, converted into the
+# accumulator's through shared memory every iteration; now each branch
+# computes its mask in the accumulator's layout and the if yields that.
 # RUN: %kilnc compile %s -n masked_attention -s "q_ptr=*bf16:16, k_ptr=*bf16:16, v_ptr=*bf16:16, o_ptr=*bf16:16, n=i32, causal=i1, num_warps=4, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s
 import triton
 import triton.language as tl
 
 
 # CHECK: scf.for
+# CHECK-NOT: kiln_gpu.convert_layout {{.*}} -> tensor<64x64xf32, #kiln_gpu.mma
+# CHECK: scf.if %{{.*}} -> (tensor<64x64xf32, #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>>)
+# CHECK-NOT: kiln_gpu.convert_layout {{.*}} -> tensor<64x64xf32, #kiln_gpu.mma
 # CHECK: kiln_gpu.shared_dot {{.*}} -> tensor<64x64xf32, #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>>
 # CHECK-NEXT: %[[QK:[0-9]+]] = kiln_gpu.dot_wait
 # CHECK-NOT: kiln_gpu.convert_layout %[[QK]]

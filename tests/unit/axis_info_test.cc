@@ -94,3 +94,47 @@ TEST(AxisInfoAnalysis, LoopAndIfResultsAtEveryMapSize) {
 }
 
 } // namespace
+
+namespace {
+
+// x / c keeps what of x's divisibility c leaves when c divides it: a packed
+// int4 weight's pointer advances by `BLOCK_K * stride // 2` bytes a step
+// (torchao's HQQ GEMM), which must stay 16-byte aligned for cp.async.
+TEST(AxisInfoAnalysis, ExactQuotientsKeepTheirDivisibility) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  const char *source = R"(
+func.func @f(%s: i32) -> (i32, i32, i32, i32, i32) {
+  %c2 = arith.constant 2 : i32
+  %c3 = arith.constant 3 : i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %c512 = arith.constant 512 : i32
+  %m = arith.muli %s, %c32 : i32
+  %half = arith.divsi %m, %c2 : i32
+  %over = arith.divsi %c32, %c64 : i32
+  %third = arith.divui %m, %c3 : i32
+  %folded = arith.divsi %c512, %c32 : i32
+  %bys = arith.divsi %m, %s : i32
+  return %half, %over, %third, %folded, %bys : i32, i32, i32, i32, i32
+}
+)";
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  kiln::AxisInfoAnalysis analysis(func);
+  auto ret =
+      llvm::cast<mlir::func::ReturnOp>(func.getBody().front().getTerminator());
+  auto divisibility = [&](unsigned i) {
+    return analysis.get(ret.getOperand(i)).divisibility[0];
+  };
+  EXPECT_EQ(divisibility(0), 16); // (s * 32) / 2
+  EXPECT_EQ(divisibility(1), 1);  // 32 / 64 = 0, but 64 does not divide 32
+  EXPECT_EQ(divisibility(2), 1);  // by 3: nothing known
+  EXPECT_EQ(analysis.get(ret.getOperand(3)).constantValue,
+            std::optional<int64_t>(16));
+  EXPECT_EQ(divisibility(4), 1); // by a run-time value
+}
+
+} // namespace
