@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/transforms/Passes.h"
+#include "compiler/transforms/SharedBudget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/MathExtras.h"
@@ -30,8 +31,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr int64_t kBufferAlignment = 1024;
 
 struct Interval {
   int64_t first, last; // op indices, inclusive
@@ -114,7 +113,7 @@ struct AllocateSharedPass
       // Buffers smaller than a swizzle pattern (mbarriers) need no more
       // than 16-byte alignment.
       int64_t alignment =
-          buffer.bytes < kBufferAlignment ? 16 : kBufferAlignment;
+          buffer.bytes < kiln::kBufferAlignment ? 16 : kiln::kBufferAlignment;
       int64_t offset = 0;
       for (auto [begin, stop] : taken) {
         if (offset + buffer.bytes <= begin)

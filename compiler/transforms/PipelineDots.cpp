@@ -87,7 +87,7 @@
 #include "compiler/ir/TensorMapAccess.h"
 #include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/AxisInfo.h"
-#include "compiler/transforms/LoopWrites.h"
+#include "compiler/transforms/EarlyLoads.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/transforms/RingTiles.h"
 #include "compiler/transforms/WarpSpecialize.h"
@@ -528,28 +528,11 @@ private:
   /// last, where its addresses may lie outside what the kernel may read.
   static Value maskPastEnd(kiln::LoadOp load, Value inRange) {
     OpBuilder b(load);
-    Location loc = load.getLoc();
-    Type type = load.getType();
-    Value mask = inRange;
-    if (auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType()))
-      mask = kiln::SplatOp::create(b, loc,
-                                   RankedTensorType::get(ptrType.getShape(),
-                                                         b.getI1Type(),
-                                                         ptrType.getEncoding()),
-                                   inRange);
-    if (Value original = load.getMask())
-      mask = arith::AndIOp::create(b, loc, original, mask);
-    Value other = load.getOther();
-    if (!other)
-      other = arith::ConstantOp::create(b, loc,
-                                        cast<TypedAttr>(b.getZeroAttr(type)));
-    auto masked = kiln::LoadOp::create(
-        b, loc, type, load.getPtr(), mask, other, DenseI32ArrayAttr(),
-        kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
-        /*is_volatile=*/false);
-    load.getResult().replaceAllUsesWith(masked.getResult());
+    IRMapping same;
+    Value masked = kiln::loadMaskedBy(b, load, inRange, same);
+    load.getResult().replaceAllUsesWith(masked);
     load->erase();
-    return masked.getResult();
+    return masked;
   }
 
   /// `slots`, when set, is the ring depth shortRings chose.

@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
-#include "compiler/transforms/LoopWrites.h"
+#include "compiler/transforms/EarlyLoads.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -135,27 +135,7 @@ private:
                        Value inRange) {
     for (Operation *op : slice)
       b.clone(*op, mapping);
-    Location loc = load.getLoc();
-    Type type = load.getType();
-    Value mask = inRange;
-    if (auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType()))
-      mask = kiln::SplatOp::create(b, loc,
-                                   RankedTensorType::get(ptrType.getShape(),
-                                                         b.getI1Type(),
-                                                         ptrType.getEncoding()),
-                                   inRange);
-    if (Value original = load.getMask())
-      mask = arith::AndIOp::create(b, loc, mapping.lookupOrDefault(original),
-                                   mask);
-    Value other = load.getOther()
-                      ? mapping.lookupOrDefault(load.getOther())
-                      : Value(arith::ConstantOp::create(
-                            b, loc, cast<TypedAttr>(b.getZeroAttr(type))));
-    return kiln::LoadOp::create(
-               b, loc, type, mapping.lookupOrDefault(load.getPtr()), mask,
-               other, DenseI32ArrayAttr(), kiln::PaddingOptionAttr(),
-               load.getCache(), load.getEvict(), /*is_volatile=*/false)
-        .getResult();
+    return kiln::loadMaskedBy(b, load, inRange, mapping);
   }
 
   static scf::ForOp prefetch(scf::ForOp loop, kiln::LoadOp load) {

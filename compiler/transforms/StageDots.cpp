@@ -31,11 +31,11 @@
 #include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/transforms/RingTiles.h"
+#include "compiler/transforms/SharedBudget.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/MathExtras.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSTAGEDOTS
@@ -52,9 +52,6 @@ static llvm::cl::opt<bool>
                              "loops through shared memory for wgmma"));
 
 namespace {
-
-/// kiln-allocate-shared's alignment of tiles.
-int64_t aligned(int64_t bytes) { return llvm::alignTo(bytes, 1024); }
 
 /// `value` before the layout conversions that lead to it: what a
 /// local_store can write as well.
@@ -129,7 +126,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
                           type.getElementTypeBitWidth() / 8;
       if (!kiln::isSwizzlableLine(lineBytes))
         return;
-      bytes += aligned(tiles[i].getSizeInBytes());
+      bytes += kiln::alignedBufferBytes(tiles[i].getSizeInBytes());
     }
     if (!flavour->fitsWgmma(target, accType.getDimSize(0),
                             accType.getDimSize(1), numWarps,
@@ -139,11 +136,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     // Beside every other buffer of the function (an upper bound: they may
     // not all live here). No op between the tiles' allocation and the dot
     // takes scratch.
-    auto func = dot->getParentOfType<FunctionOpInterface>();
-    func->walk([&](kiln::gpu::LocalAllocOp alloc) {
-      bytes += aligned(
-          cast<kiln::gpu::MemDescType>(alloc.getType()).getSizeInBytes());
-    });
+    bytes += kiln::bufferBytes(dot->getParentOfType<FunctionOpInterface>());
     if (bytes > target.maxSharedBytes())
       return;
 

@@ -37,6 +37,7 @@
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorMapAccess.h"
 #include "compiler/transforms/Passes.h"
+#include "compiler/transforms/SharedBudget.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -243,17 +244,12 @@ struct TmaStoresPass : kiln::impl::KilnTmaStoresBase<TmaStoresPass> {
   /// bound) and `margin` bytes for the scratch of single ops.
   static bool fitsBesideBuffers(Operation *loop, kiln::gpu::MemDescType tile,
                                 int64_t sharedLimit, int64_t margin) {
-    constexpr int64_t kAlignment = 1024;
-    auto aligned = [&](int64_t bytes) {
-      return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    };
-    int64_t total = aligned(tile.getSizeInBytes()) + margin;
-    auto func = loop->getParentOfType<FunctionOpInterface>();
-    func->walk([&](kiln::gpu::LocalAllocOp alloc) {
-      if (!inOtherBranch(alloc, loop))
-        total += aligned(
-            cast<kiln::gpu::MemDescType>(alloc.getType()).getSizeInBytes());
-    });
+    int64_t total =
+        kiln::alignedBufferBytes(tile.getSizeInBytes()) + margin +
+        kiln::bufferBytes(loop->getParentOfType<FunctionOpInterface>(),
+                          [&](kiln::gpu::LocalAllocOp alloc) {
+                            return inOtherBranch(alloc, loop);
+                          });
     return total <= sharedLimit;
   }
 };

@@ -1,0 +1,34 @@
+//===- EarlyLoads.h - loads moved to an earlier iteration of a loop -------===//
+//
+// What kiln-pipeline-dots (the index loads of a gather, run ahead with the
+// load stage) and kiln-prefetch-loads (small loads issued an iteration
+// early) both need: whether the loop lets a load move, and the load masked
+// off where the iteration it now serves lies past the loop's end.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TRANSFORMS_EARLYLOADS_H
+#define KILN_TRANSFORMS_EARLYLOADS_H
+
+#include "compiler/ir/Dialects.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kiln {
+
+/// Whether the loop may write memory a load could read (a store, an
+/// atomic, a barrier ordering other threads' writes, an op whose effects
+/// are unknown): a load moved to an earlier iteration could then miss a
+/// write it must see. The pipeline's own shared-memory ops (the kiln_gpu
+/// dialect), prints and asserts do not count.
+bool writesMemory(mlir::scf::ForOp loop);
+
+/// A copy of `load` at `b`'s insertion point, its operands looked up in
+/// `mapping`, its mask and-ed with `inRange` (an i1, splat over a tensor
+/// load) and its `other` zero where it had none.
+mlir::Value loadMaskedBy(mlir::OpBuilder &b, LoadOp load, mlir::Value inRange,
+                         mlir::IRMapping &mapping);
+
+} // namespace kiln
+
+#endif // KILN_TRANSFORMS_EARLYLOADS_H
