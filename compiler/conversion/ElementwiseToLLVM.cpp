@@ -50,14 +50,12 @@ struct ElementwiseOpLowering : ConversionPattern {
     size_t n = 0;
     for (auto &operandElements : elements)
       n = std::max(n, operandElements.size());
-    // Registers in runs of equal results: compute the first of each run.
-    unsigned run = 1;
-    if (unsigned constancy = constancies.lookup(op); constancy > 1)
+    // Registers in runs of equal results: compute one of each run.
+    SmallVector<unsigned> representative;
+    if (auto it = constancies.find(op); it != constancies.end())
       if (std::optional<kiln::layout::LinearLayout> layout =
               kiln::getLinearLayout(tensorType))
-        run =
-            std::min<unsigned>(llvm::bit_floor(constancy),
-                               kiln::contiguousRegistersAlongLastDim(*layout));
+        representative = kiln::registersOfEqualRuns(*layout, it->second);
     // Pointer elements in their LLVM type (arith.select on pointer tensors:
     // a flattened loop's per-tile pointers); the others stay as they are,
     // for the scalar patterns (fp8 casts among them) to lower.
@@ -68,8 +66,8 @@ struct ElementwiseOpLowering : ConversionPattern {
       return rewriter.notifyMatchFailure(op, "element type not convertible");
     SmallVector<Value> results;
     for (size_t k = 0; k < n; ++k) {
-      if (k % run != 0) {
-        results.push_back(results[k - k % run]);
+      if (k < representative.size() && representative[k] != k) {
+        results.push_back(results[representative[k]]);
         continue;
       }
       OperationState state(loc, op->getName());

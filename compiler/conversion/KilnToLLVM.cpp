@@ -44,15 +44,17 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     {
       kiln::AxisInfoAnalysis axisInfo(module);
       module.walk([&](Operation *op) {
-        // Integer element-wise results that repeat along the last dimension.
+        // Integer element-wise results that repeat along some dimension.
         if (isa<arith::ArithDialect>(op->getDialect()) &&
             op->getNumResults() == 1 && !isa<arith::ConstantOp>(op))
           if (auto type =
                   dyn_cast<RankedTensorType>(op->getResult(0).getType()))
             if (type.getElementType().isIntOrIndex()) {
               const kiln::AxisInfo &info = axisInfo.get(op->getResult(0));
-              if (!info.constancy.empty() && info.constancy.back() > 1)
-                constancies[op] = unsigned(info.constancy.back());
+              if (llvm::any_of(info.constancy,
+                               [](int64_t run) { return run > 1; }))
+                constancies[op].assign(info.constancy.begin(),
+                                       info.constancy.end());
             }
         if (auto load = dyn_cast<kiln::LoadOp>(op))
           widths[op] =

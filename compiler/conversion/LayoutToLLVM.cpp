@@ -546,7 +546,9 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
       for (unsigned k : *mapping)
         elements.push_back(src[k]);
     } else if (std::optional<layout::WarpShufflePlan> plan =
-                   cheaperWarpShuffle(change->from, change->to, src)) {
+                   layout::cheaperWarpShuffle(
+                       change->from, change->to,
+                       elementBits(src.front().getType()))) {
       elements = shuffleWithinWarps(
           rewriter, loc, src, *plan,
           unsigned(change->to.getInDimSize(layout::kRegister)));
@@ -556,27 +558,6 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
     rewriter.replaceOp(
         op, kiln::packElements(rewriter, loc, change->converted, elements));
     return success();
-  }
-
-  static std::optional<layout::WarpShufflePlan>
-  cheaperWarpShuffle(const LinearLayout &from, const LinearLayout &to,
-                     ArrayRef<Value> src) {
-    std::optional<layout::WarpShufflePlan> plan =
-        layout::planWarpShuffle(from, to);
-    if (!plan)
-      return std::nullopt;
-    int64_t stores = 0;
-    for (unsigned k = 0; k < src.size(); ++k)
-      stores += kiln::isRepresentativeRegister(from, k);
-    // Shuffles and shared-memory accesses issue at about the same rate;
-    // each barrier counts as a few instructions for the wait it adds.
-    constexpr int64_t kBarrierCost = 4;
-    int64_t shared =
-        stores + to.getInDimSize(layout::kRegister) + 2 * kBarrierCost;
-    if (plan->estimatedInstructions(elementBits(src.front().getType())) >
-        shared)
-      return std::nullopt;
-    return plan;
   }
 };
 

@@ -102,11 +102,13 @@ using AccessWidths = llvm::DenseMap<mlir::Operation *, unsigned>;
 unsigned accessWidth(mlir::Operation *op, const AccessWidths &widths,
                      mlir::Type tensorOrScalar);
 
-/// For element-wise integer ops whose result repeats along the last
-/// dimension (axis info's constancy), the length of the runs of equal
-/// values: the lowering computes one element per run and reuses it, as
-/// upstream does (e.g. one `cols < N` compare per 8 columns).
-using Constancies = llvm::DenseMap<mlir::Operation *, unsigned>;
+/// For element-wise integer ops whose result repeats (axis info's
+/// constancy), the length of the runs of equal values along each dimension:
+/// the lowering computes one element per run and reuses it, as upstream
+/// does (e.g. one `cols < N` compare per 8 columns, one `rows < M` compare
+/// for the rows 8 apart that a thread holds when M is a multiple of 16).
+using Constancies =
+    llvm::DenseMap<mlir::Operation *, llvm::SmallVector<int64_t, 2>>;
 
 } // namespace kiln
 

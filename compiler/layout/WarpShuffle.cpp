@@ -212,4 +212,25 @@ std::optional<WarpShufflePlan> planWarpShuffle(const LinearLayout &src,
   return plan;
 }
 
+std::optional<WarpShufflePlan> cheaperWarpShuffle(const LinearLayout &src,
+                                                  const LinearLayout &dst,
+                                                  int32_t elementBits) {
+  std::optional<WarpShufflePlan> plan = planWarpShuffle(src, dst);
+  if (!plan)
+    return std::nullopt;
+  // Registers whose index has a bit of a zero basis are copies of lower
+  // ones: only the others are stored.
+  uint64_t copies = src.getZeroBasisMasks()[src.getInDimIndex(kRegister)];
+  int64_t stores = 0;
+  for (int32_t k = 0; k < src.getInDimSize(kRegister); ++k)
+    stores += (uint64_t(k) & copies) == 0;
+  // Shuffles and shared-memory accesses issue at about the same rate; each
+  // barrier counts as a few instructions for the wait it adds.
+  constexpr int64_t kBarrierCost = 4;
+  int64_t shared = stores + dst.getInDimSize(kRegister) + 2 * kBarrierCost;
+  if (plan->estimatedInstructions(elementBits) > shared)
+    return std::nullopt;
+  return plan;
+}
+
 } // namespace kiln::layout

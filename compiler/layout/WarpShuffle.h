@@ -92,6 +92,15 @@ struct WarpShufflePlan {
 std::optional<WarpShufflePlan> planWarpShuffle(const LinearLayout &src,
                                                const LinearLayout &dst);
 
+/// The plan for converting `src` to `dst` within warps (planWarpShuffle)
+/// when it costs no more instructions than an exchange through shared
+/// memory: a store per distinct source element, a load per destination
+/// element and two barriers. The conversion's lowering and the layout
+/// assignment that decides which conversions to avoid both follow it.
+std::optional<WarpShufflePlan> cheaperWarpShuffle(const LinearLayout &src,
+                                                  const LinearLayout &dst,
+                                                  int32_t elementBits);
+
 } // namespace kiln::layout
 
 #endif // KILN_LAYOUT_WARPSHUFFLE_H

@@ -35,6 +35,7 @@
 #include "compiler/ir/ExtractPieces.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
+#include "compiler/layout/WarpShuffle.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -1298,6 +1299,173 @@ struct AssignLayoutsPass
     return result;
   }
 
+  /// Whether converting `from` to `to` goes through shared memory, between
+  /// barriers: its threads' lanes and warps hold different elements, and no
+  /// plan of shuffles within warps is cheaper (as the conversion's lowering
+  /// decides).
+  static bool movesThroughSharedMemory(const kiln::layout::LinearLayout &from,
+                                       const kiln::layout::LinearLayout &to,
+                                       int32_t elementBits) {
+    bool threadsAgree = true;
+    for (llvm::StringRef hw : {kiln::layout::kLane, kiln::layout::kWarp})
+      for (int32_t i = 0; threadsAgree && i < to.getInDimSizeLog2(hw); ++i)
+        threadsAgree = i < from.getInDimSizeLog2(hw) &&
+                       from.getBasis(hw, i) == to.getBasis(hw, i);
+    threadsAgree &= from.getInDimSizeLog2(kiln::layout::kLane) ==
+                        to.getInDimSizeLog2(kiln::layout::kLane) &&
+                    from.getInDimSizeLog2(kiln::layout::kWarp) ==
+                        to.getInDimSizeLog2(kiln::layout::kWarp);
+    return !threadsAgree &&
+           !kiln::layout::cheaperWarpShuffle(from, to, elementBits);
+  }
+
+  /// The step of the pointers of `load`, a load in a loop that holds a dot,
+  /// when the loop carries them and only `load` and that step read them: a
+  /// uniform advance (kiln.addptr of a cheap offset) yielded in their place,
+  /// the loop's result for them unused. Null otherwise.
+  kiln::AddPtrOp carriedPointerStep(kiln::LoadOp load) {
+    auto pointers = dyn_cast<BlockArgument>(load.getPtr());
+    auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
+    if (!pointers || !loop || pointers.getOwner() != loop.getBody() ||
+        pointers.getArgNumber() == 0 ||
+        !isa<RankedTensorType>(pointers.getType()) || !inLoopWithDot(load) ||
+        load.getBoundaryCheck() || load.getIsVolatile())
+      return {};
+    unsigned i = pointers.getArgNumber() - 1;
+    auto step = loop.getBody()
+                    ->getTerminator()
+                    ->getOperand(i)
+                    .getDefiningOp<kiln::AddPtrOp>();
+    if (!step || step.getPtr() != pointers || !step->hasOneUse() ||
+        !isCheap(step.getOffset(), 0, /*shapes=*/true) ||
+        !pointers.hasNUses(2) || !loop.getResult(i).use_empty())
+      return {};
+    for (Value operand : {load.getMask(), load.getOther()})
+      if (operand && isa<RankedTensorType>(operand.getType()) &&
+          !isCheap(operand, 0, /*shapes=*/true))
+        return {};
+    return step;
+  }
+
+  /// Whether `load`, in a loop that holds a dot, reads addresses (and a
+  /// mask) computed as isCheap computes: a GPTQ kernel's scales at the
+  /// group of the iteration's k.
+  bool isLoadOfCheapAddresses(kiln::LoadOp load) {
+    return inLoopWithDot(load) && !load.getBoundaryCheck() &&
+           !load.getIsVolatile() &&
+           isa<RankedTensorType>(load.getPtr().getType()) &&
+           llvm::all_of(load->getOperands(), [&](Value operand) {
+             return !isa<RankedTensorType>(operand.getType()) ||
+                    isCheap(operand, 0, /*shapes=*/true);
+           });
+  }
+
+  /// Whether `v`, read once, is a load from carried pointers
+  /// (carriedPointerStep) or cheap addresses, or element-wise math over
+  /// such loads and cheap values: what retargetCarried can compute in
+  /// another layout.
+  bool isRetargetable(Value v, unsigned depth = 0) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !v.hasOneUse() || depth > 8)
+      return false;
+    if (auto load = dyn_cast<kiln::LoadOp>(def))
+      return carriedPointerStep(load) || isLoadOfCheapAddresses(load);
+    if (!isElementwise(def) || def->getNumResults() != 1 ||
+        def->getBlock() != v.getParentBlock())
+      return false;
+    bool anyLoad = false;
+    for (Value operand : def->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()) ||
+          isCheap(operand, 0, /*shapes=*/true))
+        continue;
+      if (!isRetargetable(operand, depth + 1))
+        return false;
+      anyLoad = true;
+    }
+    return anyLoad;
+  }
+
+  /// Rewrites `v` (isRetargetable) in place to be computed in `target`:
+  /// a load's carried pointers are converted once, before the loop, and
+  /// advanced in `target`; cheap operands are rematerialized there.
+  void
+  retargetCarried(Value v, Attribute target,
+                  llvm::DenseMap<std::pair<Value, Attribute>, Value> &done) {
+    Operation *def = v.getDefiningOp();
+    auto load = dyn_cast<kiln::LoadOp>(def);
+    if (kiln::AddPtrOp step = load ? carriedPointerStep(load) : nullptr) {
+      auto pointers = cast<BlockArgument>(load.getPtr());
+      auto loop = cast<scf::ForOp>(load->getParentOp());
+      unsigned i = pointers.getArgNumber() - 1;
+      Value init = loop.getInitArgs()[i];
+      Value moved;
+      if (isCheap(init, 0, /*shapes=*/true)) {
+        moved = rematerialize(init, target, loop, done);
+      } else {
+        OpBuilder b(loop);
+        moved = kiln::gpu::ConvertLayoutOp::create(
+            b, loop.getLoc(), withEncoding(init.getType(), target), init);
+      }
+      loop.getInitArgsMutable()[i].set(moved);
+      Type carried = withEncoding(pointers.getType(), target);
+      pointers.setType(carried);
+      loop.getResult(i).setType(carried);
+      step->setOperand(1, rematerialize(step.getOffset(), target, step, done));
+      step.getResult().setType(carried);
+    }
+    for (OpOperand &operand : def->getOpOperands()) {
+      Value value = operand.get();
+      if (!isa<RankedTensorType>(value.getType()) ||
+          encodingOf(value) == target)
+        continue;
+      if (isCheap(value, 0, /*shapes=*/true))
+        operand.set(rematerialize(value, target, def, done));
+      else
+        retargetCarried(value, target, done);
+    }
+    v.setType(withEncoding(v.getType(), target));
+  }
+
+  /// A conversion of a small 1-D value in a loop that holds a dot, loaded
+  /// from pointers the loop carries and advances by a uniform step (per-k
+  /// scale and decay vectors: DeepSeek-V3's a_s, Mamba-2's dA_cumsum and
+  /// dt) or from cheap addresses, or computed element-wise from such loads,
+  /// when the conversion would go through shared memory between barriers:
+  /// the value is loaded in the conversion's layout instead (carried
+  /// pointers converted once, before the loop), and the iteration converts
+  /// nothing. L1 serves the replicated elements, as isCheapLoad's do.
+  bool retargetCarriedLoads(
+      kiln::gpu::ConvertLayoutOp convert,
+      llvm::DenseMap<std::pair<Value, Attribute>, Value> &done) {
+    auto type = dyn_cast<RankedTensorType>(convert.getType());
+    Attribute target = encodingOf(convert.getResult());
+    auto encoding =
+        dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(target);
+    if (!type || type.getRank() != 1 || !encoding)
+      return false;
+    std::optional<kiln::layout::LinearLayout> layout =
+        encoding.toLinearLayout(type.getShape());
+    if (!layout || layout->getInDimSize(kiln::layout::kRegister) *
+                           type.getElementTypeBitWidth() >
+                       8 * 32)
+      return false;
+    // A conversion within warps (renamed registers, a few shuffles: a
+    // vector every warp holds whole) costs less than loading the replicas.
+    auto source = dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(
+        encodingOf(convert.getSrc()));
+    std::optional<kiln::layout::LinearLayout> from =
+        source ? source.toLinearLayout(type.getShape()) : std::nullopt;
+    if (!from || !movesThroughSharedMemory(*from, *layout,
+                                           type.getElementTypeBitWidth()))
+      return false;
+    if (!isRetargetable(convert.getSrc()))
+      return false;
+    retargetCarried(convert.getSrc(), target, done);
+    convert.getResult().replaceAllUsesWith(convert.getSrc());
+    convert->erase();
+    return true;
+  }
+
   /// A result of an scf.if with both branches yielding cheap values (NSA's
   /// attention masks under a run-time `if causal`: a causal mask or a
   /// key-length one), which only conversions to `target` read: each branch
@@ -1380,7 +1548,8 @@ struct AssignLayoutsPass
         for (Value operand : op->getOperands())
           if (Operation *def = operand.getDefiningOp();
               def && (isCheap(operand, 0, /*shapes=*/true) ||
-                      isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(def)))
+                      isa<kiln::ExpandDimsOp, kiln::BroadcastOp,
+                          kiln::gpu::ConvertLayoutOp>(def)))
             replaced.insert(def);
         replaced.remove(op);
         op->erase();
@@ -1388,6 +1557,14 @@ struct AssignLayoutsPass
         break; // the set changed under us
       }
     }
+    // Small loads (from carried pointers or cheap addresses) whose only
+    // reader is now a conversion: rebroadcast leaves one at the leaf of a
+    // per-row scale's broadcast.
+    SmallVector<kiln::gpu::ConvertLayoutOp> leaves;
+    func.walk([&](kiln::gpu::ConvertLayoutOp c) { leaves.push_back(c); });
+    llvm::DenseMap<std::pair<Value, Attribute>, Value> retargeted;
+    for (kiln::gpu::ConvertLayoutOp convert : leaves)
+      retargetCarriedLoads(convert, retargeted);
   }
 
   LogicalResult assignLayouts(func::FuncOp func,

@@ -1252,6 +1252,36 @@ CASES += [
          (2, 1), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
 ]
 
+# --- matmul/scaled_dots.py: dots scaled by per-k vectors the loop loads
+# from pointers it carries (loaded in their broadcast's layout), and a masked
+# copy whose row compares are shared between rows 8 apart.
+F = "matmul/scaled_dots.py"
+CASES += [
+    # M = 300: the last block's rows wrap (rm % M) and its stores are masked.
+    case("row_scaled_matmul", F, "row_scaled_matmul",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, s_ptr=*fp32:16, c_ptr=*fp32:16, M=i32, N=i32:16, "
+         "K=i32:16, BM=64, BN=64, BK=32, STAGES=3",
+         dict(a_ptr=("randn", "float16", 300 * 512), b_ptr=("randn", "float16", 512 * 192),
+              s_ptr=("uniform", "float32", 300 * 16), c_ptr=("zeros", "float32", 300 * 192),
+              M=300, N=192, K=512),
+         (cdiv(300, 64), 3), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+    # L = 1000, 64 and 40: a masked tail, one full step, one partial step.
+    *[case(f"decayed_matmul_{L}", F, "decayed_matmul",
+           "a_ptr=*fp32:16, x_ptr=*fp16:16, d_ptr=*fp32:16, t_ptr=*fp32:16, c_ptr=*fp32:16, "
+           "L=i32, N=i32:16, BM=64, BN=64, BK=64",
+           dict(a_ptr=("randn", "float32", L * L), x_ptr=("randn", "float16", L * 128),
+                d_ptr=("uniform", "float32", L), t_ptr=("uniform", "float32", L),
+                c_ptr=("zeros", "float32", L * 128), L=L, N=128),
+           (cdiv(L, 64), 2), ["c_ptr"], tol=1e-2)  # a rounded to fp16 after exp
+      for L in (1000, 64, 40)],
+    # M = 592 (a multiple of 16, not of 128), N = 1000: both edges masked.
+    case("masked_rows", F, "masked_rows",
+         "x_ptr=*bf16:16, y_ptr=*bf16:16, stride=i32:16, M=i32:16, N=i32, BM=128, BN=128",
+         dict(x_ptr=("randn", "bfloat16", 600 * 1008), y_ptr=("zeros", "bfloat16", 600 * 1008),
+              stride=1008, M=592, N=1000),
+         (cdiv(592, 128), cdiv(1000, 128)), ["y_ptr"], tol=0),
+]
+
 # --- tl.dot_scaled ----------------------------------------------------------------
 # Below sm_100 both sides upcast the operands to bf16 (fp16 when one is fp16),
 # multiply by 2^(scale - 127) and take an ordinary dot: every product is
