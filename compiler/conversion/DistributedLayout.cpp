@@ -217,26 +217,3 @@ unsigned kiln::contiguousRegistersAlong(const layout::LinearLayout &layout,
   }
   return contiguous;
 }
-
-llvm::SmallVector<unsigned>
-kiln::registersOfEqualRuns(const layout::LinearLayout &layout,
-                           llvm::ArrayRef<int64_t> runs) {
-  // An element's coordinates are the XOR of its register's basis vectors
-  // and its thread's. A register basis vector below a run's length (a
-  // power of two dividing it, so runs of it nest inside the aligned runs)
-  // along every dimension changes no coordinate's run, whatever the thread.
-  int32_t bits = layout.getInDimSizeLog2(layout::kRegister);
-  unsigned inside = 0;
-  for (int32_t i = 0; i < bits; ++i) {
-    llvm::ArrayRef<int32_t> basis = layout.getBasis(layout::kRegister, i);
-    bool staysInRun = basis.size() == runs.size();
-    for (auto [c, run] : llvm::zip(basis, runs))
-      staysInRun &= run > 0 && c < (run & -run);
-    if (staysInRun)
-      inside |= 1u << i;
-  }
-  llvm::SmallVector<unsigned> representative(size_t(1) << bits);
-  for (auto [k, first] : llvm::enumerate(representative))
-    first = unsigned(k) & ~inside;
-  return representative;
-}

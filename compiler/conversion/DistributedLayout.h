@@ -74,15 +74,6 @@ unsigned contiguousRegistersAlongLastDim(const layout::LinearLayout &layout);
 unsigned contiguousRegistersAlong(const layout::LinearLayout &layout,
                                   unsigned dim);
 
-/// For each of a thread's registers, the first register that holds an
-/// element of the same run, in every thread, when the tensor's values come
-/// in aligned runs of `runs[d]` equal values along each dimension d (axis
-/// info's constancy): register k with the bits cleared whose basis vectors
-/// stay inside a run. Registers that map to k itself start a run.
-llvm::SmallVector<unsigned>
-registersOfEqualRuns(const layout::LinearLayout &layout,
-                     llvm::ArrayRef<int64_t> runs);
-
 } // namespace kiln
 
 #endif // KILN_CONVERSION_DISTRIBUTEDLAYOUT_H

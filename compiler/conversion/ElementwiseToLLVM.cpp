@@ -10,6 +10,7 @@
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/conversion/SharedBarriers.h"
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/layout/EqualRuns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -55,7 +56,8 @@ struct ElementwiseOpLowering : ConversionPattern {
     if (auto it = constancies.find(op); it != constancies.end())
       if (std::optional<kiln::layout::LinearLayout> layout =
               kiln::getLinearLayout(tensorType))
-        representative = kiln::registersOfEqualRuns(*layout, it->second);
+        representative =
+            kiln::layout::registersOfEqualRuns(*layout, it->second);
     // Pointer elements in their LLVM type (arith.select on pointer tensors:
     // a flattened loop's per-tile pointers); the others stay as they are,
     // for the scalar patterns (fp8 casts among them) to lower.

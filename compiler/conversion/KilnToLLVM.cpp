@@ -56,6 +56,16 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                 constancies[op].assign(info.constancy.begin(),
                                        info.constancy.end());
             }
+        // Loads from runs of equal addresses (and masks): a per-block scale
+        // that a whole column tile shares.
+        if (auto load = dyn_cast<kiln::LoadOp>(op);
+            load && !load.getIsVolatile() &&
+            isa<RankedTensorType>(load.getType())) {
+          llvm::SmallVector<int64_t> runs = axisInfo.loadedRuns(
+              load.getPtr(), load.getMask(), load.getOther());
+          if (llvm::any_of(runs, [](int64_t run) { return run > 1; }))
+            constancies[op].assign(runs.begin(), runs.end());
+        }
         if (auto load = dyn_cast<kiln::LoadOp>(op))
           widths[op] =
               axisInfo.vectorWidth(load.getPtr(), load.getMask(),
@@ -135,7 +145,8 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::populateMathToNVVMPatterns(converter, patterns);
     kiln::populateElementwiseToLLVMPatterns(converter, constancies, patterns);
     kiln::populateLayoutToLLVMPatterns(converter, patterns);
-    kiln::populateMemoryToLLVMPatterns(converter, widths, patterns);
+    kiln::populateMemoryToLLVMPatterns(converter, widths, constancies,
+                                       patterns);
     kiln::populateExternCallsToLLVMPatterns(converter, patterns);
     kiln::populatePreciseMathToNVVMPatterns(converter, patterns);
     kiln::populatePointerCastsToLLVMPatterns(converter, patterns);

@@ -10,6 +10,7 @@
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/layout/EqualRuns.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -141,8 +142,10 @@ SmallVector<Value> unpackWords(OpBuilder &b, Location loc,
 
 struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
   LoadLowering(kiln::KilnTypeConverter &converter,
-               const kiln::AccessWidths &widths, MLIRContext *ctx)
-      : OpConversionPattern(converter, ctx), widths(widths) {}
+               const kiln::AccessWidths &widths,
+               const kiln::Constancies &constancies, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx), widths(widths),
+        constancies(constancies) {}
 
   LogicalResult
   matchAndRewrite(kiln::LoadOp op, OpAdaptor adaptor,
@@ -189,8 +192,31 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
         constraints += "," + std::to_string(w);
     }
 
+    // Registers in runs of equal addresses and masks load once; the others
+    // take the first register's value.
+    SmallVector<unsigned> representative;
+    if (auto it = constancies.find(op); it != constancies.end())
+      if (std::optional<kiln::layout::LinearLayout> layout =
+              kiln::getLinearLayout(cast<RankedTensorType>(op.getType())))
+        representative =
+            kiln::layout::registersOfEqualRuns(*layout, it->second);
+    auto copiesLoaded = [&](size_t k) {
+      if (k + vec > representative.size() || representative[k] == k ||
+          representative[k] % vec != 0)
+        return false;
+      for (unsigned j = 1; j < vec; ++j)
+        if (representative[k + j] != representative[k] + j)
+          return false;
+      return true;
+    };
+
     SmallVector<Value> results;
     for (size_t k = 0; k < ptrs.size(); k += vec) {
+      if (copiesLoaded(k)) {
+        for (unsigned j = 0; j < vec; ++j)
+          results.push_back(results[representative[k] + j]);
+        continue;
+      }
       SmallVector<Value> operands{ptrs[k]};
       if (masked) {
         operands.push_back(masks[k]);
@@ -226,6 +252,7 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
   }
 
   const kiln::AccessWidths &widths;
+  const kiln::Constancies &constancies;
 };
 
 struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
@@ -307,7 +334,9 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
 
 void kiln::populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
                                         const AccessWidths &widths,
+                                        const Constancies &constancies,
                                         RewritePatternSet &patterns) {
-  patterns.add<LoadLowering, StoreLowering>(converter, widths,
-                                            patterns.getContext());
+  patterns.add<LoadLowering>(converter, widths, constancies,
+                             patterns.getContext());
+  patterns.add<StoreLowering>(converter, widths, patterns.getContext());
 }

@@ -27,9 +27,12 @@ void populateMathToNVVMPatterns(KilnTypeConverter &converter,
 /// Ops that create tensors or move their elements between threads.
 void populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
-/// kiln.load and kiln.store: vectorized, predicated global accesses.
+/// kiln.load and kiln.store: vectorized, predicated global accesses; a
+/// load issues one access per run of equal addresses and masks
+/// (`constancies`).
 void populateMemoryToLLVMPatterns(KilnTypeConverter &converter,
                                   const AccessWidths &widths,
+                                  const Constancies &constancies,
                                   mlir::RewritePatternSet &patterns);
 
 /// kiln.dot: per-thread fused multiply-adds over dot-operand layouts.

@@ -35,6 +35,7 @@
 #include "compiler/ir/ExtractPieces.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
+#include "compiler/layout/EqualRuns.h"
 #include "compiler/layout/WarpShuffle.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
@@ -1434,9 +1435,10 @@ struct AssignLayoutsPass
   /// the value is loaded in the conversion's layout instead (carried
   /// pointers converted once, before the loop), and the iteration converts
   /// nothing. L1 serves the replicated elements, as isCheapLoad's do.
-  bool retargetCarriedLoads(
-      kiln::gpu::ConvertLayoutOp convert,
-      llvm::DenseMap<std::pair<Value, Attribute>, Value> &done) {
+  bool
+  retargetCarriedLoads(kiln::gpu::ConvertLayoutOp convert,
+                       llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
+                       kiln::AxisInfoAnalysis &axisInfo) {
     auto type = dyn_cast<RankedTensorType>(convert.getType());
     Attribute target = encodingOf(convert.getResult());
     auto encoding =
@@ -1445,9 +1447,17 @@ struct AssignLayoutsPass
       return false;
     std::optional<kiln::layout::LinearLayout> layout =
         encoding.toLinearLayout(type.getShape());
-    if (!layout || layout->getInDimSize(kiln::layout::kRegister) *
-                           type.getElementTypeBitWidth() >
-                       8 * 32)
+    if (!layout)
+      return false;
+    // Registers a load fills from one address count once (the lowering
+    // loads each run of equal addresses once: DeepSeek-V3's per-block
+    // column scale, one value for a whole tile).
+    unsigned registers = layout->getInDimSize(kiln::layout::kRegister);
+    if (auto load = convert.getSrc().getDefiningOp<kiln::LoadOp>())
+      registers = kiln::layout::distinctRegisters(
+          *layout,
+          axisInfo.loadedRuns(load.getPtr(), load.getMask(), load.getOther()));
+    if (registers * type.getElementTypeBitWidth() > 8 * 32)
       return false;
     // A conversion within warps (renamed registers, a few shuffles: a
     // vector every warp holds whole) costs less than loading the replicas.
@@ -1499,7 +1509,8 @@ struct AssignLayoutsPass
     return true;
   }
 
-  void rematerializeConversions(func::FuncOp func) {
+  void rematerializeConversions(func::FuncOp func,
+                                kiln::AxisInfoAnalysis &axisInfo) {
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
     llvm::DenseMap<std::pair<Value, Attribute>, Value> done;
@@ -1564,7 +1575,7 @@ struct AssignLayoutsPass
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { leaves.push_back(c); });
     llvm::DenseMap<std::pair<Value, Attribute>, Value> retargeted;
     for (kiln::gpu::ConvertLayoutOp convert : leaves)
-      retargetCarriedLoads(convert, retargeted);
+      retargetCarriedLoads(convert, retargeted, axisInfo);
   }
 
   LogicalResult assignLayouts(func::FuncOp func,
@@ -1589,7 +1600,7 @@ struct AssignLayoutsPass
     }
     if (failed(propagate(func)))
       return failure();
-    rematerializeConversions(func);
+    rematerializeConversions(func, axisInfo);
     hoistInvariantConversions(func);
 
     // Dense constants carry their type in the attribute too.

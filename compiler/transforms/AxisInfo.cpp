@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
@@ -62,12 +63,14 @@ static AxisInfo meet(const AxisInfo &a, const AxisInfo &b) {
   }
   if (a.constantValue != b.constantValue)
     info.constantValue.reset();
+  info.nonNegative = a.nonNegative && b.nonNegative;
   return info;
 }
 
 static bool operator==(const AxisInfo &a, const AxisInfo &b) {
   return a.contiguity == b.contiguity && a.divisibility == b.divisibility &&
-         a.constancy == b.constancy && a.constantValue == b.constantValue;
+         a.constancy == b.constancy && a.constantValue == b.constantValue &&
+         a.nonNegative == b.nonNegative;
 }
 
 kiln::AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) { visit(root); }
@@ -137,6 +140,10 @@ void kiln::AxisInfoAnalysis::visitFor(scf::ForOp loop) {
   int64_t div = std::gcd(get(loop.getLowerBound()).divisibility[0],
                          get(loop.getStep()).divisibility[0]);
   infos[loop.getInductionVar()] = splatInfo(loop.getInductionVar(), div);
+  // Counting up from a non-negative bound stays non-negative.
+  const AxisInfo &step = get(loop.getStep());
+  infos[loop.getInductionVar()].nonNegative =
+      get(loop.getLowerBound()).nonNegative && step.nonNegative;
   SmallVector<AxisInfo> carried;
   for (Value init : loop.getInitArgs())
     carried.push_back(get(init));
@@ -224,21 +231,34 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
           return conservative(result);
         AxisInfo info = splatInfo(result, powerOfTwoDividing(*value));
         info.constantValue = value;
+        info.nonNegative = *value >= 0;
         return info;
       })
       .Case<kiln::MakeRangeOp>([&](kiln::MakeRangeOp r) {
-        return uniform(result, r.getEnd() - r.getStart(),
-                       powerOfTwoDividing(r.getStart()), 1);
+        AxisInfo info = uniform(result, r.getEnd() - r.getStart(),
+                                powerOfTwoDividing(r.getStart()), 1);
+        info.nonNegative = r.getStart() >= 0;
+        return info;
       })
       .Case<kiln::SplatOp>([&](kiln::SplatOp s) {
         AxisInfo info = splatInfo(result, operand(0).divisibility[0]);
         info.constantValue = operand(0).constantValue;
+        info.nonNegative = operand(0).nonNegative;
         return info;
       })
-      .Case<kiln::ProgramIdOp, kiln::NumProgramsOp>(
-          [&](Operation *) { return splatInfo(result, 1); })
-      .Case<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp,
-            arith::IndexCastOp>([&](Operation *) { return operand(0); })
+      .Case<kiln::ProgramIdOp, kiln::NumProgramsOp>([&](Operation *) {
+        AxisInfo info = splatInfo(result, 1);
+        info.nonNegative = true;
+        return info;
+      })
+      .Case<arith::ExtSIOp, arith::ExtUIOp, arith::IndexCastOp>(
+          [&](Operation *) { return operand(0); })
+      .Case<arith::TruncIOp>([&](Operation *) {
+        // Truncation may set the sign bit.
+        AxisInfo info = operand(0);
+        info.nonNegative = false;
+        return info;
+      })
       .Case<arith::AddIOp, arith::SubIOp, kiln::AddPtrOp>([&](Operation *) {
         const AxisInfo &a = operand(0), &b = operand(1);
         bool isSub = isa<arith::SubIOp>(op);
@@ -264,6 +284,10 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
           info.constantValue = isSub ? *a.constantValue - *b.constantValue
                                      : *a.constantValue + *b.constantValue;
         }
+        info.nonNegative =
+            isa<arith::AddIOp>(op) && a.nonNegative && b.nonNegative;
+        if (info.constantValue)
+          info.nonNegative = *info.constantValue >= 0;
         return info;
       })
       .Case<arith::MulIOp>([&](arith::MulIOp) {
@@ -286,6 +310,7 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
         });
         if (a.constantValue && b.constantValue)
           info.constantValue = *a.constantValue * *b.constantValue;
+        info.nonNegative = a.nonNegative && b.nonNegative;
         return info;
       })
       .Case<arith::DivSIOp, arith::DivUIOp>([&](Operation *) {
@@ -293,8 +318,21 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
         // quotient keeps the rest of it (hqq's `BLOCK_K * stride_bk // 2`,
         // a packed-int4 pointer's step, stays 16-byte aligned).
         const AxisInfo &a = operand(0), &b = operand(1);
+        // A non-negative x over a positive constant c is constant over
+        // aligned runs of g = gcd(x's contiguity, x's divisibility, c):
+        // each run of g consecutive values starts at a multiple of g, which
+        // divides c, so it never crosses a multiple of c (DeepSeek-V3's
+        // `offs_n // BLOCK_K`, one column scale for a whole tile). Signed
+        // division truncates toward zero: negative x would break the runs.
+        bool quotientRuns = b.constantValue && *b.constantValue > 0 &&
+                            (isa<arith::DivUIOp>(op) || a.nonNegative);
         AxisInfo info = combine(result, a, b, [&](size_t d, AxisInfo &out) {
           out.constancy[d] = std::gcd(a.constancy[d], b.constancy[d]);
+          if (quotientRuns)
+            out.constancy[d] =
+                std::max(out.constancy[d],
+                         std::gcd(a.contiguity[d], std::gcd(a.divisibility[d],
+                                                            *b.constantValue)));
           if (b.constantValue == 1) {
             out.contiguity[d] = a.contiguity[d];
             out.divisibility[d] = a.divisibility[d];
@@ -308,6 +346,7 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
             (isa<arith::DivSIOp>(op) ||
              (*a.constantValue >= 0 && *b.constantValue > 0)))
           info.constantValue = *a.constantValue / *b.constantValue;
+        info.nonNegative = a.nonNegative && b.nonNegative;
         return info;
       })
       .Case<arith::RemSIOp, arith::RemUIOp>([&](Operation *) {
@@ -317,7 +356,7 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
         // `(pid * BN + arange(BN)) % N`).
         const AxisInfo &a = operand(0), &b = operand(1);
         llvm::SmallVector<int64_t> shape = shapeOf(result);
-        return combine(result, a, b, [&](size_t d, AxisInfo &out) {
+        AxisInfo info = combine(result, a, b, [&](size_t d, AxisInfo &out) {
           if (b.constancy[d] != shape[d])
             return;
           out.contiguity[d] = std::gcd(
@@ -325,6 +364,10 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
           out.divisibility[d] = std::gcd(a.divisibility[d], b.divisibility[d]);
           out.constancy[d] = a.constancy[d];
         });
+        // A signed remainder takes the dividend's sign.
+        info.nonNegative =
+            a.nonNegative && (isa<arith::RemSIOp>(op) || b.nonNegative);
+        return info;
       })
       .Case<arith::CmpIOp>([&](arith::CmpIOp) {
         const AxisInfo &a = operand(0), &b = operand(1);
@@ -352,12 +395,14 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
       })
       .Case<arith::SelectOp>([&](arith::SelectOp) {
         const AxisInfo &c = operand(0), &a = operand(1), &b = operand(2);
-        return combine(result, a, b, [&](size_t d, AxisInfo &out) {
+        AxisInfo info = combine(result, a, b, [&](size_t d, AxisInfo &out) {
           if (c.constancy.size() == out.constancy.size())
             out.constancy[d] = std::gcd(
                 c.constancy[d], std::gcd(a.constancy[d], b.constancy[d]));
           out.divisibility[d] = std::gcd(a.divisibility[d], b.divisibility[d]);
         });
+        info.nonNegative = a.nonNegative && b.nonNegative;
+        return info;
       })
       .Case<kiln::ExpandDimsOp>([&](kiln::ExpandDimsOp e) {
         const AxisInfo &src = operand(0);
@@ -412,6 +457,19 @@ unsigned kiln::AxisInfoAnalysis::vectorWidth(Value ptr, Value mask,
   // The fastest-varying dimension of Kiln's row-major tensors is the last.
   return vectorWidthAlong(ptr, mask, elementBits,
                           get(ptr).contiguity.size() - 1, maxBits);
+}
+
+llvm::SmallVector<int64_t>
+kiln::AxisInfoAnalysis::loadedRuns(Value ptr, Value mask, Value other) {
+  llvm::SmallVector<int64_t> runs = get(ptr).constancy;
+  if (other && (other.getDefiningOp<kiln::SplatOp>() ||
+                matchPattern(other, m_Constant())))
+    other = Value();
+  for (Value operand : {mask, other})
+    if (operand && isa<RankedTensorType>(operand.getType()))
+      for (auto [run, repeat] : llvm::zip(runs, get(operand).constancy))
+        run = std::gcd(run, repeat);
+  return runs;
 }
 
 unsigned kiln::AxisInfoAnalysis::vectorWidthAlong(Value ptr, Value mask,

@@ -26,6 +26,10 @@ struct AxisInfo {
   llvm::SmallVector<int64_t> contiguity, divisibility, constancy;
   /// The value, when it is a known integer splat or scalar.
   std::optional<int64_t> constantValue;
+  /// Every element is >= 0 (offsets built from program ids, ranges and
+  /// non-negative constants): what makes x / c constant over aligned runs,
+  /// since signed division truncates toward zero.
+  bool nonNegative = false;
 
   /// Divisibility used for values known to be zero: any power of two.
   static constexpr int64_t kMaxDivisibility = int64_t(1) << 30;
@@ -50,6 +54,12 @@ public:
   unsigned vectorWidthAlong(mlir::Value ptr, mlir::Value mask,
                             unsigned elementBits, size_t dim,
                             unsigned maxBits = 128);
+  /// The runs of equal values, per dimension, that a load of `ptr` under
+  /// `mask` with fall-back `other` (either may be null) reads: where the
+  /// addresses, the mask and the fall-back all repeat. A splat `other`
+  /// repeats everywhere.
+  llvm::SmallVector<int64_t> loadedRuns(mlir::Value ptr, mlir::Value mask,
+                                        mlir::Value other);
 
 private:
   void visit(mlir::Operation *op);

@@ -632,6 +632,18 @@ CASES += [
          (1,), ["out_ptr"], tol=0),
 ]
 
+# --- memory/broadcast_loads.py: a per-row scale read through a tile of
+# pointers (each run of equal addresses loaded once), rows past M masked.
+F = "memory/broadcast_loads.py"
+CASES += [
+    case(f"row_broadcast_{t}_{bm}x{bn}", F, "row_broadcast",
+         f"s_ptr=*{t}{h}, x_ptr=*{t}{h}, y_ptr=*{t}{h}, M=i32, BM={bm}, BN={bn}",
+         dict(s_ptr=("randn", dtype, 1000), x_ptr=("randn", dtype, 1000 * bn),
+              y_ptr=("zeros", dtype, 1000 * bn), M=1000),
+         (cdiv(1000, bm),), ["y_ptr"], tol=0)
+    for t, dtype, h, bm, bn in (("fp32", "float32", ":16", 64, 64), ("fp16", "float16", "", 32, 128))
+]
+
 # --- memory/strided_access.py ------------------------------------------------
 F = "memory/strided_access.py"
 BIG = 2**31 + 100  # row_len: > 2**31 elements, so Triton types it i64 too

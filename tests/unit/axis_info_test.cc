@@ -8,6 +8,7 @@
 // heap-use-after-free, and without ASan with wrong facts or a crash, as the
 // attention kernel of issue 14 did in kilnc.
 
+#include "compiler/ir/Dialects.h"
 #include "compiler/transforms/AxisInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -135,6 +136,56 @@ func.func @f(%s: i32) -> (i32, i32, i32, i32, i32) {
   EXPECT_EQ(analysis.get(ret.getOperand(3)).constantValue,
             std::optional<int64_t>(16));
   EXPECT_EQ(divisibility(4), 1); // by a run-time value
+}
+
+// x / c is constant over aligned runs of gcd(contiguity, divisibility, c)
+// only when x >= 0: signed division truncates toward zero, so the run
+// -128 .. -65 divided by 64 gives -2 then -1.
+TEST(AxisInfoAnalysis, QuotientsOfNonNegativeRunsRepeat) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                      kiln::KilnDialect>();
+  const char *source = R"(
+func.func @f(%n: i32) -> (tensor<256xi32>, tensor<256xi32>, tensor<256xi32>,
+                          tensor<256xi32>, tensor<256xi32>) {
+  %pid = kiln.program_id 0 : i32
+  %c256 = arith.constant 256 : i32
+  %b = arith.muli %pid, %c256 : i32
+  %bs = kiln.splat %b : i32 -> tensor<256xi32>
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %offs = arith.addi %bs, %r : tensor<256xi32>
+  %c64 = arith.constant dense<64> : tensor<256xi32>
+  %c6 = arith.constant dense<6> : tensor<256xi32>
+  %blocks = arith.divsi %offs, %c64 : tensor<256xi32>
+  %sixes = arith.divsi %offs, %c6 : tensor<256xi32>
+  %ns = kiln.splat %n : i32 -> tensor<256xi32>
+  %n256 = arith.muli %n, %c256 : i32
+  %n256s = kiln.splat %n256 : i32 -> tensor<256xi32>
+  %shifted = arith.addi %offs, %n256s : tensor<256xi32>
+  %unknown = arith.divsi %shifted, %c64 : tensor<256xi32>
+  %wrapped = arith.remsi %offs, %ns : tensor<256xi32>
+  %wrappedBlocks = arith.divsi %wrapped, %c64 : tensor<256xi32>
+  %unsigned = arith.divui %shifted, %c64 : tensor<256xi32>
+  return %blocks, %sixes, %unknown, %wrappedBlocks, %unsigned
+      : tensor<256xi32>, tensor<256xi32>, tensor<256xi32>, tensor<256xi32>,
+        tensor<256xi32>
+}
+)";
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  kiln::AxisInfoAnalysis analysis(func);
+  auto ret =
+      llvm::cast<mlir::func::ReturnOp>(func.getBody().front().getTerminator());
+  auto constancy = [&](unsigned i) {
+    return analysis.get(ret.getOperand(i)).constancy[0];
+  };
+  EXPECT_EQ(constancy(0), 64); // (pid * 256 + r) / 64
+  EXPECT_EQ(constancy(1), 2);  // by 6: runs of gcd(256, 256, 6) = 2
+  EXPECT_EQ(constancy(2), 1);  // offs + n * 256: its sign is unknown
+  EXPECT_EQ(constancy(3), 1);  // offs % n: runs of 1 (n's divisibility unknown)
+  EXPECT_EQ(constancy(4), 64); // unsigned division: no sign to care about
 }
 
 } // namespace
