@@ -21,8 +21,27 @@
 #include "gtest/gtest.h"
 
 #include <string>
+#include <vector>
 
 namespace {
+
+/// The facts about the values the first function of `source` returns, in
+/// order; empty when `source` does not parse.
+std::vector<kiln::AxisInfo> returnedFacts(mlir::MLIRContext &context,
+                                          const std::string &source) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  if (!module)
+    return {};
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  kiln::AxisInfoAnalysis analysis(func);
+  auto ret =
+      llvm::cast<mlir::func::ReturnOp>(func.getBody().front().getTerminator());
+  std::vector<kiln::AxisInfo> facts;
+  for (mlir::Value value : ret.getOperands())
+    facts.push_back(analysis.get(value));
+  return facts;
+}
 
 // A function with `padding` unrelated constants, then a for loop carrying a
 // multiple of 16 and a counter, a while loop carrying a multiple of 8, and
@@ -72,25 +91,17 @@ TEST(AxisInfoAnalysis, LoopAndIfResultsAtEveryMapSize) {
                       mlir::scf::SCFDialect>();
   for (int padding = 0; padding < 300; ++padding) {
     SCOPED_TRACE("padding " + std::to_string(padding));
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::parseSourceString<mlir::ModuleOp>(program(padding), &context);
-    ASSERT_TRUE(module);
-    auto func = *module->getOps<mlir::func::FuncOp>().begin();
-    kiln::AxisInfoAnalysis analysis(func);
-    auto ret = llvm::cast<mlir::func::ReturnOp>(
-        func.getBody().front().getTerminator());
+    std::vector<kiln::AxisInfo> facts =
+        returnedFacts(context, program(padding));
+    ASSERT_EQ(facts.size(), 4u);
     // 16, 48, 80, ...: divisible by 16.
-    EXPECT_EQ(analysis.get(ret.getOperand(0)).divisibility,
-              llvm::SmallVector<int64_t>{16});
+    EXPECT_EQ(facts[0].divisibility, llvm::SmallVector<int64_t>{16});
     // 8, 24, 40, ...: by 8.
-    EXPECT_EQ(analysis.get(ret.getOperand(1)).divisibility,
-              llvm::SmallVector<int64_t>{8});
+    EXPECT_EQ(facts[1].divisibility, llvm::SmallVector<int64_t>{8});
     // 32 or 128: by 32.
-    EXPECT_EQ(analysis.get(ret.getOperand(2)).divisibility,
-              llvm::SmallVector<int64_t>{32});
+    EXPECT_EQ(facts[2].divisibility, llvm::SmallVector<int64_t>{32});
     // A counter from 0 by 1.
-    EXPECT_EQ(analysis.get(ret.getOperand(3)).divisibility,
-              llvm::SmallVector<int64_t>{1});
+    EXPECT_EQ(facts[3].divisibility, llvm::SmallVector<int64_t>{1});
   }
 }
 
@@ -120,22 +131,13 @@ func.func @f(%s: i32) -> (i32, i32, i32, i32, i32) {
   return %half, %over, %third, %folded, %bys : i32, i32, i32, i32, i32
 }
 )";
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  ASSERT_TRUE(module);
-  auto func = *module->getOps<mlir::func::FuncOp>().begin();
-  kiln::AxisInfoAnalysis analysis(func);
-  auto ret =
-      llvm::cast<mlir::func::ReturnOp>(func.getBody().front().getTerminator());
-  auto divisibility = [&](unsigned i) {
-    return analysis.get(ret.getOperand(i)).divisibility[0];
-  };
-  EXPECT_EQ(divisibility(0), 16); // (s * 32) / 2
-  EXPECT_EQ(divisibility(1), 1);  // 32 / 64 = 0, but 64 does not divide 32
-  EXPECT_EQ(divisibility(2), 1);  // by 3: nothing known
-  EXPECT_EQ(analysis.get(ret.getOperand(3)).constantValue,
-            std::optional<int64_t>(16));
-  EXPECT_EQ(divisibility(4), 1); // by a run-time value
+  std::vector<kiln::AxisInfo> facts = returnedFacts(context, source);
+  ASSERT_EQ(facts.size(), 5u);
+  EXPECT_EQ(facts[0].divisibility[0], 16); // (s * 32) / 2
+  EXPECT_EQ(facts[1].divisibility[0], 1);  // 32 / 64 = 0, 64 does not divide 32
+  EXPECT_EQ(facts[2].divisibility[0], 1);  // by 3: nothing known
+  EXPECT_EQ(facts[3].constantValue, std::optional<int64_t>(16));
+  EXPECT_EQ(facts[4].divisibility[0], 1); // by a run-time value
 }
 
 // x / c is constant over aligned runs of gcd(contiguity, divisibility, c)
@@ -171,21 +173,13 @@ func.func @f(%n: i32) -> (tensor<256xi32>, tensor<256xi32>, tensor<256xi32>,
         tensor<256xi32>
 }
 )";
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
-  ASSERT_TRUE(module);
-  auto func = *module->getOps<mlir::func::FuncOp>().begin();
-  kiln::AxisInfoAnalysis analysis(func);
-  auto ret =
-      llvm::cast<mlir::func::ReturnOp>(func.getBody().front().getTerminator());
-  auto constancy = [&](unsigned i) {
-    return analysis.get(ret.getOperand(i)).constancy[0];
-  };
-  EXPECT_EQ(constancy(0), 64); // (pid * 256 + r) / 64
-  EXPECT_EQ(constancy(1), 2);  // by 6: runs of gcd(256, 256, 6) = 2
-  EXPECT_EQ(constancy(2), 1);  // offs + n * 256: its sign is unknown
-  EXPECT_EQ(constancy(3), 1);  // offs % n: runs of 1 (n's divisibility unknown)
-  EXPECT_EQ(constancy(4), 64); // unsigned division: no sign to care about
+  std::vector<kiln::AxisInfo> facts = returnedFacts(context, source);
+  ASSERT_EQ(facts.size(), 5u);
+  EXPECT_EQ(facts[0].constancy[0], 64); // (pid * 256 + r) / 64
+  EXPECT_EQ(facts[1].constancy[0], 2);  // by 6: runs of gcd(256, 256, 6) = 2
+  EXPECT_EQ(facts[2].constancy[0], 1);  // offs + n * 256: sign unknown
+  EXPECT_EQ(facts[3].constancy[0], 1);  // offs % n: n's divisibility unknown
+  EXPECT_EQ(facts[4].constancy[0], 64); // unsigned: no sign to care about
 }
 
 } // namespace
