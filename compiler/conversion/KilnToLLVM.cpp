@@ -56,22 +56,20 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                 constancies[op].assign(info.constancy.begin(),
                                        info.constancy.end());
             }
-        // Loads from runs of equal addresses (and masks): a per-block scale
-        // that a whole column tile shares.
-        if (auto load = dyn_cast<kiln::LoadOp>(op);
-            load && !load.getIsVolatile() &&
-            isa<RankedTensorType>(load.getType())) {
-          llvm::SmallVector<int64_t> runs = axisInfo.loadedRuns(
-              load.getPtr(), load.getMask(), load.getOther());
-          if (llvm::any_of(runs, [](int64_t run) { return run > 1; }))
-            constancies[op].assign(runs.begin(), runs.end());
-        }
-        if (auto load = dyn_cast<kiln::LoadOp>(op))
+        if (auto load = dyn_cast<kiln::LoadOp>(op)) {
           widths[op] =
               axisInfo.vectorWidth(load.getPtr(), load.getMask(),
                                    kiln::getElementTypeOrSelf(load.getType())
                                        .getIntOrFloatBitWidth());
-        else if (auto store = dyn_cast<kiln::StoreOp>(op))
+          // Loads from runs of equal addresses (and masks): a per-block
+          // scale that a whole column tile shares.
+          if (!load.getIsVolatile() && isa<RankedTensorType>(load.getType())) {
+            llvm::SmallVector<int64_t> runs = axisInfo.loadedRuns(
+                load.getPtr(), load.getMask(), load.getOther());
+            if (llvm::any_of(runs, [](int64_t run) { return run > 1; }))
+              constancies[op].assign(runs.begin(), runs.end());
+          }
+        } else if (auto store = dyn_cast<kiln::StoreOp>(op))
           widths[op] = axisInfo.vectorWidth(
               store.getPtr(), store.getMask(),
               kiln::getElementTypeOrSelf(store.getValue().getType())

@@ -585,8 +585,7 @@ struct AssignLayoutsPass
     auto load = v.getDefiningOp<kiln::LoadOp>();
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!load || !type || type.getRank() != 1 || !load->hasOneUse() ||
-        load.getBoundaryCheck() || load.getIsVolatile() ||
-        !isa<RankedTensorType>(load.getPtr().getType()))
+        !readsCheapAddresses(load))
       return false;
     // Kernels with tensor-core dots keep the rule they were measured with:
     // loops that hold a dot.
@@ -598,13 +597,20 @@ struct AssignLayoutsPass
     auto encoding = dyn_cast<kiln::gpu::DistributedEncodingAttr>(target);
     std::optional<kiln::layout::LinearLayout> layout =
         encoding ? encoding.toLinearLayout(type.getShape()) : std::nullopt;
-    if (!layout || layout->getInDimSize(kiln::layout::kRegister) *
-                           type.getElementTypeBitWidth() >
-                       8 * 32)
-      return false;
-    return llvm::all_of(load->getOperands(), [&](Value operand) {
-      return isCheap(operand, 0, /*shapes=*/true);
-    });
+    return layout && layout->getInDimSize(kiln::layout::kRegister) *
+                             type.getElementTypeBitWidth() <=
+                         8 * 32;
+  }
+
+  /// Whether `load`, a plain load of a tensor of pointers, reads addresses
+  /// (and a mask and fall-back) computed as isCheap computes: what can be
+  /// loaded again in another layout.
+  bool readsCheapAddresses(kiln::LoadOp load) {
+    return !load.getBoundaryCheck() && !load.getIsVolatile() &&
+           isa<RankedTensorType>(load.getPtr().getType()) &&
+           llvm::all_of(load->getOperands(), [&](Value operand) {
+             return isCheap(operand, 0, /*shapes=*/true);
+           });
   }
 
   /// Ops that combine elements at the same position only: no regions, no
@@ -1348,19 +1354,6 @@ struct AssignLayoutsPass
     return step;
   }
 
-  /// Whether `load`, in a loop that holds a dot, reads addresses (and a
-  /// mask) computed as isCheap computes: a GPTQ kernel's scales at the
-  /// group of the iteration's k.
-  bool isLoadOfCheapAddresses(kiln::LoadOp load) {
-    return inLoopWithDot(load) && !load.getBoundaryCheck() &&
-           !load.getIsVolatile() &&
-           isa<RankedTensorType>(load.getPtr().getType()) &&
-           llvm::all_of(load->getOperands(), [&](Value operand) {
-             return !isa<RankedTensorType>(operand.getType()) ||
-                    isCheap(operand, 0, /*shapes=*/true);
-           });
-  }
-
   /// Whether `v`, read once, is a load from carried pointers
   /// (carriedPointerStep) or cheap addresses, or element-wise math over
   /// such loads and cheap values: what retargetCarried can compute in
@@ -1370,7 +1363,9 @@ struct AssignLayoutsPass
     if (!def || !v.hasOneUse() || depth > 8)
       return false;
     if (auto load = dyn_cast<kiln::LoadOp>(def))
-      return carriedPointerStep(load) || isLoadOfCheapAddresses(load);
+      // Cheap addresses: a GPTQ kernel's scales at the iteration's group.
+      return carriedPointerStep(load) ||
+             (inLoopWithDot(load) && readsCheapAddresses(load));
     if (!isElementwise(def) || def->getNumResults() != 1 ||
         def->getBlock() != v.getParentBlock())
       return false;
