@@ -56,11 +56,16 @@ Value kiln::ownerPredicate(OpBuilder &b, Location loc, Type type) {
   std::optional<LinearLayout> linear = getLinearLayout(tensor);
   if (!linear)
     return Value();
+  return ownerPredicate(b, loc, *linear);
+}
+
+Value kiln::ownerPredicate(OpBuilder &b, Location loc,
+                           const LinearLayout &linear) {
   // A lane or warp bit is a copy where it is free (docs/layouts.md): its
   // basis is zero or repeats earlier ones, registers coming first.
-  SmallVector<uint64_t> free = linear->getFreeVariableMasks();
+  SmallVector<uint64_t> free = linear.getFreeVariableMasks();
   auto copyBits = [&](StringRef hw) -> uint64_t {
-    return linear->hasInDim(hw) ? free[linear->getInDimIndex(hw)] : 0;
+    return linear.hasInDim(hw) ? free[linear.getInDimIndex(hw)] : 0;
   };
   // tid.x: lanes in the low five bits, warps above.
   uint64_t copies = copyBits(layout::kLane) | copyBits(layout::kWarp)
@@ -72,6 +77,32 @@ Value kiln::ownerPredicate(OpBuilder &b, Location loc, Type type) {
       LLVM::AndOp::create(b, loc, kiln::threadIdX(b, loc),
                           i32Constant(b, loc, int32_t(copies))),
       i32Constant(b, loc, 0));
+}
+
+LinearLayout kiln::layoutOverRuns(const LinearLayout &layout,
+                                  ArrayRef<int64_t> runs) {
+  SmallVector<LinearLayout::InDim, 4> ins(layout.getInDims());
+  SmallVector<LinearLayout::OutDim, 4> outs(layout.getOutDims());
+  for (auto [d, run] : llvm::enumerate(runs)) {
+    int32_t shift = int32_t(llvm::Log2_64(uint64_t(run)));
+    for (LinearLayout::InDim &in : ins)
+      for (LinearLayout::Vector &basis : in.bases)
+        basis[d] >>= shift;
+    outs[d].size = std::max<int32_t>(1, outs[d].size >> shift);
+  }
+  return LinearLayout(ins, outs);
+}
+
+std::pair<LinearLayout, SmallVector<unsigned>>
+kiln::withoutCopiedRegisters(const LinearLayout &layout) {
+  uint64_t copies =
+      layout.getZeroBasisMasks()[layout.getInDimIndex(layout::kRegister)];
+  SmallVector<unsigned> original;
+  for (unsigned r = 0, n = unsigned(layout.getInDimSize(layout::kRegister));
+       r < n; ++r)
+    if ((r & copies) == 0)
+      original.push_back(r);
+  return {layout.removeZeroBases(layout::kRegister), std::move(original)};
 }
 
 SmallVector<kiln::Coordinates>

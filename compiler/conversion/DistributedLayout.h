@@ -67,6 +67,24 @@ bool isRepresentativeRegister(const layout::LinearLayout &layout, unsigned k);
 mlir::Value ownerPredicate(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Type type);
 
+/// The same for the elements of `layout` (null when every thread writes).
+mlir::Value ownerPredicate(mlir::OpBuilder &b, mlir::Location loc,
+                           const layout::LinearLayout &layout);
+
+/// `layout` onto a tile that keeps one copy of each run of elements
+/// (compiler/ir/TileRuns.h): coordinate x along dimension d becomes
+/// x / runs[d] (a shift, since runs are powers of two), so the elements of
+/// a run land on one place. Registers and threads that then hold copies
+/// are found as for any layout (isRepresentativeRegister, ownerPredicate).
+layout::LinearLayout layoutOverRuns(const layout::LinearLayout &layout,
+                                    llvm::ArrayRef<int64_t> runs);
+
+/// `layout` without the registers that copy lower ones (zero bases: a
+/// tile of runs, layoutOverRuns), and for each register left the index it
+/// has in `layout`.
+std::pair<layout::LinearLayout, llvm::SmallVector<unsigned>>
+withoutCopiedRegisters(const layout::LinearLayout &layout);
+
 /// How many leading registers of a thread step along the tensor's last
 /// dimension one element at a time (1 when the first does not).
 unsigned contiguousRegistersAlongLastDim(const layout::LinearLayout &layout);

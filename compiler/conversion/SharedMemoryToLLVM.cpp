@@ -17,6 +17,7 @@
 #include "compiler/conversion/SharedTileAddress.h"
 #include "compiler/conversion/Stmatrix.h"
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/ir/TileRuns.h"
 
 using namespace mlir;
 using kiln::i32Constant;
@@ -87,6 +88,17 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
         kiln::getLinearLayout(op.getPtrs().getType());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "pointers without a layout");
+    // A tile of runs: one thread copies each run's element.
+    SmallVector<int64_t> runs =
+        kiln::tileRuns(op, unsigned(op.getPtrs().getType().getRank()));
+    Value owner;
+    // Register i of `layout` is ptrs[original[i]].
+    SmallVector<unsigned> original;
+    if (llvm::any_of(runs, [](int64_t run) { return run > 1; })) {
+      std::tie(layout, original) =
+          kiln::withoutCopiedRegisters(kiln::layoutOverRuns(*layout, runs));
+      owner = kiln::ownerPredicate(rewriter, loc, *layout);
+    }
     unsigned elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     unsigned vec = 1;
     if (auto attr = op->getAttrOfType<IntegerAttr>("kiln_gpu.vec"))
@@ -107,6 +119,18 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     SmallVector<Value> mask;
     if (adaptor.getMask())
       mask = kiln::unpackElements(rewriter, loc, adaptor.getMask());
+    if (!original.empty()) {
+      auto pick = [&](SmallVector<Value> &values) {
+        if (values.empty())
+          return;
+        SmallVector<Value> picked;
+        for (unsigned r : original)
+          picked.push_back(values[r]);
+        values = std::move(picked);
+      };
+      pick(ptrs);
+      pick(mask);
+    }
     SmallVector<kiln::Coordinates> coords =
         kiln::emitCoordinates(rewriter, loc, *layout);
     Value base = sharedAddress(rewriter, loc, adaptor.getDst());
@@ -114,6 +138,11 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
                        ".shared.global [ $0 ], [ $1 ], " +
                        std::to_string(bytes) + ", $2;";
+    if (owner)
+      text = "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + text + " }";
+    Value ownerBit = owner ? Value(LLVM::ZExtOp::create(
+                                 rewriter, loc, rewriter.getI32Type(), owner))
+                           : Value();
     Value full = i32Constant(rewriter, loc, bytes);
     Value none = i32Constant(rewriter, loc, 0);
     // One address per thread plus constants where the layout allows (the
@@ -140,8 +169,12 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
       Value size = mask.empty() ? full
                                 : Value(LLVM::SelectOp::create(
                                       rewriter, loc, mask[r], full, none));
-      kiln::inlinePtxEffect(rewriter, loc, Type(), text, "r,l,r",
-                            ValueRange{dst, ptrs[r], size});
+      if (ownerBit)
+        kiln::inlinePtxEffect(rewriter, loc, Type(), text, "r,l,r,r",
+                              ValueRange{dst, ptrs[r], size, ownerBit});
+      else
+        kiln::inlinePtxEffect(rewriter, loc, Type(), text, "r,l,r",
+                              ValueRange{dst, ptrs[r], size});
     }
     rewriter.eraseOp(op);
     return success();
@@ -443,6 +476,21 @@ struct LocalLoadLowering : OpConversionPattern<kiln::gpu::LocalLoadOp> {
         kiln::getLinearLayout(op.getType());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "result without a layout");
+    // A tile of runs: registers of one run read one place, once.
+    SmallVector<int64_t> runs =
+        kiln::tileRuns(op, unsigned(op.getType().getRank()));
+    // Register i of `layout` is register original[i] of the result, and
+    // result registers that copy others (those of a run) are filled last.
+    SmallVector<unsigned> original;
+    uint64_t copies = 0;
+    unsigned resultRegisters =
+        unsigned(layout->getInDimSize(kiln::layout::kRegister));
+    if (llvm::any_of(runs, [](int64_t run) { return run > 1; })) {
+      kiln::layout::LinearLayout overRuns = kiln::layoutOverRuns(*layout, runs);
+      copies = overRuns.getZeroBasisMasks()[overRuns.getInDimIndex(
+          kiln::layout::kRegister)];
+      std::tie(layout, original) = kiln::withoutCopiedRegisters(overRuns);
+    }
     Type element = getTypeConverter()->convertType(tile.getElementType());
     Type resultType = getTypeConverter()->convertType(op.getType());
     if (!element || !resultType)
@@ -471,6 +519,15 @@ struct LocalLoadLowering : OpConversionPattern<kiln::gpu::LocalLoadOp> {
                 ? chunk
                 : Value(LLVM::ExtractElementOp::create(
                       rewriter, loc, chunk, i32Constant(rewriter, loc, i)));
+    }
+    if (!original.empty()) {
+      SmallVector<Value> all(resultRegisters);
+      for (auto [i, r] : llvm::enumerate(original))
+        all[r] = values[i];
+      for (unsigned r = 0; r < resultRegisters; ++r)
+        if (r & copies)
+          all[r] = all[r & ~unsigned(copies)];
+      values = std::move(all);
     }
     rewriter.replaceOp(op,
                        kiln::packElements(rewriter, loc, resultType, values));

@@ -1,5 +1,6 @@
 //===- KilnGPUDialect.cpp - the kiln_gpu layout dialect -------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/TileRuns.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -275,9 +276,8 @@ LogicalResult kiln::gpu::MemDescTransOp::verify() {
 LogicalResult kiln::gpu::AsyncCopyOp::verify() {
   auto dst = cast<MemDescType>(getDst().getType());
   auto ptrs = getPtrs().getType();
-  if (ptrs.getShape() != dst.getShape())
-    return emitOpError("pointers of shape ")
-           << ptrs << " do not match the tile " << dst;
+  if (failed(kiln::verifyTileRuns(*this, ptrs.getShape(), dst.getShape())))
+    return failure();
   auto pointer = dyn_cast<kiln::PointerType>(ptrs.getElementType());
   if (!pointer || pointer.getPointeeType() != dst.getElementType())
     return emitOpError("the pointers must point to the tile's element type");
@@ -387,11 +387,12 @@ LogicalResult kiln::gpu::LocalLoadOp::verify() {
   auto src = cast<MemDescType>(getSrc().getType());
   RankedTensorType result = getResult().getType();
   if (!isa<NVMMASharedEncodingAttr>(src.getEncoding()) ||
-      src.getShape() != result.getShape() ||
       src.getElementType() != result.getElementType())
-    return emitOpError("reads an nvmma_shared tile of the result's shape and "
-                       "element type; got ")
+    return emitOpError("reads an nvmma_shared tile of the result's element "
+                       "type; got ")
            << src << " into " << result;
+  if (failed(kiln::verifyTileRuns(*this, result.getShape(), src.getShape())))
+    return failure();
   if (!result.getEncoding())
     return emitOpError("needs a result with a distributed layout");
   return success();

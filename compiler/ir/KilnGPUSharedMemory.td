@@ -106,7 +106,9 @@ def KilnGPU_AsyncCopyOp : KilnGPU_Op<"async_copy"> {
     `dst`; where `mask` is false the element is zero. The copy joins the
     current group of the issuing thread; kiln_gpu.async_wait waits for
     groups. Lowered to 16-, 8- or 4-byte `cp.async` as wide as axis info
-    proves the addresses contiguous and aligned.
+    proves the addresses contiguous and aligned. With `kiln_gpu.runs`
+    (compiler/ir/TileRuns.h), runs of equal pointers along a dimension
+    share one place in a tile that much smaller, copied by one thread.
   }];
   let arguments = (ins AnyRankedTensor:$ptrs, KilnGPU_MemDesc:$dst,
                        Optional<AnyRankedTensor>:$mask);
@@ -238,7 +240,9 @@ def KilnGPU_LocalLoadOp : KilnGPU_Op<"local_load"> {
     async copies filled from pointers of the result's layout is read back
     by each thread from exactly the chunks it copied. (The pipeliner reads
     a ring's tile this way where a dot operand is computed from the loaded
-    values: a weight dequantized in registers.)
+    values: a weight dequantized in registers.) With `kiln_gpu.runs`, the
+    tile keeps one copy of each run of elements (as the async copies that
+    filled it wrote them), and every element of a run reads it.
   }];
   let arguments = (ins KilnGPU_MemDesc:$src);
   let results = (outs AnyRankedTensor:$result);

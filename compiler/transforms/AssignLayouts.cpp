@@ -49,6 +49,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNASSIGNLAYOUTS
@@ -724,10 +725,36 @@ struct AssignLayoutsPass
       return;
     int64_t share = std::max<int64_t>(
         1, loaded.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
-    if (Attribute encoding = ownRowLayout(loaded, along, share)) {
+    Attribute encoding = runLayout(found, along, share, axisInfo);
+    if (!encoding)
+      encoding = ownRowLayout(loaded, along, share);
+    if (encoding) {
       forceLoad(found, encoding);
       force(operand, encoding);
     }
+  }
+
+  /// The layout of a row-contiguous tile whose pointers repeat down its
+  /// columns in runs (a packed int4 weight, `(k // 8) * stride`: eight rows
+  /// of k read one row of words): each thread holds whole runs (up to
+  /// eight rows) of `along` columns, rows fastest. It then reads each word
+  /// once, and what it computes from them is a chunk of a column, staged
+  /// 16 bytes at a time with lines along k (kiln-pipeline-dots). Null
+  /// where the pointers do not repeat.
+  Attribute runLayout(kiln::LoadOp load, unsigned along, int64_t share,
+                      kiln::AxisInfoAnalysis &axisInfo) {
+    auto type = cast<RankedTensorType>(load.getType());
+    int64_t run =
+        std::gcd(axisInfo.get(load.getPtr()).constancy[0], type.getDimSize(0));
+    if (Value mask = load.getMask())
+      run = std::gcd(run, axisInfo.get(mask).constancy[0]);
+    run = std::min<int64_t>(8, int64_t(llvm::bit_floor(uint64_t(run))));
+    if (run < 2 || share < run)
+      return {};
+    unsigned vec =
+        unsigned(std::min<int64_t>({int64_t(along), share / run, 4}));
+    return blockedWith(&getContext(), type.getShape(),
+                       {unsigned(run), std::max(1u, vec)}, numWarps, {0, 1});
   }
 
   /// The layout of a row-contiguous operand tile of `type` (`along`

@@ -32,6 +32,10 @@ std::optional<kiln::CpAsyncForm> kiln::cpAsyncForm(LoadOp load,
   auto blocked = dyn_cast<gpu::BlockedEncodingAttr>(
       cast<RankedTensorType>(load.getPtr().getType()).getEncoding());
   unsigned dim = blocked ? blocked.getOrder()[0] : 1;
+  // Not along runs of equal pointers (a thread holding whole runs of a
+  // packed weight's rows, AssignLayouts' runLayout): along the other.
+  if (type.getRank() == 2 && axisInfo.get(load.getPtr()).constancy[dim] > 1)
+    dim = 1 - dim;
   unsigned vec =
       axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);
   if (vec * bits < 32)

@@ -85,6 +85,7 @@
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/ir/TensorMapAccess.h"
+#include "compiler/ir/TileRuns.h"
 #include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/EarlyLoads.h"
@@ -103,6 +104,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
+#include <numeric>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNPIPELINEDOTS
@@ -133,6 +135,10 @@ struct PipelinedLoad {
   /// Read back into registers where it was loaded (kiln_gpu.local_load): a
   /// tile a dot operand is computed from, not the operand itself.
   bool readBack = false;
+  /// Per dimension, runs of equal pointers that share one place in the
+  /// ring (compiler/ir/TileRuns.h): 1 where they do not repeat.
+  int64_t runs[2] = {1, 1};
+  bool hasRuns() const { return runs[0] > 1 || runs[1] > 1; }
   /// A read-back ring of cp.async copies has one slot fewer than the
   /// stages: its slot is read at the iteration's start, and the copies,
   /// issued after the barrier that follows the reads, refill that slot.
@@ -417,6 +423,38 @@ private:
     return l;
   }
 
+  /// A read-back tile whose pointers repeat across its lines (a packed
+  /// int4 weight's rows of k, `(k // 8) * stride_k`: eight rows read one
+  /// row of words) keeps one line of each run in its ring, so its copies
+  /// and its slots shrink by the run. Each thread then reads back what
+  /// others copied, which the iteration's barrier after the wait orders.
+  /// At least eight lines stay (the swizzle's period).
+  static void keepOneLinePerRun(PipelinedLoad &l,
+                                kiln::AxisInfoAnalysis &axisInfo,
+                                unsigned slots) {
+    auto type = cast<RankedTensorType>(l.load.getType());
+    bool transposed =
+        cast<kiln::gpu::NVMMASharedEncodingAttr>(l.ring.getEncoding())
+            .getTransposed();
+    unsigned across = transposed ? 1 : 0;
+    int64_t lines = type.getDimSize(across);
+    int64_t run =
+        std::gcd(axisInfo.get(l.load.getPtr()).constancy[across], lines);
+    if (Value mask = l.load.getMask())
+      run = std::gcd(run, axisInfo.get(mask).constancy[across]);
+    run = int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(run, 1))));
+    while (run > 1 && lines / run < 8)
+      run /= 2;
+    if (run <= 1)
+      return;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[across] /= run;
+    l.runs[across] = run;
+    l.ring = ringType(
+        RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
+        slots, transposed);
+  }
+
   /// Whether the dot operand `operand` is computed in the body from tiles
   /// loaded there (a weight dequantized in registers: int8 or packed int4
   /// tiles converted, shifted, scaled). The rank-2 loads of its backward
@@ -451,8 +489,11 @@ private:
           continue;
         }
         std::optional<PipelinedLoad> l = asTmaCopy(load, stages);
-        if (!l)
+        if (!l) {
           l = asCopy(load, stages - 1, axisInfo);
+          if (l)
+            keepOneLinePerRun(*l, axisInfo, stages - 1);
+        }
         if (!l)
           continue;
         l->readBack = true;
@@ -1107,6 +1148,13 @@ private:
     auto copy = kiln::gpu::AsyncCopyOp::create(
         b, loc, mapping.lookupOrDefault(l.load.getPtr()), tile, mask);
     copy->setAttr(kVecAttr, b.getI32IntegerAttr(int32_t(l.vec)));
+    if (l.hasRuns())
+      copy->setAttr(kiln::kTileRunsAttr, runsAttr(b, l.runs));
+  }
+
+  static DenseI32ArrayAttr runsAttr(OpBuilder &b, ArrayRef<int64_t> runs) {
+    SmallVector<int32_t> narrow(runs.begin(), runs.end());
+    return b.getDenseI32ArrayAttr(narrow);
   }
 
   void rewrite(scf::ForOp loop, SmallVector<PipelinedDot> &dots,
@@ -1342,6 +1390,8 @@ private:
       auto read = kiln::gpu::LocalLoadOp::create(
           at, l.load.getLoc(), l.load.getType(),
           tileOf(at, loc, rings[i], l.shortRing() ? shortSlot : readSlot));
+      if (l.hasRuns())
+        read->setAttr(kiln::kTileRunsAttr, runsAttr(at, l.runs));
       l.load.getResult().replaceAllUsesWith(read.getResult());
     }
     // The last barrier after staging tiles were written: every thread has

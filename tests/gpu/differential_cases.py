@@ -1443,3 +1443,38 @@ CASES += [
          # p rounded to fp16 (2^-11) before the second product.
          tol=2e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
 ]
+
+# --- matmul/packed_weights.py: 4-bit weights packed eight to an int32 word,
+# their rows of words kept once per eight rows of k in the pipeline's ring.
+# fp32 sums of the dots' products in another order: tol 1e-5.
+F = "matmul/packed_weights.py"
+CASES += [
+    # M = 300: the last block's rows wrap (rm % M) and its stores are masked.
+    case("packed_rows_matmul_64", F, "packed_rows_matmul",
+         "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, "
+         "K=i32:16, BM=64, BN=64, BK=64, GROUP=64, STAGES=3",
+         dict(a_ptr=("randn", "float16", 300 * 512), b_ptr=("randbits", "int32", 64 * 192),
+              s_ptr=("uniform", "float16", 8 * 192, 0.01, 0.05), c_ptr=("zeros", "float32", 300 * 192),
+              M=300, N=192, K=512),
+         (cdiv(300, 64), 3), ["c_ptr"], tol=1e-5),
+    case("packed_rows_matmul_128", F, "packed_rows_matmul",
+         "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, "
+         "K=i32:16, BM=128, BN=128, BK=64, GROUP=128, STAGES=4",
+         dict(a_ptr=("randn", "float16", 256 * 1024), b_ptr=("randbits", "int32", 128 * 256),
+              s_ptr=("uniform", "float16", 8 * 256, 0.01, 0.05), c_ptr=("zeros", "float32", 256 * 256),
+              M=256, N=256, K=1024),
+         (2, 2), ["c_ptr"], tol=1e-5),
+    # K = 1008: the last step has 48 of 64 rows (six words); K = 16, one
+    # partial step (two words).
+    *[case(f"masked_packed_rows_matmul_{K}", F, "masked_packed_rows_matmul",
+           "a_ptr=*fp16:16, b_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, "
+           "stride_am=i32:16, BM=64, BN=64, BK=64",
+           dict(a_ptr=("randn", "float16", 200 * K), b_ptr=("randbits", "int32", K // 8 * 128),
+                c_ptr=("zeros", "float32", 200 * 128), M=200, N=128, K=K, stride_am=K),
+           (cdiv(200, 64), 2), ["c_ptr"], tol=1e-5) for K in (1008, 16)],
+    case("packed_columns_matmul", F, "packed_columns_matmul",
+         "a_ptr=*fp16:16, b_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=64, BN=64, BK=32",
+         dict(a_ptr=("randn", "float16", 128 * 256), b_ptr=("randbits", "int32", 256 * 16),
+              c_ptr=("zeros", "float32", 128 * 128), M=128, N=128, K=256),
+         (2, 2), ["c_ptr"], tol=1e-5),
+]
