@@ -333,7 +333,11 @@ Value xorConstant(OpBuilder &b, Location loc, Value v, int64_t c) {
 /// offset of each in the nvmma_shared tile: local_store writes them,
 /// local_load reads them. Immediate offsets where the register bits are
 /// apart from the thread's (added to one offset per thread), XORed
-/// constants otherwise, else computed per chunk.
+/// constants otherwise, else computed per chunk. A chunk's registers are
+/// those that differ in the register bits stepping along the tile's lines
+/// one element at a time, wherever those bits are: a thread holding 4 x 16
+/// bytes of a tile whose lines run down its columns (an int8 tile staged
+/// K-major) writes 4-byte chunks, one per column.
 class TileChunks {
 public:
   TileChunks(OpBuilder &b, Location loc, const kiln::SharedTileAddress &address,
@@ -341,9 +345,32 @@ public:
              std::optional<SmallVector<int64_t>> xors)
       : address(address), xors(std::move(xors)) {
     unsigned dim = address.shape().transposed ? 0 : 1;
-    vec = unsigned(
-        llvm::bit_floor(std::min(kiln::contiguousRegistersAlong(layout, dim),
-                                 std::max(1u, 16 / elementBytes))));
+    // The register bit that steps 2^j along the line, for j = 0, 1, ...
+    int32_t bits = layout.getInDimSizeLog2(kiln::layout::kRegister);
+    unsigned most = std::max(1u, 16 / elementBytes);
+    for (int32_t j = 0; (1u << (j + 1)) <= most; ++j) {
+      int32_t found = -1;
+      for (int32_t i = 0; i < bits && found < 0; ++i) {
+        ArrayRef<int32_t> basis = layout.getBasis(kiln::layout::kRegister, i);
+        bool step = true;
+        for (auto [d, c] : llvm::enumerate(basis))
+          step &= c == (d == dim ? (int32_t(1) << j) : 0);
+        if (step)
+          found = i;
+      }
+      if (found < 0)
+        break;
+      chunkBits.push_back(unsigned(found));
+    }
+    vec = 1u << chunkBits.size();
+    unsigned chunkMask = 0;
+    for (unsigned bit : chunkBits)
+      chunkMask |= 1u << bit;
+    for (unsigned r = 0,
+                  n = unsigned(layout.getInDimSize(kiln::layout::kRegister));
+         r < n; ++r)
+      if ((r & chunkMask) == 0)
+        starts.push_back(r);
     coords = kiln::emitCoordinates(b, loc, layout);
     constants = address.registerOffsets(layout);
     if (constants || this->xors)
@@ -352,6 +379,16 @@ public:
 
   /// Registers a chunk holds.
   unsigned vec;
+  /// The first register of each chunk, in order.
+  SmallVector<unsigned> starts;
+
+  /// The register of element `e` of the chunk starting at `start`.
+  unsigned element(unsigned start, unsigned e) const {
+    for (auto [j, bit] : llvm::enumerate(chunkBits))
+      if (e & (1u << j))
+        start |= 1u << bit;
+    return start;
+  }
 
   /// The byte offset of the chunk that starts at register `r`.
   Value offset(OpBuilder &b, Location loc, unsigned r) const {
@@ -365,6 +402,7 @@ public:
 
 private:
   const kiln::SharedTileAddress &address;
+  SmallVector<unsigned> chunkBits;
   std::optional<SmallVector<int64_t>> xors, constants;
   SmallVector<kiln::Coordinates> coords;
   Value threadOffset;
@@ -444,7 +482,7 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
     Type chunkType = values.empty() || vec == 1
                          ? Type()
                          : VectorType::get({vec}, values[0].getType());
-    for (unsigned r = 0; r < values.size(); r += vec) {
+    for (unsigned r : chunks.starts) {
       if (!kiln::isRepresentativeRegister(*layout, r))
         continue;
       Value dst = at(chunks.offset(rewriter, loc, r));
@@ -452,9 +490,9 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
       if (vec > 1) {
         chunk = LLVM::PoisonOp::create(rewriter, loc, chunkType);
         for (unsigned i = 0; i < vec; ++i)
-          chunk =
-              LLVM::InsertElementOp::create(rewriter, loc, chunk, values[r + i],
-                                            i32Constant(rewriter, loc, i));
+          chunk = LLVM::InsertElementOp::create(rewriter, loc, chunk,
+                                                values[chunks.element(r, i)],
+                                                i32Constant(rewriter, loc, i));
       }
       LLVM::StoreOp::create(rewriter, loc, chunk, dst, vec * elementBytes);
     }
@@ -507,14 +545,14 @@ struct LocalLoadLowering : OpConversionPattern<kiln::gpu::LocalLoadOp> {
     Value base = adaptor.getSrc();
     Type chunkType = vec == 1 ? element : VectorType::get({vec}, element);
     SmallVector<Value> values(registers);
-    for (unsigned r = 0; r < registers; r += vec) {
+    for (unsigned r : chunks.starts) {
       Value src = LLVM::GEPOp::create(
           rewriter, loc, base.getType(), rewriter.getI8Type(), base,
           ValueRange{chunks.offset(rewriter, loc, r)});
       Value chunk = LLVM::LoadOp::create(rewriter, loc, chunkType, src,
                                          vec * elementBytes);
       for (unsigned i = 0; i < vec; ++i)
-        values[r + i] =
+        values[chunks.element(r, i)] =
             vec == 1
                 ? chunk
                 : Value(LLVM::ExtractElementOp::create(

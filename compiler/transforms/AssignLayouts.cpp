@@ -37,6 +37,7 @@
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/layout/EqualRuns.h"
 #include "compiler/layout/WarpShuffle.h"
+#include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/Passes.h"
 
@@ -369,9 +370,11 @@ struct AssignLayoutsPass
       Operation *aDef = dot.getA().getDefiningOp();
       bool aInRegisters =
           flavour && flavour->registerA() && aDef && isElementwise(aDef);
+      // An 8-bit b loaded with n contiguous is restaged K-major by the
+      // pipeliner (kiln-pipeline-dots), through registers.
       if (flavour && !flavour->transposable() &&
           !((aInRegisters || kContiguous(dot.getA(), 1)) &&
-            kContiguous(dot.getB(), 0)))
+            (kContiguous(dot.getB(), 0) || restageable(dot, *flavour))))
         wgmmaReadable = false;
       // The fp32 emulations split their operands in registers: mma.sync.
       if (flavour && flavour->split != kiln::TensorCoreFlavour::Split::None)
@@ -634,6 +637,19 @@ struct AssignLayoutsPass
     return shape.has_value();
   }
 
+  /// Whether `dot`'s b, an 8-bit tile loaded in a loop with its rows (n)
+  /// contiguous, is one the pipeliner copies as it is and restages K-major
+  /// for wgmma (which reads 8-bit tiles K-major only): its k lines must
+  /// fill a swizzle panel.
+  static bool restageable(kiln::DotOp dot,
+                          const kiln::TensorCoreFlavour &flavour) {
+    auto load = dot.getB().getDefiningOp<kiln::LoadOp>();
+    return flavour.elementBytes == 1 && load &&
+           isa<RankedTensorType>(load.getPtr().getType()) &&
+           isa<scf::ForOp>(load->getParentOp()) &&
+           kiln::isSwizzlableLine(dot.getB().getType().getDimSize(0));
+  }
+
   /// Operand tiles of tensor-core dots whose addresses run along their
   /// first dimension get a blocked layout with that dimension fastest (so
   /// that they load, and copy to shared memory, 16 bytes at a time).
@@ -648,9 +664,16 @@ struct AssignLayoutsPass
     forced.clear();
     if (!mmaEncoding)
       return;
+    kiln::TargetInfo target =
+        kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
+    bool wgmmaTarget = target.hasWgmma();
     func.walk([&](kiln::DotOp dot) {
       if (dot.getType().getRank() != 2)
         return;
+      std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+          dot.getA().getType().getElementType(),
+          dot.getB().getType().getElementType(), dot.getType().getElementType(),
+          dot.getInputPrecision(), target);
       for (Value operand : {dot.getA(), dot.getB()}) {
         auto load = operand.getDefiningOp<kiln::LoadOp>();
         auto type = dyn_cast<RankedTensorType>(operand.getType());
@@ -668,6 +691,17 @@ struct AssignLayoutsPass
         int64_t share = std::max<int64_t>(
             1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
         if (down <= along) {
+          // An 8-bit b to be restaged K-major (restageable): four rows a
+          // thread, so that it writes 4-byte chunks down each column.
+          if (operand == dot.getB() && wgmmaTarget && down == 1 && along >= 4 &&
+              share >= 16 && type.getDimSize(0) % 4 == 0 && flavour &&
+              restageable(dot, *flavour)) {
+            unsigned vec =
+                unsigned(std::min<int64_t>({int64_t(along), share / 4, 16}));
+            forceLoad(load, blockedWith(&getContext(), type.getShape(),
+                                        {4, vec}, numWarps));
+            continue;
+          }
           if (Attribute encoding = ownRowLayout(type, along, share))
             forceLoad(load, encoding);
           else if (Attribute own = preferred(type);

@@ -59,6 +59,14 @@
 // wgmma). Where the dot stays in flight, two staging tiles are used in turn.
 // Without this such a loop was not pipelined at all (0.29-0.36 of Triton's
 // speed for an int8-weight GEMM on the H200; 1.18 with it at 128x256x64).
+// Such a tile whose pointers repeat in runs (a packed int4 weight's
+// `(k // 8) * stride`: eight rows of k read one row of words) keeps one
+// line per run in its ring (kiln_gpu.runs, compiler/ir/TileRuns.h): each
+// thread then reads back what others copied, which the barrier after the
+// iteration's wait orders (0.79 -> 2.0 of Triton on the H200). And an
+// 8-bit b loaded with n contiguous, which wgmma cannot read (it reads 8-bit
+// tiles K-major only), goes the same way with no computation: read back
+// and staged K-major (0.56 -> 2.5 at 128x128x128).
 // Address arithmetic that the rest of the body shares with the load stage
 // (a causal mask's start_n + offs_n) is duplicated for it, since the stage
 // runs ahead.
@@ -646,6 +654,30 @@ private:
             if (!l)
               return;
             l->once = once;
+            // An 8-bit b with n contiguous, which wgmma cannot read: read
+            // back from a short ring and staged K-major, as a computed
+            // operand is (4-byte chunks down its columns: AssignLayouts
+            // gives the load four rows a thread).
+            auto ring =
+                cast<kiln::gpu::NVMMASharedEncodingAttr>(l->ring.getEncoding());
+            auto type = cast<RankedTensorType>(operands[i].getType());
+            if (i == 1 && !once && !l->tma && !source.transposed &&
+                flavour->elementBytes == 1 && target_.hasWgmma() &&
+                !ring.getTransposed() && !isa<BlockArgument>(operands[i]) &&
+                operands[i].getDefiningOp() == source.load &&
+                kiln::isSwizzlableLine(type.getDimSize(0) *
+                                       type.getElementTypeBitWidth() / 8)) {
+              l = asCopy(source.load, stages - 1, axisInfo);
+              if (!l)
+                return;
+              l->readBack = true;
+              loads.push_back(*l);
+              pd.source[i] = -1;
+              pd.staged[i] = true;
+              pd.stagedTransposed[i] = true;
+              kContiguous[i] = true;
+              continue;
+            }
             loads.push_back(*l);
           }
           pd.viewTransposed[i] = source.transposed;

@@ -1478,3 +1478,23 @@ CASES += [
               c_ptr=("zeros", "float32", 128 * 128), M=128, N=128, K=256),
          (2, 2), ["c_ptr"], tol=1e-5),
 ]
+
+# --- matmul/row_major_8bit.py: 8-bit GEMMs with b stored K x N, restaged
+# K-major for wgmma. K = 496: the last step has 48 of 64 rows (or 112 of
+# 128); M = 200 wraps (rm % M). int8 exact. fp8: Triton's wgmma keeps
+# fewer bits in its fp8 sums (its results end in zero bits) than mma.sync's
+# fp32 ones, which plain sm_90 takes: 7.3e-4 apart there; tol 2e-3.
+F = "matmul/row_major_8bit.py"
+CASES += [
+    *[case(f"row_major_int8_matmul_{bm}", F, "int8_matmul",
+           f"a_ptr=*i8:16, b_ptr=*i8:16, c_ptr=*i32:16, M=i32, N=i32:16, K=i32:16, BM={bm}, BN={bm}, "
+           f"BK={bm}" + (", num_stages=4" if bm == 128 else ""),
+           dict(a_ptr=("randint", "int8", 200 * 496, -128, 128), b_ptr=("randint", "int8", 496 * 256, -128, 128),
+                c_ptr=("zeros", "int32", 200 * 256), M=200, N=256, K=496),
+           (cdiv(200, bm), 256 // bm), ["c_ptr"], tol=0) for bm in (64, 128)],
+    case("row_major_fp8_matmul", F, "fp8_matmul",
+         "a_ptr=*fp8e4nv:16, b_ptr=*fp8e4nv:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=128, BN=64, BK=64",
+         dict(a_ptr=("randn", "float8_e4m3fn", 200 * 496), b_ptr=("randn", "float8_e4m3fn", 496 * 192),
+              c_ptr=("zeros", "float32", 200 * 192), M=200, N=192, K=496),
+         (cdiv(200, 128), 3), ["c_ptr"], tol=2e-3),
+]
