@@ -269,7 +269,10 @@ def inputs(torch, case, shape):
         b_scale = torch.rand((N,), device="cuda", generator=gen) + 0.5
         c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
         reference = (a.float() @ b.float()) * a_scale[:, None] * b_scale[None, :]
-        tolerance = 0.05  # bf16 output (|c| up to about 8: half an ulp is 0.016)
+        # bf16 output (|c| up to about 8: half an ulp is 0.016), and wgmma
+        # sums fp8 products keeping fewer bits than fp32: both compilers'
+        # outputs, bitwise equal, are 0.053 from torch's on the H200.
+        tolerance = 0.1
         values.update(a_ptr=a, b_ptr=b, a_scale_ptr=a_scale, b_scale_ptr=b_scale, c_ptr=c)
     elif case.kernel == "swiglu_matmul_kernel":
         x, w1, w3 = uniform(M, K, s).half(), uniform(K, N, s).half(), uniform(K, N, s).half()
