@@ -76,6 +76,12 @@ CASES = [
     Case("w4a16_decode_16x64x128_w4s4", "w4a16_matmul_kernel",
          dict(a_ptr="fp16", b_ptr="i32", scale_ptr="fp16", c_ptr="fp16"), ROW_MAJOR,
          _meta(16, 64, 128, 4, 4, GROUP_K=128), [(16, 8192, 8192)]),
+    Case("w4a16_columns_128x128x64_w4s4", "w4a16_columns_matmul_kernel",
+         dict(a_ptr="fp16", b_ptr="i32", scale_ptr="fp16", c_ptr="fp16"), ROW_MAJOR,
+         _meta(128, 128, 64, 4, 4, GROUP_K=128), SQUARE),
+    Case("w4a16_columns_64x128x64_w4s4", "w4a16_columns_matmul_kernel",
+         dict(a_ptr="fp16", b_ptr="i32", scale_ptr="fp16", c_ptr="fp16"), ROW_MAJOR,
+         _meta(64, 128, 64, 4, 4, GROUP_K=128), SQUARE),
     Case("split_k4_128x128x64_w4s4", "split_k_matmul_kernel", dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp32"),
          ROW_MAJOR, _meta(128, 128, 64, 4, 4, SPLIT_K=4), [(1024, 1024, 16384)]),
     Case("batched_128x128x64_w4s4", "batched_matmul_kernel", dict(a_ptr="fp16", b_ptr="fp16", c_ptr="fp16"),
@@ -193,7 +199,7 @@ def inputs(torch, case, shape):
         if "stride_bk" in case.units:
             cublas = lambda: torch._int_mm(a, b)
         values.update(a_ptr=a, b_ptr=b, c_ptr=c)
-    elif case.kernel in ("w8a16_matmul_kernel", "w4a16_matmul_kernel"):
+    elif case.kernel in ("w8a16_matmul_kernel", "w4a16_matmul_kernel", "w4a16_columns_matmul_kernel"):
         a = uniform(M, K, s).half()
         if case.kernel == "w8a16_matmul_kernel":
             b = torch.randint(-127, 128, (K, N), device="cuda", generator=gen, dtype=torch.int8)
@@ -201,10 +207,16 @@ def inputs(torch, case, shape):
             weight = b.float() * scale.half().float()[None, :]
         else:
             w = torch.randint(-8, 8, (K, N), device="cuda", generator=gen, dtype=torch.int32)
-            nibbles = (w + 8).view(K // 8, 8, N)
-            b = torch.zeros((K // 8, N), device="cuda", dtype=torch.int32)
-            for i in range(8):
-                b |= nibbles[:, i, :] << (4 * i)
+            if case.kernel == "w4a16_columns_matmul_kernel":
+                nibbles = (w + 8).view(K, N // 8, 8)
+                b = torch.zeros((K, N // 8), device="cuda", dtype=torch.int32)
+                for i in range(8):
+                    b |= nibbles[:, :, i] << (4 * i)
+            else:
+                nibbles = (w + 8).view(K // 8, 8, N)
+                b = torch.zeros((K // 8, N), device="cuda", dtype=torch.int32)
+                for i in range(8):
+                    b |= nibbles[:, i, :] << (4 * i)
             scale = (torch.rand((K // meta["GROUP_K"], N), device="cuda", generator=gen) * 0.5 + 0.5) * s / 12.0
             weight = w.float() * scale.half().float().repeat_interleave(meta["GROUP_K"], dim=0)
         scale = scale.half()
@@ -297,7 +309,8 @@ def inputs(torch, case, shape):
         values.update(x_ptr=x, w_ptr=w, bias_ptr=bias, y_ptr=y, stride_xm=x.stride(0), stride_xk=x.stride(1),
                       stride_wn=w.stride(0), stride_wk=w.stride(1), stride_ym=y.stride(0), stride_yn=y.stride(1))
         c = y
-    if case.kernel in ("int8_matmul_kernel", "w8a16_matmul_kernel", "w4a16_matmul_kernel", "split_k_matmul_kernel",
+    if case.kernel in ("int8_matmul_kernel", "w8a16_matmul_kernel", "w4a16_matmul_kernel",
+                       "w4a16_columns_matmul_kernel", "split_k_matmul_kernel",
                        "batched_matmul_kernel", "block_ptr_matmul_kernel", "fp8_scaled_matmul_kernel"):
         a_, b_ = values["a_ptr"], values["b_ptr"]
         values.update(stride_am=a_.stride(-2), stride_ak=a_.stride(-1), stride_bk=b_.stride(-2),
@@ -357,7 +370,8 @@ def main():
         if args.small:  # K spans several tiles and a masked tail where the kernel masks K
             shapes = [(2, 256, 256, 528)] if case.kernel == "batched_matmul_kernel" else [
                 (16 if shape[0] == 16 else 256, 384,
-                 512 if case.kernel in ("w4a16_matmul_kernel", "block_ptr_matmul_kernel") else 1040)
+                 512 if case.kernel in ("w4a16_matmul_kernel", "w4a16_columns_matmul_kernel",
+                                        "block_ptr_matmul_kernel") else 1040)
                 for shape in shapes]
         for shape in shapes:
             values, grid, check, out, reset, flop, cublas = inputs(torch, case, shape)

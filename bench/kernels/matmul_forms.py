@@ -106,6 +106,37 @@ def w4a16_matmul_kernel(a_ptr, b_ptr, scale_ptr, c_ptr, M, N, K, stride_am, stri
 
 
 @triton.jit
+def w4a16_columns_matmul_kernel(a_ptr, b_ptr, scale_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                                stride_bn, stride_cm, stride_cn, GROUP_K: tl.constexpr, BLOCK_M: tl.constexpr,
+                                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """c (fp16) = a (fp16) @ dequant(b): b packs eight 4-bit weights of
+    consecutive n in one int32 (K x N/8), each stored as w + 8; scales as
+    w4a16_matmul_kernel's. The AWQ-style form: each column loads its word
+    and shifts."""
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + (rn[None, :] // 8) * stride_bn
+    shifts = (rn % 8) * 4
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K // BLOCK_K):
+        a = tl.load(a_ptrs)
+        packed = tl.load(b_ptrs)
+        scale = tl.load(scale_ptr + ((k * BLOCK_K) // GROUP_K) * N + rn)
+        w = ((packed >> shifts[None, :]) & 0xF) - 8
+        b = w.to(tl.float16) * scale[None, :]
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn, acc.to(tl.float16),
+             mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+@triton.jit
 def split_k_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                           stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                           BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, GROUP_M: tl.constexpr):
