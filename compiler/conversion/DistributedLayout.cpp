@@ -93,16 +93,17 @@ LinearLayout kiln::layoutOverRuns(const LinearLayout &layout,
   return LinearLayout(ins, outs);
 }
 
-std::pair<LinearLayout, SmallVector<unsigned>>
+kiln::DistinctRegisters
 kiln::withoutCopiedRegisters(const LinearLayout &layout) {
-  uint64_t copies =
-      layout.getZeroBasisMasks()[layout.getInDimIndex(layout::kRegister)];
-  SmallVector<unsigned> original;
+  DistinctRegisters distinct{
+      layout.removeZeroBases(layout::kRegister),
+      {},
+      layout.getZeroBasisMasks()[layout.getInDimIndex(layout::kRegister)]};
   for (unsigned r = 0, n = unsigned(layout.getInDimSize(layout::kRegister));
        r < n; ++r)
-    if ((r & copies) == 0)
-      original.push_back(r);
-  return {layout.removeZeroBases(layout::kRegister), std::move(original)};
+    if ((r & distinct.copies) == 0)
+      distinct.original.push_back(r);
+  return distinct;
 }
 
 SmallVector<kiln::Coordinates>

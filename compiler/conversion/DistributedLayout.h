@@ -79,11 +79,17 @@ mlir::Value ownerPredicate(mlir::OpBuilder &b, mlir::Location loc,
 layout::LinearLayout layoutOverRuns(const layout::LinearLayout &layout,
                                     llvm::ArrayRef<int64_t> runs);
 
-/// `layout` without the registers that copy lower ones (zero bases: a
-/// tile of runs, layoutOverRuns), and for each register left the index it
-/// has in `layout`.
-std::pair<layout::LinearLayout, llvm::SmallVector<unsigned>>
-withoutCopiedRegisters(const layout::LinearLayout &layout);
+/// A layout's registers less those that copy lower ones (zero bases: a
+/// tile of runs, layoutOverRuns).
+struct DistinctRegisters {
+  layout::LinearLayout layout;
+  /// For each register of `layout`, its index in the original one.
+  llvm::SmallVector<unsigned> original;
+  /// The original's register bits whose basis is zero: register r copies
+  /// register r & ~copies.
+  uint64_t copies = 0;
+};
+DistinctRegisters withoutCopiedRegisters(const layout::LinearLayout &layout);
 
 /// How many leading registers of a thread step along the tensor's last
 /// dimension one element at a time (1 when the first does not).

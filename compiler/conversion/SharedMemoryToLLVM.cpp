@@ -94,9 +94,11 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     Value owner;
     // Register i of `layout` is ptrs[original[i]].
     SmallVector<unsigned> original;
-    if (llvm::any_of(runs, [](int64_t run) { return run > 1; })) {
-      std::tie(layout, original) =
+    if (kiln::anyRun(runs)) {
+      kiln::DistinctRegisters distinct =
           kiln::withoutCopiedRegisters(kiln::layoutOverRuns(*layout, runs));
+      layout = std::move(distinct.layout);
+      original = std::move(distinct.original);
       owner = kiln::ownerPredicate(rewriter, loc, *layout);
     }
     unsigned elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
@@ -169,12 +171,11 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
       Value size = mask.empty() ? full
                                 : Value(LLVM::SelectOp::create(
                                       rewriter, loc, mask[r], full, none));
+      SmallVector<Value, 4> operands{dst, ptrs[r], size};
       if (ownerBit)
-        kiln::inlinePtxEffect(rewriter, loc, Type(), text, "r,l,r,r",
-                              ValueRange{dst, ptrs[r], size, ownerBit});
-      else
-        kiln::inlinePtxEffect(rewriter, loc, Type(), text, "r,l,r",
-                              ValueRange{dst, ptrs[r], size});
+        operands.push_back(ownerBit);
+      kiln::inlinePtxEffect(rewriter, loc, Type(), text,
+                            ownerBit ? "r,l,r,r" : "r,l,r", operands);
     }
     rewriter.eraseOp(op);
     return success();
@@ -523,11 +524,12 @@ struct LocalLoadLowering : OpConversionPattern<kiln::gpu::LocalLoadOp> {
     uint64_t copies = 0;
     unsigned resultRegisters =
         unsigned(layout->getInDimSize(kiln::layout::kRegister));
-    if (llvm::any_of(runs, [](int64_t run) { return run > 1; })) {
-      kiln::layout::LinearLayout overRuns = kiln::layoutOverRuns(*layout, runs);
-      copies = overRuns.getZeroBasisMasks()[overRuns.getInDimIndex(
-          kiln::layout::kRegister)];
-      std::tie(layout, original) = kiln::withoutCopiedRegisters(overRuns);
+    if (kiln::anyRun(runs)) {
+      kiln::DistinctRegisters distinct =
+          kiln::withoutCopiedRegisters(kiln::layoutOverRuns(*layout, runs));
+      layout = std::move(distinct.layout);
+      original = std::move(distinct.original);
+      copies = distinct.copies;
     }
     Type element = getTypeConverter()->convertType(tile.getElementType());
     Type resultType = getTypeConverter()->convertType(op.getType());

@@ -33,6 +33,18 @@ inline llvm::SmallVector<int64_t> tileRuns(mlir::Operation *op,
   return runs;
 }
 
+/// Whether some dimension has a run longer than 1.
+inline bool anyRun(llvm::ArrayRef<int64_t> runs) {
+  return llvm::any_of(runs, [](int64_t run) { return run > 1; });
+}
+
+/// Sets `op`'s runs, one per dimension.
+inline void setTileRuns(mlir::Operation *op, llvm::ArrayRef<int64_t> runs) {
+  llvm::SmallVector<int32_t> narrow(runs.begin(), runs.end());
+  op->setAttr(kTileRunsAttr,
+              mlir::DenseI32ArrayAttr::get(op->getContext(), narrow));
+}
+
 /// Whether `tensorShape` is `tileShape` with each dimension times its run
 /// (powers of two), as the attribute on `op` says; emits the error if not.
 inline mlir::LogicalResult verifyTileRuns(mlir::Operation *op,

@@ -778,10 +778,9 @@ struct AssignLayoutsPass
   Attribute runLayout(kiln::LoadOp load, unsigned along, int64_t share,
                       kiln::AxisInfoAnalysis &axisInfo) {
     auto type = cast<RankedTensorType>(load.getType());
-    int64_t run =
-        std::gcd(axisInfo.get(load.getPtr()).constancy[0], type.getDimSize(0));
-    if (Value mask = load.getMask())
-      run = std::gcd(run, axisInfo.get(mask).constancy[0]);
+    int64_t run = std::gcd(
+        axisInfo.loadedRuns(load.getPtr(), load.getMask(), load.getOther())[0],
+        type.getDimSize(0));
     run = std::min<int64_t>(8, int64_t(llvm::bit_floor(uint64_t(run))));
     if (run < 2 || share < run)
       return {};

@@ -146,7 +146,7 @@ struct PipelinedLoad {
   /// Per dimension, runs of equal pointers that share one place in the
   /// ring (compiler/ir/TileRuns.h): 1 where they do not repeat.
   int64_t runs[2] = {1, 1};
-  bool hasRuns() const { return runs[0] > 1 || runs[1] > 1; }
+  bool hasRuns() const { return kiln::anyRun(runs); }
   /// A read-back ring of cp.async copies has one slot fewer than the
   /// stages: its slot is read at the iteration's start, and the copies,
   /// issued after the barrier that follows the reads, refill that slot.
@@ -447,9 +447,9 @@ private:
     unsigned across = transposed ? 1 : 0;
     int64_t lines = type.getDimSize(across);
     int64_t run =
-        std::gcd(axisInfo.get(l.load.getPtr()).constancy[across], lines);
-    if (Value mask = l.load.getMask())
-      run = std::gcd(run, axisInfo.get(mask).constancy[across]);
+        std::gcd(axisInfo.loadedRuns(l.load.getPtr(), l.load.getMask(),
+                                     l.load.getOther())[across],
+                 lines);
     run = int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(run, 1))));
     while (run > 1 && lines / run < 8)
       run /= 2;
@@ -1181,12 +1181,7 @@ private:
         b, loc, mapping.lookupOrDefault(l.load.getPtr()), tile, mask);
     copy->setAttr(kVecAttr, b.getI32IntegerAttr(int32_t(l.vec)));
     if (l.hasRuns())
-      copy->setAttr(kiln::kTileRunsAttr, runsAttr(b, l.runs));
-  }
-
-  static DenseI32ArrayAttr runsAttr(OpBuilder &b, ArrayRef<int64_t> runs) {
-    SmallVector<int32_t> narrow(runs.begin(), runs.end());
-    return b.getDenseI32ArrayAttr(narrow);
+      kiln::setTileRuns(copy, l.runs);
   }
 
   void rewrite(scf::ForOp loop, SmallVector<PipelinedDot> &dots,
@@ -1423,7 +1418,7 @@ private:
           at, l.load.getLoc(), l.load.getType(),
           tileOf(at, loc, rings[i], l.shortRing() ? shortSlot : readSlot));
       if (l.hasRuns())
-        read->setAttr(kiln::kTileRunsAttr, runsAttr(at, l.runs));
+        kiln::setTileRuns(read, l.runs);
       l.load.getResult().replaceAllUsesWith(read.getResult());
     }
     // The last barrier after staging tiles were written: every thread has
