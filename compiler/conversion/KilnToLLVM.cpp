@@ -1,5 +1,6 @@
 //===- KilnToLLVM.cpp - the kiln-to-llvm pass
 //------------------------------===//
+#include "compiler/conversion/HalfPairBlockArguments.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/ir/ElementTypes.h"
@@ -174,6 +175,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                              func::FuncDialect, cf::ControlFlowDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    kiln::pairHalfBlockArguments(module);
     // Shared memory: the dynamic pool's size, within what the target allows.
     int64_t sharedBytes = kiln::poolSharedMemory(module);
     kiln::TargetInfo targetInfo = kiln::TargetInfo::of(module);

@@ -65,6 +65,22 @@ Value kiln::packElements(OpBuilder &b, Location loc, Type type,
   return result;
 }
 
+Value kiln::packHalves(OpBuilder &b, Location loc, Value low, Value high) {
+  auto pair = VectorType::get({2}, low.getType());
+  Value v = LLVM::UndefOp::create(b, loc, pair);
+  v = LLVM::InsertElementOp::create(b, loc, v, low, i32Constant(b, loc, 0));
+  v = LLVM::InsertElementOp::create(b, loc, v, high, i32Constant(b, loc, 1));
+  return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
+}
+
+std::pair<Value, Value> kiln::unpackHalves(OpBuilder &b, Location loc,
+                                           Value word, Type element) {
+  Value v =
+      LLVM::BitcastOp::create(b, loc, VectorType::get({2}, element), word);
+  return {LLVM::ExtractElementOp::create(b, loc, v, i32Constant(b, loc, 0)),
+          LLVM::ExtractElementOp::create(b, loc, v, i32Constant(b, loc, 1))};
+}
+
 Value kiln::inlinePtx(OpBuilder &b, Location loc, Type result, StringRef text,
                       StringRef constraints, ValueRange operands) {
   MLIRContext *ctx = b.getContext();

@@ -40,6 +40,16 @@ mlir::Value i32Constant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 /// `nvvm.read.ptx.sreg.tid.x`.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 
+/// Two 16-bit floats in one 32-bit word, `low` in its low half (an f16x2
+/// register of the tensor-core instructions).
+mlir::Value packHalves(mlir::OpBuilder &b, mlir::Location loc, mlir::Value low,
+                       mlir::Value high);
+/// The two halves of such a word, as `element` (f16 or bf16).
+std::pair<mlir::Value, mlir::Value> unpackHalves(mlir::OpBuilder &b,
+                                                 mlir::Location loc,
+                                                 mlir::Value word,
+                                                 mlir::Type element);
+
 /// One PTX instruction (or `{ ... }` block) without side effects as inline
 /// asm with one result of type `result`: `$0` is the result, `$1...` the
 /// operands, as `constraints` ("=f,f") say.

@@ -37,10 +37,13 @@ ArrayRef<std::pair<unsigned, unsigned>> productsOf(Split split) {
 
 std::string mmaText(int64_t k, const std::string &acc, const std::string &a,
                     const std::string &b) {
-  return "mma.sync.aligned.m16n8k" + std::to_string(k) + ".row.col." + acc +
-         "." + a + "." + b + "." + acc +
-         " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, "
-         "$13};";
+  std::string head = "mma.sync.aligned.m16n8k" + std::to_string(k) +
+                     ".row.col." + acc + "." + a + "." + b + "." + acc;
+  // An f16 accumulator tile is two registers of two elements each.
+  if (acc == "f16")
+    return head + " {$0, $1}, {$2, $3, $4, $5}, {$6, $7}, {$8, $9};";
+  return head + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, "
+                "$12, $13};";
 }
 
 } // namespace
@@ -167,6 +170,25 @@ kiln::MmaSyncInstructions::prepare(ArrayRef<SmallVector<Value>> steps,
 void kiln::MmaSyncInstructions::emitOne(const std::string &text,
                                         ArrayRef<Value> a, ArrayRef<Value> b,
                                         MutableArrayRef<Value> acc) {
+  if (flavour_.halfAccumulator) {
+    // c0, c1 and c2, c3 each share a register, first in its low half.
+    SmallVector<Value> operands(a.begin(), a.end());
+    llvm::append_range(operands, b);
+    operands.push_back(packHalves(b_, loc_, acc[0], acc[1]));
+    operands.push_back(packHalves(b_, loc_, acc[2], acc[3]));
+    Type i32 = b_.getI32Type();
+    Type pair = LLVM::LLVMStructType::getLiteral(b_.getContext(), {i32, i32});
+    Value d =
+        inlinePtx(b_, loc_, pair, text, "=r,=r,r,r,r,r,r,r,0,1", operands);
+    for (unsigned i = 0; i < 2; ++i) {
+      auto [low, high] = unpackHalves(
+          b_, loc_, LLVM::ExtractValueOp::create(b_, loc_, d, int64_t(i)),
+          accElement_);
+      acc[2 * i] = low;
+      acc[2 * i + 1] = high;
+    }
+    return;
+  }
   std::string c = flavour_.integer ? "=r" : "=f";
   std::string constraints =
       c + "," + c + "," + c + "," + c + ",r,r,r,r,r,r,0,1,2,3";

@@ -97,6 +97,39 @@ SmallVector<Value> tieThrough(OpBuilder &b, Location loc, StringRef text,
     kiln::inlinePtxEffect(b, loc, Type(), text, "", ValueRange{});
     return {};
   }
+  // Adjacent 16-bit floats (fp16 sums) travel as the 32-bit registers the
+  // tensor cores wrote them in: unpacking them first would read those
+  // registers before the wait.
+  auto isHalf = [](Value v) {
+    return v.getType().isF16() || v.getType().isBF16();
+  };
+  if (llvm::any_of(values, isHalf)) {
+    SmallVector<Value> words;
+    SmallVector<bool> paired;
+    for (size_t i = 0; i < values.size(); ++i) {
+      bool pair = i + 1 < values.size() && isHalf(values[i]) &&
+                  values[i + 1].getType() == values[i].getType();
+      words.push_back(pair ? kiln::packHalves(b, loc, values[i], values[i + 1])
+                           : values[i]);
+      paired.push_back(pair);
+      i += pair;
+    }
+    if (words.size() < values.size()) {
+      SmallVector<Value> tied = tieThrough(b, loc, text, words);
+      SmallVector<Value> outs;
+      for (auto [w, pair] : llvm::zip_equal(tied, paired)) {
+        if (!pair) {
+          outs.push_back(w);
+          continue;
+        }
+        auto [low, high] =
+            kiln::unpackHalves(b, loc, w, values[outs.size()].getType());
+        outs.push_back(low);
+        outs.push_back(high);
+      }
+      return outs;
+    }
+  }
   std::string constraints;
   SmallVector<Type> types;
   for (Value v : values) {
@@ -325,7 +358,9 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       return op.emitOpError("a in registers without a linear layout");
     }
 
-    int64_t regs = n / 2;
+    // fp32 and int32 sums take a register each, fp16 sums half of one.
+    const bool half = flavour->halfAccumulator;
+    int64_t regs = half ? n / 4 : n / 2;
     // Operands: the fragment's registers, the two descriptors, the tied
     // accumulators, then scale-d (1: d = a b + d) as a register.
     // a from registers takes four registers where a descriptor takes one.
@@ -355,7 +390,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     std::string scales = flavour->integer ? "" : ", 1, 1";
     text += "}, " + aText + ", $" + std::to_string(regs + aWords) + ", p" +
             scales + flags + ";\n}";
-    std::string accConstraint = flavour->integer ? "=r" : "=f";
+    std::string accConstraint = flavour->integer || half ? "=r" : "=f";
     std::string constraints;
     for (int64_t i = 0; i < regs; ++i)
       constraints += (i ? "," : "") + accConstraint;
@@ -378,10 +413,10 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     if (Value useC = adaptor.getUseC())
       firstScaleD =
           LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), useC);
-    Value undefined =
-        LLVM::UndefOp::create(rewriter, loc, acc.front().getType());
+    Type word = half ? rewriter.getI32Type() : acc.front().getType();
+    Value undefined = LLVM::UndefOp::create(rewriter, loc, word);
     Type fragment = LLVM::LLVMStructType::getLiteral(
-        rewriter.getContext(), SmallVector<Type>(regs, acc.front().getType()));
+        rewriter.getContext(), SmallVector<Type>(regs, word));
 
     int64_t tilesPerWarpgroup = m / (16 * numWarps);
     // a in registers: every fragment word is made before the fence and tied
@@ -425,7 +460,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
       int64_t row0 = 16 * numWarps * t;
       SmallVector<unsigned> slots;
-      for (int64_t i = 0; i < regs; ++i) {
+      for (int64_t i = 0; i < n / 2; ++i) {
         auto it = registerAt.find({int32_t(row0 + 8 * ((i >> 1) & 1)),
                                    int32_t(8 * (i >> 2) + (i & 1))});
         if (it == registerAt.end())
@@ -433,6 +468,15 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                                 "wgmma fragment");
         slots.push_back(it->second);
       }
+      // The fragment's registers: fp16 sums pack the elements of fp32's
+      // registers 2j and 2j + 1 into register j, and stay packed along the
+      // chain.
+      SmallVector<Value> words;
+      for (int64_t i = 0; i < regs; ++i)
+        words.push_back(half
+                            ? kiln::packHalves(rewriter, loc, acc[slots[2 * i]],
+                                               acc[slots[2 * i + 1]])
+                            : acc[slots[i]]);
       for (int64_t kk = 0; kk < k / kStep; ++kk) {
         // Inputs: a, b first after the outputs, then the tied accumulators.
         SmallVector<Value> ordered;
@@ -446,15 +490,22 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
         }
         ordered.push_back(bDescs[kk]);
         bool first = zeroC && kk == 0;
-        for (unsigned slot : slots)
-          ordered.push_back(first ? undefined : acc[slot]);
+        for (Value w : words)
+          ordered.push_back(first ? undefined : w);
         ordered.push_back(first ? noScaleD : kk == 0 ? firstScaleD : scaleD);
         Value d = kiln::inlinePtxEffect(rewriter, loc, fragment, text,
                                         constraints, ordered)
                       .getResult(0);
-        for (auto [i, slot] : llvm::enumerate(slots))
-          acc[slot] =
-              LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+        for (size_t i = 0; i < words.size(); ++i)
+          words[i] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+      }
+      for (auto [i, w] : llvm::enumerate(words)) {
+        if (!half) {
+          acc[slots[i]] = w;
+          continue;
+        }
+        std::tie(acc[slots[2 * i]], acc[slots[2 * i + 1]]) =
+            kiln::unpackHalves(rewriter, loc, w, acc.front().getType());
       }
     }
     kiln::inlinePtxEffect(rewriter, loc, Type(),

@@ -704,12 +704,13 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
     acc = e.constant(FValue::integer(0), type, args.loc);
   }
   auto &builder = e.getBuilder();
-  // fp16 accumulation (out_dtype=tl.float16 on fp16 or fp8 operands): the
-  // tensor cores take these operands into fp32, so the dot runs in fp32 and
-  // its result is rounded to fp16 once per tl.dot (upstream's mma
-  // accumulates in fp16 and rounds every 16 of K: within its tolerance,
-  // never less accurate).
-  bool roundToF16 = resultType.getKind() == ScalarKind::F16;
+  // fp16 accumulation (out_dtype=tl.float16): fp16 operands sum in fp16 on
+  // the tensor cores, as upstream's mma does (half the accumulator's
+  // registers). fp8 operands, and products too thin for the tensor cores,
+  // are summed in fp32 and rounded to fp16 once per tl.dot (within
+  // upstream's tolerance, never less accurate).
+  bool roundToF16 = resultType.getKind() == ScalarKind::F16 &&
+                    !(ta.getKind() == ScalarKind::F16 && m >= 16 && n >= 16);
   TritonType dotType = type;
   if (roundToF16) {
     dotType.element = DType(ScalarKind::F32);

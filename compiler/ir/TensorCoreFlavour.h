@@ -7,9 +7,14 @@
 //
 //   a, b                      accumulator   mma.sync (sm_80+)   wgmma (sm_90a)
 //   f16, f16 / bf16, bf16     f32           m16n8k16            m64nNk16
+//   f16, f16                  f16           m16n8k16            m64nNk16
 //   f32, f32 (tf32 precision) f32           m16n8k8             m64nNk8
 //   i8, i8                    i32           m16n8k32            m64nNk32
 //   e4m3/e5m2 (any pair)      f32           m16n8k32 (sm_89+)   m64nNk32
+//
+// An fp16 accumulator (tl.dot's out_dtype=tl.float16 on fp16 operands, as
+// upstream runs it) holds two elements per 32-bit register, in the places
+// the fp32 accumulator's first and second elements of each pair take.
 //
 // Every one of these instructions takes 32 bytes of K of each operand, so a
 // fragment is the same bytes for every flavour: what changes is how many
@@ -70,6 +75,7 @@ struct TensorCoreFlavour {
   unsigned elementBytes = 2; // of a and b: 1, 2 or 4
   bool integer = false;      // i8 into i32
   bool fp8 = false;
+  bool halfAccumulator = false; // f16 sums, two to a 32-bit register
   Split split = Split::None;
 
   /// K per operand fragment: 32 bytes of each operand's row (for fp32
@@ -102,7 +108,9 @@ struct TensorCoreFlavour {
     return mlir::isa<mlir::Float8E4M3FNType>(t) ? "e4m3" : "e5m2";
   }
   /// PTX's name of the accumulator type.
-  std::string accumulatorType() const { return integer ? "s32" : "f32"; }
+  std::string accumulatorType() const {
+    return integer ? "s32" : halfAccumulator ? "f16" : "f32";
+  }
 
   /// Whether mma.sync has this flavour on `target`.
   bool hasMmaSync(const TargetInfo &target) const {
@@ -137,6 +145,9 @@ tensorCoreFlavour(mlir::Type a, mlir::Type b, mlir::Type acc,
   TensorCoreFlavour f;
   if ((a.isF16() || a.isBF16()) && b == a && acc.isF32()) {
     f.elementBytes = 2;
+  } else if (a.isF16() && b.isF16() && acc.isF16()) {
+    f.elementBytes = 2;
+    f.halfAccumulator = true;
   } else if (a.isF32() && b.isF32() && acc.isF32() &&
              precision != InputPrecision::IEEE) {
     f.elementBytes = 4;

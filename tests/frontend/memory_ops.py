@@ -69,9 +69,9 @@ def block_pointers(a_ptr, M, N, stride_m):
 # DOT: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<32x64xf32>
 # DOT: %[[F:.*]] = kiln.dot %{{.*}}, %{{.*}}, %[[ZERO]], tf32 : tensor<32x16xf16> * tensor<16x64xf16> -> tensor<32x64xf32>
 # DOT: kiln.dot %{{.*}}, %{{.*}}, %{{.*}}, ieee : tensor<32x16xf32> * tensor<16x64xf32> -> tensor<32x64xf32>
-# out_dtype=tl.float16: the fp32 dot (the tensor cores' accumulator; the
-# same as the first, so CSE shares it), rounded.
-# DOT: arith.truncf %[[F]] : tensor<32x64xf32> to tensor<32x64xf16>
+# out_dtype=tl.float16 on fp16 operands: an fp16 dot (the tensor cores'
+# fp16 accumulator, as upstream's).
+# DOT: kiln.dot %{{.*}}, %{{.*}}, %{{.*}}, tf32 : tensor<32x16xf16> * tensor<16x64xf16> -> tensor<32x64xf16>
 # int8 accumulates in int32.
 # DOT: kiln.dot %{{.*}}, %{{.*}}, %{{.*}}, tf32 : tensor<32x32xi8> * tensor<32x32xi8> -> tensor<32x32xi32>
 @triton.jit

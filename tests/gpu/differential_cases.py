@@ -1210,7 +1210,7 @@ CASES += [
          tol=2e-3),  # fp32 sums in another order, then one fp16 rounding (2^-11)
     case("dot_fp16_out", F, "dot_fp16_out", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, M=64, N=64, K=64",
          dot_args("float16", "float16", 64, 64, 64), (1,), ["c_ptr"],
-         tol=5e-3),  # Triton accumulates in fp16, Kiln in fp32 rounded once
+         tol=5e-3),  # both accumulate in fp16, maybe in another order
     case("dot_int8", F, "dot_int8", "a_ptr=*i8, b_ptr=*i8, c_ptr=*i32, M=64, N=64, K=64",
          dot_args("int8", "int32", 64, 64, 64, ("randint", -128, 128)), (1,), ["c_ptr"], tol=0),
     case("dot_transposed", F, "dot_transposed", "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32, M=64, N=64, K=64",
@@ -1497,4 +1497,30 @@ CASES += [
          dict(a_ptr=("randn", "float8_e4m3fn", 200 * 496), b_ptr=("randn", "float8_e4m3fn", 496 * 192),
               c_ptr=("zeros", "float32", 200 * 192), M=200, N=192, K=496),
          (cdiv(200, 128), 3), ["c_ptr"], tol=2e-3),
+]
+
+# --- matmul/fp16_accumulator.py: fp16 sums on the tensor cores (gemlite's
+# carried fp16 accumulator, SageAttention's fp16 step products). M = 200
+# wraps (rm % M), K = 496 masks its last step. Inputs uniform in [-1, 1]:
+# sums of about 7 in magnitude, whose fp16 steps are 2^-7. Equal to
+# Triton's bit for bit on an H200, on sm_90a (wgmma) and on sm_90
+# (mma.sync rounds each k-16 step as wgmma does); the bounds leave an ulp
+# or two per step for other orders.
+F = "matmul/fp16_accumulator.py"
+CASES += [
+    *[case(f"carried_fp16_matmul_{bm}", F, "carried_fp16_matmul",
+           f"a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32, N=i32:16, K=i32:16, BM={bm}, BN={bm}, "
+           f"BK={bk}, num_warps=4, num_stages={stages}",
+           dict(a_ptr=("uniform", "float16", 200 * 496, -1.0, 1.0),
+                b_ptr=("uniform", "float16", 496 * 256, -1.0, 1.0),
+                c_ptr=("zeros", "float16", 200 * 256), M=200, N=256, K=496),
+           (cdiv(200, bm), 256 // bm), ["c_ptr"], tol=0.05)
+      for bm, bk, stages in ((128, 64, 4), (64, 32, 3))],
+    case("fp16_steps_fp32_sum", F, "fp16_steps_fp32_sum",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=128, BN=64, BK=64, "
+         "num_warps=8, num_stages=3",
+         dict(a_ptr=("uniform", "float16", 200 * 496, -1.0, 1.0),
+              b_ptr=("uniform", "float16", 496 * 192, -1.0, 1.0),
+              c_ptr=("zeros", "float32", 200 * 192), M=200, N=192, K=496),
+         (cdiv(200, 128), 3), ["c_ptr"], tol=0.02),
 ]

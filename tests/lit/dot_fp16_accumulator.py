@@ -1,19 +1,27 @@
-# tl.dot(..., out_dtype=tl.float16) on the tensor cores: the operands go in
-# as fp16, the dot accumulates in fp32 and is rounded to fp16 once per
-# tl.dot (the accumulator is widened, the product rounded). In a loop the
-# fp16 accumulator is carried; each iteration's dot is pipelined like any
-# other (wgmma on sm_90a, mma.sync on sm_80).
+# tl.dot(..., out_dtype=tl.float16) on the tensor cores: fp16 operands sum
+# in fp16, as upstream's mma does, two sums to a 32-bit register (wgmma's
+# and mma.sync's f16 accumulators). In a loop the fp16 accumulator is
+# carried; each iteration's dot is pipelined like any other (wgmma on
+# sm_90a, mma.sync on sm_80).
 # RUN: %kilnc compile %s -n mm16 -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 64, 64, 32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=KILN
 # RUN: %kilnc compile %s -n mm16 -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 64, 64, 32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=WGMMA
 # RUN: %kilnc compile %s -n mm16 -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 64, 64, 32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=MMA
+# The carried accumulator travels as f16x2 pairs (one register each), so
+# no unpack reads a wgmma's registers before its wait: ptxas keeps the
+# wgmmas asynchronous (it warns when it serializes them).
+# RUN: %kilnc compile %s -n mm16 -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 64, 64, 32" --arch sm_90a --emit llvm -o - | FileCheck %s --check-prefix=LLVM
+# RUN: %kilnc compile %s -n mm16 -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 64, 64, 32" --arch sm_90a -o %t.cubin --resource-usage 2>&1 | FileCheck %s --check-prefix=PTXAS
 import triton
 import triton.language as tl
 
-# KILN: arith.extf {{.*}} : tensor<64x64xf16> to tensor<64x64xf32>
-# KILN: kiln.dot {{.*}} -> tensor<64x64xf32>
-# KILN: arith.truncf {{.*}} : tensor<64x64xf32> to tensor<64x64xf16>
-# WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
-# MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# KILN-NOT: arith.extf
+# KILN: kiln.dot {{.*}} : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf16>
+# KILN-NOT: arith.truncf
+# WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {{[{](%r[0-9]+, ){15}%r[0-9]+[}]}},
+# LLVM: phi { <2 x half>, <2 x half>,
+# PTXAS-NOT: serialized
+# PTXAS: mm16 for sm_90a {{.*}} 0 bytes spill stores
+# MMA: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {{[{]%r[0-9]+, %r[0-9]+[}]}}, {{.*}}, {{[{]%r[0-9]+, %r[0-9]+[}];}}
 
 
 @triton.jit
