@@ -14,8 +14,12 @@
 //              dot stays in flight across iterations: mma.sync, attention)
 //   after:     wait for every group; d = dot_wait(d, pending = 0); barrier
 //
-// A loop of mma.sync dots takes rings of S - 1 slots instead, the loads of
-// iteration i + S - 2 in flight (Triton's depth on that path; shortRings).
+// A loop of mma.sync dots takes rings of S - 1 slots instead, as Triton's
+// do (shortRings): each slot is read at the iteration's start and, behind
+// a barrier after the dots, refilled with the tiles of iteration i + S - 1,
+// so that S - 1 iterations are in flight while the next one waits
+// (refillReadSlots; refilling the slot the previous iteration read, right
+// after the top barrier, had only S - 2).
 //
 // The loads' address computation (their backward slice in the body, and the
 // loop-carried values it advances, such as `a_ptrs += BK * stride`) forms
@@ -110,6 +114,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <map>
 #include <numeric>
@@ -121,6 +126,13 @@ namespace kiln {
 
 using namespace mlir;
 using kiln::ringType;
+
+// Off only to compare code with and without it.
+static llvm::cl::opt<bool> refillReadSlots(
+    "kiln-refill-read-slots", llvm::cl::init(true), llvm::cl::Hidden,
+    llvm::cl::desc("Refill the slot a loop of mma.sync dots read, after a "
+                   "barrier at the iteration's end (else: the slot read the "
+                   "iteration before, after the barrier at its top)"));
 using kiln::tileOf;
 using kiln::tileType;
 
@@ -147,10 +159,14 @@ struct PipelinedLoad {
   /// ring (compiler/ir/TileRuns.h): 1 where they do not repeat.
   int64_t runs[2] = {1, 1};
   bool hasRuns() const { return kiln::anyRun(runs); }
-  /// A read-back ring of cp.async copies has one slot fewer than the
-  /// stages: its slot is read at the iteration's start, and the copies,
-  /// issued after the barrier that follows the reads, refill that slot.
-  bool shortRing() const { return readBack && !tma; }
+  /// An operand ring of a loop of mma.sync dots refilled in the slot its
+  /// dots read (see refillReadSlots).
+  bool refilled = false;
+  /// A read-back or refilled ring of cp.async copies has one slot fewer
+  /// than the stages: its slot is read at the iteration's start, and the
+  /// copies, issued after the barrier that follows the reads, refill that
+  /// slot.
+  bool shortRing() const { return (readBack || refilled) && !tma; }
 };
 
 /// A dot of the loop and where its operands come from.
@@ -521,11 +537,14 @@ private:
   }
 
   /// Whether a loop of mma.sync dots has rings one slot shorter than its
-  /// stages, as Triton's are on that path: ldmatrix reads a slot before the
-  /// barrier at the next iteration's top, after which the copies refill it,
-  /// so S - 1 slots keep S - 2 iterations in flight. On the H200, beside
-  /// Triton's mma.sync path: tutorial 03 at 128x128x64 with 4 warps and 4
-  /// stages 0.90 of Triton with 4 slots (one block an SM), 0.98-1.04 with 3
+  /// stages, as Triton's are on that path: the copies refill the slot the
+  /// dots read, behind a barrier after them, so S - 1 slots keep S - 1
+  /// iterations in flight while an iteration waits (refilling the slot
+  /// read the iteration before, after the top barrier, keeps S - 2: on
+  /// the H200 M = 16 decode GEMMs went 0.94 -> 0.97 of Triton, tutorial 03
+  /// on mma.sync within +-3%). Measured with the S - 2 form, on the H200,
+  /// beside Triton's mma.sync path: tutorial 03 at 128x128x64 with 4 warps and
+  /// 4 stages 0.90 of Triton with 4 slots (one block an SM), 0.98-1.04 with 3
   /// (two); at 128x256x64 over 8 warps, one block either way, 0.99-1.01
   /// with 3 slots and 1.02-1.03 with 2; causal attention at HEAD_DIM 128
   /// 0.73 with 3 and 0.80 with 2 (one block either way: the L1 gets what
@@ -584,9 +603,10 @@ private:
     return masked;
   }
 
-  /// `slots`, when set, is the ring depth shortRings chose.
+  /// `slots`, when set, is the ring depth shortRings chose; `refill` says
+  /// that the operand rings are short and refilled in the slot read.
   void pipeline(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo,
-                unsigned slots = 0) {
+                unsigned slots = 0, bool refill = false) {
     Block *body = loop.getBody();
     unsigned stages = numStages;
     if (auto attr = loop->getAttrOfType<IntegerAttr>("kiln.num_stages"))
@@ -650,10 +670,15 @@ private:
             if (!once)
               l = asTmaCopy(source.load, stages);
             if (!l)
-              l = asCopy(source.load, once ? 1 : stages, axisInfo);
+              l = asCopy(source.load,
+                         once     ? 1
+                         : refill ? stages - 1
+                                  : stages,
+                         axisInfo);
             if (!l)
               return;
             l->once = once;
+            l->refilled = refill && !once;
             // An 8-bit b with n contiguous, which wgmma cannot read: read
             // back from a short ring and staged K-major, as a computed
             // operand is (4-byte chunks down its columns: AssignLayouts
@@ -751,8 +776,9 @@ private:
       if (pd.accumulates)
         pd.carried = accArg.getArgNumber() - 1;
     }
-    if (!slots && shortRings(dots, loads, stages))
-      return pipeline(loop, axisInfo, stages - 1);
+    if (!slots && !refill && shortRings(dots, loads, stages))
+      return refillReadSlots ? pipeline(loop, axisInfo, 0, /*refill=*/true)
+                             : pipeline(loop, axisInfo, stages - 1);
     // A dot whose result is only carried, and read in the next iteration
     // after the full wait of an earlier dot (attention forward: acc * alpha
     // comes after q @ k's wait), stays in flight until that wait, so that
@@ -1460,7 +1486,9 @@ private:
               b, loc, barrierOf(b, unsigned(pd.source[i]), readSlot), phase);
         tiles[i] = kiln::readView(b, loc,
                                   tileOf(b, loc, rings[pd.source[i]],
-                                         l.once ? i32Const(b, 0) : readSlot),
+                                         l.once       ? i32Const(b, 0)
+                                         : l.refilled ? shortSlot
+                                                      : readSlot),
                                   pd.viewTransposed[i]);
       }
       // Every thread's part of the staging tiles is written before any
@@ -1543,9 +1571,14 @@ private:
     // go last, after the waits that complete those dots.
     if (!inFlight) {
       // Short rings are refilled in the slot read this iteration: after
-      // the barrier that follows the reads.
+      // the barrier that follows the reads (refilled operand rings: a
+      // barrier after the dots).
       if (anyShortRing)
         top = stagingBarrier;
+      if (llvm::any_of(loads, [](auto &l) { return l.refilled; })) {
+        b.setInsertionPoint(yield);
+        top = kiln::gpu::BarrierOp::create(b, loc);
+      }
       llvm::SmallPtrSet<Operation *, 4> ringLoads;
       for (PipelinedLoad &l : loads)
         ringLoads.insert(l.load);

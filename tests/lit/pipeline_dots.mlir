@@ -3,10 +3,11 @@
 // kiln-pipeline-dots on a 64x64x32 fp16 loop (sm_80: ldmatrix + mma.sync,
 // synchronous). Both operand loads become cp.async copies into rings of
 // three swizzled tiles (num_stages - 1 on the mma.sync path, as Triton's),
-// two iterations ahead; the carried pointers start two
-// steps ahead; the copies in the loop are masked by iv + 2 < ub and, as
-// the synchronous dot keeps nothing in flight, go right after the barrier,
-// before the dot. kiln-allocate-shared places the rings side by side (1024-aligned).
+// three iterations ahead; the carried pointers start three steps ahead;
+// the copies in the loop are masked by iv + 3 < ub and, as Triton's,
+// refill the slot the iteration's dot read, behind a barrier after it
+// (three iterations in flight while the next one waits).
+// kiln-allocate-shared places the rings side by side (1024-aligned).
 
 #B = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #SB0 = #kiln_gpu.slice<{dim = 0, parent = #B}>
@@ -18,7 +19,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_80", kiln
   // CHECK-LABEL: func.func @pipelined
   // CHECK: kiln_gpu.local_alloc {offset = 0 : i64} : <3x64x32xf16, #kiln_gpu.nvmma_shared<swizzle = 64>>
   // CHECK: kiln_gpu.local_alloc {offset = 12288 : i64} : <3x32x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
-  // Prologue: iterations 0 and 1, each copy masked by its iteration < ub.
+  // Prologue: iterations 0, 1 and 2, each copy masked by its iteration < ub.
   // CHECK: arith.cmpi slt, %c0_i32
   // CHECK: kiln_gpu.async_copy {{.*}} mask {{.*}} {kiln_gpu.vec = 8 : i32}
   // CHECK: kiln_gpu.async_copy
@@ -26,17 +27,24 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_80", kiln
   // CHECK: kiln_gpu.async_copy
   // CHECK: kiln_gpu.async_copy
   // CHECK: kiln_gpu.async_commit_group
-  // CHECK: scf.for {{.*}} iter_args({{.*}}, %[[READ:.*]] = %c0_i32{{.*}}, %[[WRITE:.*]] = %c2_i32{{.*}})
-  // CHECK: kiln_gpu.async_wait {pending = 1 : i32}
+  // CHECK: kiln_gpu.memdesc_index {{.*}}[%c2_i32
+  // CHECK: kiln_gpu.async_copy
+  // CHECK: kiln_gpu.async_copy
+  // CHECK: kiln_gpu.async_commit_group
+  // CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:[a-z0-9_]+]] = %c0_i32{{[_0-9]*}}) ->
+  // CHECK: kiln_gpu.async_wait {pending = 2 : i32}
   // CHECK-NEXT: kiln_gpu.barrier
   // CHECK-NOT: fence_async_shared
-  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[WRITE]]]
+  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[SLOT]]]
+  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[SLOT]]]
+  // CHECK-NEXT: kiln_gpu.shared_dot
+  // CHECK-NEXT: kiln_gpu.barrier
+  // CHECK-NOT: dot_wait
+  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[SLOT]]]
   // CHECK: kiln_gpu.async_copy
+  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[SLOT]]]
   // CHECK: kiln_gpu.async_copy
   // CHECK-NEXT: kiln_gpu.async_commit_group
-  // CHECK: kiln_gpu.memdesc_index {{.*}}[%[[READ]]]
-  // CHECK: kiln_gpu.shared_dot
-  // CHECK-NOT: dot_wait
   // CHECK: scf.yield
   // CHECK: kiln_gpu.async_wait {pending = 0 : i32}
   // CHECK-NEXT: kiln_gpu.barrier
