@@ -15,11 +15,12 @@
 //   after:     wait for every group; d = dot_wait(d, pending = 0); barrier
 //
 // A loop of mma.sync dots takes rings of S - 1 slots instead, as Triton's
-// do (shortRings): each slot is read at the iteration's start and, behind
-// a barrier after the dots, refilled with the tiles of iteration i + S - 1,
-// so that S - 1 iterations are in flight while the next one waits
-// (refillReadSlots; refilling the slot the previous iteration read, right
-// after the top barrier, had only S - 2).
+// do (shortRings). With one dot each slot is read at the iteration's start
+// and, behind a barrier after the dot, refilled with the tiles of
+// iteration i + S - 1, so that S - 1 iterations are in flight while the
+// next one waits (refillReadSlots). With several (attention), the copies
+// of iteration i + S - 2 refill the slot the previous iteration read,
+// right after the top barrier (S - 2 in flight, no second barrier).
 //
 // The loads' address computation (their backward slice in the body, and the
 // loop-carried values it advances, such as `a_ptrs += BK * stride`) forms
@@ -537,14 +538,15 @@ private:
   }
 
   /// Whether a loop of mma.sync dots has rings one slot shorter than its
-  /// stages, as Triton's are on that path: the copies refill the slot the
-  /// dots read, behind a barrier after them, so S - 1 slots keep S - 1
-  /// iterations in flight while an iteration waits (refilling the slot
-  /// read the iteration before, after the top barrier, keeps S - 2: on
-  /// the H200 M = 16 decode GEMMs went 0.94 -> 0.97 of Triton, tutorial 03
-  /// on mma.sync within +-3%). Measured with the S - 2 form, on the H200,
-  /// beside Triton's mma.sync path: tutorial 03 at 128x128x64 with 4 warps and
-  /// 4 stages 0.90 of Triton with 4 slots (one block an SM), 0.98-1.04 with 3
+  /// stages, as Triton's are on that path: with one dot the copies refill
+  /// the slot it read, behind a barrier after it, so S - 1 slots keep
+  /// S - 1 iterations in flight while an iteration waits (refilling the
+  /// slot read the iteration before, after the top barrier, keeps S - 2:
+  /// on the H200 M = 16 decode GEMMs went 0.94 -> 0.97 of Triton, tutorial
+  /// 03 on mma.sync 0.98 -> 0.99 on average). Measured with the S - 2
+  /// form, on the H200, beside Triton's mma.sync path: tutorial 03 at
+  /// 128x128x64 with 4 warps and 4 stages 0.90 of Triton with 4 slots (one
+  /// block an SM), 0.98-1.04 with 3
   /// (two); at 128x256x64 over 8 warps, one block either way, 0.99-1.01
   /// with 3 slots and 1.02-1.03 with 2; causal attention at HEAD_DIM 128
   /// 0.73 with 3 and 0.80 with 2 (one block either way: the L1 gets what
@@ -776,9 +778,15 @@ private:
       if (pd.accumulates)
         pd.carried = accArg.getArgNumber() - 1;
     }
+    // One dot refills the slot it read (a GEMM); several (attention's two)
+    // refill the one read the iteration before, so that no barrier after
+    // the second dot holds the warps together: at 8 warps, one warp's
+    // softmax overlaps another's dots (H200, d128 on mma.sync: 0.86-0.89
+    // of Triton refilling the slot read, 0.94-0.98 the earlier one).
     if (!slots && !refill && shortRings(dots, loads, stages))
-      return refillReadSlots ? pipeline(loop, axisInfo, 0, /*refill=*/true)
-                             : pipeline(loop, axisInfo, stages - 1);
+      return refillReadSlots && dots.size() == 1
+                 ? pipeline(loop, axisInfo, 0, /*refill=*/true)
+                 : pipeline(loop, axisInfo, stages - 1);
     // A dot whose result is only carried, and read in the next iteration
     // after the full wait of an earlier dot (attention forward: acc * alpha
     // comes after q @ k's wait), stays in flight until that wait, so that

@@ -12,32 +12,26 @@
 import triton
 import triton.language as tl
 
-# The prologue: the first two iterations' indices, each then its k and v
-# copies (the mma.sync rings, two slots at 3 stages, are refilled in the
-# slot read, so three iterations are in flight while one waits).
+# The prologue: the first iteration's indices, then its k and v copies.
 # DECODE: kiln.load {{.*}}, mask {{.*}} -> tensor<16xi32
 # DECODE: kiln_gpu.async_copy {{.*}} : tensor<64x16x!kiln.ptr<f16>
 # DECODE: kiln_gpu.async_copy {{.*}} : tensor<16x64x!kiln.ptr<f16>
-# DECODE: kiln.load {{.*}}, mask {{.*}} -> tensor<16xi32
-# DECODE: kiln_gpu.async_copy {{.*}} : tensor<64x16x!kiln.ptr<f16>
-# DECODE: kiln_gpu.async_copy {{.*}} : tensor<16x64x!kiln.ptr<f16>
-# The third iteration's indices, carried into the loop.
+# The second iteration's indices, carried into the loop.
 # DECODE: %[[I0:[0-9]+]] = kiln.load {{.*}}, mask {{.*}} -> tensor<16xi32
 # DECODE: scf.for {{.*}}, %[[I:arg[0-9]+]] = %[[I0]])
-# DECODE: kiln_gpu.async_wait {pending = 1 : i32}
+# DECODE: kiln_gpu.async_wait {pending = 0 : i32}
 # DECODE-NEXT: kiln_gpu.barrier
+# DECODE: kiln_gpu.convert_layout %[[I]]
+# DECODE: kiln_gpu.async_copy {{.*}} : tensor<64x16x!kiln.ptr<f16>
+# DECODE: kiln_gpu.async_copy {{.*}} : tensor<16x64x!kiln.ptr<f16>
 # q @ k on 16 rows, warps along N; p then goes to every warp whole (the
 # warps along M wrap around its 16 rows) for p @ v.
 # DECODE: kiln_gpu.shared_dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.mma<{warpsPerCTA = [1, 2]}>>
 # DECODE: kiln_gpu.convert_layout {{.*}} : tensor<16x16xf16, #kiln_gpu.mma<{warpsPerCTA = [1, 2]}>> -> tensor<16x16xf16, #kiln_gpu.mma<{warpsPerCTA = [2, 1]}>>
 # DECODE: kiln_gpu.shared_dot {{.*}} : tensor<16x16xf16, #kiln_gpu.mma<{warpsPerCTA = [2, 1]}>>
-# The slot is refilled behind a barrier after its reads.
-# DECODE-NEXT: kiln_gpu.barrier
-# DECODE: kiln_gpu.convert_layout %[[I]]
-# DECODE: kiln_gpu.async_copy {{.*}} : tensor<64x16x!kiln.ptr<f16>
-# DECODE: kiln_gpu.async_copy {{.*}} : tensor<16x64x!kiln.ptr<f16>
 # DECODE: %[[I1:[0-9]+]] = kiln.load {{.*}}, mask {{.*}} -> tensor<16xi32
 # DECODE: scf.yield {{.*}}, %[[I1]] :
+
 
 @triton.jit
 def decode(q_ptr, k_ptr, v_ptr, pages_ptr, out_ptr, n):
