@@ -1523,4 +1523,17 @@ CASES += [
               b_ptr=("uniform", "float16", 496 * 192, -1.0, 1.0),
               c_ptr=("zeros", "float32", 200 * 192), M=200, N=192, K=496),
          (cdiv(200, 128), 3), ["c_ptr"], tol=0.02),
+    # Single tiles, inputs of about 1: fp16 sums of 64 products.
+    case("batched_fp16_dot", F, "batched_fp16_dot",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, B=4, M=32, N=64, K=64",
+         dict(a_ptr=("uniform", "float16", 4 * 32 * 64, -1.0, 1.0),
+              b_ptr=("uniform", "float16", 4 * 64 * 64, -1.0, 1.0),
+              c_ptr=("zeros", "float16", 4 * 32 * 64)),
+         (1,), ["c_ptr"], tol=0.02),
+    case("thin_fp16_dot", F, "thin_fp16_dot",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=8, N=64, K=64",
+         dict(a_ptr=("uniform", "float16", 8 * 64, -1.0, 1.0),
+              b_ptr=("uniform", "float16", 64 * 64, -1.0, 1.0),
+              c_ptr=("zeros", "float16", 8 * 64)),
+         (1,), ["c_ptr"], tol=0.02),
 ]
