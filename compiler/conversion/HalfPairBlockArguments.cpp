@@ -71,11 +71,9 @@ void kiln::pairHalfBlockArguments(ModuleOp module) {
           continue;
         // Every predecessor must pass its operand through a branch we can
         // rewrite; otherwise the argument stays as it is.
-        bool rewritable = true;
-        for (Block *pred : block.getPredecessors())
-          if (!isa<BranchOpInterface>(pred->getTerminator()))
-            rewritable = false;
-        if (!rewritable)
+        if (!llvm::all_of(block.getPredecessors(), [](Block *pred) {
+              return isa<BranchOpInterface>(pred->getTerminator());
+            }))
           continue;
         for (auto it = block.pred_begin(); it != block.pred_end(); ++it) {
           auto branch = cast<BranchOpInterface>((*it)->getTerminator());

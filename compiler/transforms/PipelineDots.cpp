@@ -127,6 +127,8 @@ namespace kiln {
 
 using namespace mlir;
 using kiln::ringType;
+using kiln::tileOf;
+using kiln::tileType;
 
 // Off only to compare code with and without it.
 static llvm::cl::opt<bool> refillReadSlots(
@@ -134,8 +136,6 @@ static llvm::cl::opt<bool> refillReadSlots(
     llvm::cl::desc("Refill the slot a loop of mma.sync dots read, after a "
                    "barrier at the iteration's end (else: the slot read the "
                    "iteration before, after the barrier at its top)"));
-using kiln::tileOf;
-using kiln::tileType;
 
 namespace {
 
@@ -546,10 +546,10 @@ private:
   /// 03 on mma.sync 0.98 -> 0.99 on average). Measured with the S - 2
   /// form, on the H200, beside Triton's mma.sync path: tutorial 03 at
   /// 128x128x64 with 4 warps and 4 stages 0.90 of Triton with 4 slots (one
-  /// block an SM), 0.98-1.04 with 3
-  /// (two); at 128x256x64 over 8 warps, one block either way, 0.99-1.01
-  /// with 3 slots and 1.02-1.03 with 2; causal attention at HEAD_DIM 128
-  /// 0.73 with 3 and 0.80 with 2 (one block either way: the L1 gets what
+  /// block an SM), 0.98-1.04 with 3 (two); at 128x256x64 over 8 warps, one
+  /// block either way, 0.99-1.01 with 3 slots and 1.02-1.03 with 2; causal
+  /// attention at HEAD_DIM 128 0.73 with 3 and 0.80 with 2 (one block
+  /// either way: the L1 gets what
   /// shared memory leaves). Not for wgmma (its reads stay in flight into
   /// the next iteration), TMA rings, or dots staging a computed operand
   /// (their own short rings).
@@ -1494,9 +1494,9 @@ private:
               b, loc, barrierOf(b, unsigned(pd.source[i]), readSlot), phase);
         tiles[i] = kiln::readView(b, loc,
                                   tileOf(b, loc, rings[pd.source[i]],
-                                         l.once       ? i32Const(b, 0)
-                                         : l.refilled ? shortSlot
-                                                      : readSlot),
+                                         l.once          ? i32Const(b, 0)
+                                         : l.shortRing() ? shortSlot
+                                                         : readSlot),
                                   pd.viewTransposed[i]);
       }
       // Every thread's part of the staging tiles is written before any
