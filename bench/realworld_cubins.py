@@ -187,13 +187,14 @@ def main():
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--cubins")
     parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
-    parser.add_argument("--filter", default="")
+    parser.add_argument("--filter", default="", help="only cases whose id contains one of these (comma-separated)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--dump-triton", metavar="DIR",
                         help="write Triton's TTGIR, PTX and cubin of each case there (for SASS comparisons)")
     opts = parser.parse_args()
-    cases = [c for c in CASES if opts.filter in c["id"]]
+    filters = opts.filter.split(",")
+    cases = [c for c in CASES if any(f in c["id"] for f in filters)]
     if opts.list:
         for c in cases:
             line = f"{c['id']}|{c['file']}|{c['kernel']}|{hinted_signature(c)}"

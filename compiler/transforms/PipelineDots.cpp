@@ -1394,6 +1394,8 @@ private:
     Value shortSlot =
         anyShortRing ? newLoop.getRegionIterArgs()[shortSlotArg] : Value();
 
+    newLoop->setAttr(kiln::kStageLeadAttr,
+                     b.getI32IntegerAttr(int32_t(stages) - 1));
     // The stage reads iv + (S-1) * step.
     b.setInsertionPointToStart(body);
     Value iv = newLoop.getInductionVar();

@@ -3,20 +3,28 @@
 //
 // After kiln-pipeline-dots, a tensor-core loop's operand tiles arrive
 // through cp.async rings, but its other loads (attention backward's row
-// statistics m and Di, a few floats per thread) still go to global memory
-// in the iteration that reads them, and each iteration waits out their
-// latency. Such a load (or a scalar one: SageAttention's per-block k scale)
-// is issued one iteration ahead into registers: the
-// prologue loads for the first iteration, each iteration loads for the next
-// one (masked off past the last) and the loop carries the value.
+// statistics m and Di, a few floats per thread; a quantized GEMM's scales)
+// still go to global memory in the iteration that reads them, and each
+// iteration waits out their latency. Such a load (or a scalar one:
+// SageAttention's per-block k scale) is issued into registers as many
+// iterations ahead as the loop's copies run (S - 1; the pipeliner marks
+// the loop with it), within 16 registers a thread for the values in
+// flight: the prologue loads for the first iterations, each iteration
+// loads for the one that far on (masked off past the last) and the loop
+// carries the values in flight, oldest first. Triton's pipeliner gives
+// such loads the operands' distance too; one iteration ahead left a GPTQ-
+// style int4 GEMM at the M = 16 decode shape waiting on its scales.
+// A load that feeds the copies (a gather's indices, which run with the
+// load stage) goes one iteration ahead: it only has to arrive before them.
 //
 // The load's address, mask and `other` must come from the induction
 // variable, values defined outside the loop and carried values that are
 // recurrences of pure arithmetic (curr_m += step): then their next
 // iteration's values are the yield's operands, and the whole computation can
-// be cloned for iv + step. Only small loads (at most 8 registers a thread)
-// are moved, as their registers stay live across the iteration, and only in
-// loops that write no memory a load could read.
+// be cloned for iv + step. Farther ahead, the loop carries those values a
+// second time, as many steps ahead. Only small loads (at most 8 registers a
+// thread) are moved, as their registers stay live across iterations, and
+// only in loops that write no memory a load could read.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
@@ -27,6 +35,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <algorithm>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNPREFETCHLOADS
@@ -35,7 +46,17 @@ namespace kiln {
 
 using namespace mlir;
 
+// 1 only to compare code with and without the longer distances.
+static llvm::cl::opt<unsigned> prefetchMaxDistance(
+    "kiln-prefetch-max-distance", llvm::cl::init(0), llvm::cl::Hidden,
+    llvm::cl::desc("Load a tensor-core loop's small loads at most this many "
+                   "iterations ahead (0: as far as its copies run)"));
+
 namespace {
+
+/// Registers a thread may spend on values loaded more than one iteration
+/// ahead, over all of a loop's prefetched loads.
+constexpr int64_t kExtraRegisters = 6;
 
 /// Registers a thread holds for a tensor in a distributed layout (32-bit
 /// registers); none for another layout.
@@ -71,9 +92,16 @@ struct PrefetchLoadsPass
       for (Operation &op : loop.getBody()->without_terminator())
         if (auto load = dyn_cast<kiln::LoadOp>(op); load && prefetchable(load))
           loads.push_back(load);
+      unsigned distance = distanceFor(loop, loads);
+      SmallVector<unsigned> distances;
       for (kiln::LoadOp load : loads)
-        loop = prefetch(loop, load);
+        distances.push_back(feedsCopies(load) ? 1 : distance);
+      for (auto [load, d] : llvm::zip(loads, distances))
+        loop = prefetch(loop, load, d);
     }
+    // The mark has served its purpose.
+    getOperation().walk(
+        [](scf::ForOp loop) { loop->removeAttr(kiln::kStageLeadAttr); });
   }
 
 private:
@@ -138,46 +166,156 @@ private:
     return kiln::loadMaskedBy(b, load, inRange, mapping);
   }
 
-  static scf::ForOp prefetch(scf::ForOp loop, kiln::LoadOp load) {
+  /// Whether `load`'s value reaches a copy's address or mask (a gather's
+  /// indices, which run with the load stage): such a load only has to
+  /// arrive before the copies that read it, one iteration is enough.
+  static bool feedsCopies(kiln::LoadOp load) {
+    SmallVector<Operation *> work(load->getUsers().begin(),
+                                  load->getUsers().end());
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!seen.insert(op).second)
+        continue;
+      if (isa<kiln::gpu::AsyncCopyOp>(op))
+        return true;
+      for (Value result : op->getResults())
+        llvm::append_range(work, result.getUsers());
+    }
+    return false;
+  }
+
+  /// How many iterations ahead to load `loads` that do not feed the
+  /// copies: as far as the loop's copies run (kiln-pipeline-dots marks it),
+  /// as long as the values in flight beyond the next iteration's take at
+  /// most kExtraRegisters a thread. Beside a register-bound loop (attention
+  /// backward's m and Di, 4-8 registers each) they cost more than they save:
+  /// tutorial 06's backward at d128 went from 1.09 to 0.93 of Triton on the
+  /// H200 with them two iterations ahead, where a few scalars or
+  /// one-register scale vectors gain 2-4% (SageAttention's k scales, Mamba-2's
+  /// chunk state, HQQ's scales and zeros).
+  static unsigned distanceFor(scf::ForOp loop, ArrayRef<kiln::LoadOp> loads) {
+    auto lead = loop->getAttrOfType<IntegerAttr>(kiln::kStageLeadAttr);
+    if (!lead || prefetchMaxDistance == 1)
+      return 1;
+    int64_t registers = 0;
+    for (kiln::LoadOp load : loads) {
+      if (feedsCopies(load))
+        continue;
+      auto type = dyn_cast<RankedTensorType>(load.getType());
+      registers += type ? std::max<int64_t>(1, *registersPerThread(type)) : 1;
+    }
+    int64_t most = lead.getInt();
+    if (prefetchMaxDistance > 1)
+      most = std::min<int64_t>(most, prefetchMaxDistance);
+    if (registers == 0)
+      return 1;
+    return unsigned(
+        std::clamp<int64_t>(1 + kExtraRegisters / registers, 1, most));
+  }
+
+  static Value ivPlus(OpBuilder &b, Location loc, Value iv, Value step,
+                      int64_t k) {
+    if (k == 0)
+      return iv;
+    Value kk =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(iv.getType(), k));
+    return arith::AddIOp::create(b, loc, iv,
+                                 arith::MulIOp::create(b, loc, kk, step));
+  }
+
+  /// Loads `load` `distance` iterations ahead: the prologue loads the first
+  /// `distance` iterations' values, the loop carries them (oldest first) and
+  /// each iteration loads for iv + distance * step. Farther than one
+  /// iteration, the carried values the address reads (pointer recurrences)
+  /// are carried a second time, `distance` steps ahead.
+  static scf::ForOp prefetch(scf::ForOp loop, kiln::LoadOp load,
+                             unsigned distance) {
     SmallVector<Operation *> slice = *addressSlice(load);
     Location loc = load.getLoc();
     Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
           step = loop.getStep();
+    Block *oldBody = loop.getBody();
+    auto oldYield = cast<scf::YieldOp>(oldBody->getTerminator());
+    Value oldIv = loop.getInductionVar();
+    // The carried values the address reads, closed over their recurrences.
+    SmallVector<unsigned> carried;
+    if (distance > 1) {
+      llvm::SmallDenseSet<Operation *> inSlice(slice.begin(), slice.end());
+      llvm::SmallSetVector<unsigned, 4> read;
+      auto note = [&](Value v) {
+        if (auto arg = dyn_cast<BlockArgument>(v);
+            arg && arg.getOwner() == oldBody && arg.getArgNumber() > 0)
+          read.insert(arg.getArgNumber() - 1);
+      };
+      for (Value v : load->getOperands())
+        note(v);
+      for (Operation *op : slice)
+        for (Value v : op->getOperands())
+          note(v);
+      for (unsigned i = 0; i < read.size(); ++i)
+        note(oldYield.getOperand(read[i]));
+      carried.assign(read.begin(), read.end());
+    }
 
-    // The first iteration's, before the loop.
+    // The first iterations' values, before the loop, and (with carried
+    // values) their state `distance` iterations in.
     OpBuilder b(loop);
-    IRMapping first;
-    first.map(loop.getInductionVar(), lb);
+    IRMapping state;
     for (auto [arg, init] :
          llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
-      first.map(arg, init);
-    Value firstInRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub);
-    Value initial = loadFor(b, load, slice, first, firstInRange);
+      state.map(arg, init);
+    SmallVector<Value> inits;
+    for (unsigned j = 0; j < distance; ++j) {
+      Value iv = ivPlus(b, loc, lb, step, j);
+      state.map(oldIv, iv);
+      Value inRange =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
+      inits.push_back(loadFor(b, load, slice, state, inRange));
+      if (carried.empty())
+        continue;
+      IRMapping next;
+      for (unsigned index : carried)
+        next.map(loop.getRegionIterArgs()[index],
+                 state.lookupOrDefault(oldYield.getOperand(index)));
+      state = std::move(next);
+    }
+    for (unsigned index : carried)
+      inits.push_back(state.lookup(loop.getRegionIterArgs()[index]));
 
     IRRewriter rewriter(b);
     auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
-        rewriter, ValueRange{initial},
+        rewriter, inits,
         /*replaceInitOperandUsesInLoop=*/false,
-        [&](OpBuilder &inner, Location, ArrayRef<BlockArgument>) {
-          // The next iteration's, at the end of this one. The body is still
-          // the old loop's here (it moves into the new loop afterwards).
-          Block *body = loop.getBody();
-          auto yield = cast<scf::YieldOp>(body->getTerminator());
-          inner.setInsertionPoint(yield);
-          Value iv = body->getArgument(0);
-          Value next = arith::AddIOp::create(inner, loc, iv, step);
+        [&](OpBuilder &inner, Location, ArrayRef<BlockArgument> newArgs) {
+          // The load `distance` iterations on, at the end of this one. The
+          // body is still the old loop's here (it moves into the new loop
+          // afterwards).
+          inner.setInsertionPoint(oldYield);
+          Value next = ivPlus(inner, loc, oldIv, step, distance);
           IRMapping mapping;
-          mapping.map(iv, next);
-          unsigned original = yield.getNumOperands();
-          for (unsigned i = 0; i < original; ++i)
-            mapping.map(body->getArgument(1 + i), yield.getOperand(i));
+          mapping.map(oldIv, next);
+          if (distance == 1) {
+            for (unsigned i = 0; i < oldYield.getNumOperands(); ++i)
+              mapping.map(oldBody->getArgument(1 + i), oldYield.getOperand(i));
+          } else {
+            for (auto [index, ahead] :
+                 llvm::zip(carried, newArgs.drop_front(distance)))
+              mapping.map(loop.getRegionIterArgs()[index], ahead);
+          }
           Value inRange = arith::CmpIOp::create(
               inner, loc, arith::CmpIPredicate::slt, next, ub);
-          return SmallVector<Value>{
-              loadFor(inner, load, slice, mapping, inRange)};
+          Value loaded = loadFor(inner, load, slice, mapping, inRange);
+          SmallVector<Value> yields(newArgs.begin() + 1,
+                                    newArgs.begin() + distance);
+          yields.push_back(loaded);
+          for (unsigned index : carried)
+            yields.push_back(
+                mapping.lookupOrDefault(oldYield.getOperand(index)));
+          return yields;
         }));
-    load.getResult().replaceAllUsesWith(newLoop.getRegionIterArgs().back());
+    unsigned first = newLoop.getNumRegionIterArgs() - unsigned(inits.size());
+    load.getResult().replaceAllUsesWith(newLoop.getRegionIterArgs()[first]);
     load->erase();
     return newLoop;
   }

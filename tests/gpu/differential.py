@@ -613,7 +613,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cubins", help="directory of the Kiln cubins (and their .json metadata)")
     parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
-    parser.add_argument("--filter", default="", help="only cases whose id or file contains this")
+    parser.add_argument("--filter", default="", help="only cases whose id or file contains one of these (comma-separated)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per case")
     parser.add_argument("--list", action="store_true",
                         help="print `id|file|kernel|signature|flags` per case (for the build script)")
@@ -635,7 +635,8 @@ def main():
         return coverage()
     if opts.self_check:
         return self_check()
-    cases = [c for c in CASES if opts.filter in c["id"] or opts.filter in c["file"]]
+    filters = opts.filter.split(",")
+    cases = [c for c in CASES if any(f in c["id"] or f in c["file"] for f in filters)]
     if opts.child_from is not None:
         return child(opts, cases, opts.child_from, opts.child_log)
     if not opts.cubins:

@@ -1,9 +1,11 @@
 # In a loop kiln-pipeline-dots rewrote, a small load that feeds no dot
-# (attention backward's m: a row of floats per iteration) is loaded one
-# iteration ahead: once before the loop for the first iteration, then at the
-# end of each iteration for the next one (masked off past the last), and the
-# loop carries it. A load whose address comes from another load (a gather)
-# stays where it is.
+# (attention backward's m: a row of floats per iteration) is loaded ahead:
+# before the loop for the first iterations, then at the end of each
+# iteration for a later one (masked off past the last), and the loop
+# carries the values in flight. As far ahead as the copies run (S - 1) when
+# those values take at most 6 registers a thread beyond the next
+# iteration's, else one iteration ahead. A load whose address comes from
+# another load (a gather) stays where it is.
 # RUN: %kilnc compile %s -n rows -s "*fp16:16, *fp16:16, *fp32:16, *i32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s
 # A loop that stores to global memory keeps its loads where they are: the
 # next iteration's load could have to see this iteration's store.
@@ -11,12 +13,28 @@
 # A scalar load, a carried pointer's (SageAttention's per-block k scale,
 # `k_scale = tl.load(K_scale_ptr)`, then `K_scale_ptr += 1`), goes ahead too.
 # RUN: %kilnc compile %s -n scaled_rows -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SCALAR
-# SCALAR: %[[S0:[0-9]+]] = kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
-# SCALAR: scf.for {{.*}}, %[[S:arg[0-9]+]] = %[[S0]])
+# SCALAR: %[[P1:[0-9]+]] = kiln.addptr %arg2, %c1_i32
+# SCALAR: %[[S0:[0-9]+]] = kiln.load %arg2, mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
+# SCALAR: %[[S1:[0-9]+]] = kiln.load %[[P1]], mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
+# SCALAR: scf.for {{.*}}, %[[S:arg[0-9]+]] = %[[S0]], %[[S1A:arg[0-9]+]] = %[[S1]], %[[P:arg[0-9]+]] = %{{[0-9]+}})
 # SCALAR-NOT: kiln.load %{{.*}} : (!kiln.ptr<f32>) -> f32
 # SCALAR: kiln.splat %[[S]]
-# SCALAR: %[[S1:[0-9]+]] = kiln.load %{{.*}}, mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
-# SCALAR: scf.yield {{.*}}, %[[S1]] :
+# SCALAR: %[[PN:[0-9]+]] = kiln.addptr %[[P]], %c1_i32
+# SCALAR: %[[S2:[0-9]+]] = kiln.load %[[P]], mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
+# SCALAR: scf.yield {{.*}}, %[[S1A]], %[[S2]], %[[PN]] :
+# A scaled GEMM's per-k-tile column scales (four registers a thread), read
+# from the induction variable: two iterations ahead (4 + 4 registers in
+# flight) where the copies run three, the loop carrying the two.
+# RUN: %kilnc compile %s -n group_scaled -s "*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32:16" -ns 4 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GROUP
+# GROUP: %[[G0:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
+# GROUP: %[[G1:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
+# GROUP: scf.for %[[IV:arg[0-9]+]] = {{.*}}, %[[A:arg[0-9]+]] = %[[G0]], %[[B:arg[0-9]+]] = %[[G1]])
+# GROUP-NOT: kiln.load
+# GROUP: kiln.expand_dims %[[A]]
+# GROUP: %[[AHEAD:[0-9]+]] = arith.addi %[[IV]], %c2_i32
+# GROUP: arith.cmpi slt, %[[AHEAD]]
+# GROUP: %[[G2:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
+# GROUP: scf.yield {{.*}}, %[[B]], %[[G2]] :
 # STORED: scf.for
 # STORED: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
 # STORED: kiln.store
@@ -101,3 +119,17 @@ def scaled_rows(q_ptr, k_ptr, scale_ptr, dk_ptr, n):
         qT_ptrs += 32 * 64
         scale_ptr += 1
     tl.store(dk_ptr + rn[:, None] * 64 + rd[None, :], dk)
+
+
+@triton.jit
+def group_scaled(a_ptr, b_ptr, scale_ptr, c_ptr, k_tiles):
+    rm = tl.arange(0, 64)
+    rn = tl.arange(0, 64)
+    rk = tl.arange(0, 64)
+    acc = tl.zeros((64, 64), dtype=tl.float32)
+    for k in range(0, k_tiles):
+        a = tl.load(a_ptr + rm[:, None] * 4096 + (k * 64 + rk)[None, :])
+        w = tl.load(b_ptr + (k * 64 + rk)[:, None] * 64 + rn[None, :])
+        scale = tl.load(scale_ptr + k * 64 + rn)
+        acc = tl.dot(a, w * scale[None, :], acc)
+    tl.store(c_ptr + rm[:, None] * 64 + rn[None, :], acc.to(tl.float16))
