@@ -88,15 +88,20 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
         kiln::getLinearLayout(op.getPtrs().getType());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "pointers without a layout");
-    // A tile of runs: one thread copies each run's element.
+    // A tile of runs: one thread copies each run's element. A layout whose
+    // registers copy each other (a row of scales in its weight's layout,
+    // broadcast down the rows) likewise copies each element once, in
+    // chunks of the registers that differ.
     SmallVector<int64_t> runs =
         kiln::tileRuns(op, unsigned(op.getPtrs().getType().getRank()));
     Value owner;
     // Register i of `layout` is ptrs[original[i]].
     SmallVector<unsigned> original;
-    if (kiln::anyRun(runs)) {
-      kiln::DistinctRegisters distinct =
-          kiln::withoutCopiedRegisters(kiln::layoutOverRuns(*layout, runs));
+    bool copiedRegisters = layout->getZeroBasisMasks()[layout->getInDimIndex(
+                               kiln::layout::kRegister)] != 0;
+    if (kiln::anyRun(runs) || copiedRegisters) {
+      kiln::DistinctRegisters distinct = kiln::withoutCopiedRegisters(
+          kiln::anyRun(runs) ? kiln::layoutOverRuns(*layout, runs) : *layout);
       layout = std::move(distinct.layout);
       original = std::move(distinct.original);
       owner = kiln::ownerPredicate(rewriter, loc, *layout);

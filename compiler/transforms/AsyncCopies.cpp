@@ -33,8 +33,10 @@ std::optional<kiln::CpAsyncForm> kiln::cpAsyncForm(LoadOp load,
       cast<RankedTensorType>(load.getPtr().getType()).getEncoding());
   unsigned dim = blocked ? blocked.getOrder()[0] : 1;
   // Not along runs of equal pointers (a thread holding whole runs of a
-  // packed weight's rows, AssignLayouts' runLayout): along the other.
-  if (type.getRank() == 2 && axisInfo.get(load.getPtr()).constancy[dim] > 1)
+  // packed weight's rows, AssignLayouts' runLayout), nor along a single
+  // line (a row of scales in its weight's layout): along the other.
+  if (type.getRank() == 2 && (axisInfo.get(load.getPtr()).constancy[dim] > 1 ||
+                              type.getShape()[dim] == 1))
     dim = 1 - dim;
   unsigned vec =
       axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, dim);

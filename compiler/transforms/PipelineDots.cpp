@@ -68,7 +68,10 @@
 // `(k // 8) * stride`: eight rows of k read one row of words) keeps one
 // line per run in its ring (kiln_gpu.runs, compiler/ir/TileRuns.h): each
 // thread then reads back what others copied, which the barrier after the
-// iteration's wait orders (0.79 -> 2.0 of Triton on the H200). And an
+// iteration's wait orders (0.79 -> 2.0 of Triton on the H200). A row of
+// scales such a computation reads as `scale[None, :]` is loaded as that
+// 1 x N row (widenVectorLoads) and gets a ring too, as Triton's pipeliner
+// copies it, rather than waiting in registers. And an
 // 8-bit b loaded with n contiguous, which wgmma cannot read (it reads 8-bit
 // tiles K-major only), goes the same way with no computation: read back
 // and staged K-major (0.56 -> 2.5 at 128x128x128).
@@ -299,6 +302,7 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
     tensorMaps_.clear();
     deferred_ = false;
+    module.walk([&](kiln::DotOp dot) { widenVectorLoads(dot); });
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -314,6 +318,83 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
   }
 
 private:
+  /// A vector loaded in a dot's loop and only read through expand_dims on
+  /// the way to a computed operand (a quantized weight's row of scales,
+  /// `scale[None, :]`) becomes a load of the expanded row or column: the
+  /// same elements, but a 2-D tile, which computedFromLoads then gives a
+  /// ring, so that it is copied S - 1 iterations ahead with the weights
+  /// rather than waited for. Loaded into registers, even several iterations
+  /// ahead, ptxas waits for it where the next one is issued (a GPTQ-style
+  /// int4 GEMM at M = 16: its first scaled multiply took a fifth of the
+  /// stall samples). Only lines whose bytes a ring's swizzle can take.
+  void widenVectorLoads(kiln::DotOp dot) {
+    Block *body = dot->getBlock();
+    if (!isa<scf::ForOp>(dot->getParentOp()))
+      return;
+    SmallVector<kiln::LoadOp> vectors;
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    // Operands computed in a blocked layout, which are staged through
+    // shared memory; not one computed in the accumulator's layout (attention
+    // backward's p, whose row statistics kiln-prefetch-loads takes).
+    SmallVector<Value> work;
+    for (Value operand : {dot.getA(), dot.getB()})
+      if (isa<kiln::gpu::BlockedEncodingAttr>(
+              cast<RankedTensorType>(operand.getType()).getEncoding()))
+        work.push_back(operand);
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val().getDefiningOp();
+      if (!op || op->getBlock() != body || !seen.insert(op).second)
+        continue;
+      if (auto load = dyn_cast<kiln::LoadOp>(op)) {
+        auto type = dyn_cast<RankedTensorType>(load.getType());
+        if (type && type.getRank() == 1)
+          vectors.push_back(load);
+        continue;
+      }
+      if (op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+        continue;
+      llvm::append_range(work, op->getOperands());
+    }
+    for (kiln::LoadOp load : vectors) {
+      if (load.getBoundaryCheck() || load.getIsVolatile() ||
+          !isa<RankedTensorType>(load.getPtr().getType()) || load->use_empty())
+        continue;
+      auto first = dyn_cast<kiln::ExpandDimsOp>(*load->user_begin());
+      if (!first || !llvm::all_of(load->getUsers(), [&](Operation *user) {
+            auto expand = dyn_cast<kiln::ExpandDimsOp>(user);
+            return expand && expand.getType() == first.getType();
+          }))
+        continue;
+      RankedTensorType row = first.getType();
+      int64_t lineBytes =
+          row.getNumElements() * int64_t(row.getElementTypeBitWidth() / 8);
+      if (lineBytes != 32 && lineBytes != 64 && lineBytes % 128 != 0)
+        continue;
+      OpBuilder b(load);
+      Location loc = load.getLoc();
+      auto expanded = [&](Value v) -> Value {
+        if (!v)
+          return v;
+        auto type = cast<RankedTensorType>(v.getType());
+        return kiln::ExpandDimsOp::create(
+            b, loc,
+            RankedTensorType::get(row.getShape(), type.getElementType(),
+                                  row.getEncoding()),
+            v, first.getAxisAttr());
+      };
+      auto wide = kiln::LoadOp::create(
+          b, loc, row, expanded(load.getPtr()), expanded(load.getMask()),
+          expanded(load.getOther()), DenseI32ArrayAttr(),
+          kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
+          /*is_volatile=*/false);
+      for (Operation *user : llvm::to_vector(load->getUsers())) {
+        user->getResult(0).replaceAllUsesWith(wide.getResult());
+        user->erase();
+      }
+      load->erase();
+    }
+  }
+
   /// A dot operand that is the transpose of a tile loaded for it alone
   /// (`desc.load(...).T`, `tl.load(...).T`) becomes a load through
   /// transposed pointers: the same elements, so the copy below can stage it

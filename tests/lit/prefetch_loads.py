@@ -22,9 +22,11 @@
 # SCALAR: %[[PN:[0-9]+]] = kiln.addptr %[[P]], %c1_i32
 # SCALAR: %[[S2:[0-9]+]] = kiln.load %[[P]], mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
 # SCALAR: scf.yield {{.*}}, %[[S1A]], %[[S2]], %[[PN]] :
-# A scaled GEMM's per-k-tile column scales (four registers a thread), read
-# from the induction variable: two iterations ahead (4 + 4 registers in
-# flight) where the copies run three, the loop carrying the two.
+# A block-scaled GEMM's per-k-tile column scales, applied to each tile's
+# product (four registers a thread), read from the induction variable: two
+# iterations ahead (4 + 4 registers in flight) where the copies run three,
+# the loop carrying the two. (A scale applied to a weight before the dot
+# is copied with it instead: tests/lit/pipeline_packed_runs.test.)
 # RUN: %kilnc compile %s -n group_scaled -s "*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32:16" -ns 4 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GROUP
 # GROUP: %[[G0:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
 # GROUP: %[[G1:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
@@ -131,5 +133,5 @@ def group_scaled(a_ptr, b_ptr, scale_ptr, c_ptr, k_tiles):
         a = tl.load(a_ptr + rm[:, None] * 4096 + (k * 64 + rk)[None, :])
         w = tl.load(b_ptr + (k * 64 + rk)[:, None] * 64 + rn[None, :])
         scale = tl.load(scale_ptr + k * 64 + rn)
-        acc = tl.dot(a, w * scale[None, :], acc)
+        acc += tl.dot(a, w) * scale[None, :]
     tl.store(c_ptr + rm[:, None] * 64 + rn[None, :], acc.to(tl.float16))
