@@ -248,6 +248,31 @@ bool readOnlyCarriedAndInEpilogue(kiln::DotOp dot, Operation *yield,
   return yields == 1;
 }
 
+/// How many elements a thread holds consecutively along `dim` of `type`
+/// in its first registers that differ (1 without a distributed layout).
+int64_t contiguousPerThread(RankedTensorType type, unsigned dim) {
+  auto encoding =
+      dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(type.getEncoding());
+  if (!encoding)
+    return 1;
+  std::optional<kiln::layout::LinearLayout> layout =
+      encoding.toLinearLayout(type.getShape());
+  if (!layout)
+    return 1;
+  int64_t run = 1;
+  for (const kiln::layout::LinearLayout::Vector &basis :
+       layout->getInDims()[layout->getInDimIndex(kiln::layout::kRegister)]
+           .bases) {
+    if (llvm::all_of(basis, [](int32_t x) { return x == 0; }))
+      continue;
+    for (auto [d, x] : llvm::enumerate(basis))
+      if (x != (d == dim ? run : 0))
+        return run;
+    run *= 2;
+  }
+  return run;
+}
+
 /// Where a dot operand comes from: a load, maybe through a transpose.
 struct OperandSource {
   kiln::LoadOp load;
@@ -302,7 +327,10 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
     tensorMaps_.clear();
     deferred_ = false;
-    module.walk([&](kiln::DotOp dot) { widenVectorLoads(dot); });
+    {
+      kiln::AxisInfoAnalysis before(module);
+      module.walk([&](kiln::DotOp dot) { widenVectorLoads(dot, before); });
+    }
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -326,8 +354,10 @@ private:
   /// rather than waited for. Loaded into registers, even several iterations
   /// ahead, ptxas waits for it where the next one is issued (a GPTQ-style
   /// int4 GEMM at M = 16: its first scaled multiply took a fifth of the
-  /// stall samples). Only lines whose bytes a ring's swizzle can take.
-  void widenVectorLoads(kiln::DotOp dot) {
+  /// stall samples). Only vectors cp.async can copy (4 bytes or more a
+  /// chunk) in lines whose bytes a ring's swizzle can take: another stays a
+  /// vector, which kiln-prefetch-loads may load ahead.
+  void widenVectorLoads(kiln::DotOp dot, kiln::AxisInfoAnalysis &axisInfo) {
     Block *body = dot->getBlock();
     if (!isa<scf::ForOp>(dot->getParentOp()))
       return;
@@ -368,7 +398,13 @@ private:
       RankedTensorType row = first.getType();
       int64_t lineBytes =
           row.getNumElements() * int64_t(row.getElementTypeBitWidth() / 8);
-      if (lineBytes != 32 && lineBytes != 64 && lineBytes % 128 != 0)
+      unsigned bits = row.getElementTypeBitWidth();
+      unsigned line = 1 - unsigned(first.getAxis());
+      if ((lineBytes != 32 && lineBytes != 64 && lineBytes % 128 != 0) ||
+          axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, 0) *
+                  bits <
+              32 ||
+          contiguousPerThread(row, line) * bits < 32)
         continue;
       OpBuilder b(load);
       Location loc = load.getLoc();

@@ -92,10 +92,15 @@ struct PrefetchLoadsPass
       for (Operation &op : loop.getBody()->without_terminator())
         if (auto load = dyn_cast<kiln::LoadOp>(op); load && prefetchable(load))
           loads.push_back(load);
-      unsigned distance = distanceFor(loop, loads);
+      SmallVector<kiln::LoadOp> operandLoads;
+      for (kiln::LoadOp load : loads)
+        if (!feedsCopies(load) && feedsOperands(load))
+          operandLoads.push_back(load);
+      unsigned distance = distanceFor(loop, operandLoads);
       SmallVector<unsigned> distances;
       for (kiln::LoadOp load : loads)
-        distances.push_back(feedsCopies(load) ? 1 : distance);
+        distances.push_back(llvm::is_contained(operandLoads, load) ? distance
+                                                                   : 1);
       for (auto [load, d] : llvm::zip(loads, distances))
         loop = prefetch(loop, load, d);
     }
@@ -185,23 +190,46 @@ private:
     return false;
   }
 
-  /// How many iterations ahead to load `loads` that do not feed the
-  /// copies: as far as the loop's copies run (kiln-pipeline-dots marks it),
-  /// as long as the values in flight beyond the next iteration's take at
-  /// most kExtraRegisters a thread. Beside a register-bound loop (attention
-  /// backward's m and Di, 4-8 registers each) they cost more than they save:
-  /// tutorial 06's backward at d128 went from 1.09 to 0.93 of Triton on the
-  /// H200 with them two iterations ahead, where a few scalars or
-  /// one-register scale vectors gain 2-4% (SageAttention's k scales, Mamba-2's
-  /// chunk state, HQQ's scales and zeros).
+  /// Whether `load`'s value reaches a dot operand: a staged one (written
+  /// to shared memory for the dot) or a in registers; not only the
+  /// accumulator (a block-scaled GEMM's scales applied to each tile's
+  /// product).
+  static bool feedsOperands(kiln::LoadOp load) {
+    SmallVector<Value> work{load.getResult()};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<kiln::gpu::LocalStoreOp>(user) ||
+            (isa<kiln::gpu::SharedDotOp>(user) && use.getOperandNumber() == 0))
+          return true;
+        if (isa<kiln::gpu::SharedDotOp>(user) || !seen.insert(user).second)
+          continue;
+        llvm::append_range(work, user->getResults());
+      }
+    }
+    return false;
+  }
+
+  /// How many iterations ahead to load `loads`, the loop's loads that feed
+  /// dot operands (and not the copies): as far as the loop's copies run
+  /// (kiln-pipeline-dots marks it), as long as the values in flight beyond
+  /// the next iteration's take at most kExtraRegisters a thread. H200,
+  /// Kiln/Triton, one iteration -> as far as the copies: a few scalars or
+  /// one-register scale vectors that feed operands gain 2-4%
+  /// (SageAttention's k scales 0.97 -> 1.005, Mamba-2's chunk state 0.87 ->
+  /// 0.90, HQQ's scales and zeros 0.93 -> 0.94); beside a register-bound
+  /// loop (attention backward's m and Di, 4-8 registers each) they cost up
+  /// to 15% (tutorial 06's backward at d128, 1.09 -> 0.93); and scales
+  /// applied to each tile's product (fp8 block-scaled GEMMs) cost 5-9%
+  /// (DeepSeek's 1.15 -> 1.05), so those stay one iteration ahead.
   static unsigned distanceFor(scf::ForOp loop, ArrayRef<kiln::LoadOp> loads) {
     auto lead = loop->getAttrOfType<IntegerAttr>(kiln::kStageLeadAttr);
     if (!lead || prefetchMaxDistance == 1)
       return 1;
     int64_t registers = 0;
     for (kiln::LoadOp load : loads) {
-      if (feedsCopies(load))
-        continue;
       auto type = dyn_cast<RankedTensorType>(load.getType());
       registers += type ? std::max<int64_t>(1, *registersPerThread(type)) : 1;
     }

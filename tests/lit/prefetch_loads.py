@@ -22,21 +22,23 @@
 # SCALAR: %[[PN:[0-9]+]] = kiln.addptr %[[P]], %c1_i32
 # SCALAR: %[[S2:[0-9]+]] = kiln.load %[[P]], mask %{{.*}}, other %{{.*}} : (!kiln.ptr<f32>, i1, f32) -> f32
 # SCALAR: scf.yield {{.*}}, %[[S1A]], %[[S2]], %[[PN]] :
-# A block-scaled GEMM's per-k-tile column scales, applied to each tile's
-# product (four registers a thread), read from the induction variable: two
-# iterations ahead (4 + 4 registers in flight) where the copies run three,
-# the loop carrying the two. (A scale applied to a weight before the dot
-# is copied with it instead: tests/lit/pipeline_packed_runs.test.)
+# Per-row scales of a, a column of strided words (no cp.async: 2 bytes
+# apart, one register a thread), read from the induction variable: three
+# iterations ahead where the copies run three, the loop carrying the three.
+# (A contiguous row of scales is copied with the tile it scales instead:
+# tests/lit/pipeline_packed_runs.test. Scales applied to a product, after
+# the dot, stay one iteration ahead.)
 # RUN: %kilnc compile %s -n group_scaled -s "*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32:16" -ns 4 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GROUP
 # GROUP: %[[G0:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
 # GROUP: %[[G1:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
-# GROUP: scf.for %[[IV:arg[0-9]+]] = {{.*}}, %[[A:arg[0-9]+]] = %[[G0]], %[[B:arg[0-9]+]] = %[[G1]])
+# GROUP: %[[G2:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
+# GROUP: scf.for %[[IV:arg[0-9]+]] = {{.*}}, %[[A:arg[0-9]+]] = %[[G0]], %[[B:arg[0-9]+]] = %[[G1]], %[[C:arg[0-9]+]] = %[[G2]])
 # GROUP-NOT: kiln.load
 # GROUP: kiln.expand_dims %[[A]]
-# GROUP: %[[AHEAD:[0-9]+]] = arith.addi %[[IV]], %c2_i32
+# GROUP: %[[AHEAD:[0-9]+]] = arith.addi %[[IV]], %c3_i32
 # GROUP: arith.cmpi slt, %[[AHEAD]]
-# GROUP: %[[G2:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
-# GROUP: scf.yield {{.*}}, %[[B]], %[[G2]] :
+# GROUP: %[[G3:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf16
+# GROUP: scf.yield {{.*}}, %[[B]], %[[C]], %[[G3]] :
 # STORED: scf.for
 # STORED: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
 # STORED: kiln.store
@@ -132,6 +134,6 @@ def group_scaled(a_ptr, b_ptr, scale_ptr, c_ptr, k_tiles):
     for k in range(0, k_tiles):
         a = tl.load(a_ptr + rm[:, None] * 4096 + (k * 64 + rk)[None, :])
         w = tl.load(b_ptr + (k * 64 + rk)[:, None] * 64 + rn[None, :])
-        scale = tl.load(scale_ptr + k * 64 + rn)
-        acc += tl.dot(a, w) * scale[None, :]
+        scale = tl.load(scale_ptr + rm * 4096 + k)
+        acc = tl.dot((a * scale[:, None]).to(tl.float16), w, acc)
     tl.store(c_ptr + rm[:, None] * 64 + rn[None, :], acc.to(tl.float16))
