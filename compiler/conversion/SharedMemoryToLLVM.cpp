@@ -89,9 +89,10 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     if (!layout)
       return rewriter.notifyMatchFailure(op, "pointers without a layout");
     // A tile of runs: one thread copies each run's element. A layout whose
-    // registers copy each other (a row of scales in its weight's layout,
-    // broadcast down the rows) likewise copies each element once, in
-    // chunks of the registers that differ.
+    // registers or threads copy each other (a row of scales in its
+    // weight's layout, broadcast down the rows) likewise copies each
+    // element once, in chunks of the registers that differ, from the
+    // threads that own them.
     SmallVector<int64_t> runs =
         kiln::tileRuns(op, unsigned(op.getPtrs().getType().getRank()));
     Value owner;
@@ -104,8 +105,8 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
           kiln::anyRun(runs) ? kiln::layoutOverRuns(*layout, runs) : *layout);
       layout = std::move(distinct.layout);
       original = std::move(distinct.original);
-      owner = kiln::ownerPredicate(rewriter, loc, *layout);
     }
+    owner = kiln::ownerPredicate(rewriter, loc, *layout);
     unsigned elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     unsigned vec = 1;
     if (auto attr = op->getAttrOfType<IntegerAttr>("kiln_gpu.vec"))

@@ -412,6 +412,16 @@ private:
         if (!v)
           return v;
         auto type = cast<RankedTensorType>(v.getType());
+        // A splat constant (`other=0.0`) stays a constant, which the copy
+        // recognises as its zero fill.
+        SplatElementsAttr splat;
+        if (matchPattern(v, m_Constant(&splat)))
+          return arith::ConstantOp::create(
+              b, loc,
+              SplatElementsAttr::get(
+                  RankedTensorType::get(row.getShape(), type.getElementType(),
+                                        row.getEncoding()),
+                  splat.getSplatValue<Attribute>()));
         return kiln::ExpandDimsOp::create(
             b, loc,
             RankedTensorType::get(row.getShape(), type.getElementType(),

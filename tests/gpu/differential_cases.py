@@ -1464,6 +1464,15 @@ CASES += [
               s_ptr=("uniform", "float16", 8 * 256, 0.01, 0.05), c_ptr=("zeros", "float32", 256 * 256),
               M=256, N=256, K=1024),
          (2, 2), ["c_ptr"], tol=1e-5),
+    # N = 192 of two 128-column tiles: the second's words and scales are
+    # masked past N (the scales' row is copied into a ring with other=0).
+    case("ragged_packed_rows_matmul", F, "ragged_packed_rows_matmul",
+         "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, "
+         "K=i32:16, BM=64, BN=128, BK=64, GROUP=64",
+         dict(a_ptr=("randn", "float16", 100 * 512), b_ptr=("randbits", "int32", 64 * 192),
+              s_ptr=("uniform", "float16", 8 * 192, 0.01, 0.05), c_ptr=("zeros", "float32", 100 * 192),
+              M=100, N=192, K=512),
+         (cdiv(100, 64), 2), ["c_ptr"], tol=1e-5),
     # K = 1008: the last step has 48 of 64 rows (six words); K = 16, one
     # partial step (two words).
     *[case(f"masked_packed_rows_matmul_{K}", F, "masked_packed_rows_matmul",

@@ -9,6 +9,7 @@
 # kiln-variant: -n packed_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=64, BN=64, BK=64, GROUP=64, STAGES=3"
 # kiln-variant: -n packed_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=128, BN=128, BK=64, GROUP=128, STAGES=4"
 # kiln-variant: -n masked_packed_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, stride_am=i32:16, BM=64, BN=64, BK=64"
+# kiln-variant: -n ragged_packed_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=64, BN=128, BK=64, GROUP=64"
 # kiln-variant: -n packed_columns_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=64, BN=64, BK=32"
 # kiln-covers: packed_rows_matmul: tl.range(num_stages=, loop_unroll_factor=); tl.dot
 # kiln-covers: packed_columns_matmul: tl.dot
@@ -36,6 +37,29 @@ def packed_rows_matmul(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN
         a_ptrs += BK
         b_ptrs += (BK // 8) * N
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=rm[:, None] < M)
+
+
+@triton.jit
+def ragged_packed_rows_matmul(a_ptr, b_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                              BK: tl.constexpr, GROUP: tl.constexpr):
+    # packed_rows_matmul with N not a multiple of BN: the words and the row
+    # of scales (copied with them, a ring of its own) are masked past N, the
+    # scales falling back to 0.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + (rk // 8)[:, None] * N + rn[None, :]
+    shifts = (rk % 8) * 4
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K // BK):
+        packed = tl.load(b_ptrs, mask=rn[None, :] < N, other=0)
+        scale = tl.load(s_ptr + (k * BK // GROUP) * N + rn, mask=rn < N, other=0.0)
+        w = ((packed >> shifts[:, None]) & 0xF) - 8
+        acc = tl.dot(tl.load(a_ptrs), w.to(tl.float16) * scale[None, :], acc)
+        a_ptrs += BK
+        b_ptrs += (BK // 8) * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 @triton.jit
