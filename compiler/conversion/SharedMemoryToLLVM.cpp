@@ -95,7 +95,6 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     // threads that own them.
     SmallVector<int64_t> runs =
         kiln::tileRuns(op, unsigned(op.getPtrs().getType().getRank()));
-    Value owner;
     // Register i of `layout` is ptrs[original[i]].
     SmallVector<unsigned> original;
     bool copiedRegisters = layout->getZeroBasisMasks()[layout->getInDimIndex(
@@ -106,7 +105,7 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
       layout = std::move(distinct.layout);
       original = std::move(distinct.original);
     }
-    owner = kiln::ownerPredicate(rewriter, loc, *layout);
+    Value owner = kiln::ownerPredicate(rewriter, loc, *layout);
     unsigned elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     unsigned vec = 1;
     if (auto attr = op->getAttrOfType<IntegerAttr>("kiln_gpu.vec"))

@@ -49,4 +49,13 @@ Value loadMaskedBy(OpBuilder &b, LoadOp load, Value inRange,
       .getResult();
 }
 
+Value ivPlus(OpBuilder &b, Location loc, Value iv, Value step, int64_t k) {
+  if (k == 0)
+    return iv;
+  Value kk =
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(iv.getType(), k));
+  return arith::AddIOp::create(b, loc, iv,
+                               arith::MulIOp::create(b, loc, kk, step));
+}
+
 } // namespace kiln

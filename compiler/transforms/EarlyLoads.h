@@ -1,9 +1,10 @@
 //===- EarlyLoads.h - loads moved to an earlier iteration of a loop -------===//
 //
 // What kiln-pipeline-dots (the index loads of a gather, run ahead with the
-// load stage) and kiln-prefetch-loads (small loads issued an iteration
-// early) both need: whether the loop lets a load move, and the load masked
-// off where the iteration it now serves lies past the loop's end.
+// load stage) and kiln-prefetch-loads (small loads issued iterations
+// early) both need: whether the loop lets a load move, the induction
+// variable some iterations on, and the load masked off where the iteration
+// it now serves lies past the loop's end.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TRANSFORMS_EARLYLOADS_H
@@ -28,6 +29,11 @@ bool writesMemory(mlir::scf::ForOp loop);
 /// load) and its `other` zero where it had none.
 mlir::Value loadMaskedBy(mlir::OpBuilder &b, LoadOp load, mlir::Value inRange,
                          mlir::IRMapping &mapping);
+
+/// iv + k * step, created at `b` (iv itself for k = 0): the induction
+/// variable of the iteration k steps on.
+mlir::Value ivPlus(mlir::OpBuilder &b, mlir::Location loc, mlir::Value iv,
+                   mlir::Value step, int64_t k);
 
 } // namespace kiln
 

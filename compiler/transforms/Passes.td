@@ -164,17 +164,18 @@ def KilnTmaStores : Pass<"kiln-tma-stores", "mlir::ModuleOp"> {
 }
 
 def KilnPrefetchLoads : Pass<"kiln-prefetch-loads", "mlir::ModuleOp"> {
-  let summary = "Issue a tensor-core loop's small non-operand loads as far ahead as its copies";
+  let summary = "Issue a tensor-core loop's small non-operand loads ahead, up to as far as its copies";
   let description = [{
     In a loop kiln-pipeline-dots rewrote (it holds a kiln_gpu.shared_dot), a
     load of at most 8 registers a thread whose address comes from the
     induction variable, loop invariants and pure carried recurrences is
-    loaded as many iterations ahead as the loop's copies run (the
-    `kiln_gpu.stage_lead` mark kiln-pipeline-dots leaves, which this pass
-    removes; at most 16 registers a thread in flight; one iteration for a
-    load that feeds the copies' addresses), masked off past the last, and
-    carried, so the iteration that reads it does not wait for global memory
-    (attention backward's m and Di, a quantized GEMM's scales).
+    loaded ahead (masked off past the last) and carried, so the iteration
+    that reads it does not wait for global memory (attention backward's m
+    and Di, a quantized GEMM's scales): as many iterations ahead as the
+    loop's copies run (the `kiln_gpu.stage_lead` mark kiln-pipeline-dots
+    leaves, which this pass removes) when it feeds a dot operand and the
+    values in flight beyond the next iteration's take at most 6 registers a
+    thread over the loop, else one iteration.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

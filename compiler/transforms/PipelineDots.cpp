@@ -396,9 +396,8 @@ private:
           }))
         continue;
       RankedTensorType row = first.getType();
-      int64_t lineBytes =
-          row.getNumElements() * int64_t(row.getElementTypeBitWidth() / 8);
       unsigned bits = row.getElementTypeBitWidth();
+      int64_t lineBytes = row.getNumElements() * int64_t(bits / 8);
       unsigned line = 1 - unsigned(first.getAxis());
       if ((lineBytes != 32 && lineBytes != 64 && lineBytes % 128 != 0) ||
           axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, 0) *
@@ -411,22 +410,17 @@ private:
       auto expanded = [&](Value v) -> Value {
         if (!v)
           return v;
-        auto type = cast<RankedTensorType>(v.getType());
+        auto type = RankedTensorType::get(row.getShape(),
+                                          getElementTypeOrSelf(v.getType()),
+                                          row.getEncoding());
         // A splat constant (`other=0.0`) stays a constant, which the copy
         // recognises as its zero fill.
         SplatElementsAttr splat;
         if (matchPattern(v, m_Constant(&splat)))
           return arith::ConstantOp::create(
               b, loc,
-              SplatElementsAttr::get(
-                  RankedTensorType::get(row.getShape(), type.getElementType(),
-                                        row.getEncoding()),
-                  splat.getSplatValue<Attribute>()));
-        return kiln::ExpandDimsOp::create(
-            b, loc,
-            RankedTensorType::get(row.getShape(), type.getElementType(),
-                                  row.getEncoding()),
-            v, first.getAxisAttr());
+              SplatElementsAttr::get(type, splat.getSplatValue<Attribute>()));
+        return kiln::ExpandDimsOp::create(b, loc, type, v, first.getAxisAttr());
       };
       auto wide = kiln::LoadOp::create(
           b, loc, row, expanded(load.getPtr()), expanded(load.getMask()),
@@ -676,10 +670,9 @@ private:
   /// block an SM), 0.98-1.04 with 3 (two); at 128x256x64 over 8 warps, one
   /// block either way, 0.99-1.01 with 3 slots and 1.02-1.03 with 2; causal
   /// attention at HEAD_DIM 128 0.73 with 3 and 0.80 with 2 (one block
-  /// either way: the L1 gets what
-  /// shared memory leaves). Not for wgmma (its reads stay in flight into
-  /// the next iteration), TMA rings, or dots staging a computed operand
-  /// (their own short rings).
+  /// either way: the L1 gets what shared memory leaves). Not for wgmma (its
+  /// reads stay in flight into the next iteration), TMA rings, or dots staging
+  /// a computed operand (their own short rings).
   static bool shortRings(ArrayRef<PipelinedDot> dots,
                          ArrayRef<PipelinedLoad> loads, unsigned stages) {
     return stages >= 3 &&
@@ -1307,16 +1300,6 @@ private:
   }
 
   /// `iv + k * step` in the induction variable's type.
-  static Value ivPlus(OpBuilder &b, Location loc, Value iv, Value step,
-                      int64_t k) {
-    if (k == 0)
-      return iv;
-    Value kk =
-        arith::ConstantOp::create(b, loc, b.getIntegerAttr(iv.getType(), k));
-    return arith::AddIOp::create(b, loc, iv,
-                                 arith::MulIOp::create(b, loc, kk, step));
-  }
-
   /// The copy replacing `load` for the iteration whose induction variable is
   /// `iv`: its operands through `mapping`, masked by iv < ub. A TMA copy
   /// counts its bytes on `barrier`.
@@ -1448,7 +1431,7 @@ private:
     SmallVector<Value> carried(loop.getInitArgs());
     for (unsigned j = 0; j + 1 < stages; ++j) {
       IRMapping mapping;
-      Value iv = ivPlus(b, loc, lb, step, j);
+      Value iv = kiln::ivPlus(b, loc, lb, step, j);
       mapping.map(loop.getInductionVar(), iv);
       for (unsigned index : stageCarried)
         mapping.map(loop.getRegionIterArgs()[index], carried[index]);
@@ -1526,7 +1509,8 @@ private:
     // The stage reads iv + (S-1) * step.
     b.setInsertionPointToStart(body);
     Value iv = newLoop.getInductionVar();
-    Value ahead = ivPlus(b, loc, iv, newLoop.getStep(), int64_t(stages) - 1);
+    Value ahead =
+        kiln::ivPlus(b, loc, iv, newLoop.getStep(), int64_t(stages) - 1);
     iv.replaceUsesWithIf(ahead, [&](OpOperand &use) {
       Operation *top = body->findAncestorOpInBlock(*use.getOwner());
       return top && stage.contains(top);

@@ -8,14 +8,14 @@
 // iteration waits out their latency. Such a load (or a scalar one:
 // SageAttention's per-block k scale) is issued into registers as many
 // iterations ahead as the loop's copies run (S - 1; the pipeliner marks
-// the loop with it), within 16 registers a thread for the values in
-// flight: the prologue loads for the first iterations, each iteration
-// loads for the one that far on (masked off past the last) and the loop
-// carries the values in flight, oldest first. Triton's pipeliner gives
-// such loads the operands' distance too; one iteration ahead left a GPTQ-
-// style int4 GEMM at the M = 16 decode shape waiting on its scales.
-// A load that feeds the copies (a gather's indices, which run with the
-// load stage) goes one iteration ahead: it only has to arrive before them.
+// the loop with it) when it feeds a dot operand and the values in flight
+// beyond the next iteration's take at most 6 registers a thread over the
+// loop (distanceFor says what the other choices measured): the prologue
+// loads for the first iterations, each iteration loads for the one that
+// far on (masked off past the last) and the loop carries the values in
+// flight, oldest first. Other loads, and a load that feeds the copies (a
+// gather's indices, which run with the load stage and only have to arrive
+// before them), go one iteration ahead.
 //
 // The load's address, mask and `other` must come from the induction
 // variable, values defined outside the loop and carried values that are
@@ -92,17 +92,15 @@ struct PrefetchLoadsPass
       for (Operation &op : loop.getBody()->without_terminator())
         if (auto load = dyn_cast<kiln::LoadOp>(op); load && prefetchable(load))
           loads.push_back(load);
+      // Chosen before any rewrite: prefetch() moves the loads' users.
       SmallVector<kiln::LoadOp> operandLoads;
       for (kiln::LoadOp load : loads)
         if (!feedsCopies(load) && feedsOperands(load))
           operandLoads.push_back(load);
       unsigned distance = distanceFor(loop, operandLoads);
-      SmallVector<unsigned> distances;
       for (kiln::LoadOp load : loads)
-        distances.push_back(llvm::is_contained(operandLoads, load) ? distance
-                                                                   : 1);
-      for (auto [load, d] : llvm::zip(loads, distances))
-        loop = prefetch(loop, load, d);
+        loop = prefetch(loop, load,
+                        llvm::is_contained(operandLoads, load) ? distance : 1);
     }
     // The mark has served its purpose.
     getOperation().walk(
@@ -171,23 +169,36 @@ private:
     return kiln::loadMaskedBy(b, load, inRange, mapping);
   }
 
+  /// Whether a use that `accepts` is reached from `load`'s value through
+  /// the ops computed from it; `stop` uses are not followed further.
+  template <typename Accepts, typename Stops>
+  static bool reaches(kiln::LoadOp load, Accepts accepts, Stops stop) {
+    SmallVector<Value> work{load.getResult()};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        if (accepts(use))
+          return true;
+        Operation *user = use.getOwner();
+        if (stop(use) || !seen.insert(user).second)
+          continue;
+        llvm::append_range(work, user->getResults());
+      }
+    }
+    return false;
+  }
+
   /// Whether `load`'s value reaches a copy's address or mask (a gather's
   /// indices, which run with the load stage): such a load only has to
   /// arrive before the copies that read it, one iteration is enough.
   static bool feedsCopies(kiln::LoadOp load) {
-    SmallVector<Operation *> work(load->getUsers().begin(),
-                                  load->getUsers().end());
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      if (!seen.insert(op).second)
-        continue;
-      if (isa<kiln::gpu::AsyncCopyOp>(op))
-        return true;
-      for (Value result : op->getResults())
-        llvm::append_range(work, result.getUsers());
-    }
-    return false;
+    return reaches(
+        load,
+        [](OpOperand &use) {
+          return isa<kiln::gpu::AsyncCopyOp>(use.getOwner());
+        },
+        [](OpOperand &) { return false; });
   }
 
   /// Whether `load`'s value reaches a dot operand: a staged one (written
@@ -195,21 +206,17 @@ private:
   /// accumulator (a block-scaled GEMM's scales applied to each tile's
   /// product).
   static bool feedsOperands(kiln::LoadOp load) {
-    SmallVector<Value> work{load.getResult()};
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      for (OpOperand &use : v.getUses()) {
-        Operation *user = use.getOwner();
-        if (isa<kiln::gpu::LocalStoreOp>(user) ||
-            (isa<kiln::gpu::SharedDotOp>(user) && use.getOperandNumber() == 0))
-          return true;
-        if (isa<kiln::gpu::SharedDotOp>(user) || !seen.insert(user).second)
-          continue;
-        llvm::append_range(work, user->getResults());
-      }
-    }
-    return false;
+    return reaches(
+        load,
+        [](OpOperand &use) {
+          Operation *user = use.getOwner();
+          return isa<kiln::gpu::LocalStoreOp>(user) ||
+                 (isa<kiln::gpu::SharedDotOp>(user) &&
+                  use.getOperandNumber() == 0);
+        },
+        [](OpOperand &use) {
+          return isa<kiln::gpu::SharedDotOp>(use.getOwner());
+        });
   }
 
   /// How many iterations ahead to load `loads`, the loop's loads that feed
@@ -242,16 +249,6 @@ private:
         std::clamp<int64_t>(1 + kExtraRegisters / registers, 1, most));
   }
 
-  static Value ivPlus(OpBuilder &b, Location loc, Value iv, Value step,
-                      int64_t k) {
-    if (k == 0)
-      return iv;
-    Value kk =
-        arith::ConstantOp::create(b, loc, b.getIntegerAttr(iv.getType(), k));
-    return arith::AddIOp::create(b, loc, iv,
-                                 arith::MulIOp::create(b, loc, kk, step));
-  }
-
   /// Loads `load` `distance` iterations ahead: the prologue loads the first
   /// `distance` iterations' values, the loop carries them (oldest first) and
   /// each iteration loads for iv + distance * step. Farther than one
@@ -269,7 +266,6 @@ private:
     // The carried values the address reads, closed over their recurrences.
     SmallVector<unsigned> carried;
     if (distance > 1) {
-      llvm::SmallDenseSet<Operation *> inSlice(slice.begin(), slice.end());
       llvm::SmallSetVector<unsigned, 4> read;
       auto note = [&](Value v) {
         if (auto arg = dyn_cast<BlockArgument>(v);
@@ -295,7 +291,7 @@ private:
       state.map(arg, init);
     SmallVector<Value> inits;
     for (unsigned j = 0; j < distance; ++j) {
-      Value iv = ivPlus(b, loc, lb, step, j);
+      Value iv = kiln::ivPlus(b, loc, lb, step, j);
       state.map(oldIv, iv);
       Value inRange =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
@@ -320,7 +316,7 @@ private:
           // body is still the old loop's here (it moves into the new loop
           // afterwards).
           inner.setInsertionPoint(oldYield);
-          Value next = ivPlus(inner, loc, oldIv, step, distance);
+          Value next = kiln::ivPlus(inner, loc, oldIv, step, distance);
           IRMapping mapping;
           mapping.map(oldIv, next);
           if (distance == 1) {
