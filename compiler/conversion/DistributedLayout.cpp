@@ -237,6 +237,17 @@ kiln::contiguousRegistersAlongLastDim(const layout::LinearLayout &layout) {
                                   unsigned(layout.getOutDims().size() - 1));
 }
 
+unsigned kiln::vectorDimension(const layout::LinearLayout &layout) {
+  unsigned last = unsigned(layout.getOutDims().size() - 1);
+  if (layout.getInDimSizeLog2(layout::kRegister) == 0)
+    return last;
+  llvm::ArrayRef<int32_t> basis = layout.getBasis(layout::kRegister, 0);
+  for (auto [d, c] : llvm::enumerate(basis))
+    if (c == 1 && llvm::count(basis, 0) + 1 == int64_t(basis.size()))
+      return unsigned(d);
+  return last;
+}
+
 unsigned kiln::contiguousRegistersAlong(const layout::LinearLayout &layout,
                                         unsigned dim) {
   unsigned contiguous = 1;

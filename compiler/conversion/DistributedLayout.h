@@ -97,6 +97,10 @@ unsigned contiguousRegistersAlongLastDim(const layout::LinearLayout &layout);
 /// The same along dimension `dim`.
 unsigned contiguousRegistersAlong(const layout::LinearLayout &layout,
                                   unsigned dim);
+/// The dimension a thread's vector accesses run along: the one its first
+/// register steps along by one element (dimension 0 for a tile laid out
+/// down its columns), else the last.
+unsigned vectorDimension(const layout::LinearLayout &layout);
 
 } // namespace kiln
 

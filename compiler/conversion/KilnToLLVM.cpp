@@ -1,5 +1,6 @@
 //===- KilnToLLVM.cpp - the kiln-to-llvm pass
 //------------------------------===//
+#include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/HalfPairBlockArguments.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
@@ -44,6 +45,19 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     kiln::Constancies constancies;
     {
       kiln::AxisInfoAnalysis axisInfo(module);
+      // Along the dimension the value's layout puts a thread's consecutive
+      // registers: a tile laid out down its columns (the b of a dot outside
+      // a loop, stored N x K) reads its columns 16 bytes at a time.
+      auto widthOf = [&](Value ptr, Value mask, Type valueType) {
+        unsigned bits =
+            kiln::getElementTypeOrSelf(valueType).getIntOrFloatBitWidth();
+        if (auto tensor = dyn_cast<RankedTensorType>(valueType))
+          if (std::optional<kiln::layout::LinearLayout> layout =
+                  kiln::getLinearLayout(tensor))
+            return axisInfo.vectorWidthAlong(ptr, mask, bits,
+                                             kiln::vectorDimension(*layout));
+        return axisInfo.vectorWidth(ptr, mask, bits);
+      };
       module.walk([&](Operation *op) {
         // Integer element-wise results that repeat along some dimension.
         if (isa<arith::ArithDialect>(op->getDialect()) &&
@@ -58,10 +72,7 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
                                        info.constancy.end());
             }
         if (auto load = dyn_cast<kiln::LoadOp>(op)) {
-          widths[op] =
-              axisInfo.vectorWidth(load.getPtr(), load.getMask(),
-                                   kiln::getElementTypeOrSelf(load.getType())
-                                       .getIntOrFloatBitWidth());
+          widths[op] = widthOf(load.getPtr(), load.getMask(), load.getType());
           // Loads from runs of equal addresses (and masks): a per-block
           // scale that a whole column tile shares.
           if (!load.getIsVolatile() && isa<RankedTensorType>(load.getType())) {
@@ -71,15 +82,11 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
               constancies[op].assign(runs.begin(), runs.end());
           }
         } else if (auto store = dyn_cast<kiln::StoreOp>(op))
-          widths[op] = axisInfo.vectorWidth(
-              store.getPtr(), store.getMask(),
-              kiln::getElementTypeOrSelf(store.getValue().getType())
-                  .getIntOrFloatBitWidth());
+          widths[op] = widthOf(store.getPtr(), store.getMask(),
+                               store.getValue().getType());
         else if (auto atomic = dyn_cast<kiln::AtomicRMWOp>(op))
-          widths[op] = axisInfo.vectorWidth(
-              atomic.getPtr(), atomic.getMask(),
-              kiln::getElementTypeOrSelf(atomic.getVal().getType())
-                  .getIntOrFloatBitWidth());
+          widths[op] = widthOf(atomic.getPtr(), atomic.getMask(),
+                               atomic.getVal().getType());
       });
     }
     // Divisibility facts are consumed; LLVM gets alignment instead. Tensor

@@ -283,8 +283,9 @@ unsigned kiln::accessWidth(Operation *op, const AccessWidths &widths,
   std::optional<layout::LinearLayout> layout = getLinearLayout(tensor);
   if (!layout)
     return 1;
-  // Axis info measures vectors along the last dimension: the thread's
-  // leading registers must step along it one element at a time.
+  // Axis info measured the vector along the layout's vector dimension
+  // (accessWidthAlongLayout): the thread's leading registers step along it
+  // one element at a time.
   return std::min(std::max(1u, widths.lookup(op)),
-                  contiguousRegistersAlongLastDim(*layout));
+                  contiguousRegistersAlong(*layout, vectorDimension(*layout)));
 }

@@ -566,8 +566,10 @@ struct AssignLayoutsPass
       return false;
     if (isa<kiln::MakeRangeOp, kiln::SplatOp, arith::ConstantOp>(def))
       return true;
-    if (isa<kiln::gpu::ConvertLayoutOp>(def) ||
-        (shapes && isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(def)))
+    // A conversion is free to look through: rematerializing drops it.
+    if (isa<kiln::gpu::ConvertLayoutOp>(def))
+      return isCheap(def->getOperand(0), depth, shapes);
+    if (shapes && isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(def))
       return isCheap(def->getOperand(0), depth + 1, shapes);
     if (!isElementwise(def) || def->getNumResults() != 1)
       return false;
@@ -761,7 +763,7 @@ struct AssignLayoutsPass
         1, loaded.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
     Attribute encoding = runLayout(found, along, share, axisInfo);
     if (!encoding)
-      encoding = ownRowLayout(loaded, along, share);
+      encoding = ownRowLayout(loaded, along, share, /*computed=*/true);
     if (encoding) {
       forceLoad(found, encoding);
       force(operand, encoding);
@@ -794,8 +796,16 @@ struct AssignLayoutsPass
   /// elements a vector) when the preferred one gives its threads narrower
   /// vectors (an fp8 tile beside a 16-bit one that is narrower), or covers
   /// less than a 128-byte line of its rows per warp where they are wider
-  /// than that; else null.
-  Attribute ownRowLayout(RankedTensorType type, unsigned along, int64_t share) {
+  /// than that; else null. With `computed` (a tile an operand is computed
+  /// from, read back into registers), also when the preferred layout gives
+  /// its threads wider runs than one access takes: an fp32 tile beside
+  /// 16-bit ones, each of a warp's 16-byte copies reading half of every
+  /// sector it touches (Mamba-2's chunk scan). A tile the dot reads from
+  /// its ring keeps such runs: its copies then need half the pointers (an
+  /// fp16 v beside int8 q and k, SageAttention: 2% slower at 16 bytes a
+  /// thread).
+  Attribute ownRowLayout(RankedTensorType type, unsigned along, int64_t share,
+                         bool computed = false) {
     auto preferredRows =
         dyn_cast_or_null<BlockedEncodingAttr>(encodingOfRank.lookup(2));
     unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
@@ -806,7 +816,9 @@ struct AssignLayoutsPass
                       preferredRows.getSizePerThread()[1] * bytes;
     unsigned vec = unsigned(std::min<int64_t>(along, share));
     bool narrower = preferredRows.getSizePerThread()[1] < vec;
-    if (!narrower && (covered >= 128 || type.getDimSize(1) * bytes <= covered))
+    bool wider = computed && preferredRows.getSizePerThread()[1] > vec;
+    if (!narrower && !wider &&
+        (covered >= 128 || type.getDimSize(1) * bytes <= covered))
       return {};
     auto own = blockedWith(&getContext(), type.getShape(), {1, vec}, numWarps);
     return own == preferredRows ? Attribute() : Attribute(own);
