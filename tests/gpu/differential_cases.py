@@ -1488,6 +1488,38 @@ CASES += [
          (2, 2), ["c_ptr"], tol=1e-5),
 ]
 
+# --- matmul/sector_sized.py: accesses in layouts of their own (an fp32
+# accumulator's 16-byte stores, an fp32 tile copied 16 bytes a thread, b
+# stored N x K read down its columns). Every edge masked: hdim = 100 of
+# rows padded to 112, dstate = 192 (two 128-wide tiles), L = 200 (a tail of
+# 8); M = 300, N = 100, K = 200 (a tail of 8); K = 80 of a 128-wide tile.
+F = "matmul/sector_sized.py"
+CASES += [
+    case("decayed_state", F, "decayed_state",
+         "x_ptr=*bf16:16, b_ptr=*bf16:16, out_ptr=*fp32:16, dt_ptr=*fp32:16, hdim=i32, dstate=i32, "
+         "L=i32, stride_x_seq=i32:16, stride_x_hdim=i32:1, stride_b_seq=i32:16, stride_b_dstate=i32:1, "
+         "stride_o_m=i32:16, stride_o_n=i32:1, BM=64, BN=128, BK=32",
+         dict(x_ptr=("randn", "bfloat16", 200 * 112), b_ptr=("randn", "bfloat16", 200 * 192),
+              out_ptr=("zeros", "float32", 100 * 192), dt_ptr=("uniform", "float32", 200),
+              hdim=100, dstate=192, L=200, stride_x_seq=112, stride_x_hdim=1, stride_b_seq=192,
+              stride_b_dstate=1, stride_o_m=192, stride_o_n=1),
+         (2, 2), ["out_ptr"], tol=1e-2),  # b rounded to bf16 after exp
+    case("scaled_rows_matmul", F, "scaled_rows_matmul",
+         "cb_ptr=*fp32:16, x_ptr=*bf16:16, out_ptr=*fp32:16, dt_ptr=*fp32:16, M=i32, N=i32, K=i32, "
+         "stride_cb=i32:16, stride_x=i32:16, stride_out=i32:16, BM=128, BN=64, BK=64",
+         dict(cb_ptr=("randn", "float32", 300 * 208), x_ptr=("randn", "bfloat16", 200 * 112),
+              out_ptr=("zeros", "float32", 300 * 112), dt_ptr=("uniform", "float32", 208),
+              M=300, N=100, K=200, stride_cb=208, stride_x=112, stride_out=112),
+         (cdiv(300, 128), 2), ["out_ptr"], tol=1e-2),  # cb rounded to bf16
+    case("transposed_b_once", F, "transposed_b_once",
+         "c_ptr=*bf16:16, s_ptr=*bf16:16, out_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_c=i32:16, "
+         "stride_s_n=i32:16, stride_out=i32:16, BM=64, BN=64, BK=128",
+         dict(c_ptr=("randn", "bfloat16", 300 * 80), s_ptr=("randn", "bfloat16", 100 * 80),
+              out_ptr=("zeros", "float32", 300 * 112), M=300, N=100, K=80, stride_c=80,
+              stride_s_n=80, stride_out=112),
+         (cdiv(300, 64), 2), ["out_ptr"], tol=1e-5),  # fp32 sums in another order
+]
+
 # --- matmul/row_major_8bit.py: 8-bit GEMMs with b stored K x N, restaged
 # K-major for wgmma. K = 496: the last step has 48 of 64 rows (or 112 of
 # 128); M = 200 wraps (rm % M). int8 exact. fp8: Triton's wgmma keeps
