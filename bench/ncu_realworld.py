@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Nsight Compute side by side: Kiln's and Triton's kernel of each real-world case.
+
+For each case of bench/realworld_cases.py (--filter as bench/realworld_cubins.py
+takes it), profiles the first launch of the case's kernel on each side (the
+correctness launches: Kiln's comes first) with the sections that say where
+memory traffic goes, and writes one summary: duration, registers, shared
+memory, achieved occupancy, the global sectors the accesses touch beyond the
+ideal (ncu's uncoalesced-access counters) and the bytes of each sector used.
+On the GPU machine:
+
+    python3 bench/ncu_realworld.py --cubins DIR --out OUT [--filter a,b]
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+NCU = os.environ.get("NCU", "/usr/local/cuda/bin/ncu")
+SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "SourceCounters",
+            "MemoryWorkloadAnalysis_Tables"]
+
+
+def profile(case_id, kernel, cubins, work):
+    report = os.path.join(work, case_id)
+    cmd = [NCU, "-f", "-o", report, "-k", f"regex:^{re.escape(kernel)}$", "-c", "2"]
+    for s in SECTIONS:
+        cmd += ["--section", s]
+    cmd += [sys.executable, "bench/realworld_cubins.py", "--cubins", cubins, "--out",
+            os.path.join(work, "rw_" + case_id), "--rounds", "1", "--reps", "1",
+            "--filter", case_id]
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    text = subprocess.run([NCU, "-i", report + ".ncu-rep", "--page", "details", "--csv"],
+                          capture_output=True, text=True).stdout
+    return list(csv.reader(io.StringIO(text)))
+
+
+def summarize(rows):
+    """Per profiled launch (in order): the figures the summary shows."""
+    if not rows:
+        return []
+    header = rows[0]
+    col = {name: i for i, name in enumerate(header)}
+    launches = {}
+    for r in rows[1:]:
+        if len(r) <= col["Metric Value"]:
+            continue
+        d = launches.setdefault(r[col["ID"]], dict(messages=[]))
+        name, value = r[col["Metric Name"]], r[col["Metric Value"]]
+        if name:
+            d[name] = value
+        for i, field in enumerate(r):
+            if i > col["Metric Value"] and field and len(field) > 40:
+                d["messages"].append(field)
+    out = []
+    for key in sorted(launches, key=int):
+        d = launches[key]
+        s = dict(duration_us=d.get("Duration"), registers=d.get("Registers Per Thread"),
+                 shared_kb=d.get("Dynamic Shared Memory Per Block"),
+                 occupancy=d.get("Achieved Occupancy"))
+        for m in d["messages"]:
+            if (x := re.search(r"total of (\d+) excessive sectors \((\d+)% of the total (\d+) sectors",
+                               m)):
+                s["excessive_sectors"] = int(x.group(1))
+                s["sectors"] = int(x.group(3))
+            if (x := re.search(r"global (loads|stores)[^.]*\. On average, only ([\d.]+) of the 32 bytes",
+                               m)):
+                s[f"bytes_per_sector_{x.group(1)}"] = float(x.group(2))
+            if (x := re.search(r"shared (loads|stores)[^.]*causes on average a ([\d.]+) - way", m)):
+                s[f"shared_{x.group(1)}_ways"] = float(x.group(2))
+        out.append(s)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cubins", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--filter", default="")
+    opts = parser.parse_args()
+    listed = subprocess.run([sys.executable, "bench/realworld_cubins.py", "--list", "--filter",
+                             opts.filter], capture_output=True, text=True, check=True).stdout
+    work = os.path.join("/tmp", "ncu_realworld")
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(opts.out, exist_ok=True)
+    results = []
+    for line in listed.splitlines():
+        case_id, _, kernel = line.split("|")[:3]
+        launches = summarize(profile(case_id, kernel, opts.cubins, work))
+        sides = dict(zip(("kiln", "triton"), launches))
+        results.append(dict(id=case_id, kernel=kernel, **sides))
+        print(case_id, json.dumps(sides), flush=True)
+    json.dump(results, open(os.path.join(opts.out, "ncu_realworld.json"), "w"), indent=1)
+    keys = ["duration_us", "registers", "shared_kb", "occupancy", "excessive_sectors",
+            "bytes_per_sector_loads", "bytes_per_sector_stores"]
+    lines = ["| case | " + " | ".join(f"{k} (Kiln, Triton)" for k in keys) + " |",
+             "|---" * (len(keys) + 1) + "|"]
+    for r in results:
+        cells = [f"{r.get('kiln', {}).get(k, '-')}, {r.get('triton', {}).get(k, '-')}" for k in keys]
+        lines.append(f"| {r['id']} | " + " | ".join(cells) + " |")
+    open(os.path.join(opts.out, "ncu_realworld.md"), "w").write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
