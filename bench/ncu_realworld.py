@@ -10,6 +10,9 @@ ideal (ncu's uncoalesced-access counters) and the bytes of each sector used.
 On the GPU machine:
 
     python3 bench/ncu_realworld.py --cubins DIR --out OUT [--filter a,b]
+
+With `--forms CASE:KERNEL,...` it profiles bench/matmul_forms_cubins.py's
+cases instead (its `--build` cubins in DIR; KERNEL the case's kernel name).
 """
 import argparse
 import csv
@@ -25,14 +28,18 @@ SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "SourceCounters",
             "MemoryWorkloadAnalysis_Tables"]
 
 
-def profile(case_id, kernel, cubins, work):
+def profile(case_id, kernel, cubins, work, forms=False):
     report = os.path.join(work, case_id)
     cmd = [NCU, "-f", "-o", report, "-k", f"regex:^{re.escape(kernel)}$", "-c", "2"]
     for s in SECTIONS:
         cmd += ["--section", s]
-    cmd += [sys.executable, "bench/realworld_cubins.py", "--cubins", cubins, "--out",
-            os.path.join(work, "rw_" + case_id), "--rounds", "1", "--reps", "1",
-            "--filter", case_id]
+    if forms:
+        cmd += [sys.executable, "bench/matmul_forms_cubins.py", "--cubins", cubins, "--out",
+                os.path.join(work, "forms_" + case_id), "--rounds", "1", "--only", case_id]
+    else:
+        cmd += [sys.executable, "bench/realworld_cubins.py", "--cubins", cubins, "--out",
+                os.path.join(work, "rw_" + case_id), "--rounds", "1", "--reps", "1",
+                "--filter", case_id]
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     text = subprocess.run([NCU, "-i", report + ".ncu-rep", "--page", "details", "--csv"],
                           capture_output=True, text=True).stdout
@@ -81,16 +88,20 @@ def main():
     parser.add_argument("--cubins", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--filter", default="")
+    parser.add_argument("--forms", default="", help="CASE:KERNEL,... of bench/matmul_forms_cubins.py")
     opts = parser.parse_args()
-    listed = subprocess.run([sys.executable, "bench/realworld_cubins.py", "--list", "--filter",
-                             opts.filter], capture_output=True, text=True, check=True).stdout
+    if opts.forms:
+        listed = "\n".join(f"{c}||{k}" for c, k in (p.split(":") for p in opts.forms.split(",")))
+    else:
+        listed = subprocess.run([sys.executable, "bench/realworld_cubins.py", "--list", "--filter",
+                                 opts.filter], capture_output=True, text=True, check=True).stdout
     work = os.path.join("/tmp", "ncu_realworld")
     os.makedirs(work, exist_ok=True)
     os.makedirs(opts.out, exist_ok=True)
     results = []
     for line in listed.splitlines():
         case_id, _, kernel = line.split("|")[:3]
-        launches = summarize(profile(case_id, kernel, opts.cubins, work))
+        launches = summarize(profile(case_id, kernel, opts.cubins, work, bool(opts.forms)))
         sides = dict(zip(("kiln", "triton"), launches))
         results.append(dict(id=case_id, kernel=kernel, **sides))
         print(case_id, json.dumps(sides), flush=True)

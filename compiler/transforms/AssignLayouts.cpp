@@ -234,8 +234,11 @@ struct AssignLayoutsPass
   llvm::DenseMap<std::pair<Operation *, unsigned>, Attribute> carried;
   /// Stores of rank ≥ 2 whose addresses run along the last dimension.
   llvm::DenseSet<Operation *> rowContiguousStores;
-  /// The widest vector each store's addresses allow (without its mask).
+  /// The widest vector each store's (and atomic's) addresses allow
+  /// (without its mask).
   llvm::DenseMap<Operation *, unsigned> storeVectorWidth;
+  /// The target's compute capability (vector atomics).
+  unsigned computeCapability = 0;
 
   void choosePreferred(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo) {
     MLIRContext *ctx = &getContext();
@@ -295,7 +298,13 @@ struct AssignLayoutsPass
           }
       if (auto load = dyn_cast<kiln::LoadOp>(op))
         noteAccess(load.getPtr(), load.getType());
-      else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
+      else if (auto rmw = dyn_cast<kiln::AtomicRMWOp>(op)) {
+        // Not an anchor: only its own layout (ownAtomicLayout) uses it.
+        if (auto t = dyn_cast<RankedTensorType>(rmw.getVal().getType()))
+          storeVectorWidth[op] =
+              axisInfo.vectorWidth(rmw.getPtr(), /*mask=*/nullptr,
+                                   t.getElementType().getIntOrFloatBitWidth());
+      } else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
         if (unsigned vec =
                 noteAccess(store.getPtr(), store.getValue().getType()))
           storeVectorWidth[op] = vec;
@@ -329,6 +338,7 @@ struct AssignLayoutsPass
     kiln::TargetInfo target =
         kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
     tmaStores = target.hasWgmma();
+    computeCapability = target.computeCapability();
     // Whether wgmma can read every dot's operands: 32- and 8-bit tiles must
     // be K-contiguous (an operand loaded with pointers contiguous along K;
     // one computed in registers is 16-bit or takes mma.sync anyway).
@@ -443,12 +453,45 @@ struct AssignLayoutsPass
   /// null.
   Attribute ownStoreLayout(kiln::StoreOp store) {
     auto type = dyn_cast<RankedTensorType>(store.getValue().getType());
-    if (!type || type.getRank() != 2 || !isCheap(store.getPtr(), 0, true) ||
-        (store.getMask() && !isCheap(store.getMask(), 0, true)))
+    unsigned bytes =
+        type ? type.getElementType().getIntOrFloatBitWidth() / 8 : 0;
+    return bytes ? ownAccessLayout(store, store.getPtr(), store.getMask(), type,
+                                   16 / bytes)
+                 : Attribute();
+  }
+
+  /// For an atomic add of a tensor-core result (split-K's partial tiles),
+  /// a layout of as many elements a thread as one vector atomic takes
+  /// (AtomicsToLLVM: 4 floats from sm_90, 2 halves, 2 bf16 from sm_90, else
+  /// 1), where the preferred layout gives each thread more along its rows:
+  /// each of a warp's atomics then covers whole sectors, not half of each
+  /// (split-K's fp32 tiles, 8 floats a thread in two 16-byte atomics).
+  Attribute ownAtomicLayout(kiln::AtomicRMWOp rmw) {
+    auto type = dyn_cast<RankedTensorType>(rmw.getVal().getType());
+    if (!type || !isa<FloatType>(type.getElementType()) ||
+        (rmw.getRmwOp() != kiln::RMWOp::FAdd &&
+         rmw.getRmwOp() != kiln::RMWOp::Add))
+      return {};
+    Type element = type.getElementType();
+    unsigned perAtomic = 1;
+    if (element.isF32() && computeCapability >= 90)
+      perAtomic = 4;
+    else if (element.isF16() || (element.isBF16() && computeCapability >= 90))
+      perAtomic = 2;
+    return ownAccessLayout(rmw, rmw.getPtr(), rmw.getMask(), type, perAtomic);
+  }
+
+  /// For `op`, an access of `type` through `ptr` under `mask`, a layout of
+  /// `perAccess` elements a thread along its rows (fewer where its
+  /// addresses allow fewer), when the preferred layout gives each thread
+  /// more and its pointers and mask are cheap to recompute; else null.
+  Attribute ownAccessLayout(Operation *op, Value ptr, Value mask,
+                            RankedTensorType type, unsigned perAccess) {
+    if (!type || type.getRank() != 2 || !isCheap(ptr, 0, true) ||
+        (mask && !isCheap(mask, 0, true)))
       return {};
     auto blocked = dyn_cast<BlockedEncodingAttr>(preferred(type));
-    unsigned bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
-    if (!blocked || bytes == 0 || blocked.getOrder().front() != 1)
+    if (!blocked || blocked.getOrder().front() != 1)
       return {};
     // Nor more than its addresses let one instruction store: where they
     // are not known aligned (a C pointer the kernel loads, tutorial 08),
@@ -456,7 +499,7 @@ struct AssignLayoutsPass
     // sector per lane; one element a thread keeps a warp's store on one
     // run of the row.
     unsigned vec =
-        std::min(16 / bytes, std::max(1u, storeVectorWidth.lookup(store)));
+        std::min(perAccess, std::max(1u, storeVectorWidth.lookup(op)));
     if (blocked.getSizePerThread()[1] <= vec)
       return {};
     return defaultBlocked(&getContext(), type.getShape(), vec, numWarps);
@@ -1176,6 +1219,18 @@ struct AssignLayoutsPass
         return success();
       }
     }
+    // A tensor-core result added atomically moves anyway: to a layout
+    // whose atomics fill the sectors they touch (ownAtomicLayout).
+    if (auto rmw = dyn_cast<kiln::AtomicRMWOp>(op);
+        rmw &&
+        isa_and_nonnull<kiln::gpu::MmaEncodingAttr>(encodingOf(rmw.getVal())))
+      if (Attribute own = ownAtomicLayout(rmw)) {
+        for (OpOperand &operand : op->getOpOperands())
+          if (isa<RankedTensorType>(operand.get().getType()))
+            requireOperand(op, operand.getOperandNumber(), own);
+        setResult(rmw.getResult(), own);
+        return success();
+      }
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
             kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp>(op) ||
         !isElementwise(op)) {

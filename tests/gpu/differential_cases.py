@@ -1492,7 +1492,8 @@ CASES += [
 # accumulator's 16-byte stores, an fp32 tile copied 16 bytes a thread, b
 # stored N x K read down its columns). Every edge masked: hdim = 100 of
 # rows padded to 112, dstate = 192 (two 128-wide tiles), L = 200 (a tail of
-# 8); M = 300, N = 100, K = 200 (a tail of 8); K = 80 of a 128-wide tile.
+# 8); M = 300, N = 100, K = 200 (a tail of 8); K = 80 of a 128-wide tile;
+# split-K's atomically added partial tiles.
 F = "matmul/sector_sized.py"
 CASES += [
     case("decayed_state", F, "decayed_state",
@@ -1518,6 +1519,22 @@ CASES += [
               out_ptr=("zeros", "float32", 300 * 112), M=300, N=100, K=80, stride_c=80,
               stride_s_n=80, stride_out=112),
          (cdiv(300, 64), 2), ["out_ptr"], tol=1e-5),  # fp32 sums in another order
+    # Partial tiles added atomically in whatever order the programs finish:
+    # M = 300, N = 200, K = 1008 (the last step of each split partial).
+    case("split_k_matmul_f32", F, "split_k_matmul",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_a=i32:16, "
+         "stride_b=i32:16, stride_c=i32:16, BM=128, BN=128, BK=64, SPLIT_K=4",
+         dict(a_ptr=("randn", "float16", 300 * 1008), b_ptr=("randn", "float16", 1008 * 208),
+              c_ptr=("zeros", "float32", 300 * 208), M=300, N=200, K=1008, stride_a=1008,
+              stride_b=208, stride_c=208),
+         (cdiv(300, 128), cdiv(200, 128), 4), ["c_ptr"], tol=1e-5),
+    case("split_k_matmul_f16", F, "split_k_matmul",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32, N=i32, K=i32:16, stride_a=i32:16, "
+         "stride_b=i32:16, stride_c=i32:16, BM=64, BN=128, BK=64, SPLIT_K=3",
+         dict(a_ptr=("randn", "float16", 300 * 1008), b_ptr=("randn", "float16", 1008 * 208),
+              c_ptr=("zeros", "float16", 300 * 208), M=300, N=200, K=1008, stride_a=1008,
+              stride_b=208, stride_c=208),
+         (cdiv(300, 64), cdiv(200, 128), 3), ["c_ptr"], tol=5e-3),  # fp16 partial sums rounded
 ]
 
 # --- matmul/row_major_8bit.py: 8-bit GEMMs with b stored K x N, restaged

@@ -21,6 +21,17 @@
 # COLUMNS-NOT: ld.global.b16
 # COLUMNS-COUNT-24: ld.global.v4.b32
 # COLUMNS-NOT: ld.global.b16
+#
+# `split_k`: split-K's fp32 partial tiles, added atomically, 4 floats a
+# thread (one red.v4.f32) along whole rows, not two half-sector atomics of
+# 8; fp16 ones 2 a thread (one f16x2 atomic).
+# RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SPLITK
+# SPLITK: kiln.atomic_rmw fadd {{.*}} : tensor<128x128x!kiln.ptr<f32>, #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32]
+# RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SPLITK-PTX
+# SPLITK-PTX-COUNT-32: atom.global.acq_rel.gpu.add.v4.f32
+# SPLITK-PTX-NOT: atom.global
+# RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 128, 128, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SPLITK16
+# SPLITK16: kiln.atomic_rmw fadd {{.*}} : tensor<128x128x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [1, 32]
 import triton
 import triton.language as tl
 
@@ -79,3 +90,16 @@ def columns(c_ptr, s_ptr, out_ptr, stride_s_n, stride_s_k, BM: tl.constexpr, BN:
     s = tl.load(s_ptr + rn[None, :] * stride_s_n + rk[:, None] * stride_s_k)
     acc = tl.dot(c, s)
     tl.store(out_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@triton.jit
+def split_k(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.program_id(0) * BK + tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, 4 * BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.atomic_add(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(c_ptr.dtype.element_ty))

@@ -3,11 +3,16 @@
 # bytes a thread, not the 32 the bf16 tiles' layout gives), an fp32 tile
 # scaled and rounded to bf16 before the dot (copied 16 bytes a thread), and
 # a b stored N x K loaded once, outside any loop (read 16 bytes at a time
-# down its columns). Shapes as Mamba-2's chunk kernels use them.
+# down its columns), and split-K's partial tiles added atomically (as many
+# elements a thread as one vector atomic takes). Shapes as Mamba-2's chunk
+# kernels use them.
 #
 # kiln-variant: -n decayed_state -s "x_ptr=*bf16:16, b_ptr=*bf16:16, out_ptr=*fp32:16, dt_ptr=*fp32:16, hdim=i32, dstate=i32, L=i32, stride_x_seq=i32:16, stride_x_hdim=i32:1, stride_b_seq=i32:16, stride_b_dstate=i32:1, stride_o_m=i32:16, stride_o_n=i32:1, BM=64, BN=128, BK=32"
 # kiln-variant: -n scaled_rows_matmul -s "cb_ptr=*fp32:16, x_ptr=*bf16:16, out_ptr=*fp32:16, dt_ptr=*fp32:16, M=i32, N=i32, K=i32, stride_cb=i32:16, stride_x=i32:16, stride_out=i32:16, BM=128, BN=64, BK=64"
 # kiln-variant: -n transposed_b_once -s "c_ptr=*bf16:16, s_ptr=*bf16:16, out_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_c=i32:16, stride_s_n=i32:16, stride_out=i32:16, BM=64, BN=64, BK=128"
+# kiln-variant: -n split_k_matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_a=i32:16, stride_b=i32:16, stride_c=i32:16, BM=128, BN=128, BK=64, SPLIT_K=4"
+# kiln-variant: -n split_k_matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32, N=i32, K=i32:16, stride_a=i32:16, stride_b=i32:16, stride_c=i32:16, BM=64, BN=128, BK=64, SPLIT_K=3"
+# kiln-covers: split_k_matmul: tl.dot; tl.atomic_add
 # kiln-covers: decayed_state: tl.dot
 # kiln-covers: scaled_rows_matmul: tl.dot
 # kiln-covers: transposed_b_once: tl.dot
@@ -83,3 +88,24 @@ def transposed_b_once(c_ptr, s_ptr, out_ptr, M, N, K, stride_c, stride_s_n, stri
     acc = tl.dot(c, s)
     tl.store(out_ptr + rm[:, None] * stride_out + rn[None, :], acc,
              mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def split_k_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_a, stride_b, stride_c, BM: tl.constexpr,
+                   BN: tl.constexpr, BK: tl.constexpr, SPLIT_K: tl.constexpr):
+    # c += a @ b over every SPLIT_K-th step of K from program (m, n, k):
+    # a [M, K], b [K, N] fp16, c [M, N] (fp32 or fp16) zeroed by the host.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.program_id(2) * BK + tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_a + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_b + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK * SPLIT_K):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BK * SPLIT_K
+        b_ptrs += BK * SPLIT_K * stride_b
+    tl.atomic_add(c_ptr + rm[:, None] * stride_c + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+                  mask=(rm[:, None] < M) & (rn[None, :] < N))
