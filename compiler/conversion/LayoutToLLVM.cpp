@@ -574,6 +574,26 @@ struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
         layoutChange(srcType, resultType, *getTypeConverter());
     if (!change)
       return rewriter.notifyMatchFailure(op, "tensors without layouts");
+    // Where each thread already holds the elements its result registers
+    // name (kiln-assign-layouts merges a dimension its threads hold whole
+    // into the next: an unpacked int4 weight's [K/2, 2, N] into [K, N]),
+    // the reshape renames registers.
+    ArrayRef<int64_t> srcShape = srcType.getShape();
+    ArrayRef<int64_t> resultShape = resultType.getShape();
+    auto rowMajor = [&](ArrayRef<int32_t> c) {
+      int64_t index = 0;
+      for (auto [x, n] : llvm::zip(c, resultShape))
+        index = index * n + x;
+      SmallVector<int32_t> src(srcShape.size());
+      for (size_t d = srcShape.size(); d-- > 0;) {
+        src[d] = int32_t(index % srcShape[d]);
+        index /= srcShape[d];
+      }
+      return src;
+    };
+    if (kiln::registerMapping(change->from, change->to, rowMajor))
+      return renameRegisters(op, adaptor.getSrc(), *getTypeConverter(),
+                             rewriter, rowMajor);
     Location loc = op.getLoc();
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
@@ -599,6 +619,32 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
     if (!change)
       return rewriter.notifyMatchFailure(op, "tensors without layouts");
     Location loc = op.getLoc();
+    // Where the new dimension is in each thread's registers and the rest of
+    // the result's layout is the operands' (kiln-assign-layouts' joined
+    // layout), each result register is an operand register: lhs where the
+    // new coordinate is 0, rhs where it is 1.
+    size_t last = size_t(resultType.getRank() - 1);
+    auto dropLast = [&](ArrayRef<int32_t> c) {
+      return SmallVector<int32_t>(c.take_front(last));
+    };
+    bool threadsOnOperands = true;
+    for (StringRef hw : {layout::kLane, layout::kWarp})
+      for (int32_t i = 0; i < change->to.getInDimSizeLog2(hw); ++i)
+        threadsOnOperands &= change->to.getBasis(hw, i)[last] == 0;
+    if (threadsOnOperands)
+      if (std::optional<SmallVector<unsigned>> mapping =
+              kiln::registerMapping(change->from, change->to, dropLast)) {
+        SmallVector<Value> operands[2] = {
+            kiln::unpackElements(rewriter, loc, adaptor.getLhs()),
+            kiln::unpackElements(rewriter, loc, adaptor.getRhs())};
+        SmallVector<Value> elements;
+        for (auto [k, from] : llvm::enumerate(*mapping))
+          elements.push_back(operands[kiln::registerCoordinates(
+              change->to, unsigned(k))[last]][from]);
+        rewriter.replaceOp(
+            op, kiln::packElements(rewriter, loc, change->converted, elements));
+        return success();
+      }
     LinearLayout interleaved = rowMajorAccess(change->from, /*shift=*/1);
     SmallVector<Value> elements =
         exchangeThroughShared(
@@ -703,6 +749,46 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
     Type converted = getTypeConverter()->convertType(resultType);
     if (!to || !converted)
       return rewriter.notifyMatchFailure(op, "results without layouts");
+    // Where each thread holds both halves of its elements (the last
+    // dimension in its registers, kiln-assign-layouts' layout for a join's
+    // result) and the results keep the operand's threads, each result
+    // register is an operand register.
+    size_t last = size_t(srcType.getRank() - 1);
+    bool threadsOnHalves = true;
+    for (StringRef hw : {layout::kLane, layout::kWarp})
+      for (int32_t i = 0; i < from->getInDimSizeLog2(hw); ++i)
+        threadsOnHalves &= from->getBasis(hw, i)[last] == 0;
+    auto withHalf = [](ArrayRef<int32_t> c) {
+      SmallVector<int32_t> full(c);
+      full.push_back(0);
+      return full;
+    };
+    if (threadsOnHalves)
+      if (kiln::registerMapping(*from, *to, withHalf)) {
+        std::map<SmallVector<int32_t>, unsigned> byCoordinates;
+        for (unsigned k = unsigned(from->getInDimSize(layout::kRegister));
+             k-- > 0;)
+          byCoordinates[kiln::registerCoordinates(*from, k)] = k;
+        SmallVector<Value> halves[2];
+        bool found = true;
+        for (unsigned k = 0;
+             found && k < unsigned(to->getInDimSize(layout::kRegister)); ++k)
+          for (int32_t j = 0; j < 2 && found; ++j) {
+            SmallVector<int32_t> c =
+                withHalf(kiln::registerCoordinates(*to, k));
+            c.back() = j;
+            auto it = byCoordinates.find(c);
+            found = it != byCoordinates.end();
+            if (found)
+              halves[j].push_back(src[it->second]);
+          }
+        if (found) {
+          rewriter.replaceOp(
+              op, {kiln::packElements(rewriter, loc, converted, halves[0]),
+                   kiln::packElements(rewriter, loc, converted, halves[1])});
+          return success();
+        }
+      }
     LinearLayout interleaved = rowMajorAccess(*to, /*shift=*/1);
     auto results =
         exchangeThroughShared(rewriter, op, {{src, {rowMajorAccess(*from)}}},

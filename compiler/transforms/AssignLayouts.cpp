@@ -581,6 +581,121 @@ struct AssignLayoutsPass
       result.setType(withEncoding(result.getType(), encoding));
   }
 
+  /// The layout of kiln.join's result over operands in `encoding` (a
+  /// blocked one): the new last dimension of 2 in each thread's registers,
+  /// innermost; the other dimensions as the operands have them. Null for
+  /// other encodings.
+  Attribute joinedLayout(Attribute encoding) {
+    auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(encoding);
+    if (!blocked)
+      return {};
+    SmallVector<unsigned> spt(blocked.getSizePerThread()),
+        tpw(blocked.getThreadsPerWarp()), wpc(blocked.getWarpsPerCTA());
+    spt.push_back(2);
+    tpw.push_back(1);
+    wpc.push_back(1);
+    SmallVector<unsigned> order{unsigned(spt.size() - 1)};
+    llvm::append_range(order, blocked.getOrder());
+    return BlockedEncodingAttr::get(&getContext(), spt, tpw, wpc, order);
+  }
+
+  /// The layout of kiln.split's results over an operand in `encoding`
+  /// whose threads hold both halves of their elements (a blocked layout
+  /// with the last dimension of 2 in registers, joinedLayout's): the
+  /// operand's without that dimension. Null otherwise.
+  Attribute splitLayout(Attribute encoding) {
+    auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(encoding);
+    if (!blocked || blocked.getSizePerThread().size() < 2)
+      return {};
+    unsigned last = unsigned(blocked.getSizePerThread().size() - 1);
+    if (blocked.getSizePerThread()[last] != 2 ||
+        blocked.getThreadsPerWarp()[last] != 1 ||
+        blocked.getWarpsPerCTA()[last] != 1)
+      return {};
+    SmallVector<unsigned> spt(blocked.getSizePerThread().drop_back()),
+        tpw(blocked.getThreadsPerWarp().drop_back()),
+        wpc(blocked.getWarpsPerCTA().drop_back()), order;
+    for (unsigned o : blocked.getOrder())
+      if (o != last)
+        order.push_back(o);
+    return BlockedEncodingAttr::get(&getContext(), spt, tpw, wpc, order);
+  }
+
+  /// The layout of a kiln.reshape from `from` (`encoding`, blocked) to `to`
+  /// that keeps every element in its thread: `to` merges dimensions d and
+  /// d + 1 of `from`, and `encoding` holds dimension d + 1 whole in each
+  /// thread (its elements then follow d's in-thread ones). Null otherwise.
+  Attribute mergedLayout(Attribute encoding, ArrayRef<int64_t> from,
+                         ArrayRef<int64_t> to) {
+    auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(encoding);
+    if (blocked && to.size() == from.size() + 1)
+      return splitDimensionLayout(blocked, from, to);
+    if (!blocked || from.size() != to.size() + 1)
+      return {};
+    for (size_t d = 0; d + 1 < from.size(); ++d) {
+      if (to[d] != from[d] * from[d + 1] ||
+          !std::equal(from.begin(), from.begin() + d, to.begin()) ||
+          !std::equal(from.begin() + d + 2, from.end(), to.begin() + d + 1))
+        continue;
+      if (int64_t(blocked.getSizePerThread()[d + 1]) != from[d + 1] ||
+          blocked.getThreadsPerWarp()[d + 1] != 1 ||
+          blocked.getWarpsPerCTA()[d + 1] != 1 ||
+          // d's in-thread run covers d (no repetition below it).
+          int64_t(blocked.getSizePerThread()[d]) > from[d])
+        return {};
+      SmallVector<unsigned> spt, tpw, wpc, order;
+      for (size_t i = 0; i < from.size(); ++i) {
+        if (i == d + 1)
+          continue;
+        unsigned merged = i == d ? unsigned(from[d + 1]) : 1u;
+        spt.push_back(blocked.getSizePerThread()[i] * merged);
+        tpw.push_back(blocked.getThreadsPerWarp()[i]);
+        wpc.push_back(blocked.getWarpsPerCTA()[i]);
+      }
+      for (unsigned o : blocked.getOrder())
+        if (o != d + 1)
+          order.push_back(o > d + 1 ? o - 1 : o);
+      return BlockedEncodingAttr::get(&getContext(), spt, tpw, wpc, order);
+    }
+    return {};
+  }
+
+  /// The inverse of mergedLayout: `to` splits dimension d of `from` into
+  /// (d, d + 1), and each thread of `blocked` holds a whole number of runs
+  /// of to[d + 1] elements along d (an interleaved pair, `reshape(x, (M,
+  /// N // 2, 2))` before a split): d + 1 stays in the threads' registers.
+  Attribute splitDimensionLayout(BlockedEncodingAttr blocked,
+                                 ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+    for (size_t d = 0; d < from.size(); ++d) {
+      if (from[d] != to[d] * to[d + 1] ||
+          !std::equal(from.begin(), from.begin() + d, to.begin()) ||
+          !std::equal(from.begin() + d + 1, from.end(), to.begin() + d + 2))
+        continue;
+      unsigned inner = unsigned(to[d + 1]);
+      unsigned run = blocked.getSizePerThread()[d];
+      if (run % inner != 0 || int64_t(run) > from[d])
+        return {};
+      SmallVector<unsigned> spt, tpw, wpc, order;
+      for (size_t i = 0; i < from.size(); ++i) {
+        spt.push_back(i == d ? run / inner : blocked.getSizePerThread()[i]);
+        tpw.push_back(blocked.getThreadsPerWarp()[i]);
+        wpc.push_back(blocked.getWarpsPerCTA()[i]);
+        if (i == d) {
+          spt.push_back(inner);
+          tpw.push_back(1);
+          wpc.push_back(1);
+        }
+      }
+      for (unsigned o : blocked.getOrder()) {
+        if (o == d)
+          order.push_back(unsigned(d + 1));
+        order.push_back(o > d ? o + 1 : o);
+      }
+      return BlockedEncodingAttr::get(&getContext(), spt, tpw, wpc, order);
+    }
+    return {};
+  }
+
   /// Permutes a blocked encoding for kiln.trans (result dim i = src order[i]).
   Attribute permuted(Attribute encoding, ArrayRef<int32_t> perm) {
     auto blocked = dyn_cast<BlockedEncodingAttr>(encoding);
@@ -1229,6 +1344,31 @@ struct AssignLayoutsPass
           if (isa<RankedTensorType>(operand.get().getType()))
             requireOperand(op, operand.getOperandNumber(), own);
         setResult(rmw.getResult(), own);
+        return success();
+      }
+    // A join keeps its operands where they are, side by side in each
+    // thread's registers (the new dimension innermost), and a reshape that
+    // merges a dimension its threads hold whole into the one before keeps
+    // its operand's threads: both rename registers (an int4 weight's
+    // halves joined, transposed and merged into rows, HQQ's; they went
+    // through shared memory three times an iteration).
+    if (auto join = dyn_cast<kiln::JoinOp>(op))
+      if (Attribute joined = joinedLayout(encodingOf(join.getLhs()))) {
+        requireOperand(op, 1, encodingOf(join.getLhs()));
+        setResult(join.getResult(), joined);
+        return success();
+      }
+    if (auto split = dyn_cast<kiln::SplitOp>(op))
+      if (Attribute halves = splitLayout(encodingOf(split.getSrc()))) {
+        setResult(split.getLhs(), halves);
+        setResult(split.getRhs(), halves);
+        return success();
+      }
+    if (auto reshape = dyn_cast<kiln::ReshapeOp>(op))
+      if (Attribute merged = mergedLayout(encodingOf(reshape.getSrc()),
+                                          reshape.getSrc().getType().getShape(),
+                                          reshape.getType().getShape())) {
+        setResult(reshape.getResult(), merged);
         return success();
       }
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,

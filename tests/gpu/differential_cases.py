@@ -987,6 +987,13 @@ CASES += [
     case("split_halves", F, "split_halves", "x_ptr=*fp32, lo_ptr=*fp32, hi_ptr=*fp32, R=16, C=64",
          dict(x_ptr=("randn", "float32", 16 * 64), lo_ptr=("zeros", "float32", 16 * 32),
               hi_ptr=("zeros", "float32", 16 * 32)), (1,), ["lo_ptr", "hi_ptr"], tol=0),
+    # Joined, transposed and merged (or split) in each thread's registers.
+    case("unpack_int4_rows", F, "unpack_int4_rows", "q_ptr=*u8:16, out_ptr=*bf16:16, BK=16, BN=256",
+         dict(q_ptr=("randbits", "uint8", 16 * 256), out_ptr=("zeros", "bfloat16", 32 * 256)),
+         (1,), ["out_ptr"], tol=0),
+    case("split_pairs", F, "split_pairs", "x_ptr=*fp32:16, out_ptr=*fp32:16, BM=64, BN=128",
+         dict(x_ptr=("randn", "float32", 64 * 128), out_ptr=("zeros", "float32", 64 * 64)),
+         (1,), ["out_ptr"], tol=1e-6),  # FMA contraction
 ]
 
 # --- shapes/reshape_permute.py -----------------------------------------------

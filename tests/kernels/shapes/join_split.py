@@ -9,6 +9,10 @@
 # kiln-variant: -n split_halves -s "x_ptr=*fp32, lo_ptr=*fp32, hi_ptr=*fp32, R=16, C=64"
 # kiln-covers: concat_blocks: tl.cat; tl.sum
 # kiln-covers: split_halves: tl.split; tl.permute; tl.reshape
+# kiln-variant: -n unpack_int4_rows -s "q_ptr=*u8:16, out_ptr=*bf16:16, BK=16, BN=256"
+# kiln-variant: -n split_pairs -s "x_ptr=*fp32:16, out_ptr=*fp32:16, BM=64, BN=128"
+# kiln-covers: unpack_int4_rows: tl.join; tl.permute; tl.reshape
+# kiln-covers: split_pairs: tl.split; tl.reshape
 import triton
 import triton.language as tl
 
@@ -53,3 +57,29 @@ def split_halves(x_ptr, lo_ptr, hi_ptr, R: tl.constexpr, C: tl.constexpr):
     half = rows * (C // 2) + tl.arange(0, C // 2)[None, :]
     tl.store(lo_ptr + half, lo)
     tl.store(hi_ptr + half, hi * 2.0)
+
+
+@triton.jit
+def unpack_int4_rows(q_ptr, out_ptr, BK: tl.constexpr, BN: tl.constexpr):
+    # out[2k + j, n] = nibble j of q[k, n] (low first), as bf16: the join,
+    # transpose and row merge torchao's HQQ GEMM unpacks its weights with
+    # (kilnc keeps every element in its thread: a renaming of registers).
+    rk = tl.arange(0, BK)
+    rn = tl.arange(0, BN)
+    q = tl.load(q_ptr + rk[:, None] * BN + rn[None, :])
+    lo = (q & 15).to(tl.float16).to(tl.bfloat16)
+    hi = (q >> 4).to(tl.float16).to(tl.bfloat16)
+    w = tl.join(lo, hi).permute(0, 2, 1).reshape(2 * BK, BN)
+    rw = tl.arange(0, 2 * BK)
+    tl.store(out_ptr + rw[:, None] * BN + rn[None, :], w)
+
+
+@triton.jit
+def split_pairs(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    # out[m, i] = x[m, 2i]^2 + x[m, 2i + 1]^2: pairs split off each row.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * BN + rn[None, :])
+    re, im = tl.split(tl.reshape(x, (BM, BN // 2, 2)))
+    rh = tl.arange(0, BN // 2)
+    tl.store(out_ptr + rm[:, None] * (BN // 2) + rh[None, :], re * re + im * im)
