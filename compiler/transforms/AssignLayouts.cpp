@@ -624,7 +624,8 @@ struct AssignLayoutsPass
   /// The layout of a kiln.reshape from `from` (`encoding`, blocked) to `to`
   /// that keeps every element in its thread: `to` merges dimensions d and
   /// d + 1 of `from`, and `encoding` holds dimension d + 1 whole in each
-  /// thread (its elements then follow d's in-thread ones). Null otherwise.
+  /// thread (its elements then follow d's in-thread ones); or `to` splits
+  /// one (splitDimensionLayout). Null otherwise.
   Attribute mergedLayout(Attribute encoding, ArrayRef<int64_t> from,
                          ArrayRef<int64_t> to) {
     auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(encoding);
@@ -640,7 +641,7 @@ struct AssignLayoutsPass
       if (int64_t(blocked.getSizePerThread()[d + 1]) != from[d + 1] ||
           blocked.getThreadsPerWarp()[d + 1] != 1 ||
           blocked.getWarpsPerCTA()[d + 1] != 1 ||
-          // d's in-thread run covers d (no repetition below it).
+          // A run longer than d itself (the layout wraps inside a thread).
           int64_t(blocked.getSizePerThread()[d]) > from[d])
         return {};
       SmallVector<unsigned> spt, tpw, wpc, order;
