@@ -201,6 +201,14 @@ kiln::emitCoordinates(OpBuilder &b, Location loc, const LinearLayout &layout) {
   return result;
 }
 
+std::map<SmallVector<int32_t>, unsigned>
+kiln::registersByCoordinates(const LinearLayout &layout) {
+  std::map<SmallVector<int32_t>, unsigned> byCoordinates;
+  for (unsigned k = unsigned(layout.getInDimSize(layout::kRegister)); k-- > 0;)
+    byCoordinates[registerCoordinates(layout, k)] = k; // lowest index wins
+  return byCoordinates;
+}
+
 std::optional<SmallVector<unsigned>>
 kiln::registerMapping(const LinearLayout &from, const LinearLayout &to,
                       CoordinateMap project) {
@@ -215,11 +223,8 @@ kiln::registerMapping(const LinearLayout &from, const LinearLayout &to,
         return std::nullopt;
     }
   }
-  // Registers of `from` by their coordinates.
-  std::map<SmallVector<int32_t>, unsigned> byCoordinates;
-  unsigned fromRegisters = unsigned(from.getInDimSize(layout::kRegister));
-  for (unsigned k = fromRegisters; k-- > 0;)
-    byCoordinates[registerCoordinates(from, k)] = k; // lowest index wins
+  std::map<SmallVector<int32_t>, unsigned> byCoordinates =
+      registersByCoordinates(from);
   SmallVector<unsigned> mapping;
   unsigned toRegisters = unsigned(to.getInDimSize(layout::kRegister));
   for (unsigned k = 0; k < toRegisters; ++k) {
@@ -229,12 +234,6 @@ kiln::registerMapping(const LinearLayout &from, const LinearLayout &to,
     mapping.push_back(it->second);
   }
   return mapping;
-}
-
-unsigned
-kiln::contiguousRegistersAlongLastDim(const layout::LinearLayout &layout) {
-  return contiguousRegistersAlong(layout,
-                                  unsigned(layout.getOutDims().size() - 1));
 }
 
 unsigned kiln::vectorDimension(const layout::LinearLayout &layout) {

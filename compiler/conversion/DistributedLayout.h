@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <map>
 #include <optional>
 
 namespace kiln {
@@ -55,6 +56,11 @@ registerMapping(const layout::LinearLayout &from,
 llvm::SmallVector<int32_t>
 registerCoordinates(const layout::LinearLayout &layout, unsigned k);
 
+/// Each register of `layout` by its coordinates (registerCoordinates); of
+/// registers holding copies, the lowest.
+std::map<llvm::SmallVector<int32_t>, unsigned>
+registersByCoordinates(const layout::LinearLayout &layout);
+
 /// Registers that are copies of lower ones (their index has a bit whose
 /// basis is zero) are not representatives; the others are.
 bool isRepresentativeRegister(const layout::LinearLayout &layout, unsigned k);
@@ -91,10 +97,8 @@ struct DistinctRegisters {
 };
 DistinctRegisters withoutCopiedRegisters(const layout::LinearLayout &layout);
 
-/// How many leading registers of a thread step along the tensor's last
-/// dimension one element at a time (1 when the first does not).
-unsigned contiguousRegistersAlongLastDim(const layout::LinearLayout &layout);
-/// The same along dimension `dim`.
+/// How many leading registers of a thread step along dimension `dim` one
+/// element at a time (1 when the first does not).
 unsigned contiguousRegistersAlong(const layout::LinearLayout &layout,
                                   unsigned dim);
 /// The dimension a thread's vector accesses run along: the one its first

@@ -153,11 +153,8 @@ struct ExtractLowering : OpConversionPattern<kiln::ExtractOp> {
         kiln::registerMapping(change->from, change->to, same);
     if (!atZero)
       return fail();
-    std::map<SmallVector<int32_t>, unsigned> byCoordinates;
-    unsigned fromRegisters =
-        unsigned(change->from.getInDimSize(layout::kRegister));
-    for (unsigned k = fromRegisters; k-- > 0;)
-      byCoordinates[kiln::registerCoordinates(change->from, k)] = k;
+    std::map<SmallVector<int32_t>, unsigned> byCoordinates =
+        kiln::registersByCoordinates(change->from);
     Location loc = op.getLoc();
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
@@ -561,6 +558,16 @@ struct ConvertLayoutLowering : OpConversionPattern<kiln::gpu::ConvertLayoutOp> {
   }
 };
 
+/// Whether no lane or warp of `layout` moves along dimension `dim` (a
+/// join's result, a split's operand: each thread holds both halves).
+static bool threadsHoldWhole(const LinearLayout &layout, size_t dim) {
+  for (StringRef hw : {layout::kLane, layout::kWarp})
+    for (int32_t i = 0; i < layout.getInDimSizeLog2(hw); ++i)
+      if (layout.getBasis(hw, i)[dim] != 0)
+        return false;
+  return true;
+}
+
 /// Row-major reinterpretation: element i of the operand is element i of the
 /// result (also when reordering is allowed, which this does not exploit).
 struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
@@ -627,11 +634,7 @@ struct JoinLowering : OpConversionPattern<kiln::JoinOp> {
     auto dropLast = [&](ArrayRef<int32_t> c) {
       return SmallVector<int32_t>(c.take_front(last));
     };
-    bool threadsOnOperands = true;
-    for (StringRef hw : {layout::kLane, layout::kWarp})
-      for (int32_t i = 0; i < change->to.getInDimSizeLog2(hw); ++i)
-        threadsOnOperands &= change->to.getBasis(hw, i)[last] == 0;
-    if (threadsOnOperands)
+    if (threadsHoldWhole(change->to, last))
       if (std::optional<SmallVector<unsigned>> mapping =
               kiln::registerMapping(change->from, change->to, dropLast)) {
         SmallVector<Value> operands[2] = {
@@ -753,36 +756,31 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
     // dimension in its registers, kiln-assign-layouts' layout for a join's
     // result) and the results keep the operand's threads, each result
     // register is an operand register.
+    // The low halves are a renaming (registerMapping); each high half is
+    // the register at the same coordinates with the last one set.
     size_t last = size_t(srcType.getRank() - 1);
-    bool threadsOnHalves = true;
-    for (StringRef hw : {layout::kLane, layout::kWarp})
-      for (int32_t i = 0; i < from->getInDimSizeLog2(hw); ++i)
-        threadsOnHalves &= from->getBasis(hw, i)[last] == 0;
     auto withHalf = [](ArrayRef<int32_t> c) {
       SmallVector<int32_t> full(c);
       full.push_back(0);
       return full;
     };
-    if (threadsOnHalves)
-      if (kiln::registerMapping(*from, *to, withHalf)) {
-        std::map<SmallVector<int32_t>, unsigned> byCoordinates;
-        for (unsigned k = unsigned(from->getInDimSize(layout::kRegister));
-             k-- > 0;)
-          byCoordinates[kiln::registerCoordinates(*from, k)] = k;
+    if (threadsHoldWhole(*from, last))
+      if (std::optional<SmallVector<unsigned>> low =
+              kiln::registerMapping(*from, *to, withHalf)) {
+        std::map<SmallVector<int32_t>, unsigned> byCoordinates =
+            kiln::registersByCoordinates(*from);
         SmallVector<Value> halves[2];
-        bool found = true;
-        for (unsigned k = 0;
-             found && k < unsigned(to->getInDimSize(layout::kRegister)); ++k)
-          for (int32_t j = 0; j < 2 && found; ++j) {
-            SmallVector<int32_t> c =
-                withHalf(kiln::registerCoordinates(*to, k));
-            c.back() = j;
-            auto it = byCoordinates.find(c);
-            found = it != byCoordinates.end();
-            if (found)
-              halves[j].push_back(src[it->second]);
-          }
-        if (found) {
+        for (auto [k, lowRegister] : llvm::enumerate(*low)) {
+          SmallVector<int32_t> c =
+              withHalf(kiln::registerCoordinates(*to, unsigned(k)));
+          c.back() = 1;
+          auto it = byCoordinates.find(c);
+          if (it == byCoordinates.end())
+            break;
+          halves[0].push_back(src[lowRegister]);
+          halves[1].push_back(src[it->second]);
+        }
+        if (halves[1].size() == low->size()) {
           rewriter.replaceOp(
               op, {kiln::packElements(rewriter, loc, converted, halves[0]),
                    kiln::packElements(rewriter, loc, converted, halves[1])});

@@ -283,9 +283,9 @@ unsigned kiln::accessWidth(Operation *op, const AccessWidths &widths,
   std::optional<layout::LinearLayout> layout = getLinearLayout(tensor);
   if (!layout)
     return 1;
-  // Axis info measured the vector along the layout's vector dimension
-  // (accessWidthAlongLayout): the thread's leading registers step along it
-  // one element at a time.
+  // kiln-to-llvm measured the vector with axis info along the layout's
+  // vector dimension: the thread's leading registers step along it one
+  // element at a time.
   return std::min(std::max(1u, widths.lookup(op)),
                   contiguousRegistersAlong(*layout, vectorDimension(*layout)));
 }

@@ -626,8 +626,8 @@ struct AssignLayoutsPass
   /// d + 1 of `from`, and `encoding` holds dimension d + 1 whole in each
   /// thread (its elements then follow d's in-thread ones); or `to` splits
   /// one (splitDimensionLayout). Null otherwise.
-  Attribute mergedLayout(Attribute encoding, ArrayRef<int64_t> from,
-                         ArrayRef<int64_t> to) {
+  Attribute reshapedLayout(Attribute encoding, ArrayRef<int64_t> from,
+                           ArrayRef<int64_t> to) {
     auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(encoding);
     if (blocked && to.size() == from.size() + 1)
       return splitDimensionLayout(blocked, from, to);
@@ -661,7 +661,7 @@ struct AssignLayoutsPass
     return {};
   }
 
-  /// The inverse of mergedLayout: `to` splits dimension d of `from` into
+  /// reshapedLayout's other direction: `to` splits dimension d of `from` into
   /// (d, d + 1), and each thread of `blocked` holds a whole number of runs
   /// of to[d + 1] elements along d (an interleaved pair, `reshape(x, (M,
   /// N // 2, 2))` before a split): d + 1 stays in the threads' registers.
@@ -1366,10 +1366,11 @@ struct AssignLayoutsPass
         return success();
       }
     if (auto reshape = dyn_cast<kiln::ReshapeOp>(op))
-      if (Attribute merged = mergedLayout(encodingOf(reshape.getSrc()),
-                                          reshape.getSrc().getType().getShape(),
-                                          reshape.getType().getShape())) {
-        setResult(reshape.getResult(), merged);
+      if (Attribute reshaped =
+              reshapedLayout(encodingOf(reshape.getSrc()),
+                             reshape.getSrc().getType().getShape(),
+                             reshape.getType().getShape())) {
+        setResult(reshape.getResult(), reshaped);
         return success();
       }
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
