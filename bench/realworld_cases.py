@@ -32,23 +32,8 @@ pointer or an integer divisible by 16, `:1` for an integer equal to 1), so
 that both compilers see the same facts.
 """
 
-TUT = "tests/realworld/tutorials/python/tutorials/"
-LIGER_ROOT = "tests/realworld/liger/src"
-LIGER = LIGER_ROOT + "/liger_kernel/ops/"
-SMS = 132  # the H100/H200 SM count, as the hosts' sm_count grids use it
-
-
-def cdiv(a, b):
-    return (a + b - 1) // b
-
-
-def case(id, file, kernel, sig, args, grid, outputs, bytes, tol, **rules):
-    if file.startswith(LIGER_ROOT + "/"):
-        rules.setdefault("package", LIGER_ROOT)
-    return dict(id=id, file=file, kernel=kernel, sig=sig, args=args, grid=tuple(grid),
-                outputs=list(outputs), bytes=bytes, tol=tol, **rules)
-
-
+from realworld_case_rules import (LIGER, SMS, TRL, TUT, case, cdiv, decay_cumsum,  # noqa: F401
+                                  fp8_e4m3)
 
 CASES = []
 PENDING = []  # cases kilnc does not compile right yet (not run), each saying why
@@ -322,22 +307,6 @@ CASES.append(case(
 # GEMM, 4*B*H*S*S*D for attention, halved when causal (the usual count: the
 # masked-off parts of the diagonal blocks, which the kernels compute, are
 # left out).
-TRL = "tests/realworld/"
-
-
-def fp8_e4m3(numel, std):
-    """fp8 (e4m3) values as a per-block quantization to the full range makes
-    them: randn * std, clamped to +-448 (torch's cast gives NaN from 480)."""
-    return lambda torch, gen: ((torch.randn(numel, generator=gen, device="cuda") * std)
-                               .clamp(-448, 448).to(torch.float8_e4m3fn))
-
-
-def decay_cumsum(rows, length, step):
-    """Mamba's dA_cumsum: the running sum along each chunk of dt * A, a decay
-    of up to `step` per token (A < 0), so 0 > dA_cumsum, decreasing."""
-    return lambda torch, gen: -(torch.rand(rows, length, generator=gen, device="cuda") * step).cumsum(-1).reshape(-1)
-
-
 # DeepSeek-V3's fp8 GEMM (inference/kernel.py; activations quantized per
 # token and 128 columns, weights per 128 x 128 block, each block's product
 # scaled in the K loop), bf16 out (its generate.py's default dtype): 4096
@@ -1006,3 +975,9 @@ CASES.append(case(
     # Imported by the file for its host-side config class, absent here.
     stubs={"lightllm.common.kernel_config": dict(KernelConfigs=object),
            "frozendict": dict(frozendict=dict)}))
+
+# Later batches, one file per family of kernels.
+from realworld_cases_fla import CASES as FLA_CASES  # noqa: E402
+from realworld_cases_attention_gemm import CASES as ATTENTION_GEMM_CASES  # noqa: E402
+
+CASES += FLA_CASES + ATTENTION_GEMM_CASES

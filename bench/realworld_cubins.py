@@ -19,6 +19,7 @@ the table.
 """
 
 import argparse
+import ast
 import ctypes
 import importlib.util
 import json
@@ -36,15 +37,37 @@ import differential as diff  # noqa: E402
 from realworld_cases import CASES  # noqa: E402
 
 
+def unspecialized_parameters(case):
+    """The parameters the kernel's `@triton.jit(do_not_specialize=[...])`
+    names (by name or position): Triton's JIT gives them no hints."""
+    tree = ast.parse(open(os.path.join(REPO, case["file"])).read())
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.FunctionDef) and node.name == case["kernel"]):
+            continue
+        names = [a.arg for a in node.args.args]
+        out = set()
+        for decorator in node.decorator_list:
+            for keyword in getattr(decorator, "keywords", []):
+                if keyword.arg == "do_not_specialize":
+                    for item in ast.literal_eval(keyword.value):
+                        out.add(names[item] if isinstance(item, int) else item)
+        return out
+    return set()
+
+
 def hinted_signature(case):
     """The case's signature with the hints Triton's JIT specializes on for its
     arguments: `:16` on pointers (fresh allocations) and on integers divisible
-    by 16, `:1` on integers equal to 1."""
+    by 16, `:1` on integers equal to 1, except for the parameters the kernel
+    says not to specialize."""
     out = []
+    unspecialized = unspecialized_parameters(case)
     for entry in diff.split_top_level(case["sig"]):
         name, _, value = entry.partition("=")
         name, value = name.strip(), value.strip()
-        if value.startswith("*"):
+        if name in unspecialized:
+            pass
+        elif value.startswith("*"):
             value += ":16"
         elif value in ("i32", "i64") and name in case["args"]:
             v = case["args"][name]
