@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace kiln::frontend;
@@ -785,6 +786,24 @@ FValue kiln::frontend::emitUMulHi(Emitter &e, const FValue &a, const FValue &b,
         mlir::ValueRange{a.value, b.value},
         builder.getStringAttr("__nv_umul64hi"),
         builder.getStringAttr("libdevice"), builder.getUnitAttr());
+    return FValue::runtime(v, a.type);
+  }
+  // The high half of a product with zero (Philox's first round, its
+  // counters' zero words) folds here; the intrinsic below would not fold.
+  for (const FValue *v : {&a, &b})
+    if (mlir::matchPattern(v->value, mlir::m_Zero()))
+      return FValue::runtime(v->value, a.type);
+  if (bits == 32) {
+    // mul.hi.u32 through NVVM's intrinsic, as Triton emits it: LLVM's
+    // NVPTX back end then still sees the low product of (x | c) * K as
+    // x * K + c * K (Philox's counters of one thread differ by constants)
+    // where the widened 64-bit product hid it (tutorial 04: 40 registers
+    // where Triton takes 32).
+    mlir::Value v = kiln::ExternElementwiseOp::create(
+        builder, l, a.type.toMLIR(e.getContext()),
+        mlir::ValueRange{a.value, b.value},
+        builder.getStringAttr("llvm.nvvm.mulhi.ui"),
+        builder.getStringAttr("nvvm"), builder.getUnitAttr());
     return FValue::runtime(v, a.type);
   }
   TritonType wide = a.type;

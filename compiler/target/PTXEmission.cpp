@@ -1,4 +1,5 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
+#include "compiler/target/DisjointOrsAsAdds.h"
 #include "compiler/target/HalfMulAdds.h"
 #include "compiler/target/RematerializeAfterLoops.h"
 #include "compiler/target/RematerializeInLoops.h"
@@ -318,6 +319,11 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
         builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
     mpm.run(module, mam);
   }
+
+  // After O3, whose InstCombine would make them ors again.
+  for (Function &function : module)
+    if (!function.isDeclaration())
+      disjointOrsAsAdds(function);
 
   // After O3, where no IR-level CSE runs after it to undo it.
   std::unique_ptr<Module> rematerialized = CloneModule(module);

@@ -886,10 +886,15 @@ struct AssignLayoutsPass
   /// converted, or shifted and scaled, before the dot): the load gets its
   /// own row layout where ownRowLayout would give it one as an operand, and
   /// the computation follows. An int8 weight beside fp16 tiles of 64-byte
-  /// rows was otherwise copied 8 bytes at a time, through L1.
+  /// rows was otherwise copied 8 bytes at a time, through L1. An operand
+  /// computed from loads (one or several) whose addresses all run down its
+  /// columns gets, with them, a layout with that dimension fastest, as a
+  /// loaded operand does: GLA's k scaled by its decays (FLA's chunk_h, k
+  /// and gk contiguous along K, the dot's M) was read a 2- or 4-byte
+  /// element at a time across 2 KB rows.
   void forceComputedOperand(Value operand, RankedTensorType type,
                             kiln::AxisInfoAnalysis &axisInfo) {
-    kiln::LoadOp found;
+    SmallVector<kiln::LoadOp> found;
     SmallVector<Value> work{operand};
     llvm::SmallPtrSet<Operation *, 8> seen;
     while (!work.empty()) {
@@ -897,9 +902,9 @@ struct AssignLayoutsPass
       if (!def || !seen.insert(def).second)
         continue;
       if (auto load = dyn_cast<kiln::LoadOp>(def)) {
-        if (found)
-          return; // several: no one of them decides
-        found = load;
+        if (!isa<RankedTensorType>(load.getPtr().getType()))
+          return;
+        found.push_back(load);
         continue;
       }
       if (!isElementwise(def) || def->getNumResults() != 1)
@@ -909,22 +914,48 @@ struct AssignLayoutsPass
             t && t.getShape() == type.getShape())
           work.push_back(v);
     }
-    if (!found || !isa<RankedTensorType>(found.getPtr().getType()))
+    if (found.empty())
       return;
-    auto loaded = cast<RankedTensorType>(found.getType());
-    unsigned bits = loaded.getElementType().getIntOrFloatBitWidth();
-    unsigned down = axisInfo.vectorWidthAlong(found.getPtr(), Value(), bits, 0);
-    unsigned along =
-        axisInfo.vectorWidthAlong(found.getPtr(), Value(), bits, 1);
+    // Per load: how wide a vector its addresses allow down the columns and
+    // along the rows.
+    auto widths = [&](kiln::LoadOp load) {
+      unsigned bits =
+          cast<RankedTensorType>(load.getType()).getElementTypeBitWidth();
+      return std::pair{
+          axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 0),
+          axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 1)};
+    };
+    int64_t share = std::max<int64_t>(
+        1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+    if (llvm::all_of(found, [&](kiln::LoadOp load) {
+          auto [down, along] = widths(load);
+          return down > along;
+        })) {
+      unsigned vec = 1;
+      for (kiln::LoadOp load : found)
+        vec = std::max(vec, widths(load).first);
+      vec = unsigned(std::min<int64_t>(vec, share));
+      Attribute encoding = blockedWith(&getContext(), type.getShape(), {vec, 1},
+                                       numWarps, {0, 1});
+      for (kiln::LoadOp load : found)
+        forceLoad(load, encoding);
+      force(operand, encoding);
+      return;
+    }
+    if (found.size() != 1)
+      return; // several along the rows: no one of them decides
+    kiln::LoadOp load = found.front();
+    auto [down, along] = widths(load);
     if (down > along)
       return;
-    int64_t share = std::max<int64_t>(
-        1, loaded.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
-    Attribute encoding = runLayout(found, along, share, axisInfo);
+    auto loaded = cast<RankedTensorType>(load.getType());
+    share = std::max<int64_t>(1, loaded.getNumElements() /
+                                     int64_t(numWarps * kThreadsPerWarp));
+    Attribute encoding = runLayout(load, along, share, axisInfo);
     if (!encoding)
       encoding = ownRowLayout(loaded, along, share, /*computed=*/true);
     if (encoding) {
-      forceLoad(found, encoding);
+      forceLoad(load, encoding);
       force(operand, encoding);
     }
   }

@@ -60,11 +60,8 @@ def unary(x_ptr, d_ptr):
 # BINARY: arith.minimumf
 # BINARY: arith.maximumf
 # BINARY: math.absi %{{.*}} : tensor<64xi32>
-# umulhi of 32-bit values: the high half of the 64-bit product.
-# BINARY: arith.extui %{{.*}} : tensor<64xi32> to tensor<64xi64>
-# BINARY: arith.muli %{{.*}}, %{{.*}} : tensor<64xi64>
-# BINARY: arith.shrui %{{.*}}, %{{.*}} : tensor<64xi64>
-# BINARY: arith.trunci %{{.*}} : tensor<64xi64> to tensor<64xi32>
+# umulhi of 32-bit values: mul.hi.u32 through NVVM's intrinsic.
+# BINARY: kiln.extern_elementwise "llvm.nvvm.mulhi.ui"({{.*}}) {libname = "nvvm", pure} : (tensor<64xi32>, tensor<64xi32>) -> tensor<64xi32>
 @triton.jit
 def binary(x_ptr, i_ptr, u_ptr):
     r = tl.arange(0, 64)

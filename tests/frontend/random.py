@@ -33,9 +33,8 @@ import triton.language as tl
 # The seed is sign-extended to 64 bits and split into the key halves.
 # RAND: %[[SEED:.*]] = arith.extsi %arg1 : i32 to i64
 # RAND: arith.shrui %[[SEED]], %{{.*}} : i64
-# High products: the upper half of a 64-bit product.
-# RAND: arith.extui %{{.*}} : tensor<256xi32> to tensor<256xi64>
-# RAND: arith.shrui %{{.*}}, %{{.*}} : tensor<256xi64>
+# High products: mul.hi.u32, NVVM's intrinsic (as Triton calls it).
+# RAND: kiln.extern_elementwise "llvm.nvvm.mulhi.ui"({{.*}}) {libname = "nvvm", pure} : (tensor<256xi32>, tensor<256xi32>) -> tensor<256xi32>
 # uint -> float in [0, 1): fold negatives, then scale.
 # RAND: arith.select
 # RAND: arith.sitofp
@@ -52,7 +51,7 @@ def uniform(out_ptr, seed):
 # An int64 seed needs no extension before the split.
 # RANDN-NOT: arith.extsi
 # RANDN: arith.shrui %arg1, %{{.*}} : i64
-# RANDN: arith.shrui %{{.*}}, %{{.*}} : tensor<256xi64>
+# RANDN: kiln.extern_elementwise "llvm.nvvm.mulhi.ui"
 # Box-Muller on the first two outputs.
 # RANDN: arith.maxnumf
 # RANDN: math.log
@@ -67,8 +66,8 @@ def normal(out_ptr, seed):
 # INT-LABEL: func.func @ints
 # Seven rounds: 14 high products, less the one of the first round's zero
 # counter, which folds away.
-# INT-COUNT-13: arith.shrui %{{.*}}, %{{.*}} : tensor<64xi64>
-# INT-NOT: arith.shrui
+# INT-COUNT-13: kiln.extern_elementwise "llvm.nvvm.mulhi.ui"
+# INT-NOT: llvm.nvvm.mulhi.ui
 @triton.jit
 def ints(out_ptr):
     offs = tl.arange(0, 64)
@@ -90,7 +89,7 @@ def ints(out_ptr):
 # PHILOX: arith.trunci %{{.*}} : i64 to i32
 # Round 1: c0 = umulhi(B, c2) ^ c1 ^ k0 with c2 = 0 folds to c1 ^ k0.
 # PHILOX: arith.xori %arg2, %[[K0]] : i32
-# PHILOX: arith.extui %{{.*}} : tensor<64xi32> to tensor<64xi64>
+# PHILOX: kiln.extern_elementwise "llvm.nvvm.mulhi.ui"
 # PHILOX: arith.xori %{{.*}}, %{{.*}} : tensor<64xi32>
 # PHILOX: arith.muli %{{.*}}, %{{.*}} : tensor<64xi32>
 @triton.jit

@@ -1526,6 +1526,15 @@ CASES += [
               out_ptr=("zeros", "float32", 300 * 112), M=300, N=100, K=80, stride_c=80,
               stride_s_n=80, stride_out=112),
          (cdiv(300, 64), 2), ["out_ptr"], tol=1e-5),  # fp32 sums in another order
+    # gk: decays of up to 0.5 a token (log2), so exp2 stays in (0, 1].
+    case("decayed_keys_state", F, "decayed_keys_state",
+         "k_ptr=*bf16:16, gk_ptr=*fp32:16, v_ptr=*bf16:16, h_ptr=*fp32:16, T=i32, stride_t=i32:16, "
+         "BK=64, BV=64, BT=64",
+         dict(k_ptr=("randn", "bfloat16", 200 * 64), gk_ptr=lambda torch, gen: -(
+             torch.rand(200, 64, generator=gen, device="cuda") * 0.5).cumsum(0).reshape(-1),
+              v_ptr=("randn", "bfloat16", 200 * 64), h_ptr=("zeros", "float32", 64 * 64), T=200,
+              stride_t=64),
+         (1,), ["h_ptr"], tol=1e-2),  # k scaled, rounded to bf16 after exp2
     # Partial tiles added atomically in whatever order the programs finish:
     # M = 300, N = 200, K = 1008 (the last step of each split partial).
     case("split_k_matmul_f32", F, "split_k_matmul",

@@ -5,14 +5,19 @@
 # a b stored N x K loaded once, outside any loop (read 16 bytes at a time
 # down its columns), and split-K's partial tiles added atomically (as many
 # elements a thread as one vector atomic takes). Shapes as Mamba-2's chunk
-# kernels use them.
+# kernels use them. And an operand computed from two tiles whose addresses
+# run down their columns (GLA's keys scaled by their decays, as FLA's
+# chunk_h keeps them: K contiguous, tokens a row apart): copied 16 bytes at
+# a time down the columns, not an element at a time along the rows.
 #
 # kiln-variant: -n decayed_state -s "x_ptr=*bf16:16, b_ptr=*bf16:16, out_ptr=*fp32:16, dt_ptr=*fp32:16, hdim=i32, dstate=i32, L=i32, stride_x_seq=i32:16, stride_x_hdim=i32:1, stride_b_seq=i32:16, stride_b_dstate=i32:1, stride_o_m=i32:16, stride_o_n=i32:1, BM=64, BN=128, BK=32"
 # kiln-variant: -n scaled_rows_matmul -s "cb_ptr=*fp32:16, x_ptr=*bf16:16, out_ptr=*fp32:16, dt_ptr=*fp32:16, M=i32, N=i32, K=i32, stride_cb=i32:16, stride_x=i32:16, stride_out=i32:16, BM=128, BN=64, BK=64"
 # kiln-variant: -n transposed_b_once -s "c_ptr=*bf16:16, s_ptr=*bf16:16, out_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_c=i32:16, stride_s_n=i32:16, stride_out=i32:16, BM=64, BN=64, BK=128"
 # kiln-variant: -n split_k_matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_a=i32:16, stride_b=i32:16, stride_c=i32:16, BM=128, BN=128, BK=64, SPLIT_K=4"
 # kiln-variant: -n split_k_matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=i32, N=i32, K=i32:16, stride_a=i32:16, stride_b=i32:16, stride_c=i32:16, BM=64, BN=128, BK=64, SPLIT_K=3"
+# kiln-variant: -n decayed_keys_state -s "k_ptr=*bf16:16, gk_ptr=*fp32:16, v_ptr=*bf16:16, h_ptr=*fp32:16, T=i32, stride_t=i32:16, BK=64, BV=64, BT=64"
 # kiln-covers: split_k_matmul: tl.dot; tl.atomic_add
+# kiln-covers: decayed_keys_state: tl.dot; tl.exp2
 # kiln-covers: decayed_state: tl.dot
 # kiln-covers: scaled_rows_matmul: tl.dot
 # kiln-covers: transposed_b_once: tl.dot
@@ -109,3 +114,26 @@ def split_k_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_a, stride_b, stride_c, B
         b_ptrs += BK * SPLIT_K * stride_b
     tl.atomic_add(c_ptr + rm[:, None] * stride_c + rn[None, :], acc.to(c_ptr.dtype.element_ty),
                   mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def decayed_keys_state(k_ptr, gk_ptr, v_ptr, h_ptr, T, stride_t, BK: tl.constexpr, BV: tl.constexpr,
+                       BT: tl.constexpr):
+    # h = sum over chunks of (k * exp2(gk_last - gk)) @ v, decayed by
+    # exp2(gk_last) each chunk: k, gk [T, BK] (bf16, fp32), v [T, BV] bf16,
+    # rows stride_t apart; h [BK, BV] fp32. k and gk are read [BK, BT].
+    o_k = tl.arange(0, BK)
+    o_v = tl.arange(0, BV)
+    h = tl.zeros([BK, BV], dtype=tl.float32)
+    for t in range(0, T, BT):
+        o_t = t + tl.arange(0, BT)
+        m_t = o_t < T
+        last = min(t + BT, T) - 1
+        k = tl.load(k_ptr + o_k[:, None] + o_t[None, :] * stride_t, mask=m_t[None, :], other=0.0)
+        gk = tl.load(gk_ptr + o_k[:, None] + o_t[None, :] * stride_t, mask=m_t[None, :], other=0.0)
+        gk_last = tl.load(gk_ptr + last * stride_t + o_k)
+        v = tl.load(v_ptr + o_t[:, None] * stride_t + o_v[None, :], mask=m_t[:, None], other=0.0)
+        h *= tl.exp2(gk_last)[:, None]
+        k = (k * tl.exp2(gk_last[:, None] - gk)).to(tl.bfloat16)
+        h += tl.dot(k, v)
+    tl.store(h_ptr + o_k[:, None] * BV + o_v[None, :], h)
