@@ -2,6 +2,7 @@
 #include "compiler/transforms/EarlyLoads.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -20,6 +21,85 @@ bool writesMemory(scf::ForOp loop) {
         if (!effects || effects.hasEffect<MemoryEffects::Write>())
           return WalkResult::interrupt();
         return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+namespace {
+
+/// The kernel argument `v` (a pointer or a tensor of them) is computed from
+/// by offsets and shape ops, through loop-carried values; null where it is
+/// something else (a pointer loaded from memory, a select, several).
+Value pointerRoot(Value v, llvm::SmallPtrSetImpl<Value> &visiting) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (isa<func::FuncOp>(owner))
+        return arg;
+      auto loop = dyn_cast<scf::ForOp>(owner);
+      if (!loop || arg.getArgNumber() == 0)
+        return {};
+      // A carried pointer: its initial and next values must agree; the
+      // carried value itself, reached again through its update, is no
+      // other root.
+      if (!visiting.insert(v).second)
+        return v;
+      unsigned index = arg.getArgNumber() - 1;
+      Value init = pointerRoot(loop.getInitArgs()[index], visiting);
+      Value next = pointerRoot(
+          loop.getBody()->getTerminator()->getOperand(index), visiting);
+      visiting.erase(v);
+      if (!init || (next != init && next != v))
+        return {};
+      return init;
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto add = dyn_cast_or_null<AddPtrOp>(def)) {
+      v = add.getPtr();
+      continue;
+    }
+    if (isa_and_nonnull<SplatOp, BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp,
+                        gpu::ConvertLayoutOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    return {};
+  }
+}
+
+Value pointerRoot(Value v) {
+  llvm::SmallPtrSet<Value, 4> visiting;
+  return pointerRoot(v, visiting);
+}
+
+} // namespace
+
+bool writesMemoryReadBy(scf::ForOp loop, LoadOp load) {
+  Value read = pointerRoot(load.getPtr());
+  return loop.getBody()
+      ->walk([&](Operation *op) {
+        Value written;
+        if (auto store = dyn_cast<StoreOp>(op))
+          written = store.getPtr();
+        else if (auto rmw = dyn_cast<AtomicRMWOp>(op))
+          written = rmw.getPtr();
+        else if (auto cas = dyn_cast<AtomicCASOp>(op))
+          written = cas.getPtr();
+        if (!written) {
+          // Anything else that writes counts as writesMemory says.
+          if (isa<PrintOp, AssertOp>(op) ||
+              isa_and_nonnull<gpu::KilnGPUDialect>(op->getDialect()) ||
+              op->hasTrait<OpTrait::IsTerminator>() ||
+              op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+            return WalkResult::advance();
+          auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+          return !effects || effects.hasEffect<MemoryEffects::Write>()
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        }
+        Value root = pointerRoot(written);
+        return !read || !root || root == read ? WalkResult::interrupt()
+                                              : WalkResult::advance();
       })
       .wasInterrupted();
 }

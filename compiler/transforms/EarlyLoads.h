@@ -24,6 +24,14 @@ namespace kiln {
 /// dialect), prints and asserts do not count.
 bool writesMemory(mlir::scf::ForOp loop);
 
+/// writesMemory for one load: whether the loop may write memory `load`
+/// reads. Stores and atomics through pointers computed (by offsets) from
+/// another kernel argument than the load's do not count: kernel arguments
+/// are taken not to overlap, as the pipeliner's rings already take them
+/// (and upstream Triton's pipeliner does): FLA's chunk_h stores each
+/// chunk's state to h while it reads the chunk's decays from g.
+bool writesMemoryReadBy(mlir::scf::ForOp loop, LoadOp load);
+
 /// A copy of `load` at `b`'s insertion point, its operands looked up in
 /// `mapping`, its mask and-ed with `inRange` (an i1, splat over a tensor
 /// load) and its `other` zero where it had none.

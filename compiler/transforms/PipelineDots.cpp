@@ -349,7 +349,7 @@ private:
   /// A vector loaded in a dot's loop and only read through expand_dims on
   /// the way to a computed operand (a quantized weight's row of scales,
   /// `scale[None, :]`) becomes a load of the expanded row or column: the
-  /// same elements, but a 2-D tile, which computedFromLoads then gives a
+  /// same elements, but a 2-D tile, which computedInBody then gives a
   /// ring, so that it is copied S - 1 iterations ahead with the weights
   /// rather than waited for. Loaded into registers, even several iterations
   /// ahead, ptxas waits for it where the next one is issued (a GPTQ-style
@@ -601,15 +601,19 @@ private:
         slots, transposed);
   }
 
-  /// Whether the dot operand `operand` is computed in the body from tiles
+  /// Whether the dot operand `operand` is computed in the body: from tiles
   /// loaded there (a weight dequantized in registers: int8 or packed int4
-  /// tiles converted, shifted, scaled). The rank-2 loads of its backward
-  /// slice in the body that cp.async or TMA can copy get rings, read back
-  /// where they were loaded (appended to `loads`); the computation stays
-  /// where it is. Other loads of the slice (a row of scales) stay loads.
-  bool computedFromLoads(Value operand, Block *body, unsigned stages,
-                         kiln::AxisInfoAnalysis &axisInfo,
-                         SmallVector<PipelinedLoad> &loads) {
+  /// tiles converted, shifted, scaled), from carried values or from other
+  /// dots' results (a recurrent state: FLA's gated delta rule multiplies
+  /// its carried state, rounded to bf16, and then the new values computed
+  /// from that product). The rank-2 loads of its backward slice in the
+  /// body that cp.async or TMA can copy get rings, read back where they
+  /// were loaded (appended to `loads`); the computation stays where it is.
+  /// Other loads of the slice (a row of scales) stay loads, and the slice
+  /// stops at dots (their own operands are pipelined as theirs).
+  bool computedInBody(Value operand, Block *body, unsigned stages,
+                      kiln::AxisInfoAnalysis &axisInfo,
+                      SmallVector<PipelinedLoad> &loads) {
     Operation *def = operand.getDefiningOp();
     if (!def || def->getBlock() != body || isa<kiln::LoadOp>(def))
       return false;
@@ -646,14 +650,14 @@ private:
         leaves.push_back(*l);
         continue;
       }
+      if (isa<kiln::DotOp>(op))
+        continue;
       if (op->getNumRegions() != 0 || !isMemoryEffectFree(op))
         return false;
       for (Value input : op->getOperands())
         if (Operation *d = input.getDefiningOp(); d && d->getBlock() == body)
           work.push_back(d);
     }
-    if (leaves.empty() && !known)
-      return false;
     llvm::append_range(loads, leaves);
     return true;
   }
@@ -857,12 +861,12 @@ private:
           pd.broadcastA = true;
           continue;
         }
-        // Computed from tiles loaded in the body: staged through shared
-        // memory each iteration, its tiles' loads pipelined.
+        // Computed in the body: staged through shared memory each
+        // iteration, the loads of tiles it is computed from pipelined.
         bool transposed = stagedTransposed(aType, i);
         if (!kiln::isSwizzlableLine(aType.getDimSize(transposed ? 0 : 1) *
                                     aType.getElementTypeBitWidth() / 8) ||
-            !computedFromLoads(operands[i], body, stages, axisInfo, loads))
+            !computedInBody(operands[i], body, stages, axisInfo, loads))
           return;
         pd.staged[i] = true;
         pd.stagedTransposed[i] = transposed;
@@ -898,6 +902,10 @@ private:
       if (pd.accumulates)
         pd.carried = accArg.getArgNumber() - 1;
     }
+    // Nothing to copy ahead (every operand computed from carried values):
+    // the loop stays as it is.
+    if (loads.empty())
+      return;
     // One dot refills the slot it read (a GEMM); several (attention's two)
     // refill the one read the iteration before, so that no barrier after
     // the second dot holds the warps together: at 8 warps, one warp's
@@ -1050,7 +1058,7 @@ private:
       // that writes no memory they could read.
       if (auto index = dyn_cast<kiln::LoadOp>(def)) {
         if (index.getIsVolatile() || index.getBoundaryCheck() ||
-            kiln::writesMemory(loop))
+            kiln::writesMemoryReadBy(loop, index))
           return;
         indexLoads.push_back(index);
         stage.insert(def);
@@ -1378,16 +1386,30 @@ private:
     for (PipelinedLoad &l : loads)
       rings.push_back(
           kiln::gpu::LocalAllocOp::create(allocs, loc, l.ring, IntegerAttr()));
-    // Staging tiles of computed operands, per dot and operand.
+    // Staging tiles of computed operands, per dot and operand. A value
+    // two dots read the same way (the delta rule's new values, b of the
+    // state's two halves) is staged once, for the first.
     SmallVector<std::array<Value, 2>> stagingBuffers(dots.size());
+    SmallVector<std::array<bool, 2>> stagedEarlier(dots.size(), {false, false});
     bool twoStagingSlots = false;
     for (auto [d, pd] : llvm::enumerate(dots))
-      for (unsigned i = 0; i < 2; ++i)
-        if (pd.staged[i]) {
-          stagingBuffers[d][i] = kiln::gpu::LocalAllocOp::create(
-              allocs, loc, pd.staging[i], IntegerAttr());
-          twoStagingSlots |= pd.staging[i].getShape()[0] == 2;
-        }
+      for (unsigned i = 0; i < 2; ++i) {
+        if (!pd.staged[i])
+          continue;
+        Value operand = pd.dot->getOperand(i);
+        for (unsigned e = 0; e < d && !stagingBuffers[d][i]; ++e)
+          for (unsigned j = 0; j < 2; ++j)
+            if (dots[e].staged[j] && dots[e].dot->getOperand(j) == operand &&
+                dots[e].staging[j] == pd.staging[i] && !stagingBuffers[d][i]) {
+              stagingBuffers[d][i] = stagingBuffers[e][j];
+              stagedEarlier[d][i] = true;
+            }
+        if (stagedEarlier[d][i])
+          continue;
+        stagingBuffers[d][i] = kiln::gpu::LocalAllocOp::create(
+            allocs, loc, pd.staging[i], IntegerAttr());
+        twoStagingSlots |= pd.staging[i].getShape()[0] == 2;
+      }
     // A TMA ring's slots each have an mbarrier: one arrival (the issuing
     // thread's, expecting the tile's bytes) and the bytes complete a phase.
     SmallVector<Value> barriers(loads.size());
@@ -1576,13 +1598,18 @@ private:
       b.setInsertionPoint(dot);
       Value operands[2] = {dot.getA(), dot.getB()};
       Value tiles[2];
+      bool wroteStaging = false;
       for (unsigned i = 0; i < 2; ++i) {
-        // A computed operand is written into its staging tile.
+        // A computed operand is written into its staging tile (unless an
+        // earlier dot of the iteration wrote it there).
         if (pd.staged[i]) {
           Value slot =
               pd.staging[i].getShape()[0] == 2 ? stagingSlot : i32Const(b, 0);
           tiles[i] = tileOf(b, loc, stagingBuffers[d][i], slot);
-          kiln::gpu::LocalStoreOp::create(b, loc, operands[i], tiles[i]);
+          if (!stagedEarlier[d][i]) {
+            kiln::gpu::LocalStoreOp::create(b, loc, operands[i], tiles[i]);
+            wroteStaging = true;
+          }
           continue;
         }
         if (pd.source[i] < 0) {
@@ -1614,7 +1641,7 @@ private:
       }
       // Every thread's part of the staging tiles is written before any
       // warp reads them (wgmma through the async proxy).
-      if (pd.staged[0] || pd.staged[1]) {
+      if (wroteStaging) {
         if (pd.async)
           kiln::gpu::FenceAsyncSharedOp::create(b, loc);
         stagingBarrier = kiln::gpu::BarrierOp::create(b, loc);

@@ -24,7 +24,8 @@
 // be cloned for iv + step. Farther ahead, the loop carries those values a
 // second time, as many steps ahead. Only small loads (at most 8 registers a
 // thread) are moved, as their registers stay live across iterations, and
-// only in loops that write no memory a load could read.
+// only where the loop writes no memory the load could read
+// (writesMemoryReadBy: stores through other kernel arguments do not count).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
@@ -81,16 +82,16 @@ struct PrefetchLoadsPass
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) {
-      if (llvm::any_of(
-              loop.getBody()->getOperations(),
-              [](Operation &op) { return isa<kiln::gpu::SharedDotOp>(op); }) &&
-          !kiln::writesMemory(loop))
+      if (llvm::any_of(loop.getBody()->getOperations(), [](Operation &op) {
+            return isa<kiln::gpu::SharedDotOp>(op);
+          }))
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {
       SmallVector<kiln::LoadOp> loads;
       for (Operation &op : loop.getBody()->without_terminator())
-        if (auto load = dyn_cast<kiln::LoadOp>(op); load && prefetchable(load))
+        if (auto load = dyn_cast<kiln::LoadOp>(op);
+            load && prefetchable(load) && !kiln::writesMemoryReadBy(loop, load))
           loads.push_back(load);
       // Chosen before any rewrite: prefetch() moves the loads' users.
       SmallVector<kiln::LoadOp> operandLoads;

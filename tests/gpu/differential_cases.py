@@ -1495,6 +1495,22 @@ CASES += [
          (2, 2), ["c_ptr"], tol=1e-5),
 ]
 
+# --- matmul/recurrent_state.py: a state carried through two dots whose
+# operands are computed from it in the loop (the delta rule's chunks).
+F = "matmul/recurrent_state.py"
+CASES += [
+    # k and w small (0.1), so that the state stays near the values' scale.
+    case("delta_rule_state", F, "delta_rule_state",
+         "k_ptr=*bf16:16, w_ptr=*bf16:16, v_ptr=*bf16:16, h_ptr=*bf16:16, v_new_ptr=*bf16:16, "
+         "final_ptr=*fp32:16, T=i32, stride_t=i32:16, K=64, BV=32, BT=64",
+         dict(k_ptr=("randn", "bfloat16", 200 * 64, 0.1), w_ptr=("randn", "bfloat16", 200 * 64, 0.1),
+              v_ptr=("randn", "bfloat16", 200 * 32), h_ptr=("zeros", "bfloat16", 4 * 64 * 32),
+              v_new_ptr=("zeros", "bfloat16", 200 * 32), final_ptr=("zeros", "float32", 64 * 32),
+              T=200, stride_t=64),
+         # fp32 sums in another order, rounded to bf16 each chunk (2^-8).
+         (1,), ["h_ptr", "v_new_ptr", "final_ptr"], tol=2e-2),
+]
+
 # --- matmul/sector_sized.py: accesses in layouts of their own (an fp32
 # accumulator's 16-byte stores, an fp32 tile copied 16 bytes a thread, b
 # stored N x K read down its columns). Every edge masked: hdim = 100 of
