@@ -9,22 +9,6 @@ using namespace mlir;
 
 namespace kiln {
 
-bool writesMemory(scf::ForOp loop) {
-  return loop.getBody()
-      ->walk([](Operation *op) {
-        if (isa<PrintOp, AssertOp>(op) ||
-            isa_and_nonnull<gpu::KilnGPUDialect>(op->getDialect()) ||
-            op->hasTrait<OpTrait::IsTerminator>() ||
-            op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-          return WalkResult::advance();
-        auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-        if (!effects || effects.hasEffect<MemoryEffects::Write>())
-          return WalkResult::interrupt();
-        return WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 namespace {
 
 /// The kernel argument `v` (a pointer or a tensor of them) is computed from
@@ -86,7 +70,10 @@ bool writesMemoryReadBy(scf::ForOp loop, LoadOp load) {
         else if (auto cas = dyn_cast<AtomicCASOp>(op))
           written = cas.getPtr();
         if (!written) {
-          // Anything else that writes counts as writesMemory says.
+          // Any other write (a barrier ordering other threads' writes, an
+          // op whose effects are unknown) may be to what the load reads.
+          // The pipeline's own shared-memory ops (the kiln_gpu dialect),
+          // prints and asserts do not count.
           if (isa<PrintOp, AssertOp>(op) ||
               isa_and_nonnull<gpu::KilnGPUDialect>(op->getDialect()) ||
               op->hasTrait<OpTrait::IsTerminator>() ||

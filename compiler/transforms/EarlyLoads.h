@@ -17,19 +17,17 @@
 
 namespace kiln {
 
-/// Whether the loop may write memory a load could read (a store, an
-/// atomic, a barrier ordering other threads' writes, an op whose effects
-/// are unknown): a load moved to an earlier iteration could then miss a
-/// write it must see. The pipeline's own shared-memory ops (the kiln_gpu
-/// dialect), prints and asserts do not count.
-bool writesMemory(mlir::scf::ForOp loop);
-
-/// writesMemory for one load: whether the loop may write memory `load`
-/// reads. Stores and atomics through pointers computed (by offsets) from
-/// another kernel argument than the load's do not count: kernel arguments
-/// are taken not to overlap, as the pipeliner's rings already take them
-/// (and upstream Triton's pipeliner does): FLA's chunk_h stores each
-/// chunk's state to h while it reads the chunk's decays from g.
+/// Whether the loop may write memory `load` reads, so that the load moved
+/// to an earlier iteration could miss a write it must see: a store or an
+/// atomic through a pointer computed (by offsets) from the load's kernel
+/// argument, or from one not known; a barrier ordering other threads'
+/// writes; an op whose effects are unknown. Stores and atomics through
+/// another kernel argument do not count: kernel arguments are taken not to
+/// overlap, as the pipeliner's rings already take them (and upstream
+/// Triton's pipeliner does): FLA's chunk_h stores each chunk's state to h
+/// while it reads the chunk's decays from g. The pipeline's own
+/// shared-memory ops (the kiln_gpu dialect), prints and asserts do not
+/// count.
 bool writesMemoryReadBy(mlir::scf::ForOp loop, LoadOp load);
 
 /// A copy of `load` at `b`'s insertion point, its operands looked up in
