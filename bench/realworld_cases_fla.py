@@ -320,3 +320,84 @@ CASES.append(fla_case(
     (cdiv(K, 64), cdiv(V, 64), B * HD), ["h", "ht"],
     bytes=2 * B * T * HD * (K + V) + 4 * B * T * HD + 2 * B * NT * HD * K * V + 2 * 4 * B * HD * K * V,
     tol=1e-2, flops=2 * B * NT * HD * BT * K * V))
+
+# The chunked backward of simple GLA (chunk_simple_gla_bwd: a scalar
+# log2-decay g per token and head, as chunk_decay; 16 heads of 128, H = HV,
+# batch 4 x 4096, unit q and k, bf16 states h and dh as its forward and
+# chunk_bwd_dh leave them, states_in_fp32 False): the state gradients dh
+# carried backwards over the chunks, then dv and (dq, dk, dg) per chunk.
+# Gradients (do, dht) and the states N(0, 1) and N(0, 0.1).
+
+# FLA's chunk_bwd_kernel_dh (common/chunk_h.py): per (K block, V block,
+# head), from the last chunk to the first, dh stored (bf16) then dh = 2^g_last
+# dh + (scale 2^g q)^T do, as chunk_bwd_dh calls it for simple GLA (USE_G;
+# BS = BT, NG 1): with a final-state gradient dht in and the initial state's
+# dh0 out (fp32), as for a prefill with a cached state. Autotuned over BK, BV
+# {32, 64} x 1-8 warps x 2-4 stages: 64 x 64, 4 warps, 2 stages, as the
+# forward's chunk_fwd_kernel_h. The host's grid (cdiv(K, BK), cdiv(V, BV),
+# B * H).
+CASES.append(fla_case(
+    "fla_bwd_chunk_dh_simple_gla", FLA + "common/chunk_h.py", "chunk_bwd_kernel_dh",
+    "q=*bf16, g=*fp32, g_gamma=None, gk=None, gv=None, do=*bf16, dh=*bf16, dht=*fp32, dh0=*fp32, cu_seqlens=None, "
+    f"split_offsets=None, scale=fp32, T=i32, HQ={HD}, H={HD}, K={K}, V={V}, BT={BT}, BS={BT}, BK=64, BV=64, NG=1, "
+    "USE_G=True, USE_G_GAMMA=False, USE_GK=False, USE_GV=False, STORE_INITIAL_STATE_GRADIENT=True, "
+    "USE_FINAL_STATE_GRADIENT=True, IS_VARLEN=False, STATE_V_FIRST=False, num_warps=4, num_stages=2",
+    dict(q=unit_rows(B * T * HD, K), g=chunk_decay(B, T, HD, BT, 0.05), do=("randn", "bfloat16", B * T * HD * V),
+         dh=("zeros", "bfloat16", B * NT * HD * K * V), dht=("randn", "float32", B * HD * K * V),
+         dh0=("zeros", "float32", B * HD * K * V), scale=K ** -0.5, T=T),
+    # fp32 sums in another order; q scaled (and by exp2, to an ulp) and
+    # rounded to bf16 before the dot; bf16 states (2^-8).
+    (cdiv(K, 64), cdiv(V, 64), B * HD), ["dh", "dh0"],
+    bytes=2 * B * T * HD * (K + V) + 4 * B * T * HD + 2 * B * NT * HD * K * V + 2 * 4 * B * HD * K * V,
+    tol=1e-2, flops=2 * B * NT * HD * BT * K * V))
+
+# FLA's chunk_bwd_kernel_dv (common/chunk_o.py): per chunk and head, dv =
+# 2^(g_last - g) k dh + (causal scale 2^(g_j - g_i) k q^T) do, as chunk_bwd_dv
+# calls it for simple GLA (USE_G): dh bf16 [B, NT, H, K, V]. The host's BK =
+# BV = 128 (CONST_TILING 128: check_shared_mem('hopper')), one step over K.
+# Autotuned (Hopper: 2 or 4 warps, 2-4 stages): 4 warps, 2 stages (a loop of
+# one step: more stages buy nothing). The host's grid (cdiv(V, BV), NT,
+# B * HV). FLOPs: k dh, and the causal halves of k q^T and A do.
+CASES.append(fla_case(
+    "fla_bwd_chunk_dv_simple_gla", FLA + "common/chunk_o.py", "chunk_bwd_kernel_dv",
+    "q=*bf16, k=*bf16, g=*fp32, g_gamma=None, do=*bf16, dv=*bf16, dh=*bf16, cu_seqlens=None, chunk_indices=None, "
+    f"scale=fp32, T=i32, H={HD}, HV={HD}, K={K}, V={V}, BT={BT}, BK=128, BV=128, USE_G=True, USE_G_GAMMA=False, "
+    "IS_VARLEN=False, STATE_V_FIRST=False, num_warps=4, num_stages=2",
+    dict(q=unit_rows(B * T * HD, K), k=unit_rows(B * T * HD, K), g=chunk_decay(B, T, HD, BT, 0.05),
+         do=("randn", "bfloat16", B * T * HD * V), dv=("zeros", "bfloat16", B * T * HD * V),
+         dh=("randn", "bfloat16", B * NT * HD * K * V, 0.1), scale=K ** -0.5, T=T),
+    # fp32 sums in another order, exp2 to an ulp; A rounded to bf16 for the
+    # second dot; bf16 out (2^-8).
+    (cdiv(V, 128), NT, B * HD), ["dv"],
+    bytes=2 * 2 * B * T * HD * K + 2 * 2 * B * T * HD * V + 2 * B * NT * HD * K * V + 4 * B * T * HD,
+    tol=1e-2, flops=B * NT * HD * (2 * BT * K * V + BT * BT * K + BT * BT * V)))
+
+# FLA's chunk_bwd_kernel_dqkwg (common/chunk_o.py): per chunk and head, dq =
+# scale 2^g do h^T + ds k, dk = 2^(g_last - g) v dh^T + ds^T q (ds = causal
+# scale 2^(g_i - g_j) do v^T, rounded to bf16) and dg (fp32, [NK, B, T, H],
+# NK = 1) from them and from h . dh, as chunk_bwd_dqkwg calls it for simple
+# GLA (USE_G; no w: USE_DW False, dw and dv None). The host's BK = BV = 128
+# (CONST_TILING 128 on Hopper); FLA refuses the gated call on Hopper with
+# Triton in [3.4, 3.7.1) (its #640, a miscompile of tl.trans(b_ds) reported
+# at BK 64 only; 32 and 128 pass): at BK 128 Triton 3.6 is taken as the
+# reference, though it is in that range (a mismatch: suspect it). Autotuned (Hopper: 2 or 4 warps, 2-4 stages): 4
+# warps (two [64, 128] fp32 accumulators and a [64, 64]: both compilers
+# spill at 255 registers; 2 warps would hold twice as much a thread), 2
+# stages (the V loop has one step). The host's grid (cdiv(K, BK), NT, B * HV).
+# FLOPs: do h, v dh, and the causal halves of do v^T, ds k and ds^T q.
+CASES.append(fla_case(
+    "fla_bwd_chunk_dqkwg_simple_gla", FLA + "common/chunk_o.py", "chunk_bwd_kernel_dqkwg",
+    "q=*bf16, k=*bf16, v=*bf16, g=*fp32, g_gamma=None, h=*bf16, do=*bf16, dh=*bf16, dq=*bf16, dk=*bf16, dw=None, "
+    f"dv=None, dg=*fp32, cu_seqlens=None, chunk_indices=None, scale=fp32, B={B}, T=i32, H={HD}, HV={HD}, K={K}, "
+    f"V={V}, BT={BT}, BK=128, BV=128, USE_G=True, USE_G_GAMMA=False, USE_DW=False, STATE_V_FIRST=False, "
+    "IS_VARLEN=False, num_warps=4, num_stages=2",
+    dict(q=unit_rows(B * T * HD, K), k=unit_rows(B * T * HD, K), v=("randn", "bfloat16", B * T * HD * V),
+         g=chunk_decay(B, T, HD, BT, 0.05), h=("randn", "bfloat16", B * NT * HD * K * V, 0.1),
+         do=("randn", "bfloat16", B * T * HD * V), dh=("randn", "bfloat16", B * NT * HD * K * V, 0.1),
+         dq=("zeros", "bfloat16", B * T * HD * K), dk=("zeros", "bfloat16", B * T * HD * K),
+         dg=("zeros", "float32", cdiv(K, 128) * B * T * HD), scale=K ** -0.5, T=T),
+    # fp32 sums in another order (h . dh over 16384 products), exp2 to an
+    # ulp; ds rounded to bf16 for its dots; bf16 dq, dk (2^-8).
+    (cdiv(K, 128), NT, B * HD), ["dq", "dk", "dg"],
+    bytes=2 * 4 * B * T * HD * K + 2 * 2 * B * T * HD * V + 2 * 2 * B * NT * HD * K * V + 2 * 4 * B * T * HD,
+    tol=1e-2, flops=B * NT * HD * (4 * BT * K * V + BT * BT * V + 2 * BT * BT * K)))
