@@ -778,34 +778,30 @@ FValue kiln::frontend::emitUMulHi(Emitter &e, const FValue &a, const FValue &b,
   auto &builder = e.getBuilder();
   mlir::Location l = e.location(loc);
   unsigned bits = a.type.element.getBitWidth();
-  if (bits == 64) {
-    // libdevice's __nv_umul64hi (mul.hi.u64): arith.mului_extended has no
-    // lowering for blocks (tl.philox on 64-bit counters reaches here).
+  // One call per element of `symbol` from `library`.
+  auto externCall = [&](llvm::StringRef symbol, llvm::StringRef library) {
     mlir::Value v = kiln::ExternElementwiseOp::create(
         builder, l, a.type.toMLIR(e.getContext()),
-        mlir::ValueRange{a.value, b.value},
-        builder.getStringAttr("__nv_umul64hi"),
-        builder.getStringAttr("libdevice"), builder.getUnitAttr());
+        mlir::ValueRange{a.value, b.value}, builder.getStringAttr(symbol),
+        builder.getStringAttr(library), builder.getUnitAttr());
     return FValue::runtime(v, a.type);
-  }
+  };
+  // libdevice's __nv_umul64hi (mul.hi.u64): arith.mului_extended has no
+  // lowering for blocks (tl.philox on 64-bit counters reaches here).
+  if (bits == 64)
+    return externCall("__nv_umul64hi", "libdevice");
   // The high half of a product with zero (Philox's first round, its
   // counters' zero words) folds here; the intrinsic below would not fold.
   for (const FValue *v : {&a, &b})
     if (mlir::matchPattern(v->value, mlir::m_Zero()))
       return FValue::runtime(v->value, a.type);
-  if (bits == 32) {
-    // mul.hi.u32 through NVVM's intrinsic, as Triton emits it: LLVM's
-    // NVPTX back end then still sees the low product of (x | c) * K as
-    // x * K + c * K (Philox's counters of one thread differ by constants)
-    // where the widened 64-bit product hid it (tutorial 04: 40 registers
-    // where Triton takes 32).
-    mlir::Value v = kiln::ExternElementwiseOp::create(
-        builder, l, a.type.toMLIR(e.getContext()),
-        mlir::ValueRange{a.value, b.value},
-        builder.getStringAttr("llvm.nvvm.mulhi.ui"),
-        builder.getStringAttr("nvvm"), builder.getUnitAttr());
-    return FValue::runtime(v, a.type);
-  }
+  // mul.hi.u32 through NVVM's intrinsic, as Triton emits it: LLVM's NVPTX
+  // back end then still sees the low product of (x | c) * K as x * K + c * K
+  // (Philox's counters of one thread differ by constants) where the
+  // widened 64-bit product hid it (tutorial 04: 40 registers where Triton
+  // takes 32).
+  if (bits == 32)
+    return externCall("llvm.nvvm.mulhi.ui", "nvvm");
   TritonType wide = a.type;
   wide.element = DType(ScalarKind::U64);
   mlir::Type wideType = wide.toMLIR(e.getContext());

@@ -918,22 +918,21 @@ struct AssignLayoutsPass
       return;
     // Per load: how wide a vector its addresses allow down the columns and
     // along the rows.
-    auto widths = [&](kiln::LoadOp load) {
+    SmallVector<std::pair<unsigned, unsigned>> widths;
+    for (kiln::LoadOp load : found) {
       unsigned bits =
           cast<RankedTensorType>(load.getType()).getElementTypeBitWidth();
-      return std::pair{
-          axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 0),
-          axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 1)};
-    };
+      widths.push_back(
+          {axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 0),
+           axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 1)});
+    }
+    // The loads have the operand's shape (the walk follows only that).
     int64_t share = std::max<int64_t>(
         1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
-    if (llvm::all_of(found, [&](kiln::LoadOp load) {
-          auto [down, along] = widths(load);
-          return down > along;
-        })) {
+    if (llvm::all_of(widths, [](auto w) { return w.first > w.second; })) {
       unsigned vec = 1;
-      for (kiln::LoadOp load : found)
-        vec = std::max(vec, widths(load).first);
+      for (auto [down, along] : widths)
+        vec = std::max(vec, down);
       vec = unsigned(std::min<int64_t>(vec, share));
       Attribute encoding = blockedWith(&getContext(), type.getShape(), {vec, 1},
                                        numWarps, {0, 1});
@@ -942,15 +941,12 @@ struct AssignLayoutsPass
       force(operand, encoding);
       return;
     }
+    // Otherwise one load along its rows decides; several do not.
     if (found.size() != 1)
-      return; // several along the rows: no one of them decides
-    kiln::LoadOp load = found.front();
-    auto [down, along] = widths(load);
-    if (down > along)
       return;
+    kiln::LoadOp load = found.front();
     auto loaded = cast<RankedTensorType>(load.getType());
-    share = std::max<int64_t>(1, loaded.getNumElements() /
-                                     int64_t(numWarps * kThreadsPerWarp));
+    unsigned along = widths.front().second;
     Attribute encoding = runLayout(load, along, share, axisInfo);
     if (!encoding)
       encoding = ownRowLayout(loaded, along, share, /*computed=*/true);
