@@ -568,8 +568,21 @@ static bool threadsHoldWhole(const LinearLayout &layout, size_t dim) {
   return true;
 }
 
+/// Whether each thread's registers of `from` and `to` hold distinct
+/// elements that together cover the tensor, as many per thread on both
+/// sides: any thread-preserving pairing of registers is then a reordering.
+static bool samePerThreadCount(const LinearLayout &from,
+                               const LinearLayout &to) {
+  for (StringRef hw : {layout::kRegister, layout::kLane, layout::kWarp})
+    if (from.getInDimSize(hw) != to.getInDimSize(hw))
+      return false;
+  return from.isInvertible() && to.isInvertible();
+}
+
 /// Row-major reinterpretation: element i of the operand is element i of the
-/// result (also when reordering is allowed, which this does not exploit).
+/// result. For a flattening only reductions read (ReshapeOp::
+/// flattensForReduction) that kiln-assign-layouts gave as many registers a
+/// thread as the operand, register i of each thread is its register i.
 struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -602,6 +615,14 @@ struct ReshapeLowering : OpConversionPattern<kiln::ReshapeOp> {
       return renameRegisters(op, adaptor.getSrc(), *getTypeConverter(),
                              rewriter, rowMajor);
     Location loc = op.getLoc();
+    if (op.flattensForReduction() &&
+        samePerThreadCount(change->from, change->to)) {
+      rewriter.replaceOp(
+          op, kiln::packElements(
+                  rewriter, loc, change->converted,
+                  kiln::unpackElements(rewriter, loc, adaptor.getSrc())));
+      return success();
+    }
     SmallVector<Value> src =
         kiln::unpackElements(rewriter, loc, adaptor.getSrc());
     SmallVector<Value> elements =

@@ -52,6 +52,13 @@ LogicalResult kiln::ReshapeOp::verify() {
   return success();
 }
 
+bool kiln::ReshapeOp::flattensForReduction() {
+  return getAllowReorder() && getType().getRank() == 1 &&
+         llvm::all_of(getResult().getUsers(), [](Operation *user) {
+           return isa<kiln::ReduceOp>(user);
+         });
+}
+
 LogicalResult kiln::TransOp::verify() {
   auto src = getSrc().getType();
   ArrayRef<int32_t> order = getOrder();

@@ -37,13 +37,21 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure,
     Row-major reinterpretation of the operand's elements in the result's
     shape (same element count). With `allow_reorder`, the order of the
     elements in the result is unspecified (tl.reshape(can_reorder=True),
-    tl.view, tl.ravel), which lets layouts avoid data movement.
+    tl.view, tl.ravel), which lets layouts avoid data movement. Kiln
+    reorders only where nothing can see the order: a flattening that only
+    reductions read (tl.sum(x) of a whole tile); elsewhere it keeps the
+    row-major order, as upstream Triton does in practice.
   }];
   let arguments = (ins AnyRankedTensor:$src,
                        DefaultValuedAttr<BoolAttr, "false">:$allow_reorder);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// With allow_reorder, a flattening to 1-D that only reductions read:
+    /// the order of its elements is never seen.
+    bool flattensForReduction();
+  }];
 }
 
 def Kiln_TransOp : Kiln_Op<"trans", [Pure, SameOperandsAndResultElementType]> {

@@ -661,6 +661,25 @@ struct AssignLayoutsPass
     return {};
   }
 
+  /// The 1-D blocked layout holding in each register, lane and warp one
+  /// element of `value`'s distributed layout, when that layout holds each
+  /// element once: a reordering reshape to it renames registers.
+  Attribute reorderedFlatLayout(Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    auto encoding =
+        dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(encodingOf(value));
+    std::optional<kiln::layout::LinearLayout> layout =
+        encoding ? encoding.toLinearLayout(type.getShape()) : std::nullopt;
+    if (!layout || !layout->isInvertible())
+      return {};
+    auto size = [&](StringRef hw) {
+      return unsigned(layout->getInDimSize(hw));
+    };
+    return BlockedEncodingAttr::get(
+        &getContext(), {size(kiln::layout::kRegister)},
+        {size(kiln::layout::kLane)}, {size(kiln::layout::kWarp)}, {0});
+  }
+
   /// reshapedLayout's other direction: `to` splits dimension d of `from` into
   /// (d, d + 1), and each thread of `blocked` holds a whole number of runs
   /// of to[d + 1] elements along d (an interleaved pair, `reshape(x, (M,
@@ -1392,6 +1411,16 @@ struct AssignLayoutsPass
         setResult(split.getRhs(), halves);
         return success();
       }
+    // A flattening free to reorder (tl.sum(x) of a whole tile) keeps each
+    // thread's elements: the result's registers are the operand's, in
+    // their order (a column-major product of FLA's states went through
+    // shared memory to be summed).
+    if (auto reshape = dyn_cast<kiln::ReshapeOp>(op))
+      if (reshape.flattensForReduction())
+        if (Attribute flat = reorderedFlatLayout(reshape.getSrc())) {
+          setResult(reshape.getResult(), flat);
+          return success();
+        }
     if (auto reshape = dyn_cast<kiln::ReshapeOp>(op))
       if (Attribute reshaped =
               reshapedLayout(encodingOf(reshape.getSrc()),
@@ -1800,11 +1829,102 @@ struct AssignLayoutsPass
     return true;
   }
 
+  /// Whether `v` is element-wise arithmetic (a few ops deep, each read only
+  /// by the next) over index math and broadcasts of smaller tensors, at
+  /// least one of those: FLA's decays `exp2(g[:, None] - g[None, :])`.
+  /// Computed again in another layout over the vectors converted there, it
+  /// moves a vector where converting it moves the tile.
+  bool isArithmeticOverBroadcasts(Value v, unsigned depth = 0) {
+    Operation *def = v.getDefiningOp();
+    if (auto convert = dyn_cast_or_null<kiln::gpu::ConvertLayoutOp>(def))
+      return isArithmeticOverBroadcasts(convert.getSrc(), depth);
+    if (!def || depth > 4 || !isElementwise(def) || def->getNumResults() != 1 ||
+        (depth > 0 && !v.hasOneUse()))
+      return false;
+    bool broadcasts = false;
+    for (Value operand : def->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()) ||
+          isCheap(operand, 0, /*shapes=*/true))
+        continue;
+      if (!isBroadcastOfSmaller(operand) &&
+          !isArithmeticOverBroadcasts(operand, depth + 1))
+        return false;
+      broadcasts = true;
+    }
+    return broadcasts;
+  }
+
+  /// `v` (isArithmeticOverBroadcasts) computed again in `encoding`; the ops
+  /// it replaces go into `dead`.
+  Value rebuildOverBroadcasts(
+      Value v, Attribute encoding,
+      llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
+      llvm::SetVector<Operation *> &dead) {
+    Operation *def = v.getDefiningOp();
+    if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(def)) {
+      dead.insert(def);
+      return rebuildOverBroadcasts(convert.getSrc(), encoding, done, dead);
+    }
+    if (encodingOf(v) == encoding)
+      return v;
+    if (isCheap(v, 0, /*shapes=*/true))
+      return rematerialize(v, encoding, def, done);
+    if (isBroadcastOfSmaller(v))
+      return rebroadcast(v, encoding, done, dead);
+    auto key = std::make_pair(v, encoding);
+    if (Value known = done.lookup(key))
+      return known;
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        mapping.map(operand,
+                    rebuildOverBroadcasts(operand, encoding, done, dead));
+    OpBuilder b(def);
+    b.setInsertionPointAfter(def);
+    Operation *clone = b.clone(*def, mapping);
+    Value result = clone->getResult(0);
+    result.setType(withEncoding(result.getType(), encoding));
+    dead.insert(def);
+    done[key] = result;
+    return result;
+  }
+
+  /// A conversion of a widened value (`k.to(tl.float32)` read in the
+  /// accumulator's layout) as the narrow value's conversion, widened after:
+  /// half the bytes through shared memory for bf16. One such conversion of
+  /// a value serves the later ones in its block (`narrowed`, by widened
+  /// value and layout), as one convert_layout serves them in Triton. Null
+  /// where `convert` does not convert an extension.
+  Value convertBeforeWidening(
+      kiln::gpu::ConvertLayoutOp convert,
+      llvm::DenseMap<std::pair<Value, Attribute>, Value> &narrowed) {
+    Value src = convert.getSrc();
+    Operation *extension = src.getDefiningOp();
+    if (!isa_and_nonnull<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(
+            extension))
+      return {};
+    Attribute target = encodingOf(convert.getResult());
+    Value &known = narrowed[{src, target}];
+    if (known && known.getParentBlock() == convert->getBlock() &&
+        known.getDefiningOp()->isBeforeInBlock(convert))
+      return known;
+    OpBuilder b(convert);
+    Value narrow = extension->getOperand(0);
+    auto narrowType = cast<RankedTensorType>(narrow.getType());
+    Value converted = kiln::gpu::ConvertLayoutOp::create(
+        b, convert.getLoc(), withEncoding(narrowType, target), narrow);
+    Operation *widened = b.clone(*extension);
+    widened->setOperand(0, converted);
+    widened->getResult(0).setType(convert.getType());
+    known = widened->getResult(0);
+    return known;
+  }
+
   void rematerializeConversions(func::FuncOp func,
                                 kiln::AxisInfoAnalysis &axisInfo) {
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
-    llvm::DenseMap<std::pair<Value, Attribute>, Value> done;
+    llvm::DenseMap<std::pair<Value, Attribute>, Value> done, narrowed;
     llvm::SetVector<Operation *> replaced;
     for (kiln::gpu::ConvertLayoutOp convert : converts) {
       Value src = convert.getSrc();
@@ -1830,6 +1950,20 @@ struct AssignLayoutsPass
         convert->erase();
         continue;
       }
+      if (!cheap && isArithmeticOverBroadcasts(src)) {
+        convert.getResult().replaceAllUsesWith(
+            rebuildOverBroadcasts(src, target, done, replaced));
+        convert->erase();
+        continue;
+      }
+      if (!cheap)
+        if (Value narrow = convertBeforeWidening(convert, narrowed)) {
+          convert.getResult().replaceAllUsesWith(narrow);
+          convert->erase();
+          if (Operation *def = src.getDefiningOp())
+            replaced.insert(def);
+          continue;
+        }
       if (!cheap && !isBroadcastOfSmaller(src))
         continue;
       if (Operation *def = src.getDefiningOp())

@@ -1627,3 +1627,22 @@ CASES += [
               c_ptr=("zeros", "float16", 8 * 64)),
          (1,), ["c_ptr"], tol=0.02),
 ]
+
+# --- matmul/chunk_gradients.py: three independent dots staged together, a
+# tile's product summed whole where its elements are, decays computed in
+# the accumulator's layout. T = 200: the last chunk is a tail of 8.
+F = "matmul/chunk_gradients.py"
+CASES += [
+    case("chunk_gradients", F, "chunk_gradients",
+         "q_ptr=*bf16:16, k_ptr=*bf16:16, v_ptr=*bf16:16, g_ptr=*fp32:16, h_ptr=*bf16:16, do_ptr=*bf16:16, "
+         "dh_ptr=*bf16:16, dq_ptr=*bf16:16, dk_ptr=*bf16:16, dg_ptr=*fp32:16, T=i32, scale=fp32, K=64, V=64, BT=64",
+         dict(q_ptr=("randn", "bfloat16", 200 * 64), k_ptr=("randn", "bfloat16", 200 * 64),
+              v_ptr=("randn", "bfloat16", 200 * 64), g_ptr=lambda torch, gen: -(
+                  torch.rand(200, generator=gen, device="cuda") * 0.1).cumsum(0),
+              h_ptr=("randn", "bfloat16", 4 * 64 * 64, 0.1), do_ptr=("randn", "bfloat16", 200 * 64),
+              dh_ptr=("randn", "bfloat16", 4 * 64 * 64, 0.1), dq_ptr=("zeros", "bfloat16", 200 * 64),
+              dk_ptr=("zeros", "bfloat16", 200 * 64), dg_ptr=("zeros", "float32", 200), T=200,
+              scale=0.125),
+         # fp32 sums in another order; ds rounded to bf16 for its dots.
+         (cdiv(200, 64),), ["dq_ptr", "dk_ptr", "dg_ptr"], tol=1e-2),
+]
