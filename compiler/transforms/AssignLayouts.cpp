@@ -234,6 +234,9 @@ struct AssignLayoutsPass
   llvm::DenseMap<std::pair<Operation *, unsigned>, Attribute> carried;
   /// Stores of rank ≥ 2 whose addresses run along the last dimension.
   llvm::DenseSet<Operation *> rowContiguousStores;
+  /// 2-D stores whose addresses run down their columns only (a tile
+  /// written transposed or column-major): the layout they store from.
+  llvm::DenseMap<Operation *, Attribute> columnStores;
   /// The widest vector each store's (and atomic's) addresses allow
   /// (without its mask).
   llvm::DenseMap<Operation *, unsigned> storeVectorWidth;
@@ -247,6 +250,7 @@ struct AssignLayoutsPass
     encodingOfShape.clear();
     narrowest2D = {};
     rowContiguousStores.clear();
+    columnStores.clear();
     storeVectorWidth.clear();
     // Per rank >= 2: the largest access, and its vector width.
     llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
@@ -523,10 +527,14 @@ struct AssignLayoutsPass
       // (tutorial 09's EPILOGUE_SUBTILE splits a 128x128x2 tile whose rank
       // came from a 128x2x128 one: 32 lanes along the 2, each thread then
       // holding 16 copies, 150 KB of spills). Such a shape gets its own.
-      // Only where the threads have enough elements not to replicate.
+      // Only where the threads have enough elements not to replicate, and
+      // the shape as many as the encoding's tile: a small side tile (a
+      // block scale's 64 x 4) broadcast into the big ones keeps their
+      // layout, which its broadcasts need.
       auto blocked = dyn_cast<BlockedEncodingAttr>(it->second);
       if (!blocked ||
           type.getNumElements() < int64_t(numWarps * kThreadsPerWarp) ||
+          type.getNumElements() < tileElements(blocked) ||
           !replicates(blocked, type.getShape()))
         return it->second;
       auto [own, inserted] = encodingOfShape.try_emplace(
@@ -547,13 +555,26 @@ struct AssignLayoutsPass
     return encoding;
   }
 
-  /// Whether `encoding` puts more lanes and warps along some dimension of
-  /// `shape` than it has elements (so that threads hold copies). Dimensions
-  /// of one element (`x[:, None]`, broadcast later) do not count.
+  /// The elements one tile of `encoding` covers (runs, lanes and warps).
+  static int64_t tileElements(BlockedEncodingAttr encoding) {
+    int64_t n = 1;
+    for (size_t d = 0; d < encoding.getSizePerThread().size(); ++d)
+      n *= int64_t(encoding.getSizePerThread()[d]) *
+           encoding.getThreadsPerWarp()[d] * encoding.getWarpsPerCTA()[d];
+    return n;
+  }
+
+  /// Whether `encoding` covers more of some dimension of `shape` than it
+  /// has elements (so that threads hold copies): its threads' runs, lanes
+  /// and warps along it (torchao's 128 x 32 bf16 tile under the 16-byte
+  /// runs of a 32 x 128 fp8 one: 16 x 8 columns, each element loaded four
+  /// times). Dimensions of one element (`x[:, None]`, broadcast later) do
+  /// not count.
   static bool replicates(BlockedEncodingAttr encoding,
                          ArrayRef<int64_t> shape) {
     for (auto [d, extent] : llvm::enumerate(shape))
-      if (extent > 1 && int64_t(encoding.getThreadsPerWarp()[d]) *
+      if (extent > 1 && int64_t(encoding.getSizePerThread()[d]) *
+                                encoding.getThreadsPerWarp()[d] *
                                 encoding.getWarpsPerCTA()[d] >
                             extent)
         return true;
@@ -1029,6 +1050,71 @@ struct AssignLayoutsPass
     return own == preferredRows ? Attribute() : Attribute(own);
   }
 
+  /// For a 2-D access whose addresses run down its columns and not along
+  /// its rows (torchao's fp8 quantization writing a column-major output, a
+  /// transposed tile read), the layout with the columns fastest, as many
+  /// elements a thread as one vector access takes; else null.
+  Attribute columnAccessLayout(Value ptr, RankedTensorType type,
+                               kiln::AxisInfoAnalysis &axisInfo) {
+    // A vector smaller than the threads (a column of scales) is left where
+    // it is: its copies are not stored twice anyway.
+    if (!type || type.getRank() != 2 || !isa<RankedTensorType>(ptr.getType()) ||
+        type.getNumElements() < int64_t(numWarps * kThreadsPerWarp))
+      return {};
+    // An address repeated along the rows (`s_ptr + rows[:, None] +
+    // cols[None, :] * 0`, a broadcast) is read once a run in any layout.
+    const kiln::AxisInfo &info = axisInfo.get(ptr);
+    if (info.contiguity[0] <= 1 || info.contiguity[1] != 1 ||
+        info.constancy[1] != 1)
+      return {};
+    unsigned bits = type.getElementTypeBitWidth();
+    unsigned down = axisInfo.vectorWidthAlong(ptr, Value(), bits, 0);
+    int64_t share = std::max<int64_t>(
+        1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+    unsigned vec = unsigned(std::min<int64_t>(std::max(1u, down), share));
+    return blockedWith(&getContext(), type.getShape(), {vec, 1}, numWarps,
+                       {0, 1});
+  }
+
+  /// Whether `v` reaches a kiln.dot through element-wise ops and
+  /// transpositions (a few deep).
+  bool feedsDot(Value v, unsigned depth = 0) {
+    for (Operation *user : v.getUsers()) {
+      if (isa<kiln::DotOp>(user))
+        return true;
+      if (depth < 3 && user->getNumResults() == 1 &&
+          (isa<kiln::TransOp>(user) || isElementwise(user)) &&
+          feedsDot(user->getResult(0), depth + 1))
+        return true;
+    }
+    return false;
+  }
+
+  /// Loads and stores that run down their columns get such a layout
+  /// (loads not already given one for a dot), as Triton's coalescing does:
+  /// in the rows' layout each thread's elements are a column's stride
+  /// apart and a warp's accesses scatter over as many rows.
+  void forceColumnAccesses(func::FuncOp func,
+                           kiln::AxisInfoAnalysis &axisInfo) {
+    func.walk([&](Operation *op) {
+      if (auto load = dyn_cast<kiln::LoadOp>(op)) {
+        // A dot's operand tiles are forceOperandLayouts' to decide.
+        if (forced.count(load.getResult()) || feedsDot(load.getResult()))
+          return;
+        if (Attribute column = columnAccessLayout(
+                load.getPtr(), dyn_cast<RankedTensorType>(load.getType()),
+                axisInfo))
+          forceLoad(load, column);
+      } else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
+        if (Attribute column = columnAccessLayout(
+                store.getPtr(),
+                dyn_cast<RankedTensorType>(store.getValue().getType()),
+                axisInfo))
+          columnStores[op] = column;
+      }
+    });
+  }
+
   void forceLoad(kiln::LoadOp load, Attribute encoding) {
     for (Value v : load->getOperands())
       force(v, encoding);
@@ -1335,6 +1421,15 @@ struct AssignLayoutsPass
       Value value = store.getValue();
       Attribute e = encodingOf(value);
       auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(e);
+      // A store down its columns from a layout whose threads do not run
+      // down them is converted to its own (columnAccessLayout).
+      if (Attribute column = columnStores.lookup(op);
+          column && !(blocked && blocked.getOrder().front() == 0)) {
+        for (OpOperand &operand : op->getOpOperands())
+          if (isa<RankedTensorType>(operand.get().getType()))
+            requireOperand(op, operand.getOperandNumber(), column);
+        return success();
+      }
       bool scattered =
           blocked && rowContiguousStores.contains(op) &&
           blocked.getOrder().front() + 1 != blocked.getOrder().size();
@@ -2007,6 +2102,7 @@ struct AssignLayoutsPass
                               kiln::AxisInfoAnalysis &axisInfo) {
     choosePreferred(func, axisInfo);
     forceOperandLayouts(func, axisInfo);
+    forceColumnAccesses(func, axisInfo);
     // Shapes must be powers of two (as in Triton): the layouts split them
     // into bit fields.
     Operation *bad = nullptr;

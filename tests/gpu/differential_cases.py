@@ -658,6 +658,18 @@ CASES += [
          dict(src_ptr=("randn", "float16", 130 * 100), dst_ptr=("zeros", "float16", 100 * 130),
               M=130, N=100, src_stride=100, dst_stride=130),
          (cdiv(130, 64), cdiv(100, 64)), ["dst_ptr"], tol=0),
+    # 200 x 150 column-major (stride 208 between columns) to row-major
+    # (stride 160): edges masked on both sides.
+    case("column_major_read", F, "column_major_read",
+         "src_ptr=*fp32:16, dst_ptr=*fp32:16, M=i32, N=i32, src_stride=i32:16, dst_stride=i32:16, BM=64, BN=64",
+         dict(src_ptr=("randn", "float32", 208 * 150), dst_ptr=("zeros", "float32", 200 * 160),
+              M=200, N=150, src_stride=208, dst_stride=160),
+         (cdiv(200, 64), cdiv(150, 64)), ["dst_ptr"], tol=0),
+    case("column_major_write", F, "column_major_write",
+         "src_ptr=*bf16:16, dst_ptr=*bf16:16, M=i32, N=i32, src_stride=i32:16, dst_stride=i32:16, BM=128, BN=32",
+         dict(src_ptr=("randn", "bfloat16", 300 * 112), dst_ptr=("zeros", "bfloat16", 304 * 100),
+              M=300, N=100, src_stride=112, dst_stride=304),
+         (cdiv(300, 128), cdiv(100, 32)), ["dst_ptr"], tol=0),
     # 50 indices into a 300-row table of D = 60 (< BLOCK_D) columns.
     case("gather_rows", F, "gather_rows",
          "table_ptr=*fp32, idx_ptr=*i64, out_ptr=*fp32, n_idx=i32, D=i32, BLOCK_I=16, BLOCK_D=64",
