@@ -22,42 +22,34 @@ G = 32
 # dtype; the package's __init__ imports far more.
 STUBS = {"torchao.float8.config": dict(e4m3_dtype=None)}
 
+def act_quant(name, y_strides, s_strides, grid):
+    """One of the three activation kernels: the same arguments, x [M, K]
+    row-major, y (fp8) and s (M * K / 128 scales) at the given strides."""
+    return case(
+        f"torchao_fp8_{name}", BW, f"triton_fp8_blockwise_{name}_kernel",
+        "x_ptr=*bf16, x_stride_dim_0=i32, x_stride_dim_1=i32, y_ptr=*fp8e4nv, y_stride_dim_0=i32, "
+        "y_stride_dim_1=i32, s_ptr=*fp32, s_stride_dim_0=i32, s_stride_dim_1=i32, M=i32, "
+        f"K={K}, BLOCK_SIZE={B}, NUM_GROUPS={G}, {FP8}, num_warps=4, num_stages=2",
+        dict(x_ptr=X, x_stride_dim_0=K, x_stride_dim_1=1, y_ptr=("zeros", "float8_e4m3fn", M * K),
+             y_stride_dim_0=y_strides[0], y_stride_dim_1=y_strides[1],
+             s_ptr=("zeros", "float32", M * K // B), s_stride_dim_0=s_strides[0],
+             s_stride_dim_1=s_strides[1], M=M),
+        grid, ["y_ptr", "s_ptr"], bytes=2 * M * K + M * K + 4 * M * K // B, tol=0, stubs=STUBS,
+        package=TRL + "torchao")
+
+
 # act_quant_lhs: scales per 1 x 128 group of a row, stored column-major
 # (torch._scaled_mm's layout); y row-major like x.
-CASES.append(case(
-    "torchao_fp8_act_quant_lhs", BW, "triton_fp8_blockwise_act_quant_lhs_kernel",
-    "x_ptr=*bf16, x_stride_dim_0=i32, x_stride_dim_1=i32, y_ptr=*fp8e4nv, y_stride_dim_0=i32, "
-    "y_stride_dim_1=i32, s_ptr=*fp32, s_stride_dim_0=i32, s_stride_dim_1=i32, M=i32, "
-    f"K={K}, BLOCK_SIZE={B}, NUM_GROUPS={G}, {FP8}, num_warps=4, num_stages=2",
-    dict(x_ptr=X, x_stride_dim_0=K, x_stride_dim_1=1, y_ptr=("zeros", "float8_e4m3fn", M * K),
-         y_stride_dim_0=K, y_stride_dim_1=1, s_ptr=("zeros", "float32", M * (K // B)),
-         s_stride_dim_0=1, s_stride_dim_1=M, M=M),
-    (cdiv(M, G), cdiv(K, B)), ["y_ptr", "s_ptr"], bytes=2 * M * K + M * K + 4 * M * (K // B), tol=0, stubs=STUBS, package=TRL + "torchao"))
+CASES.append(act_quant("act_quant_lhs", (K, 1), (1, M), (cdiv(M, G), cdiv(K, B))))
 
 # act_quant_rhs: scales per 128 x 1 group of a column; y column-major
 # (y_stride_dim_0 1): written down its columns.
-CASES.append(case(
-    "torchao_fp8_act_quant_rhs", BW, "triton_fp8_blockwise_act_quant_rhs_kernel",
-    "x_ptr=*bf16, x_stride_dim_0=i32, x_stride_dim_1=i32, y_ptr=*fp8e4nv, y_stride_dim_0=i32, "
-    "y_stride_dim_1=i32, s_ptr=*fp32, s_stride_dim_0=i32, s_stride_dim_1=i32, M=i32, "
-    f"K={K}, BLOCK_SIZE={B}, NUM_GROUPS={G}, {FP8}, num_warps=4, num_stages=2",
-    dict(x_ptr=X, x_stride_dim_0=K, x_stride_dim_1=1, y_ptr=("zeros", "float8_e4m3fn", M * K),
-         y_stride_dim_0=1, y_stride_dim_1=M, s_ptr=("zeros", "float32", (M // B) * K),
-         s_stride_dim_0=K, s_stride_dim_1=1, M=M),
-    (cdiv(M, B), cdiv(K, G)), ["y_ptr", "s_ptr"], bytes=2 * M * K + M * K + 4 * (M // B) * K, tol=0, stubs=STUBS, package=TRL + "torchao"))
+CASES.append(act_quant("act_quant_rhs", (1, M), (K, 1), (cdiv(M, B), cdiv(K, G))))
 
 # act_quant_transposed_lhs: per-column scales of x, y = x^T written
 # row-major ([K, M]; its tile is x's transposed, stored along its rows),
 # scales column-major.
-CASES.append(case(
-    "torchao_fp8_act_quant_transposed_lhs", BW, "triton_fp8_blockwise_act_quant_transposed_lhs_kernel",
-    "x_ptr=*bf16, x_stride_dim_0=i32, x_stride_dim_1=i32, y_ptr=*fp8e4nv, y_stride_dim_0=i32, "
-    "y_stride_dim_1=i32, s_ptr=*fp32, s_stride_dim_0=i32, s_stride_dim_1=i32, M=i32, "
-    f"K={K}, BLOCK_SIZE={B}, NUM_GROUPS={G}, {FP8}, num_warps=4, num_stages=2",
-    dict(x_ptr=X, x_stride_dim_0=K, x_stride_dim_1=1, y_ptr=("zeros", "float8_e4m3fn", M * K),
-         y_stride_dim_0=M, y_stride_dim_1=1, s_ptr=("zeros", "float32", K * (M // B)),
-         s_stride_dim_0=1, s_stride_dim_1=K, M=M),
-    (cdiv(M, B), cdiv(K, G)), ["y_ptr", "s_ptr"], bytes=2 * M * K + M * K + 4 * K * (M // B), tol=0, stubs=STUBS, package=TRL + "torchao"))
+CASES.append(act_quant("act_quant_transposed_lhs", (M, 1), (1, K), (cdiv(M, B), cdiv(K, G))))
 
 # weight_quant_transposed_rhs: one scale per 128 x 128 block, y = x^T
 # written column-major (its tile stored down its columns), scales

@@ -155,6 +155,13 @@ bool batchedOnTensorCores(kiln::DotOp dot, const kiln::TensorCoreFlavour &f,
          kiln::kDotStagingBytes;
 }
 
+/// A thread's share of `type`'s elements over `numWarps` warps (at least
+/// one): no layout gives a thread more along a dimension than this.
+int64_t threadShare(RankedTensorType type, unsigned numWarps) {
+  return std::max<int64_t>(1, type.getNumElements() /
+                                  int64_t(numWarps * kThreadsPerWarp));
+}
+
 /// For a dot's result: each thread a nearly square block of the last two
 /// dimensions, so that its multiply-adds per k (rows x columns) need few
 /// operand loads (rows + columns).
@@ -162,8 +169,7 @@ BlockedEncodingAttr dotBlocked(MLIRContext *ctx, RankedTensorType type,
                                unsigned numWarps) {
   ArrayRef<int64_t> shape = type.getShape();
   size_t rank = shape.size();
-  int64_t perThread = std::max<int64_t>(
-      1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+  int64_t perThread = threadShare(type, numWarps);
   unsigned bits = llvm::Log2_64(uint64_t(perThread));
   SmallVector<unsigned> spt(rank, 1);
   spt[rank - 1] = unsigned(
@@ -418,8 +424,7 @@ struct AssignLayoutsPass
       }
       RankedTensorType type = anchor.first;
       // Never more per thread than the thread's share of the tensor.
-      int64_t share = std::max<int64_t>(
-          1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+      int64_t share = threadShare(type, numWarps);
       unsigned vec = unsigned(std::min<int64_t>(anchor.second, share));
       encodingOfRank[rank] =
           defaultBlocked(ctx, type.getShape(), std::max(1u, vec), numWarps);
@@ -540,8 +545,7 @@ struct AssignLayoutsPass
       auto [own, inserted] = encodingOfShape.try_emplace(
           SmallVector<int64_t>(type.getShape()), Attribute());
       if (inserted) {
-        int64_t share = std::max<int64_t>(
-            1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+        int64_t share = threadShare(type, numWarps);
         unsigned vec =
             unsigned(std::min<int64_t>({4, share, type.getShape().back()}));
         own->second = defaultBlocked(&getContext(), type.getShape(),
@@ -889,8 +893,7 @@ struct AssignLayoutsPass
             axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 0);
         unsigned along =
             axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 1);
-        int64_t share = std::max<int64_t>(
-            1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+        int64_t share = threadShare(type, numWarps);
         if (down <= along) {
           // An 8-bit b to be restaged K-major (restageable): four rows a
           // thread, so that it writes 4-byte chunks down each column.
@@ -915,9 +918,7 @@ struct AssignLayoutsPass
             forceLoad(load, own);
           continue;
         }
-        unsigned vec = unsigned(std::min<int64_t>(down, share));
-        forceLoad(load, blockedWith(&getContext(), type.getShape(), {vec, 1},
-                                    numWarps, {0, 1}));
+        forceLoad(load, columnsFirst(type, down));
       }
     });
   }
@@ -967,15 +968,12 @@ struct AssignLayoutsPass
            axisInfo.vectorWidthAlong(load.getPtr(), Value(), bits, 1)});
     }
     // The loads have the operand's shape (the walk follows only that).
-    int64_t share = std::max<int64_t>(
-        1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
+    int64_t share = threadShare(type, numWarps);
     if (llvm::all_of(widths, [](auto w) { return w.first > w.second; })) {
       unsigned vec = 1;
       for (auto [down, along] : widths)
         vec = std::max(vec, down);
-      vec = unsigned(std::min<int64_t>(vec, share));
-      Attribute encoding = blockedWith(&getContext(), type.getShape(), {vec, 1},
-                                       numWarps, {0, 1});
+      Attribute encoding = columnsFirst(type, vec);
       for (kiln::LoadOp load : found)
         forceLoad(load, encoding);
       force(operand, encoding);
@@ -1068,10 +1066,14 @@ struct AssignLayoutsPass
         info.constancy[1] != 1)
       return {};
     unsigned bits = type.getElementTypeBitWidth();
-    unsigned down = axisInfo.vectorWidthAlong(ptr, Value(), bits, 0);
-    int64_t share = std::max<int64_t>(
-        1, type.getNumElements() / int64_t(numWarps * kThreadsPerWarp));
-    unsigned vec = unsigned(std::min<int64_t>(std::max(1u, down), share));
+    return columnsFirst(type, axisInfo.vectorWidthAlong(ptr, Value(), bits, 0));
+  }
+
+  /// The 2-D layout with the columns fastest, `perThread` elements a
+  /// thread down them (at least one, at most its share).
+  BlockedEncodingAttr columnsFirst(RankedTensorType type, unsigned perThread) {
+    unsigned vec = unsigned(std::min<int64_t>(std::max(1u, perThread),
+                                              threadShare(type, numWarps)));
     return blockedWith(&getContext(), type.getShape(), {vec, 1}, numWarps,
                        {0, 1});
   }

@@ -110,6 +110,16 @@ Operation *storePoint(Value source, Operation *dot, Operation *first) {
   return at;
 }
 
+/// A `tile` allocated and `source` written to it at storePoint.
+Value writeTile(Value source, kiln::gpu::MemDescType tile, Operation *dot,
+                Operation *first, Location loc) {
+  OpBuilder before(storePoint(source, dot, first));
+  Value allocated =
+      kiln::gpu::LocalAllocOp::create(before, loc, tile, IntegerAttr());
+  kiln::gpu::LocalStoreOp::create(before, loc, source, allocated);
+  return allocated;
+}
+
 struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -229,12 +239,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     for (const StagingPlan &p : group)
       for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i) {
         Value &tile = tiles[{p.sources[i], p.tiles[i]}];
-        if (tile)
-          continue;
-        OpBuilder before(storePoint(p.sources[i], p.dot, first));
-        tile = kiln::gpu::LocalAllocOp::create(before, loc, p.tiles[i],
-                                               IntegerAttr());
-        kiln::gpu::LocalStoreOp::create(before, loc, p.sources[i], tile);
+        if (!tile)
+          tile = writeTile(p.sources[i], p.tiles[i], p.dot, first, loc);
       }
     OpBuilder b(first);
     kiln::gpu::FenceAsyncSharedOp::create(b, loc);
@@ -284,13 +290,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     OpBuilder b(dot);
     Location loc = dot.getLoc();
     Value operands[2] = {p.sources[0], p.sources[1]};
-    for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i) {
-      OpBuilder before(storePoint(p.sources[i], dot, dot));
-      Value tile = kiln::gpu::LocalAllocOp::create(before, loc, p.tiles[i],
-                                                   IntegerAttr());
-      kiln::gpu::LocalStoreOp::create(before, loc, p.sources[i], tile);
-      operands[i] = tile;
-    }
+    for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i)
+      operands[i] = writeTile(p.sources[i], p.tiles[i], dot, dot, loc);
     kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     kiln::gpu::BarrierOp::create(b, loc);
     auto shared = kiln::gpu::SharedDotOp::create(
