@@ -2,17 +2,20 @@
 //
 // Math ops become what upstream Triton uses: the fast hardware approximation
 // for fp32 exp/exp2 (ex2.approx, with exp(x) = 2^(x·log2 e)), div.full for
-// fp32 division, LLVM's min/max intrinsics, and libdevice's __nv_* functions
-// for the rest; the target links libdevice. fp16/bf16 compute in fp32.
+// fp32 division, LLVM's abs, min and max intrinsics, and libdevice's __nv_*
+// functions for the rest; the target links libdevice. fp16/bf16 compute in
+// fp32.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/ElementMapping.h"
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/TargetInfo.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -112,6 +115,92 @@ struct MinMaxLowering : OpConversionPattern<ArithOp> {
   }
 };
 
+/// Float abs as LLVM's intrinsic (the sign bit cleared), as upstream lowers
+/// it. libdevice's __nv_fabsf flushes subnormals under the ftz flag, and,
+/// a call of its own, keeps InstCombine from taking |fpext x| as fpext |x|:
+/// the amax of a bf16 tile (`tl.max(tl.abs(x.to(tl.float32)))`, every fp8
+/// quantizer's) then ran in f32, a conversion per element more than
+/// upstream's bf16 abs and max.
+struct AbsLowering : OpConversionPattern<math::AbsFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::AbsFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = kiln::getElementTypeOrSelf(op.getType());
+    if (!(type.isF32() || type.isF64() || type.isF16() || type.isBF16()))
+      return failure();
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!resultType)
+      return failure();
+    Value result = kiln::mapElements(rewriter, op.getLoc(), resultType,
+                                     adaptor.getOperand(), [&](ValueRange x) {
+                                       return LLVM::FAbsOp::create(
+                                           rewriter, op.getLoc(), x[0]);
+                                     });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// A float constant, scalar or splat.
+std::optional<APFloat> splatFloat(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto scalar = dyn_cast<FloatAttr>(attr))
+    return scalar.getValue();
+  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
+    if (isa<FloatType>(splat.getElementType()))
+      return splat.getSplatValue<APFloat>();
+  return std::nullopt;
+}
+
+/// A symmetric fp32 clamp, `tl.clamp(x, -c, c)` with c > 0 (an fp8
+/// quantizer's saturation), as min(max(x, -c), c): one
+/// min.xorsign.abs.f32 (|x| capped at c, with x's sign) where the target
+/// has it, as upstream lowers it, instead of a max and a min. The same value
+/// for every x but NaN, which becomes c with the NaN's sign where the clamp
+/// does not propagate NaNs (upstream's result), NaN where it does (.NaN).
+template <typename MinOp, typename MaxOp, bool propagatesNan>
+struct SymmetricClampLowering : OpConversionPattern<MinOp> {
+  using OpConversionPattern<MinOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MinOp op, typename MinOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!kiln::getElementTypeOrSelf(op.getType()).isF32())
+      return failure();
+    auto module = op->template getParentOfType<ModuleOp>();
+    if (!module || !kiln::TargetInfo::of(module).hasXorsignAbsMin())
+      return failure();
+    std::optional<APFloat> high = splatFloat(op.getRhs());
+    auto max = op.getLhs().template getDefiningOp<MaxOp>();
+    if (!high || !max || high->isNegative() || high->isZero() || high->isNaN())
+      return failure();
+    // x and -c, in either order.
+    for (unsigned i = 0; i < 2; ++i) {
+      std::optional<APFloat> low = splatFloat(max->getOperand(1 - i));
+      if (!low || *low != neg(*high))
+        continue;
+      Value x = rewriter.getRemappedValue(max->getOperand(i));
+      Type resultType = this->getTypeConverter()->convertType(op.getType());
+      if (!x || !resultType)
+        return failure();
+      Value result = kiln::mapElements(
+          rewriter, op.getLoc(), resultType, ValueRange{x, adaptor.getRhs()},
+          [&](ValueRange xc) {
+            return kiln::inlinePtx(rewriter, op.getLoc(), rewriter.getF32Type(),
+                                   propagatesNan
+                                       ? "min.NaN.xorsign.abs.f32 $0, $1, $2;"
+                                       : "min.xorsign.abs.f32 $0, $1, $2;",
+                                   "=f,f,f", xc);
+          });
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    return failure();
+  }
+};
+
 } // namespace
 
 void kiln::populateMathToNVVMPatterns(KilnTypeConverter &converter,
@@ -119,11 +208,15 @@ void kiln::populateMathToNVVMPatterns(KilnTypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<FastExpLowering<math::ExpOp, true>,
                FastExpLowering<math::Exp2Op, false>, FastDivLowering,
-               MinMaxLowering<arith::MaxNumFOp, LLVM::MaxNumOp>,
+               AbsLowering, MinMaxLowering<arith::MaxNumFOp, LLVM::MaxNumOp>,
                MinMaxLowering<arith::MinNumFOp, LLVM::MinNumOp>,
                MinMaxLowering<arith::MaximumFOp, LLVM::MaximumOp>,
                MinMaxLowering<arith::MinimumFOp, LLVM::MinimumOp>>(
       converter, ctx, /*benefit=*/20);
+  patterns
+      .add<SymmetricClampLowering<arith::MinNumFOp, arith::MaxNumFOp, false>,
+           SymmetricClampLowering<arith::MinimumFOp, arith::MaximumFOp, true>>(
+          converter, ctx, /*benefit=*/30);
   // libdevice for everything NVPTX has no instruction for; ahead of
   // math-to-llvm, whose intrinsics NVPTX cannot always select.
   populateLibDeviceConversionPatterns(converter, patterns, /*benefit=*/10);

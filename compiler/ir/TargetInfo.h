@@ -84,6 +84,8 @@ public:
   bool hasTma() const { return computeCapability_ >= 90; }
   /// Thread-block clusters.
   bool hasClusters() const { return computeCapability_ >= 90; }
+  /// min.xorsign.abs.f32: |a| capped at |b|, signed by sign(a) ^ sign(b).
+  bool hasXorsignAbsMin() const { return computeCapability_ >= 86; }
 
   /// Shared memory any kernel may use without opting in.
   static constexpr int64_t kStaticSharedLimit = 48 * 1024;

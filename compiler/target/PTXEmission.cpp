@@ -1,6 +1,7 @@
 //===- PTXEmission.cpp - LLVM IR to PTX through the NVPTX backend ---------===//
 #include "compiler/target/DisjointOrsAsAdds.h"
 #include "compiler/target/HalfMulAdds.h"
+#include "compiler/target/MasksAfterDotWaits.h"
 #include "compiler/target/RematerializeAfterLoops.h"
 #include "compiler/target/RematerializeInLoops.h"
 #include "compiler/target/StrengthReductionGate.h"
@@ -320,10 +321,13 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
     mpm.run(module, mam);
   }
 
-  // After O3, whose InstCombine would make them ors again.
+  // After O3, whose InstCombine would make them ors again, and fold the
+  // masks' selects back into one fadd.
   for (Function &function : module)
-    if (!function.isDeclaration())
+    if (!function.isDeclaration()) {
       disjointOrsAsAdds(function);
+      masksAfterDotWaits(function);
+    }
 
   // After O3, where no IR-level CSE runs after it to undo it.
   std::unique_ptr<Module> rematerialized = CloneModule(module);
