@@ -13,6 +13,11 @@ On the GPU machine:
 
 With `--forms CASE:KERNEL,...` it profiles bench/matmul_forms_cubins.py's
 cases instead (its `--build` cubins in DIR; KERNEL the case's kernel name).
+With `--stalls` it also collects the warp state statistics and reports, per
+side, the instructions issued, the cycles, and the stall reasons per issued
+instruction (ncu's smsp__average_warps_issue_stalled_*), largest first:
+where a kernel issues no more than Triton's and still takes longer, they say
+what it waits on.
 """
 import argparse
 import csv
@@ -28,10 +33,14 @@ SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "SourceCounters",
             "MemoryWorkloadAnalysis_Tables"]
 
 
-def profile(case_id, kernel, cubins, work, forms=False):
+STALL_PREFIX = "smsp__average_warps_issue_stalled_"
+STALL_SUFFIX = "_per_issue_active.ratio"
+
+
+def profile(case_id, kernel, cubins, work, forms=False, stalls=False):
     report = os.path.join(work, case_id)
     cmd = [NCU, "-f", "-o", report, "-k", f"regex:^{re.escape(kernel)}$", "-c", "2"]
-    for s in SECTIONS:
+    for s in SECTIONS + (["WarpStateStats"] if stalls else []):
         cmd += ["--section", s]
     if forms:
         cmd += [sys.executable, "bench/matmul_forms_cubins.py", "--cubins", cubins, "--out",
@@ -43,7 +52,36 @@ def profile(case_id, kernel, cubins, work, forms=False):
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     text = subprocess.run([NCU, "-i", report + ".ncu-rep", "--page", "details", "--csv"],
                           capture_output=True, text=True).stdout
-    return list(csv.reader(io.StringIO(text)))
+    raw = ""
+    if stalls:
+        raw = subprocess.run([NCU, "-i", report + ".ncu-rep", "--page", "raw", "--csv"],
+                             capture_output=True, text=True).stdout
+    return list(csv.reader(io.StringIO(text))), list(csv.reader(io.StringIO(raw)))
+
+
+def stall_summary(raw):
+    """Per profiled launch (in order): instructions, cycles, and the stall
+    reasons above 0.05 per issued instruction, largest first."""
+    if len(raw) < 3:
+        return []
+    header = raw[0]
+    out = []
+    for row in raw[2:]:
+        values = {}
+        for name, value in zip(header, row):
+            try:
+                values[name] = float(value.replace(",", ""))
+            except ValueError:
+                pass
+        reasons = {n[len(STALL_PREFIX):-len(STALL_SUFFIX)]: round(v, 3) for n, v in values.items()
+                   if n.startswith(STALL_PREFIX) and n.endswith(STALL_SUFFIX) and v > 0.05
+                   and "not_issued" not in n}
+        first = lambda *names: next((values[n] for n in names if n in values), None)
+        out.append(dict(instructions=first("smsp__inst_executed.sum", "sm__inst_executed.sum"),
+                        cycles=first("sm__cycles_elapsed.max", "gpc__cycles_elapsed.max",
+                                     "sm__cycles_elapsed.avg"),
+                        stalls=dict(sorted(reasons.items(), key=lambda kv: -kv[1]))))
+    return out
 
 
 def summarize(rows):
@@ -89,6 +127,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--filter", default="")
     parser.add_argument("--forms", default="", help="CASE:KERNEL,... of bench/matmul_forms_cubins.py")
+    parser.add_argument("--stalls", action="store_true", help="also the stall reasons of each side")
     opts = parser.parse_args()
     if opts.forms:
         listed = "\n".join(f"{c}||{k}" for c, k in (p.split(":") for p in opts.forms.split(",")))
@@ -101,7 +140,10 @@ def main():
     results = []
     for line in listed.splitlines():
         case_id, _, kernel = line.split("|")[:3]
-        launches = summarize(profile(case_id, kernel, opts.cubins, work, bool(opts.forms)))
+        details, raw = profile(case_id, kernel, opts.cubins, work, bool(opts.forms), opts.stalls)
+        launches = summarize(details)
+        for launch, stall in zip(launches, stall_summary(raw)):
+            launch.update(stall)
         sides = dict(zip(("kiln", "triton"), launches))
         results.append(dict(id=case_id, kernel=kernel, **sides))
         print(case_id, json.dumps(sides), flush=True)
@@ -113,6 +155,14 @@ def main():
     for r in results:
         cells = [f"{r.get('kiln', {}).get(k, '-')}, {r.get('triton', {}).get(k, '-')}" for k in keys]
         lines.append(f"| {r['id']} | " + " | ".join(cells) + " |")
+    if opts.stalls:
+        lines += ["", "| case | side | instructions | cycles | stalls per issued instruction |",
+                  "|---|---|---|---|---|"]
+        for r in results:
+            for side in ("kiln", "triton"):
+                d = r.get(side, {})
+                top = ", ".join(f"{k} {v}" for k, v in list(d.get("stalls", {}).items())[:6])
+                lines.append(f"| {r['id']} | {side} | {d.get('instructions')} | {d.get('cycles')} | {top} |")
     open(os.path.join(opts.out, "ncu_realworld.md"), "w").write("\n".join(lines) + "\n")
     return 0
 

@@ -790,11 +790,11 @@ struct AssignLayoutsPass
   /// Loading them in that layout (L1 serves the replicas) saves a trip through
   /// shared memory and two barriers, or a round of shuffles after the load,
   /// every iteration.
-  bool isCheapLoad(Value v, Attribute target) {
+  bool isCheapLoad(Value v, Attribute target, bool onlyReader = true) {
     auto load = v.getDefiningOp<kiln::LoadOp>();
     auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!load || !type || type.getRank() != 1 || !load->hasOneUse() ||
-        !readsCheapAddresses(load))
+    if (!load || !type || type.getRank() != 1 ||
+        (onlyReader && !load->hasOneUse()) || !readsCheapAddresses(load))
       return false;
     // Kernels with tensor-core dots keep the rule they were measured with:
     // loops that hold a dot.
@@ -809,6 +809,48 @@ struct AssignLayoutsPass
     return layout && layout->getInDimSize(kiln::layout::kRegister) *
                              type.getElementTypeBitWidth() <=
                          8 * 32;
+  }
+
+  /// True when `v` (1-D) is computed elementwise, through at most a few
+  /// ops and cheap index math, from one small load isCheapLoad takes but
+  /// for its other readers (it has several), in a loop holding a dot: GLA's
+  /// per-channel decay, `exp2(gk_last)` read in a slice of the accumulator's
+  /// layout and `gk_last` itself in one of the decayed operand's. Loaded and
+  /// computed again in each layout (L1 serves the copies), it is not converted
+  /// through shared memory, with two barriers, every iteration.
+  bool isReloadable(Value v, Attribute target, unsigned depth = 0) {
+    Operation *def = v.getDefiningOp();
+    if (!def || depth > 3)
+      return false;
+    // Values, not indices: a gather's token indices, read in k's and v's
+    // layouts, run ahead with the copies they address, where loading them
+    // twice costs more than it saves (lightllm's prefill attention 1.28 ->
+    // 1.22 of Triton on the H200, its decode 1.89 -> 1.83). A load with one
+    // reader is isCheapLoad's to decide.
+    auto valueType = dyn_cast<RankedTensorType>(v.getType());
+    if (!valueType || !isa<FloatType>(valueType.getElementType()))
+      return false;
+    if (isa<kiln::LoadOp>(def)) {
+      auto loop = dyn_cast<scf::ForOp>(def->getParentOp());
+      return loop && !def->hasOneUse() &&
+             llvm::any_of(loop.getBody()->getOperations(),
+                          [](Operation &op) { return isa<kiln::DotOp>(op); }) &&
+             isCheapLoad(v, target, /*onlyReader=*/false);
+    }
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || type.getRank() != 1 || !isElementwise(def) ||
+        def->getNumResults() != 1)
+      return false;
+    unsigned loaded = 0;
+    for (Value operand : def->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()) ||
+          isCheap(operand, 0, /*shapes=*/true))
+        continue;
+      if (!isReloadable(operand, target, depth + 1))
+        return false;
+      ++loaded;
+    }
+    return loaded == 1;
   }
 
   /// Whether `load`, a plain load of a tensor of pointers, reads addresses
@@ -2042,6 +2084,14 @@ struct AssignLayoutsPass
             rematerialize(src, target, load, done));
         convert->erase();
         replaced.insert(load);
+        continue;
+      }
+      if (!cheap && isReloadable(src, target)) {
+        convert.getResult().replaceAllUsesWith(
+            rematerialize(src, target, convert, done));
+        convert->erase();
+        if (Operation *def = src.getDefiningOp())
+          replaced.insert(def);
         continue;
       }
       if (!cheap && rematerializeIfResult(src, target, done, replaced)) {
