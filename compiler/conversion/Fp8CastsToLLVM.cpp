@@ -94,10 +94,16 @@ std::pair<Value, Value> truncPairToFp8(OpBuilder &b, Location loc, Value low,
     pair = kiln::inlinePtx(b, loc, b.getI16Type(),
                            "cvt.rn.satfinite." + format + ".f32 $0, $1, $2;",
                            "=h,f,f", ValueRange{high, low});
-  Value lowByte = LLVM::TruncOp::create(b, loc, b.getI8Type(), pair);
-  Value highByte = LLVM::TruncOp::create(
-      b, loc, b.getI8Type(),
-      LLVM::LShrOp::create(b, loc, pair, i16Constant(b, loc, 8)));
+  // The bytes as the lanes of a 2 x i8 view of the pair, not a trunc and a
+  // shift: where a store packs pairs back into words, LLVM then sees whole
+  // halves moved (one mov.b32 of two pairs), not bytes inserted one by one
+  // (two bfi and two cvt a word: torchao's fp8 quantizers).
+  Value bytes = LLVM::BitcastOp::create(
+      b, loc, VectorType::get({2}, b.getI8Type()), pair);
+  Value lowByte = LLVM::ExtractElementOp::create(b, loc, bytes,
+                                                 kiln::i32Constant(b, loc, 0));
+  Value highByte = LLVM::ExtractElementOp::create(b, loc, bytes,
+                                                  kiln::i32Constant(b, loc, 1));
   return {lowByte, highByte};
 }
 
