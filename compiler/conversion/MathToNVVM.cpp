@@ -142,19 +142,6 @@ struct AbsLowering : OpConversionPattern<math::AbsFOp> {
   }
 };
 
-/// A float constant, scalar or splat.
-std::optional<APFloat> splatFloat(Value value) {
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  if (auto scalar = dyn_cast<FloatAttr>(attr))
-    return scalar.getValue();
-  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
-    if (isa<FloatType>(splat.getElementType()))
-      return splat.getSplatValue<APFloat>();
-  return std::nullopt;
-}
-
 /// A symmetric fp32 clamp, `tl.clamp(x, -c, c)` with c > 0 (an fp8
 /// quantizer's saturation), as min(max(x, -c), c): one
 /// min.xorsign.abs.f32 (|x| capped at c, with x's sign) where the target
@@ -172,14 +159,16 @@ struct SymmetricClampLowering : OpConversionPattern<MinOp> {
     auto module = op->template getParentOfType<ModuleOp>();
     if (!module || !kiln::TargetInfo::of(module).hasXorsignAbsMin())
       return failure();
-    std::optional<APFloat> high = splatFloat(op.getRhs());
+    // c and -c: scalar or splat constants.
+    APFloat high(0.0f), low(0.0f);
     auto max = op.getLhs().template getDefiningOp<MaxOp>();
-    if (!high || !max || high->isNegative() || high->isZero() || high->isNaN())
+    if (!max || !matchPattern(op.getRhs(), m_ConstantFloat(&high)) ||
+        high.isNegative() || high.isZero() || high.isNaN())
       return failure();
     // x and -c, in either order.
     for (unsigned i = 0; i < 2; ++i) {
-      std::optional<APFloat> low = splatFloat(max->getOperand(1 - i));
-      if (!low || *low != neg(*high))
+      if (!matchPattern(max->getOperand(1 - i), m_ConstantFloat(&low)) ||
+          low != neg(high))
         continue;
       Value x = rewriter.getRemappedValue(max->getOperand(i));
       Type resultType = this->getTypeConverter()->convertType(op.getType());

@@ -830,15 +830,10 @@ struct AssignLayoutsPass
     auto valueType = dyn_cast<RankedTensorType>(v.getType());
     if (!valueType || !isa<FloatType>(valueType.getElementType()))
       return false;
-    if (isa<kiln::LoadOp>(def)) {
-      auto loop = dyn_cast<scf::ForOp>(def->getParentOp());
-      return loop && !def->hasOneUse() &&
-             llvm::any_of(loop.getBody()->getOperations(),
-                          [](Operation &op) { return isa<kiln::DotOp>(op); }) &&
+    if (isa<kiln::LoadOp>(def))
+      return !def->hasOneUse() && inLoopWithDot(def) &&
              isCheapLoad(v, target, /*onlyReader=*/false);
-    }
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type || type.getRank() != 1 || !isElementwise(def) ||
+    if (valueType.getRank() != 1 || !isElementwise(def) ||
         def->getNumResults() != 1)
       return false;
     unsigned loaded = 0;

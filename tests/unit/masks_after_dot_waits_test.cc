@@ -71,12 +71,20 @@ unsigned fmas(Function &f) {
   return n;
 }
 
+// A causal mask's select of 0 and -inf on %c.
+const std::string kMask =
+    "  %mask = select i1 %c, float 0.0, float 0xFFF0000000000000\n";
+
+// Whether the rewrite changes the function made of `body`.
+bool rewrites(const std::string &body, bool withWait = true) {
+  auto parsed = parse(kernel(body, withWait));
+  return kiln::masksAfterDotWaits(*parsed->function());
+}
+
 TEST(MasksAfterDotWaits, ScaledSumOfAMaskBecomesASelectOfTwoFmas) {
-  auto parsed = parse(kernel("  %mask = select i1 %c, float 0.0, float "
-                             "0xFFF0000000000000\n"
-                             "  %p = fmul float %acc0, %s\n"
-                             "  %q = fadd float %p, %mask\n"
-                             "  store float %q, ptr %out\n"));
+  auto parsed = parse(kernel(kMask + "  %p = fmul float %acc0, %s\n"
+                                     "  %q = fadd float %p, %mask\n"
+                                     "  store float %q, ptr %out\n"));
   Function &f = *parsed->function();
   ASSERT_TRUE(kiln::masksAfterDotWaits(f));
   EXPECT_FALSE(verifyFunction(f, &errs()));
@@ -111,45 +119,35 @@ TEST(MasksAfterDotWaits, EitherOperandOrder) {
 
 TEST(MasksAfterDotWaits, SharedMaskStays) {
   // One select read by two sums is one register through the wait.
-  auto parsed = parse(kernel("  %mask = select i1 %c, float 0.0, float "
-                             "0xFFF0000000000000\n"
-                             "  %p0 = fmul float %acc0, %s\n"
-                             "  %q0 = fadd float %p0, %mask\n"
-                             "  %p1 = fmul float %acc1, %s\n"
-                             "  %q1 = fadd float %p1, %mask\n"
-                             "  store float %q0, ptr %out\n"
-                             "  store float %q1, ptr %out\n"));
-  EXPECT_FALSE(kiln::masksAfterDotWaits(*parsed->function()));
+  EXPECT_FALSE(rewrites(kMask + "  %p0 = fmul float %acc0, %s\n"
+                                "  %q0 = fadd float %p0, %mask\n"
+                                "  %p1 = fmul float %acc1, %s\n"
+                                "  %q1 = fadd float %p1, %mask\n"
+                                "  store float %q0, ptr %out\n"
+                                "  store float %q1, ptr %out\n"));
 }
 
 TEST(MasksAfterDotWaits, MaskFromTheDotStays) {
-  auto parsed = parse(kernel("  %big = fcmp ogt float %acc1, 0.0\n"
-                             "  %mask = select i1 %big, float 0.0, float "
-                             "0xFFF0000000000000\n"
-                             "  %p = fmul float %acc0, %s\n"
-                             "  %q = fadd float %p, %mask\n"
-                             "  store float %q, ptr %out\n"));
-  EXPECT_FALSE(kiln::masksAfterDotWaits(*parsed->function()));
+  EXPECT_FALSE(rewrites("  %big = fcmp ogt float %acc1, 0.0\n"
+                        "  %mask = select i1 %big, float 0.0, float "
+                        "0xFFF0000000000000\n"
+                        "  %p = fmul float %acc0, %s\n"
+                        "  %q = fadd float %p, %mask\n"
+                        "  store float %q, ptr %out\n"));
 }
 
 TEST(MasksAfterDotWaits, NoWaitNoChange) {
-  auto parsed = parse(kernel("  %mask = select i1 %c, float 0.0, float "
-                             "0xFFF0000000000000\n"
-                             "  %p = fmul float %acc0, %s\n"
-                             "  %q = fadd float %p, %mask\n"
-                             "  store float %q, ptr %out\n",
-                             /*withWait=*/false));
-  EXPECT_FALSE(kiln::masksAfterDotWaits(*parsed->function()));
+  EXPECT_FALSE(rewrites(kMask + "  %p = fmul float %acc0, %s\n"
+                                "  %q = fadd float %p, %mask\n"
+                                "  store float %q, ptr %out\n",
+                        /*withWait=*/false));
 }
 
 TEST(MasksAfterDotWaits, SumsOfOtherValuesStay) {
   // Not a product: the back end's DAG combiner would fold two fadds of one
   // value back into one fadd of a select.
-  auto parsed = parse(kernel("  %mask = select i1 %c, float 0.0, float "
-                             "0xFFF0000000000000\n"
-                             "  %q = fadd float %acc0, %mask\n"
-                             "  store float %q, ptr %out\n"));
-  EXPECT_FALSE(kiln::masksAfterDotWaits(*parsed->function()));
+  EXPECT_FALSE(rewrites(kMask + "  %q = fadd float %acc0, %mask\n"
+                                "  store float %q, ptr %out\n"));
 }
 
 } // namespace
