@@ -90,14 +90,19 @@ struct FastDivLowering : OpConversionPattern<arith::DivFOp> {
   }
 };
 
-/// Float min/max as LLVM's intrinsics, which NVPTX selects to min/max.f32
-/// (max.NaN.f32 for the NaN-propagating forms), as upstream does: the
-/// libdevice pattern would parse all of libdevice for an fmaxf.
-template <typename ArithOp, typename LLVMOp>
-struct MinMaxLowering : OpConversionPattern<ArithOp> {
-  using OpConversionPattern<ArithOp>::OpConversionPattern;
+/// Float abs, min and max as LLVM's intrinsics, as upstream lowers them.
+/// NVPTX selects min/max.f32 (max.NaN.f32 for the NaN-propagating forms):
+/// the libdevice pattern would parse all of libdevice for an fmaxf. And
+/// libdevice's __nv_fabsf flushes subnormals under the ftz flag and, a call
+/// of its own, keeps InstCombine from taking |fpext x| as fpext |x|: the
+/// amax of a bf16 tile (`tl.max(tl.abs(x.to(tl.float32)))`, every fp8
+/// quantizer's) then ran in f32, a conversion per element more than
+/// upstream's bf16 abs and max.
+template <typename SourceOp, typename LLVMOp>
+struct FloatIntrinsicLowering : OpConversionPattern<SourceOp> {
+  using OpConversionPattern<SourceOp>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(ArithOp op, typename ArithOp::Adaptor adaptor,
+  matchAndRewrite(SourceOp op, typename SourceOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Type type = kiln::getElementTypeOrSelf(op.getType());
     if (!(type.isF32() || type.isF64() || type.isF16() || type.isBF16()))
@@ -106,37 +111,12 @@ struct MinMaxLowering : OpConversionPattern<ArithOp> {
     if (!resultType)
       return failure();
     Value result = kiln::mapElements(
-        rewriter, op.getLoc(), resultType,
-        ValueRange{adaptor.getLhs(), adaptor.getRhs()}, [&](ValueRange xy) {
-          return LLVMOp::create(rewriter, op.getLoc(), xy[0], xy[1]);
+        rewriter, op.getLoc(), resultType, adaptor.getOperands(),
+        [&](ValueRange xs) {
+          return LLVMOp::create(rewriter, op.getLoc(),
+                                TypeRange{xs[0].getType()}, xs)
+              .getResult();
         });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-/// Float abs as LLVM's intrinsic (the sign bit cleared), as upstream lowers
-/// it. libdevice's __nv_fabsf flushes subnormals under the ftz flag, and,
-/// a call of its own, keeps InstCombine from taking |fpext x| as fpext |x|:
-/// the amax of a bf16 tile (`tl.max(tl.abs(x.to(tl.float32)))`, every fp8
-/// quantizer's) then ran in f32, a conversion per element more than
-/// upstream's bf16 abs and max.
-struct AbsLowering : OpConversionPattern<math::AbsFOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(math::AbsFOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Type type = kiln::getElementTypeOrSelf(op.getType());
-    if (!(type.isF32() || type.isF64() || type.isF16() || type.isBF16()))
-      return failure();
-    Type resultType = getTypeConverter()->convertType(op.getType());
-    if (!resultType)
-      return failure();
-    Value result = kiln::mapElements(rewriter, op.getLoc(), resultType,
-                                     adaptor.getOperand(), [&](ValueRange x) {
-                                       return LLVM::FAbsOp::create(
-                                           rewriter, op.getLoc(), x[0]);
-                                     });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -197,10 +177,11 @@ void kiln::populateMathToNVVMPatterns(KilnTypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<FastExpLowering<math::ExpOp, true>,
                FastExpLowering<math::Exp2Op, false>, FastDivLowering,
-               AbsLowering, MinMaxLowering<arith::MaxNumFOp, LLVM::MaxNumOp>,
-               MinMaxLowering<arith::MinNumFOp, LLVM::MinNumOp>,
-               MinMaxLowering<arith::MaximumFOp, LLVM::MaximumOp>,
-               MinMaxLowering<arith::MinimumFOp, LLVM::MinimumOp>>(
+               FloatIntrinsicLowering<math::AbsFOp, LLVM::FAbsOp>,
+               FloatIntrinsicLowering<arith::MaxNumFOp, LLVM::MaxNumOp>,
+               FloatIntrinsicLowering<arith::MinNumFOp, LLVM::MinNumOp>,
+               FloatIntrinsicLowering<arith::MaximumFOp, LLVM::MaximumOp>,
+               FloatIntrinsicLowering<arith::MinimumFOp, LLVM::MinimumOp>>(
       converter, ctx, /*benefit=*/20);
   patterns
       .add<SymmetricClampLowering<arith::MinNumFOp, arith::MaxNumFOp, false>,
