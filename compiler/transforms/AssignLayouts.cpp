@@ -29,6 +29,8 @@
 //    through shared memory. In kernels without tensor-core dots, a small
 //    1-D load that only a conversion reads is loaded again in the wanted
 //    layout, and conversions of loop-invariant values leave their loops.
+//    In kernels whose dots run in a loop, so is a float load outside loops
+//    with fewer elements than threads (a per-row scale of the epilogue).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
@@ -227,6 +229,8 @@ struct AssignLayoutsPass
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
   /// layout (null otherwise).
   Attribute mmaEncoding;
+  /// In such a kernel: some of those dots run in a loop.
+  bool dotsInLoop = false;
   /// The target has wgmma (and TMA): kiln-tma-stores takes descriptor stores.
   bool tmaStores = false;
   /// The 2-D access with the fewest columns, and its vector width.
@@ -345,6 +349,7 @@ struct AssignLayoutsPass
     // tensor takes the batched mma layout (mma.sync per batch).
     bool tensorCores3D = true;
     mmaEncoding = {};
+    dotsInLoop = false;
     kiln::TargetInfo target =
         kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
     tmaStores = target.hasWgmma();
@@ -408,6 +413,10 @@ struct AssignLayoutsPass
           // that no lane holds a copy of another's elements.
           mmaEncoding =
               mmaFor(ctx, dot, numWarps, wgmmaReadable, hasChainedDots(func));
+          dotsInLoop = false;
+          func.walk([&](kiln::DotOp d) {
+            dotsInLoop |= bool(d->getParentOfType<LoopLikeOpInterface>());
+          });
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
               narrow ? Attribute(defaultBlocked(ctx, narrow.getShape(),
@@ -846,6 +855,63 @@ struct AssignLayoutsPass
       ++loaded;
     }
     return loaded == 1;
+  }
+
+  /// True when `v` is a load outside loops of fewer elements than the
+  /// kernel has threads, from addresses isCheap computes, or is computed
+  /// from one through elementwise ops and expand_dims
+  /// (`a_scale.to(tl.float32)[:, None]`), in a kernel whose tensor-core dots
+  /// run in a loop: a per-row scale loaded before the matmul loop, or a
+  /// decay loaded after it, read in (slices of) the accumulator's layout,
+  /// as FLA's `b_g[:, None] - b_g[None, :]` reads it twice. Each thread
+  /// loads its few rows in each layout (L1 serves the replicas) where a
+  /// conversion went through shared memory, with two barriers, in the
+  /// epilogue. (Straight-line kernels, FLA's backward ones, are left alone:
+  /// there the copies, held beside unrolled dots, cost registers they
+  /// cannot spare.) Loads inside loops are isCheapLoad's and isReloadable's.
+  bool isSmallLoadOutsideLoops(Value v, unsigned depth = 0) {
+    Operation *def = v.getDefiningOp();
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!dotsInLoop || !def || !type || depth > 4 ||
+        def->getParentOfType<LoopLikeOpInterface>())
+      return false;
+    // Values, not indices (isReloadable's reason): loading a MoE block's
+    // token indices again for its operand's addresses cost 3%.
+    if (auto load = dyn_cast<kiln::LoadOp>(def))
+      return isa<FloatType>(type.getElementType()) &&
+             type.getNumElements() < int64_t(numWarps * kThreadsPerWarp) &&
+             readsCheapAddresses(load);
+    if (isa<kiln::ExpandDimsOp>(def))
+      return isSmallLoadOutsideLoops(def->getOperand(0), depth + 1);
+    if (!isElementwise(def) || def->getNumResults() != 1)
+      return false;
+    unsigned loaded = 0;
+    for (Value operand : def->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()) ||
+          isCheap(operand, 0, /*shapes=*/true))
+        continue;
+      if (!isSmallLoadOutsideLoops(operand, depth + 1))
+        return false;
+      ++loaded;
+    }
+    return loaded == 1;
+  }
+
+  /// Puts the ops of an isSmallLoadOutsideLoops chain, down to its load,
+  /// into `dead` (they go where no other op reads them).
+  void markLoadChain(Value v, llvm::SetVector<Operation *> &dead) {
+    while (Operation *def = v.getDefiningOp()) {
+      dead.insert(def);
+      if (isa<kiln::LoadOp>(def))
+        return;
+      auto loaded = llvm::find_if(def->getOperands(), [&](Value operand) {
+        return isa<RankedTensorType>(operand.getType()) &&
+               !isCheap(operand, 0, /*shapes=*/true);
+      });
+      if (loaded == def->operand_end())
+        return;
+      v = *loaded;
+    }
   }
 
   /// Whether `load`, a plain load of a tensor of pointers, reads addresses
@@ -1744,6 +1810,14 @@ struct AssignLayoutsPass
       if (def != load.getDefiningOp())
         dead.insert(def);
       dead.insert(load.getDefiningOp());
+    } else if (Value leaf = isa_and_nonnull<kiln::gpu::ConvertLayoutOp>(def)
+                                ? def->getOperand(0)
+                                : v;
+               isSmallLoadOutsideLoops(leaf)) {
+      result = rematerialize(leaf, encoding, leaf.getDefiningOp(), done);
+      if (def != leaf.getDefiningOp())
+        dead.insert(def);
+      markLoadChain(leaf, dead);
     } else {
       // One conversion from where the leaf came from, not two in a row.
       Value source = v;
@@ -2087,6 +2161,13 @@ struct AssignLayoutsPass
         convert->erase();
         if (Operation *def = src.getDefiningOp())
           replaced.insert(def);
+        continue;
+      }
+      if (!cheap && isSmallLoadOutsideLoops(src)) {
+        convert.getResult().replaceAllUsesWith(
+            rematerialize(src, target, convert, done));
+        convert->erase();
+        markLoadChain(src, replaced);
         continue;
       }
       if (!cheap && rematerializeIfResult(src, target, done, replaced)) {

@@ -1575,7 +1575,10 @@ private:
     Operation *waitBeforeEpilogue = nullptr;
     // Tiles computed operands are made from are read back where they were
     // loaded (after the iteration's wait and barrier; TMA's after its
-    // mbarrier): each thread reads the chunks it copied.
+    // mbarrier, so that every thread's bytes are there for all). A tile only
+    // converted into another layout (gated delta rule's `tl.load(p_v) -
+    // b_v`, read in the accumulator's) is read back in that one: the
+    // conversion's trip through shared memory, and its two barriers, go.
     for (auto [i, l] : llvm::enumerate(loads)) {
       if (!l.readBack)
         continue;
@@ -1583,12 +1586,19 @@ private:
       if (l.tma && waited.insert(unsigned(i)).second)
         kiln::gpu::WaitBarrierOp::create(
             at, loc, barrierOf(at, unsigned(i), readSlot), phase);
+      Operation *replaced = l.load;
+      if (l.load->hasOneUse() && !l.hasRuns())
+        if (auto convert =
+                dyn_cast<kiln::gpu::ConvertLayoutOp>(*l.load->user_begin()))
+          replaced = convert;
       auto read = kiln::gpu::LocalLoadOp::create(
-          at, l.load.getLoc(), l.load.getType(),
+          at, l.load.getLoc(), replaced->getResult(0).getType(),
           tileOf(at, loc, rings[i], l.shortRing() ? shortSlot : readSlot));
       if (l.hasRuns())
         kiln::setTileRuns(read, l.runs);
-      l.load.getResult().replaceAllUsesWith(read.getResult());
+      replaced->getResult(0).replaceAllUsesWith(read.getResult());
+      if (replaced != l.load)
+        replaced->erase();
     }
     // The last barrier after staging tiles were written: every thread has
     // read back its short rings' slots by then.
