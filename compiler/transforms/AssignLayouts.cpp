@@ -857,44 +857,79 @@ struct AssignLayoutsPass
     return loaded == 1;
   }
 
-  /// True when `v` is a load outside loops of fewer elements than the
-  /// kernel has threads, from addresses isCheap computes, or is computed
-  /// from one through elementwise ops and expand_dims
-  /// (`a_scale.to(tl.float32)[:, None]`), in a kernel whose tensor-core dots
-  /// run in a loop: a per-row scale loaded before the matmul loop, or a
-  /// decay loaded after it, read in (slices of) the accumulator's layout,
-  /// as FLA's `b_g[:, None] - b_g[None, :]` reads it twice. Each thread
-  /// loads its few rows in each layout (L1 serves the replicas) where a
-  /// conversion went through shared memory, with two barriers, in the
-  /// epilogue. (Straight-line kernels, FLA's backward ones, are left alone:
-  /// there the copies, held beside unrolled dots, cost registers they
-  /// cannot spare.) Loads inside loops are isCheapLoad's and isReloadable's.
-  bool isSmallLoadOutsideLoops(Value v, unsigned depth = 0) {
+  /// The load `v` is, or is computed from through elementwise ops and
+  /// expand_dims (`a_scale.to(tl.float32)[:, None]`), when it is a float
+  /// load outside loops from addresses isCheap computes, in a kernel whose
+  /// tensor-core dots run in a loop: a per-row or per-column scale loaded
+  /// before the matmul loop, or a decay loaded after it, that the epilogue
+  /// reads in (slices of) the accumulator's layout.
+  kiln::LoadOp epilogueLoad(Value v, unsigned depth = 0) {
     Operation *def = v.getDefiningOp();
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!dotsInLoop || !def || !type || depth > 4 ||
-        def->getParentOfType<LoopLikeOpInterface>())
-      return false;
+    if (!dotsInLoop || !def || !isa<RankedTensorType>(v.getType()) ||
+        depth > 4 || def->getParentOfType<LoopLikeOpInterface>())
+      return {};
     // Values, not indices (isReloadable's reason): loading a MoE block's
     // token indices again for its operand's addresses cost 3%.
     if (auto load = dyn_cast<kiln::LoadOp>(def))
-      return isa<FloatType>(type.getElementType()) &&
-             type.getNumElements() < int64_t(numWarps * kThreadsPerWarp) &&
-             readsCheapAddresses(load);
+      return isa<FloatType>(getElementTypeOrSelf(v.getType())) &&
+                     readsCheapAddresses(load)
+                 ? load
+                 : kiln::LoadOp();
     if (isa<kiln::ExpandDimsOp>(def))
-      return isSmallLoadOutsideLoops(def->getOperand(0), depth + 1);
+      return epilogueLoad(def->getOperand(0), depth + 1);
     if (!isElementwise(def) || def->getNumResults() != 1)
-      return false;
-    unsigned loaded = 0;
+      return {};
+    kiln::LoadOp found;
     for (Value operand : def->getOperands()) {
       if (!isa<RankedTensorType>(operand.getType()) ||
           isCheap(operand, 0, /*shapes=*/true))
         continue;
-      if (!isSmallLoadOutsideLoops(operand, depth + 1))
-        return false;
-      ++loaded;
+      kiln::LoadOp load = epilogueLoad(operand, depth + 1);
+      if (!load || found)
+        return {};
+      found = load;
     }
-    return loaded == 1;
+    return found;
+  }
+
+  /// True when `v` is an epilogueLoad chain whose load has fewer elements
+  /// than the kernel has threads (Triton's rule for cheap loads). It is
+  /// loaded again in each layout it is converted to (as FLA's `b_g[:, None]
+  /// - b_g[None, :]` reads it in both slices of the accumulator's): each
+  /// thread loads its few rows (L1 serves the replicas) where a conversion
+  /// went through shared memory, with two barriers, in the epilogue.
+  /// (Straight-line kernels, FLA's backward ones, are left alone: there the
+  /// copies, held beside unrolled dots, cost registers they cannot spare.)
+  /// Loads inside loops are isCheapLoad's and isReloadable's.
+  bool isSmallLoadOutsideLoops(Value v) {
+    kiln::LoadOp load = epilogueLoad(v);
+    return load && cast<RankedTensorType>(load.getType()).getNumElements() <
+                       int64_t(numWarps * kThreadsPerWarp);
+  }
+
+  /// For an epilogueLoad chain of a load of its own rank whose blocked
+  /// layout holds each element in at least four threads (lightllm's
+  /// per-column scales, loaded through a `[None, :]` row of pointers into
+  /// the rank's layout, its lanes and warps along the unit dimension): a
+  /// layout that spreads the elements over the threads (null otherwise).
+  /// Converted from there, each thread loads, widens and stores one
+  /// element, not 32 (lightllm's fp8 batched GEMM 0.96 -> 1.00 of Triton
+  /// on the H200, torchao's int8 GEMM 1.18 -> 1.22). A 1-D load broadcast
+  /// by expand_dims (attorch's bias, a w8a16 GEMM's scales) is already
+  /// spread; rebuilding its chain this way measured 4% slower there.
+  Attribute compactLayoutFor(Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(type.getEncoding());
+    if (!blocked || tileElements(blocked) < 4 * type.getNumElements())
+      return {};
+    kiln::LoadOp load = epilogueLoad(v);
+    if (!load ||
+        cast<RankedTensorType>(load.getType()).getRank() != type.getRank())
+      return {};
+    BlockedEncodingAttr compact =
+        defaultBlocked(&getContext(), type.getShape(), 1, numWarps);
+    return tileElements(compact) < tileElements(blocked) ? compact
+                                                         : Attribute();
   }
 
   /// Puts the ops of an isSmallLoadOutsideLoops chain, down to its load,
@@ -1823,6 +1858,12 @@ struct AssignLayoutsPass
       Value source = v;
       if (auto convert = dyn_cast_or_null<kiln::gpu::ConvertLayoutOp>(def))
         source = convert.getSrc();
+      if (Attribute compact = compactLayoutFor(source)) {
+        Value spread =
+            rematerialize(source, compact, source.getDefiningOp(), done);
+        markLoadChain(source, dead);
+        source = spread;
+      }
       OpBuilder b(v.getContext());
       if (Operation *sourceDef = source.getDefiningOp())
         b.setInsertionPointAfter(sourceDef);

@@ -53,7 +53,9 @@
 // carried and is read in the next iteration after an earlier dot's full
 // wait (attention forward's p @ v, whose acc * alpha follows q @ k's wait),
 // which ties the carried value. Other dots are waited for at once, as their
-// results are read in the same iteration.
+// results are read in the same iteration, except a dot whose result only
+// the next one accumulates into (chainedDots): the two are issued back to
+// back and waited for once.
 // An operand may also be computed in registers from tiles loaded in the
 // body (a weight-only quantized GEMM: int8 or packed int4 weights
 // converted, shifted and scaled before the dot). Those tiles get rings like
@@ -687,6 +689,41 @@ private:
            llvm::none_of(loads, [](const PipelinedLoad &l) {
              return l.tma || l.readBack;
            });
+  }
+
+  /// Per dot: whether it chains into the next one, which is then staged
+  /// and issued with it. A wgmma dot whose result only the next one reads,
+  /// as its accumulator (the gated delta rule's `b_v = dot(w1, h1); b_v +=
+  /// dot(w2, h2)`), where the next one's computed operands are ready before
+  /// it: both dots' staging tiles are written behind one barrier, and the
+  /// first is not waited for (the tensor cores run a warpgroup's dots in
+  /// order, the second accumulating into the first's registers). Staged
+  /// apart, the iteration waited for the first dot, then wrote the second's
+  /// tile and met a barrier before issuing it.
+  static SmallVector<bool> chainedDots(ArrayRef<PipelinedDot> dots) {
+    SmallVector<bool> chained(dots.size(), false);
+    for (size_t d = 0; d + 1 < dots.size(); ++d) {
+      const PipelinedDot &pd = dots[d], &next = dots[d + 1];
+      kiln::DotOp dot = pd.dot, nextDot = next.dot;
+      Value result = dot.getD();
+      if (!pd.async || !next.async || pd.accumulates || pd.waitedBy >= 0 ||
+          pd.restart || pd.epilogue || !result.hasOneUse() ||
+          nextDot.getC() != result || (d > 0 && chained[d - 1]) ||
+          nextDot->getBlock() != dot->getBlock())
+        continue;
+      // Its wait would also complete deferred dots (and tie their values).
+      if (llvm::any_of(dots, [&](const PipelinedDot &other) {
+            return other.waitedBy == int(d);
+          }))
+        continue;
+      chained[d] = llvm::all_of(llvm::seq(0u, 2u), [&](unsigned i) {
+        Operation *def = nextDot->getOperand(i).getDefiningOp();
+        return !next.staged[i] || !def ||
+               (def->getBlock() == dot->getBlock() &&
+                def->isBeforeInBlock(dot));
+      });
+    }
+    return chained;
   }
 
   /// The blocks one SM holds with `sharedBytes` of shared memory a block
@@ -1579,6 +1616,13 @@ private:
     // converted into another layout (gated delta rule's `tl.load(p_v) -
     // b_v`, read in the accumulator's) is read back in that one: the
     // conversion's trip through shared memory, and its two barriers, go.
+    // Reading other threads' chunks of a short ring's slot needs a barrier
+    // between the reads and the copies refilling it: the staging barrier of
+    // the operands those tiles make. A dot with a computed a in registers
+    // (no staging) keeps the chunks each thread copied.
+    bool stagedReadBacks = llvm::none_of(dots, [](const PipelinedDot &d) {
+      return d.source[0] < 0 && !d.staged[0];
+    });
     for (auto [i, l] : llvm::enumerate(loads)) {
       if (!l.readBack)
         continue;
@@ -1587,7 +1631,7 @@ private:
         kiln::gpu::WaitBarrierOp::create(
             at, loc, barrierOf(at, unsigned(i), readSlot), phase);
       Operation *replaced = l.load;
-      if (l.load->hasOneUse() && !l.hasRuns())
+      if (l.load->hasOneUse() && !l.hasRuns() && stagedReadBacks)
         if (auto convert =
                 dyn_cast<kiln::gpu::ConvertLayoutOp>(*l.load->user_begin()))
           replaced = convert;
@@ -1603,6 +1647,12 @@ private:
     // The last barrier after staging tiles were written: every thread has
     // read back its short rings' slots by then.
     Operation *stagingBarrier = nullptr;
+    SmallVector<bool> chained = chainedDots(dots);
+    auto stagingTileOf = [&](unsigned d, unsigned i) {
+      Value slot =
+          dots[d].staging[i].getShape()[0] == 2 ? stagingSlot : i32Const(b, 0);
+      return tileOf(b, loc, stagingBuffers[d][i], slot);
+    };
     for (auto [d, pd] : llvm::enumerate(dots)) {
       kiln::DotOp dot = pd.dot;
       b.setInsertionPoint(dot);
@@ -1611,12 +1661,11 @@ private:
       bool wroteStaging = false;
       for (unsigned i = 0; i < 2; ++i) {
         // A computed operand is written into its staging tile (unless an
-        // earlier dot of the iteration wrote it there).
+        // earlier dot of the iteration wrote it there, or it was written
+        // with the dot before, whose result this one accumulates).
         if (pd.staged[i]) {
-          Value slot =
-              pd.staging[i].getShape()[0] == 2 ? stagingSlot : i32Const(b, 0);
-          tiles[i] = tileOf(b, loc, stagingBuffers[d][i], slot);
-          if (!stagedEarlier[d][i]) {
+          tiles[i] = stagingTileOf(unsigned(d), i);
+          if (!stagedEarlier[d][i] && !(d > 0 && chained[d - 1])) {
             kiln::gpu::LocalStoreOp::create(b, loc, operands[i], tiles[i]);
             wroteStaging = true;
           }
@@ -1649,6 +1698,14 @@ private:
                                                          : readSlot),
                                   pd.viewTransposed[i]);
       }
+      if (chained[d])
+        for (unsigned i = 0; i < 2; ++i)
+          if (dots[d + 1].staged[i] && !stagedEarlier[d + 1][i]) {
+            kiln::gpu::LocalStoreOp::create(b, loc,
+                                            dots[d + 1].dot->getOperand(i),
+                                            stagingTileOf(unsigned(d + 1), i));
+            wroteStaging = true;
+          }
       // Every thread's part of the staging tiles is written before any
       // warp reads them (wgmma through the async proxy).
       if (wroteStaging) {
@@ -1669,7 +1726,7 @@ private:
           pd.restart ? pd.restart.getFalseValue() : dot.getC(), useC,
           pd.async ? b.getUnitAttr() : UnitAttr(), precision);
       Value result = sharedDot.getD();
-      if (pd.async && pd.waitedBy < 0) {
+      if (pd.async && pd.waitedBy < 0 && !chained[d]) {
         // An accumulating dot stays in flight (the wait leaves its own
         // group pending); other dots' results are read in this iteration.
         // A full wait also completes the previous iteration's dots that

@@ -1521,6 +1521,15 @@ CASES += [
               T=200, stride_t=64),
          # fp32 sums in another order, rounded to bf16 each chunk (2^-8).
          (1,), ["h_ptr", "v_new_ptr", "final_ptr"], tol=2e-2),
+    # Two halves of a 128-row state, the second w @ h accumulating the
+    # first's result (staged and issued with it on sm_90a).
+    case("delta_rule_state_halves", F, "delta_rule_state_halves",
+         "k_ptr=*bf16:16, w_ptr=*bf16:16, v_ptr=*bf16:16, v_new_ptr=*bf16:16, final_ptr=*fp32:16, "
+         "T=i32, stride_t=i32:16, BV=32, BT=64",
+         dict(k_ptr=("randn", "bfloat16", 200 * 128, 0.1), w_ptr=("randn", "bfloat16", 200 * 128, 0.1),
+              v_ptr=("randn", "bfloat16", 200 * 32), v_new_ptr=("zeros", "bfloat16", 200 * 32),
+              final_ptr=("zeros", "float32", 128 * 32), T=200, stride_t=128),
+         (1,), ["v_new_ptr", "final_ptr"], tol=2e-2),
 ]
 
 # --- matmul/sector_sized.py: accesses in layouts of their own (an fp32

@@ -5,7 +5,9 @@
 # is read in (L1 serves the replicas): no conversion of it through shared
 # memory, with its two barriers, in the epilogue. A load of as many
 # elements as threads (b_scale, 256 of them, 8 warps) is left to the
-# conversion.
+# conversion, from a layout that gives each thread one element (the rank's
+# layout would put 32 threads on its unit dimension, each loading, widening
+# and storing all 32 of its copies).
 # RUN: %kilnc compile %s -n row_scaled -s "*fp8e4nv:16, *fp8e4nv:16, *bf16:16, *bf16:16, *bf16:16, i32:16, 128, 256, 64" -w 8 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ROW
 # RUN: %kilnc compile %s -n decayed_after_loop -s "*bf16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=DECAY
 # RUN: %kilnc compile %s -n decayed_after_loop -s "*bf16:16, *fp32:16, *fp32:16, i32:16" --arch sm_80 --emit gpu -o - | FileCheck %s --check-prefix=DECAY
@@ -15,7 +17,7 @@ import triton.language as tl
 # ROW: kiln.load %{{.*}} -> tensor<128x1xbf16, #kiln_gpu.mma<{warpsPerCTA = [8, 1]}>>
 # ROW: scf.for
 # ROW-NOT: kiln_gpu.convert_layout {{.*}} : tensor<128x1x
-# ROW: kiln_gpu.convert_layout {{.*}} : tensor<1x256xf32, #kiln_gpu.blocked<{{.*}}>> -> tensor<1x256xf32, #kiln_gpu.mma
+# ROW: kiln_gpu.convert_layout {{.*}} : tensor<1x256xf32, #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 8], order = [1, 0]}>> -> tensor<1x256xf32, #kiln_gpu.mma
 # ROW-NOT: kiln_gpu.convert_layout {{.*}} : tensor<128x1x
 
 
