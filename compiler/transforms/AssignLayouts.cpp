@@ -30,7 +30,9 @@
 //    1-D load that only a conversion reads is loaded again in the wanted
 //    layout, and conversions of loop-invariant values leave their loops.
 //    In kernels whose dots run in a loop, so is a float load outside loops
-//    with fewer elements than threads (a per-row scale of the epilogue).
+//    with fewer elements than threads (a per-row scale of the epilogue); a
+//    larger `[None, :]` row of one is converted from a layout without the
+//    rank's copies.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
@@ -932,8 +934,8 @@ struct AssignLayoutsPass
                                                          : Attribute();
   }
 
-  /// Puts the ops of an isSmallLoadOutsideLoops chain, down to its load,
-  /// into `dead` (they go where no other op reads them).
+  /// Puts the ops of an epilogueLoad chain, down to its load, into `dead`
+  /// (they go where no other op reads them).
   void markLoadChain(Value v, llvm::SetVector<Operation *> &dead) {
     while (Operation *def = v.getDefiningOp()) {
       dead.insert(def);
