@@ -375,7 +375,9 @@ struct AssignLayoutsPass
         return false;
       return axisInfo.get(load.getPtr()).contiguity[kDim] > 1;
     };
+    bool anyDotInLoop = false;
     func.walk([&](kiln::DotOp dot) {
+      anyDotInLoop |= bool(dot->getParentOfType<LoopLikeOpInterface>());
       RankedTensorType &largest = dots[unsigned(dot.getType().getRank())];
       if (!largest || dot.getType().getNumElements() > largest.getNumElements())
         largest = dot.getType();
@@ -415,10 +417,7 @@ struct AssignLayoutsPass
           // that no lane holds a copy of another's elements.
           mmaEncoding =
               mmaFor(ctx, dot, numWarps, wgmmaReadable, hasChainedDots(func));
-          dotsInLoop = false;
-          func.walk([&](kiln::DotOp d) {
-            dotsInLoop |= bool(d->getParentOfType<LoopLikeOpInterface>());
-          });
+          dotsInLoop = anyDotInLoop;
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
               narrow ? Attribute(defaultBlocked(ctx, narrow.getShape(),
@@ -934,8 +933,8 @@ struct AssignLayoutsPass
                                                          : Attribute();
   }
 
-  /// Puts the ops of an epilogueLoad chain, down to its load, into `dead`
-  /// (they go where no other op reads them).
+  /// Puts the ops of an epilogueLoad chain (or an isCheapLoad load alone),
+  /// down to its load, into `dead` (they go where no other op reads them).
   void markLoadChain(Value v, llvm::SetVector<Operation *> &dead) {
     while (Operation *def = v.getDefiningOp()) {
       dead.insert(def);
@@ -1839,18 +1838,11 @@ struct AssignLayoutsPass
       result.setType(withEncoding(result.getType(), encoding));
     } else if (def && isCheap(v, 0, /*shapes=*/true)) {
       result = rematerialize(v, encoding, def, done);
-    } else if (Value load = isa_and_nonnull<kiln::gpu::ConvertLayoutOp>(def)
-                                ? def->getOperand(0)
-                                : v;
-               isCheapLoad(load, encoding)) {
-      result = rematerialize(load, encoding, load.getDefiningOp(), done);
-      if (def != load.getDefiningOp())
-        dead.insert(def);
-      dead.insert(load.getDefiningOp());
     } else if (Value leaf = isa_and_nonnull<kiln::gpu::ConvertLayoutOp>(def)
                                 ? def->getOperand(0)
                                 : v;
-               isSmallLoadOutsideLoops(leaf)) {
+               isCheapLoad(leaf, encoding) || isSmallLoadOutsideLoops(leaf)) {
+      // Loaded (and computed) again in the wanted layout.
       result = rematerialize(leaf, encoding, leaf.getDefiningOp(), done);
       if (def != leaf.getDefiningOp())
         dead.insert(def);
