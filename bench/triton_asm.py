@@ -54,14 +54,23 @@ def main():
         fn = rc.load_kernel(case)
         params, options = rc.diff.parse_signature(case["sig"])
         signature, constants, attributes = {}, {}, {}
-        for i, (name, type_, const) in enumerate(params):
+        # Constants and attributes are keyed by the parameter's position in
+        # the function, which a signature written out of order does not give.
+        index = {name: i for i, name in enumerate(fn.arg_names)}
+        for name, type_, const in params:
             if type_ is None:
-                signature[name] = "constexpr"
-                constants[(i,)] = rc.diff.constexpr_value(const, tl)
-            else:
-                signature[name] = type_
-        for i, entry in enumerate(rc.diff.split_top_level(rc.hinted_signature(case))):
+                constants[(index[name],)] = rc.diff.constexpr_value(const, tl)
+        listed = {name for name, _, _ in params}
+        for i, name in enumerate(fn.arg_names):
+            type_ = next((t for n, t, _ in params if n == name), None)
+            signature[name] = type_ if type_ is not None else "constexpr"
+            if name not in listed:  # a defaulted constexpr the case leaves out
+                constants[(i,)] = fn.params[i].default
+        for entry in rc.diff.split_top_level(rc.hinted_signature(case)):
             name, _, value = entry.partition("=")
+            if name.strip() not in index:  # num_warps and the like
+                continue
+            i = index[name.strip()]
             if value.strip().endswith(":16"):
                 attributes[(i,)] = [["tt.divisibility", 16]]
             elif value.strip().endswith(":1"):

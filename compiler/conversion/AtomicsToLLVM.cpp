@@ -17,8 +17,9 @@
 // A float addition over elements a thread holds side by side in memory (axis
 // info's vector width, as for stores) goes as one vector atomic: f32 pairs
 // and quads (`.v2.f32`, `.v4.f32`, sm_90), f16 and bf16 pairs packed in 32
-// bits (`.f16x2`; `.bf16x2` from sm_90), as upstream Triton does. Split-K's
-// partial tiles add four times fewer atomics.
+// bits (`.f16x2`; `.bf16x2` from sm_90) and, from sm_90, up to four such
+// words (`.v4.f16x2`: 16 bytes, as upstream Triton's F16x8 atomics).
+// Split-K's partial tiles add four to eight times fewer atomics.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
@@ -313,12 +314,14 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
       if (element.isF32() && computeCapability >= 90 && width >= 2) {
         vec = std::min(width, 4u);
         vectorAtom = atom + ".add.v" + std::to_string(vec) + ".f32";
-      } else if (element.isF16() && width >= 2) {
-        vec = 2;
-        vectorAtom = atom + ".add.noftz.f16x2";
-      } else if (element.isBF16() && computeCapability >= 90 && width >= 2) {
-        vec = 2;
-        vectorAtom = atom + ".add.noftz.bf16x2";
+      } else if ((element.isF16() || computeCapability >= 90) &&
+                 (element.isF16() || element.isBF16()) && width >= 2) {
+        // Pairs in 32-bit words; from sm_90 up to four words (16 bytes,
+        // `.v4.f16x2`) an instruction.
+        vec = computeCapability >= 90 ? std::min(width, 8u) : 2;
+        vectorAtom = atom + ".add.noftz" +
+                     (vec > 2 ? ".v" + std::to_string(vec / 2) : "") +
+                     (element.isF16() ? ".f16x2" : ".bf16x2");
       }
     }
 
@@ -353,21 +356,30 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
                                                ptrs[k], words, pred))
             olds.push_back(fromBits(rewriter, loc, old, element));
         } else {
-          // Two halves packed in one 32-bit word, low half first.
+          // Two halves packed in each 32-bit word, low half first.
           auto pair = VectorType::get({2}, element);
-          Value packed = LLVM::PoisonOp::create(rewriter, loc, pair);
-          for (unsigned i = 0; i < 2; ++i)
-            packed = LLVM::InsertElementOp::create(
-                rewriter, loc, packed, vals[k + i],
-                i32Constant(rewriter, loc, i));
-          Value word = LLVM::BitcastOp::create(rewriter, loc,
-                                               rewriter.getI32Type(), packed);
-          Value old = emitAtomicAsm(rewriter, loc, vectorAtom + operandsText,
-                                    ptrs[k], word, pred, 32);
-          Value halves = LLVM::BitcastOp::create(rewriter, loc, pair, old);
-          for (unsigned i = 0; i < 2; ++i)
-            olds.push_back(LLVM::ExtractElementOp::create(
-                rewriter, loc, halves, i32Constant(rewriter, loc, i)));
+          SmallVector<Value> words;
+          for (size_t r = k; r < k + vec; r += 2) {
+            Value packed = LLVM::PoisonOp::create(rewriter, loc, pair);
+            for (unsigned i = 0; i < 2; ++i)
+              packed = LLVM::InsertElementOp::create(
+                  rewriter, loc, packed, vals[r + i],
+                  i32Constant(rewriter, loc, i));
+            words.push_back(LLVM::BitcastOp::create(
+                rewriter, loc, rewriter.getI32Type(), packed));
+          }
+          SmallVector<Value> oldWords =
+              vec == 2 ? SmallVector<Value>{emitAtomicAsm(
+                             rewriter, loc, vectorAtom + operandsText, ptrs[k],
+                             words.front(), pred, 32)}
+                       : emitVectorAtomicAsm(rewriter, loc, vectorAtom, ptrs[k],
+                                             words, pred);
+          for (Value old : oldWords) {
+            Value halves = LLVM::BitcastOp::create(rewriter, loc, pair, old);
+            for (unsigned i = 0; i < 2; ++i)
+              olds.push_back(LLVM::ExtractElementOp::create(
+                  rewriter, loc, halves, i32Constant(rewriter, loc, i)));
+          }
         }
         k += vec - 1;
         continue;

@@ -296,9 +296,13 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     bool bKContiguous =
         cast<kiln::gpu::NVMMASharedEncodingAttr>(bTile.getEncoding())
             .getTransposed();
+    // Each warpgroup's instruction: all n columns, or its instrN of them
+    // with warpgroups along N.
+    int64_t columns = mma.getInstrN() ? int64_t(mma.getInstrN()) : n;
     bool wgmma = flavour->fitsWgmma(target, m, n, unsigned(numWarps),
-                                    mma.getWarpsPerCTA()[0], aKContiguous,
-                                    bKContiguous, /*aInRegisters=*/!aTile);
+                                    mma.getWarpsPerCTA()[0], columns,
+                                    aKContiguous, bKContiguous,
+                                    /*aInRegisters=*/!aTile);
     if (!wgmma) {
       if (!flavour->hasMmaSync(target))
         return op.emitOpError("this dot needs wgmma (sm_90a) with both tiles "
@@ -333,24 +337,46 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     uint64_t bConstant = constant(bShape, bKMajor);
     Type i32 = rewriter.getI32Type();
     Value bBase = LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getB());
+    // Warpgroups go along M first, then (instrN) along N. The index is read
+    // from lane 0, so it is warp-uniform to ptxas, which then builds the
+    // descriptors in uniform registers (no per-wgmma R2UR moves).
+    int64_t warpsAlongM = mma.getWarpsPerCTA()[0];
+    int64_t groupsAlongM = warpsAlongM / 4;
+    Value warpgroup = kiln::shuffle(
+        rewriter, loc,
+        LLVM::LShrOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
+                             i32Constant(rewriter, loc, 7)),
+        i32Constant(rewriter, loc, 0), NVVM::ShflKind::idx);
+    Value groupM = warpgroup;
+    if (columns != n) {
+      // This warpgroup's columns of b: a whole number of panels (N-major
+      // b: columnsSplittingN asks for 128 bytes or more) or of 8-line
+      // swizzle atoms (K-major), so a constant offset.
+      if (!bKMajor &&
+          (columns * bShape.elementBytes) % int64_t(bShape.swizzle) != 0)
+        return op.emitOpError("a warpgroup's columns of b do not start on "
+                              "a swizzle panel");
+      Value groupN = LLVM::UDivOp::create(
+          rewriter, loc, warpgroup, i32Constant(rewriter, loc, groupsAlongM));
+      groupM = LLVM::URemOp::create(rewriter, loc, warpgroup,
+                                    i32Constant(rewriter, loc, groupsAlongM));
+      bBase = LLVM::AddOp::create(
+          rewriter, loc, bBase,
+          LLVM::MulOp::create(
+              rewriter, loc, groupN,
+              i32Constant(rewriter, loc, bShape.linearOffset(0, columns))));
+    }
     Value aRows;
     RegisterFragments aFragments;
     if (aAddress) {
       Value aBase =
           LLVM::PtrToIntOp::create(rewriter, loc, i32, adaptor.getA());
       // This warpgroup's first row: 64 rows are a whole number of lines or
-      // of panels, so its offset is linear in the warpgroup. Read from lane
-      // 0, the index is warp-uniform to ptxas, which then builds a's
-      // descriptors in uniform registers (no per-wgmma R2UR moves).
-      Value warpgroup = kiln::shuffle(
-          rewriter, loc,
-          LLVM::LShrOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
-                               i32Constant(rewriter, loc, 7)),
-          i32Constant(rewriter, loc, 0), NVVM::ShflKind::idx);
+      // of panels, so its offset is linear in the warpgroup.
       aRows = LLVM::AddOp::create(
           rewriter, loc, aBase,
           LLVM::MulOp::create(
-              rewriter, loc, warpgroup,
+              rewriter, loc, groupM,
               i32Constant(rewriter, loc,
                           aAddress->shape().linearOffset(64, 0))));
     } else if (failed(aFragments.init(rewriter, loc, adaptor.getA(),
@@ -360,7 +386,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
 
     // fp32 and int32 sums take a register each, fp16 sums half of one.
     const bool half = flavour->halfAccumulator;
-    int64_t regs = half ? n / 4 : n / 2;
+    int64_t regs = half ? columns / 4 : columns / 2;
     // Operands: the fragment's registers, the two descriptors, the tied
     // accumulators, then scale-d (1: d = a b + d) as a register.
     // a from registers takes four registers where a descriptor takes one.
@@ -369,8 +395,8 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                        std::to_string(2 * regs + aWords + 1) +
                        ", 0;\n "
                        "wgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(n) + "k" + std::to_string(kStep) + "." +
-                       flavour->accumulatorType() + "." +
+                       std::to_string(columns) + "k" + std::to_string(kStep) +
+                       "." + flavour->accumulatorType() + "." +
                        kiln::TensorCoreFlavour::ptxType(element) + "." +
                        kiln::TensorCoreFlavour::ptxType(bElement) + " {";
     for (int64_t i = 0; i < regs; ++i)
@@ -418,7 +444,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     Type fragment = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(regs, word));
 
-    int64_t tilesPerWarpgroup = m / (16 * numWarps);
+    int64_t tilesPerWarpgroup = m / (16 * warpsAlongM);
     // a in registers: every fragment word is made before the fence and tied
     // through it. A register the chain reads that is written after the
     // fence (the fp16 conversion of p, scheduled next to its wgmma) makes
@@ -429,8 +455,9 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       SmallVector<Value> tied;
       for (int64_t t = 0; t < tilesPerWarpgroup; ++t)
         for (int64_t kk = 0; kk < k / kStep; ++kk) {
-          SmallVector<Value> words = aFragments.at(
-              rewriter, loc, int32_t(16 * numWarps * t), int32_t(kStep * kk));
+          SmallVector<Value> words =
+              aFragments.at(rewriter, loc, int32_t(16 * warpsAlongM * t),
+                            int32_t(kStep * kk));
           if (words.empty())
             return op.emitOpError("a in registers does not hold a wgmma "
                                   "fragment");
@@ -458,9 +485,9 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     // One m64 tile's whole K, then the next: each accumulator's chain of
     // wgmmas issues back to back, as the hardware pipelines them.
     for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
-      int64_t row0 = 16 * numWarps * t;
+      int64_t row0 = 16 * warpsAlongM * t;
       SmallVector<unsigned> slots;
-      for (int64_t i = 0; i < n / 2; ++i) {
+      for (int64_t i = 0; i < columns / 2; ++i) {
         auto it = registerAt.find({int32_t(row0 + 8 * ((i >> 1) & 1)),
                                    int32_t(8 * (i >> 2) + (i & 1))});
         if (it == registerAt.end())

@@ -28,6 +28,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -309,16 +310,48 @@ bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
 /// 64-row tiles, which then ran on mma.sync (emulated for fp8 on sm_90) at
 /// 0.31 of Triton's speed, where Triton splits N between two warpgroups.
 /// The language cannot observe the warp count, so the results are the
-/// same; the metadata's launch_warps says what a launch starts. Returns the
-/// largest multiple of 4 below `requested` whose warpgroups tile the M of
-/// every dot (all 2-D, 16- or 8-bit operands, at most 256 columns);
-/// `requested` otherwise, or when the kernel has no dot.
+/// same; the metadata's launch_warps says what a launch starts. Where the
+/// warpgroups can split N instead (kiln-assign-layouts does so when every
+/// dot has one shape and takes a from shared memory), the kernel keeps its
+/// warps, as upstream's. Returns the largest multiple of 4 below
+/// `requested` whose warpgroups tile the M of every dot (all 2-D, 16- or
+/// 8-bit operands, at most 256 columns); `requested` otherwise, or when the
+/// kernel has no dot.
 unsigned warpsForWgmma(mlir::ModuleOp module, const kiln::TargetInfo &target,
                        unsigned requested) {
   if (!target.hasWgmma() || requested <= 4)
     return requested;
   unsigned best = requested;
   bool any = false, all = true;
+  // Whether every dot lets warpgroups split N: one shape, a loaded (not
+  // computed element by element, which wgmma would read from registers).
+  bool splitN = true;
+  std::optional<llvm::SmallVector<int64_t>> shape;
+  module.walk([&](kiln::DotOp dot) {
+    mlir::RankedTensorType acc = dot.getType();
+    std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+        dot.getA().getType().getElementType(),
+        dot.getB().getType().getElementType(), acc.getElementType(),
+        dot.getInputPrecision(), target);
+    mlir::Operation *aDef = dot.getA().getDefiningOp();
+    bool aComputed =
+        aDef && aDef->getNumRegions() == 0 && !mlir::isa<kiln::DotOp>(aDef) &&
+        mlir::isMemoryEffectFree(aDef) &&
+        llvm::any_of(aDef->getOperandTypes(), [&](mlir::Type t) {
+          return t == dot.getA().getType() ||
+                 (mlir::isa<mlir::RankedTensorType>(t) &&
+                  mlir::cast<mlir::RankedTensorType>(t).getShape() ==
+                      dot.getA().getType().getShape());
+        });
+    if (!flavour || aComputed || acc.getRank() != 2 ||
+        flavour->columnsSplittingN(acc.getDimSize(0), acc.getDimSize(1),
+                                   requested) == 0 ||
+        (shape && llvm::ArrayRef(*shape) != acc.getShape()))
+      splitN = false;
+    shape.emplace(acc.getShape().begin(), acc.getShape().end());
+  });
+  if (splitN && shape)
+    return requested;
   module.walk([&](kiln::DotOp dot) {
     any = true;
     mlir::RankedTensorType acc = dot.getType();

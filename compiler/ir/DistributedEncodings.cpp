@@ -77,9 +77,11 @@ unsigned kiln::gpu::MmaEncodingAttr::getRank() const {
 }
 
 int64_t kiln::gpu::MmaEncodingAttr::getTileExtent(unsigned dim) const {
-  // One m16n8 tile per warp (one batch per warp of a 3-D layout).
+  // One m16n8 tile per warp (one batch per warp of a 3-D layout); with
+  // warpgroups along N, instrN columns a warpgroup.
   unsigned rank = getRank();
-  int64_t perWarp = dim + 2 == rank ? 16 : dim + 1 == rank ? 8 : 1;
+  int64_t columns = getInstrN() ? getInstrN() : 8;
+  int64_t perWarp = dim + 2 == rank ? 16 : dim + 1 == rank ? columns : 1;
   return perWarp * getWarpsPerCTA()[dim];
 }
 
@@ -87,5 +89,7 @@ std::optional<LinearLayout>
 kiln::gpu::MmaEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
   if (!isPowerOfTwoShape(shape) || shape.size() != getRank())
     return std::nullopt;
+  if (getInstrN())
+    return kiln::layout::wgmmaSplitN(shape, getWarpsPerCTA(), getInstrN());
   return kiln::layout::mmaV2(shape, getWarpsPerCTA());
 }

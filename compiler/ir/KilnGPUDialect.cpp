@@ -137,9 +137,11 @@ LogicalResult kiln::gpu::SliceEncodingAttr::verify(
   return success();
 }
 
-// Syntax: #kiln_gpu.mma<{warpsPerCTA = [4, 2]}>
+// Syntax: #kiln_gpu.mma<{warpsPerCTA = [4, 2]}>, or with warpgroups along
+// N: #kiln_gpu.mma<{warpsPerCTA = [4, 2], instrN = 128}>
 Attribute kiln::gpu::MmaEncodingAttr::parse(AsmParser &parser, Type) {
   SmallVector<unsigned> warps;
+  unsigned instrN = 0;
   auto parseWarp = [&]() -> ParseResult {
     unsigned w;
     if (parser.parseInteger(w))
@@ -149,27 +151,41 @@ Attribute kiln::gpu::MmaEncodingAttr::parse(AsmParser &parser, Type) {
   };
   if (parser.parseLess() || parser.parseLBrace() ||
       parser.parseKeyword("warpsPerCTA") || parser.parseEqual() ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseWarp) ||
-      parser.parseRBrace() || parser.parseGreater())
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseWarp))
     return {};
-  return parser.getChecked<MmaEncodingAttr>(parser.getContext(), warps);
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("instrN") || parser.parseEqual() ||
+       parser.parseInteger(instrN)))
+    return {};
+  if (parser.parseRBrace() || parser.parseGreater())
+    return {};
+  return parser.getChecked<MmaEncodingAttr>(parser.getContext(), warps, instrN);
 }
 
 void kiln::gpu::MmaEncodingAttr::print(AsmPrinter &printer) const {
   printer << "<{warpsPerCTA = [";
   llvm::interleaveComma(getWarpsPerCTA(), printer);
-  printer << "]}>";
+  printer << "]";
+  if (getInstrN())
+    printer << ", instrN = " << getInstrN();
+  printer << "}>";
 }
 
 LogicalResult
 kiln::gpu::MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   ArrayRef<unsigned> warpsPerCTA) {
+                                   ArrayRef<unsigned> warpsPerCTA,
+                                   unsigned instrN) {
   if (warpsPerCTA.size() != 2 && warpsPerCTA.size() != 3)
     return emitError() << "an mma layout has warpsPerCTA for 2 dimensions "
                           "(M, N) or 3 (batch, M, N)";
   for (unsigned w : warpsPerCTA)
     if (w == 0 || !llvm::isPowerOf2_32(w))
       return emitError() << "mma warpsPerCTA must be powers of two";
+  if (instrN != 0 && (warpsPerCTA.size() != 2 || warpsPerCTA[0] % 4 != 0 ||
+                      instrN < 8 || !llvm::isPowerOf2_32(instrN)))
+    return emitError() << "an mma layout with instrN (warpgroups along N) is "
+                          "2-D, has a multiple of 4 warps along M and a "
+                          "power of two of at least 8 columns a warpgroup";
   return success();
 }
 

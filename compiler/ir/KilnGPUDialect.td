@@ -99,8 +99,23 @@ def KilnGPU_MmaEncodingAttr : AttrDef<KilnGPU_Dialect, "MmaEncoding",
     warps' tile repeats over larger tensors (layout::mmaV2). A 3-D tensor
     (a batched dot's B x M x N) has warpsPerCTA = [along B, along M, along
     N], each batch laid out as the 2-D tensor.
+
+    `instrN` (wgmma with warpgroups along N, 2-D only; 0 otherwise): the
+    columns each warpgroup's instruction computes. Warps then go along M
+    first, four to a warpgroup, and each warpgroup along N takes `instrN`
+    adjacent columns (layout::wgmmaSplitN) rather than interleaved 8-column
+    tiles. Printed only when set: `#kiln_gpu.mma<{warpsPerCTA = [4, 2],
+    instrN = 128}>`.
   }];
-  let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA);
+  let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA,
+                        DefaultValuedParameter<"unsigned", "0">:$instrN);
+  let skipDefaultBuilders = 1;
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<unsigned>":$warpsPerCTA,
+                     CArg<"unsigned", "0">:$instrN), [{
+      return $_get($_ctxt, warpsPerCTA, instrN);
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

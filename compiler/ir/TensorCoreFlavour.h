@@ -118,21 +118,46 @@ struct TensorCoreFlavour {
   }
 
   /// Whether wgmma computes an m x n accumulator of this flavour whose mma
-  /// layout puts `warpsAlongM` of the `numWarps` warps along M, with a and
-  /// b K-contiguous or not, a in registers or not.
+  /// layout puts `warpsAlongM` of the `numWarps` warps along M and gives
+  /// each warpgroup along N `columns` of the n (n itself when all warps go
+  /// along M), with a and b K-contiguous or not, a in registers or not.
   bool fitsWgmma(const TargetInfo &target, int64_t m, int64_t n,
-                 unsigned numWarps, unsigned warpsAlongM, bool aKContiguous,
-                 bool bKContiguous, bool aInRegisters) const {
-    if (!target.hasWgmma() || split != Split::None || warpsAlongM != numWarps ||
-        numWarps % 4 != 0 || m % (16 * int64_t(numWarps)) != 0 || m % 64 != 0 ||
-        n % 8 != 0 || n > 256)
+                 unsigned numWarps, unsigned warpsAlongM, int64_t columns,
+                 bool aKContiguous, bool bKContiguous,
+                 bool aInRegisters) const {
+    if (!target.hasWgmma() || split != Split::None || numWarps % 4 != 0 ||
+        warpsAlongM % 4 != 0 || columns <= 0 || n % columns != 0 ||
+        int64_t(warpsAlongM) * (n / columns) != int64_t(numWarps) ||
+        m % (16 * int64_t(warpsAlongM)) != 0 || m % 64 != 0 ||
+        columns % 8 != 0 || columns > 256)
       return false;
     // Integer wgmma: N a multiple of 8 up to 32, of 16 beyond.
-    if (integer && n > 32 && n % 16 != 0)
+    if (integer && columns > 32 && columns % 16 != 0)
       return false;
     if (!transposable() && !(aKContiguous && bKContiguous))
       return false;
-    return !aInRegisters || registerA();
+    // a from registers: every warpgroup holds its own rows of it.
+    return !aInRegisters || (registerA() && columns == n);
+  }
+
+  /// The columns each warpgroup takes when an m x n accumulator's warps
+  /// cannot all go along M (m < 16 * numWarps: a 64-row tile at 8 warps, as
+  /// DeepSeek-V3's and gemlite's GEMMs ask) and split N between warpgroups
+  /// instead, as upstream does; 0 when that does not apply. Each warpgroup's
+  /// columns of b start on a whole swizzle panel: 128 bytes of 16-bit
+  /// columns or more, where b may be N-major (8-bit b is K-major, its
+  /// columns whole 8-line swizzle atoms).
+  int64_t columnsSplittingN(int64_t m, int64_t n, unsigned numWarps) const {
+    if (m % 64 != 0 || numWarps % 4 != 0 || m >= 16 * int64_t(numWarps))
+      return 0;
+    int64_t alongM = m / 16, alongN = int64_t(numWarps) / alongM;
+    if (int64_t(numWarps) % alongM != 0 || n % alongN != 0)
+      return 0;
+    int64_t columns = n / alongN;
+    if ((transposable() && columns * elementBytes < 128) || columns < 8 ||
+        columns > 256 || (columns & (columns - 1)) != 0)
+      return 0;
+    return columns;
   }
 };
 

@@ -165,6 +165,25 @@ LinearLayout mmaV2(ArrayRef<int64_t> shape, ArrayRef<unsigned> warpsPerCTA) {
                    : tileOverShape(tile, shape, {1, 0});
 }
 
+LinearLayout wgmmaSplitN(ArrayRef<int64_t> shape,
+                         ArrayRef<unsigned> warpsPerCTA, unsigned columns) {
+  if (shape.size() != 2)
+    fail("wgmmaSplitN: the accumulator must be 2-D");
+  checkShape(shape);
+  checkPowersOf2(warpsPerCTA, 2, "warpsPerCTA");
+  checkPowerOf2(columns, "columns");
+  if (columns < 8)
+    fail("wgmmaSplitN: a warpgroup takes at least 8 columns");
+  // The 16x8 fragment (as mmaV2), repeated over the warpgroup's columns;
+  // warps along M first (a warpgroup's four), then along N.
+  LinearLayout tile = identity(2, kRegister, 1) * identity(4, kLane, 1) *
+                      identity(8, kLane, 0) * identity(2, kRegister, 0) *
+                      identity(columns / 8, kRegister, 1);
+  tile *=
+      identity(warpsPerCTA[0], kWarp, 0) * identity(warpsPerCTA[1], kWarp, 1);
+  return tileOverShape(tile, shape, {1, 0});
+}
+
 LinearLayout dotOperandMmaV2(ArrayRef<int64_t> shape, unsigned opIdx,
                              ArrayRef<unsigned> warpsPerCTA, unsigned kWidth) {
   if (shape.size() != 2)

@@ -89,6 +89,18 @@ LinearLayout slice(const LinearLayout &parent, unsigned dim);
 LinearLayout mmaV2(llvm::ArrayRef<int64_t> shape,
                    llvm::ArrayRef<unsigned> warpsPerCTA);
 
+/// The wgmma accumulator layout with warpgroups along N as well as M, on a
+/// 2-D tensor of `shape` (M x N): warpsPerCTA[0] warps along M (a multiple
+/// of 4: each warpgroup's four warps take 16 rows each of an m64 tile, the
+/// warp id's low bits), then warpsPerCTA[1] warpgroups along N, each
+/// `columns` wide (its instruction's N). A warp holds the mma.sync 16x8
+/// fragment repeated along N over its warpgroup's columns (register bits
+/// after the first two), then over the rows of further m64 tiles. With one
+/// warpgroup along N it is mmaV2(shape, {warpsPerCTA[0], 1}).
+LinearLayout wgmmaSplitN(llvm::ArrayRef<int64_t> shape,
+                         llvm::ArrayRef<unsigned> warpsPerCTA,
+                         unsigned columns);
+
 /// The layout of operand A (opIdx 0, M x K) or B (opIdx 1, K x N) of the
 /// mma.sync m16n8k(8*kWidth) instruction whose accumulator is
 /// mmaV2(_, warpsPerCTA), on a 2-D tensor of `shape`. `kWidth` is the number

@@ -110,13 +110,21 @@ BlockedEncodingAttr defaultBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// (`chained`, attention's P @ V), warps go along M only: each warp then
 /// holds whole rows of that result, which are its A fragments.
 kiln::gpu::MmaEncodingAttr mmaFor(MLIRContext *ctx, RankedTensorType type,
-                                  unsigned numWarps, bool wgmma, bool chained) {
+                                  unsigned numWarps, bool wgmma, bool chained,
+                                  int64_t splitColumns = 0) {
   int64_t m = type.getDimSize(0), n = type.getDimSize(1);
   // wgmma: warpgroups of four warps, each 16 rows of an m64 tile, all
   // along M (the accumulator of m64nN is the mma.sync one repeated).
   if (wgmma && numWarps % 4 == 0 && m % 64 == 0 && m >= 16 * numWarps &&
       n % 8 == 0 && n <= 256)
     return kiln::gpu::MmaEncodingAttr::get(ctx, {numWarps, 1});
+  // Too few rows for all warps along M: warpgroups split N, each taking
+  // splitColumns adjacent columns (TensorCoreFlavour::columnsSplittingN).
+  if (wgmma && splitColumns > 0) {
+    unsigned alongM = unsigned(m / 16);
+    return kiln::gpu::MmaEncodingAttr::get(ctx, {alongM, numWarps / alongM},
+                                           unsigned(splitColumns));
+  }
   if (chained && m >= 16 * int64_t(numWarps))
     return kiln::gpu::MmaEncodingAttr::get(ctx, {numWarps, 1});
   unsigned wm = unsigned(std::clamp<int64_t>(m / 16, 1, numWarps));
@@ -376,6 +384,10 @@ struct AssignLayoutsPass
       return axisInfo.get(load.getPtr()).contiguity[kDim] > 1;
     };
     bool anyDotInLoop = false;
+    // Warpgroups split N (wgmma at 64 rows and 8 warps) where every 2-D dot
+    // has the one shape that allows it and takes a from shared memory.
+    std::optional<int64_t> splitColumns;
+    SmallVector<int64_t> splitShape;
     func.walk([&](kiln::DotOp dot) {
       anyDotInLoop |= bool(dot->getParentOfType<LoopLikeOpInterface>());
       RankedTensorType &largest = dots[unsigned(dot.getType().getRank())];
@@ -399,6 +411,21 @@ struct AssignLayoutsPass
       Operation *aDef = dot.getA().getDefiningOp();
       bool aInRegisters =
           flavour && flavour->registerA() && aDef && isElementwise(aDef);
+      if (dot.getType().getRank() == 2) {
+        int64_t columns = flavour && !aInRegisters
+                              ? flavour->columnsSplittingN(
+                                    dot.getType().getDimSize(0),
+                                    dot.getType().getDimSize(1), numWarps)
+                              : 0;
+        // One shape for all: the layout's columns fit every dot.
+        if (!splitColumns) {
+          splitColumns = columns;
+          splitShape.assign(dot.getType().getShape().begin(),
+                            dot.getType().getShape().end());
+        } else if (dot.getType().getShape() != ArrayRef(splitShape)) {
+          splitColumns = 0;
+        }
+      }
       // An 8-bit b loaded with n contiguous is restaged K-major by the
       // pipeliner (kiln-pipeline-dots), through registers.
       if (flavour && !flavour->transposable() &&
@@ -416,7 +443,8 @@ struct AssignLayoutsPass
           // operand tiles included, coalesced for the narrowest tile so
           // that no lane holds a copy of another's elements.
           mmaEncoding =
-              mmaFor(ctx, dot, numWarps, wgmmaReadable, hasChainedDots(func));
+              mmaFor(ctx, dot, numWarps, wgmmaReadable, hasChainedDots(func),
+                     hasChainedDots(func) ? 0 : splitColumns.value_or(0));
           dotsInLoop = anyDotInLoop;
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
@@ -481,10 +509,10 @@ struct AssignLayoutsPass
 
   /// For an atomic add of a tensor-core result (split-K's partial tiles),
   /// a layout of as many elements a thread as one vector atomic takes
-  /// (AtomicsToLLVM: 4 floats from sm_90, 2 halves, 2 bf16 from sm_90, else
-  /// 1), where the preferred layout gives each thread more along its rows:
-  /// each of a warp's atomics then covers whole sectors, not half of each
-  /// (split-K's fp32 tiles, 8 floats a thread in two 16-byte atomics).
+  /// (AtomicsToLLVM: 4 floats or 8 halves or bf16 from sm_90; before, 2
+  /// halves, else 1), where the preferred layout gives each thread more along
+  /// its rows: each of a warp's atomics then covers whole sectors, not half of
+  /// each (split-K's fp32 tiles, 8 floats a thread in two 16-byte atomics).
   Attribute ownAtomicLayout(kiln::AtomicRMWOp rmw) {
     auto type = dyn_cast<RankedTensorType>(rmw.getVal().getType());
     if (!type || !isa<FloatType>(type.getElementType()) ||
@@ -495,7 +523,9 @@ struct AssignLayoutsPass
     unsigned perAtomic = 1;
     if (element.isF32() && computeCapability >= 90)
       perAtomic = 4;
-    else if (element.isF16() || (element.isBF16() && computeCapability >= 90))
+    else if ((element.isF16() || element.isBF16()) && computeCapability >= 90)
+      perAtomic = 8;
+    else if (element.isF16())
       perAtomic = 2;
     return ownAccessLayout(rmw, rmw.getPtr(), rmw.getMask(), type, perAtomic);
   }

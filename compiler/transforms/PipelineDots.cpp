@@ -549,10 +549,11 @@ private:
                  bool aKContiguous, bool bKContiguous,
                  bool aInRegisters) const {
     auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(acc.getEncoding());
-    return mma &&
-           flavour.fitsWgmma(target_, acc.getDimSize(0), acc.getDimSize(1),
-                             numWarps_, mma.getWarpsPerCTA()[0], aKContiguous,
-                             bKContiguous, aInRegisters);
+    return mma && flavour.fitsWgmma(
+                      target_, acc.getDimSize(0), acc.getDimSize(1), numWarps_,
+                      mma.getWarpsPerCTA()[0],
+                      mma.getInstrN() ? mma.getInstrN() : acc.getDimSize(1),
+                      aKContiguous, bKContiguous, aInRegisters);
   }
 
   /// The cp.async form of `load`, an operand tile of a tensor-core dot

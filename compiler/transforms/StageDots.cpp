@@ -187,10 +187,11 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
         return std::nullopt;
       p.bytes += kiln::alignedBufferBytes(p.tiles[i].getSizeInBytes());
     }
-    if (!flavour->fitsWgmma(target, accType.getDimSize(0),
-                            accType.getDimSize(1), numWarps,
-                            mma.getWarpsPerCTA()[0], kContiguous[0],
-                            kContiguous[1], p.aInRegisters))
+    if (!flavour->fitsWgmma(
+            target, accType.getDimSize(0), accType.getDimSize(1), numWarps,
+            mma.getWarpsPerCTA()[0],
+            mma.getInstrN() ? mma.getInstrN() : accType.getDimSize(1),
+            kContiguous[0], kContiguous[1], p.aInRegisters))
       return std::nullopt;
     return p;
   }

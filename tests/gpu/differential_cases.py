@@ -1390,6 +1390,24 @@ CASES += [
          matmul_args("bfloat16", "bfloat16", 256, 192, 128),
          (cdiv(256, 128) * cdiv(192, 64),), ["c_ptr"],
          tol=1e-2),  # fp32 sums in another order, then one bf16 rounding (2^-8)
+    # 64-row tiles at 8 warps: on sm_90a the two warpgroups split N (each
+    # wgmma m64n128 or m64n64 over its own columns of b's tile), b
+    # N-major, or K-major (b^T, stride_bk 1); ragged M, N and K.
+    case("matmul_warpgroups_along_n_f16", F, "matmul_kernel",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32, stride_am=i32:16, "
+         "stride_ak=i32:1, stride_bk=i32:16, stride_bn=i32:1, stride_cm=i32:16, stride_cn=i32:1, "
+         "BM=64, BN=256, BK=64, GROUP=4, ACTIVATION='leaky_relu', num_warps=8, num_stages=3",
+         dict(matmul_args("float16", "float32", 200, 600, 208), stride_bk=608, stride_cm=608,
+              b_ptr=("randn", "float16", 208 * 608), c_ptr=("zeros", "float32", 200 * 608)),
+         (cdiv(200, 64) * cdiv(600, 256),), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+    case("matmul_warpgroups_along_n_bt_bf16", F, "matmul_kernel",
+         "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*bf16:16, M=i32, N=i32, K=i32, stride_am=i32:16, "
+         "stride_ak=i32:1, stride_bk=i32:1, stride_bn=i32:16, stride_cm=i32:16, stride_cn=i32:1, "
+         "BM=64, BN=128, BK=64, GROUP=4, num_warps=8, num_stages=3",
+         dict(matmul_args("bfloat16", "bfloat16", 200, 300, 208), stride_bk=1, stride_bn=208,
+              stride_cm=304, c_ptr=("zeros", "bfloat16", 200 * 304)),
+         (cdiv(200, 64) * cdiv(300, 128),), ["c_ptr"],
+         tol=1e-2),  # fp32 sums in another order, then one bf16 rounding (2^-8)
 ]
 
 F = "tutorials/persistent_matmul.py"

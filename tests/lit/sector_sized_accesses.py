@@ -24,14 +24,21 @@
 #
 # `split_k`: split-K's fp32 partial tiles, added atomically, 4 floats a
 # thread (one red.v4.f32) along whole rows, not two half-sector atomics of
-# 8; fp16 ones 2 a thread (one f16x2 atomic).
+# 8; fp16 ones 8 a thread on sm_90 (one 16-byte v4.f16x2 atomic; f16x2
+# pairs before sm_90).
 # RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SPLITK
 # SPLITK: kiln.atomic_rmw fadd {{.*}} : tensor<128x128x!kiln.ptr<f32>, #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32]
 # RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp32:16, i32:16, 128, 128, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SPLITK-PTX
 # SPLITK-PTX-COUNT-32: atom.global.acq_rel.gpu.add.v4.f32
 # SPLITK-PTX-NOT: atom.global
 # RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 128, 128, 64" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SPLITK16
-# SPLITK16: kiln.atomic_rmw fadd {{.*}} : tensor<128x128x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [1, 32]
+# SPLITK16: kiln.atomic_rmw fadd {{.*}} : tensor<128x128x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8]
+# RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 128, 128, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SPLITK16-PTX
+# SPLITK16-PTX-COUNT-16: atom.global.acq_rel.gpu.add.noftz.v4.f16x2
+# SPLITK16-PTX-NOT: atom.global
+# RUN: %kilnc compile %s -n split_k -s "*fp16:16, *fp16:16, *fp16:16, i32:16, 128, 128, 64" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SPLITK16-SM80
+# SPLITK16-SM80-COUNT-64: atom.global.acq_rel.gpu.add.noftz.f16x2
+# SPLITK16-SM80-NOT: atom.global
 import triton
 import triton.language as tl
 

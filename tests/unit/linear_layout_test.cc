@@ -1001,6 +1001,30 @@ TEST(MmaLayoutTest, AccumulatorWarpsAndRepetitions) {
   EXPECT_EQ(vectorWidth(l, "dim1"), 2);
 }
 
+TEST(MmaLayoutTest, WgmmaWarpgroupsAlongN) {
+  // 128 x 256 with 4 warps along M and two warpgroups along N, 128 columns
+  // each: warp w takes rows 16 (w % 4) of each m64 tile and columns
+  // 128 (w / 4); its fragment repeats along N over those columns (register
+  // bits 2-5), then over the second m64 tile (register bit 6).
+  LinearLayout l = wgmmaSplitN({128, 256}, {4, 2}, 128);
+  ASSERT_EQ(l.getInDimSize(kRegister), 128);
+  ASSERT_EQ(l.getInDimSize(kWarp), 8);
+  for (int w = 0; w < 8; ++w)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int rm = 0; rm < 2; ++rm)
+        for (int rn = 0; rn < 16; ++rn)
+          for (int i = 0; i < 4; ++i) {
+            Coords inTile = ptxAccumulator(lane, i);
+            Coords expected{rm * 64 + (w % 4) * 16 + inTile[0],
+                            (w / 4) * 128 + rn * 8 + inTile[1]};
+            EXPECT_EQ(atHw(l, i + 4 * rn + 64 * rm, lane, w), expected)
+                << "warp " << w << " lane " << lane << " c" << i;
+          }
+  EXPECT_TRUE(l.isInvertible());
+  // One warpgroup along N: the mma.sync layout with warps along M.
+  EXPECT_EQ(wgmmaSplitN({128, 64}, {4, 1}, 64), mmaV2({128, 64}, {4, 1}));
+}
+
 TEST(MmaLayoutTest, BatchedAccumulatorWarpsAlongBatchFirst) {
   // 4 x 32 x 16 with [2, 2, 1] warps: warp w takes batch w / 2 and rows
   // 16 (w % 2) of it; each batch is the 2-D accumulator, the warps' tile

@@ -29,8 +29,8 @@ protected:
   // fitsWgmma for a 128 x 64 accumulator of 4 warps, all along M.
   static bool wgmma(const TensorCoreFlavour &f, const char *arch,
                     bool aKContiguous, bool bKContiguous, bool aInRegisters) {
-    return f.fitsWgmma(target(arch), 128, 64, 4, 4, aKContiguous, bKContiguous,
-                       aInRegisters);
+    return f.fitsWgmma(target(arch), 128, 64, 4, 4, 64, aKContiguous,
+                       bKContiguous, aInRegisters);
   }
 
   mlir::MLIRContext context;
@@ -46,6 +46,33 @@ TEST_F(TensorCoreFlavourTest, SixteenBitTakesEveryOperandForm) {
   EXPECT_TRUE(f->registerA());
   EXPECT_TRUE(wgmma(*f, "sm_90a", false, false, false));
   EXPECT_TRUE(wgmma(*f, "sm_90a", true, true, true));
+}
+
+TEST_F(TensorCoreFlavourTest, WarpgroupsSplitNWhereMIsOneTile) {
+  std::optional<TensorCoreFlavour> f16 =
+      flavour(b.getF16Type(), b.getF32Type(), "sm_90a");
+  std::optional<TensorCoreFlavour> i8 =
+      flavour(b.getIntegerType(8), b.getIntegerType(32), "sm_90a");
+  ASSERT_TRUE(f16 && i8);
+  // 64 x 256 at 8 warps: two warpgroups of 128 columns each.
+  EXPECT_EQ(f16->columnsSplittingN(64, 256, 8), 128);
+  EXPECT_TRUE(
+      f16->fitsWgmma(target("sm_90a"), 64, 256, 8, 4, 128, true, false, false));
+  // Not with a from registers, nor with the warps' columns interleaved.
+  EXPECT_FALSE(
+      f16->fitsWgmma(target("sm_90a"), 64, 256, 8, 4, 128, true, false, true));
+  EXPECT_FALSE(
+      f16->fitsWgmma(target("sm_90a"), 64, 256, 8, 4, 256, true, false, false));
+  // 128 rows at 8 warps go along M; 64 fp16 columns split in two would not
+  // start on a 128-byte panel of an N-major b; 8-bit b is K-major, whole
+  // 8-line atoms (DeepSeek-V3's fp8 64 x 128 at 8 warps).
+  EXPECT_EQ(f16->columnsSplittingN(128, 256, 8), 0);
+  EXPECT_EQ(f16->columnsSplittingN(64, 64, 8), 0);
+  EXPECT_EQ(i8->columnsSplittingN(64, 256, 8), 128);
+  EXPECT_EQ(i8->columnsSplittingN(64, 128, 8), 64);
+  EXPECT_EQ(i8->columnsSplittingN(64, 32, 8), 16);
+  // 16 warps on 64 rows: four warpgroups along N.
+  EXPECT_EQ(f16->columnsSplittingN(64, 256, 16), 64);
 }
 
 TEST_F(TensorCoreFlavourTest, EightBitAFromRegistersWithKContiguousB) {
