@@ -74,6 +74,19 @@ static void initializeNVPTX() {
     auto shortPointers = options.find("nvptx-short-ptr");
     if (shortPointers != options.end())
       static_cast<cl::opt<bool> *>(shortPointers->second)->setValue(true);
+    // Off: the SLP vectorizer's horizontal-reduction seeds (unless asked
+    // for on the command line). Kiln's reductions combine a thread's
+    // registers in order, so fp16 sums have no reassociable reductions for
+    // them to find, and seeding from them paired two independent chains
+    // lane by lane (gemlite's GEMV: its two K chunks' sums of one column,
+    // each pair's a packed anew for every column: 507 PRMTs, 128
+    // registers). Without them those chains stay scalar in PTX and ptxas
+    // pairs neighbouring columns, a broadcast (256 PRMTs, 69 registers); of
+    // 862 bench and differential cubins only that one changed.
+    auto horizontal = options.find("slp-vectorize-hor");
+    if (horizontal != options.end() &&
+        horizontal->second->getNumOccurrences() == 0)
+      static_cast<cl::opt<bool> *>(horizontal->second)->setValue(false);
   });
 }
 
