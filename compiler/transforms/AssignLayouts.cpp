@@ -422,7 +422,8 @@ struct AssignLayoutsPass
           splitColumns = columns;
           splitShape.assign(dot.getType().getShape().begin(),
                             dot.getType().getShape().end());
-        } else if (dot.getType().getShape() != ArrayRef(splitShape)) {
+        } else if (dot.getType().getShape() != ArrayRef(splitShape) ||
+                   columns != *splitColumns) {
           splitColumns = 0;
         }
       }
