@@ -981,5 +981,6 @@ from realworld_cases_fla import CASES as FLA_CASES  # noqa: E402
 from realworld_cases_attention_gemm import CASES as ATTENTION_GEMM_CASES  # noqa: E402
 from realworld_cases_quantize import CASES as QUANTIZE_CASES  # noqa: E402
 from realworld_cases_gemlite import CASES as GEMLITE_CASES  # noqa: E402
+from realworld_cases_flaggems import CASES as FLAGGEMS_CASES  # noqa: E402
 
-CASES += FLA_CASES + ATTENTION_GEMM_CASES + QUANTIZE_CASES + GEMLITE_CASES
+CASES += FLA_CASES + ATTENTION_GEMM_CASES + QUANTIZE_CASES + GEMLITE_CASES + FLAGGEMS_CASES

@@ -6,6 +6,13 @@
 // written as inline PTX so that the predicate and the vector width are
 // exactly what the analysis proved — the same form upstream Triton emits.
 //
+// tl.load's and tl.store's cache_modifier, eviction_policy and volatile
+// become the PTX qualifiers: `.ca`/`.cg`/`.cv` (`.wb`/`.cg`/`.cs`/`.wt`
+// for stores), `ld.volatile` (a spinning load then sees other blocks'
+// writes), and an eviction priority as `.L1::evict_*` with an L2 cache
+// policy (`createpolicy.fractional`, once per op) — with a cache operator
+// only the L2 policy, which PTX allows beside it.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/DistributedLayout.h"
 #include "compiler/conversion/LoweringUtils.h"
@@ -140,6 +147,45 @@ SmallVector<Value> unpackWords(OpBuilder &b, Location loc,
   return elements;
 }
 
+/// What follows `ld`/`st` up to the vector width (`.global.cg`,
+/// `.volatile.global`, `.global.L1::evict_first.L2::cache_hint`), and the
+/// L2 policy register the access then takes as its last operand (null
+/// without `.L2::cache_hint`).
+struct CacheQualifiers {
+  std::string text = ".global";
+  Value policy;
+
+  CacheQualifiers(OpBuilder &b, Location loc, kiln::CacheModifier cache,
+                  kiln::EvictionPolicy evict, bool isVolatile) {
+    if (isVolatile) {
+      text = ".volatile.global";
+      return;
+    }
+    if (cache != kiln::CacheModifier::None)
+      text += "." + kiln::stringifyCacheModifier(cache).str();
+    if (evict == kiln::EvictionPolicy::Normal)
+      return;
+    std::string priority = kiln::stringifyEvictionPolicy(evict).str();
+    // The L1 priority and a cache operator are two forms of the
+    // instruction; the L2 policy goes with either.
+    if (cache == kiln::CacheModifier::None)
+      text += ".L1::" + priority;
+    text += ".L2::cache_hint";
+    policy =
+        LLVM::InlineAsmOp::create(
+            b, loc, b.getI64Type(), ValueRange{},
+            b.getStringAttr("createpolicy.fractional.L2::" + priority +
+                            ".b64 $0, 1.0;"),
+            b.getStringAttr("=l"), /*has_side_effects=*/UnitAttr(),
+            /*is_align_stack=*/UnitAttr(),
+            LLVM::TailCallKindAttr::get(b.getContext(),
+                                        LLVM::tailcallkind::TailCallKind::None),
+            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+            /*operand_attrs=*/ArrayAttr())
+            .getResult(0);
+  }
+};
+
 struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
   LoadLowering(kiln::KilnTypeConverter &converter,
                const kiln::AccessWidths &widths,
@@ -174,18 +220,26 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
                          : LLVM::LLVMStructType::getLiteral(
                                ctx, SmallVector<Type>(shape.words, wordType));
     bool masked = !masks.empty();
-    // Operands: $0.. outputs, then the address, then (masked) the predicate
-    // and the fall-back values tied to the outputs.
-    unsigned addr = shape.words, pred = shape.words + 1;
+    CacheQualifiers qualifiers(rewriter, loc, op.getCache(), op.getEvict(),
+                               op.getIsVolatile());
+    // Operands: $0.. outputs, then the address, the L2 policy (if any), then
+    // (masked) the predicate and the fall-back values tied to the outputs.
+    unsigned addr = shape.words;
+    unsigned pred = addr + (qualifiers.policy ? 2 : 1);
+    std::string policyText =
+        qualifiers.policy ? ", $" + std::to_string(addr + 1) : "";
     std::string asmString =
-        llvm::formatv("{0}ld.global{1} {2}, [ ${3} + 0 ];",
+        llvm::formatv("{0}ld{1}{2} {3}, [ ${4} + 0 ]{5};",
                       masked ? "@$" + std::to_string(pred) + " " : "",
-                      shape.suffix(), registerList(0, shape.words), addr)
+                      qualifiers.text, shape.suffix(),
+                      registerList(0, shape.words), addr, policyText)
             .str();
     std::string constraints;
     for (unsigned w = 0; w < shape.words; ++w)
       constraints += std::string(w ? "," : "") + "=" + shape.constraint();
     constraints += ",l";
+    if (qualifiers.policy)
+      constraints += ",l";
     if (masked) {
       constraints += ",b";
       for (unsigned w = 0; w < shape.words; ++w)
@@ -218,6 +272,8 @@ struct LoadLowering : OpConversionPattern<kiln::LoadOp> {
         continue;
       }
       SmallVector<Value> operands{ptrs[k]};
+      if (qualifiers.policy)
+        operands.push_back(qualifiers.policy);
       if (masked) {
         operands.push_back(masks[k]);
         SmallVector<Value> fallback;
@@ -288,15 +344,24 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
     if (auto tensor = dyn_cast<RankedTensorType>(op.getValue().getType()))
       layout = kiln::getLinearLayout(tensor);
     bool masked = !masks.empty() || owner;
-    // Operands: $0 address, then (masked) $1 predicate, then the values.
+    CacheQualifiers qualifiers(rewriter, loc, op.getCache(), op.getEvict(),
+                               /*isVolatile=*/false);
+    // Operands: $0 address, then (masked) $1 predicate, then the values,
+    // then the L2 policy (if any).
     unsigned firstValue = masked ? 2 : 1;
+    std::string policyText =
+        qualifiers.policy ? ", $" + std::to_string(firstValue + shape.words)
+                          : "";
     std::string asmString =
-        llvm::formatv("{0}st.global{1} [ $0 + 0 ], {2};", masked ? "@$1 " : "",
-                      shape.suffix(), registerList(firstValue, shape.words))
+        llvm::formatv("{0}st{1}{2} [ $0 + 0 ], {3}{4};", masked ? "@$1 " : "",
+                      qualifiers.text, shape.suffix(),
+                      registerList(firstValue, shape.words), policyText)
             .str();
     std::string constraints = masked ? "l,b" : "l";
     for (unsigned w = 0; w < shape.words; ++w)
       constraints += std::string(",") + shape.constraint();
+    if (qualifiers.policy)
+      constraints += ",l";
 
     for (size_t k = 0; k < ptrs.size(); k += vec) {
       if (layout && !kiln::isRepresentativeRegister(*layout, unsigned(k)))
@@ -312,6 +377,8 @@ struct StoreLowering : OpConversionPattern<kiln::StoreOp> {
                          packWords(rewriter, loc, shape,
                                    ArrayRef<Value>(values).slice(k, vec),
                                    elementType));
+      if (qualifiers.policy)
+        operands.push_back(qualifiers.policy);
       LLVM::InlineAsmOp::create(
           rewriter, loc, /*res=*/Type(), operands,
           rewriter.getStringAttr(asmString),

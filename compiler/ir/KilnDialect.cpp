@@ -104,6 +104,16 @@ verifyBlockAccess(Operation *op, Type ptrType, Type valueType, Value mask,
   return success();
 }
 
+void kiln::LoadOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(),
+                       SideEffects::DefaultResource::get());
+  if (getIsVolatile())
+    effects.emplace_back(MemoryEffects::Write::get(),
+                         SideEffects::DefaultResource::get());
+}
+
 LogicalResult kiln::LoadOp::verify() {
   if (getOther() && getOther().getType() != getResult().getType())
     return emitOpError("`other` must have the result type");

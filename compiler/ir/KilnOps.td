@@ -65,7 +65,7 @@ def Kiln_AddPtrOp : Kiln_Op<"addptr", [Pure, AllTypesMatch<["ptr", "result"]>]> 
 }
 
 def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
-    MemoryEffects<[MemRead]>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Load from global memory, optionally masked";
   let description = [{
     Reads the elements addressed by `ptr`. Where `mask` is false nothing is
@@ -74,7 +74,9 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
     against the tensor's shape and out-of-bounds elements read as `padding`
     (undefined when absent); block-pointer loads take no mask. `cache`,
     `evict` and `is_volatile` are tl.load's cache_modifier, eviction_policy
-    and volatile.
+    and volatile. A load reads memory; a volatile one also counts as a
+    write, so that it is neither removed, merged nor hoisted out of a loop
+    (a spin-wait on another block's flag), as upstream's.
 
     `tensor_map` and `box_offsets`, set only by kiln-lower-tensor-descriptors
     on targets with TMA, say that the same elements are the box at those
