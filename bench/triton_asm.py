@@ -60,11 +60,10 @@ def main():
         for name, type_, const in params:
             if type_ is None:
                 constants[(index[name],)] = rc.diff.constexpr_value(const, tl)
-        listed = {name for name, _, _ in params}
+        types = {name: type_ for name, type_, _ in params}
         for i, name in enumerate(fn.arg_names):
-            type_ = next((t for n, t, _ in params if n == name), None)
-            signature[name] = type_ if type_ is not None else "constexpr"
-            if name not in listed:  # a defaulted constexpr the case leaves out
+            signature[name] = types.get(name) or "constexpr"
+            if name not in types:  # a defaulted constexpr the case leaves out
                 constants[(i,)] = fn.params[i].default
         for entry in rc.diff.split_top_level(rc.hinted_signature(case)):
             name, _, value = entry.partition("=")

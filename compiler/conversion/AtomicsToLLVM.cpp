@@ -314,8 +314,9 @@ struct AtomicRMWLowering : AtomicLoweringBase<kiln::AtomicRMWOp> {
       if (element.isF32() && computeCapability >= 90 && width >= 2) {
         vec = std::min(width, 4u);
         vectorAtom = atom + ".add.v" + std::to_string(vec) + ".f32";
-      } else if ((element.isF16() || computeCapability >= 90) &&
-                 (element.isF16() || element.isBF16()) && width >= 2) {
+      } else if ((element.isF16() ||
+                  (element.isBF16() && computeCapability >= 90)) &&
+                 width >= 2) {
         // Pairs in 32-bit words; from sm_90 up to four words (16 bytes,
         // `.v4.f16x2`) an instruction.
         vec = computeCapability >= 90 ? std::min(width, 8u) : 2;

@@ -171,18 +171,10 @@ struct CacheQualifiers {
     if (cache == kiln::CacheModifier::None)
       text += ".L1::" + priority;
     text += ".L2::cache_hint";
-    policy =
-        LLVM::InlineAsmOp::create(
-            b, loc, b.getI64Type(), ValueRange{},
-            b.getStringAttr("createpolicy.fractional.L2::" + priority +
-                            ".b64 $0, 1.0;"),
-            b.getStringAttr("=l"), /*has_side_effects=*/UnitAttr(),
-            /*is_align_stack=*/UnitAttr(),
-            LLVM::TailCallKindAttr::get(b.getContext(),
-                                        LLVM::tailcallkind::TailCallKind::None),
-            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
+    policy = kiln::inlinePtx(b, loc, b.getI64Type(),
+                             "createpolicy.fractional.L2::" + priority +
+                                 ".b64 $0, 1.0;",
+                             "=l", ValueRange{});
   }
 };
 

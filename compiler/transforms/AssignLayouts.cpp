@@ -443,9 +443,9 @@ struct AssignLayoutsPass
           // The accumulator chain in the mma layout; everything else,
           // operand tiles included, coalesced for the narrowest tile so
           // that no lane holds a copy of another's elements.
-          mmaEncoding =
-              mmaFor(ctx, dot, numWarps, wgmmaReadable, hasChainedDots(func),
-                     hasChainedDots(func) ? 0 : splitColumns.value_or(0));
+          bool chained = hasChainedDots(func);
+          mmaEncoding = mmaFor(ctx, dot, numWarps, wgmmaReadable, chained,
+                               chained ? 0 : splitColumns.value_or(0));
           dotsInLoop = anyDotInLoop;
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
