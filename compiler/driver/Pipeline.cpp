@@ -319,7 +319,9 @@ bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
 /// kernel has no dot.
 unsigned warpsForWgmma(mlir::ModuleOp module, const kiln::TargetInfo &target,
                        unsigned requested) {
-  if (!target.hasWgmma() || requested <= 4)
+  // A kernel that reads its warps (tl.extra.cuda.num_warps) keeps them.
+  if (!target.hasWgmma() || requested <= 4 ||
+      module->hasAttr("kiln.fixed_warps"))
     return requested;
   unsigned best = requested;
   bool any = false, all = true;

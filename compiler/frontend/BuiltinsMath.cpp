@@ -771,6 +771,81 @@ std::optional<FValue> inlineAsmElementwise(Emitter &e, const CallArgs &args) {
   return FValue::tuple(std::move(results));
 }
 
+//===----------------------------------------------------------------------===//
+// tl.extra.cuda: special registers, the launch's warps, grid dependency
+// control
+//===----------------------------------------------------------------------===//
+
+/// One inline-asm instruction with no operands and a scalar result.
+FValue scalarAsm(Emitter &e, StringRef asmText, StringRef constraint,
+                 ScalarKind kind, bool pure, SMLoc loc) {
+  auto &b = e.getBuilder();
+  TritonType type{DType(kind), false, {}};
+  auto op = kiln::InlineAsmElementwiseOp::create(
+      b, e.location(loc), mlir::TypeRange{type.toMLIR(e.getContext())},
+      mlir::ValueRange{}, b.getStringAttr(asmText), b.getStringAttr(constraint),
+      b.getBoolAttr(pure), b.getI32IntegerAttr(1));
+  return FValue::runtime(op.getResult(0), type);
+}
+
+std::optional<FValue> noArguments(Emitter &e, const CallArgs &args,
+                                  StringRef name) {
+  ArgReader r(e, args, name, {});
+  if (!r.isOk())
+    return std::nullopt;
+  return FValue::none();
+}
+
+std::optional<FValue> cudaGlobaltimer(Emitter &e, const CallArgs &args) {
+  if (!noArguments(e, args, "tl.extra.cuda.globaltimer"))
+    return std::nullopt;
+  return scalarAsm(e, "mov.u64 $0, %globaltimer;", "=l", ScalarKind::I64,
+                   /*pure=*/false, args.loc);
+}
+
+std::optional<FValue> cudaSmid(Emitter &e, const CallArgs &args) {
+  if (!noArguments(e, args, "tl.extra.cuda.smid"))
+    return std::nullopt;
+  return scalarAsm(e, "mov.u32 $0, %smid;", "=r", ScalarKind::I32,
+                   /*pure=*/true, args.loc);
+}
+
+std::optional<FValue> cudaNumWarps(Emitter &e, const CallArgs &args) {
+  if (!noArguments(e, args, "tl.extra.cuda.num_warps"))
+    return std::nullopt;
+  return FValue::integer(e.readNumWarps());
+}
+
+std::optional<FValue> cudaNumThreads(Emitter &e, const CallArgs &args) {
+  if (!noArguments(e, args, "tl.extra.cuda.num_threads"))
+    return std::nullopt;
+  return FValue::integer(int64_t(e.readNumWarps()) * 32);
+}
+
+/// griddepcontrol (programmatic dependent launch) exists from sm_90; before,
+/// no grid launches early, so there is nothing to wait for or signal.
+std::optional<FValue> gridDependencyControl(Emitter &e, const CallArgs &args,
+                                            StringRef name,
+                                            StringRef instruction) {
+  if (!noArguments(e, args, name))
+    return std::nullopt;
+  if (e.getHostTarget().arch >= 90)
+    scalarAsm(e, (instruction + " // dummy $0").str(), "=r", ScalarKind::I32,
+              /*pure=*/false, args.loc);
+  return FValue::none();
+}
+
+std::optional<FValue> cudaGdcWait(Emitter &e, const CallArgs &args) {
+  return gridDependencyControl(e, args, "tl.extra.cuda.gdc_wait",
+                               "griddepcontrol.wait;");
+}
+
+std::optional<FValue> cudaGdcLaunchDependents(Emitter &e,
+                                              const CallArgs &args) {
+  return gridDependencyControl(e, args, "tl.extra.cuda.gdc_launch_dependents",
+                               "griddepcontrol.launch_dependents;");
+}
+
 } // namespace
 
 FValue kiln::frontend::emitUMulHi(Emitter &e, const FValue &a, const FValue &b,
@@ -833,4 +908,10 @@ void kiln::frontend::addMathBuiltins(BuiltinTable &table) {
   for (const auto &entry : libdeviceTable())
     table["libdevice." + entry.getKey().str()] = libdeviceCall;
   table["tl.inline_asm_elementwise"] = inlineAsmElementwise;
+  table["cuda.globaltimer"] = cudaGlobaltimer;
+  table["cuda.smid"] = cudaSmid;
+  table["cuda.num_warps"] = cudaNumWarps;
+  table["cuda.num_threads"] = cudaNumThreads;
+  table["cuda.gdc_wait"] = cudaGdcWait;
+  table["cuda.gdc_launch_dependents"] = cudaGdcLaunchDependents;
 }

@@ -599,44 +599,98 @@ std::optional<FValue> bitonicMerge(Emitter &e, FValue x, int64_t stage,
   return x;
 }
 
-std::optional<FValue> sort(Emitter &e, const CallArgs &args) {
-  static const StringRef kParams[] = {"x", "dim", "descending"};
-  ArgReader r(e, args, "tl.sort", kParams);
+/// tl.sort and tl.topk: upstream's bitonic network. With `k` (a power of
+/// 2), the first log2(k) merges sort runs of k, then each further round
+/// keeps the larger (smaller) of two runs' elements pairwise and merges
+/// them again (bitonic top-k): the result is the last dimension's k
+/// largest, in order.
+std::optional<FValue> sortOrTopK(Emitter &e, const CallArgs &args,
+                                 StringRef name, bool topK) {
+  static const StringRef kSortParams[] = {"x", "dim", "descending"};
+  static const StringRef kTopKParams[] = {"x", "k", "dim"};
+  ArgReader r(e, args, name,
+              topK ? llvm::ArrayRef<StringRef>(kTopKParams)
+                   : llvm::ArrayRef<StringRef>(kSortParams));
   if (!r.isOk() || !r.get(0))
     return r.isOk() ? r.missing(0) : std::nullopt;
-  auto inputs = readInputs(e, *r.get(0), r.loc(0), "tl.sort");
+  auto inputs = readInputs(e, *r.get(0), r.loc(0), name);
   if (!inputs)
     return std::nullopt;
   const FValue &x = (*inputs)[0];
   int64_t rank = x.type.shape.size();
-  if (const FValue *dim = r.get(1)) {
-    auto d = readAxis(e, *dim, rank, r.loc(1), "the dim of tl.sort");
+  unsigned dimArg = topK ? 2 : 1;
+  if (const FValue *dim = r.get(dimArg)) {
+    auto d =
+        readAxis(e, *dim, rank, r.loc(dimArg), ("the dim of " + name).str());
     if (!d)
       return std::nullopt;
     if (*d != rank - 1)
-      return e.error(r.loc(1), "tl.sort only sorts along the last dimension "
-                               "(" +
-                                   std::to_string(rank - 1) + "), got " +
-                                   std::to_string(*d));
+      return e.error(r.loc(dimArg), name +
+                                        " only works along the last "
+                                        "dimension (" +
+                                        std::to_string(rank - 1) + "), got " +
+                                        std::to_string(*d));
   }
-  const FValue *desc = r.get(2);
-  if (desc && !desc->isNumber())
-    return r.bad(2, "a compile-time bool");
-  int64_t descending = desc ? desc->intValue != 0 : 0;
+  int64_t descending = 1;
+  if (!topK) {
+    const FValue *desc = r.get(2);
+    if (desc && !desc->isNumber())
+      return r.bad(2, "a compile-time bool");
+    descending = desc ? desc->intValue != 0 : 0;
+  }
   if (x.type.element.getBitWidth() < 8)
     return r.bad(0, "a block of 8- to 64-bit elements");
-  int64_t logN = log2Exact(x.type.shape.back());
+  int64_t n = x.type.shape.back();
+  int64_t logN = log2Exact(n);
+  if ((int64_t(1) << logN) != n)
+    return r.bad(0, "a block whose last dimension is a power of 2");
+  int64_t logK = logN;
+  if (topK) {
+    const FValue *k = r.get(1);
+    if (!k)
+      return r.missing(1);
+    if (!k->isNumber() || k->intValue < 1 || k->intValue > n ||
+        (k->intValue & (k->intValue - 1)) != 0)
+      return r.bad(1, "a compile-time power of 2 no larger than the last "
+                      "dimension (" +
+                          std::to_string(n) + ")");
+    logK = log2Exact(k->intValue);
+  }
   int64_t nDims = log2Exact(numElements(x.type.shape));
   FValue h =
       reshapeTo(e, x, llvm::SmallVector<int64_t>(nDims, 2), false, args.loc);
-  for (int64_t i = 1; i <= logN; ++i) {
+  for (int64_t i = 1; i <= logK; ++i) {
     std::optional<FValue> next =
         bitonicMerge(e, h, i, i < logN ? 2 : descending, args.loc);
     if (!next)
       return std::nullopt;
     h = *next;
   }
-  return reshapeTo(e, h, x.type.shape, false, args.loc);
+  for (int64_t i = logK + 1; i <= logN; ++i) {
+    int64_t axis = int64_t(h.type.shape.size()) - 1 - logK;
+    auto kept =
+        emitReduce(e, {h}, axis, /*keepDims=*/false,
+                   minMaxCombine(descending != 0, args.loc), args.loc, name);
+    if (!kept)
+      return std::nullopt;
+    std::optional<FValue> next = bitonicMerge(
+        e, kept->front(), logK, i < logN ? 2 : descending, args.loc);
+    if (!next)
+      return std::nullopt;
+    h = *next;
+  }
+  llvm::SmallVector<int64_t> shape(x.type.shape.begin(),
+                                   x.type.shape.end() - 1);
+  shape.push_back(int64_t(1) << logK);
+  return reshapeTo(e, h, shape, false, args.loc);
+}
+
+std::optional<FValue> sort(Emitter &e, const CallArgs &args) {
+  return sortOrTopK(e, args, "tl.sort", /*topK=*/false);
+}
+
+std::optional<FValue> topk(Emitter &e, const CallArgs &args) {
+  return sortOrTopK(e, args, "tl.topk", /*topK=*/true);
 }
 
 /// tl.flip: reverses `dim` (a power of 2) by swapping halves at every level
@@ -738,6 +792,7 @@ void kiln::frontend::addReduceBuiltins(BuiltinTable &table) {
       {"tl.reduce", reduce},   {"tl.cumsum", cumsum},
       {"tl.cumprod", cumprod}, {"tl.associative_scan", associativeScan},
       {"tl.sort", sort},       {"tl.flip", flip},
+      {"tl.topk", topk},
   };
   for (const auto &[name, fn] : kEntries) {
     table[name] = fn;

@@ -900,6 +900,8 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
   mlir::OwningOpRef<mlir::ModuleOp> moduleOp =
       mlir::ModuleOp::create(location(kernel.getLoc()));
   builder.setInsertionPointToEnd(moduleOp->getBody());
+  kernelNumWarps = spec.numWarps;
+  readsNumWarps = false;
 
   llvm::SmallVector<mlir::Type> argTypes;
   for (const ParamSpec *leaf : spec.leaves()) {
@@ -968,6 +970,8 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
     return nullptr;
   builder.setInsertionPointToEnd(entry);
   mlir::func::ReturnOp::create(builder, location(kernel.getLoc()));
+  if (readsNumWarps)
+    (*moduleOp)->setAttr("kiln.fixed_warps", builder.getUnitAttr());
   return moduleOp;
 }
 
@@ -1906,6 +1910,10 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
         !llvm::is_contained({"cuda", "libdevice", "hip"}, attr))
       return error(loc, "'triton.language.extra." + attr +
                             "' is not a module of Triton for CUDA GPUs");
+    // tl.extra.cuda's functions (its utils and grid dependency control).
+    if (path == "triton.language.extra.cuda" &&
+        lookupBuiltin("cuda." + attr.str()))
+      return FValue::named(FValue::Kind::Builtin, "cuda." + attr.str());
     if (StringRef(path).starts_with("triton.language.extra"))
       return FValue::named(FValue::Kind::Module,
                            canonicalModule(path.str() + "." + attr.str()));

@@ -174,6 +174,15 @@ public:
   /// functions) sees, as `kilnc --arch` names it.
   void setHostTarget(HostTarget target) { hostTarget = std::move(target); }
 
+  const HostTarget &getHostTarget() const { return hostTarget; }
+  /// The warps the kernel being emitted is specialized for. Reading them
+  /// (tl.extra.cuda.num_warps) fixes them: the module is marked
+  /// `kiln.fixed_warps`, and the driver keeps them.
+  unsigned readNumWarps() {
+    readsNumWarps = true;
+    return kernelNumWarps;
+  }
+
   bool debugEnabled() const { return debug; }
   void setDebug(bool enabled) { debug = enabled; }
   /// Bounds the statements one kernel may replay through unrolled
@@ -319,6 +328,8 @@ private:
   /// host functions made while one is evaluated run as host Python.
   std::vector<std::pair<ModuleScope *, const Stmt *>> globalsInProgress;
   HostTarget hostTarget;
+  unsigned kernelNumWarps = 4;
+  bool readsNumWarps = false;
   std::vector<std::string> sourceFiles; // absolute, normalized
 
   std::vector<Scope> scopes; // innermost last; one per inlined function

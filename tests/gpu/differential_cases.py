@@ -975,10 +975,34 @@ CASES += [
     case("sort_rows_f16", F, "sort_rows", "x_ptr=*fp16, out_ptr=*fp16, DESCENDING=True, N=64",
          dict(x_ptr=("randn", "float16", 6 * 64), out_ptr=("zeros", "float16", 6 * 64)),
          (6,), ["out_ptr"], tol=0),
+    # tl.topk: the k largest of each row, descending (k = N: a sort; k = 1:
+    # the max).
+    case("topk_rows_f32", F, "topk_rows", "x_ptr=*fp32, out_ptr=*fp32, N=128, K=8",
+         dict(x_ptr=("randn", "float32", 5 * 128), out_ptr=("zeros", "float32", 5 * 8)),
+         (5,), ["out_ptr"], tol=0),
+    case("topk_rows_i32", F, "topk_rows", "x_ptr=*i32, out_ptr=*i32, N=64, K=64",
+         dict(x_ptr=("randint", "int32", 3 * 64), out_ptr=("zeros", "int32", 3 * 64)),
+         (3,), ["out_ptr"], tol=0),
+    case("topk_rows_f16", F, "topk_rows", "x_ptr=*fp16, out_ptr=*fp16, N=256, K=1",
+         dict(x_ptr=("randn", "float16", 4 * 256), out_ptr=("zeros", "float16", 4)),
+         (4,), ["out_ptr"], tol=0),
     # Values past 2**31: an unsigned comparison.
     case("sort_tile_u32", F, "sort_tile", "x_ptr=*u32, out_ptr=*u32, BM=8, BN=32",
          dict(x_ptr=("randbits", "uint32", 8 * 32), out_ptr=("zeros", "uint32", 8 * 32)),
          (1,), ["out_ptr"], tol=0),
+]
+
+# --- language/cuda_extras.py -------------------------------------------------
+F = "language/cuda_extras.py"
+CASES += [
+    # num_warps, num_threads, and 1s for an SM id and a timer in range.
+    case("cuda_launch_shape_w8", F, "launch_shape", "out_ptr=*i32, num_warps=8",
+         dict(out_ptr=("zeros", "int32", 3 * 4)), (3,), ["out_ptr"], tol=0),
+    case("cuda_launch_shape_w4", F, "launch_shape", "out_ptr=*i32",
+         dict(out_ptr=("zeros", "int32", 2 * 4)), (2,), ["out_ptr"], tol=0),
+    case("cuda_dependent_copy", F, "dependent_copy", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 1000), n=1000),
+         (cdiv(1000, 256),), ["out_ptr"], tol=0),
 ]
 
 # --- shapes/join_split.py ----------------------------------------------------

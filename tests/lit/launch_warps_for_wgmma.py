@@ -35,6 +35,14 @@ import triton.language as tl
 # NARROW-PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 # SM80: "num_warps": 8,
 # SM80-NOT: launch_warps
+# A kernel that reads its warps (tl.extra.cuda.num_warps) keeps them: the
+# same narrow tile at 8 warps takes mma.sync, not fewer warps.
+# RUN: %kilnc compile %s -n gemm_reading_warps -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, BM=64, BN=64, num_warps=8" --arch sm_90a -o %tfixed.cubin --metadata - | FileCheck %s --check-prefix=FIXED
+# RUN: %kilnc compile %s -n gemm_reading_warps -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, BM=64, BN=64, num_warps=8" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=FIXED-PTX
+# FIXED: "num_warps": 8,
+# FIXED-NOT: launch_warps
+# FIXED-PTX: .reqntid 256, 1, 1
+# FIXED-PTX: mma.sync.aligned.m16n8k16
 # TALL: "num_warps": 8,
 # TALL-NOT: launch_warps
 @triton.jit
@@ -48,3 +56,10 @@ def gemm(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr):
         b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def gemm_reading_warps(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr):
+    gemm(a_ptr, b_ptr, c_ptr, K, BM, BN)
+    # num_warps read as a value (here stored beside the product).
+    tl.store(c_ptr + BM * BN + tl.arange(0, 32), tl.full([32], tl.extra.cuda.num_warps(), tl.float16))

@@ -224,3 +224,9 @@ def dot_scaled_batched(a_ptr, c_ptr):
 @triton.jit
 def sin_int(out_ptr):
     tl.store(out_ptr + tl.arange(0, 16), tl.sin(8) + tl.zeros((16,), tl.float32))
+
+
+@triton.jit
+def topk_not_power_of_two(out_ptr):
+    x = tl.load(out_ptr + tl.arange(0, 64))
+    tl.store(out_ptr + tl.arange(0, 4), tl.topk(x, 3)[:4])
