@@ -567,6 +567,95 @@ std::optional<FValue> atomicCas(Emitter &e, const CallArgs &args) {
 // tl.dot
 //===----------------------------------------------------------------------===//
 
+/// `x` with dimension `axis` (of size `from`) repeated up to `to`: element
+/// i of the new dimension is element i % from of the old.
+FValue repeatAlong(Emitter &e, const FValue &x, int64_t axis, int64_t to,
+                   SMLoc loc) {
+  int64_t from = x.type.shape[axis];
+  llvm::SmallVector<int64_t> wide(x.type.shape.begin(), x.type.shape.end());
+  wide.insert(wide.begin() + axis, to / from);
+  std::optional<FValue> copies =
+      e.broadcastTo(expandDims(e, x, axis, loc), wide, loc);
+  llvm::SmallVector<int64_t> shape(x.type.shape.begin(), x.type.shape.end());
+  shape[axis] = to;
+  return reshapeTo(e, *copies, shape, false, loc);
+}
+
+/// The inverse: the first of the `to / from` copies along `axis`.
+std::optional<FValue> firstCopy(Emitter &e, const FValue &x, int64_t axis,
+                                int64_t from, SMLoc loc) {
+  llvm::SmallVector<int64_t> split(x.type.shape.begin(), x.type.shape.end());
+  split[axis] = from;
+  split.insert(split.begin() + axis, x.type.shape[axis] / from);
+  CombineFn first = [](Emitter &, llvm::ArrayRef<FValue> lhs,
+                       llvm::ArrayRef<FValue>) {
+    return std::optional<std::vector<FValue>>(
+        std::vector<FValue>{lhs.begin(), lhs.end()});
+  };
+  auto kept = emitReduce(e, {reshapeTo(e, x, split, false, loc)}, axis,
+                         /*keepDims=*/false, first, loc, "tl.dot");
+  if (!kept)
+    return std::nullopt;
+  return kept->front();
+}
+
+std::optional<FValue> dot(Emitter &e, const CallArgs &args);
+
+/// tl.dot of a [.., M, K] by a [.., K, N] with M or N under 16, on the
+/// tensor cores: both padded to 16 by repetition (the accumulator too), the
+/// product's repeated rows and columns dropped.
+std::optional<FValue> paddedDot(Emitter &e, const CallArgs &args,
+                                const FValue &a, const FValue &b,
+                                const FValue &acc, const TritonType &type,
+                                int64_t m, int64_t n) {
+  size_t rank = a.type.shape.size();
+  int64_t rowAxis = int64_t(rank) - 2, colAxis = int64_t(rank) - 1;
+  FValue pa = m < 16 ? repeatAlong(e, a, rowAxis, 16, args.loc) : a;
+  FValue pb = n < 16 ? repeatAlong(e, b, colAxis, 16, args.loc) : b;
+  FValue pc = acc;
+  if (m < 16)
+    pc = repeatAlong(e, pc, rowAxis, 16, args.loc);
+  if (n < 16)
+    pc = repeatAlong(e, pc, colAxis, 16, args.loc);
+  // The same call on the padded blocks: its options, positional or named,
+  // as given.
+  CallArgs padded = args;
+  auto replace = [&](size_t position, StringRef name, const FValue &v) {
+    if (padded.args.size() > position) {
+      padded.args[position] = v;
+      return;
+    }
+    for (auto &[key, value] : padded.keywords)
+      if (key == name) {
+        value = v;
+        return;
+      }
+    padded.keywords.push_back({name.str(), v});
+    padded.keywordLocs.push_back(args.loc);
+  };
+  replace(0, "input", pa);
+  replace(1, "other", pb);
+  replace(2, "acc", pc);
+  // a and b come transposed already.
+  for (auto &[key, value] : padded.keywords)
+    if (key == "trans_a" || key == "trans_b")
+      value = FValue::integer(0);
+  for (size_t i = 7; i < padded.args.size(); ++i)
+    padded.args[i] = FValue::integer(0);
+  std::optional<FValue> product = dot(e, padded);
+  if (!product)
+    return std::nullopt;
+  std::optional<FValue> result = product;
+  if (m < 16)
+    result = firstCopy(e, *result, rowAxis, m, args.loc);
+  if (result && n < 16)
+    result = firstCopy(e, *result, colAxis, n, args.loc);
+  if (result && result->type != type)
+    return e.error(args.loc, "internal error: a padded tl.dot gave " +
+                                 result->type.str() + ", not " + type.str());
+  return result;
+}
+
 std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {
       "input",           "other",      "acc",
@@ -703,6 +792,21 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   } else {
     acc = e.constant(FValue::integer(0), type, args.loc);
   }
+  // Thin operands the tensor cores would take at 16 (upstream pads them):
+  // where the product and sum below would hold more than 64 products a
+  // thread (8 x 32 x 64 at 4 warps spilled there), a's rows (b's columns)
+  // are repeated up to 16, the product taken on the tensor cores, and one
+  // copy of each row (column) kept. fp64 and fp32 at ieee precision have
+  // no tensor-core instruction: they stay below.
+  bool tensorCores = ta.getKind() == ScalarKind::F16 ||
+                     ta.getKind() == ScalarKind::BF16 || isFp8(ta) ||
+                     ta.getKind() == ScalarKind::I8 ||
+                     (ta.getKind() == ScalarKind::F32 &&
+                      *inputPrecision != kiln::InputPrecision::IEEE);
+  int64_t batch = rank == 3 ? a.type.shape[0] : 1;
+  if ((m < 16 || n < 16) && tensorCores &&
+      batch * m * n * k > 64 * 32 * int64_t(e.numWarps()))
+    return paddedDot(e, args, a, b, *acc, type, m, n);
   auto &builder = e.getBuilder();
   // fp16 accumulation (out_dtype=tl.float16): fp16 operands sum in fp16 on
   // the tensor cores, as upstream's mma does (half the accumulator's

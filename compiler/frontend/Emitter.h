@@ -178,6 +178,8 @@ public:
   /// The warps the kernel being emitted is specialized for. Reading them
   /// (tl.extra.cuda.num_warps) fixes them: the module is marked
   /// `kiln.fixed_warps`, and the driver keeps them.
+  /// The same, for the compiler's own choices (which do not fix them).
+  unsigned numWarps() const { return kernelNumWarps; }
   unsigned readNumWarps() {
     readsNumWarps = true;
     return kernelNumWarps;

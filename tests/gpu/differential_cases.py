@@ -1691,6 +1691,36 @@ CASES += [
          (1,), ["c_ptr"], tol=0.02),
 ]
 
+# --- matmul/thin_dots.py: M or N under 16 on the tensor cores (repeated up
+# to 16). Inputs of about 1; fp32 sums of 64-128 products.
+F = "matmul/thin_dots.py"
+
+
+def thin(id, kernel, t, c, M, N, K, B=None, tol=1e-2, x=("uniform", -1.0, 1.0)):
+    torch_t = {"fp16": "float16", "bf16": "bfloat16", "i8": "int8", "fp32": "float32"}
+    b_ = B or 1
+    sig = f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*{c}:16, " + (f"B={B}, " if B else "") + f"M={M}, N={N}, K={K}"
+    src = x if t != "i8" else ("randint", -8, 8)
+    return case(id, F, kernel, sig,
+                dict(a_ptr=(src[0], torch_t[t], b_ * M * K) + tuple(src[1:]),
+                     b_ptr=(src[0], torch_t[t], b_ * K * N) + tuple(src[1:]),
+                     c_ptr=("uniform", torch_t[c], b_ * M * N, -1.0, 1.0) if c != "i32"
+                     else ("randint", "int32", b_ * M * N, -100, 100)),
+                (1,), ["c_ptr"], tol=tol)
+
+
+CASES += [
+    thin("thin_dot_8x32_fp16", "thin_dot", "fp16", "fp32", 8, 32, 64),
+    thin("thin_dot_4x128_bf16", "thin_dot", "bf16", "fp32", 4, 128, 64),
+    thin("thin_dot_64x8_fp16", "thin_dot", "fp16", "fp32", 64, 8, 128),
+    # int8: exact.
+    thin("thin_dot_8x64_i8", "thin_dot", "i8", "i32", 8, 64, 64, tol=0),
+    # tf32 (the default precision) against upstream's tf32.
+    thin("thin_dot_2x128_tf32", "thin_dot", "fp32", "fp32", 2, 128, 64),
+    thin("thin_dot_f16_out", "thin_dot_f16_out", "fp16", "fp16", 8, 64, 128, tol=0.05),
+    thin("thin_batched_dot", "thin_batched_dot", "fp16", "fp32", 4, 64, 64, B=2),
+]
+
 # --- matmul/chunk_gradients.py: three independent dots staged together, a
 # tile's product summed whole where its elements are, decays computed in
 # the accumulator's layout. T = 200: the last chunk is a tail of 8.

@@ -1,0 +1,52 @@
+# tl.dot with M or N under 16, large enough that a product and a sum in
+# registers would not fit (8 x 32 x 64 at 4 warps spilled): the operands'
+# rows (columns) repeated up to 16 for the tensor cores, one copy of each
+# result row (column) kept. Accumulators carried in, out_dtype, int8, tf32,
+# fp8 and batched forms; matvec (gather_thin_dot_wide_rand.py) stays a
+# product and a sum.
+#
+# kiln-variant: -n thin_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=8, N=32, K=64"
+# kiln-variant: -n thin_dot -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, M=4, N=128, K=64"
+# kiln-variant: -n thin_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=64, N=8, K=128"
+# kiln-variant: -n thin_dot -s "a_ptr=*i8:16, b_ptr=*i8:16, c_ptr=*i32:16, M=8, N=64, K=64"
+# kiln-variant: -n thin_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=2, N=128, K=64"
+# kiln-variant: -n thin_dot_f16_out -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=8, N=64, K=128"
+# kiln-variant: -n thin_batched_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, B=2, M=4, N=64, K=64"
+# kiln-covers: thin_dot: tl.dot with M or N under 16; tl.dot(acc=)
+# kiln-covers: thin_dot_f16_out: tl.dot with M or N under 16; tl.dot(out_dtype=)
+# kiln-covers: thin_batched_dot: tl.dot with M or N under 16
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def thin_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, c))
+
+
+@triton.jit
+def thin_dot_f16_out(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=tl.float16))
+
+
+@triton.jit
+def thin_batched_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                     K: tl.constexpr):
+    rb = tl.arange(0, B)[:, None, None]
+    rm = tl.arange(0, M)[None, :, None]
+    rn = tl.arange(0, N)[None, None, :]
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rb * M * K + rm * K + rk[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + rk[None, :, None] * N + rn)
+    tl.store(c_ptr + rb * M * N + rm * N + rn, tl.dot(a, b))
