@@ -975,16 +975,16 @@ CASES += [
     case("sort_rows_f16", F, "sort_rows", "x_ptr=*fp16, out_ptr=*fp16, DESCENDING=True, N=64",
          dict(x_ptr=("randn", "float16", 6 * 64), out_ptr=("zeros", "float16", 6 * 64)),
          (6,), ["out_ptr"], tol=0),
-    # tl.topk: the k largest of each row, descending (k = N: a sort; k = 1:
-    # the max).
+    # tl.topk: the k largest of each row, descending (k = N: a sort). k = 1
+    # fails upstream (its last reshape of a scalar).
     case("topk_rows_f32", F, "topk_rows", "x_ptr=*fp32, out_ptr=*fp32, N=128, K=8",
          dict(x_ptr=("randn", "float32", 5 * 128), out_ptr=("zeros", "float32", 5 * 8)),
          (5,), ["out_ptr"], tol=0),
     case("topk_rows_i32", F, "topk_rows", "x_ptr=*i32, out_ptr=*i32, N=64, K=64",
          dict(x_ptr=("randint", "int32", 3 * 64), out_ptr=("zeros", "int32", 3 * 64)),
          (3,), ["out_ptr"], tol=0),
-    case("topk_rows_f16", F, "topk_rows", "x_ptr=*fp16, out_ptr=*fp16, N=256, K=1",
-         dict(x_ptr=("randn", "float16", 4 * 256), out_ptr=("zeros", "float16", 4)),
+    case("topk_rows_f16", F, "topk_rows", "x_ptr=*fp16, out_ptr=*fp16, N=256, K=2",
+         dict(x_ptr=("randn", "float16", 4 * 256), out_ptr=("zeros", "float16", 4 * 2)),
          (4,), ["out_ptr"], tol=0),
     # Values past 2**31: an unsigned comparison.
     case("sort_tile_u32", F, "sort_tile", "x_ptr=*u32, out_ptr=*u32, BM=8, BN=32",
@@ -1714,7 +1714,7 @@ CASES += [
     thin("thin_dot_4x128_bf16", "thin_dot", "bf16", "fp32", 4, 128, 64),
     thin("thin_dot_64x8_fp16", "thin_dot", "fp16", "fp32", 64, 8, 128),
     # int8: exact.
-    thin("thin_dot_8x64_i8", "thin_dot", "i8", "i32", 8, 64, 64, tol=0),
+    thin("thin_dot_8x64_i8", "thin_dot_i8", "i8", "i32", 8, 64, 64, tol=0),
     # tf32 (the default precision) against upstream's tf32.
     thin("thin_dot_2x128_tf32", "thin_dot", "fp32", "fp32", 2, 128, 64),
     thin("thin_dot_f16_out", "thin_dot_f16_out", "fp16", "fp16", 8, 64, 128, tol=0.05),

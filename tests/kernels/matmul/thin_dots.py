@@ -8,11 +8,12 @@
 # kiln-variant: -n thin_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=8, N=32, K=64"
 # kiln-variant: -n thin_dot -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, M=4, N=128, K=64"
 # kiln-variant: -n thin_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=64, N=8, K=128"
-# kiln-variant: -n thin_dot -s "a_ptr=*i8:16, b_ptr=*i8:16, c_ptr=*i32:16, M=8, N=64, K=64"
+# kiln-variant: -n thin_dot_i8 -s "a_ptr=*i8:16, b_ptr=*i8:16, c_ptr=*i32:16, M=8, N=64, K=64"
 # kiln-variant: -n thin_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=2, N=128, K=64"
 # kiln-variant: -n thin_dot_f16_out -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, M=8, N=64, K=128"
 # kiln-variant: -n thin_batched_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, B=2, M=4, N=64, K=64"
 # kiln-covers: thin_dot: tl.dot with M or N under 16; tl.dot(acc=)
+# kiln-covers: thin_dot_i8: tl.dot with M or N under 16; tl.dot(out_dtype=)
 # kiln-covers: thin_dot_f16_out: tl.dot with M or N under 16; tl.dot(out_dtype=)
 # kiln-covers: thin_batched_dot: tl.dot with M or N under 16
 import triton
@@ -28,6 +29,18 @@ def thin_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.conste
     b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
     c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, c))
+
+
+@triton.jit
+def thin_dot_i8(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    # Upstream takes an int32 accumulator with out_dtype=tl.int32 only.
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    c = tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, c, out_dtype=tl.int32))
 
 
 @triton.jit

@@ -7,7 +7,7 @@
 # kiln-variant: -n sort_tile -s "x_ptr=*u32, out_ptr=*u32, BM=8, BN=32"
 # kiln-variant: -n topk_rows -s "x_ptr=*fp32, out_ptr=*fp32, N=128, K=8"
 # kiln-variant: -n topk_rows -s "x_ptr=*i32, out_ptr=*i32, N=64, K=64"
-# kiln-variant: -n topk_rows -s "x_ptr=*fp16, out_ptr=*fp16, N=256, K=1"
+# kiln-variant: -n topk_rows -s "x_ptr=*fp16, out_ptr=*fp16, N=256, K=2"
 # kiln-covers: sort_rows: tl.sort; bool literal
 # kiln-covers: topk_rows: tl.topk
 # kiln-covers: sort_tile: tl.sort; keyword argument
