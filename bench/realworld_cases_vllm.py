@@ -25,12 +25,11 @@ built as moe_align_block_size builds it (token-expert pairs sorted by
 expert, each expert's run padded to BLOCK_SIZE_M with the invalid id
 M * top_k), from a fixed random top-k choice of distinct experts per token.
 
-PENDING: the unified attention and merge_attn_states cases. Their kernels'
-FP8_MIN/FP8_MAX parameters default to `float8_info.min/.max` with
-`float8_info = torch.finfo(current_platform.fp8_dtype())` at module level;
-kilnc evaluates those defaults even when the signature gives the values
-(`module 'torch' cannot be used inside a Triton kernel`, KNOWN_FAILURES.fifth).
-Upstream Triton compiles them (checked with bench/triton_asm.py).
+The unified attention and merge_attn_states kernels default their
+FP8_MIN/FP8_MAX parameters to `float8_info.min/.max` with `float8_info =
+torch.finfo(current_platform.fp8_dtype())` at module level: kilnc evaluates
+such a default only when the signature leaves the parameter out (these cases
+give both).
 """
 
 import logging
@@ -420,7 +419,7 @@ def ua_args(nseq, qlen, ctx, segments):
 # (TILE_SIZE 32 for prefill), grid (16384 / 4 + 4 = 4100 query blocks, 8
 # KV heads).
 NS, QL = 4, 4096
-PENDING.append(vllm_case(
+CASES.append(vllm_case(
     "vllm_unified_attention_prefill_bf16", "v1/attention/ops/triton_unified_attention.py",
     "kernel_unified_attention", UA_SIG.format(tile=32, segments=1, is3d=False, segm="None"),
     ua_args(NS, QL, QL, 1),
@@ -435,7 +434,7 @@ PENDING.append(vllm_case(
 # (bf16 decode), grid (16 / 4 + 16 = 20, 8, 16), partial outputs in fp32
 # [tokens, heads, 16, 128] for reduce_segments.
 NS, CTX = 16, 8192
-PENDING.append(vllm_case(
+CASES.append(vllm_case(
     "vllm_unified_attention_decode_3d_bf16", "v1/attention/ops/triton_unified_attention.py",
     "kernel_unified_attention", UA_SIG.format(tile=16, segments=16, is3d=True, segm="*fp32"),
     ua_args(NS, 1, CTX, 16),
@@ -450,7 +449,7 @@ PENDING.append(vllm_case(
 # a constexpr, the token count); no output LSE, no fp8 output; grid
 # (tokens, heads), Triton's default launch.
 T, H, D = 8192, 128, 128
-PENDING.append(vllm_case(
+CASES.append(vllm_case(
     "vllm_merge_attn_states_bf16", "v1/attention/ops/triton_merge_attn_states.py", "merge_attn_states_kernel",
     "output=*bf16, output_lse=None, prefix_output=*bf16, prefix_lse=*fp32, suffix_output=*bf16, "
     f"suffix_lse=*fp32, prefix_head_stride=i32, output_head_stride=i32, output_scale=None, HEAD_SIZE={D}, "

@@ -1,9 +1,11 @@
 //===- InlineAsmToLLVM.cpp - tl.inline_asm_elementwise --------------------===//
 //
 // The user's PTX runs once per group of `packed_element` consecutive
-// elements the thread holds. A packed group of narrow elements travels as
-// one integer register (four u8 in a `r`), as upstream Triton passes them;
-// several results come back as a struct and are split per result.
+// elements the thread holds. Narrow elements of a group travel packed into
+// 32-bit registers (four u8 in one `r`), wider ones one a register, as
+// upstream Triton passes them: an operand (a result) of a group of P takes
+// P / min(P, max(1, 32 / bits)) registers. Several results come back as a
+// struct, each result's registers in turn.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/OpFamilyLowerings.h"
@@ -11,6 +13,12 @@
 using namespace mlir;
 
 namespace {
+
+/// How many elements of `element` share one register in a group of `pack`.
+unsigned elementsPerRegister(Type element, unsigned pack) {
+  unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
+  return std::min(pack, std::max(1u, 32 / bits));
+}
 
 /// The register type of `pack` elements of `element`: the element itself,
 /// or an integer of all their bits.
@@ -79,19 +87,30 @@ struct InlineAsmElementwiseLowering
              << pack << " elements but each thread holds " << count;
 
     SmallVector<Type> asmResults;
-    for (Type element : resultElements)
-      asmResults.push_back(packedType(element, pack));
+    for (Type element : resultElements) {
+      unsigned perRegister = elementsPerRegister(element, pack);
+      for (unsigned i = 0; i < pack; i += perRegister)
+        asmResults.push_back(packedType(element, perRegister));
+    }
     Type asmResultType =
         asmResults.size() == 1
             ? asmResults.front()
             : LLVM::LLVMStructType::getLiteral(ctx, asmResults);
+    SmallVector<unsigned> argPerRegister;
+    for (Value arg : op.getArgs())
+      argPerRegister.push_back(
+          elementsPerRegister(getTypeConverter()->convertType(
+                                  kiln::getElementTypeOrSelf(arg.getType())),
+                              pack));
 
     SmallVector<SmallVector<Value>> results(resultTypes.size());
     for (size_t k = 0; k < count; k += pack) {
       SmallVector<Value> operands;
-      for (auto &elements : args)
-        operands.push_back(
-            packGroup(rewriter, loc, ArrayRef<Value>(elements).slice(k, pack)));
+      for (auto [elements, perRegister] : llvm::zip(args, argPerRegister))
+        for (unsigned i = 0; i < pack; i += perRegister)
+          operands.push_back(
+              packGroup(rewriter, loc,
+                        ArrayRef<Value>(elements).slice(k + i, perRegister)));
       auto asmOp = LLVM::InlineAsmOp::create(
           rewriter, loc, asmResultType, operands, op.getAsmStringAttr(),
           op.getConstraintsAttr(),
@@ -104,8 +123,13 @@ struct InlineAsmElementwiseLowering
           asmResults.size() == 1
               ? SmallVector<Value>{asmOp.getResult(0)}
               : kiln::unpackElements(rewriter, loc, asmOp.getResult(0));
-      for (size_t r = 0; r < packed.size(); ++r)
-        unpackGroup(rewriter, loc, packed[r], resultElements[r], pack, results[r]);
+      size_t next = 0;
+      for (size_t r = 0; r < resultElements.size(); ++r) {
+        unsigned perRegister = elementsPerRegister(resultElements[r], pack);
+        for (unsigned i = 0; i < pack; i += perRegister)
+          unpackGroup(rewriter, loc, packed[next++], resultElements[r],
+                      perRegister, results[r]);
+      }
     }
     SmallVector<Value> replacements;
     for (size_t r = 0; r < resultTypes.size(); ++r)

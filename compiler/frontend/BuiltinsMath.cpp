@@ -744,6 +744,39 @@ std::optional<FValue> inlineAsmElementwise(Emitter &e, const CallArgs &args) {
     shape = *common;
     operands.push_back(*v);
   }
+  // The registers each call passes, as the lowering (and upstream) packs
+  // them: a group of `pack` elements takes one register per 32 bits of
+  // narrow elements, one per wider element. A constraint string naming
+  // other counts would reach LLVM and crash it.
+  int64_t pack = r.get(5)->intValue;
+  auto registers = [&](const TritonType &t) {
+    unsigned bits = t.isPointer ? 64 : t.element.getBitWidth();
+    int64_t perRegister = std::min<int64_t>(pack, std::max(1u, 32 / bits));
+    return pack / perRegister;
+  };
+  int64_t wantOutputs = 0, wantInputs = 0;
+  for (const FValue &d : dtypes)
+    wantOutputs += registers(d.type);
+  for (const FValue &v : operands)
+    wantInputs += registers(v.type);
+  int64_t outputs = 0, inputs = 0;
+  llvm::SmallVector<StringRef> entries;
+  StringRef(r.get(1)->text).split(entries, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef c : entries) {
+    c = c.trim();
+    if (c.starts_with("~"))
+      continue;
+    (c.starts_with("=") ? outputs : inputs) += 1;
+  }
+  if (outputs != wantOutputs || inputs != wantInputs)
+    return e.error(r.loc(1),
+                   "the constraints name " + std::to_string(outputs) +
+                       " outputs and " + std::to_string(inputs) +
+                       " inputs, but with pack=" + std::to_string(pack) +
+                       " each call takes " + std::to_string(wantOutputs) +
+                       " output and " + std::to_string(wantInputs) +
+                       " input registers (one per element of 32 bits or more, "
+                       "narrower elements packed 32 bits a register)");
   llvm::SmallVector<mlir::Value> values;
   for (const FValue &v : operands) {
     std::optional<FValue> b = e.broadcastTo(v, shape, r.loc(2));

@@ -358,11 +358,56 @@ bool Emitter::importsResolve(const ModuleScope &scope, const Block &block) {
   return true;
 }
 
+// A module-level condition that probes the platform by a function's name
+// (vLLM's `current_platform.is_rocm()`, `is_hip()`, `torch.version.hip`
+// tests go through getAttribute): its value on a CUDA GPU, or nullopt.
+static std::optional<bool> platformProbe(const Expr *cond) {
+  if (!cond)
+    return std::nullopt;
+  if (auto *u = llvm::dyn_cast<UnaryExpr>(cond)) {
+    if (u->op != "not")
+      return std::nullopt;
+    std::optional<bool> v = platformProbe(u->operand.get());
+    return v ? std::optional<bool>(!*v) : std::nullopt;
+  }
+  if (auto *b = llvm::dyn_cast<BoolOpExpr>(cond)) {
+    // Decided when one operand decides it (False in an `and`, True in an
+    // `or`) or all are known.
+    bool all = true;
+    for (const ExprPtr &operand : b->operands) {
+      std::optional<bool> v = platformProbe(operand.get());
+      if (v && *v != b->isAnd)
+        return !b->isAnd;
+      all = all && v.has_value();
+    }
+    return all ? std::optional<bool>(b->isAnd) : std::nullopt;
+  }
+  auto *call = llvm::dyn_cast<CallExpr>(cond);
+  if (!call || !call->args.empty())
+    return std::nullopt;
+  StringRef name;
+  if (auto *n = llvm::dyn_cast<NameExpr>(call->callee.get()))
+    name = n->name;
+  else if (auto *a = llvm::dyn_cast<AttributeExpr>(call->callee.get()))
+    name = a->attr;
+  static const char *const kOther[] = {"is_rocm", "is_hip", "is_xpu",
+                                       "is_cpu",  "is_tpu", "is_npu",
+                                       "is_mps",  "is_musa"};
+  static const char *const kCuda[] = {"is_cuda", "is_cuda_alike", "is_nvidia"};
+  if (llvm::is_contained(kOther, name))
+    return false;
+  if (llvm::is_contained(kCuda, name))
+    return true;
+  return std::nullopt;
+}
+
 // Module-level code runs as Python would run it, as far as what kernels can
 // reach goes: imports bind names (resolved on use), defs bind functions,
 // assignments are evaluated on first use. Of a module-level `if`, the branch
 // whose imports resolve is taken (the first one: `if HAS_TRITON: import
-// triton ... else: triton = placeholder`); of a `try`, its body when its
+// triton ... else: triton = placeholder`), unless its condition probes the
+// platform by name (platformProbe: `if current_platform.is_rocm():` is
+// False); of a `try`, its body when its
 // imports resolve, else the first handler whose imports do (`try: from
 // triton.language.extra.libdevice import rsqrt / except ImportError: ...`).
 void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
@@ -415,9 +460,9 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       scope.imports.erase(cls->name);
       scope.globals[cls->name] = moduleValue(*inner);
     } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
-      collectGlobals(scope, importsResolve(scope, ifStmt->thenBody)
-                                ? ifStmt->thenBody
-                                : ifStmt->elseBody);
+      std::optional<bool> probe = platformProbe(ifStmt->cond.get());
+      bool takeThen = probe ? *probe : importsResolve(scope, ifStmt->thenBody);
+      collectGlobals(scope, takeThen ? ifStmt->thenBody : ifStmt->elseBody);
     } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
       const Block *chosen = &tryStmt->body;
       if (!importsResolve(scope, tryStmt->body))
@@ -858,19 +903,37 @@ Emitter::paramDecls(const FunctionDefStmt &kernel) {
     ParamDecl decl{p.name, isConstexprAnnotation(p.annotation.get()), {}};
     decl.fromHeuristic =
         decl.isConstexpr && heuristicFor(kernel, p.name) != nullptr;
+    if (!decl.isConstexpr && p.defaultValue &&
+        llvm::isa<NoneExpr>(p.defaultValue.get()))
+      decl.defaultsToNone = true;
     if (decl.isConstexpr && p.defaultValue) {
-      scopes.emplace_back();
-      std::optional<FValue> v = evaluate(*p.defaultValue);
-      scopes.pop_back();
-      if (!v)
-        return std::nullopt;
-      std::optional<ConstexprLiteral> lit = valueToLiteral(*v);
-      if (!lit) {
-        error(p.defaultValue->getLoc(),
-              "unsupported default value for a tl.constexpr parameter");
-        return std::nullopt;
+      // Evaluated now, reported only if the signature leaves it out: a
+      // default computed by host code (`FP8_MAX: tl.constexpr =
+      // torch.finfo(...).max`) does not matter when the value is given.
+      std::string diagnostics;
+      {
+        llvm::raw_string_ostream os(diagnostics);
+        auto capture = [](const llvm::SMDiagnostic &d, void *out) {
+          d.print(nullptr, *static_cast<llvm::raw_ostream *>(out));
+        };
+        auto savedHandler = sourceMgr.getDiagHandler();
+        void *savedContext = sourceMgr.getDiagContext();
+        sourceMgr.setDiagHandler(capture, &os);
+        scopes.emplace_back();
+        std::optional<FValue> v = evaluate(*p.defaultValue);
+        scopes.pop_back();
+        std::optional<ConstexprLiteral> lit =
+            v ? valueToLiteral(*v) : std::nullopt;
+        if (v && !lit)
+          error(p.defaultValue->getLoc(),
+                "unsupported default value for a tl.constexpr parameter");
+        sourceMgr.setDiagHandler(savedHandler, savedContext);
+        if (lit)
+          decl.defaultValue = *lit;
       }
-      decl.defaultValue = *lit;
+      if (!decl.defaultValue)
+        decl.defaultError =
+            diagnostics.empty() ? "(no diagnostic)" : diagnostics;
     }
     decls.push_back(std::move(decl));
   }

@@ -486,6 +486,18 @@ kiln::frontend::parseSignature(StringRef signature,
         spec.params[i].pendingHeuristic = true;
         continue;
       }
+      if (params[i].defaultsToNone) {
+        spec.params[i].name = params[i].name;
+        spec.params[i].isConstexpr = true;
+        spec.params[i].value = *parseConstexprLiteral("None");
+        spec.params[i].fromDefault = true;
+        continue;
+      }
+      if (!params[i].defaultError.empty())
+        return makeError(llvm::formatv(
+            "parameter '{0}' is missing from the signature and its default "
+            "cannot be evaluated at compile time (give its value):\n{1}",
+            params[i].name, StringRef(params[i].defaultError).rtrim()));
       return makeError(llvm::formatv("parameter '{0}' is missing from the "
                                      "signature ({1})",
                                      params[i].name,

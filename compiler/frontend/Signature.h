@@ -89,6 +89,12 @@ struct ParamDecl {
   bool isConstexpr;
   std::optional<ConstexprLiteral> defaultValue; // constexpr defaults only
   bool fromHeuristic = false; // a @triton.heuristics key: may be left out
+  /// A constexpr default that could not be evaluated (host code Kiln does
+  /// not run, such as `torch.finfo(...)`): its diagnostics, reported only
+  /// when the signature leaves the parameter out.
+  std::string defaultError;
+  /// A run-time parameter whose default is None: left out, it is None.
+  bool defaultsToNone = false;
 };
 
 /// Parses `signature` for a kernel with `params`. `aligned` marks every

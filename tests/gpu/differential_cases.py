@@ -456,6 +456,12 @@ CASES += [
     case("funnel_and_sum", F, "funnel_and_sum", "x_ptr=*u32, y_ptr=*u32, out_ptr=*u32, n=i32, BLOCK=512",
          dict(x_ptr=("randbits", "uint32", 3000), y_ptr=("randbits", "uint32", 3000),
               out_ptr=("zeros", "uint32", 3000), n=3000), (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("paired_words_asm", F, "paired_words", "x_ptr=*fp32, y_ptr=*i32, out_ptr=*fp16, n=i32, BLOCK=512",
+         dict(x_ptr=("randn", "float32", 3000), y_ptr=("randint", "int32", 3000),
+              out_ptr=("zeros", "float16", 3000), n=3000), (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("paired_halves_asm", F, "paired_halves", "x_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=512",
+         dict(x_ptr=("randn", "float16", 3000), out_ptr=("zeros", "float16", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
     # n = 2999: the last packed register of four bytes is partly masked.
     case("packed_bytes_asm", F, "packed_bytes", "x_ptr=*u8, out_ptr=*u8, n=i32, BLOCK=1024",
          dict(x_ptr=("randbits", "uint8", 3000), out_ptr=("zeros", "uint8", 3000), n=2999),
