@@ -815,12 +815,25 @@ private:
         // operands read is copied once.
         OperandSource source = producingLoad(operands[i], body);
         bool once = false;
-        if (!source.load) {
-          source = producingLoad(operands[i], loop->getBlock());
-          once = source.load && source.load->isBeforeInBlock(loop);
-          if (!once)
-            source = {};
+        // Before the loop: in its block, or in an enclosing one when the
+        // loop sits in an `if` (vLLM's decode attention guards its loop
+        // with `if split_kv_end > split_kv_start:`, q loaded above it), up
+        // to an enclosing loop's body (a load there runs every trip) or
+        // the function's.
+        for (Operation *at = loop; !source.load;) {
+          OperandSource outer = producingLoad(operands[i], at->getBlock());
+          if (outer.load && outer.load->isBeforeInBlock(at)) {
+            source = outer;
+            once = true;
+            break;
+          }
+          Operation *parent = at->getParentOp();
+          if (!parent || isa<func::FuncOp, scf::ForOp, scf::WhileOp>(parent))
+            break;
+          at = parent;
         }
+        if (!source.load)
+          source = {};
         if (source.load) {
           auto known = llvm::find_if(
               loads, [&](auto &l) { return l.load == source.load; });
