@@ -14,6 +14,7 @@
 #define KILN_RUNTIME_H_
 
 #include "kiln/cuda_stream.h"        // IWYU pragma: export
+#include "kiln/dependent_launch.h"   // IWYU pragma: export
 #include "kiln/describe.h"           // IWYU pragma: export
 #include "kiln/device.h"             // IWYU pragma: export
 #include "kiln/float_types.h"        // IWYU pragma: export

@@ -255,6 +255,10 @@ CUresult LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
       launch.cluster[1] = config->attrs[i].value.clusterDim.y;
       launch.cluster[2] = config->attrs[i].value.clusterDim.z;
     }
+    if (config->attrs[i].id ==
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      launch.programmatic =
+          config->attrs[i].value.programmaticStreamSerializationAllowed != 0;
   }
   gpu->launches.push_back(launch);
   AdvanceClock(config->gridDimX);

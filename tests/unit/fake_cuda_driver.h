@@ -103,6 +103,7 @@ struct FakeGpu {
     void **args;
     unsigned cluster[3]; // {0,0,0} unless cuLaunchKernelEx set one
     CUdeviceptr scratch; // see scratch_arg
+    bool programmatic = false; // programmatic stream serialization allowed
   };
   std::vector<Launch> launches;
   double clock_ms = 0;

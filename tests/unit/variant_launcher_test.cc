@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "fake_cuda_driver.h"
+#include "kiln/dependent_launch.h"
 #include "kiln/grid.h"
 #include "kiln/internal/cuda_driver.h"
 #include "kiln/internal/global_scratch.h"
@@ -197,6 +198,53 @@ TEST_F(VariantLauncherTest, ClustersNeedCuLaunchKernelEx) {
   absl::Status status = Launch(kernel, Grid(1));
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(status.message()), HasSubstr("cuLaunchKernelEx"));
+}
+
+TEST_F(VariantLauncherTest,
+       DependentLaunchScopeAllowsProgrammaticSerialization) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"});
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  {
+    ProgrammaticDependentLaunch outer;
+    {
+      ProgrammaticDependentLaunch inner;
+      ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+    }
+    ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  }
+  ASSERT_TRUE(Launch(kernel, Grid(4)).ok());
+  ASSERT_EQ(gpu_.launches.size(), 4u);
+  EXPECT_FALSE(gpu_.launches[0].programmatic);
+  EXPECT_TRUE(gpu_.launches[1].programmatic);
+  EXPECT_TRUE(gpu_.launches[2].programmatic);
+  EXPECT_FALSE(gpu_.launches[3].programmatic);
+  // No cluster comes with it.
+  EXPECT_THAT(gpu_.launches[1].cluster, ElementsAre(0u, 0u, 0u));
+  EXPECT_THAT(gpu_.launches[1].grid, ElementsAre(4u, 1u, 1u));
+}
+
+TEST_F(VariantLauncherTest, DependentLaunchWithClusters) {
+  gpu_.current = kContext;
+  TestKernel kernel({"sm_90a"}, 4, 0, /*num_ctas=*/2);
+  ProgrammaticDependentLaunch pdl;
+  ASSERT_TRUE(Launch(kernel, Grid(3)).ok());
+  ASSERT_EQ(gpu_.launches.size(), 1u);
+  EXPECT_TRUE(gpu_.launches[0].programmatic);
+  EXPECT_THAT(gpu_.launches[0].cluster, ElementsAre(2u, 1u, 1u));
+}
+
+TEST_F(VariantLauncherTest, DependentLaunchNeedsCuLaunchKernelEx) {
+  gpu_.current = kContext;
+  driver_.launch_kernel_ex = nullptr;
+  TestKernel kernel({"sm_90a"});
+  ProgrammaticDependentLaunch pdl;
+  absl::Status status = Launch(kernel, Grid(1));
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(StartsWith("add_kernel [x_ptr=*fp32"),
+                    HasSubstr("programmatic dependent launch"),
+                    HasSubstr("cuLaunchKernelEx")));
 }
 
 // Makes `kernel`'s entry point take the global scratch pointer after its two

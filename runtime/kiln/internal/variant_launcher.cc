@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "kiln/dependent_launch.h"
 #include "kiln/internal/context.h"
 #include "kiln/internal/cuda_driver.h"
 #include "kiln/internal/global_scratch.h"
@@ -26,23 +27,42 @@ int WarpsOf(const VariantInfo& variant, const CubinImage& image) {
 
 constexpr unsigned kThreadsPerWarp = 32;
 
-// Launches a cluster of `num_ctas` programs along x per Triton program, as
-// upstream Triton does for num_ctas > 1.
-absl::Status LaunchCluster(const CudaDriver& d, const VariantInfo& variant,
-                           const LoadedFunction& f, Grid grid, CUstream stream,
-                           void** args) {
+// Launches through cuLaunchKernelEx: a cluster of `num_ctas` programs along x
+// per Triton program, as upstream Triton does for num_ctas > 1, and with
+// programmatic stream serialization inside a ProgrammaticDependentLaunch
+// scope.
+absl::Status LaunchEx(const CudaDriver& d, const VariantInfo& variant,
+                      const LoadedFunction& f, Grid grid, CUstream stream,
+                      void** args, bool programmatic) {
   if (d.launch_kernel_ex == nullptr) {
     return absl::FailedPreconditionError(
-        "num_ctas > 1 needs cuLaunchKernelEx, which this CUDA driver lacks");
+        variant.num_ctas > 1
+            ? "num_ctas > 1 needs cuLaunchKernelEx, which this CUDA driver "
+              "lacks"
+            : "programmatic dependent launch needs cuLaunchKernelEx, which "
+              "this CUDA driver lacks");
   }
-  CUlaunchAttribute attributes[2] = {};
-  attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attributes[0].value.clusterDim.x = static_cast<unsigned>(variant.num_ctas);
-  attributes[0].value.clusterDim.y = 1;
-  attributes[0].value.clusterDim.z = 1;
-  attributes[1].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
-  attributes[1].value.clusterSchedulingPolicyPreference =
-      CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+  CUlaunchAttribute attributes[3] = {};
+  unsigned count = 0;
+  if (variant.num_ctas > 1) {
+    attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attributes[count].value.clusterDim.x =
+        static_cast<unsigned>(variant.num_ctas);
+    attributes[count].value.clusterDim.y = 1;
+    attributes[count].value.clusterDim.z = 1;
+    ++count;
+    attributes[count].id =
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    attributes[count].value.clusterSchedulingPolicyPreference =
+        CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+    ++count;
+  }
+  if (programmatic) {
+    attributes[count].id =
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attributes[count].value.programmaticStreamSerializationAllowed = 1;
+    ++count;
+  }
   CUlaunchConfig config = {};
   config.gridDimX = grid.x * static_cast<unsigned>(variant.num_ctas);
   config.gridDimY = grid.y;
@@ -54,7 +74,7 @@ absl::Status LaunchCluster(const CudaDriver& d, const VariantInfo& variant,
   config.sharedMemBytes = static_cast<unsigned>(f.image->shared_bytes);
   config.hStream = stream;
   config.attrs = attributes;
-  config.numAttrs = 2;
+  config.numAttrs = count;
   return CudaStatus(d, d.launch_kernel_ex(&config, f.function, args, nullptr),
                     "cuLaunchKernelEx");
 }
@@ -133,9 +153,10 @@ absl::Status LaunchVariantWith(const CudaDriver& driver, ModuleCache& cache,
     args[variant.global_scratch_arg] = &scratch_pointer;
   }
 
-  if (variant.num_ctas > 1) {
+  const bool programmatic = ProgrammaticDependentLaunch::active();
+  if (variant.num_ctas > 1 || programmatic) {
     absl::Status status =
-        LaunchCluster(driver, variant, *f, grid, stream, args);
+        LaunchEx(driver, variant, *f, grid, stream, args, programmatic);
     if (!status.ok()) return AnnotateVariant(kernel, variant, status);
     return status;
   }
