@@ -361,13 +361,21 @@ bool Emitter::importsResolve(const ModuleScope &scope, const Block &block) {
 // A module-level condition that probes the platform by a function's name
 // (vLLM's `current_platform.is_rocm()`, `is_hip()`, `torch.version.hip`
 // tests go through getAttribute): its value on a CUDA GPU, or nullopt.
-static std::optional<bool> platformProbe(const Expr *cond) {
+static std::optional<bool>
+platformProbe(const Expr *cond,
+              llvm::function_ref<const Expr *(StringRef)> globalValue = {}) {
   if (!cond)
     return std::nullopt;
+  // `_is_hip = is_hip()` at module level, then `if _is_hip:` (SGLang).
+  if (auto *n = llvm::dyn_cast<NameExpr>(cond)) {
+    const Expr *value = globalValue ? globalValue(n->name) : nullptr;
+    return value && !llvm::isa<NameExpr>(value) ? platformProbe(value)
+                                                : std::nullopt;
+  }
   if (auto *u = llvm::dyn_cast<UnaryExpr>(cond)) {
     if (u->op != "not")
       return std::nullopt;
-    std::optional<bool> v = platformProbe(u->operand.get());
+    std::optional<bool> v = platformProbe(u->operand.get(), globalValue);
     return v ? std::optional<bool>(!*v) : std::nullopt;
   }
   if (auto *b = llvm::dyn_cast<BoolOpExpr>(cond)) {
@@ -375,7 +383,7 @@ static std::optional<bool> platformProbe(const Expr *cond) {
     // `or`) or all are known.
     bool all = true;
     for (const ExprPtr &operand : b->operands) {
-      std::optional<bool> v = platformProbe(operand.get());
+      std::optional<bool> v = platformProbe(operand.get(), globalValue);
       if (v && *v != b->isAnd)
         return !b->isAnd;
       all = all && v.has_value();
@@ -460,7 +468,16 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       scope.imports.erase(cls->name);
       scope.globals[cls->name] = moduleValue(*inner);
     } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
-      std::optional<bool> probe = platformProbe(ifStmt->cond.get());
+      std::optional<bool> probe = platformProbe(
+          ifStmt->cond.get(), [&](StringRef name) -> const Expr * {
+            auto it = scope.globalDefs.find(name);
+            if (it == scope.globalDefs.end())
+              return nullptr;
+            if (auto *assign = llvm::dyn_cast<AssignStmt>(it->second))
+              return assign->targets.size() == 1 ? assign->value.get()
+                                                 : nullptr;
+            return nullptr;
+          });
       bool takeThen = probe ? *probe : importsResolve(scope, ifStmt->thenBody);
       collectGlobals(scope, takeThen ? ifStmt->thenBody : ifStmt->elseBody);
     } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
@@ -622,7 +639,12 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
   scopes.emplace_back();
   ModuleScope *module = current;
   globalsInProgress.emplace_back(current, stmt);
-  std::optional<FValue> value = evaluate(*valueExpr);
+  // A platform probe (`_is_hip = is_hip()`) has its CUDA value: the
+  // function comes from host code Kiln does not run.
+  std::optional<bool> probe = platformProbe(valueExpr);
+  std::optional<FValue> value =
+      probe ? std::optional<FValue>(FValue::boolean(*probe))
+            : evaluate(*valueExpr);
   globalsInProgress.pop_back();
   current = module;
   std::swap(savedScopes, scopes);

@@ -7,7 +7,8 @@
 # - a run-time parameter defaulting to None is None when left out;
 # - `if platform.is_rocm(): ... elif platform.is_xpu(): ... else: ...`
 #   takes the branch a CUDA GPU takes (platform probes by name), not the
-#   first whose imports resolve;
+#   first whose imports resolve (also through a module-level flag,
+#   `_is_hip = is_hip()`, as SGLang keeps it);
 # - tl.inline_asm_elementwise constraints naming other counts of registers
 #   than the call passes are an error, not an LLVM crash.
 #
@@ -18,12 +19,15 @@
 # NONE-LABEL: func.func @clamp_fp8(%arg0: !kiln.ptr<f32>, %arg1: !kiln.ptr<f32>)
 # RUN: not %kilnc compile %s -n clamp_fp8 -s "x_ptr=*fp32, out_ptr=*fp32, scale_ptr=*fp32, FP8_MIN=-448.0, BLOCK=128" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=LEFTOUT
 # LEFTOUT: error: bad signature for 'clamp_fp8': parameter 'FP8_MAX' is missing from the signature and its default cannot be evaluated at compile time (give its value):
-# LEFTOUT: host_defaults_and_platforms.py:33:15: error: module 'torch' cannot be used inside a Triton kernel
+# LEFTOUT: host_defaults_and_platforms.py:37:15: error: module 'torch' cannot be used inside a Triton kernel
 # RUN: %kilnc compile %s -n rounded -s "x_ptr=*fp32, out_ptr=*i8, BLOCK=128" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PLATFORM
 # PLATFORM-LABEL: func.func @rounded
 # PLATFORM: kiln.extern_elementwise "__nv_roundf"({{.*}}) {libname = "libdevice"
+# RUN: %kilnc compile %s -n rounded_by_flag -s "x_ptr=*fp32, out_ptr=*i8, BLOCK=128" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=FLAG
+# FLAG-LABEL: func.func @rounded_by_flag
+# FLAG: kiln.extern_elementwise "__nv_rintf"
 # RUN: not %kilnc compile %s -n bad_constraints -s "x_ptr=*fp32, out_ptr=*fp16, BLOCK=128" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=CONSTRAINTS
-# CONSTRAINTS: host_defaults_and_platforms.py:75:67: error: the constraints name 1 outputs and 1 inputs, but with pack=2 each call takes 1 output and 2 input registers (one per element of 32 bits or more, narrower elements packed 32 bits a register)
+# CONSTRAINTS: host_defaults_and_platforms.py:104:67: error: the constraints name 1 outputs and 1 inputs, but with pack=2 each call takes 1 output and 2 input registers (one per element of 32 bits or more, narrower elements packed 32 bits a register)
 import torch
 import triton
 import triton.language as tl
@@ -60,6 +64,31 @@ else:
     @triton.jit
     def round_int8(x):
         return tl.extra.cuda.libdevice.round(x).to(tl.int8)
+
+
+# SGLang's form: the probe's value kept in a module-level flag.
+_is_hip = current_platform.is_rocm()
+
+if _is_hip:
+
+    @triton.jit
+    def to_int8(x):
+        return tl.extra.hip.libdevice.rint(x).to(tl.int8)
+
+else:
+
+    @triton.jit
+    def to_int8(x):
+        return tl.extra.cuda.libdevice.rint(x).to(tl.int8)
+
+
+@triton.jit
+def rounded_by_flag(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if _is_hip:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.int8))
+    else:
+        tl.store(out_ptr + offs, to_int8(tl.load(x_ptr + offs)))
 
 
 @triton.jit
