@@ -350,10 +350,14 @@ struct OtherStmt : StmtBase<Stmt::Kind::Other> {
   using StmtBase::StmtBase;
   std::string what;
   std::vector<std::string> definedNames;
-  /// For host code that does not parse: the parser's first error, reported
-  /// only if a kernel or its decorators use a name the statement defines.
+  /// For code that does not parse: the parser's first error, reported only
+  /// if a kernel or its decorators use a name the statement defines (as
+  /// upstream parses a jit function when it is first compiled).
   llvm::SMLoc syntaxErrorLoc;
   std::string syntaxError;
+  /// Whether the statement is a @jit definition (its error is the user's
+  /// kernel code's, reported as an error where used).
+  bool jitDefinition = false;
 };
 
 /// A parsed source file.

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/bit.h"
 #include <cmath>
 #include <cstring>
 
@@ -829,6 +830,61 @@ std::optional<FValue> dtypePredicate(Emitter &e, const CallArgs &args) {
   return FValue::boolean(v);
 }
 
+/// dtype.is_block(), dtype.get_block_shapes(), dtype.get_int_max_value(),
+/// dtype.get_int_min_value(): the other methods of upstream's dtype and
+/// block_type.
+std::optional<FValue> dtypeMethod(Emitter &e, const CallArgs &args) {
+  const TritonType &t = args.args[0].type;
+  StringRef name = args.callee;
+  if (args.args.size() != 1 || !args.keywords.empty())
+    return e.error(args.loc, "dtype." + name + "() takes no arguments");
+  if (name == "is_block")
+    return FValue::boolean(t.isBlock());
+  if (name == "get_block_shapes") {
+    std::vector<FValue> dims;
+    for (int64_t d : t.shape)
+      dims.push_back(FValue::integer(d));
+    return FValue::tuple(std::move(dims));
+  }
+  DType d = t.element;
+  if (t.isPointer || t.isBlock() || !d.isInteger())
+    return e.error(args.loc, "dtype." + name +
+                                 "() needs an integer dtype, got " +
+                                 args.args[0].describe());
+  unsigned bits = d.getBitWidth();
+  bool isMax = name == "get_int_max_value";
+  if (d.isSigned() && !d.isBool())
+    return FValue::integer(isMax ? int64_t(~0ull >> (65 - bits))
+                                 : -int64_t(~0ull >> (65 - bits)) - 1);
+  // Unsigned (int1 included); uint64's maximum wraps to -1, the same bits.
+  return FValue::integer(isMax ? int64_t(~0ull >> (64 - bits)) : 0);
+}
+
+/// tl.tuple(values) (and Python's tuple()): the values as a tuple.
+std::optional<FValue> makeTuple(Emitter &e, const CallArgs &args) {
+  if (!args.keywords.empty() || args.args.size() > 1)
+    return e.error(args.loc, args.callee + " takes one iterable");
+  if (args.args.empty())
+    return FValue::tuple({});
+  if (args.args[0].kind != FValue::Kind::Tuple)
+    return e.error(args.argLocs[0], args.callee +
+                                        " needs a tuple or list of values, "
+                                        "got " +
+                                        args.args[0].describe());
+  return args.args[0];
+}
+
+/// int.bit_length() and int.bit_count() on a compile-time int.
+std::optional<FValue> intMethod(Emitter &e, const CallArgs &args) {
+  if (args.args.size() != 1 || !args.keywords.empty())
+    return e.error(args.loc, "int." + args.callee + "() takes no arguments");
+  int64_t v = args.args[0].intValue;
+  uint64_t magnitude = v < 0 ? 0 - uint64_t(v) : uint64_t(v);
+  if (args.callee == "bit_length")
+    return FValue::integer(64 - llvm::countl_zero(magnitude));
+  return FValue::integer(llvm::popcount(magnitude));
+}
+
 //===--- Python builtins on compile-time values ---------------------------===//
 
 std::optional<FValue> pyMinMax(Emitter &e, const CallArgs &args, bool isMax) {
@@ -1009,6 +1065,13 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
         "is_fp8e5",  "is_fp16",       "is_bf16",
         "is_fp32",   "is_fp64"})
     table[std::string("method.dtype.") + predicate] = dtypePredicate;
+  for (const char *name : {"tl.tuple", "tuple", "list"})
+    table[name] = makeTuple;
+  table["method.int.bit_length"] = intMethod;
+  table["method.int.bit_count"] = intMethod;
+  for (const char *method : {"is_block", "get_block_shapes",
+                             "get_int_max_value", "get_int_min_value"})
+    table[std::string("method.dtype.") + method] = dtypeMethod;
 }
 
 static const BuiltinTable &builtinTable() {

@@ -355,7 +355,7 @@ std::optional<bool> isInstance(Emitter &e, const FValue &v, const FValue &cls,
       return v.kind == K::Float;
     if (name == "str")
       return v.kind == K::String;
-    if (name == "tuple" || name == "list")
+    if (name == "tuple" || name == "list" || name == "tl.tuple")
       return v.kind == K::Tuple;
   }
   e.error(loc, "isinstance with " + cls.describe() +

@@ -266,21 +266,33 @@ std::optional<FValue> sum(Emitter &e, const CallArgs &args) {
                            operatorCombine("+", args.loc), args.loc, "tl.sum"));
 }
 
-std::optional<FValue> xorSum(Emitter &e, const CallArgs &args) {
+/// tl.xor_sum and tl.reduce_or: a bitwise reduction of integers. xor_sum's
+/// axis defaults to all of them; reduce_or needs one, as upstream.
+std::optional<FValue> bitwiseReduce(Emitter &e, const CallArgs &args,
+                                    StringRef name, StringRef op) {
   static const StringRef kParams[] = {"input", "axis", "keep_dims"};
-  ArgReader r(e, args, "tl.xor_sum", kParams);
+  ArgReader r(e, args, name, kParams);
   if (!r.isOk() || !r.get(0))
     return r.isOk() ? r.missing(0) : std::nullopt;
-  auto inputs = readInputs(e, *r.get(0), r.loc(0), "tl.xor_sum");
+  if (op == "|" && !r.get(1))
+    return r.missing(1);
+  auto inputs = readInputs(e, *r.get(0), r.loc(0), name);
   std::optional<int64_t> axis;
-  if (!inputs || !readOptionalAxis(e, r, 1, (*inputs)[0].type.shape.size(),
-                                   axis, "tl.xor_sum"))
+  if (!inputs ||
+      !readOptionalAxis(e, r, 1, (*inputs)[0].type.shape.size(), axis, name))
     return std::nullopt;
   if (!(*inputs)[0].type.element.isInteger())
     return r.bad(0, "a block of integers");
   return single(emitReduce(e, *inputs, axis, readFlag(r, 2, false),
-                           operatorCombine("^", args.loc), args.loc,
-                           "tl.xor_sum"));
+                           operatorCombine(op, args.loc), args.loc, name));
+}
+
+std::optional<FValue> xorSum(Emitter &e, const CallArgs &args) {
+  return bitwiseReduce(e, args, "tl.xor_sum", "^");
+}
+
+std::optional<FValue> reduceOr(Emitter &e, const CallArgs &args) {
+  return bitwiseReduce(e, args, "tl.reduce_or", "|");
 }
 
 /// (values, indices) of the maximum (minimum) along `axis`.
@@ -685,6 +697,49 @@ std::optional<FValue> sortOrTopK(Emitter &e, const CallArgs &args,
   return reshapeTo(e, h, shape, false, args.loc);
 }
 
+/// tl.bitonic_merge: the last merge of the bitonic network alone, along the
+/// last dimension: a bitonic sequence comes out sorted (ascending unless
+/// `descending`).
+std::optional<FValue> bitonicMergeBuiltin(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x", "dim", "descending"};
+  ArgReader r(e, args, "tl.bitonic_merge", kParams);
+  if (!r.isOk() || !r.get(0))
+    return r.isOk() ? r.missing(0) : std::nullopt;
+  auto inputs = readInputs(e, *r.get(0), r.loc(0), "tl.bitonic_merge");
+  if (!inputs)
+    return std::nullopt;
+  const FValue &x = (*inputs)[0];
+  int64_t rank = x.type.shape.size();
+  if (const FValue *dim = r.get(1); dim && !dim->isNone()) {
+    auto d = readAxis(e, *dim, rank, r.loc(1), "the dim of tl.bitonic_merge");
+    if (!d)
+      return std::nullopt;
+    if (*d != rank - 1)
+      return e.error(r.loc(1), "tl.bitonic_merge only works along the last "
+                               "dimension (" +
+                                   std::to_string(rank - 1) + "), got " +
+                                   std::to_string(*d));
+  }
+  const FValue *desc = r.get(2);
+  if (desc && !desc->isNumber())
+    return r.bad(2, "a compile-time bool");
+  if (x.type.element.getBitWidth() < 8)
+    return r.bad(0, "a block of 8- to 64-bit elements");
+  int64_t n = x.type.shape.back(), total = numElements(x.type.shape);
+  int64_t logN = log2Exact(n);
+  if ((int64_t(1) << logN) != n || (int64_t(1) << log2Exact(total)) != total)
+    return r.bad(0, "a block whose dimensions are powers of 2");
+  if (logN == 0)
+    return x;
+  FValue h = reshapeTo(e, x, llvm::SmallVector<int64_t>(log2Exact(total), 2),
+                       false, args.loc);
+  std::optional<FValue> merged =
+      bitonicMerge(e, h, logN, desc ? desc->intValue != 0 : 0, args.loc);
+  if (!merged)
+    return std::nullopt;
+  return reshapeTo(e, *merged, x.type.shape, false, args.loc);
+}
+
 std::optional<FValue> sort(Emitter &e, const CallArgs &args) {
   return sortOrTopK(e, args, "tl.sort", /*topK=*/false);
 }
@@ -786,13 +841,21 @@ std::optional<std::vector<FValue>> kiln::frontend::emitReduce(
 
 void kiln::frontend::addReduceBuiltins(BuiltinTable &table) {
   static const std::pair<const char *, BuiltinFn> kEntries[] = {
-      {"tl.sum", sum},         {"tl.max", max},
-      {"tl.min", min},         {"tl.argmax", argmax},
-      {"tl.argmin", argmin},   {"tl.xor_sum", xorSum},
-      {"tl.reduce", reduce},   {"tl.cumsum", cumsum},
-      {"tl.cumprod", cumprod}, {"tl.associative_scan", associativeScan},
-      {"tl.sort", sort},       {"tl.flip", flip},
+      {"tl.sum", sum},
+      {"tl.max", max},
+      {"tl.min", min},
+      {"tl.argmax", argmax},
+      {"tl.argmin", argmin},
+      {"tl.xor_sum", xorSum},
+      {"tl.reduce", reduce},
+      {"tl.cumsum", cumsum},
+      {"tl.cumprod", cumprod},
+      {"tl.associative_scan", associativeScan},
+      {"tl.sort", sort},
+      {"tl.flip", flip},
       {"tl.topk", topk},
+      {"tl.reduce_or", reduceOr},
+      {"tl.bitonic_merge", bitonicMergeBuiltin},
   };
   for (const auto &[name, fn] : kEntries) {
     table[name] = fn;

@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -83,12 +84,58 @@ static std::vector<std::string> sortedKeys(const llvm::StringMap<FValue> &map) {
   return keys;
 }
 
-std::optional<FValue> Emitter::carriedValue(const Scope &scope, StringRef name,
-                                            const TritonType &type, SMLoc loc) {
+std::string Emitter::CarriedName::display() const {
+  std::string out = name;
+  for (unsigned i : path)
+    out += "[" + std::to_string(i) + "]";
+  return out;
+}
+
+/// The value at `path` inside `v` (descending through tuples), or null where
+/// `v` has no such leaf.
+static const FValue *leafAt(const FValue &v, llvm::ArrayRef<unsigned> path) {
+  const FValue *at = &v;
+  for (unsigned i : path) {
+    if (at->kind != FValue::Kind::Tuple || i >= at->elements.size())
+      return nullptr;
+    at = &at->elements[i];
+  }
+  return at;
+}
+
+static const FValue *slotIn(const llvm::StringMap<FValue> &scope,
+                            StringRef name, llvm::ArrayRef<unsigned> path) {
   auto it = scope.find(name);
-  if (it == scope.end())
+  return it == scope.end() ? nullptr : leafAt(it->second, path);
+}
+
+/// Binds the leaf at `path` of what `name` holds (the whole value if empty).
+static void bindSlot(llvm::StringMap<FValue> &scope, StringRef name,
+                     llvm::ArrayRef<unsigned> path, FValue value) {
+  FValue *at = &scope[name];
+  for (unsigned i : path)
+    at = &at->elements[i];
+  *at = std::move(value);
+}
+
+/// Calls `visit(path, a, b)` for each pair of leaves where `a` and `b`, two
+/// tuples of the same structure, differ; two values that are not both tuples
+/// are one pair with an empty path. Returns false (visiting nothing) when
+/// both are tuples of different structure.
+static bool
+differingLeaves(const FValue &a, const FValue &b,
+                llvm::function_ref<void(const std::vector<unsigned> &,
+                                        const FValue &, const FValue &)>
+                    visit);
+
+std::optional<FValue>
+Emitter::carriedValue(const Scope &scope, const CarriedName &slot, SMLoc loc) {
+  const FValue *found = slotIn(scope, slot.name, slot.path);
+  std::string name = slot.display();
+  if (!found)
     return error(loc, "'" + name + "' is not defined on every path");
-  const FValue &v = it->second;
+  const FValue &v = *found;
+  const TritonType &type = slot.type;
   if (v.isNumber())
     return constant(v, type, loc);
   if (!v.isRuntime())
@@ -178,56 +225,74 @@ bool Emitter::emitIf(const IfStmt &stmt) {
     return fail();
 
   // Names bound on both paths: equal bindings pass through, different ones
-  // become results. A name bound on one path only is not defined after.
-  std::vector<std::string> results;
-  std::vector<TritonType> resultTypes;
+  // (or different leaves of two tuples of one structure) become results. A
+  // name bound on one path only is not defined after.
+  std::vector<CarriedName> results;
   Scope after = before;
   for (const std::string &name : sortedKeys(thenScope)) {
     auto e = elseScope.find(name);
     if (e == elseScope.end())
       continue;
     const FValue &t = thenScope[name];
-    if (sameBinding(t, e->second)) {
-      after[name] = t;
-      continue;
-    }
-    const FValue &f = e->second;
-    TritonType type;
-    if (t.isRuntime() || f.isRuntime()) {
-      type = t.isRuntime() ? t.type : f.type;
-    } else if (t.isNumber() && f.isNumber()) {
-      // Different numbers on the two paths: carried as run-time values of
-      // the literal type of the then-path's number.
-      std::optional<FValue> m = materialize(t, stmt.getLoc());
-      if (!m)
-        return fail();
-      type = m->type;
-      m->value.getDefiningOp()->erase();
-    } else if (t.isDescriptor() || f.isDescriptor()) {
-      error(stmt.getLoc(), "'" + name +
-                               "' is bound to different tensor descriptors "
-                               "on the two paths of an 'if' on a run-time "
-                               "condition, which Kiln cannot carry yet; make "
-                               "the descriptor before the 'if'");
+    after[name] = t;
+    bool fine = true;
+    bool sameShape = differingLeaves(
+        t, e->second,
+        [&](const std::vector<unsigned> &path, const FValue &t,
+            const FValue &f) {
+          if (!fine)
+            return;
+          CarriedName slot{name, path, {}};
+          if (t.isRuntime() || f.isRuntime()) {
+            slot.type = t.isRuntime() ? t.type : f.type;
+          } else if (t.isNumber() && f.isNumber()) {
+            // Different numbers on the two paths: carried as run-time values
+            // of the literal type of the then-path's number.
+            std::optional<FValue> m = materialize(t, stmt.getLoc());
+            if (!m) {
+              fine = false;
+              return;
+            }
+            slot.type = m->type;
+            m->value.getDefiningOp()->erase();
+          } else if (t.isDescriptor() || f.isDescriptor()) {
+            error(stmt.getLoc(),
+                  "'" + slot.display() +
+                      "' is bound to different tensor descriptors "
+                      "on the two paths of an 'if' on a run-time "
+                      "condition, which Kiln cannot carry yet; make "
+                      "the descriptor before the 'if'");
+            fine = false;
+            return;
+          } else {
+            error(stmt.getLoc(), "'" + slot.display() +
+                                     "' is bound to different compile-time "
+                                     "values on the two paths of an 'if' on "
+                                     "a run-time condition (" +
+                                     t.describe() + " and " + f.describe() +
+                                     ")");
+            fine = false;
+            return;
+          }
+          results.push_back(std::move(slot));
+        });
+    if (!sameShape) {
+      error(stmt.getLoc(), "'" + name + "' holds " + t.describe() +
+                               " on one path of this 'if' on a run-time "
+                               "condition and " +
+                               e->second.describe() + " on the other");
       return fail();
-    } else {
-      error(stmt.getLoc(), "'" + name +
-                               "' is bound to different compile-time "
-                               "values on the two paths of an 'if' on "
-                               "a run-time condition");
-      return fail();
     }
-    results.push_back(name);
-    resultTypes.push_back(type);
+    if (!fine)
+      return fail();
   }
 
   // Each path yields its values, materialized in its own block.
   auto yieldValues = [&](mlir::Block *block, Scope &scope,
                          llvm::SmallVectorImpl<mlir::Value> &values) {
     builder.setInsertionPointToEnd(block);
-    for (size_t i = 0; i < results.size(); ++i) {
-      std::optional<FValue> v =
-          carriedValue(scope, results[i], resultTypes[i], stmt.getLoc());
+    for (const CarriedName &slot : results) {
+      std::optional<FValue> v = carriedValue(scope, slot, stmt.getLoc());
       if (!v)
         return false;
       values.push_back(v->value);
@@ -240,8 +305,8 @@ bool Emitter::emitIf(const IfStmt &stmt) {
     return fail();
 
   llvm::SmallVector<mlir::Type> types;
-  for (const TritonType &t : resultTypes)
-    types.push_back(t.toMLIR(&context));
+  for (const CarriedName &slot : results)
+    types.push_back(slot.type.toMLIR(&context));
   builder.restoreInsertionPoint(insertionPoint);
   auto ifOp =
       mlir::scf::IfOp::create(builder, l, types, c.value,
@@ -249,7 +314,8 @@ bool Emitter::emitIf(const IfStmt &stmt) {
   fillRegion(builder, ifOp.getThenRegion(), thenBlock, thenValues, l);
   fillRegion(builder, ifOp.getElseRegion(), elseBlock, elseValues, l);
   for (size_t i = 0; i < results.size(); ++i)
-    after[results[i]] = FValue::runtime(ifOp.getResult(i), resultTypes[i]);
+    bindSlot(after, results[i].name, results[i].path,
+             FValue::runtime(ifOp.getResult(i), results[i].type));
   scopes.back() = std::move(after);
   builder.setInsertionPointAfter(ifOp);
   return true;
@@ -292,6 +358,42 @@ static bool sameStructure(const FValue &a, const FValue &b) {
   for (size_t i = 0; i < a.elements.size(); ++i)
     if (!sameStructure(a.elements[i], b.elements[i]))
       return false;
+  return true;
+}
+
+static void
+differingLeavesAt(const FValue &a, const FValue &b, std::vector<unsigned> &path,
+                  llvm::function_ref<void(const std::vector<unsigned> &,
+                                          const FValue &, const FValue &)>
+                      visit) {
+  if (a.kind != FValue::Kind::Tuple) {
+    if (!sameBinding(a, b))
+      visit(path, a, b);
+    return;
+  }
+  for (unsigned i = 0; i < a.elements.size(); ++i) {
+    path.push_back(i);
+    differingLeavesAt(a.elements[i], b.elements[i], path, visit);
+    path.pop_back();
+  }
+}
+
+static bool
+differingLeaves(const FValue &a, const FValue &b,
+                llvm::function_ref<void(const std::vector<unsigned> &,
+                                        const FValue &, const FValue &)>
+                    visit) {
+  bool aTuple = a.kind == FValue::Kind::Tuple,
+       bTuple = b.kind == FValue::Kind::Tuple;
+  std::vector<unsigned> path;
+  if (aTuple && bTuple) {
+    if (!sameStructure(a, b))
+      return false;
+    differingLeavesAt(a, b, path, visit);
+    return true;
+  }
+  if (!sameBinding(a, b))
+    visit(path, a, b);
   return true;
 }
 
@@ -406,7 +508,8 @@ bool Emitter::emitReturningIf(const IfStmt &stmt) {
       Scope scope;
       scope["return value"] = values[results[k]];
       std::optional<FValue> v =
-          carriedValue(scope, "return value", resultTypes[k], stmt.getLoc());
+          carriedValue(scope, CarriedName{"return value", {}, resultTypes[k]},
+                       stmt.getLoc());
       if (!v)
         return false;
       out.push_back(v->value);
@@ -537,41 +640,52 @@ Emitter::probeRebound(const Block &body, const Expr *target, mlir::Type ivType,
   // So probe again with the rebound names as run-time placeholders until a
   // probe finds no new name and gives every name the type it assumed: only
   // then is the body emitted for real exactly as it was probed. Names only
-  // join (at most one round per name bound before the loop); a type may
-  // change a few times (a Python number first taken as i32, then as the
-  // float the body makes of it) but cannot be allowed to cycle.
+  // join (at most one round per name or tuple leaf bound before the loop); a
+  // type may change a few times (a Python number first taken as i32, then as
+  // the float the body makes of it) but cannot be allowed to cycle. A tuple
+  // is carried leaf by leaf: only the leaves the body rebinds.
   // A copy: inlined calls in the body push scopes, which may move them.
   const Scope before = scopes.back();
-  std::vector<std::string> order = sortedKeys(before);
-  const size_t maxRounds = order.size() + 8;
+  size_t maxRounds = 8;
+  for (const auto &entry : before) {
+    std::vector<FValue> leaves;
+    flattenValue(entry.second, leaves);
+    maxRounds += leaves.size();
+  }
+  auto order = [](const CarriedName &x, const CarriedName &y) {
+    return std::tie(x.name, x.path) < std::tie(y.name, y.path);
+  };
+  auto samePlace = [](const CarriedName &x, const CarriedName &y) {
+    return x.name == y.name && x.path == y.path;
+  };
   std::vector<CarriedName> assumed;
   for (size_t round = 0;; ++round) {
-    Scope after;
-    std::optional<std::vector<std::string>> rebound =
-        probeOnce(body, target, ivType, assumed, after);
-    if (!rebound)
+    std::vector<std::pair<CarriedName, FValue>> rebound;
+    if (!probeOnce(body, target, ivType, assumed, rebound))
       return std::nullopt;
     std::vector<CarriedName> next;
     std::string unsettled;
-    for (const std::string &name : order) {
-      auto was = llvm::find_if(
-          assumed, [&](const CarriedName &c) { return c.name == name; });
-      if (!llvm::is_contained(*rebound, name)) {
-        // Assumed but left alone this time: carried unchanged.
-        if (was != assumed.end())
-          next.push_back(*was);
-        continue;
-      }
+    for (auto &[slot, value] : rebound) {
+      const FValue *init = slotIn(before, slot.name, slot.path);
       std::optional<TritonType> type =
-          carriedType(*this, before.lookup(name), after[name], name, loc);
+          carriedType(*this, *init, value, slot.display(), loc);
       if (!type)
         return std::nullopt;
+      auto was = llvm::find_if(
+          assumed, [&](const CarriedName &c) { return samePlace(c, slot); });
       if (was != assumed.end() && was->type != *type)
         unsettled += (unsettled.empty() ? "" : ", ") +
-                     ("'" + name + "' (" + was->type.str() + " then " +
-                      type->str() + ")");
-      next.push_back({name, *type});
+                     ("'" + slot.display() + "' (" + was->type.str() +
+                      " then " + type->str() + ")");
+      slot.type = *type;
+      next.push_back(slot);
     }
+    // Assumed but left alone this time: carried unchanged.
+    for (const CarriedName &c : assumed)
+      if (llvm::none_of(next,
+                        [&](const CarriedName &n) { return samePlace(n, c); }))
+        next.push_back(c);
+    llvm::sort(next, order);
     if (next == assumed)
       return assumed;
     if (round + 1 == maxRounds) {
@@ -586,9 +700,10 @@ Emitter::probeRebound(const Block &body, const Expr *target, mlir::Type ivType,
   }
 }
 
-std::optional<std::vector<std::string>>
-Emitter::probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
-                   const std::vector<CarriedName> &assumed, Scope &after) {
+bool Emitter::probeOnce(const Block &body, const Expr *target,
+                        mlir::Type ivType,
+                        const std::vector<CarriedName> &assumed,
+                        std::vector<std::pair<CarriedName, FValue>> &rebound) {
   Scope before = scopes.back();
   auto block = std::make_unique<mlir::Block>();
   bool ok = true;
@@ -607,7 +722,8 @@ Emitter::probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
     for (const CarriedName &carried : assumed) {
       mlir::Value arg = block->addArgument(carried.type.toMLIR(&context),
                                            builder.getUnknownLoc());
-      scopes.back()[carried.name] = FValue::runtime(arg, carried.type);
+      bindSlot(scopes.back(), carried.name, carried.path,
+               FValue::runtime(arg, carried.type));
     }
     start = scopes.back();
     ok = emitBlock(body);
@@ -616,29 +732,40 @@ Emitter::probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
   scopes.back() = before;
   discard(std::move(block));
   if (!ok)
-    return std::nullopt;
+    return false;
   if (frames.back().returned) {
     error(body.front()->getLoc(), "'return' inside a loop is not supported");
-    return std::nullopt;
+    return false;
   }
-  std::vector<std::string> rebound;
   for (const std::string &name : sortedKeys(before)) {
     if (target && name == llvm::cast<NameExpr>(target)->name)
       continue;
     auto it = end.find(name);
-    if (it != end.end() && !sameBinding(start[name], it->second)) {
-      rebound.push_back(name);
-      after[name] = it->second;
+    if (it == end.end())
+      continue;
+    const FValue &was = start[name];
+    bool sameShape =
+        differingLeaves(was, it->second,
+                        [&](const std::vector<unsigned> &path, const FValue &,
+                            const FValue &now) {
+                          rebound.push_back({CarriedName{name, path, {}}, now});
+                        });
+    if (!sameShape) {
+      error(body.front()->getLoc(),
+            "'" + name + "' holds " + was.describe() + " before the loop and " +
+                it->second.describe() +
+                " after its body; a loop must keep a tuple's structure");
+      return false;
     }
   }
-  return rebound;
+  return true;
 }
 
 bool Emitter::carriedInits(const std::vector<CarriedName> &carried,
                            const Scope &before, SMLoc loc,
                            llvm::SmallVectorImpl<mlir::Value> &inits) {
   for (const CarriedName &c : carried) {
-    std::optional<FValue> init = carriedValue(before, c.name, c.type, loc);
+    std::optional<FValue> init = carriedValue(before, c, loc);
     if (!init)
       return false;
     inits.push_back(init->value);
@@ -649,7 +776,7 @@ bool Emitter::carriedInits(const std::vector<CarriedName> &carried,
 bool Emitter::yieldCarried(const std::vector<CarriedName> &carried, SMLoc loc) {
   llvm::SmallVector<mlir::Value> yields;
   for (const CarriedName &c : carried) {
-    std::optional<FValue> v = carriedValue(scopes.back(), c.name, c.type, loc);
+    std::optional<FValue> v = carriedValue(scopes.back(), c, loc);
     if (!v)
       return false;
     yields.push_back(v->value);
@@ -661,8 +788,8 @@ bool Emitter::yieldCarried(const std::vector<CarriedName> &carried, SMLoc loc) {
 void Emitter::bindCarried(const std::vector<CarriedName> &carried,
                           mlir::ValueRange values) {
   for (size_t i = 0; i < carried.size(); ++i)
-    scopes.back()[carried[i].name] =
-        FValue::runtime(values[i], carried[i].type);
+    bindSlot(scopes.back(), carried[i].name, carried[i].path,
+             FValue::runtime(values[i], carried[i].type));
 }
 
 bool Emitter::emitStaticFor(const ForStmt &stmt, const Expr &target,

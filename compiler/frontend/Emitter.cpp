@@ -618,6 +618,13 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
       return error(loc, "'" + name + "' is defined by a module-level '" +
                             other->what +
                             "' statement, which Triton kernels cannot use");
+    if (other->jitDefinition) {
+      sourceMgr.PrintMessage(other->syntaxErrorLoc, llvm::SourceMgr::DK_Error,
+                             other->syntaxError);
+      sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Note,
+                             "in '" + name + "', used here");
+      return std::nullopt;
+    }
     error(loc, "'" + name +
                    "' is defined by module-level code that Kiln cannot parse");
     sourceMgr.PrintMessage(other->syntaxErrorLoc, llvm::SourceMgr::DK_Note,
@@ -838,6 +845,25 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name,
               *qualifiedName = def->name;
             return def;
           }
+  // A jit function that did not parse: its syntax error, if it is the one
+  // asked for (or, unnamed, the file's only jit function).
+  const OtherStmt *unparsed = nullptr;
+  unsigned unparsedCount = 0;
+  for (const StmtPtr &stmt : module.body)
+    if (auto *other = llvm::dyn_cast<OtherStmt>(stmt.get()))
+      if (other->jitDefinition && !other->definedNames.empty()) {
+        ++unparsedCount;
+        if (name.empty() || other->definedNames.front() == name)
+          unparsed = unparsed ? unparsed : other;
+      }
+  bool parsed = llvm::any_of(jitFunctions,
+                             [&](const auto &f) { return f.first == name; });
+  if (unparsed && !parsed &&
+      (!name.empty() || (jitFunctions.empty() && unparsedCount == 1))) {
+    sourceMgr.PrintMessage(unparsed->syntaxErrorLoc, llvm::SourceMgr::DK_Error,
+                           unparsed->syntaxError);
+    return nullptr;
+  }
   std::string names;
   for (const auto &f : jitFunctions)
     names += (names.empty() ? "" : ", ") + f.first;
@@ -1568,6 +1594,43 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
   if (base->kind == FValue::Kind::Tuple) {
     if (expr.indices.size() != 1)
       return error(expr.getLoc(), "a tuple takes one index");
+    if (auto *slice = llvm::dyn_cast<SliceExpr>(expr.indices[0].get())) {
+      // t[a:b:c] with compile-time bounds, as Python slices.
+      int64_t n = base->elements.size();
+      std::optional<int64_t> parts[3];
+      const ExprPtr *exprs[3] = {&slice->lower, &slice->upper, &slice->step};
+      for (int k = 0; k < 3; ++k) {
+        if (!*exprs[k])
+          continue;
+        std::optional<FValue> v = evaluate(**exprs[k]);
+        if (!v)
+          return std::nullopt;
+        if (v->isNone())
+          continue;
+        if (!v->isInt())
+          return error((*exprs[k])->getLoc(),
+                       "a tuple slice's bounds must be compile-time ints, "
+                       "got " +
+                           v->describe());
+        parts[k] = v->intValue;
+      }
+      int64_t step = parts[2].value_or(1);
+      if (step == 0)
+        return error(slice->getLoc(), "a slice step cannot be zero");
+      auto clampBound = [&](std::optional<int64_t> b, int64_t dflt) {
+        if (!b)
+          return dflt;
+        int64_t v = *b < 0 ? *b + n : *b;
+        return step > 0 ? std::clamp<int64_t>(v, 0, n)
+                        : std::clamp<int64_t>(v, -1, n - 1);
+      };
+      int64_t lo = clampBound(parts[0], step > 0 ? 0 : n - 1);
+      int64_t hi = clampBound(parts[1], step > 0 ? n : -1);
+      std::vector<FValue> picked;
+      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+        picked.push_back(base->elements[i]);
+      return FValue::tuple(std::move(picked));
+    }
     std::optional<FValue> index = evaluate(*expr.indices[0]);
     if (!index)
       return std::nullopt;
@@ -2080,9 +2143,47 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       element.isPointer = false;
       return FValue::dtype(element);
     }
+    const TritonType &t = value.type;
     if (attr == "primitive_bitwidth")
+      return FValue::integer(t.isPointer ? 64 : t.element.getBitWidth());
+    if (attr == "itemsize")
       return FValue::integer(
-          value.type.isPointer ? 64 : value.type.element.getBitWidth());
+          t.isPointer ? 8 : std::max(1u, t.element.getBitWidth() / 8));
+    if (attr == "int_bitwidth" && !t.isPointer && t.element.isInteger())
+      return FValue::integer(t.element.getBitWidth());
+    if (attr == "name") {
+      if (t.isBlock() || t.isBlockPointer() || t.isPointer)
+        return FValue::string(t.str());
+      // Upstream spells integers "int32", floats "fp32".
+      return FValue::string((t.element.isInteger() ? t.element.getLanguageName()
+                                                   : t.element.getShortName())
+                                .str());
+    }
+    if ((attr == "fp_mantissa_width" || attr == "exponent_bias") &&
+        !t.isPointer && t.element.isFloat()) {
+      static const struct {
+        ScalarKind kind;
+        int mantissa, bias;
+      } kFloats[] = {{ScalarKind::F8E4NV, 3, 7}, {ScalarKind::F8E5, 2, 15},
+                     {ScalarKind::F16, 10, 15},  {ScalarKind::BF16, 7, 127},
+                     {ScalarKind::F32, 23, 127}, {ScalarKind::F64, 52, 1023}};
+      for (const auto &f : kFloats)
+        if (f.kind == t.element.getKind())
+          return FValue::integer(attr == "exponent_bias" ? f.bias : f.mantissa);
+    }
+    // A block type's shape (x.type.shape), as upstream's block_type has.
+    if (attr == "shape" && t.isBlock()) {
+      std::vector<FValue> dims;
+      for (int64_t d : t.shape)
+        dims.push_back(FValue::integer(d));
+      return FValue::tuple(std::move(dims));
+    }
+    if (attr == "numel" && t.isBlock()) {
+      int64_t n = 1;
+      for (int64_t d : t.shape)
+        n *= d;
+      return FValue::integer(n);
+    }
     // Predicates are methods (x.dtype.is_int()) that the builtins
     // "method.dtype.NAME" compute.
     if (lookupBuiltin("method.dtype." + attr.str())) {
@@ -2093,6 +2194,15 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     }
     return error(loc, "dtypes have no attribute '" + attr + "'");
   }
+  case FValue::Kind::Int:
+  case FValue::Kind::Bool:
+    // Python's int methods on compile-time ints (n.bit_length()).
+    if (lookupBuiltin("method.int." + attr.str())) {
+      FValue method = FValue::named(FValue::Kind::Method, "int." + attr.str());
+      method.elements.push_back(value);
+      return method;
+    }
+    return error(loc, value.describe() + " has no attribute '" + attr + "'");
   default:
     return error(loc, value.describe() + " has no attribute '" + attr + "'");
   }

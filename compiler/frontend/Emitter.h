@@ -250,12 +250,17 @@ private:
       const Block &body,
       const std::vector<std::pair<Block::const_iterator, Block::const_iterator>>
           &pending);
-  /// A name a loop carries and the type it carries it with.
+  /// A name that control flow carries, or one leaf of the (nested) tuple
+  /// a name holds, and the type it is carried with.
   struct CarriedName {
     std::string name;
+    /// Indices into the tuples `name` holds; empty: the name's value itself.
+    std::vector<unsigned> path;
     TritonType type;
+    /// "acc", or "acc[1]" for a leaf of a tuple.
+    std::string display() const;
     bool operator==(const CarriedName &other) const {
-      return name == other.name && type == other.type;
+      return name == other.name && path == other.path && type == other.type;
     }
   };
   /// The initial values of a loop's carried names, from the scope before the
@@ -287,14 +292,15 @@ private:
                                                        mlir::Type ivType,
                                                        llvm::SMLoc loc);
   /// One probe of `body`, with `assumed` bound to run-time placeholders.
-  /// Returns the names it rebinds; `after` receives their new values.
-  std::optional<std::vector<std::string>>
-  probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
-            const std::vector<CarriedName> &assumed, Scope &after);
-  /// The value `name` has after a region whose scope is `scope`, typed as
-  /// `type` (compile-time numbers are materialized).
-  std::optional<FValue> carriedValue(const Scope &scope, llvm::StringRef name,
-                                     const TritonType &type, llvm::SMLoc loc);
+  /// Appends to `rebound` the names (or tuple leaves) it rebinds, with their
+  /// new values; their types are left unset.
+  bool probeOnce(const Block &body, const Expr *target, mlir::Type ivType,
+                 const std::vector<CarriedName> &assumed,
+                 std::vector<std::pair<CarriedName, FValue>> &rebound);
+  /// The value `slot` has after a region whose scope is `scope`, typed as
+  /// the slot's type (compile-time numbers are materialized).
+  std::optional<FValue> carriedValue(const Scope &scope,
+                                     const CarriedName &slot, llvm::SMLoc loc);
 
   // Expressions.
   std::optional<FValue> evaluate(const Expr &expr);

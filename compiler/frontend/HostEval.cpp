@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <algorithm>
@@ -1392,6 +1393,12 @@ std::optional<HostValue> HostEvaluator::callMethod(const HostValue &method,
       return makeValue(Kind::None);
     }
   }
+  if ((self.kind == Kind::Int || self.kind == Kind::Bool) && args.empty()) {
+    uint64_t magnitude = self.intValue < 0 ? 0 - uint64_t(self.intValue)
+                                           : uint64_t(self.intValue);
+    return makeInt(name == "bit_length" ? 64 - llvm::countl_zero(magnitude)
+                                        : llvm::popcount(magnitude));
+  }
   if (self.kind == Kind::String && args.empty() &&
       (name == "lower" || name == "upper"))
     return makeString(name == "lower" ? StringRef(self.text).lower()
@@ -1440,6 +1447,12 @@ std::optional<HostValue> HostEvaluator::attribute(const HostValue &value,
     return fail(loc, "triton.Config has no attribute '" + attr +
                          "' that Kiln evaluates");
   }
+  case Kind::Int:
+  case Kind::Bool:
+    if (attr != "bit_length" && attr != "bit_count")
+      return fail(loc, value.describe() + " has no attribute '" + attr +
+                           "' that Kiln evaluates");
+    [[fallthrough]];
   case Kind::List:
   case Kind::Dict:
   case Kind::String: {

@@ -218,17 +218,13 @@ bool Parser::parseModuleLevel(Block &out, bool classBody) {
       continue;
     if (fatal)
       return false;
-    // In a class body, a method that does not parse is skipped like host
-    // code (its error reported where a kernel uses it): the class had been
-    // host code Kiln skipped whole.
-    if (!classBody && isJitDefinition(start)) {
-      sourceMgr.PrintMessage(errorLoc, llvm::SourceMgr::DK_Error, errorMessage);
-      fatal = true;
-      return false;
-    }
-    // Host code outside the subset: skipped, its error kept for later.
+    // Host code outside the subset, or a jit function that does not parse:
+    // skipped, its error kept for where a kernel uses it, so that one
+    // function Kiln cannot read does not fail the file's other kernels.
+    bool jit = isJitDefinition(start);
     out.resize(statements);
     out.push_back(skipUnparsed(start));
+    llvm::cast<OtherStmt>(*out.back()).jitDefinition = jit;
     failed = false;
   }
   return true;
@@ -611,11 +607,13 @@ bool Parser::parseBlock(Block &out) {
     // Host code outside the subset inside module-level code (a host
     // function's set comprehension under `if has_triton():`): skipped as at
     // the top level, so that the kernels beside it stay; a kernel's own
-    // syntax error is reported.
-    if (functionDepth > 0 || isJitDefinition(start))
+    // syntax error is reported where the kernel is used.
+    if (functionDepth > 0)
       return false;
+    bool jit = isJitDefinition(start);
     out.resize(statements);
     out.push_back(skipUnparsed(start));
+    llvm::cast<OtherStmt>(*out.back()).jitDefinition = jit;
     failed = false;
   }
   if (tok().is(TokenKind::Dedent))

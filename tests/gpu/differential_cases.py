@@ -1745,3 +1745,59 @@ CASES += [
          # fp32 sums in another order; ds rounded to bf16 for its dots.
          (cdiv(200, 64),), ["dq_ptr", "dk_ptr", "dg_ptr"], tol=1e-2),
 ]
+
+# --- language/tuples_and_types.py: tuples through loops and ifs, type
+# introspection, tl.reduce_or, tl.bitonic_merge.
+F = "language/tuples_and_types.py"
+CASES += [
+    # Sums in the same order on both sides, but sq + x * x may contract.
+    case("moments_tuple_f32", F, "running_moments",
+         "x_ptr=*fp32, out_ptr=*fp32, n_chunks=i32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 5 * 64), out_ptr=("zeros", "float32", 2 * 64), n_chunks=5),
+         (1,), ["out_ptr"], tol=1e-6),
+    case("moments_tuple_f16", F, "running_moments",
+         "x_ptr=*fp16, out_ptr=*fp32, n_chunks=i32, BLOCK=128",
+         dict(x_ptr=("randn", "float16", 3 * 128), out_ptr=("zeros", "float32", 2 * 128), n_chunks=3),
+         (1,), ["out_ptr"], tol=1e-6),
+    case("moments_tuple_zero_trips", F, "running_moments",
+         "x_ptr=*fp32, out_ptr=*fp32, n_chunks=i32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 64), out_ptr=("full", "float32", 2 * 64, 5.0), n_chunks=0),
+         (1,), ["out_ptr"], tol=0),
+    case("halving_count_tuple", F, "halving_count", "x_ptr=*i32, out_ptr=*i32, BLOCK=32",
+         dict(x_ptr=("randint", "int32", 32, -100000, 100000), out_ptr=("zeros", "int32", 32)),
+         (1,), ["out_ptr"], tol=0),
+    # Each path of the if/elif/else; t0 * t1 + ... may contract into an FMA.
+    case("pick_pair_pos", F, "pick_pair", "x_ptr=*fp32, out_ptr=*fp32, mode=i32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 64), out_ptr=("zeros", "float32", 128), mode=3),
+         (1,), ["out_ptr"], tol=1e-6),
+    case("pick_pair_neg", F, "pick_pair", "x_ptr=*fp32, out_ptr=*fp32, mode=i32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 64), out_ptr=("zeros", "float32", 128), mode=-2),
+         (1,), ["out_ptr"], tol=1e-6),
+    case("pick_pair_zero", F, "pick_pair", "x_ptr=*fp32, out_ptr=*fp32, mode=i32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 64), out_ptr=("zeros", "float32", 128), mode=0),
+         (1,), ["out_ptr"], tol=1e-6),
+    case("describe_types_f16", F, "describe_types", "x_ptr=*fp16, out_ptr=*i32, BLOCK=64",
+         dict(x_ptr=("randn", "float16", 64), out_ptr=("zeros", "int32", 64)),
+         (1,), ["out_ptr"], tol=0),
+    case("describe_types_i8", F, "describe_types", "x_ptr=*i8, out_ptr=*i32, BLOCK=16",
+         dict(x_ptr=("small", "int8", 16), out_ptr=("zeros", "int32", 16)),
+         (1,), ["out_ptr"], tol=0),
+    case("clamp_to_i16", F, "clamp_to_type", "x_ptr=*i32, out_ptr=*i16, BLOCK=64",
+         dict(x_ptr=("randint", "int32", 64, -100000, 100000), out_ptr=("zeros", "int16", 64)),
+         (1,), ["out_ptr"], tol=0),
+    case("reduce_or_rows", F, "row_flags", "x_ptr=*i32, out_ptr=*i32, BM=8, BN=32",
+         dict(x_ptr=lambda torch, gen: (torch.randint(0, 1 << 20, (8 * 32,), generator=gen,
+                                                      device="cuda", dtype=torch.int32)
+                                        & (1 << torch.randint(0, 20, (8 * 32,), generator=gen,
+                                                              device="cuda", dtype=torch.int32))),
+              out_ptr=("zeros", "int32", 8 + 32)),
+         (1,), ["out_ptr"], tol=0),
+    case("bitonic_merge_f32", F, "merge_rows",
+         "x_ptr=*fp32, out_ptr=*fp32, BM=4, BN=64, DESCENDING=0",
+         dict(x_ptr=("randn", "float32", 4 * 64), out_ptr=("zeros", "float32", 4 * 64)),
+         (1,), ["out_ptr"], tol=0),
+    case("bitonic_merge_i32_desc", F, "merge_rows",
+         "x_ptr=*i32, out_ptr=*i32, BM=2, BN=16, DESCENDING=1",
+         dict(x_ptr=("randint", "int32", 2 * 16), out_ptr=("zeros", "int32", 2 * 16)),
+         (1,), ["out_ptr"], tol=0),
+]
