@@ -819,6 +819,111 @@ struct SplitLowering : OpConversionPattern<kiln::SplitOp> {
   }
 };
 
+/// tl.gather of a large table: src written row-major to a shared array (one
+/// copy of each element), a barrier, then each result element read where
+/// its index points along the axis. An index outside the axis reads
+/// element 0 and gives 0. A second barrier lets the array be written again
+/// (the op may sit in a loop).
+struct GatherLowering : OpConversionPattern<kiln::GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto indexType = cast<RankedTensorType>(op.getIndex().getType());
+    std::optional<LinearLayout> srcLayout = kiln::getLinearLayout(srcType);
+    std::optional<LinearLayout> indexLayout = kiln::getLinearLayout(indexType);
+    Type converted = getTypeConverter()->convertType(op.getType());
+    if (!srcLayout || !indexLayout || !converted)
+      return rewriter.notifyMatchFailure(op, "tensors without layouts");
+    Location loc = op.getLoc();
+    SmallVector<Value> src =
+        kiln::unpackElements(rewriter, loc, adaptor.getSrc());
+    SmallVector<Value> index =
+        kiln::unpackElements(rewriter, loc, adaptor.getIndex());
+    Type elementType = src.front().getType();
+    Type storedType =
+        elementType.isInteger(1) ? rewriter.getI8Type() : elementType;
+    int64_t rank = srcType.getRank();
+    unsigned axis = op.getAxis();
+    SmallVector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * srcType.getDimSize(d + 1);
+    auto rowMajor = [&](ArrayRef<Value> coords) {
+      Value offset;
+      for (int64_t d = 0; d < rank; ++d) {
+        Value term = coords[d];
+        if (strides[d] != 1)
+          term =
+              llvm::isPowerOf2_64(strides[d])
+                  ? Value(LLVM::ShlOp::create(
+                        rewriter, loc, term,
+                        i32Constant(rewriter, loc, llvm::Log2_64(strides[d]))))
+                  : Value(LLVM::MulOp::create(
+                        rewriter, loc, term,
+                        i32Constant(rewriter, loc, strides[d])));
+        offset = offset
+                     ? Value(LLVM::AddOp::create(rewriter, loc, offset, term))
+                     : term;
+      }
+      return offset;
+    };
+    Value base = kiln::allocateSharedArray(rewriter, op, storedType,
+                                           srcType.getNumElements());
+    auto address = [&](Value offset) {
+      return LLVM::GEPOp::create(rewriter, loc, base.getType(), storedType,
+                                 base, ValueRange{offset});
+    };
+    unsigned bytes = isa<LLVM::LLVMPointerType>(storedType)
+                         ? 8
+                         : std::max(1u, storedType.getIntOrFloatBitWidth() / 8);
+    SmallVector<kiln::Coordinates> srcCoords =
+        kiln::emitCoordinates(rewriter, loc, *srcLayout);
+    for (auto [k, value] : llvm::enumerate(src)) {
+      if (!kiln::isRepresentativeRegister(*srcLayout, unsigned(k)))
+        continue; // a copy of an element written already
+      Value v =
+          storedType == elementType
+              ? value
+              : Value(LLVM::ZExtOp::create(rewriter, loc, storedType, value));
+      LLVM::StoreOp::create(rewriter, loc, v, address(rowMajor(srcCoords[k])),
+                            bytes);
+    }
+    NVVM::Barrier0Op::create(rewriter, loc);
+    SmallVector<kiln::Coordinates> indexCoords =
+        kiln::emitCoordinates(rewriter, loc, *indexLayout);
+    int64_t size = srcType.getDimSize(axis);
+    Value zero = LLVM::ZeroOp::create(rewriter, loc, elementType);
+    SmallVector<Value> elements;
+    for (auto [k, at] : llvm::enumerate(index)) {
+      // Negative indices compare as large unsigned ones: out of range.
+      Value limit =
+          LLVM::ConstantOp::create(rewriter, loc, at.getType(),
+                                   rewriter.getIntegerAttr(at.getType(), size));
+      Value inRange = LLVM::ICmpOp::create(rewriter, loc,
+                                           LLVM::ICmpPredicate::ult, at, limit);
+      Value position = at;
+      if (at.getType() != rewriter.getI32Type())
+        position = LLVM::TruncOp::create(rewriter, loc, rewriter.getI32Type(),
+                                         position);
+      position = LLVM::SelectOp::create(rewriter, loc, inRange, position,
+                                        i32Constant(rewriter, loc, 0));
+      kiln::Coordinates coords = indexCoords[k];
+      coords[axis] = position;
+      Value v = LLVM::LoadOp::create(rewriter, loc, storedType,
+                                     address(rowMajor(coords)), bytes);
+      if (storedType != elementType)
+        v = LLVM::TruncOp::create(rewriter, loc, elementType, v);
+      elements.push_back(
+          LLVM::SelectOp::create(rewriter, loc, inRange, v, zero));
+    }
+    NVVM::Barrier0Op::create(rewriter, loc);
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, converted, elements));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
@@ -826,5 +931,5 @@ void kiln::populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
   patterns.add<MakeRangeLowering, SplatLowering, ExpandDimsLowering,
                BroadcastLowering, TransLowering, ConvertLayoutLowering,
                ExtractLowering, ReshapeLowering, JoinLowering, SplitLowering,
-               CatLowering>(converter, patterns.getContext());
+               CatLowering, GatherLowering>(converter, patterns.getContext());
 }

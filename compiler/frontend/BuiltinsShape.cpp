@@ -510,12 +510,16 @@ std::optional<FValue> cat(Emitter &e, const CallArgs &args) {
 //===----------------------------------------------------------------------===//
 
 // tl.gather(src, index, axis): out[.., i, ..] = src[.., index[.., i, ..], ..]
-// along `axis`, index agreeing with src on the other dimensions. Each output
-// element compares its index with every position of the axis and sums the
-// one match, src's bits as integers (exact: -0.0 and NaNs kept; an index
-// out of range gives 0 bits). That is index x axis elements of work, where
-// upstream shuffles within warps or goes through shared memory: meant for
-// the small lookup tables kernels gather from (gemlite's fp4 values).
+// along `axis`, index agreeing with src on the other dimensions. Small
+// lookups (index elements x axis length up to kOneHotGatherWork: gemlite's
+// 16-entry fp4 tables over a few rows) compare each output element's index
+// with every position of the axis and sum the one match, src's bits as
+// integers (exact: -0.0 and NaNs kept; an index out of range gives 0 bits):
+// no shared memory, no barrier. Larger ones are a kiln.gather, through
+// shared memory (one store per src element, one load per output element),
+// whose compile time and work do not grow with the product.
+constexpr int64_t kOneHotGatherWork = 8192;
+
 std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"src", "index", "axis"};
   ArgReader r(e, args, "tl.gather", kParams);
@@ -550,6 +554,22 @@ std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
                          formatShape(src->type.shape) + " and " +
                          formatShape(index->type.shape));
   SMLoc loc = args.loc;
+  int64_t size = src->type.shape[*axis];
+  if (numElements(index->type.shape) * size > kOneHotGatherWork) {
+    // The lowering reads the index as signed: widen narrow and unsigned
+    // ones so that their values stay.
+    DType indexType = index->type.element;
+    FValue at = *index;
+    if (indexType.getBitWidth() < 32)
+      at = e.castTo(at, DType(ScalarKind::I32), loc);
+    else if (indexType.getKind() == ScalarKind::U32)
+      at = e.castTo(at, DType(ScalarKind::I64), loc);
+    TritonType resultType = src->type.withShape(index->type.shape);
+    mlir::Value v = kiln::GatherOp::create(
+        e.getBuilder(), e.location(loc), resultType.toMLIR(e.getContext()),
+        src->value, at.value, int32_t(*axis));
+    return FValue::runtime(v, resultType);
+  }
   // src's bits as integers of its width (bools as i8).
   DType element = src->type.element;
   FValue bits = *src;
@@ -566,7 +586,6 @@ std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
   DType bitsElement = bits.type.element;
   // [.., 1, S, ..] against [.., I, 1, ..] and the positions 0..S-1 along
   // axis + 1.
-  int64_t size = src->type.shape[*axis];
   FValue table = expandDims(e, bits, *axis, loc);
   FValue wanted = expandDims(e, *index, *axis + 1, loc);
   std::optional<FValue> positions = callBuiltin(

@@ -126,6 +126,25 @@ LogicalResult kiln::ExtractOp::verify() {
   return success();
 }
 
+LogicalResult kiln::GatherOp::verify() {
+  auto src = getSrc().getType();
+  auto index = getIndex().getType();
+  auto result = getResult().getType();
+  int64_t rank = src.getRank();
+  int32_t axis = getAxis();
+  if (index.getRank() != rank || axis < 0 || axis >= rank)
+    return emitOpError("index must have src's rank and axis be one of its "
+                       "dimensions");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && index.getDimSize(d) != src.getDimSize(d))
+      return emitOpError("index must match src on every dimension but axis");
+  if (result.getShape() != index.getShape() ||
+      result.getElementType() != src.getElementType())
+    return emitOpError("result must have index's shape and src's element "
+                       "type");
+  return success();
+}
+
 LogicalResult kiln::CatOp::verify() {
   auto lhs = getLhs().getType();
   auto result = getResult().getType();

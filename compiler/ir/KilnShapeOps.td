@@ -115,4 +115,22 @@ def Kiln_CatOp : Kiln_Op<"cat", [Pure, SameTypeOperands]> {
   let hasVerifier = 1;
 }
 
+def Kiln_GatherOp : Kiln_Op<"gather", [Pure]> {
+  let summary = "Pick elements of a tensor along one axis by index";
+  let description = [{
+    tl.gather: result[.., i, ..] = src[.., index[.., i, ..], ..] along
+    `axis`, `index` agreeing with `src` on every other dimension; the
+    result has `index`'s shape and `src`'s element type. An index outside
+    [0, size of the axis) gives 0 (upstream leaves it undefined). Lowered
+    through shared memory: src written once, each result element read at
+    its index.
+  }];
+  let arguments = (ins AnyRankedTensor:$src,
+                       RankedTensorOf<[AnySignlessInteger]>:$index,
+                       I32Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src `[` $index `]` attr-dict `:` type($src) `,` type($index) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_SHAPE_OPS_TD

@@ -1764,6 +1764,18 @@ struct AssignLayoutsPass
         setResult(reshape.getResult(), reshaped);
         return success();
       }
+    // A gather goes through shared memory whatever its operands' layouts:
+    // each keeps its own, and the result takes the index's.
+    if (auto gather = dyn_cast<kiln::GatherOp>(op)) {
+      Attribute src = encodingOf(gather.getSrc());
+      Attribute index = encodingOf(gather.getIndex());
+      if (!index)
+        index = preferred(gather.getIndex().getType());
+      requireOperand(op, 0, src ? src : preferred(gather.getSrc().getType()));
+      requireOperand(op, 1, index);
+      setResult(gather.getResult(), index);
+      return success();
+    }
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
             kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp>(op) ||
         !isElementwise(op)) {

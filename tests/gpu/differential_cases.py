@@ -1801,3 +1801,29 @@ CASES += [
          dict(x_ptr=("randint", "int32", 2 * 16), out_ptr=("zeros", "int32", 2 * 16)),
          (1,), ["out_ptr"], tol=0),
 ]
+
+# --- language/gather_tables.py: tl.gather through shared memory.
+F = "language/gather_tables.py"
+CASES += [
+    case("gather_tile_rows_f32", F, "gather_tile",
+         "src_ptr=*fp32, idx_ptr=*i32, out_ptr=*fp32, BM=64, BN=64, BI=64, AXIS=1",
+         dict(src_ptr=("randn", "float32", 64 * 64), idx_ptr=("index", "int32", 64 * 64, 64),
+              out_ptr=("zeros", "float32", 64 * 64)),
+         (1,), ["out_ptr"], tol=0),
+    case("gather_tile_cols_f16_i64", F, "gather_tile",
+         "src_ptr=*fp16, idx_ptr=*i64, out_ptr=*fp16, BM=128, BN=32, BI=64, AXIS=0",
+         dict(src_ptr=("randn", "float16", 128 * 32), idx_ptr=("index", "int64", 64 * 32, 128),
+              out_ptr=("zeros", "float16", 64 * 32)),
+         (1,), ["out_ptr"], tol=0),
+    # u8 indices up to 255: the table's last columns too.
+    case("gather_tile_rows_i8_u8", F, "gather_tile",
+         "src_ptr=*i8, idx_ptr=*u8, out_ptr=*i8, BM=32, BN=256, BI=128, AXIS=1",
+         dict(src_ptr=("randbits", "int8", 32 * 256), idx_ptr=("index", "uint8", 32 * 128, 256),
+              out_ptr=("zeros", "int8", 32 * 128)),
+         (1,), ["out_ptr"], tol=0),
+    case("gather_permute_bf16", F, "permute_vector",
+         "src_ptr=*bf16, perm_ptr=*i32, out_ptr=*bf16, N=1024",
+         dict(src_ptr=("randn", "bfloat16", 1024), perm_ptr=("perm", "int32", 1024),
+              out_ptr=("zeros", "bfloat16", 1024)),
+         (1,), ["out_ptr"], tol=0),
+]
