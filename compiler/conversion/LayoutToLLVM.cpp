@@ -924,6 +924,81 @@ struct GatherLowering : OpConversionPattern<kiln::GatherOp> {
   }
 };
 
+/// tl.histogram of many values: a shared array of one i32 a bin, zeroed, a
+/// barrier, a shared-memory atomic add per element (of 1 where the element
+/// is in range, kept by the mask and this thread's to count; of 0 to bin 0
+/// otherwise, so that no branch is needed), a barrier, each result element
+/// loaded, and a barrier before the array may be written again.
+struct HistogramLowering : OpConversionPattern<kiln::HistogramOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(kiln::HistogramOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    std::optional<LinearLayout> inputLayout = kiln::getLinearLayout(inputType);
+    std::optional<LinearLayout> resultLayout =
+        kiln::getLinearLayout(resultType);
+    Type converted = getTypeConverter()->convertType(resultType);
+    if (!inputLayout || !resultLayout || !converted)
+      return rewriter.notifyMatchFailure(op, "tensors without layouts");
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type();
+    SmallVector<Value> values =
+        kiln::unpackElements(rewriter, loc, adaptor.getInput());
+    SmallVector<Value> mask;
+    if (adaptor.getMask())
+      mask = kiln::unpackElements(rewriter, loc, adaptor.getMask());
+    int64_t bins = resultType.getDimSize(0);
+    Value base = kiln::allocateSharedArray(rewriter, op, i32, bins);
+    auto address = [&](Value offset) {
+      return LLVM::GEPOp::create(rewriter, loc, base.getType(), i32, base,
+                                 ValueRange{offset});
+    };
+    SmallVector<kiln::Coordinates> binCoords =
+        kiln::emitCoordinates(rewriter, loc, *resultLayout);
+    for (unsigned k = 0; k < binCoords.size(); ++k)
+      if (kiln::isRepresentativeRegister(*resultLayout, k))
+        LLVM::StoreOp::create(rewriter, loc, i32Constant(rewriter, loc, 0),
+                              address(binCoords[k][0]), 4);
+    NVVM::Barrier0Op::create(rewriter, loc);
+    // Elements held by several threads are counted by one of them.
+    Value owner = kiln::ownerPredicate(rewriter, loc, *inputLayout);
+    for (auto [k, value] : llvm::enumerate(values)) {
+      if (!kiln::isRepresentativeRegister(*inputLayout, unsigned(k)))
+        continue;
+      // Negative values compare as large unsigned ones: out of range.
+      Value limit = LLVM::ConstantOp::create(
+          rewriter, loc, value.getType(),
+          rewriter.getIntegerAttr(value.getType(), bins));
+      Value counted = LLVM::ICmpOp::create(
+          rewriter, loc, LLVM::ICmpPredicate::ult, value, limit);
+      if (!mask.empty())
+        counted = LLVM::AndOp::create(rewriter, loc, counted, mask[k]);
+      if (owner)
+        counted = LLVM::AndOp::create(rewriter, loc, counted, owner);
+      Value bin = value;
+      if (bin.getType() != i32)
+        bin = LLVM::TruncOp::create(rewriter, loc, i32, bin);
+      bin = LLVM::SelectOp::create(rewriter, loc, counted, bin,
+                                   i32Constant(rewriter, loc, 0));
+      Value one = LLVM::ZExtOp::create(rewriter, loc, i32, counted);
+      LLVM::AtomicRMWOp::create(rewriter, loc, LLVM::AtomicBinOp::add,
+                                address(bin), one,
+                                LLVM::AtomicOrdering::monotonic);
+    }
+    NVVM::Barrier0Op::create(rewriter, loc);
+    SmallVector<Value> counts;
+    for (const kiln::Coordinates &coords : binCoords)
+      counts.push_back(
+          LLVM::LoadOp::create(rewriter, loc, i32, address(coords[0]), 4));
+    NVVM::Barrier0Op::create(rewriter, loc);
+    rewriter.replaceOp(op,
+                       kiln::packElements(rewriter, loc, converted, counts));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
@@ -931,5 +1006,6 @@ void kiln::populateLayoutToLLVMPatterns(KilnTypeConverter &converter,
   patterns.add<MakeRangeLowering, SplatLowering, ExpandDimsLowering,
                BroadcastLowering, TransLowering, ConvertLayoutLowering,
                ExtractLowering, ReshapeLowering, JoinLowering, SplitLowering,
-               CatLowering, GatherLowering>(converter, patterns.getContext());
+               CatLowering, GatherLowering, HistogramLowering>(
+      converter, patterns.getContext());
 }

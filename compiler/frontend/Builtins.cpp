@@ -860,6 +860,23 @@ std::optional<FValue> dtypeMethod(Emitter &e, const CallArgs &args) {
   return FValue::integer(isMax ? int64_t(~0ull >> (64 - bits)) : 0);
 }
 
+/// tl.add, tl.sub, tl.mul(x, y, sanitize_overflow=True): the operators as
+/// functions (overflow checks are a debug-mode feature Kiln leaves out).
+std::optional<FValue> arithmeticFunction(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"x", "y", "sanitize_overflow"};
+  std::string name = "tl." + args.callee;
+  ArgReader r(e, args, name, kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  for (size_t i = 0; i < 2; ++i)
+    if (!r.get(i))
+      return r.missing(i);
+  StringRef op = args.callee == "add"   ? "+"
+                 : args.callee == "sub" ? "-"
+                                        : "*";
+  return e.binary(op, *r.get(0), *r.get(1), args.loc);
+}
+
 /// tl.tuple(values) (and Python's tuple()): the values as a tuple.
 std::optional<FValue> makeTuple(Emitter &e, const CallArgs &args) {
   if (!args.keywords.empty() || args.args.size() > 1)
@@ -1065,6 +1082,8 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
         "is_fp8e5",  "is_fp16",       "is_bf16",
         "is_fp32",   "is_fp64"})
     table[std::string("method.dtype.") + predicate] = dtypePredicate;
+  for (const char *name : {"tl.add", "tl.sub", "tl.mul"})
+    table[name] = arithmeticFunction;
   for (const char *name : {"tl.tuple", "tuple", "list"})
     table[name] = makeTuple;
   table["method.int.bit_length"] = intMethod;

@@ -316,6 +316,78 @@ std::optional<FValue> philoxBuiltin(Emitter &e, const CallArgs &args) {
   return FValue::tuple(*outputs);
 }
 
+/// tl.philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=10): the keyed rounds
+/// alone on unsigned 32- or 64-bit counters (what tl.philox runs after
+/// splitting its seed into the key); python-int keys take the counters'
+/// type.
+std::optional<FValue> philoxImpl(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"c0", "c1", "c2",      "c3",
+                                      "k0", "k1", "n_rounds"};
+  ArgReader r(e, args, "tl.philox_impl", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  for (size_t i = 0; i < 6; ++i)
+    if (!r.get(i))
+      return r.missing(i);
+  std::optional<int64_t> rounds = r.constInt(6, 10);
+  if (!rounds)
+    return std::nullopt;
+  if (*rounds < 0)
+    return r.bad(6, "a non-negative compile-time int");
+  std::optional<FValue> first = e.materialize(*r.get(0), r.loc(0));
+  if (!first)
+    return std::nullopt;
+  ScalarKind kind = first->type.element.getKind();
+  if (first->type.isPointer || first->type.isBlockPointer() ||
+      (kind != ScalarKind::U32 && kind != ScalarKind::U64))
+    return r.bad(0, "tl.uint32 or tl.uint64 counters");
+  TritonType scalar{first->type.element, false, {}};
+  std::vector<FValue> values;
+  for (size_t i = 0; i < 6; ++i) {
+    const FValue &v = *r.get(i);
+    if (v.isInt()) {
+      values.push_back(e.constant(v, scalar, r.loc(i)));
+      continue;
+    }
+    if (!v.isRuntime() || v.type.isPointer ||
+        v.type.element.getKind() != kind)
+      return r.bad(i, "of c0's type (" + first->type.element.getShortName() +
+                          ")");
+    values.push_back(v);
+  }
+  auto outputs = philoxRounds(e, {values[0], values[1], values[2], values[3]},
+                              values[4], values[5], *rounds, args.loc);
+  if (!outputs)
+    return std::nullopt;
+  return FValue::tuple(*outputs);
+}
+
+/// tl.pair_uniform_to_normal(u1, u2): two normal samples from two uniform
+/// ones (Box-Muller, as tl.randn).
+std::optional<FValue> pairUniformToNormal(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"u1", "u2"};
+  ArgReader r(e, args, "tl.pair_uniform_to_normal", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  for (size_t i = 0; i < 2; ++i)
+    if (!r.get(i))
+      return r.missing(i);
+  std::optional<FValue> u1 = e.materialize(*r.get(0), r.loc(0));
+  std::optional<FValue> u2 =
+      u1 ? e.materialize(*r.get(1), r.loc(1)) : std::nullopt;
+  if (!u2)
+    return std::nullopt;
+  for (const FValue *u : {&*u1, &*u2})
+    if (u->type.isPointer || !u->type.element.isFloat())
+      return r.bad(u == &*u1 ? 0 : 1, "floats");
+  std::optional<FValue> cosine = boxMuller(e, *u1, *u2, false, args.loc);
+  std::optional<FValue> sine =
+      cosine ? boxMuller(e, *u1, *u2, true, args.loc) : std::nullopt;
+  if (!sine)
+    return std::nullopt;
+  return FValue::tuple({*cosine, *sine});
+}
+
 /// tl.uint_to_uniform_float(x): 32- or 64-bit random integers to floats in
 /// [0, 1), the conversion tl.rand uses.
 std::optional<FValue> uintToUniformFloat(Emitter &e, const CallArgs &args) {
@@ -358,4 +430,6 @@ void kiln::frontend::addRandomBuiltins(BuiltinTable &table) {
   table["tl.randn4x"] = randn4xBuiltin;
   table["tl.philox"] = philoxBuiltin;
   table["tl.uint_to_uniform_float"] = uintToUniformFloat;
+  table["tl.philox_impl"] = philoxImpl;
+  table["tl.pair_uniform_to_normal"] = pairUniformToNormal;
 }

@@ -620,9 +620,10 @@ std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
 
 // tl.histogram(input, num_bins, mask=None): how many of input's elements
 // (those mask keeps) equal each of 0 .. num_bins-1, as int32; others count
-// nowhere. As for tl.gather, each bin compares with every element and sums
-// the matches: num_bins x N elements of work, where upstream counts with
-// shared-memory atomics (native-sparse-attention's block counts).
+// nowhere. Small ones (num_bins x N up to kOneHotGatherWork: native-sparse-
+// attention's block counts) compare each bin with every element and sum the
+// matches; larger ones are a kiln.histogram, counted with shared-memory
+// atomics as upstream does.
 std::optional<FValue> histogram(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"input", "num_bins", "mask"};
   ArgReader r(e, args, "tl.histogram", kParams);
@@ -638,6 +639,32 @@ std::optional<FValue> histogram(Emitter &e, const CallArgs &args) {
   if (!bins)
     return std::nullopt;
   SMLoc loc = args.loc;
+  std::optional<FValue> mask;
+  if (r.get(2) && !r.get(2)->isNone()) {
+    mask = requireBlock(e, r, 2);
+    if (!mask)
+      return std::nullopt;
+    if (mask->type.shape != input->type.shape)
+      return r.bad(2,
+                   "a mask of input's shape " + formatShape(input->type.shape));
+    mask = e.castTo(*mask, DType(ScalarKind::I1), loc);
+  }
+  if (*bins < 1)
+    return r.bad(1, "a positive number of bins");
+  if (*bins * numElements(input->type.shape) > kOneHotGatherWork) {
+    // The lowering reads values as signed: widen narrow and unsigned ones.
+    DType valueType = input->type.element;
+    FValue values = *input;
+    if (valueType.getBitWidth() < 32)
+      values = e.castTo(values, DType(ScalarKind::I32), loc);
+    else if (valueType.getKind() == ScalarKind::U32)
+      values = e.castTo(values, DType(ScalarKind::I64), loc);
+    TritonType resultType{DType(ScalarKind::I32), false, {*bins}};
+    mlir::Value v = kiln::HistogramOp::create(
+        e.getBuilder(), e.location(loc), resultType.toMLIR(e.getContext()),
+        values.value, mask ? mask->value : mlir::Value());
+    return FValue::runtime(v, resultType);
+  }
   // [1, N] against the bins [B, 1].
   FValue values = expandDims(e, *input, 0, loc);
   std::optional<FValue> range = callBuiltin(
@@ -646,15 +673,8 @@ std::optional<FValue> histogram(Emitter &e, const CallArgs &args) {
     return std::nullopt;
   FValue column = expandDims(e, *range, 1, loc);
   std::optional<FValue> match = e.binary("==", values, column, loc);
-  if (match && r.get(2) && !r.get(2)->isNone()) {
-    std::optional<FValue> mask = requireBlock(e, r, 2);
-    if (!mask)
-      return std::nullopt;
-    if (mask->type.shape != input->type.shape)
-      return r.bad(2,
-                   "a mask of input's shape " + formatShape(input->type.shape));
+  if (match && mask)
     match = e.binary("&", *match, expandDims(e, *mask, 0, loc), loc);
-  }
   if (!match)
     return std::nullopt;
   FValue ones = e.castTo(*match, DType(ScalarKind::I32), loc);

@@ -875,9 +875,9 @@ bool Emitter::emitFor(const ForStmt &stmt) {
   for (const Keyword &kw : call->keywords) {
     if (kind != "range" && (kw.name == "step" || kw.name == "arg2"))
       continue;
-    static const char *const kOptions[] = {"num_stages", "loop_unroll_factor",
-                                           "disallow_acc_multi_buffer",
-                                           "flatten", "warp_specialize"};
+    static const char *const kOptions[] = {
+        "num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer",
+        "flatten",    "warp_specialize",    "disable_licm"};
     if (kind == "range" || !llvm::is_contained(kOptions, kw.name))
       return error(kw.loc, kind + " has no argument '" + kw.name + "'"), false;
     std::optional<FValue> v = evaluate(*kw.value);

@@ -2024,6 +2024,10 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
           attr == "standard")
         return FValue::named(FValue::Kind::Module,
                              canonicalModule("triton.language." + attr.str()));
+      // The largest block a tensor may have (upstream's limit; Kiln's own
+      // budgets are in compile_time_limits).
+      if (attr == "TRITON_MAX_TENSOR_NUMEL")
+        return FValue::integer(1048576);
       // `tl.libdevice.tanh`: Triton 2.x's place of libdevice.
       if (attr == "libdevice")
         return FValue::named(FValue::Kind::Module, "libdevice");

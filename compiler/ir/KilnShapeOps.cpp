@@ -145,6 +145,15 @@ LogicalResult kiln::GatherOp::verify() {
   return success();
 }
 
+LogicalResult kiln::HistogramOp::verify() {
+  auto input = getInput().getType();
+  if (input.getRank() != 1 || getResult().getType().getRank() != 1)
+    return emitOpError("input and result must be 1-D");
+  if (getMask() && getMask().getType().getShape() != input.getShape())
+    return emitOpError("mask must have input's shape");
+  return success();
+}
+
 LogicalResult kiln::CatOp::verify() {
   auto lhs = getLhs().getType();
   auto result = getResult().getType();

@@ -133,4 +133,18 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_HistogramOp : Kiln_Op<"histogram", [Pure]> {
+  let summary = "Count a 1-D tensor's values into bins 0 .. N-1";
+  let description = [{
+    tl.histogram: result[b] is how many elements of `input` (those `mask`
+    keeps, when given) equal b; values outside [0, number of bins) count
+    nowhere. Lowered to shared-memory atomics, one an element.
+  }];
+  let arguments = (ins RankedTensorOf<[AnySignlessInteger]>:$input,
+                       Optional<RankedTensorOf<[I1]>>:$mask);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "$input (`,` $mask^)? attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_SHAPE_OPS_TD

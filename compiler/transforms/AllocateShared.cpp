@@ -9,8 +9,8 @@
 // at the same time holds.
 //
 // Lowerings also take scratch arrays for single ops (layout conversions,
-// reductions, scans, dots, atomics, tensor maps, gathers: LoweringUtils'
-// allocateSharedArray; usesScratch below lists them). An op inside some
+// reductions, scans, dots, atomics, tensor maps, gathers, histograms:
+// LoweringUtils' allocateSharedArray; usesScratch below lists them). An op inside some
 // buffer's life gets `kiln_gpu.scratch_base`, the first byte past the
 // buffers live there, so that its scratch never overlaps them; elsewhere
 // scratch starts at 0 and may reuse a dead buffer's bytes. The module gets
@@ -41,7 +41,7 @@ bool usesScratch(Operation *op) {
   return isa<kiln::gpu::ConvertLayoutOp, kiln::ReshapeOp, kiln::JoinOp,
              kiln::SplitOp, kiln::CatOp, kiln::ReduceOp, kiln::ScanOp,
              kiln::DotOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
-             kiln::MakeTensorMapOp, kiln::GatherOp>(op);
+             kiln::MakeTensorMapOp, kiln::GatherOp, kiln::HistogramOp>(op);
 }
 
 struct AllocateSharedPass

@@ -670,6 +670,13 @@ struct AssignLayoutsPass
     op->setOperand(i, converted);
   }
 
+  /// Every tensor operand of `op` in `encoding`.
+  void requireAllOperands(Operation *op, Attribute encoding) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (isa<RankedTensorType>(operand.get().getType()))
+        requireOperand(op, operand.getOperandNumber(), encoding);
+  }
+
   void setResult(Value result, Attribute encoding) {
     if (isa<RankedTensorType>(result.getType()))
       result.setType(withEncoding(result.getType(), encoding));
@@ -1651,9 +1658,7 @@ struct AssignLayoutsPass
       // down them is converted to its own (columnAccessLayout).
       if (Attribute column = columnStores.lookup(op);
           column && !(blocked && blocked.getOrder().front() == 0)) {
-        for (OpOperand &operand : op->getOpOperands())
-          if (isa<RankedTensorType>(operand.get().getType()))
-            requireOperand(op, operand.getOperandNumber(), column);
+        requireAllOperands(op, column);
         return success();
       }
       bool scattered =
@@ -1677,15 +1682,11 @@ struct AssignLayoutsPass
       // 16-byte-a-thread load: 0.42x Triton before).
       if (!tma && !scattered && !pointersMove)
         if (Attribute narrow = narrowStoreLayout(store, blocked)) {
-          for (OpOperand &operand : op->getOpOperands())
-            if (isa<RankedTensorType>(operand.get().getType()))
-              requireOperand(op, operand.getOperandNumber(), narrow);
+          requireAllOperands(op, narrow);
           return success();
         }
       if (e && !isCheap(value) && (tma || (!scattered && !pointersMove))) {
-        for (OpOperand &operand : op->getOpOperands())
-          if (isa<RankedTensorType>(operand.get().getType()))
-            requireOperand(op, operand.getOperandNumber(), e);
+        requireAllOperands(op, e);
         return success();
       }
       // A tensor-core result moves anyway. Where the preferred layout (made
@@ -1697,9 +1698,7 @@ struct AssignLayoutsPass
       // 0.69x Triton at K = 128 before, 0.99x after.)
       if (pointersMove)
         if (Attribute own = ownStoreLayout(store)) {
-          for (OpOperand &operand : op->getOpOperands())
-            if (isa<RankedTensorType>(operand.get().getType()))
-              requireOperand(op, operand.getOperandNumber(), own);
+          requireAllOperands(op, own);
           return success();
         }
     }
@@ -1709,9 +1708,7 @@ struct AssignLayoutsPass
         rmw && rmw.getTensorMap() && tmaStores) {
       Attribute e = encodingOf(rmw.getVal());
       if (e && !isCheap(rmw.getVal())) {
-        for (OpOperand &operand : op->getOpOperands())
-          if (isa<RankedTensorType>(operand.get().getType()))
-            requireOperand(op, operand.getOperandNumber(), e);
+        requireAllOperands(op, e);
         setResult(rmw.getResult(), e);
         return success();
       }
@@ -1722,9 +1719,7 @@ struct AssignLayoutsPass
         rmw &&
         isa_and_nonnull<kiln::gpu::MmaEncodingAttr>(encodingOf(rmw.getVal())))
       if (Attribute own = ownAtomicLayout(rmw)) {
-        for (OpOperand &operand : op->getOpOperands())
-          if (isa<RankedTensorType>(operand.get().getType()))
-            requireOperand(op, operand.getOperandNumber(), own);
+        requireAllOperands(op, own);
         setResult(rmw.getResult(), own);
         return success();
       }
@@ -1776,6 +1771,19 @@ struct AssignLayoutsPass
       setResult(gather.getResult(), index);
       return success();
     }
+    // A histogram counts from wherever its input is (the mask beside it)
+    // into shared memory, read back in the result's preferred layout.
+    if (auto histogram = dyn_cast<kiln::HistogramOp>(op)) {
+      Attribute input = encodingOf(histogram.getInput());
+      if (!input)
+        input = preferred(histogram.getInput().getType());
+      requireOperand(op, 0, input);
+      if (histogram.getMask())
+        requireOperand(op, 1, input);
+      setResult(histogram.getResult(),
+                preferred(histogram.getResult().getType()));
+      return success();
+    }
     if (isa<kiln::LoadOp, kiln::StoreOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
             kiln::ReshapeOp, kiln::JoinOp, kiln::SplitOp, kiln::CatOp>(op) ||
         !isElementwise(op)) {
@@ -1825,9 +1833,7 @@ struct AssignLayoutsPass
       chosen = preferred(resultType);
     if (!chosen)
       return success(); // scalars only
-    for (OpOperand &operand : op->getOpOperands())
-      if (isa<RankedTensorType>(operand.get().getType()))
-        requireOperand(op, operand.getOperandNumber(), chosen);
+    requireAllOperands(op, chosen);
     for (Value result : op->getResults())
       setResult(result, chosen);
     return success();

@@ -516,6 +516,15 @@ CASES += [
          "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=256, BINS=16",
          dict(x_ptr=("randint", "int32", 256, 0, 16), out_ptr=("zeros", "int32", 48), n=200),
          (1,), ["out_ptr"], tol=0),
+    # Past 8192 bins x elements: shared-memory atomics.
+    case("histogram_bins_atomic", "language/histogram.py", "bin_counts",
+         "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=1024, BINS=64",
+         dict(x_ptr=("randint", "int32", 1024, 0, 64), out_ptr=("zeros", "int32", 3 * 64), n=1000),
+         (1,), ["out_ptr"], tol=0),
+    case("histogram_bins_u8", "language/histogram.py", "bin_counts",
+         "x_ptr=*u8, out_ptr=*i32, n=i32, BLOCK=2048, BINS=256",
+         dict(x_ptr=("randbits", "uint8", 2048), out_ptr=("zeros", "int32", 3 * 256), n=1500),
+         (1,), ["out_ptr"], tol=0),
 ]
 
 # --- language/gather_thin_dot_wide_rand.py: the third real-world sample's forms
