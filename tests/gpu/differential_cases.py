@@ -1836,3 +1836,35 @@ CASES += [
               out_ptr=("zeros", "bfloat16", 1024)),
          (1,), ["out_ptr"], tol=0),
 ]
+
+# --- language/functional_forms.py: tl.add/sub/mul, tl.philox_impl,
+# tl.pair_uniform_to_normal, tl.range(disable_licm=).
+F = "language/functional_forms.py"
+CASES += [
+    case("arith_functions_i32", F, "arithmetic_functions",
+         "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=128",
+         dict(x_ptr=("randbits", "int32", 128), y_ptr=("randbits", "int32", 128),
+              out_ptr=("zeros", "int32", 3 * 128)),
+         (1,), ["out_ptr"], tol=0),
+    case("arith_functions_f32", F, "arithmetic_functions",
+         "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, BLOCK=64",
+         dict(x_ptr=("randn", "float32", 64), y_ptr=("randn", "float32", 64),
+              out_ptr=("zeros", "float32", 3 * 64)),
+         (1,), ["out_ptr"], tol=0),
+    # k0 below 2**31: Triton types it i32, whose mix with unsigned counters
+    # gives the same bits as the cubin's unsigned key.
+    case("philox_impl_u32", F, "philox_rounds",
+         "c_ptr=*u32, out_ptr=*u32, k0=u32, ROUNDS=10, BLOCK=128",
+         dict(c_ptr=("randbits", "uint32", 128), out_ptr=("zeros", "uint32", 4 * 128), k0=777),
+         (1,), ["out_ptr"], tol=0),
+    case("philox_impl_u64", F, "philox_rounds",
+         "c_ptr=*u64, out_ptr=*u64, k0=u64, ROUNDS=6, BLOCK=64",
+         dict(c_ptr=("randbits", "uint64", 64), out_ptr=("zeros", "uint64", 4 * 64), k0=2**63 + 99),
+         (1,), ["out_ptr"], tol=0),
+    case("pair_uniform_to_normal", F, "normal_pairs", "u_ptr=*fp32, out_ptr=*fp32, BLOCK=128",
+         dict(u_ptr=("uniform", "float32", 256, 0.0, 1.0), out_ptr=("zeros", "float32", 256)),
+         (1,), ["out_ptr"], tol=1e-5),  # Box-Muller through log, sqrt, cos, sin approximations
+    case("summed_rows_no_licm", F, "summed_rows", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 7 * 128), out_ptr=("zeros", "float32", 128), n=7),
+         (1,), ["out_ptr"], tol=0),
+]

@@ -1,0 +1,60 @@
+# Functions upstream exposes beside the operators and tl.rand: tl.add,
+# tl.sub and tl.mul; the Philox rounds alone (tl.philox_impl, on 32- and
+# 64-bit counters with a caller's key) and the Box-Muller step
+# (tl.pair_uniform_to_normal); tl.range's disable_licm and
+# tl.TRITON_MAX_TENSOR_NUMEL.
+#
+# kiln-variant: -n arithmetic_functions -s "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=128"
+# kiln-variant: -n arithmetic_functions -s "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, BLOCK=64"
+# kiln-variant: -n philox_rounds -s "c_ptr=*u32, out_ptr=*u32, k0=u32, ROUNDS=10, BLOCK=128"
+# kiln-variant: -n philox_rounds -s "c_ptr=*u64, out_ptr=*u64, k0=u64, ROUNDS=6, BLOCK=64"
+# kiln-variant: -n normal_pairs -s "u_ptr=*fp32, out_ptr=*fp32, BLOCK=128"
+# kiln-variant: -n summed_rows -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128"
+# kiln-covers: arithmetic_functions: tl.add/tl.sub/tl.mul
+# kiln-covers: philox_rounds: tl.philox_impl
+# kiln-covers: normal_pairs: tl.pair_uniform_to_normal
+# kiln-covers: summed_rows: tl.range(disable_licm=)
+# kiln-covers: summed_rows: tl.TRITON_MAX_TENSOR_NUMEL
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def arithmetic_functions(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, tl.add(x, y))
+    tl.store(out_ptr + BLOCK + offs, tl.sub(x, 3, sanitize_overflow=False))
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.mul(x, y))
+
+
+@triton.jit
+def philox_rounds(c_ptr, out_ptr, k0, ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(c_ptr + offs)
+    a, b, d, e = tl.philox_impl(c, c ^ 1, c * 0 + 5, c + 7, k0, 12345, ROUNDS)
+    tl.store(out_ptr + offs, a)
+    tl.store(out_ptr + BLOCK + offs, b)
+    tl.store(out_ptr + 2 * BLOCK + offs, d)
+    tl.store(out_ptr + 3 * BLOCK + offs, e)
+
+
+@triton.jit
+def normal_pairs(u_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    u1 = tl.load(u_ptr + offs)
+    u2 = tl.load(u_ptr + BLOCK + offs)
+    n1, n2 = tl.pair_uniform_to_normal(u1, u2)
+    tl.store(out_ptr + offs, n1)
+    tl.store(out_ptr + BLOCK + offs, n2)
+
+
+@triton.jit
+def summed_rows(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK <= tl.TRITON_MAX_TENSOR_NUMEL)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in tl.range(0, n, disable_licm=True):
+        acc += tl.load(x_ptr + i * BLOCK + offs)
+    tl.store(out_ptr + offs, acc)
