@@ -877,6 +877,21 @@ std::optional<FValue> arithmeticFunction(Emitter &e, const CallArgs &args) {
   return e.binary(op, *r.get(0), *r.get(1), args.loc);
 }
 
+/// x.logical_and(y), x.logical_or(y): both sides as booleans (non-zero),
+/// combined.
+std::optional<FValue> logicalMethod(Emitter &e, const CallArgs &args) {
+  if (args.args.size() != 2 || !args.keywords.empty())
+    return e.error(args.loc, args.callee + " takes one other value");
+  std::optional<FValue> sides[2];
+  for (int i = 0; i < 2; ++i) {
+    sides[i] = e.binary("!=", args.args[i], FValue::integer(0), args.loc);
+    if (!sides[i])
+      return std::nullopt;
+  }
+  return e.binary(args.callee == "logical_and" ? "&" : "|", *sides[0],
+                  *sides[1], args.loc);
+}
+
 /// tl.tuple(values) (and Python's tuple()): the values as a tuple.
 std::optional<FValue> makeTuple(Emitter &e, const CallArgs &args) {
   if (!args.keywords.empty() || args.args.size() > 1)
@@ -1082,6 +1097,8 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
         "is_fp8e5",  "is_fp16",       "is_bf16",
         "is_fp32",   "is_fp64"})
     table[std::string("method.dtype.") + predicate] = dtypePredicate;
+  table["method.logical_and"] = logicalMethod;
+  table["method.logical_or"] = logicalMethod;
   for (const char *name : {"tl.add", "tl.sub", "tl.mul"})
     table[name] = arithmeticFunction;
   for (const char *name : {"tl.tuple", "tuple", "list"})

@@ -295,6 +295,22 @@ std::optional<FValue> reduceOr(Emitter &e, const CallArgs &args) {
   return bitwiseReduce(e, args, "tl.reduce_or", "|");
 }
 
+/// x.item(): the one element of a single-element block, as a
+/// scalar (a reduction with nothing to combine).
+std::optional<FValue> item(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"input"};
+  ArgReader r(e, args, "item", kParams);
+  if (!r.isOk() || !r.get(0))
+    return r.isOk() ? r.missing(0) : std::nullopt;
+  const FValue &x = *r.get(0);
+  if (!x.isRuntime() || !x.type.isBlock())
+    return x; // a scalar already
+  if (numElements(x.type.shape) != 1 || x.type.isPointer)
+    return r.bad(0, "a block of one number, not " + x.describe());
+  return single(emitReduce(e, {x}, std::nullopt, false,
+                           minMaxCombine(true, args.loc), args.loc, "item"));
+}
+
 /// (values, indices) of the maximum (minimum) along `axis`.
 std::optional<std::vector<FValue>>
 reduceWithIndices(Emitter &e, const FValue &input, std::optional<int64_t> axis,
@@ -861,4 +877,5 @@ void kiln::frontend::addReduceBuiltins(BuiltinTable &table) {
     table[name] = fn;
     table["method." + StringRef(name).drop_front(3).str()] = fn;
   }
+  table["method.item"] = item;
 }

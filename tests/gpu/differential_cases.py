@@ -1867,4 +1867,10 @@ CASES += [
     case("summed_rows_no_licm", F, "summed_rows", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128",
          dict(x_ptr=("randn", "float32", 7 * 128), out_ptr=("zeros", "float32", 128), n=7),
          (1,), ["out_ptr"], tol=0),
+    case("scalar_and_flags_i32", F, "scalar_and_flags", "x_ptr=*i32, out_ptr=*i32, BLOCK=64",
+         dict(x_ptr=("small", "int32", 64), out_ptr=("zeros", "int32", 65)),
+         (1,), ["out_ptr"], tol=0),
+    case("scalar_and_flags_f32", F, "scalar_and_flags", "x_ptr=*fp32, out_ptr=*fp32, BLOCK=32",
+         dict(x_ptr=("randn", "float32", 32), out_ptr=("zeros", "float32", 33)),
+         (1,), ["out_ptr"], tol=0),
 ]

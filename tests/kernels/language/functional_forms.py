@@ -10,7 +10,11 @@
 # kiln-variant: -n philox_rounds -s "c_ptr=*u64, out_ptr=*u64, k0=u64, ROUNDS=6, BLOCK=64"
 # kiln-variant: -n normal_pairs -s "u_ptr=*fp32, out_ptr=*fp32, BLOCK=128"
 # kiln-variant: -n summed_rows -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128"
+# kiln-variant: -n scalar_and_flags -s "x_ptr=*i32, out_ptr=*i32, BLOCK=64"
+# kiln-variant: -n scalar_and_flags -s "x_ptr=*fp32, out_ptr=*fp32, BLOCK=32"
 # kiln-covers: arithmetic_functions: tl.add/tl.sub/tl.mul
+# kiln-covers: scalar_and_flags: .item()
+# kiln-covers: scalar_and_flags: .logical_and()/.logical_or()
 # kiln-covers: philox_rounds: tl.philox_impl
 # kiln-covers: normal_pairs: tl.pair_uniform_to_normal
 # kiln-covers: summed_rows: tl.range(disable_licm=)
@@ -58,3 +62,13 @@ def summed_rows(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     for i in tl.range(0, n, disable_licm=True):
         acc += tl.load(x_ptr + i * BLOCK + offs)
     tl.store(out_ptr + offs, acc)
+
+
+@triton.jit
+def scalar_and_flags(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    first = tl.load(x_ptr + tl.arange(0, 1)).item()
+    x = tl.load(x_ptr + offs)
+    keep = (x > 0).logical_and(x < 2).logical_or(x < -1)
+    tl.store(out_ptr + offs, tl.where(keep, x * first, 0))
+    tl.store(out_ptr + BLOCK, tl.max(x, 0, keep_dims=True).item())
