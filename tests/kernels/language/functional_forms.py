@@ -6,8 +6,8 @@
 #
 # kiln-variant: -n arithmetic_functions -s "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=128"
 # kiln-variant: -n arithmetic_functions -s "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, BLOCK=64"
-# kiln-variant: -n philox_rounds -s "c_ptr=*u32, out_ptr=*u32, k0=u32, ROUNDS=10, BLOCK=128"
-# kiln-variant: -n philox_rounds -s "c_ptr=*u64, out_ptr=*u64, k0=u64, ROUNDS=6, BLOCK=64"
+# kiln-variant: -n philox_rounds -s "c_ptr=*u32, k_ptr=*u32, out_ptr=*u32, ROUNDS=10, BLOCK=128"
+# kiln-variant: -n philox_rounds -s "c_ptr=*u64, k_ptr=*u64, out_ptr=*u64, ROUNDS=6, BLOCK=64"
 # kiln-variant: -n normal_pairs -s "u_ptr=*fp32, out_ptr=*fp32, BLOCK=128"
 # kiln-variant: -n summed_rows -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128"
 # kiln-variant: -n scalar_and_flags -s "x_ptr=*i32, out_ptr=*i32, BLOCK=64"
@@ -34,9 +34,10 @@ def arithmetic_functions(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def philox_rounds(c_ptr, out_ptr, k0, ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
+def philox_rounds(c_ptr, k_ptr, out_ptr, ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     c = tl.load(c_ptr + offs)
+    k0 = tl.load(k_ptr)
     a, b, d, e = tl.philox_impl(c, c ^ 1, c * 0 + 5, c + 7, k0, 12345, ROUNDS)
     tl.store(out_ptr + offs, a)
     tl.store(out_ptr + BLOCK + offs, b)

@@ -5,7 +5,7 @@
 #
 # kiln-variant: -n bin_counts -s "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=256, BINS=16"
 # kiln-variant: -n bin_counts -s "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=1024, BINS=64"
-# kiln-variant: -n bin_counts -s "x_ptr=*u8, out_ptr=*i32, n=i32, BLOCK=2048, BINS=256"
+# kiln-variant: -n bin_counts -s "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=2048, BINS=256"
 # kiln-covers: bin_counts: tl.histogram
 import triton
 import triton.language as tl
