@@ -1776,6 +1776,9 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
       return error(args.loc, "'" + callee.function->name +
                                  "' is not a @triton.jit function, so a kernel "
                                  "cannot call it");
+    if (isConstexprFunction(*callee.function))
+      if (std::optional<FValue> v = hostConstexprCall(*callee.function, args))
+        return v;
     return inlineCall(*callee.function, args);
   default:
     return error(args.loc, callee.describe() + " is not callable");
@@ -1890,6 +1893,55 @@ std::optional<FValue> Emitter::callHostFunction(const FunctionDefStmt &function,
                                "' returned " + result->describe() +
                                ", which a kernel cannot use");
   return value;
+}
+
+bool Emitter::isConstexprFunction(const FunctionDefStmt &function) {
+  for (const ExprPtr &decorator : function.decorators) {
+    const Expr *callee = decorator.get();
+    if (auto *call = llvm::dyn_cast<CallExpr>(callee))
+      callee = call->callee.get();
+    if (auto *attr = llvm::dyn_cast<AttributeExpr>(callee);
+        attr && attr->attr == "constexpr_function")
+      return true;
+    if (auto *name = llvm::dyn_cast<NameExpr>(callee);
+        name && name->name == "constexpr_function")
+      return true;
+  }
+  return false;
+}
+
+std::optional<FValue>
+Emitter::hostConstexprCall(const FunctionDefStmt &function,
+                           const CallArgs &args) {
+  if (!args.keywords.empty())
+    return std::nullopt;
+  std::vector<HostValue> hostArgs;
+  for (const FValue &arg : args.args) {
+    std::optional<HostValue> h = toHostValue(arg);
+    if (!h)
+      return std::nullopt; // a dtype or a tensor: inlined instead
+    hostArgs.push_back(*h);
+  }
+  ModuleScope *owner = functionModules.lookup(&function);
+  if (!owner)
+    owner = current;
+  // Quietly: where host evaluation fails, inlining reports what it finds.
+  std::string discarded;
+  llvm::raw_string_ostream os(discarded);
+  auto capture = [](const llvm::SMDiagnostic &d, void *out) {
+    d.print(nullptr, *static_cast<llvm::raw_ostream *>(out));
+  };
+  auto savedHandler = sourceMgr.getDiagHandler();
+  void *savedContext = sourceMgr.getDiagContext();
+  sourceMgr.setDiagHandler(capture, &os);
+  HostEvaluator host(sourceMgr, *owner->ast, hostTarget);
+  host.runModuleUntil(nullptr);
+  std::optional<HostValue> result =
+      host.callHostFunction(function, std::move(hostArgs), args.loc);
+  sourceMgr.setDiagHandler(savedHandler, savedContext);
+  if (!result)
+    return std::nullopt;
+  return fromHostValue(*result);
 }
 
 std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,

@@ -315,6 +315,13 @@ private:
   std::optional<FValue> inlineCall(const FunctionDefStmt &function,
                                    CallArgs &args);
   bool isJit(const FunctionDefStmt &function);
+  /// Decorated @triton.constexpr_function: plain Python upstream.
+  bool isConstexprFunction(const FunctionDefStmt &function);
+  /// A constexpr function called with host-representable arguments,
+  /// evaluated as host Python (loops over lists, comprehensions, dicts);
+  /// nullopt, with nothing reported, where that fails (then it is inlined).
+  std::optional<FValue> hostConstexprCall(const FunctionDefStmt &function,
+                                          const CallArgs &args);
   std::optional<bool> truthiness(const FValue &v, llvm::SMLoc loc);
 
   llvm::SourceMgr &sourceMgr;

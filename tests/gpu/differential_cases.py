@@ -1876,3 +1876,14 @@ CASES += [
          dict(x_ptr=("randn", "float32", 32), out_ptr=("zeros", "float32", 33)),
          (1,), ["out_ptr"], tol=0),
 ]
+
+# --- language/constexpr_functions.py: constexpr functions as host Python.
+F = "language/constexpr_functions.py"
+CASES += [
+    case("constexpr_fn_f32", F, "sized_copy", "x_ptr=*fp32, out_ptr=*fp32, n=i32, WANT=20",
+         dict(x_ptr=("randn", "float32", 100), out_ptr=("zeros", "float32", 100), n=100),
+         (cdiv(100, 32),), ["out_ptr"], tol=0),
+    case("constexpr_fn_f16", F, "sized_copy", "x_ptr=*fp16, out_ptr=*fp16, n=i32, WANT=100",
+         dict(x_ptr=("randn", "float16", 300), out_ptr=("zeros", "float16", 300), n=300),
+         (cdiv(300, 128),), ["out_ptr"], tol=0),
+]
