@@ -179,12 +179,14 @@ struct Comprehension {
   ExprPtr target, iter;
   std::vector<ExprPtr> conditions;
 };
-/// `[element for ... in ... if ...]`, or the generator expression
-/// `(element for ...)` (`all(k % 2 == 0 for k in ks)`): host code (autotune
-/// config lists, heuristics) uses them; kernels cannot.
+/// `[element for ... in ... if ...]`, the generator expression
+/// `(element for ...)` (`all(k % 2 == 0 for k in ks)`), or the dict
+/// comprehension `{key: element for ...}`: host code (autotune config
+/// lists, heuristics, constexpr functions) uses them; kernels cannot.
 struct ListCompExpr : ExprBase<Expr::Kind::ListComp> {
   using ExprBase::ExprBase;
   bool generator = false;
+  ExprPtr key; // a dict comprehension's; null otherwise
   ExprPtr element;
   std::vector<Comprehension> generators;
 };

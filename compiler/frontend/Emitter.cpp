@@ -1486,11 +1486,10 @@ std::optional<FValue> Emitter::evaluate(const Expr &expr) {
   case Expr::Kind::ListComp: {
     auto &comp = llvm::cast<ListCompExpr>(expr);
     return error(comp.generators.front().loc,
-                 comp.generator
-                     ? "generator expressions are not supported in Triton "
-                       "kernels"
-                     : "list comprehensions are not supported in Triton "
-                       "kernels");
+                 std::string(comp.generator ? "generator expressions"
+                             : comp.key     ? "dict comprehensions"
+                                            : "list comprehensions") +
+                     " are not supported in Triton kernels");
   }
   case Expr::Kind::Starred:
     return error(expr.getLoc(),

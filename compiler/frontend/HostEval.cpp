@@ -880,6 +880,12 @@ std::optional<HostValue> HostEvaluator::evalListComp(const ListCompExpr &expr) {
   std::vector<HostValue> out;
   std::function<bool(size_t)> run = [&](size_t level) -> bool {
     if (level == expr.generators.size()) {
+      if (expr.key) { // a dict comprehension: key and value, in order
+        std::optional<HostValue> key = eval(*expr.key);
+        if (!key)
+          return false;
+        out.push_back(*key);
+      }
       std::optional<HostValue> element = eval(*expr.element);
       if (!element)
         return false;
@@ -920,6 +926,13 @@ std::optional<HostValue> HostEvaluator::evalListComp(const ListCompExpr &expr) {
   }
   if (!ok)
     return std::nullopt;
+  if (expr.key) {
+    // Later keys replace earlier ones, as in Python.
+    HostValue dict = makeSequence(Kind::Dict, {}, expr.getLoc());
+    for (size_t i = 0; i + 1 < out.size(); i += 2)
+      dictSet(dict, out[i], out[i + 1]);
+    return dict;
+  }
   return makeSequence(Kind::List, std::move(out), expr.getLoc());
 }
 

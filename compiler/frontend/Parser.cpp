@@ -1337,6 +1337,15 @@ ExprPtr Parser::parseAtom() {
         ExprPtr value = parseTest();
         if (!value)
           return nullptr;
+        if (dict->keys.empty() && tok().isKeyword("for")) {
+          auto comp = std::make_unique<ListCompExpr>(loc);
+          comp->key = std::move(key);
+          comp->element = std::move(value);
+          if (!parseComprehension(*comp) ||
+              !expectOp("}", "to close the dict comprehension"))
+            return nullptr;
+          return comp;
+        }
         dict->keys.push_back(std::move(key));
         dict->values.push_back(std::move(value));
         if (!consumeOp(","))

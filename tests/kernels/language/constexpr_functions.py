@@ -1,7 +1,7 @@
 # @triton.constexpr_function helpers are plain Python upstream: Kiln runs
 # them as host Python when their arguments are compile-time values a host
 # function can take (numbers, strings, tuples), so loops over lists, list
-# comprehensions and the math module work there; one that takes a dtype is
+# and dict comprehensions and the math module work there; one that takes a dtype is
 # evaluated like a jit helper.
 #
 # kiln-variant: -n sized_copy -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, WANT=20"
@@ -32,6 +32,11 @@ def exponent(n):
 
 
 @triton.constexpr_function
+def chunks_of(size):
+    return {s: s // 16 for s in (16, 32, 64, 128) if s > 16}.get(size, 1)
+
+
+@triton.constexpr_function
 def widen(dtype):
     return dtype.primitive_bitwidth < 32
 
@@ -45,4 +50,5 @@ def sized_copy(x_ptr, out_ptr, n, WANT: tl.constexpr):
         y = x.to(tl.float32) * scales(4)[exponent(BLOCK) % 4]
     else:
         y = x * scales(3)[2]
+    y = y + chunks_of(BLOCK)
     tl.store(out_ptr + offs, y.to(x.dtype), mask=offs < n)
