@@ -716,18 +716,39 @@ std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
                                    input.type.scalar().str() + " to " +
                                    to.str());
     if (rounding->text == "rtz") {
-      if (to.element.getBitWidth() == 8)
-        return e.error(r.loc(2), "fp_downcast_rounding=\"rtz\" to " + to.str() +
-                                     " is not supported (as in Triton): fp8 "
-                                     "conversions round to nearest even");
+      // fp32 to fp8e5 toward zero: fp8e5 is fp16's high byte, so fp16
+      // toward zero, truncated (upstream's only rtz conversion to fp8).
+      bool toE5 = to.element.getKind() == ScalarKind::F8E5 &&
+                  from.getKind() == ScalarKind::F32;
+      if (to.element.getBitWidth() == 8 && !toE5)
+        return e.error(r.loc(2), "fp_downcast_rounding=\"rtz\" to fp8 is "
+                                 "supported only from fp32 to fp8e5 (as in "
+                                 "Triton), not from " +
+                                     input.type.scalar().str() + " to " +
+                                     to.str());
       TritonType result = input.type;
-      result.element = to.element;
+      result.element = toE5 ? DType(ScalarKind::F16) : to.element;
       auto mode = mlir::arith::RoundingModeAttr::get(
           e.getContext(), mlir::arith::RoundingMode::toward_zero);
       mlir::Value v = mlir::arith::TruncFOp::create(
           e.getBuilder(), e.location(args.loc), result.toMLIR(e.getContext()),
           input.value, mode, mlir::arith::FastMathFlagsAttr());
-      return FValue::runtime(v, result);
+      FValue narrowed = FValue::runtime(v, result);
+      if (!toE5)
+        return narrowed;
+      TritonType bits16 = result, bits8 = result;
+      bits16.element = DType(ScalarKind::I16);
+      bits8.element = DType(ScalarKind::I8);
+      std::optional<FValue> bits = e.bitcastTo(narrowed, bits16, args.loc);
+      std::optional<FValue> high =
+          bits ? e.binary(">>", *bits, FValue::integer(8), args.loc)
+               : std::nullopt;
+      if (!high)
+        return std::nullopt;
+      FValue byte = e.castTo(*high, DType(ScalarKind::I8), args.loc);
+      TritonType out = result;
+      out.element = to.element;
+      return e.bitcastTo(byte, out, args.loc);
     }
   }
   return e.castTo(input, to.element, args.loc);

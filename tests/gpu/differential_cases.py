@@ -268,6 +268,14 @@ CASES += [
     case("downcast_rounding", F, "downcast_rounding", "in_ptr=*fp32, out_ptr=*fp16, n=i32, BLOCK=256",
          dict(in_ptr=("wide", "float32", 3000), out_ptr=("zeros", "float16", 3000), n=3000),
          (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    # fp32 to fp8e5 toward zero: fp16's high byte after cvt.rz, bit for bit
+    # (specials: zeros, infinities and NaNs among normal values).
+    case("downcast_rounding_fp8e5", F, "downcast_rounding", "in_ptr=*fp32, out_ptr=*fp8e5, n=i32, BLOCK=256",
+         dict(in_ptr=("specials", "float32", 3000), out_ptr=("zeros", "float8_e5m2", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("downcast_rounding_fp8e5_wide", F, "downcast_rounding", "in_ptr=*fp32, out_ptr=*fp8e5, n=i32, BLOCK=256",
+         dict(in_ptr=("wide", "float32", 3000), out_ptr=("zeros", "float8_e5m2", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
 ]
 
 # --- elementwise/integer_ops.py ----------------------------------------------

@@ -22,6 +22,7 @@
 # kiln-variant: -n convert_to_dtype -s "in_ptr=*i32, out_ptr=*u32, n=i32, DTYPE=tl.uint32, BLOCK=512"
 # kiln-variant: -n bitcasts -s "f_ptr=*fp32, i_ptr=*i32, h_ptr=*fp16, s_ptr=*i16, n=i32, BLOCK=256"
 # kiln-variant: -n downcast_rounding -s "in_ptr=*fp32, out_ptr=*fp16, n=i32, BLOCK=256"
+# kiln-variant: -n downcast_rounding -s "in_ptr=*fp32, out_ptr=*fp8e5, n=i32, BLOCK=256"
 # kiln-covers: convert: .to(dtype); ptr.dtype.element_ty; tl.float16; tl.bfloat16; tl.float32; tl.float64; tl.int1; tl.int8; tl.int16; tl.int32; tl.int64; tl.uint8; tl.uint16; tl.uint32; tl.uint64; tl.float8e4nv; tl.float8e5
 # kiln-covers: convert_to_dtype: .to(dtype); dtype as a constexpr argument; tl.float8e5; tl.uint32
 # kiln-covers: bitcasts: .to(dtype, bitcast=True); tl.int16
@@ -60,5 +61,5 @@ def bitcasts(f_ptr, i_ptr, h_ptr, s_ptr, n, BLOCK: tl.constexpr):
 def downcast_rounding(in_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(in_ptr + offs, mask=offs < n)
-    y = x.to(tl.float16, fp_downcast_rounding="rtz")
+    y = x.to(out_ptr.dtype.element_ty, fp_downcast_rounding="rtz")
     tl.store(out_ptr + offs, y, mask=offs < n)
