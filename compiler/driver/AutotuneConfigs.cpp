@@ -45,7 +45,7 @@ public:
   std::optional<std::vector<Config>> read(const FunctionDefStmt &kernel) {
     std::vector<Config> configs;
     for (const ExprPtr &decorator : kernel.decorators) {
-      auto *call = llvm::dyn_cast<CallExpr>(decorator.get());
+      const CallExpr *call = decoratorCall(module, *decorator);
       if (!call || calleeName(*call->callee) != "autotune")
         continue;
       const Expr *list = nullptr;

@@ -932,6 +932,11 @@ kiln::frontend::valueToLiteral(const FValue &v) {
     lit.kind = ConstexprLiteral::Kind::None;
     lit.text = "None";
     return lit;
+  case FValue::Kind::Function: // `score_mod: tl.constexpr = helper`
+    lit.kind = ConstexprLiteral::Kind::Function;
+    lit.function = v.function;
+    lit.text = v.function->name;
+    return lit;
   case FValue::Kind::DType: // `acc_dtype: tl.constexpr = tl.float32`
     if (v.type.isPointer || v.type.isBlock())
       return std::nullopt;
@@ -1002,8 +1007,114 @@ FValue kiln::frontend::literalToValue(const ConstexprLiteral &lit) {
     return FValue::dtype(TritonType{lit.dtype, false, {}});
   case ConstexprLiteral::Kind::None:
     return FValue::none();
+  case ConstexprLiteral::Kind::Function:
+    if (lit.function) {
+      FValue f;
+      f.kind = FValue::Kind::Function;
+      f.function = lit.function;
+      return f;
+    }
+    return FValue::none(); // a name: Emitter::constexprValue resolves it
   }
   return FValue::none();
+}
+
+std::optional<FValue> Emitter::constexprValue(const ConstexprLiteral &lit,
+                                              StringRef param, SMLoc loc) {
+  if (lit.kind != ConstexprLiteral::Kind::Function || lit.function)
+    return literalToValue(lit);
+  ModuleScope *saved = current;
+  std::optional<FValue> value = resolveFunctionName(lit.text, param, loc);
+  current = saved;
+  return value;
+}
+
+// A function a signature names for a constexpr parameter, as Python would
+// find the object the caller passes: a name or dotted path the kernel's
+// module sees (`helper`, `mods.helper`); else `pkg.mod.helper` among the
+// sources; else, for a bare name, the one source module that defines a jit
+// function of that name.
+std::optional<FValue> Emitter::resolveFunctionName(StringRef text,
+                                                   StringRef param, SMLoc loc) {
+  auto notJit = [&](const FValue &v) -> std::optional<FValue> {
+    if (v.kind == FValue::Kind::Function && isJit(*v.function))
+      return v;
+    return error(
+        loc,
+        "parameter '" + param + "' = " + text + ": " +
+            (v.kind == FValue::Kind::Function
+                 ? "'" + v.function->name + "' is not a @triton.jit function"
+                 : "names " + v.describe() + ", not a @triton.jit function"));
+  };
+  llvm::SmallVector<StringRef> parts;
+  text.split(parts, '.');
+  current = modules.front().get();
+  bool found = false;
+  std::optional<FValue> value = lookupGlobal(parts.front(), loc, found);
+  if (found) {
+    if (!value)
+      return std::nullopt;
+    for (StringRef attr : llvm::ArrayRef(parts).drop_front()) {
+      value = getAttribute(*value, attr, loc);
+      if (!value)
+        return std::nullopt;
+    }
+    return notJit(*value);
+  }
+  std::string name = parts.back().str();
+  auto definedIn = [&](ModuleScope &scope) -> std::optional<FValue> {
+    auto it = scope.globals.find(name);
+    if (it == scope.globals.end())
+      return std::nullopt;
+    return it->second;
+  };
+  if (parts.size() > 1) {
+    std::string moduleName = llvm::join(llvm::ArrayRef(parts).drop_back(), ".");
+    std::string file = findModuleFile(*modules.front(), moduleName);
+    if (file.empty())
+      return error(loc, "parameter '" + param + "' = " + text +
+                            ": no source module '" + moduleName +
+                            "' (pass its file with --src)");
+    ModuleScope *scope = loadModule(file, loc);
+    if (!scope)
+      return std::nullopt;
+    std::optional<FValue> f = definedIn(*scope);
+    if (!f)
+      return error(loc, "parameter '" + param + "' = " + text + ": module '" +
+                            moduleName + "' defines no '" + name + "'");
+    return notJit(*f);
+  }
+  // A bare name the kernel's module does not bind: the sources that define
+  // it (read first, so that only those are parsed).
+  std::vector<std::pair<std::string, FValue>> candidates;
+  std::string pattern = "def " + name + "(";
+  for (const std::string &file : sourceFiles) {
+    auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+    if (!buffer || !(*buffer)->getBuffer().contains(pattern))
+      continue;
+    ModuleScope *scope = loadModule(file, loc);
+    if (!scope)
+      continue;
+    if (std::optional<FValue> f = definedIn(*scope);
+        f && f->kind == FValue::Kind::Function && isJit(*f->function))
+      candidates.push_back({file, *f});
+  }
+  if (candidates.size() == 1)
+    return candidates.front().second;
+  if (candidates.empty())
+    return error(loc, "parameter '" + param +
+                          "' is tl.constexpr and needs "
+                          "a value (an int, float, bool, string, tl dtype or "
+                          "@triton.jit function); '" +
+                          text +
+                          "' is none of those: no @triton.jit function of "
+                          "that name in the kernel's module or the sources");
+  std::string files;
+  for (const auto &c : candidates)
+    files += "\n  " + c.first;
+  return error(loc, "parameter '" + param + "' = " + text +
+                        ": several source modules define a @triton.jit '" +
+                        name + "'; write the module's dotted path:" + files);
 }
 
 mlir::OwningOpRef<mlir::ModuleOp>
@@ -1042,6 +1153,7 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
   scopes.emplace_back();
   frames.push_back({&kernel, SMLoc(), std::nullopt, false});
   unsigned argIndex = 0;
+  bool bound = true;
   // A parameter's value; a tuple's elements take the entry point's arguments
   // in order, as KernelSpec::leaves lists them.
   std::function<FValue(const ParamSpec &)> bind = [&](const ParamSpec &p) {
@@ -1051,8 +1163,16 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
         elements.push_back(bind(element));
       return FValue::tuple(std::move(elements));
     }
-    if (p.isConstexpr)
-      return literalToValue(p.value);
+    if (p.isConstexpr) {
+      SMLoc loc = kernel.nameLoc;
+      for (const Param &param : kernel.params)
+        if (param.name == p.name)
+          loc = param.loc;
+      std::optional<FValue> value =
+          constexprValue(p.value, p.displayName(), loc);
+      bound = bound && value;
+      return value.value_or(FValue::none());
+    }
     // `:1`: the constant 1 of the parameter's own type, so that the code
     // types exactly as in the variants that take the argument.
     if (p.equalToOne)
@@ -1070,7 +1190,7 @@ Emitter::emitKernel(const FunctionDefStmt &kernel, const KernelSpec &spec) {
   };
   for (const ParamSpec &p : spec.params)
     scopes.back()[p.name] = bind(p);
-  bool ok = emitBlock(kernel.body);
+  bool ok = bound && emitBlock(kernel.body);
   if (ok && frames.back().returnValue && !frames.back().returnValue->isNone()) {
     error(kernel.getLoc(), "a kernel cannot return a value");
     ok = false;

@@ -205,6 +205,13 @@ private:
   std::optional<FValue> lookupStarImport(llvm::StringRef name, llvm::SMLoc loc,
                                          bool &found);
   std::optional<FValue> evaluateGlobal(llvm::StringRef name, llvm::SMLoc loc);
+  /// The value of a constexpr parameter: its literal's, or the function a
+  /// Function literal names (resolveFunctionName); nullopt after an error.
+  std::optional<FValue> constexprValue(const ConstexprLiteral &lit,
+                                       llvm::StringRef param, llvm::SMLoc loc);
+  std::optional<FValue> resolveFunctionName(llvm::StringRef text,
+                                            llvm::StringRef param,
+                                            llvm::SMLoc loc);
   std::optional<FValue> resolveImport(const ModuleScope::Import &import,
                                       llvm::StringRef alias, llvm::SMLoc loc);
   /// Whether Kiln can import every module `block` imports (its chosen

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/frontend/Emitter.h"
+#include "compiler/frontend/Parser.h"
 
 using namespace kiln::frontend;
 
@@ -18,11 +19,12 @@ namespace {
 /// outermost first: upstream's outer decorator computes its values and then
 /// calls the inner one, which sees them (as later entries of one dict see
 /// earlier ones).
-std::vector<const DictExpr *> heuristicDicts(const FunctionDefStmt &kernel) {
+std::vector<const DictExpr *> heuristicDicts(const Module &module,
+                                             const FunctionDefStmt &kernel) {
   std::vector<const DictExpr *> dicts;
   for (auto it = kernel.decorators.begin(); it != kernel.decorators.end();
        ++it) {
-    auto *call = llvm::dyn_cast<CallExpr>(it->get());
+    const CallExpr *call = decoratorCall(module, **it);
     if (!call)
       continue;
     auto *attr = llvm::dyn_cast<AttributeExpr>(call->callee.get());
@@ -42,7 +44,7 @@ std::vector<const DictExpr *> heuristicDicts(const FunctionDefStmt &kernel) {
 
 const LambdaExpr *Emitter::heuristicFor(const FunctionDefStmt &kernel,
                                         llvm::StringRef param) {
-  for (const DictExpr *dict : heuristicDicts(kernel))
+  for (const DictExpr *dict : heuristicDicts(module, kernel))
     for (size_t i = 0; i < dict->keys.size(); ++i)
       if (auto *key = llvm::dyn_cast<StringExpr>(dict->keys[i].get());
           key && key->value == param)
@@ -51,7 +53,7 @@ const LambdaExpr *Emitter::heuristicFor(const FunctionDefStmt &kernel,
 }
 
 bool Emitter::applyHeuristics(const FunctionDefStmt &kernel, KernelSpec &spec) {
-  for (const DictExpr *dict : heuristicDicts(kernel)) {
+  for (const DictExpr *dict : heuristicDicts(module, kernel)) {
     for (size_t i = 0; i < dict->keys.size(); ++i) {
       auto *key = llvm::dyn_cast<StringExpr>(dict->keys[i].get());
       if (!key)
@@ -75,10 +77,14 @@ bool Emitter::applyHeuristics(const FunctionDefStmt &kernel, KernelSpec &spec) {
         if (p.pendingHeuristic)
           continue;
         args.elements.push_back(FValue::string(p.name));
-        args.elements.push_back(
-            p.isConstexpr  ? literalToValue(p.value)
+        std::optional<FValue> value =
+            p.isConstexpr
+                ? constexprValue(p.value, p.name, dict->values[i]->getLoc())
             : p.equalToOne ? FValue::integer(1)
-                           : FValue::named(FValue::Kind::Marker, "run-time"));
+                           : FValue::named(FValue::Kind::Marker, "run-time");
+        if (!value)
+          return false;
+        args.elements.push_back(*value);
       }
       scopes.emplace_back();
       scopes.back()[lambda->params[0]] = args;

@@ -14,10 +14,12 @@
 #include "compiler/frontend/Lexer.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstdlib>
+#include <functional>
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -186,13 +188,90 @@ bool Parser::expectNewline() {
                "expected end of statement, found " + describe(tok()));
 }
 
+// `f = wrap(f)` at module level, after `def f`: Python's decorator applied
+// by hand (`k = my_autotune(k)`, `k = triton.heuristics({...})(k)`), often
+// under a platform `if`. The call becomes f's outermost decorator and the
+// assignment goes, so that f stays the jit function kernels and the readers
+// of decorators (autotune configs, heuristics) see.
+static void
+applyDecoratorsByAssignment(Block &block,
+                            llvm::StringMap<FunctionDefStmt *> &defs) {
+  for (auto it = block.begin(); it != block.end();) {
+    Stmt *stmt = it->get();
+    if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt)) {
+      defs[def->name] = def;
+    } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt)) {
+      applyDecoratorsByAssignment(ifStmt->thenBody, defs);
+      applyDecoratorsByAssignment(ifStmt->elseBody, defs);
+    } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt)) {
+      applyDecoratorsByAssignment(tryStmt->body, defs);
+      for (TryStmt::Handler &handler : tryStmt->handlers)
+        applyDecoratorsByAssignment(handler.body, defs);
+      applyDecoratorsByAssignment(tryStmt->elseBody, defs);
+      applyDecoratorsByAssignment(tryStmt->finallyBody, defs);
+    } else if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt)) {
+      auto *target = assign->targets.size() == 1
+                         ? llvm::dyn_cast<NameExpr>(assign->targets[0].get())
+                         : nullptr;
+      auto *call = llvm::dyn_cast_or_null<CallExpr>(assign->value.get());
+      auto *arg = call && call->args.size() == 1 && call->keywords.empty()
+                      ? llvm::dyn_cast<NameExpr>(call->args[0].get())
+                      : nullptr;
+      auto def = target ? defs.find(target->name) : defs.end();
+      if (arg && def != defs.end() && arg->name == target->name) {
+        std::vector<ExprPtr> &decorators = def->second->decorators;
+        decorators.insert(decorators.begin(), std::move(call->callee));
+        it = block.erase(it);
+        continue;
+      }
+      for (const ExprPtr &t : assign->targets)
+        if (auto *name = llvm::dyn_cast<NameExpr>(t.get()))
+          defs.erase(name->name);
+    }
+    ++it;
+  }
+}
+
 std::unique_ptr<Module> Parser::parse() {
   auto module = std::make_unique<Module>();
   module->filename =
       sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier().str();
   if (!parseModuleLevel(module->body, /*classBody=*/false))
     return nullptr;
+  llvm::StringMap<FunctionDefStmt *> defs;
+  applyDecoratorsByAssignment(module->body, defs);
   return module;
+}
+
+const CallExpr *kiln::frontend::decoratorCall(const Module &module,
+                                              const Expr &decorator) {
+  if (auto *call = llvm::dyn_cast<CallExpr>(&decorator))
+    return call;
+  auto *name = llvm::dyn_cast<NameExpr>(&decorator);
+  if (!name)
+    return nullptr;
+  // The last module-level `name = f(...)` (branches of module-level if/try
+  // included): `my_autotune = triton.autotune(configs=..., key=...)`.
+  const CallExpr *found = nullptr;
+  std::function<void(const Block &)> visit = [&](const Block &block) {
+    for (const StmtPtr &stmt : block) {
+      if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt.get())) {
+        if (assign->targets.size() == 1)
+          if (auto *target = llvm::dyn_cast<NameExpr>(assign->targets[0].get()))
+            if (target->name == name->name)
+              found = llvm::dyn_cast<CallExpr>(assign->value.get());
+      } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
+        visit(ifStmt->thenBody);
+        visit(ifStmt->elseBody);
+      } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
+        visit(tryStmt->body);
+        for (const TryStmt::Handler &handler : tryStmt->handlers)
+          visit(handler.body);
+      }
+    }
+  };
+  visit(module.body);
+  return found;
 }
 
 // Module-level statements, up to the end of the file or of a class body

@@ -20,6 +20,11 @@ std::unique_ptr<Module> parseModule(llvm::SourceMgr &sourceMgr);
 std::unique_ptr<Module> parseModule(llvm::SourceMgr &sourceMgr,
                                     unsigned bufferId);
 
+/// The call a decorator makes: itself for `@f(...)`; for `@name`, the value
+/// of a module-level `name = f(...)` (`my_autotune = triton.autotune(...)`
+/// then `@my_autotune`); null otherwise.
+const CallExpr *decoratorCall(const Module &module, const Expr &decorator);
+
 } // namespace kiln::frontend
 
 #endif // KILN_FRONTEND_PARSER_H

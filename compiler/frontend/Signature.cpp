@@ -98,6 +98,19 @@ kiln::frontend::parseConstexprLiteral(StringRef text) {
     lit.floatValue = d;
     return lit;
   }
+  // A name or dotted path: a function, looked up when the kernel is emitted.
+  llvm::SmallVector<StringRef> parts;
+  text.split(parts, '.');
+  auto identifier = [](StringRef part) {
+    return !part.empty() && !llvm::isDigit(part.front()) &&
+           llvm::all_of(part,
+                        [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  };
+  // A type name (`i32`, `fp16`) is a type written where a value belongs.
+  if (llvm::all_of(parts, identifier) && !DType::parse(text)) {
+    lit.kind = ConstexprLiteral::Kind::Function;
+    return lit;
+  }
   return std::nullopt;
 }
 
@@ -292,7 +305,8 @@ static llvm::Error fillTuple(ParamSpec &tuple, StringRef text) {
       element.divisibility = entry->divisibility;
       element.equalToOne = entry->equalToOne;
     } else if (std::optional<ConstexprLiteral> lit =
-                   parseConstexprLiteral(item)) {
+                   parseConstexprLiteral(item);
+               lit && lit->kind != ConstexprLiteral::Kind::Function) {
       element.isConstexpr = true;
       element.value = *lit;
     } else {
@@ -316,8 +330,8 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
     if (!lit)
       return makeError(
           llvm::formatv("parameter '{0}' is tl.constexpr and needs "
-                        "a value (an int, float, bool, string or "
-                        "tl dtype), got '{1}'",
+                        "a value (an int, float, bool, string, tl dtype or "
+                        "@triton.jit function), got '{1}'",
                         decl.name, text.trim()));
     spec.value = *lit;
     return llvm::Error::success();
@@ -348,7 +362,8 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
   }
   auto entry = parseTypeEntry(text);
   if (!entry) {
-    if (parseConstexprLiteral(text))
+    if (auto lit = parseConstexprLiteral(text);
+        lit && lit->kind != ConstexprLiteral::Kind::Function)
       return makeError(llvm::formatv(
           "parameter '{0}' is not tl.constexpr, so it needs a type such as "
           "'*fp32' or 'i32', got the value '{1}'",

@@ -29,13 +29,28 @@
 
 namespace kiln::frontend {
 
-/// A compile-time value written in a signature: 1024, 0.5, True, "ieee".
+struct FunctionDefStmt;
+
+/// A compile-time value written in a signature: 1024, 0.5, True, "ieee", or
+/// a function (`score_mod`, `pkg.mod.score_mod`: a @triton.jit function the
+/// kernel calls through a constexpr parameter, resolved when it is emitted).
 struct ConstexprLiteral {
-  enum class Kind { Int, Float, Bool, String, None, DType } kind = Kind::None;
+  enum class Kind {
+    Int,
+    Float,
+    Bool,
+    String,
+    None,
+    DType,
+    Function
+  } kind = Kind::None;
   int64_t intValue = 0;
   double floatValue = 0;
   std::string text; // strings; also the literal as written
   DType dtype;
+  /// Of a function given as a default (`f: tl.constexpr = helper`): its
+  /// definition; null for a name a signature writes (resolved by name).
+  const FunctionDefStmt *function = nullptr;
 };
 
 struct ParamSpec {
