@@ -131,8 +131,9 @@ def element_at(value, index):
     return value
 
 
-def constexpr_value(text, tl=None):
-    """The Python value of a constexpr's text (tl: triton.language, for tl.X)."""
+def constexpr_value(text, tl=None, module=None):
+    """The Python value of a constexpr's text (tl: triton.language, for tl.X;
+    module: the kernel's, for a jit function named by its dotted path)."""
     if text in ("True", "False"):
         return text == "True"
     if text == "None":
@@ -144,7 +145,13 @@ def constexpr_value(text, tl=None):
     try:
         return int(text, 0)
     except ValueError:
-        return float(text)
+        pass
+    if module is not None and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", text):
+        value = module
+        for attr in text.split("."):
+            value = getattr(value, attr)
+        return value
+    return float(text)
 
 
 def runtime_params(case):
@@ -532,7 +539,8 @@ def run_case(case, opts, torch, triton, cuda):
     jit_fn, heuristics = unwrap_triton(getattr(source, case["kernel"]))
     kwargs = {}
     for name, type_, const in params:
-        kwargs[name] = triton_args[name] if type_ is not None else constexpr_value(const, tl)
+        kwargs[name] = (triton_args[name] if type_ is not None
+                        else constexpr_value(const, tl, source))
     # Constexprs the signature leaves out: the kernel's heuristics (outermost
     # first, as upstream applies them), else the parameter's default.
     for h in heuristics:

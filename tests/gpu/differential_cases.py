@@ -451,6 +451,16 @@ CASES += [
     case("apply_fn", F, "apply_fn", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
          dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
          (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    # A jit function given as the FN constexpr, None, and FN's default.
+    case("given_fn_cube", F, "given_fn", "x_ptr=*fp32, out_ptr=*fp32, n=i32, FN=_cube, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("given_fn_none", F, "given_fn", "x_ptr=*fp32, out_ptr=*fp32, n=i32, FN=None, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("given_fn_default", F, "given_fn", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=1e-6),
     case("store_helper_kernel", F, "store_helper_kernel", "out_ptr=*fp32, n=i32, BLOCK=64",
          dict(out_ptr=("full", "float32", 64, -1.0), n=50), (1,), ["out_ptr"], tol=0),
 ]

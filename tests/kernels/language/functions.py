@@ -7,9 +7,13 @@
 # kiln-variant: -n divmod_kernel -s "a_ptr=*i32, b_ptr=*i32, q_ptr=*i32, r_ptr=*i32, n=i32, BLOCK=256"
 # kiln-variant: -n apply_fn -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256"
 # kiln-variant: -n store_helper_kernel -s "out_ptr=*fp32, n=i32, BLOCK=64"
+# kiln-variant: -n given_fn -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, FN=_cube, BLOCK=256"
+# kiln-variant: -n given_fn -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, FN=None, BLOCK=256"
+# kiln-variant: -n given_fn -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256"
 # kiln-covers: call_styles: tl.constexpr parameter; default argument; keyword argument; helper call (inlined); return
 # kiln-covers: divmod_kernel: helper returning a tuple; tuple unpacking; // and % on signed ints
 # kiln-covers: apply_fn: @triton.jit helper; jit function as an argument
+# kiln-covers: given_fn: jit function as a constexpr kernel argument
 # kiln-covers: store_helper_kernel: helper call (inlined); return
 import triton
 import triton.language as tl
@@ -65,6 +69,20 @@ def apply_fn(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
     tl.store(out_ptr + offs, _apply(x, _cube), mask=offs < n)
+
+
+@triton.jit
+def _softsign(x):
+    return x / (1.0 + tl.abs(x))
+
+
+@triton.jit
+def given_fn(x_ptr, out_ptr, n, FN: tl.constexpr = _softsign, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if FN is not None:
+        x = FN(x)
+    tl.store(out_ptr + offs, x, mask=offs < n)
 
 
 @triton.jit
