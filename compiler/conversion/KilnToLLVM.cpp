@@ -40,6 +40,14 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
 
+    // tl.map_elementwise's function, once per element group, before the
+    // analyses below see the copies and their scf ops become branches.
+    {
+      kiln::KilnTypeConverter converter(ctx);
+      if (failed(kiln::inlineMapElementwise(module, converter)))
+        return signalPassFailure();
+    }
+
     // Vector widths need axis info over the kiln ops, before they are gone.
     kiln::AccessWidths widths;
     kiln::Constancies constancies;

@@ -74,6 +74,12 @@ void populateAtomicsToLLVMPatterns(KilnTypeConverter &converter,
 /// kiln.inline_asm_elementwise: the user's PTX per (packed) element group.
 void populateInlineAsmToLLVMPatterns(KilnTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
+/// kiln.map_elementwise: its region's ops copied once per (packed) element
+/// group of the thread, between casts to and from the tensors' converted
+/// types. Runs before structured control flow becomes branches, so that the
+/// copies' scf ops lower with the function's.
+mlir::LogicalResult inlineMapElementwise(mlir::ModuleOp module,
+                                         KilnTypeConverter &converter);
 /// kiln.scan along any axis: in-thread, shuffles, shared memory.
 void populateScanToLLVMPatterns(KilnTypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);

@@ -805,6 +805,156 @@ std::optional<FValue> inlineAsmElementwise(Emitter &e, const CallArgs &args) {
 }
 
 //===----------------------------------------------------------------------===//
+// tl.map_elementwise
+//===----------------------------------------------------------------------===//
+
+/// tl.map_elementwise(scalar_fn, *args, pack=1): the jit function runs on
+/// scalars, inlined into the region of a kiln.map_elementwise whose
+/// operands are the arguments broadcast to one shape. Its arguments are
+/// `pack` elements of each operand in turn; it returns `pack` elements of
+/// each result in turn. With no block among the arguments it is called
+/// directly.
+std::optional<FValue> mapElementwise(Emitter &e, const CallArgs &args) {
+  static constexpr StringRef kName = "tl.map_elementwise";
+  if (args.args.empty() || args.args.front().kind != FValue::Kind::Function)
+    return e.error(args.argLocs.empty() ? args.loc : args.argLocs.front(),
+                   std::string(kName) +
+                       " needs a @triton.jit function as its first "
+                       "argument, then the blocks to map it over");
+  if (args.args.size() < 2)
+    return e.error(args.loc, std::string(kName) +
+                                 " needs at least one block to map over");
+  int64_t pack = 1;
+  for (auto [i, kw] : llvm::enumerate(args.keywords)) {
+    if (kw.first != "pack")
+      return e.error(args.keywordLocs[i],
+                     std::string(kName) +
+                         " got an unexpected keyword argument '" + kw.first +
+                         "' (it takes pack=)");
+    if (!kw.second.isInt() || kw.second.intValue < 1)
+      return e.error(args.keywordLocs[i],
+                     std::string(kName) +
+                         ": pack must be a positive compile-time int");
+    pack = kw.second.intValue;
+  }
+  std::vector<FValue> operands;
+  llvm::SmallVector<int64_t> shape;
+  bool anyBlock = false;
+  for (size_t i = 1; i < args.args.size(); ++i) {
+    std::optional<FValue> v = e.materialize(args.args[i], args.argLocs[i]);
+    if (!v)
+      return std::nullopt;
+    if (v->kind != FValue::Kind::Runtime)
+      return e.error(args.argLocs[i],
+                     std::string(kName) +
+                         " maps over blocks and scalars, got " +
+                         args.args[i].describe());
+    anyBlock = anyBlock || v->type.isBlock();
+    auto common = e.broadcastShapes(shape, v->type.shape, args.argLocs[i]);
+    if (!common)
+      return std::nullopt;
+    shape = *common;
+    operands.push_back(*v);
+  }
+  CallArgs call;
+  call.loc = args.loc;
+  call.callee = args.args.front().function->name;
+  if (!anyBlock) {
+    if (pack != 1)
+      return e.error(args.loc, std::string(kName) +
+                                   " with pack > 1 needs a block to map over");
+    for (size_t i = 0; i < operands.size(); ++i) {
+      call.args.push_back(operands[i]);
+      call.argLocs.push_back(args.argLocs[i + 1]);
+    }
+    return e.call(args.args.front(), call);
+  }
+
+  auto &b = e.getBuilder();
+  mlir::Location loc = e.location(args.loc);
+  llvm::SmallVector<mlir::Value> values;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    std::optional<FValue> v =
+        e.broadcastTo(operands[i], shape, args.argLocs[i + 1]);
+    if (!v)
+      return std::nullopt;
+    values.push_back(v->value);
+  }
+  // The function is emitted into the region of a result-less op first (its
+  // result types are known after); the region then moves to the real op.
+  auto draft = kiln::MapElementwiseOp::create(
+      b, loc, mlir::TypeRange{}, values, b.getI32IntegerAttr(int32_t(pack)));
+  mlir::OpBuilder::InsertionGuard guard(b);
+  mlir::Block *block = b.createBlock(&draft.getBody());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    TritonType scalar{operands[i].type.element, operands[i].type.isPointer, {}};
+    for (int64_t j = 0; j < pack; ++j) {
+      mlir::Value arg = block->addArgument(scalar.toMLIR(e.getContext()), loc);
+      call.args.push_back(FValue::runtime(arg, scalar));
+      call.argLocs.push_back(args.argLocs[i + 1]);
+    }
+  }
+  auto discard = [&] {
+    draft->erase();
+    return std::nullopt;
+  };
+  b.setInsertionPointToStart(block);
+  std::optional<FValue> returned = e.call(args.args.front(), call);
+  if (!returned)
+    return discard();
+  std::vector<FValue> scalars = returned->kind == FValue::Kind::Tuple
+                                    ? returned->elements
+                                    : std::vector<FValue>{*returned};
+  if (scalars.empty() || scalars.size() % pack != 0) {
+    e.error(args.loc,
+            "the function given to " + std::string(kName) + " must return " +
+                (pack == 1 ? std::string("a value or a tuple")
+                           : "a multiple of pack=" + std::to_string(pack)) +
+                " of scalars, got " + returned->describe());
+    return discard();
+  }
+  llvm::SmallVector<mlir::Value> yielded;
+  std::vector<TritonType> types;
+  for (size_t r = 0; r < scalars.size(); ++r) {
+    std::optional<FValue> v = e.materialize(scalars[r], args.loc);
+    if (!v)
+      return discard();
+    if (v->kind != FValue::Kind::Runtime || v->type.isBlock()) {
+      e.error(args.loc, "the function given to " + std::string(kName) +
+                            " must return scalars, got " +
+                            scalars[r].describe());
+      return discard();
+    }
+    // The pack elements of one result share its type.
+    if (r % pack != 0 && v->type.element != types.back().element) {
+      e.error(args.loc, "the function given to " + std::string(kName) +
+                            " returns elements of one result in "
+                            "different types");
+      return discard();
+    }
+    if (r % pack == 0)
+      types.push_back(TritonType{v->type.element, v->type.isPointer, shape});
+    yielded.push_back(v->value);
+  }
+  b.setInsertionPointToEnd(block);
+  kiln::MapElementwiseReturnOp::create(b, loc, yielded);
+  b.setInsertionPoint(draft);
+  llvm::SmallVector<mlir::Type> resultTypes;
+  for (const TritonType &t : types)
+    resultTypes.push_back(t.toMLIR(e.getContext()));
+  auto op = kiln::MapElementwiseOp::create(b, loc, resultTypes, values,
+                                           draft.getPackAttr());
+  op.getBody().takeBody(draft.getBody());
+  draft->erase();
+  std::vector<FValue> results;
+  for (size_t r = 0; r < types.size(); ++r)
+    results.push_back(FValue::runtime(op.getResult(r), types[r]));
+  if (returned->kind != FValue::Kind::Tuple)
+    return results.front();
+  return FValue::tuple(std::move(results));
+}
+
+//===----------------------------------------------------------------------===//
 // tl.extra.cuda: special registers, the launch's warps, grid dependency
 // control
 //===----------------------------------------------------------------------===//
@@ -941,6 +1091,7 @@ void kiln::frontend::addMathBuiltins(BuiltinTable &table) {
   for (const auto &entry : libdeviceTable())
     table["libdevice." + entry.getKey().str()] = libdeviceCall;
   table["tl.inline_asm_elementwise"] = inlineAsmElementwise;
+  table["tl.map_elementwise"] = mapElementwise;
   table["cuda.globaltimer"] = cudaGlobaltimer;
   table["cuda.smid"] = cudaSmid;
   table["cuda.num_warps"] = cudaNumWarps;

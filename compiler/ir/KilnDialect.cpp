@@ -223,6 +223,43 @@ LogicalResult kiln::ScanOp::verifyRegions() {
   return verifyCombineRegion(*this, getSrcs(), getCombineOp());
 }
 
+LogicalResult kiln::MapElementwiseOp::verify() {
+  if (getSrcs().empty() || getResults().empty())
+    return emitOpError("needs at least one operand and one result");
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(getSrcs().front().getType()).getShape();
+  for (Type type :
+       llvm::concat<const Type>(getSrcs().getTypes(), getResults().getTypes()))
+    if (cast<RankedTensorType>(type).getShape() != shape)
+      return emitOpError("operands and results must have the same shape");
+  return success();
+}
+
+LogicalResult kiln::MapElementwiseOp::verifyRegions() {
+  Block &block = getBody().front();
+  unsigned pack = getPack();
+  if (block.getNumArguments() != pack * getSrcs().size())
+    return emitOpError("region needs ")
+           << pack * getSrcs().size() << " arguments, has "
+           << block.getNumArguments();
+  for (auto [i, src] : llvm::enumerate(getSrcs()))
+    for (unsigned j = 0; j < pack; ++j)
+      if (block.getArgument(i * pack + j).getType() !=
+          cast<RankedTensorType>(src.getType()).getElementType())
+        return emitOpError("region argument types must be the operands' "
+                           "element types");
+  Operation *terminator = block.getTerminator();
+  if (terminator->getNumOperands() != pack * getResults().size())
+    return emitOpError("region must yield ")
+           << pack * getResults().size() << " values";
+  for (auto [r, result] : llvm::enumerate(getResults()))
+    for (unsigned j = 0; j < pack; ++j)
+      if (terminator->getOperand(r * pack + j).getType() !=
+          cast<RankedTensorType>(result.getType()).getElementType())
+        return emitOpError("region must yield the results' element types");
+  return success();
+}
+
 void kiln::registerAllDialects(DialectRegistry &registry) {
   registry
       .insert<kiln::KilnDialect, kiln::gpu::KilnGPUDialect, arith::ArithDialect,

@@ -227,4 +227,36 @@ def Kiln_ScanReturnOp : Kiln_Op<"scan.return",
   let assemblyFormat = "$result attr-dict `:` type($result)";
 }
 
+//===----------------------------------------------------------------------===//
+// A scalar function over every element: the function is the op's region.
+//===----------------------------------------------------------------------===//
+
+def Kiln_MapElementwiseOp : Kiln_Op<"map_elementwise",
+    [SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "A scalar function applied to the elements, as tl.map_elementwise";
+  let description = [{
+    The region runs once per `pack` consecutive elements a thread holds. It
+    takes `pack` elements of each operand as scalars (those of the first
+    operand, then of the second, ...) and yields `pack` elements of each
+    result (the first result's, then the second's, ...) with
+    `kiln.map_elementwise.return`. Operands and results share one shape.
+    Unlike element-wise arithmetic, the region may branch per element: only
+    the branch an element takes runs.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$srcs,
+                       ConfinedAttr<I32Attr, [IntMinValue<1>]>:$pack);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$srcs attr-dict `:` functional-type($srcs, $results) $body";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Kiln_MapElementwiseReturnOp : Kiln_Op<"map_elementwise.return",
+    [HasParent<"MapElementwiseOp">, Pure, ReturnLike, Terminator]> {
+  let summary = "Yields the results of one call of a map_elementwise function";
+  let arguments = (ins Variadic<AnyType>:$result);
+  let assemblyFormat = "$result attr-dict `:` type($result)";
+}
+
 #endif // KILN_OPS_TD

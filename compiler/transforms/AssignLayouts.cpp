@@ -311,14 +311,19 @@ struct AssignLayoutsPass
       return vec;
     };
     func.walk([&](Operation *op) {
-      // Packed inline asm takes that many consecutive elements of a thread
-      // at a time.
+      // Packed inline asm (and a packed map_elementwise function) takes that
+      // many consecutive elements of a thread at a time.
+      unsigned pack = 1;
       if (auto asmOp = dyn_cast<kiln::InlineAsmElementwiseOp>(op))
-        for (Type type : asmOp->getResultTypes())
+        pack = asmOp.getPackedElement();
+      else if (auto map = dyn_cast<kiln::MapElementwiseOp>(op))
+        pack = map.getPack();
+      if (pack > 1)
+        for (Type type : op->getResultTypes())
           if (auto tensor = dyn_cast<RankedTensorType>(type);
-              tensor && tensor.getRank() == 1 && asmOp.getPackedElement() > 1) {
+              tensor && tensor.getRank() == 1) {
             unsigned &w = widest1D[tensor.getDimSize(0)];
-            w = std::max(w, unsigned(asmOp.getPackedElement()));
+            w = std::max(w, pack);
           }
       if (auto load = dyn_cast<kiln::LoadOp>(op))
         noteAccess(load.getPtr(), load.getType());

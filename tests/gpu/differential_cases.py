@@ -1905,3 +1905,45 @@ CASES += [
          dict(x_ptr=("randn", "float16", 300), out_ptr=("zeros", "float16", 300), n=300),
          (cdiv(300, 128),), ["out_ptr"], tol=0),
 ]
+
+# --- language/map_elementwise.py ---------------------------------------------
+F = "language/map_elementwise.py"
+CASES += [
+    # exp on the negative branch: the same ex2.approx as Triton's.
+    case("map_selu_fp32", F, "selu_kernel", "x_ptr=*fp32, out_ptr=*fp32, n=i32, alpha=fp32, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 3000), out_ptr=("zeros", "float32", 3000), n=3000, alpha=1.6732632),
+         (cdiv(3000, 1024),), ["out_ptr"], tol=1e-6),
+    case("map_selu_fp16", F, "selu_kernel",
+         "x_ptr=*fp16, out_ptr=*fp16, n=i32, alpha=fp32, BLOCK=512, num_warps=8",
+         dict(x_ptr=("randn", "float16", 3000), out_ptr=("zeros", "float16", 3000), n=3000, alpha=1.6732632),
+         (cdiv(3000, 512),), ["out_ptr"], tol=1e-3),
+    # Per-element trip counts (up to a few hundred steps below 10000).
+    case("map_collatz", F, "collatz_kernel", "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=256",
+         dict(x_ptr=("randint", "int32", 3000, 1, 10000), out_ptr=("zeros", "int32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("map_sorted_pairs_fp16", F, "sorted_pairs",
+         "a_ptr=*fp16, b_ptr=*fp16, lo_ptr=*fp16, hi_ptr=*fp16, n=i32, BLOCK=1024",
+         dict(a_ptr=("randn", "float16", 3000), b_ptr=("randn", "float16", 3000),
+              lo_ptr=("zeros", "float16", 3000), hi_ptr=("zeros", "float16", 3000), n=3000),
+         (cdiv(3000, 1024),), ["lo_ptr", "hi_ptr"], tol=0),
+    case("map_sorted_pairs_fp32", F, "sorted_pairs",
+         "a_ptr=*fp32:16, b_ptr=*fp32:16, lo_ptr=*fp32:16, hi_ptr=*fp32:16, n=i32:16, BLOCK=256",
+         dict(a_ptr=("randn", "float32", 4096), b_ptr=("randn", "float32", 4096),
+              lo_ptr=("zeros", "float32", 4096), hi_ptr=("zeros", "float32", 4096), n=4000),
+         (cdiv(4000, 256),), ["lo_ptr", "hi_ptr"], tol=0),
+    # One element a thread: the last group of two runs on a copy.
+    case("map_sorted_pairs_one_each", F, "sorted_pairs",
+         "a_ptr=*fp32, b_ptr=*fp32, lo_ptr=*fp32, hi_ptr=*fp32, n=i32, BLOCK=128",
+         dict(a_ptr=("randn", "float32", 1000), b_ptr=("randn", "float32", 1000),
+              lo_ptr=("zeros", "float32", 1000), hi_ptr=("zeros", "float32", 1000), n=1000),
+         (cdiv(1000, 128),), ["lo_ptr", "hi_ptr"], tol=0),
+    case("map_guarded_gather", F, "guarded_gather",
+         "x_ptr=*fp32, table_ptr=*fp32, idx_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 3000), table_ptr=("randn", "float32", 64),
+              idx_ptr=("index", "int32", 3000, 64), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 128),), ["out_ptr"], tol=0),
+    case("map_scalar_product", F, "scalar_map", "out_ptr=*fp32, a=fp32, b=i32",
+         dict(out_ptr=("zeros", "float32", 1), a=2.5, b=5), (1,), ["out_ptr"], tol=0),
+    case("map_scalar_difference", F, "scalar_map", "out_ptr=*fp32, a=fp32, b=i32",
+         dict(out_ptr=("zeros", "float32", 1), a=2.5, b=2), (1,), ["out_ptr"], tol=0),
+]
