@@ -812,8 +812,8 @@ std::optional<FValue> inlineAsmElementwise(Emitter &e, const CallArgs &args) {
 /// scalars, inlined into the region of a kiln.map_elementwise whose
 /// operands are the arguments broadcast to one shape. Its arguments are
 /// `pack` elements of each operand in turn; it returns `pack` elements of
-/// each result in turn. With no block among the arguments it is called
-/// directly.
+/// each result in turn. At least one argument must be a block, as
+/// upstream's op requires.
 std::optional<FValue> mapElementwise(Emitter &e, const CallArgs &args) {
   static constexpr StringRef kName = "tl.map_elementwise";
   if (args.args.empty() || args.args.front().kind != FValue::Kind::Function)
@@ -856,19 +856,16 @@ std::optional<FValue> mapElementwise(Emitter &e, const CallArgs &args) {
     shape = *common;
     operands.push_back(*v);
   }
+  // As upstream: the op maps over blocks (a scalar-only call would be the
+  // function's own call).
+  if (!anyBlock)
+    return e.error(args.loc,
+                   std::string(kName) +
+                       " maps over blocks, and every argument here is a "
+                       "scalar; call the function directly");
   CallArgs call;
   call.loc = args.loc;
   call.callee = args.args.front().function->name;
-  if (!anyBlock) {
-    if (pack != 1)
-      return e.error(args.loc, std::string(kName) +
-                                   " with pack > 1 needs a block to map over");
-    for (size_t i = 0; i < operands.size(); ++i) {
-      call.args.push_back(operands[i]);
-      call.argLocs.push_back(args.argLocs[i + 1]);
-    }
-    return e.call(args.args.front(), call);
-  }
 
   auto &b = e.getBuilder();
   mlir::Location loc = e.location(args.loc);

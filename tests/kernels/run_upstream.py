@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import multiprocessing
 import os
+import re
 import shlex
 import sys
 
@@ -46,7 +47,9 @@ def split_signature(text):
     return parts
 
 
-def constexpr_value(text, tl):
+def constexpr_value(text, tl, module=None):
+    """The Python value of a constexpr's text; a name or dotted path is a
+    (jit function) attribute of the kernel's module."""
     if text in ("True", "False"):
         return text == "True"
     if text == "None":
@@ -58,7 +61,13 @@ def constexpr_value(text, tl):
     try:
         return int(text, 0)
     except ValueError:
-        return float(text)
+        pass
+    if module is not None and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", text):
+        value = module
+        for attr in text.split("."):
+            value = getattr(value, attr)
+        return value
+    return float(text)
 
 
 def is_type(text):
@@ -119,7 +128,7 @@ def compile_one(root, rel, args, cc):
                 signature[pname] = value.split(":")[0]
                 continue
             signature[pname] = "constexpr"
-            constexprs[(i,)] = constexpr_value(value, tl)
+            constexprs[(i,)] = constexpr_value(value, tl, module)
         elif p.default is not inspect.Parameter.empty:
             signature[pname] = "constexpr"
             constexprs[(i,)] = p.default

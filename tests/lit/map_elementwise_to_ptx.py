@@ -50,3 +50,25 @@
 # MIXED: error: the function given to tl.map_elementwise returns elements of one result in different types
 # RUN: not %kilnc compile %S/../frontend/Inputs/map_elementwise_errors.py -n no_blocks -s "x_ptr=*fp32, BLOCK=64" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=NOBLOCKS
 # NOBLOCKS: error: tl.map_elementwise needs at least one block to map over
+# RUN: not %kilnc compile %S/../frontend/Inputs/map_elementwise_errors.py -n scalars_only -s "x_ptr=*fp32, a=fp32, BLOCK=64" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=SCALARS
+# SCALARS: error: tl.map_elementwise maps over blocks, and every argument here is a scalar; call the function directly
+#
+# Fewer elements a thread than pack (128 elements over 4 warps, pack=2):
+# the group runs on a copy of the thread's one element and keeps one result
+# of each (upstream Triton 3.6 fails to compile this).
+# RUN: %kilnc compile %S/../kernels/language/map_elementwise.py -n sorted_pairs -s "a_ptr=*fp32, b_ptr=*fp32, lo_ptr=*fp32, hi_ptr=*fp32, n=i32, BLOCK=128" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SHORT
+# SHORT-COUNT-1: min.f32
+# SHORT-NOT: min.f32
+# SHORT-COUNT-1: max.f32
+# SHORT-NOT: max.f32
+#
+# Pointer operands: each copy loads only when its element is positive.
+# RUN: %kilnc compile %S/Inputs/map_pointers.py -n guarded_gather -s "x_ptr=*fp32, table_ptr=*fp32, idx_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=256" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=POINTERS
+# POINTERS: setp.leu.f32 %[[P0:p[0-9]+]], %r{{[0-9]+}}, 0f00000000;
+# POINTERS-NEXT: @%[[P0]] bra $L__BB0_[[L0:[0-9]+]];
+# POINTERS: ld.global.b32
+# POINTERS: $L__BB0_[[L0]]:
+# POINTERS: setp.leu.f32 %[[P1:p[0-9]+]], %r{{[0-9]+}}, 0f00000000;
+# POINTERS-NEXT: @%[[P1]] bra $L__BB0_[[L1:[0-9]+]];
+# POINTERS: ld.global.b32
+# POINTERS: $L__BB0_[[L1]]:

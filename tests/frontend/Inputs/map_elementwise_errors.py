@@ -43,3 +43,8 @@ def mixed_pack(x_ptr, BLOCK: tl.constexpr):
 @triton.jit
 def no_blocks(x_ptr, BLOCK: tl.constexpr):
     y = tl.map_elementwise(_mixed)
+
+
+@triton.jit
+def scalars_only(x_ptr, a, BLOCK: tl.constexpr):
+    tl.store(x_ptr, tl.map_elementwise(_returns_block, a))

@@ -2,22 +2,19 @@
 # (broadcast to one shape), with per-element control flow that runs only the
 # branch an element takes: if/else with returns, a while loop with a
 # per-element trip count, tuples of results, pack=2 (two elements of each
-# argument per call), a pointer argument loaded from under a branch, and a
-# call on scalars only.
+# argument per call). (Kiln also maps over pointer blocks, which upstream
+# Triton 3.6 fails to lower: tests/lit/map_elementwise_to_ptx.py.)
 #
 # kiln-variant: -n selu_kernel -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, alpha=fp32, BLOCK=1024"
 # kiln-variant: -n selu_kernel -s "x_ptr=*fp16, out_ptr=*fp16, n=i32, alpha=fp32, BLOCK=512, num_warps=8"
 # kiln-variant: -n collatz_kernel -s "x_ptr=*i32, out_ptr=*i32, n=i32, BLOCK=256"
 # kiln-variant: -n sorted_pairs -s "a_ptr=*fp16, b_ptr=*fp16, lo_ptr=*fp16, hi_ptr=*fp16, n=i32, BLOCK=1024"
 # kiln-variant: -n sorted_pairs -s "a_ptr=*fp32:16, b_ptr=*fp32:16, lo_ptr=*fp32:16, hi_ptr=*fp32:16, n=i32:16, BLOCK=256"
-# kiln-variant: -n sorted_pairs -s "a_ptr=*fp32, b_ptr=*fp32, lo_ptr=*fp32, hi_ptr=*fp32, n=i32, BLOCK=128"
-# kiln-variant: -n guarded_gather -s "x_ptr=*fp32, table_ptr=*fp32, idx_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=128"
-# kiln-variant: -n scalar_map -s "out_ptr=*fp32, a=fp32, b=i32"
+# kiln-variant: -n two_results -s "x_ptr=*fp32, idx_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=128"
 # kiln-covers: selu_kernel: tl.map_elementwise
 # kiln-covers: collatz_kernel: tl.map_elementwise
 # kiln-covers: sorted_pairs: tl.map_elementwise
-# kiln-covers: guarded_gather: tl.map_elementwise
-# kiln-covers: scalar_map: tl.map_elementwise
+# kiln-covers: two_results: tl.map_elementwise
 import triton
 import triton.language as tl
 
@@ -73,29 +70,17 @@ def sorted_pairs(a_ptr, b_ptr, lo_ptr, hi_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _take_if_positive(x, p):
-    result = x
+def _scale_if_positive(x, i):
+    result = x - i
     if x > 0:
-        result = tl.load(p)
-    return result, x > 0
+        result = x * i
+    return result, (x > 0).to(tl.int32)
 
 
 @triton.jit
-def guarded_gather(x_ptr, table_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def two_results(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     idx = tl.load(idx_ptr + offs, mask=offs < n, other=0)
-    taken, positive = tl.map_elementwise(_take_if_positive, x, table_ptr + idx)
-    tl.store(out_ptr + offs, tl.where(positive, taken * 2.0, taken), mask=offs < n)
-
-
-@triton.jit
-def _mix(a, b):
-    if b > 3:
-        return a * b
-    return a - b
-
-
-@triton.jit
-def scalar_map(out_ptr, a, b):
-    tl.store(out_ptr, tl.map_elementwise(_mix, a, b))
+    scaled, positive = tl.map_elementwise(_scale_if_positive, x, idx)
+    tl.store(out_ptr + offs, tl.where(positive != 0, scaled * 2.0, scaled), mask=offs < n)
