@@ -990,6 +990,36 @@ std::optional<FValue> cudaSmid(Emitter &e, const CallArgs &args) {
                    /*pure=*/true, args.loc);
 }
 
+// tl.target_info: the compiled-for target as compile-time booleans (CUDA,
+// the --arch's compute capability), as upstream's constexpr functions
+// answer them for the active GPU.
+std::optional<FValue> targetIsCuda(Emitter &e, const CallArgs &args) {
+  if (!noArguments(e, args, "tl.target_info.is_cuda"))
+    return std::nullopt;
+  return FValue::boolean(true);
+}
+
+std::optional<FValue> targetIsHip(Emitter &e, const CallArgs &args) {
+  if (!noArguments(e, args, "tl.target_info." + args.callee))
+    return std::nullopt;
+  return FValue::boolean(false);
+}
+
+std::optional<FValue> targetCapabilityGeq(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"major", "minor"};
+  ArgReader r(e, args, "tl.target_info.cuda_capability_geq", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
+  for (size_t i : {size_t(0), size_t(1)})
+    if (r.get(i) && !r.get(i)->isInt())
+      return r.bad(i, "a compile-time int");
+  int64_t minor = r.get(1) ? r.get(1)->intValue : 0;
+  return FValue::boolean(e.getHostTarget().arch >=
+                         r.get(0)->intValue * 10 + minor);
+}
+
 std::optional<FValue> cudaNumWarps(Emitter &e, const CallArgs &args) {
   if (!noArguments(e, args, "tl.extra.cuda.num_warps"))
     return std::nullopt;
@@ -1092,6 +1122,12 @@ void kiln::frontend::addMathBuiltins(BuiltinTable &table) {
   table["cuda.globaltimer"] = cudaGlobaltimer;
   table["cuda.smid"] = cudaSmid;
   table["cuda.num_warps"] = cudaNumWarps;
+  table["target_info.is_cuda"] = targetIsCuda;
+  table["target_info.cuda_capability_geq"] = targetCapabilityGeq;
+  for (const char *name :
+       {"target_info.is_hip", "target_info.is_hip_cdna3",
+        "target_info.is_hip_cdna4", "target_info.is_hip_gfx1250"})
+    table[name] = targetIsHip;
   table["cuda.num_threads"] = cudaNumThreads;
   table["cuda.gdc_wait"] = cudaGdcWait;
   table["cuda.gdc_launch_dependents"] = cudaGdcLaunchDependents;

@@ -134,6 +134,7 @@ static bool isKnownTritonModule(StringRef module) {
       "triton.language.core",
       "triton.language.math",
       "triton.language.standard",
+      "triton.language.target_info",
       "triton.language.extra",
       "triton.language.extra.libdevice",
       "triton.language.extra.cuda",
@@ -2192,7 +2193,7 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       if (attr == "constexpr")
         return FValue::named(FValue::Kind::Marker, "tl.constexpr");
       if (attr == "extra" || attr == "math" || attr == "core" ||
-          attr == "standard")
+          attr == "standard" || attr == "target_info")
         return FValue::named(FValue::Kind::Module,
                              canonicalModule("triton.language." + attr.str()));
       // The largest block a tensor may have (upstream's limit; Kiln's own
@@ -2233,6 +2234,14 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
         !llvm::is_contained({"cuda", "libdevice", "hip"}, attr))
       return error(loc, "'triton.language.extra." + attr +
                             "' is not a module of Triton for CUDA GPUs");
+    if (path == "triton.language.target_info") {
+      if (lookupBuiltin("target_info." + attr.str()))
+        return FValue::named(FValue::Kind::Builtin,
+                             "target_info." + attr.str());
+      return error(loc, "'tl.target_info." + attr +
+                            "' is not supported by Kiln (it has is_cuda, "
+                            "cuda_capability_geq and the is_hip* probes)");
+    }
     // tl.extra.cuda's functions (its utils and grid dependency control).
     if (path == "triton.language.extra.cuda" &&
         lookupBuiltin("cuda." + attr.str()))

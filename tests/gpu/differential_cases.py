@@ -1037,6 +1037,10 @@ CASES += [
     case("cuda_dependent_copy", F, "dependent_copy", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256",
          dict(x_ptr=("randn", "float32", 1000), out_ptr=("zeros", "float32", 1000), n=1000),
          (cdiv(1000, 256),), ["out_ptr"], tol=0),
+    # tl.target_info's answers for the GPU: the cubin's arch against the
+    # JIT's (both 9.0 on the H200).
+    case("cuda_target_flags", F, "target_flags", "out_ptr=*i32",
+         dict(out_ptr=("zeros", "int32", 1)), (1,), ["out_ptr"], tol=0),
 ]
 
 # --- shapes/join_split.py ----------------------------------------------------

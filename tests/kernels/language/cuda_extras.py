@@ -7,10 +7,14 @@
 # kiln-variant: -n launch_shape -s "out_ptr=*i32"
 # kiln-variant: -n dependent_copy -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=256"
 # kiln-covers: launch_shape: tl.extra.cuda utilities
+# kiln-variant: -n target_flags -s "out_ptr=*i32"
 # kiln-covers: dependent_copy: tl.extra.cuda utilities
+# kiln-covers: target_flags: tl.target_info
 import triton
 import triton.language as tl
+from triton.language import target_info
 from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+from triton.language.target_info import cuda_capability_geq
 
 
 @triton.jit
@@ -33,3 +37,20 @@ def dependent_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < n)
     gdc_launch_dependents()
     tl.store(out_ptr + offs, x * 2, mask=offs < n)
+
+
+@triton.jit
+def target_flags(out_ptr):
+    # Compile-time booleans of the target: 13 on sm_90, 8 on sm_80.
+    flags = 0
+    if tl.target_info.cuda_capability_geq(9, 0):
+        flags += 1
+    if target_info.cuda_capability_geq(10):
+        flags += 2
+    if cuda_capability_geq(8, minor=9):
+        flags += 4
+    if tl.target_info.is_cuda():
+        flags += 8
+    if target_info.is_hip():
+        flags += 16
+    tl.store(out_ptr, flags)
