@@ -27,7 +27,8 @@ result:
   (one dot's result feeding the next), and in K loops;
 - control flow: for over range / tl.range (run-time trip counts, zero
   included), while, tl.static_range, if/else on a run-time scalar, if/elif on
-  a constexpr.
+  a constexpr; per element, through tl.map_elementwise of a helper that
+  branches (fp32) or loops (i32) on exact values.
 
 Magnitudes are kept finite (a value whose bound grows past its dtype's comfort
 is scaled by a power of two, which is exact), and the relative error a float
@@ -151,6 +152,7 @@ class Gen:
         self.compare = {}
         self.features = set()
         self.scalars_used = set()
+        self.helpers = []  # module-level @triton.jit helpers, as source lines
         self.fp8_types = [t for t in ("fp8e5", "fp8e4nv")
                           if t == "fp8e5" or all(a not in ("sm_80", "sm_86") for a in archs)]
 
@@ -409,8 +411,31 @@ class Gen:
             v = self.load()
         return v
 
+    def mapped(self):
+        """tl.map_elementwise of a generated helper with per-element control
+        flow over an exact fp32 or i32 block: the result stays exact."""
+        ok = lambda v: v.exact and v.dtype in ("fp32", "i32") and v.shape
+        v = self.operand(dtype_pred=ok)
+        if not ok(v):
+            return None
+        name = f"_map{len(self.helpers)}"
+        if v.dtype == "fp32":
+            # Halves the positive elements, negates the rest: exact.
+            body = ["    r = a", "    if a > 0:", "        r = a * 0.5", "    else:", "        r = -a",
+                    "    return r"]
+        else:
+            # Halves an element until it is at most 7 (a trip count of its own).
+            body = ["    while a > 7:", "        a = a // 2", "    return a"]
+        self.helpers += ["@triton.jit", f"def {name}(a):"] + body + ["", ""]
+        self.feature("map_elementwise")
+        return self.bind(f"tl.map_elementwise({name}, {v.name})", v.shape, v.dtype, True, v.bound)
+
     def unary(self):
         r = self.rng
+        if r.random() < 0.06:
+            mapped = self.mapped()
+            if mapped is not None:
+                return mapped
         v = self.operand(dtype_pred=lambda v: DTYPES[v.dtype][2] != "fp8")
         if DTYPES[v.dtype][2] == "fp8":
             v = self.cast(v, "fp32")
@@ -1015,6 +1040,7 @@ class Gen:
             "import triton.language as tl",
             "",
             "",
+        ] + self.helpers + [
             "@triton.jit",
             f"def fuzz_kernel({', '.join(params)}):",
             "    pid = tl.program_id(0)",
@@ -1058,7 +1084,7 @@ def self_check(count):
         try:
             case = generate(seed, archs)
             tree = ast.parse(case["source"])
-            fn = [n for n in tree.body if isinstance(n, ast.FunctionDef)][0]
+            fn = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == case["kernel"]][0]
             declared = [a.arg for a in fn.args.args]
             named = [e.split("=")[0] for e in case["sig"].split(", ")]
             assert named[:len(declared)] == declared, f"signature {named} vs parameters {declared}"
