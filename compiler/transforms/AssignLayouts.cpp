@@ -1058,11 +1058,13 @@ struct AssignLayoutsPass
            });
   }
 
-  /// Ops that combine elements at the same position only: no regions, no
-  /// memory effects, every tensor operand and result of one shape.
+  /// Ops that combine elements at the same position only: no regions (but
+  /// a map_elementwise's function), no memory effects, every tensor operand
+  /// and result of one shape.
   static bool isElementwise(Operation *op) {
-    if (op->getNumRegions() != 0 || !isMemoryEffectFree(op) ||
-        op->getNumResults() == 0 || isa<kiln::DotOp>(op))
+    if ((op->getNumRegions() != 0 && !isa<kiln::MapElementwiseOp>(op)) ||
+        !isMemoryEffectFree(op) || op->getNumResults() == 0 ||
+        isa<kiln::DotOp>(op))
       return false;
     std::optional<ArrayRef<int64_t>> shape;
     for (Type type :
