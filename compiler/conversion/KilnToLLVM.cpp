@@ -118,6 +118,21 @@ struct KilnToLLVMPass : kiln::impl::KilnToLLVMBase<KilnToLLVMPass> {
       kernelArgs.push_back(std::move(args));
     });
 
+    // `disable_licm` (tl.range's option, tl.condition's) becomes the loop
+    // metadata LLVM's LICM honors; scf-to-cf puts it on the back edge.
+    module.walk([&](Operation *op) {
+      if (!isa<scf::ForOp, scf::WhileOp>(op))
+        return;
+      auto flag = op->getAttrOfType<IntegerAttr>("kiln.disable_licm");
+      if (!flag || flag.getInt() == 0)
+        return;
+      auto licm =
+          LLVM::LoopLICMAttr::get(ctx, BoolAttr::get(ctx, true), BoolAttr());
+      op->setAttr("llvm.loop_annotation", LLVM::LoopAnnotationAttr::get(
+                                              ctx, {}, {}, {}, {}, {}, licm, {},
+                                              {}, {}, {}, {}, {}, {}, {}, {}));
+    });
+
     // Structured control flow to branches first: block arguments then carry
     // tensors, which the type conversion below turns into structs.
     {

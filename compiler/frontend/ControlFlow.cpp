@@ -973,6 +973,50 @@ bool Emitter::emitFor(const ForStmt &stmt) {
   return true;
 }
 
+// `while tl.condition(c, disable_licm=...)`: the loop's condition is c; the
+// option is kept on the loop as tl.range's are.
+bool Emitter::unwrapWhileCondition(const Expr *&cond,
+                                   std::optional<bool> &disableLicm) {
+  auto *call = llvm::dyn_cast<CallExpr>(cond);
+  if (!call)
+    return true;
+  std::optional<FValue> callee = evaluate(*call->callee);
+  if (!callee)
+    return false;
+  if (callee->kind != FValue::Kind::Builtin || callee->text != "tl.condition")
+    return true;
+  const Expr *inner = call->args.empty() ? nullptr : call->args[0].get();
+  const Expr *option = call->args.size() > 1 ? call->args[1].get() : nullptr;
+  for (const Keyword &kw : call->keywords) {
+    if (kw.name == "arg1" && !inner)
+      inner = kw.value.get();
+    else if (kw.name == "disable_licm" && !option)
+      option = kw.value.get();
+    else
+      return error(kw.loc, "tl.condition has no argument '" + kw.name +
+                               "' (or it is given twice)"),
+             false;
+  }
+  if (!inner || call->args.size() > 2)
+    return error(call->getLoc(),
+                 "tl.condition takes a condition and, optionally, "
+                 "disable_licm"),
+           false;
+  if (option) {
+    std::optional<FValue> v = evaluate(*option);
+    if (!v)
+      return false;
+    if (v->kind != FValue::Kind::Bool && !v->isInt())
+      return error(option->getLoc(),
+                   "'disable_licm' must be a compile-time boolean, got " +
+                       v->describe()),
+             false;
+    disableLicm = v->intValue != 0;
+  }
+  cond = inner;
+  return true;
+}
+
 bool Emitter::emitWhile(const WhileStmt &stmt) {
   if (!stmt.elseBody.empty())
     return error(stmt.getLoc(), "'while ... else' is not supported"), false;
@@ -998,15 +1042,22 @@ bool Emitter::emitWhile(const WhileStmt &stmt) {
     mlir::Block *beforeBlock =
         builder.createBlock(&whileOp.getBefore(), {}, mlirTypes, locs);
     bind(beforeBlock);
-    std::optional<FValue> cond = evaluate(*stmt.cond);
+    const Expr *condExpr = stmt.cond.get();
+    std::optional<bool> disableLicm;
+    if (!unwrapWhileCondition(condExpr, disableLicm))
+      return false;
+    if (disableLicm)
+      whileOp->setAttr("kiln.disable_licm",
+                       builder.getI32IntegerAttr(*disableLicm));
+    std::optional<FValue> cond = evaluate(*condExpr);
     if (!cond)
       return false;
     if (!cond->isRuntime() || cond->type.isBlock() || cond->type.isPointer)
-      return error(stmt.cond->getLoc(),
+      return error(condExpr->getLoc(),
                    "a 'while' condition must be a run-time scalar, got " +
                        cond->describe()),
              false;
-    FValue c = castTo(*cond, DType(ScalarKind::I1), stmt.cond->getLoc());
+    FValue c = castTo(*cond, DType(ScalarKind::I1), condExpr->getLoc());
     mlir::scf::ConditionOp::create(builder, l, c.value,
                                    beforeBlock->getArguments());
 

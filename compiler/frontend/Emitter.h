@@ -243,6 +243,8 @@ private:
   bool emitIf(const IfStmt &stmt);
   bool emitFor(const ForStmt &stmt);
   bool emitWhile(const WhileStmt &stmt);
+  bool unwrapWhileCondition(const Expr *&cond,
+                            std::optional<bool> &disableLicm);
   /// An `if` with a `return` somewhere in its branches, outside loops. On a
   /// run-time condition it becomes one scf.if whose every path ends the
   /// function: each branch is followed by the rest of the function (the

@@ -1,8 +1,8 @@
 # Functions upstream exposes beside the operators and tl.rand: tl.add,
 # tl.sub and tl.mul; the Philox rounds alone (tl.philox_impl, on 32- and
 # 64-bit counters with a caller's key) and the Box-Muller step
-# (tl.pair_uniform_to_normal); tl.range's disable_licm and
-# tl.TRITON_MAX_TENSOR_NUMEL.
+# (tl.pair_uniform_to_normal); tl.range's disable_licm, a while loop's
+# tl.condition and tl.TRITON_MAX_TENSOR_NUMEL.
 #
 # kiln-variant: -n arithmetic_functions -s "x_ptr=*i32, y_ptr=*i32, out_ptr=*i32, BLOCK=128"
 # kiln-variant: -n arithmetic_functions -s "x_ptr=*fp32, y_ptr=*fp32, out_ptr=*fp32, BLOCK=64"
@@ -10,6 +10,7 @@
 # kiln-variant: -n philox_rounds -s "c_ptr=*u64, k_ptr=*u64, out_ptr=*u64, ROUNDS=6, BLOCK=64"
 # kiln-variant: -n normal_pairs -s "u_ptr=*fp32, out_ptr=*fp32, BLOCK=128"
 # kiln-variant: -n summed_rows -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128"
+# kiln-variant: -n summed_rows_while -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=128"
 # kiln-variant: -n scalar_and_flags -s "x_ptr=*i32, out_ptr=*i32, BLOCK=64"
 # kiln-variant: -n scalar_and_flags -s "x_ptr=*fp32, out_ptr=*fp32, BLOCK=32"
 # kiln-covers: arithmetic_functions: tl.add/tl.sub/tl.mul
@@ -19,6 +20,7 @@
 # kiln-covers: normal_pairs: tl.pair_uniform_to_normal
 # kiln-covers: summed_rows: tl.range(disable_licm=)
 # kiln-covers: summed_rows: tl.TRITON_MAX_TENSOR_NUMEL
+# kiln-covers: summed_rows_while: while tl.condition(disable_licm=)
 import triton
 import triton.language as tl
 
@@ -62,6 +64,17 @@ def summed_rows(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK], tl.float32)
     for i in tl.range(0, n, disable_licm=True):
         acc += tl.load(x_ptr + i * BLOCK + offs)
+    tl.store(out_ptr + offs, acc)
+
+
+@triton.jit
+def summed_rows_while(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    i = 0
+    while tl.condition(i < n, disable_licm=True):
+        acc += tl.load(x_ptr + i * BLOCK + offs)
+        i += 1
     tl.store(out_ptr + offs, acc)
 
 
