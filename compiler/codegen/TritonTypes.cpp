@@ -31,6 +31,8 @@ const char *elementType(StringRef type) {
       .Case("fp64", "double")
       .Case("fp8e4nv", "kiln::float8_e4m3")
       .Case("fp8e5", "kiln::float8_e5m2")
+      // No C++ type has tl.float8e4b15's encoding: its bytes.
+      .Case("fp8e4b15", "uint8_t")
       .Default(nullptr);
 }
 

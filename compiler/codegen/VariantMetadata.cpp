@@ -298,7 +298,7 @@ Expected<VariantMetadata> parseVariantMetadata(StringRef text,
     if (!cppTypeFor(param.type))
       return fail(formatv("params[{0}] ({1}): unknown type \"{2}\" (expected "
                           "i1, i8..i64, u8..u64, fp16, bf16, fp32, fp64, "
-                          "fp8e4nv, fp8e5, or * before one, or "
+                          "fp8e4nv, fp8e5, fp8e4b15, or * before one, or "
                           "tensordesc<T[d0,...]>)",
                           index, param.name, param.type));
     if (std::optional<DescriptorType> desc = parseDescriptorType(param.type)) {

@@ -13,6 +13,13 @@
 // Wider and narrower sides (f32, f64, bf16) pass through f16 or f32, which
 // hold every fp8 value exactly.
 //
+// tl.float8e4b15 (carried in f8E4M3B11FNUZ, kiln::isFp8E4B15) is f16's bits
+// 13..7 beside the sign, on every target, as upstream defines it: from f16
+// the magnitude is clamped to 1.75 (inf and NaN too) and rounded half up to
+// three mantissa bits; from f32 it first goes to f16 toward zero; to any
+// wider type it goes through f16, which holds it exactly. The front end
+// converts it only to and from f16 and f32 (and bf16 from it).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/ElementMapping.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
@@ -72,6 +79,64 @@ Value f32ToF16RoundToOdd(OpBuilder &b, Location loc, Value x) {
   Value odd = LLVM::OrOp::create(b, loc, truncated, i16Constant(b, loc, 1));
   Value bits = LLVM::SelectOp::create(b, loc, inexact, odd, truncated);
   return LLVM::BitcastOp::create(b, loc, b.getF16Type(), bits);
+}
+
+/// An f16 to its fp8e4b15 byte.
+Value f16ToE4B15(OpBuilder &b, Location loc, Value half) {
+  Value bits = LLVM::BitcastOp::create(b, loc, b.getI16Type(), half);
+  Value sign =
+      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, int16_t(0x8000)));
+  Value magnitude =
+      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, 0x7fff));
+  // As unsigned integers, magnitudes order as the values do, and inf and
+  // NaN lie above 1.75 (0x3f00): one compare clamps them all.
+  Value largest = i16Constant(b, loc, 0x3f00);
+  Value tooLarge = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ugt,
+                                        magnitude, largest);
+  magnitude = LLVM::SelectOp::create(b, loc, tooLarge, largest, magnitude);
+  Value rounded = LLVM::AddOp::create(
+      b, loc, LLVM::ShlOp::create(b, loc, magnitude, i16Constant(b, loc, 1)),
+      i16Constant(b, loc, 0x80));
+  Value byte =
+      LLVM::LShrOp::create(b, loc, LLVM::OrOp::create(b, loc, sign, rounded),
+                           i16Constant(b, loc, 8));
+  return LLVM::TruncOp::create(b, loc, b.getI8Type(), byte);
+}
+
+/// An fp8e4b15 byte to the f16 of the same value.
+Value e4b15ToF16(OpBuilder &b, Location loc, Value byte) {
+  Value wide = LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte);
+  Value sign = LLVM::ShlOp::create(
+      b, loc, LLVM::AndOp::create(b, loc, wide, i16Constant(b, loc, 0x80)),
+      i16Constant(b, loc, 8));
+  Value rest = LLVM::ShlOp::create(
+      b, loc, LLVM::AndOp::create(b, loc, wide, i16Constant(b, loc, 0x7f)),
+      i16Constant(b, loc, 7));
+  return LLVM::BitcastOp::create(b, loc, b.getF16Type(),
+                                 LLVM::OrOp::create(b, loc, sign, rest));
+}
+
+/// One element (f16 or f32) to fp8e4b15, or from it to `to` (f16, bf16,
+/// f32); null for any other type.
+Value convertE4B15(OpBuilder &b, Location loc, Value x, Type to,
+                   bool narrowing) {
+  if (narrowing) {
+    if (x.getType().isF32())
+      x = LLVM::BitcastOp::create(b, loc, b.getF16Type(),
+                                  kiln::inlinePtx(b, loc, b.getI16Type(),
+                                                  "cvt.rz.f16.f32 $0, $1;",
+                                                  "=h,f", x));
+    return x.getType().isF16() ? f16ToE4B15(b, loc, x) : Value();
+  }
+  Value half = e4b15ToF16(b, loc, x);
+  if (to.isF16())
+    return half;
+  if (to.isF32())
+    return LLVM::FPExtOp::create(b, loc, to, half);
+  if (to.isBF16())
+    return LLVM::FPTruncOp::create(
+        b, loc, to, LLVM::FPExtOp::create(b, loc, b.getF32Type(), half));
+  return Value();
 }
 
 /// Two elements (f32 or f16) to their fp8 bytes with one cvt (sm_89+):
@@ -174,6 +239,8 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
     constexpr bool narrowing = std::is_same_v<CastOp, arith::TruncFOp>;
     Type fp8 = kiln::getElementTypeOrSelf(narrowing ? op.getType()
                                                     : op.getIn().getType());
+    if (kiln::isFp8E4B15(fp8))
+      return lowerE4B15(op, adaptor, rewriter, narrowing);
     if (!kiln::isFp8(fp8))
       return failure();
     bool e4m3 = isa<Float8E4M3FNType>(fp8);
@@ -210,6 +277,29 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
                      ? truncToFp8(rewriter, loc, x[0], e4m3, computeCapability)
                      : extFromFp8(rewriter, loc, x[0], resultElement, e4m3,
                                   computeCapability);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  LogicalResult lowerE4B15(CastOp op, typename CastOp::Adaptor adaptor,
+                           ConversionPatternRewriter &rewriter,
+                           bool narrowing) const {
+    Type other = kiln::getElementTypeOrSelf(narrowing ? op.getIn().getType()
+                                                      : op.getType());
+    if (!(other.isF16() || other.isF32() || (!narrowing && other.isBF16())))
+      return op.emitOpError("fp8e4b15 converts from fp16 and fp32 and to "
+                            "fp16, bf16 and fp32 only, not ")
+             << (narrowing ? "from " : "to ") << other;
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
+    Type resultElement = this->getTypeConverter()->convertType(
+        kiln::getElementTypeOrSelf(op.getType()));
+    if (!resultType || !resultElement)
+      return failure();
+    Location loc = op.getLoc();
+    Value result = kiln::mapElements(
+        rewriter, loc, resultType, adaptor.getIn(), [&](ValueRange x) {
+          return convertE4B15(rewriter, loc, x[0], resultElement, narrowing);
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -694,6 +694,12 @@ std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
     return e.bitcastTo(input, to, args.loc);
   }
   DType from = input.type.element;
+  // Upstream converts to fp8e4b15 from fp16 and fp32 only.
+  if (to.element.getKind() == ScalarKind::F8E4B15 && from != to.element &&
+      from.getKind() != ScalarKind::F16 && from.getKind() != ScalarKind::F32)
+    return e.error(args.loc, "cannot convert " + input.type.scalar().str() +
+                                 " to fp8e4b15: it converts from fp16 and "
+                                 "fp32 only (as in Triton)");
   auto isFp8 = [](DType d) { return d.isFloat() && d.getBitWidth() == 8; };
   if ((isFp8(from) && to.element.isInteger()) ||
       (from.isInteger() && isFp8(to.element)))
@@ -843,6 +849,7 @@ std::optional<FValue> dtypePredicate(Emitter &e, const CallArgs &args) {
                .Case("is_fp8", fp8)
                .Case("is_fp8e4nv", is(ScalarKind::F8E4NV))
                .Case("is_fp8e5", is(ScalarKind::F8E5))
+               .Case("is_fp8e4b15", is(ScalarKind::F8E4B15))
                .Case("is_fp16", is(ScalarKind::F16))
                .Case("is_bf16", is(ScalarKind::BF16))
                .Case("is_fp32", is(ScalarKind::F32))
@@ -1115,8 +1122,8 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
         "is_int16",  "is_int32",      "is_int64",
         "is_uint8",  "is_uint16",     "is_uint32",
         "is_uint64", "is_fp8",        "is_fp8e4nv",
-        "is_fp8e5",  "is_fp16",       "is_bf16",
-        "is_fp32",   "is_fp64"})
+        "is_fp8e5",  "is_fp8e4b15",   "is_fp16",
+        "is_bf16",   "is_fp32",       "is_fp64"})
     table[std::string("method.dtype.") + predicate] = dtypePredicate;
   table["method.logical_and"] = logicalMethod;
   table["method.logical_or"] = logicalMethod;

@@ -687,6 +687,19 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
       }
     }
   }
+  // fp8e4b15 has no tensor-core instruction: its operands are widened to
+  // fp16 (exactly), as upstream does, and multiplied as fp16.
+  auto isE4B15 = [](const FValue &v) {
+    return v.type.element.getKind() == ScalarKind::F8E4B15;
+  };
+  if (isE4B15(operands[0]) != isE4B15(operands[1]))
+    return e.error(args.loc, "tl.dot needs operands of one dtype, got " +
+                                 operands[0].type.element.getLanguageName() +
+                                 " and " +
+                                 operands[1].type.element.getLanguageName());
+  if (isE4B15(operands[0]))
+    for (FValue &operand : operands)
+      operand = e.castTo(operand, DType(ScalarKind::F16), args.loc);
   const FValue &a = operands[0], &b = operands[1];
   DType ta = a.type.element, tb = b.type.element;
   auto isFp8 = [](DType t) { return t.isFloat() && t.getBitWidth() == 8; };
@@ -695,7 +708,7 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
                                           ScalarKind::F16, ScalarKind::BF16,
                                           ScalarKind::F32, ScalarKind::F64};
     for (size_t i = 0; i < 2; ++i)
-      if (!llvm::is_contained(kAllowed, r.get(i)->type.element.getKind()))
+      if (!llvm::is_contained(kAllowed, operands[i].type.element.getKind()))
         return r.bad(i, "a block of int8, float8, float16, bfloat16, float32 "
                         "or float64");
     if (ta != tb)

@@ -2348,9 +2348,10 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       static const struct {
         ScalarKind kind;
         int mantissa, bias;
-      } kFloats[] = {{ScalarKind::F8E4NV, 3, 7}, {ScalarKind::F8E5, 2, 15},
-                     {ScalarKind::F16, 10, 15},  {ScalarKind::BF16, 7, 127},
-                     {ScalarKind::F32, 23, 127}, {ScalarKind::F64, 52, 1023}};
+      } kFloats[] = {{ScalarKind::F8E4NV, 3, 7},   {ScalarKind::F8E5, 2, 15},
+                     {ScalarKind::F8E4B15, 3, 15}, {ScalarKind::F16, 10, 15},
+                     {ScalarKind::BF16, 7, 127},   {ScalarKind::F32, 23, 127},
+                     {ScalarKind::F64, 52, 1023}};
       for (const auto &f : kFloats)
         if (f.kind == t.element.getKind())
           return FValue::integer(attr == "exponent_bias" ? f.bias : f.mantissa);

@@ -149,6 +149,16 @@ FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
   DType src = v.type.element;
   if (src == dst || v.type.isPointer)
     return v;
+  // fp8e4b15 converts only to and from fp16 and fp32 (upstream's
+  // conversions); other types go through them, both exact on the way out.
+  auto isF16OrF32 = [](DType d) {
+    return d.getKind() == ScalarKind::F16 || d.getKind() == ScalarKind::F32;
+  };
+  if (src.getKind() == ScalarKind::F8E4B15 && !isF16OrF32(dst) &&
+      dst.getKind() != ScalarKind::BF16)
+    return castTo(castTo(v, DType(ScalarKind::F32), loc), dst, loc);
+  if (dst.getKind() == ScalarKind::F8E4B15 && !isF16OrF32(src))
+    return castTo(castTo(v, DType(ScalarKind::F32), loc), dst, loc);
   TritonType resultType = v.type;
   resultType.element = dst;
   mlir::Type type = resultType.toMLIR(&context);
@@ -533,10 +543,7 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     computeType = weakType(rhs, lhs.type.element);
   else {
     DType l = lhs.type.element, r = rhs.type.element;
-    auto isFp8 = [](DType d) {
-      return d.getKind() == ScalarKind::F8E4NV ||
-             d.getKind() == ScalarKind::F8E5;
-    };
+    auto isFp8 = [](DType d) { return d.isFloat() && d.getBitWidth() == 8; };
     if ((isFp8(l) && r.isInteger()) || (isFp8(r) && l.isInteger()))
       return error(loc, "operator '" + op + "' cannot combine " +
                             l.getShortName() + " and " + r.getShortName() +

@@ -15,8 +15,8 @@ static llvm::Error makeError(const llvm::Twine &message) {
 
 /// The element type names of a signature, as its errors list them.
 static constexpr llvm::StringLiteral kElementTypes[] = {
-    "i1",  "i8",   "i16",  "i32",  "i64",  "u8",      "u16",  "u32",
-    "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv", "fp8e5"};
+    "i1",  "i8",   "i16",  "i32",  "i64",  "u8",      "u16",   "u32",
+    "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv", "fp8e5", "fp8e4b15"};
 
 /// " (did you mean 'X'?)" for the candidate within a small edit distance of
 /// `word` (1 for words of up to 3 letters, else 2), or "" when none is.
@@ -373,7 +373,7 @@ static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
     return makeError(llvm::formatv(
         "parameter '{0}': unknown type '{1}'{2} (expected *T or T with T "
         "one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64 "
-        "fp8e4nv fp8e5, "
+        "fp8e4nv fp8e5 fp8e4b15, "
         "optionally followed by :16, or an integer type by :1; "
         "tensordesc<T[d0,d1,...]>; or a tuple of these, (i32, i32:16))",
         decl.name, text.trim(),

@@ -27,6 +27,7 @@ constexpr DTypeNames kNames[] = {
     {ScalarKind::U64, "u64", "uint64", 64},
     {ScalarKind::F8E4NV, "fp8e4nv", "float8e4nv", 8},
     {ScalarKind::F8E5, "fp8e5", "float8e5", 8},
+    {ScalarKind::F8E4B15, "fp8e4b15", "float8e4b15", 8},
     {ScalarKind::F16, "fp16", "float16", 16},
     {ScalarKind::BF16, "bf16", "bfloat16", 16},
     {ScalarKind::F32, "fp32", "float32", 32},
@@ -85,6 +86,10 @@ mlir::Type DType::toMLIR(mlir::MLIRContext *context) const {
     return mlir::Float8E4M3FNType::get(context);
   case ScalarKind::F8E5:
     return mlir::Float8E5M2Type::get(context);
+  case ScalarKind::F8E4B15:
+    // MLIR has no e4m3 with bias 15: its bias-11 e4m3 stands in, as a byte
+    // type only (kiln::isFp8E4B15); the conversions are Kiln's own.
+    return mlir::Float8E4M3B11FNUZType::get(context);
   case ScalarKind::F16:
     return mlir::Float16Type::get(context);
   case ScalarKind::BF16:

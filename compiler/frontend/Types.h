@@ -17,8 +17,22 @@
 namespace kiln::frontend {
 
 enum class ScalarKind {
-  I1, I8, I16, I32, I64, U8, U16, U32, U64,
-  F8E4NV, F8E5, F16, BF16, F32, F64,
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  F8E4NV,
+  F8E5,
+  F8E4B15,
+  F16,
+  BF16,
+  F32,
+  F64,
 };
 
 /// A Triton scalar dtype (tl.int32, tl.float16, ...).

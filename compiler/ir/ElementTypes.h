@@ -16,6 +16,13 @@ inline bool isFp8(mlir::Type type) {
   return mlir::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(type);
 }
 
+/// tl.float8e4b15 (e4m3 with exponent bias 15, no inf or NaN), carried in
+/// MLIR's f8E4M3B11FNUZ type: only loaded, stored and converted to and from
+/// f16/f32 (Fp8CastsToLLVM.cpp), never computed on.
+inline bool isFp8E4B15(mlir::Type type) {
+  return mlir::isa<mlir::Float8E4M3B11FNUZType>(type);
+}
+
 } // namespace kiln
 
 #endif // KILN_IR_ELEMENTTYPES_H

@@ -278,6 +278,36 @@ CASES += [
          (cdiv(3000, 256),), ["out_ptr"], tol=0),
 ]
 
+# --- elementwise/fp8e4b15.py ---------------------------------------------------
+# Bitwise: upstream's conversions are exact integer recipes. The inputs cover
+# the clamp (|x| > 1.75, inf, NaN), ties of the rounding and subnormals; the
+# bytes of a u8 buffer stand for fp8e4b15 values (torch has no such dtype).
+F = "elementwise/fp8e4b15.py"
+CASES += [
+    case("e4b15_round_trip_f32", F, "round_trip", "in_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(in_ptr=("specials", "float32", 5000), out_ptr=("zeros", "float32", 5000), n=5000),
+         (cdiv(5000, 1024),), ["out_ptr"], tol=0),
+    case("e4b15_round_trip_f32_wide", F, "round_trip", "in_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024",
+         dict(in_ptr=("wide", "float32", 5000), out_ptr=("zeros", "float32", 5000), n=5000),
+         (cdiv(5000, 1024),), ["out_ptr"], tol=0),
+    case("e4b15_round_trip_f16", F, "round_trip", "in_ptr=*fp16, out_ptr=*fp16, n=i32, BLOCK=1024",
+         dict(in_ptr=("randbits", "float16", 5000), out_ptr=("zeros", "float16", 5000), n=5000),
+         (cdiv(5000, 1024),), ["out_ptr"], tol=0),
+    case("e4b15_round_trip_bf16", F, "round_trip", "in_ptr=*fp16, out_ptr=*bf16, n=i32, BLOCK=512",
+         dict(in_ptr=("specials", "float16", 3000), out_ptr=("zeros", "bfloat16", 3000), n=3000),
+         (cdiv(3000, 512),), ["out_ptr"], tol=0),
+    case("e4b15_encode_f32", F, "encode", "in_ptr=*fp32, out_ptr=*u8, n=i32, BLOCK=1024",
+         dict(in_ptr=("uniform", "float32", 5000, -2.5, 2.5), out_ptr=("zeros", "uint8", 5000), n=5000),
+         (cdiv(5000, 1024),), ["out_ptr"], tol=0),
+    case("e4b15_decode_u8", F, "decode", "in_ptr=*u8, out_ptr=*fp32, n=i32, BLOCK=256",
+         dict(in_ptr=("randbits", "uint8", 3000), out_ptr=("zeros", "float32", 3000), n=3000),
+         (cdiv(3000, 256),), ["out_ptr"], tol=0),
+    case("e4b15_dot", F, "dot_e4b15", "a_ptr=*u8, b_ptr=*u8, c_ptr=*fp32, M=i32, N=i32, K=i32, BM=64, BN=64, BK=32",
+         dict(a_ptr=("randbits", "uint8", 200 * 72), b_ptr=("randbits", "uint8", 72 * 130),
+              c_ptr=("zeros", "float32", 200 * 130), M=200, N=130, K=72),
+         (cdiv(200, 64), cdiv(130, 64)), ["c_ptr"], tol=1e-5),
+]
+
 # --- elementwise/integer_ops.py ----------------------------------------------
 F = "elementwise/integer_ops.py"
 CASES += [
