@@ -119,11 +119,23 @@ std::optional<llvm::SmallVector<int64_t>>
 readShape(Emitter &e, const FValue &v, llvm::SMLoc loc, llvm::StringRef what);
 
 /// Converts the operands of an element-wise builtin to one dtype and shape,
-/// as an arithmetic operator would (python numbers weakly typed, numpy
-/// broadcasting). Pointers must all have one type and take no numbers.
+/// as an arithmetic operator would (numpy broadcasting; python numbers
+/// weakly typed, or, with weakNumbers false, typed by strongType as upstream
+/// types the operands of tl.maximum, tl.fma, ...). Pointers must all have
+/// one type and take no numbers.
 std::optional<std::vector<FValue>>
 legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands, llvm::SMLoc loc,
-                 llvm::StringRef builtin);
+                 llvm::StringRef builtin, bool weakNumbers = true);
+
+/// The operands with bf16 values widened to fp32 (tl.maximum, tl.minimum and
+/// tl.clamp compute bf16 in fp32 upstream).
+std::vector<FValue> bf16AsF32(Emitter &e, llvm::ArrayRef<FValue> operands,
+                              llvm::SMLoc loc);
+
+/// The type upstream gives a python number it makes a tensor of before
+/// typing an operation (comparisons, tl.maximum, tl.fma, ...): int32, uint32
+/// or int64 by its range, fp32 (fp64 outside fp32's normal range), int1.
+DType strongType(const FValue &number);
 
 /// The high half of the unsigned product of two integer values of one type
 /// and shape (tl.umulhi): through a double-width product up to 32 bits,

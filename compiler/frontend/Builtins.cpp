@@ -217,20 +217,16 @@ std::optional<FValue> minMax(Emitter &e, const CallArgs &args, bool isMax) {
     return std::nullopt;
   if (!r.get(0) || !r.get(1))
     return r.missing(r.get(0) ? 1 : 0);
-  // Type both operands as an arithmetic op would.
-  std::optional<FValue> probe = e.binary("-", *r.get(0), *r.get(1), args.loc);
-  if (!probe)
+  // Typed as upstream types them: numbers as tensors (fp32, int32; not
+  // weakly), bf16 widened to fp32.
+  auto ops = legalizeOperands(e, bf16AsF32(e, {*r.get(0), *r.get(1)}, args.loc),
+                              args.loc, name, /*weakNumbers=*/false);
+  if (!ops)
     return std::nullopt;
-  DType type = probe->type.element;
-  auto prepare = [&](const FValue &v, SMLoc loc) -> std::optional<FValue> {
-    if (!v.isRuntime())
-      return e.constant(v, probe->type, loc);
-    return e.broadcastTo(e.castTo(v, type, loc), probe->type.shape, loc);
-  };
-  std::optional<FValue> a = prepare(*r.get(0), r.loc(0));
-  std::optional<FValue> b = a ? prepare(*r.get(1), r.loc(1)) : std::nullopt;
-  if (!b)
-    return std::nullopt;
+  const FValue *a = &(*ops)[0], *b = &(*ops)[1];
+  if (a->type.isPointer)
+    return e.error(args.loc, name + " takes numbers, got " + a->type.str());
+  DType type = a->type.element;
   bool propagateNan = false;
   if (const FValue *p = r.get(2)) {
     if (p->kind == FValue::Kind::Builtin && p->text == "tl.PropagateNan.ALL")
@@ -263,7 +259,7 @@ std::optional<FValue> minMax(Emitter &e, const CallArgs &args, bool isMax) {
                     arith::MaxSIOp::create(builder, l, a->value, b->value))
               : mlir::Value(
                     arith::MinSIOp::create(builder, l, a->value, b->value));
-  return FValue::runtime(v, probe->type);
+  return FValue::runtime(v, a->type);
 }
 std::optional<FValue> maximum(Emitter &e, const CallArgs &args) {
   return minMax(e, args, true);

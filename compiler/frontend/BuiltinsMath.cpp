@@ -300,7 +300,8 @@ std::optional<FValue> fdiv(Emitter &e, const CallArgs &args) {
     if (!isFloat)
       return r.bad(i, "a floating-point value");
   }
-  auto xy = legalizeOperands(e, {*r.get(0), *r.get(1)}, args.loc, "tl.fdiv");
+  auto xy = legalizeOperands(e, {*r.get(0), *r.get(1)}, args.loc, "tl.fdiv",
+                             /*weakNumbers=*/false);
   if (!xy)
     return std::nullopt;
   bool ieee = r.get(2) && r.get(2)->isNumber() && r.get(2)->intValue;
@@ -322,7 +323,8 @@ std::optional<FValue> divRn(Emitter &e, const CallArgs &args) {
     return r.missing(r.get(0) ? 1 : 0);
   if (!checkDTypes(e, args, "tl.div_rn", {ScalarKind::F32}, "fp32"))
     return std::nullopt;
-  auto xy = legalizeOperands(e, {*r.get(0), *r.get(1)}, args.loc, "tl.div_rn");
+  auto xy = legalizeOperands(e, {*r.get(0), *r.get(1)}, args.loc, "tl.div_rn",
+                             /*weakNumbers=*/false);
   if (!xy)
     return std::nullopt;
   if ((*xy)[0].type.element.getKind() != ScalarKind::F32)
@@ -342,7 +344,7 @@ std::optional<FValue> fmaBuiltin(Emitter &e, const CallArgs &args) {
     if (!r.get(i))
       return r.missing(i);
   auto xyz = legalizeOperands(e, {*r.get(0), *r.get(1), *r.get(2)}, args.loc,
-                              "tl.fma");
+                              "tl.fma", /*weakNumbers=*/false);
   if (!xyz)
     return std::nullopt;
   if (!(*xyz)[0].type.element.isFloat())
@@ -378,8 +380,9 @@ std::optional<FValue> clamp(Emitter &e, const CallArgs &args) {
   std::optional<bool> propagate = readPropagateNan(r, 3);
   if (!propagate)
     return std::nullopt;
-  auto ops = legalizeOperands(e, {*r.get(0), *r.get(1), *r.get(2)}, args.loc,
-                              "tl.clamp");
+  auto ops = legalizeOperands(
+      e, bf16AsF32(e, {*r.get(0), *r.get(1), *r.get(2)}, args.loc), args.loc,
+      "tl.clamp", /*weakNumbers=*/false);
   if (!ops)
     return std::nullopt;
   if (!(*ops)[0].type.element.isFloat())
@@ -410,7 +413,8 @@ std::optional<FValue> umulhi(Emitter &e, const CallArgs &args) {
   if (!checkDTypes(e, args, "tl.umulhi", kInts,
                    "int32, int64, uint32 or uint64"))
     return std::nullopt;
-  auto xy = legalizeOperands(e, {*r.get(0), *r.get(1)}, args.loc, "tl.umulhi");
+  auto xy = legalizeOperands(e, {*r.get(0), *r.get(1)}, args.loc, "tl.umulhi",
+                             /*weakNumbers=*/false);
   if (!xy)
     return std::nullopt;
   return emitUMulHi(e, (*xy)[0], (*xy)[1], args.loc);

@@ -399,15 +399,7 @@ platformProbe(const Expr *cond,
     name = n->name;
   else if (auto *a = llvm::dyn_cast<AttributeExpr>(call->callee.get()))
     name = a->attr;
-  static const char *const kOther[] = {"is_rocm", "is_hip", "is_xpu",
-                                       "is_cpu",  "is_tpu", "is_npu",
-                                       "is_mps",  "is_musa"};
-  static const char *const kCuda[] = {"is_cuda", "is_cuda_alike", "is_nvidia"};
-  if (llvm::is_contained(kOther, name))
-    return false;
-  if (llvm::is_contained(kCuda, name))
-    return true;
-  return std::nullopt;
+  return platformProbeByName(name);
 }
 
 // Module-level code runs as Python would run it, as far as what kernels can
@@ -1628,7 +1620,28 @@ std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
     std::optional<FValue> rhs = evaluate(*expr.operands[i + 1]);
     if (!rhs)
       return std::nullopt;
-    std::optional<FValue> cmp = binary(expr.ops[i], *lhs, *rhs, expr.opLocs[i]);
+    // A python number compared with a number value is a value of its own
+    // type first (fp32, int32, ...: strongType), as upstream's comparison
+    // operators make it a tensor: an fp16 block compares with 0.1 in fp32,
+    // not with 0.1 rounded to fp16.
+    auto strengthen = [&](const FValue &number, const FValue &other) -> FValue {
+      bool numeric = other.isRuntime() && !other.type.isPointer &&
+                     !other.type.isBlockPointer() &&
+                     !other.type.isTensorDescriptor();
+      if (!numeric || number.isRuntime() || !number.isNumber())
+        return number;
+      return constant(number, TritonType{strongType(number), false, {}},
+                      expr.opLocs[i]);
+    };
+    FValue left = *lhs, right = *rhs;
+    StringRef op = expr.ops[i];
+    if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" ||
+        op == "!=") {
+      left = strengthen(*lhs, *rhs);
+      right = strengthen(*rhs, *lhs);
+    }
+    std::optional<FValue> cmp =
+        binary(expr.ops[i], left, right, expr.opLocs[i]);
     if (!cmp)
       return std::nullopt;
     // Chained comparisons combine like `and`: `a < b < c` is (a<b) & (b<c).

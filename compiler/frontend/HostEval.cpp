@@ -1159,6 +1159,14 @@ std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
     return makeNamed(Kind::Object, "GPUTarget", loc);
   if (noArguments && path == "torch.cuda.is_available")
     return makeBool(true, loc);
+  // A platform probe of a module Kiln does not have (vLLM's
+  // `current_platform.is_rocm()`), answered as the kernels' own are.
+  StringRef lastName = StringRef(path).rsplit('.').second;
+  if (lastName.empty())
+    lastName = path;
+  if (noArguments)
+    if (std::optional<bool> probe = platformProbeByName(lastName))
+      return makeBool(*probe, loc);
   if (noArguments && path == "torch.cuda.get_device_capability") {
     if (!target.arch)
       return fail(loc, "the device's capability is not known without an "
@@ -1189,6 +1197,18 @@ std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
                        "(...)' cannot be evaluated when compiling: Kiln runs "
                        "only the host code that a kernel's decorators need, "
                        "without Python");
+}
+
+std::optional<bool> kiln::frontend::platformProbeByName(StringRef name) {
+  static const char *const kOther[] = {"is_rocm", "is_hip", "is_xpu",
+                                       "is_cpu",  "is_tpu", "is_npu",
+                                       "is_mps",  "is_musa"};
+  static const char *const kCuda[] = {"is_cuda", "is_cuda_alike", "is_nvidia"};
+  if (llvm::is_contained(kOther, name))
+    return false;
+  if (llvm::is_contained(kCuda, name))
+    return true;
+  return std::nullopt;
 }
 
 std::optional<HostValue>

@@ -87,6 +87,12 @@ struct HostValue {
   std::string describe() const;
 };
 
+/// What a platform probe called by name, without arguments, answers on a
+/// CUDA GPU: `is_cuda`, `is_cuda_alike`, `is_nvidia` are true; `is_rocm`,
+/// `is_hip`, `is_xpu`, ... false (vLLM's `current_platform.is_rocm()`,
+/// SGLang's `is_hip()`); nullopt for any other name.
+std::optional<bool> platformProbeByName(llvm::StringRef name);
+
 class HostEvaluator {
 public:
   HostEvaluator(llvm::SourceMgr &sourceMgr, const Module &module,

@@ -16,6 +16,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace kiln::frontend;
 using llvm::SMLoc;
@@ -302,6 +303,27 @@ static DType weakType(const FValue &number, DType other) {
   if (other.isInteger() && !fits32 && other.getBitWidth() < 64)
     return DType(other.isUnsigned() ? ScalarKind::U64 : ScalarKind::I64);
   return other;
+}
+
+/// The type a python number takes where upstream makes it a tensor before
+/// typing the operation (comparisons, tl.maximum/minimum/clamp, tl.fma,
+/// ...): int32 (uint32, int64 when it does not fit), fp32 (fp64 for a
+/// magnitude outside fp32's normal range, other than 0), int1; not weak.
+DType kiln::frontend::strongType(const FValue &number) {
+  if (number.kind == FValue::Kind::Bool)
+    return DType(ScalarKind::I1);
+  if (number.kind == FValue::Kind::Float) {
+    double m = std::fabs(number.floatValue);
+    bool fp32 =
+        m == 0.0 || std::isinf(m) || std::isnan(m) ||
+        (m >= 0x1p-126 && m <= double(std::numeric_limits<float>::max()));
+    return DType(fp32 ? ScalarKind::F32 : ScalarKind::F64);
+  }
+  if (number.intValue >= INT32_MIN && number.intValue <= INT32_MAX)
+    return DType(ScalarKind::I32);
+  if (number.intValue > INT32_MAX && number.intValue <= UINT32_MAX)
+    return DType(ScalarKind::U32);
+  return DType(ScalarKind::I64);
 }
 
 //===----------------------------------------------------------------------===//
@@ -698,9 +720,21 @@ std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
 // Operands of element-wise builtins
 //===----------------------------------------------------------------------===//
 
+std::vector<FValue> kiln::frontend::bf16AsF32(Emitter &e,
+                                              llvm::ArrayRef<FValue> operands,
+                                              SMLoc loc) {
+  std::vector<FValue> result(operands.begin(), operands.end());
+  for (FValue &v : result)
+    if (v.isRuntime() && !v.type.isPointer &&
+        v.type.element.getKind() == ScalarKind::BF16)
+      v = e.castTo(v, DType(ScalarKind::F32), loc);
+  return result;
+}
+
 std::optional<std::vector<FValue>>
 kiln::frontend::legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands,
-                                 SMLoc loc, StringRef builtin) {
+                                 SMLoc loc, StringRef builtin,
+                                 bool weakNumbers) {
   std::optional<DType> type;
   std::optional<TritonType> pointerType;
   llvm::SmallVector<int64_t> shape;
@@ -741,7 +775,8 @@ kiln::frontend::legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands,
             return std::nullopt;
           type = m->type.element;
         } else {
-          type = promote(*type, weakType(v, *type));
+          type =
+              promote(*type, weakNumbers ? weakType(v, *type) : strongType(v));
         }
       }
   }

@@ -516,6 +516,29 @@ CASES += [
          (cdiv(2999, 1024),), ["out_ptr"], tol=0),
 ]
 
+# --- language/number_operand_types.py -----------------------------------------
+# Comparisons with python floats in fp32, as upstream: values at and around
+# 0.1 and 0.3 rounded to fp16 / bf16, where rounding the literal instead
+# would flip the result.
+def near_literals(dtype, n):
+    def make(torch, gen):
+        dt = getattr(torch, dtype)
+        base = torch.tensor([0.1, 0.3], device="cuda").to(dt).view(torch.int16)
+        steps = torch.arange(-4, 5, device="cuda", dtype=torch.int16)
+        near = (base[:, None] + steps[None, :]).reshape(-1).view(dt)
+        rest = (torch.rand(n - near.numel(), generator=gen, device="cuda") * 0.4).to(dt)
+        return torch.cat([near, rest])
+    return make
+
+
+F = "language/number_operand_types.py"
+CASES += [
+    case(f"thresholds_{t}", F, "thresholds", f"x_ptr=*{t}, out_ptr=*i8, BLOCK=256",
+         dict(x_ptr=near_literals(dtype, 256), out_ptr=("zeros", "int8", 256)),
+         (1,), ["out_ptr"], tol=0)
+    for t, dtype in (("fp16", "float16"), ("bf16", "bfloat16"))
+]
+
 # --- language/module_level.py ------------------------------------------------
 F = "language/module_level.py"
 CASES += [

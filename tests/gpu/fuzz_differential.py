@@ -516,8 +516,10 @@ def sanitize(opts):
     with concurrent.futures.ThreadPoolExecutor(opts.parallel) as pool:
         for tool, arch, code, log, secs in pool.map(one, runs):
             text = open(log, errors="replace").read()
-            m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
-            errors = int(m[-1]) if m else None
+            # racecheck ends with "RACECHECK SUMMARY: N hazards displayed
+            # (...)", the other tools with "ERROR SUMMARY: N errors".
+            m = re.findall(r"(?:ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: (\d+) hazard)", text)
+            errors = int(next(g for g in m[-1] if g)) if m else None
             # Which cases the reports came from: the CASE markers around them.
             per_case = collections.Counter()
             current = None
@@ -528,7 +530,7 @@ def sanitize(opts):
                     continue
                 if line.startswith("========= ") and re.search(
                         r"Invalid|Race|hazard|Uninitialized|Barrier|error|leaked", line, re.I) and \
-                        "ERROR SUMMARY" not in line:
+                        "SUMMARY: " not in line:
                     per_case[current] += 1
             ran = len(re.findall(r"^CASE \S+ END ok", text, re.M))
             failed_launch = re.findall(r"^CASE (\S+) END (?!ok).*", text, re.M)
