@@ -555,7 +555,9 @@ class Gen:
         self.feature("f_" + {"+": "add", "-": "sub", "*": "mul"}.get(op, op))
         unit = UNIT[dtype] * 2
         if op in ("max", "min"):
-            return self.bind(f"tl.{op}imum({xe}, {ye})", shape, dtype, exact, max(x.bound, y.bound), err)
+            # Upstream computes tl.maximum/minimum of bf16 in fp32.
+            return self.bind(f"tl.{op}imum({xe}, {ye})", shape, "fp32" if dtype == "bf16" else dtype, exact,
+                             max(x.bound, y.bound), err)
         if op == "where":
             c = self.pick(lambda c: c.exact and combine_shape(c.shape, shape) == shape and
                           DTYPES[c.dtype][2] != "fp8")
@@ -653,10 +655,13 @@ class Gen:
         widened = "fp32" if v.dtype == "bf16" else v.dtype
         if op == "cumprod":
             if is_float(v.dtype):
-                w = self.bind(f"tl.minimum(tl.maximum({v.name}, -1.0), 1.0)", v.shape, v.dtype, v.exact, 1.0,
+                # The float bounds are fp32 tensors to upstream: fp16 and
+                # bf16 values are clamped in fp32.
+                clamped = "fp64" if v.dtype == "fp64" else "fp32"
+                w = self.bind(f"tl.minimum(tl.maximum({v.name}, -1.0), 1.0)", v.shape, clamped, v.exact, 1.0,
                               v.err)
-                return self.bind(f"tl.cumprod({w.name}, axis={axis}{rev})", v.shape, widened, False, 1.0,
-                                 v.err * n + UNIT[v.dtype] * 2 * n)
+                return self.bind(f"tl.cumprod({w.name}, axis={axis}{rev})", v.shape, clamped, False, 1.0,
+                                 v.err * n + UNIT[clamped] * 2 * n)
             return self.bind(f"tl.cumprod({v.name}, axis={axis}{rev})", v.shape, v.dtype, True, 2 ** 31)
         dtype = "i32" if v.dtype == "i8" else widened
         if is_float(v.dtype):
@@ -737,6 +742,9 @@ class Gen:
         if acc is not None:
             accs = f", {acc.name}" if r.random() < 0.5 else f", acc={acc.name}"
             err = max(err, acc.err)
+            if dtype == "i8":
+                # Upstream's out_dtype defaults to fp32 and must match acc.
+                extra += ", out_dtype=tl.int32"
         return self.bind(f"tl.dot({a.name}, {b.name}{accs}{extra})", ("M", "N"), out, dtype == "i8", bound,
                          err, prefix="dot")
 
