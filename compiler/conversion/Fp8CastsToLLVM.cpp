@@ -36,13 +36,34 @@ Value i16Constant(OpBuilder &b, Location loc, int16_t v) {
                                   b.getI16IntegerAttr(v));
 }
 
+/// An f16's sign bit and the rest of its bits, as i16s.
+std::pair<Value, Value> signAndMagnitude(OpBuilder &b, Location loc,
+                                         Value half) {
+  Value bits = LLVM::BitcastOp::create(b, loc, b.getI16Type(), half);
+  return {
+      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, int16_t(0x8000))),
+      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, 0x7fff))};
+}
+
+/// An f16 value as `to` (f16, bf16 through f32, or wider), exactly.
+Value widenHalf(OpBuilder &b, Location loc, Value half, Type to) {
+  if (to.isF16())
+    return half;
+  if (to.isBF16())
+    return LLVM::FPTruncOp::create(
+        b, loc, to, LLVM::FPExtOp::create(b, loc, b.getF32Type(), half));
+  return LLVM::FPExtOp::create(b, loc, to, half);
+}
+
+/// The bits (i16) of an f32 rounded toward zero to f16.
+Value f32ToF16BitsTowardZero(OpBuilder &b, Location loc, Value x) {
+  return kiln::inlinePtx(b, loc, b.getI16Type(), "cvt.rz.f16.f32 $0, $1;",
+                         "=h,f", x);
+}
+
 /// An f16 rounded to its high byte (e5m2), to nearest even, saturating.
 Value f16ToE5M2Software(OpBuilder &b, Location loc, Value half) {
-  Value bits = LLVM::BitcastOp::create(b, loc, b.getI16Type(), half);
-  Value sign =
-      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, int16_t(0x8000)));
-  Value magnitude =
-      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, 0x7fff));
+  auto [sign, magnitude] = signAndMagnitude(b, loc, half);
   Value lsb = LLVM::AndOp::create(
       b, loc, LLVM::LShrOp::create(b, loc, magnitude, i16Constant(b, loc, 8)),
       i16Constant(b, loc, 1));
@@ -69,8 +90,7 @@ Value f16ToE5M2Software(OpBuilder &b, Location loc, Value half) {
 
 /// f32 to f16 rounding to odd: truncate, and set the last bit if inexact.
 Value f32ToF16RoundToOdd(OpBuilder &b, Location loc, Value x) {
-  Value truncated = kiln::inlinePtx(b, loc, b.getI16Type(),
-                                    "cvt.rz.f16.f32 $0, $1;", "=h,f", x);
+  Value truncated = f32ToF16BitsTowardZero(b, loc, x);
   Value back = LLVM::FPExtOp::create(
       b, loc, b.getF32Type(),
       LLVM::BitcastOp::create(b, loc, b.getF16Type(), truncated));
@@ -83,11 +103,7 @@ Value f32ToF16RoundToOdd(OpBuilder &b, Location loc, Value x) {
 
 /// An f16 to its fp8e4b15 byte.
 Value f16ToE4B15(OpBuilder &b, Location loc, Value half) {
-  Value bits = LLVM::BitcastOp::create(b, loc, b.getI16Type(), half);
-  Value sign =
-      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, int16_t(0x8000)));
-  Value magnitude =
-      LLVM::AndOp::create(b, loc, bits, i16Constant(b, loc, 0x7fff));
+  auto [sign, magnitude] = signAndMagnitude(b, loc, half);
   // As unsigned integers, magnitudes order as the values do, and inf and
   // NaN lie above 1.75 (0x3f00): one compare clamps them all.
   Value largest = i16Constant(b, loc, 0x3f00);
@@ -116,27 +132,16 @@ Value e4b15ToF16(OpBuilder &b, Location loc, Value byte) {
                                  LLVM::OrOp::create(b, loc, sign, rest));
 }
 
-/// One element (f16 or f32) to fp8e4b15, or from it to `to` (f16, bf16,
-/// f32); null for any other type.
+/// One element (f16 or f32, checked by the caller) to fp8e4b15, or from it
+/// to `to`.
 Value convertE4B15(OpBuilder &b, Location loc, Value x, Type to,
                    bool narrowing) {
-  if (narrowing) {
-    if (x.getType().isF32())
-      x = LLVM::BitcastOp::create(b, loc, b.getF16Type(),
-                                  kiln::inlinePtx(b, loc, b.getI16Type(),
-                                                  "cvt.rz.f16.f32 $0, $1;",
-                                                  "=h,f", x));
-    return x.getType().isF16() ? f16ToE4B15(b, loc, x) : Value();
-  }
-  Value half = e4b15ToF16(b, loc, x);
-  if (to.isF16())
-    return half;
-  if (to.isF32())
-    return LLVM::FPExtOp::create(b, loc, to, half);
-  if (to.isBF16())
-    return LLVM::FPTruncOp::create(
-        b, loc, to, LLVM::FPExtOp::create(b, loc, b.getF32Type(), half));
-  return Value();
+  if (!narrowing)
+    return widenHalf(b, loc, e4b15ToF16(b, loc, x), to);
+  if (x.getType().isF32())
+    x = LLVM::BitcastOp::create(b, loc, b.getF16Type(),
+                                f32ToF16BitsTowardZero(b, loc, x));
+  return f16ToE4B15(b, loc, x);
 }
 
 /// Two elements (f32 or f16) to their fp8 bytes with one cvt (sm_89+):
@@ -215,13 +220,8 @@ Value extFromFp8(OpBuilder &b, Location loc, Value byte, Type to, bool e4m3,
         b, loc, LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte),
         i16Constant(b, loc, 8));
   }
-  Value half = LLVM::BitcastOp::create(b, loc, b.getF16Type(), halfBits);
-  if (to.isF16())
-    return half;
-  if (to.isBF16())
-    return LLVM::FPTruncOp::create(
-        b, loc, to, LLVM::FPExtOp::create(b, loc, b.getF32Type(), half));
-  return LLVM::FPExtOp::create(b, loc, to, half);
+  return widenHalf(
+      b, loc, LLVM::BitcastOp::create(b, loc, b.getF16Type(), halfBits), to);
 }
 
 /// arith.truncf to fp8 or arith.extf from fp8, on scalars or per element;
@@ -239,10 +239,17 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
     constexpr bool narrowing = std::is_same_v<CastOp, arith::TruncFOp>;
     Type fp8 = kiln::getElementTypeOrSelf(narrowing ? op.getType()
                                                     : op.getIn().getType());
-    if (kiln::isFp8E4B15(fp8))
-      return lowerE4B15(op, adaptor, rewriter, narrowing);
-    if (!kiln::isFp8(fp8))
+    bool e4b15 = kiln::isFp8E4B15(fp8);
+    if (!e4b15 && !kiln::isFp8(fp8))
       return failure();
+    if (e4b15) {
+      Type other = kiln::getElementTypeOrSelf(narrowing ? op.getIn().getType()
+                                                        : op.getType());
+      if (!(other.isF16() || other.isF32() || (!narrowing && other.isBF16())))
+        return op.emitOpError("fp8e4b15 converts from fp16 and fp32 and to "
+                              "fp16, bf16 and fp32 only, not ")
+               << (narrowing ? "from " : "to ") << other;
+    }
     bool e4m3 = isa<Float8E4M3FNType>(fp8);
     if (e4m3 && computeCapability < 89)
       return op.emitOpError("fp8e4nv conversions need sm_89 or newer, as in "
@@ -255,7 +262,7 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
     Location loc = op.getLoc();
     SmallVector<Value> in =
         kiln::unpackElements(rewriter, loc, adaptor.getIn());
-    if (narrowing && computeCapability >= 89 && in.size() % 2 == 0 &&
+    if (!e4b15 && narrowing && computeCapability >= 89 && in.size() % 2 == 0 &&
         (in[0].getType().isF32() || in[0].getType().isF16())) {
       // Two elements per cvt: the instruction converts a pair anyway, and
       // half as many conversions (and registers holding their results)
@@ -273,33 +280,12 @@ struct Fp8CastLowering : OpConversionPattern<CastOp> {
     }
     Value result = kiln::mapElements(
         rewriter, loc, resultType, adaptor.getIn(), [&](ValueRange x) {
+          if (e4b15)
+            return convertE4B15(rewriter, loc, x[0], resultElement, narrowing);
           return narrowing
                      ? truncToFp8(rewriter, loc, x[0], e4m3, computeCapability)
                      : extFromFp8(rewriter, loc, x[0], resultElement, e4m3,
                                   computeCapability);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-
-  LogicalResult lowerE4B15(CastOp op, typename CastOp::Adaptor adaptor,
-                           ConversionPatternRewriter &rewriter,
-                           bool narrowing) const {
-    Type other = kiln::getElementTypeOrSelf(narrowing ? op.getIn().getType()
-                                                      : op.getType());
-    if (!(other.isF16() || other.isF32() || (!narrowing && other.isBF16())))
-      return op.emitOpError("fp8e4b15 converts from fp16 and fp32 and to "
-                            "fp16, bf16 and fp32 only, not ")
-             << (narrowing ? "from " : "to ") << other;
-    Type resultType = this->getTypeConverter()->convertType(op.getType());
-    Type resultElement = this->getTypeConverter()->convertType(
-        kiln::getElementTypeOrSelf(op.getType()));
-    if (!resultType || !resultElement)
-      return failure();
-    Location loc = op.getLoc();
-    Value result = kiln::mapElements(
-        rewriter, loc, resultType, adaptor.getIn(), [&](ValueRange x) {
-          return convertE4B15(rewriter, loc, x[0], resultElement, narrowing);
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -132,6 +132,9 @@ legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands, llvm::SMLoc loc,
 std::vector<FValue> bf16AsF32(Emitter &e, llvm::ArrayRef<FValue> operands,
                               llvm::SMLoc loc);
 
+/// `<`, `<=`, `>`, `>=`, `==` or `!=`.
+bool isComparison(llvm::StringRef op);
+
 /// The type upstream gives a python number it makes a tensor of before
 /// typing an operation (comparisons, tl.maximum, tl.fma, ...): int32, uint32
 /// or int64 by its range, fp32 (fp64 outside fp32's normal range), int1.

@@ -696,9 +696,8 @@ std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
     return e.error(args.loc, "cannot convert " + input.type.scalar().str() +
                                  " to fp8e4b15: it converts from fp16 and "
                                  "fp32 only (as in Triton)");
-  auto isFp8 = [](DType d) { return d.isFloat() && d.getBitWidth() == 8; };
-  if ((isFp8(from) && to.element.isInteger()) ||
-      (from.isInteger() && isFp8(to.element)))
+  if ((from.isFp8() && to.element.isInteger()) ||
+      (from.isInteger() && to.element.isFp8()))
     return e.error(args.loc, "cannot convert " + input.type.scalar().str() +
                                  " to " + to.str() +
                                  " directly; go through a 16- or 32-bit "
@@ -825,7 +824,7 @@ std::optional<FValue> dtypePredicate(Emitter &e, const CallArgs &args) {
   bool ptr = t.isPointer;
   ScalarKind k = d.getKind();
   auto is = [&](ScalarKind kind) { return !ptr && k == kind; };
-  bool fp8 = !ptr && d.isFloat() && d.getBitWidth() == 8;
+  bool fp8 = !ptr && d.isFp8();
   bool v = llvm::StringSwitch<bool>(name)
                .Case("is_ptr", ptr)
                .Case("is_floating", !ptr && d.isFloat())

@@ -702,8 +702,7 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
       operand = e.castTo(operand, DType(ScalarKind::F16), args.loc);
   const FValue &a = operands[0], &b = operands[1];
   DType ta = a.type.element, tb = b.type.element;
-  auto isFp8 = [](DType t) { return t.isFloat() && t.getBitWidth() == 8; };
-  if (!(isFp8(ta) && isFp8(tb))) {
+  if (!(ta.isFp8() && tb.isFp8())) {
     static const ScalarKind kAllowed[] = {ScalarKind::I8,  ScalarKind::U8,
                                           ScalarKind::F16, ScalarKind::BF16,
                                           ScalarKind::F32, ScalarKind::F64};
@@ -789,7 +788,7 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   if (const FValue *v = r.get(5)) {
     if (!v->isInt() || v->intValue < 0 || v->intValue > INT32_MAX)
       return r.bad(5, "a non-negative compile-time int");
-    if (isFp8(ta) && v->intValue > k)
+    if (ta.isFp8() && v->intValue > k)
       return e.error(r.loc(5),
                      "max_num_imprecise_acc (" + std::to_string(v->intValue) +
                          ") must be at most K (" + std::to_string(k) + ")");
@@ -812,7 +811,7 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   // copy of each row (column) kept. fp64 and fp32 at ieee precision have
   // no tensor-core instruction: they stay below.
   bool tensorCores = ta.getKind() == ScalarKind::F16 ||
-                     ta.getKind() == ScalarKind::BF16 || isFp8(ta) ||
+                     ta.getKind() == ScalarKind::BF16 || ta.isFp8() ||
                      ta.getKind() == ScalarKind::I8 ||
                      (ta.getKind() == ScalarKind::F32 &&
                       *inputPrecision != kiln::InputPrecision::IEEE);

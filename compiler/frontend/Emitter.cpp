@@ -1634,9 +1634,7 @@ std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
                       expr.opLocs[i]);
     };
     FValue left = *lhs, right = *rhs;
-    StringRef op = expr.ops[i];
-    if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" ||
-        op == "!=") {
+    if (isComparison(expr.ops[i])) {
       left = strengthen(*lhs, *rhs);
       right = strengthen(*rhs, *lhs);
     }

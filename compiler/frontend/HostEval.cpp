@@ -1161,11 +1161,9 @@ std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
     return makeBool(true, loc);
   // A platform probe of a module Kiln does not have (vLLM's
   // `current_platform.is_rocm()`), answered as the kernels' own are.
-  StringRef lastName = StringRef(path).rsplit('.').second;
-  if (lastName.empty())
-    lastName = path;
   if (noArguments)
-    if (std::optional<bool> probe = platformProbeByName(lastName))
+    if (std::optional<bool> probe = platformProbeByName(
+            StringRef(path).drop_front(StringRef(path).rfind('.') + 1)))
       return makeBool(*probe, loc);
   if (noArguments && path == "torch.cuda.get_device_capability") {
     if (!target.arch)

@@ -456,7 +456,7 @@ static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
 // Binary operators
 //===----------------------------------------------------------------------===//
 
-static bool isComparison(StringRef op) {
+bool kiln::frontend::isComparison(StringRef op) {
   return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" ||
          op == "!=";
 }
@@ -565,8 +565,7 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     computeType = weakType(rhs, lhs.type.element);
   else {
     DType l = lhs.type.element, r = rhs.type.element;
-    auto isFp8 = [](DType d) { return d.isFloat() && d.getBitWidth() == 8; };
-    if ((isFp8(l) && r.isInteger()) || (isFp8(r) && l.isInteger()))
+    if ((l.isFp8() && r.isInteger()) || (r.isFp8() && l.isInteger()))
       return error(loc, "operator '" + op + "' cannot combine " +
                             l.getShortName() + " and " + r.getShortName() +
                             " (as in Triton); convert one with .to()");

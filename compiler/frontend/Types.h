@@ -47,6 +47,8 @@ public:
     return kind >= ScalarKind::U8 && kind <= ScalarKind::U64;
   }
   bool isFloat() const { return !isInteger(); }
+  /// An 8-bit float: fp8e4nv, fp8e5 or fp8e4b15.
+  bool isFp8() const { return isFloat() && getBitWidth() == 8; }
   unsigned getBitWidth() const;
   /// The short name used in signatures: i32, u8, fp16, bf16, fp8e4nv, ...
   llvm::StringRef getShortName() const;
