@@ -285,24 +285,54 @@ static DType promote(DType a, DType b) {
   return u.getBitWidth() >= s.getBitWidth() ? u : s;
 }
 
-/// The type a python number takes next to a typed operand of dtype `other`:
-/// python scalars are weakly typed.
+/// The kind order upstream types python numbers by: bool < integer < float.
+static int kindRank(DType type) {
+  return type.isBool() ? 0 : type.isInteger() ? 1 : 2;
+}
+
+/// The type of an operation between a python number and a typed operand of
+/// dtype `other`. Python numbers are weakly typed, as upstream types them:
+/// a number whose kind is not above the operand's takes the operand's type
+/// (`x_i8 + 1` is int8, `x_fp16 * 0.5` fp16); one of a higher kind promotes
+/// its own type (strongType) with the operand's (`x_i32 * 0.5` fp32,
+/// `x_i32 * 1e-300` fp64, `x_bool + 1` int32). Whether the number fits the
+/// result is checkWeakNumber's question.
 static DType weakType(const FValue &number, DType other) {
-  if (number.kind == FValue::Kind::Float)
-    return other.isFloat() ? other : DType(ScalarKind::F32);
-  if (number.kind == FValue::Kind::Bool)
-    return other.isBool() ? other : DType(ScalarKind::I1);
-  if (other.isBool())
-    return DType(ScalarKind::I32);
-  // A literal that does not fit a 32-bit operand widens it to 64 bits
-  // (uint32 operands take literals up to 2^32 - 1).
-  bool fits32 =
-      other.isUnsigned()
-          ? number.intValue >= 0 && number.intValue <= UINT32_MAX
-          : number.intValue >= INT32_MIN && number.intValue <= INT32_MAX;
-  if (other.isInteger() && !fits32 && other.getBitWidth() < 64)
-    return DType(other.isUnsigned() ? ScalarKind::U64 : ScalarKind::I64);
-  return other;
+  DType own = strongType(number);
+  if (kindRank(own) <= kindRank(other))
+    return other;
+  return promote(own, other);
+}
+
+/// Upstream's errors for a python integer that the weakly typed result of
+/// an operation cannot hold: `x_i8 + 300`, `x_i32 + 2**40`, and any negative
+/// number beside an unsigned (or bool) operand.
+static bool checkWeakNumber(Emitter &e, const FValue &number, DType type,
+                            SMLoc loc) {
+  if (number.kind != FValue::Kind::Int || !type.isInteger())
+    return true;
+  int64_t value = number.intValue;
+  bool isUnsigned = type.isUnsigned() || type.isBool();
+  if (isUnsigned && value < 0)
+    return e.error(loc, "cannot combine " + type.getShortName() +
+                            " with the negative number " +
+                            std::to_string(value) +
+                            " (as in Triton); cast one of them with .to()"),
+           false;
+  unsigned bits = type.isBool() ? 1 : type.getBitWidth();
+  if (bits >= 64)
+    return true;
+  int64_t max =
+      isUnsigned ? (int64_t(1) << bits) - 1 : (int64_t(1) << (bits - 1)) - 1;
+  int64_t min = isUnsigned ? 0 : -(int64_t(1) << (bits - 1));
+  if (value < min || value > max)
+    return e.error(loc, "the number " + std::to_string(value) +
+                            " is out of range for " + type.getShortName() +
+                            " (as in Triton: [" + std::to_string(min) + ", " +
+                            std::to_string(max) +
+                            "]); cast the other operand with .to() first"),
+           false;
+  return true;
 }
 
 /// The type a python number takes where upstream makes it a tensor before
@@ -559,11 +589,12 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
   // The computation type, with python numbers weakly typed.
   DType computeType;
   FValue a = lhs, b = rhs;
-  if (!lhs.isRuntime())
-    computeType = weakType(lhs, rhs.type.element);
-  else if (!rhs.isRuntime())
-    computeType = weakType(rhs, lhs.type.element);
-  else {
+  if (!lhs.isRuntime() || !rhs.isRuntime()) {
+    const FValue &number = lhs.isRuntime() ? rhs : lhs;
+    computeType = weakType(number, (lhs.isRuntime() ? lhs : rhs).type.element);
+    if (!checkWeakNumber(*this, number, computeType, loc))
+      return std::nullopt;
+  } else {
     DType l = lhs.type.element, r = rhs.type.element;
     if ((l.isFp8() && r.isInteger()) || (r.isFp8() && l.isInteger()))
       return error(loc, "operator '" + op + "' cannot combine " +
@@ -778,6 +809,10 @@ kiln::frontend::legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands,
               promote(*type, weakNumbers ? weakType(v, *type) : strongType(v));
         }
       }
+    if (weakNumbers && type)
+      for (const FValue &v : operands)
+        if (!v.isRuntime() && !checkWeakNumber(e, v, *type, loc))
+          return std::nullopt;
   }
   std::vector<FValue> result;
   for (const FValue &v : operands) {

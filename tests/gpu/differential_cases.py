@@ -537,6 +537,17 @@ CASES += [
          dict(x_ptr=near_literals(dtype, 256), out_ptr=("zeros", "int8", 256)),
          (1,), ["out_ptr"], tol=0)
     for t, dtype in (("fp16", "float16"), ("bf16", "bfloat16"))
+] + [
+    # Numbers of a higher kind than the block promote their own type (fp16 +
+    # True stays fp16, int32 * 1e-300 is fp64); unsigned sums wrap.
+    case("weak_numbers", F, "weak_numbers",
+         "h_ptr=*fp16, b_ptr=*i1, i8_ptr=*i8, u8_ptr=*u8, i32_ptr=*i32, u32_ptr=*u32, "
+         "i64_ptr=*i64, out_ptr=*fp64, BLOCK=64",
+         dict(h_ptr=("randn", "float16", 64), b_ptr=("bits", "bool", 64),
+              i8_ptr=("small", "int8", 64), u8_ptr=("natural", "uint8", 64),
+              i32_ptr=("randint", "int32", 64), u32_ptr=("natural", "uint32", 64),
+              i64_ptr=("randint", "int64", 64), out_ptr=("zeros", "float64", 64)),
+         (1,), ["out_ptr"], tol=0),
 ]
 
 # --- language/module_level.py ------------------------------------------------
