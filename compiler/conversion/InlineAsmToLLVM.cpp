@@ -4,20 +4,23 @@
 // elements the thread holds. Narrow elements of a group travel packed into
 // 32-bit registers (four u8 in one `r`), wider ones one a register, as
 // upstream Triton passes them: an operand (a result) of a group of P takes
-// P / min(P, max(1, 32 / bits)) registers. Several results come back as a
+// P / min(P, max(1, 32 / bits)) registers (compiler/ir/InlineAsmRegisters.h,
+// the front end's check uses the same rule). Several results come back as a
 // struct, each result's registers in turn.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/ir/InlineAsmRegisters.h"
 
 using namespace mlir;
 
 namespace {
 
-/// How many elements of `element` share one register in a group of `pack`.
+/// How many elements of `element` share one register in a group of `pack`
+/// (pointers are 64 bits).
 unsigned elementsPerRegister(Type element, unsigned pack) {
   unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
-  return std::min(pack, std::max(1u, 32 / bits));
+  return kiln::inlineAsmElementsPerRegister(bits, pack);
 }
 
 /// The register type of `pack` elements of `element`: the element itself,

@@ -11,6 +11,7 @@
 #include "compiler/frontend/BuiltinSupport.h"
 
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/InlineAsmRegisters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -748,15 +749,13 @@ std::optional<FValue> inlineAsmElementwise(Emitter &e, const CallArgs &args) {
     shape = *common;
     operands.push_back(*v);
   }
-  // The registers each call passes, as the lowering (and upstream) packs
-  // them: a group of `pack` elements takes one register per 32 bits of
-  // narrow elements, one per wider element. A constraint string naming
-  // other counts would reach LLVM and crash it.
+  // The registers each call passes, by the lowering's rule
+  // (InlineAsmRegisters.h). A constraint string naming other counts would
+  // reach LLVM and crash it.
   int64_t pack = r.get(5)->intValue;
-  auto registers = [&](const TritonType &t) {
+  auto registers = [&](const TritonType &t) -> int64_t {
     unsigned bits = t.isPointer ? 64 : t.element.getBitWidth();
-    int64_t perRegister = std::min<int64_t>(pack, std::max(1u, 32 / bits));
-    return pack / perRegister;
+    return kiln::inlineAsmRegistersPerGroup(bits, unsigned(pack));
   };
   int64_t wantOutputs = 0, wantInputs = 0;
   for (const FValue &d : dtypes)
