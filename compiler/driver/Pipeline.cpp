@@ -694,7 +694,8 @@ int kiln::compileKernel(const CompileOptions &options) {
     // accumulator by kilobytes. A kernel that spills below the register limit
     // is assembled again with `.minnctapersm 1` (one block per SM is enough),
     // and the result that spills less is kept.
-    if (assembled && spillsBelowRegisterLimit(*assembled)) {
+    const bool large = isLargeKernelPTX(ptx); // assembled once
+    if (assembled && !large && spillsBelowRegisterLimit(*assembled)) {
       std::string hinted = withEntryDirective(ptx, ".minnctapersm 1");
       auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
       if (retry && retry->spillBytes < assembled->spillBytes) {
@@ -710,7 +711,7 @@ int kiln::compileKernel(const CompileOptions &options) {
     // A warp-specialized kernel sets its own `.maxnreg` for setmaxnreg.
     bool specialized =
         (*module)->hasAttr(kiln::gpu::KilnGPUDialect::kProducerWarpsAttrName);
-    if (assembled && !specialized) {
+    if (assembled && !specialized && !large) {
       unsigned uncapped = assembled->spillBytes;
       spilledForOccupancy = capRegistersForOccupancy(
                                 ptx, *assembled, TargetInfo::of(*module), warps,

@@ -772,6 +772,22 @@ std::optional<FValue> pointerType(Emitter &e, const CallArgs &args) {
   return FValue::dtype(t);
 }
 
+/// triton.constexpr_function(f) called, not as a decorator
+/// (`get_int_dtype = triton.constexpr_function(core.get_int_dtype)`): f
+/// itself, as Kiln runs every compile-time call at compile time already.
+std::optional<FValue> constexprFunction(Emitter &e, const CallArgs &args) {
+  static const StringRef kParams[] = {"fn"};
+  ArgReader r(e, args, "triton.constexpr_function", kParams);
+  if (!r.isOk())
+    return std::nullopt;
+  const FValue *fn = r.get(0);
+  if (!fn)
+    return r.missing(0);
+  if (fn->kind != FValue::Kind::Builtin && fn->kind != FValue::Kind::Function)
+    return r.bad(0, "a function");
+  return *fn;
+}
+
 /// tl.core.get_int_dtype(bitwidth, signed): the integer dtype of that width.
 std::optional<FValue> getIntDType(Emitter &e, const CallArgs &args) {
   static const StringRef kParams[] = {"bitwidth", "signed"};
@@ -1073,6 +1089,7 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.swizzle2d", swizzle2d},
       {"triton.cdiv", cdiv},
       {"triton.next_power_of_2", nextPowerOf2},
+      {"triton.constexpr_function", constexprFunction},
       {"tl._log2", log2Floor},
       {"math.sqrt", hostMath},
       {"math.exp", hostMath},

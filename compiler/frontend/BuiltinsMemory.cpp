@@ -125,14 +125,26 @@ std::optional<FValue> readValue(Emitter &e, const ArgReader &r, size_t i,
     return r.missing(i);
   if (value->isNumber())
     return e.constant(*value, type, r.loc(i));
-  if (!value->isRuntime() || value->type.isPointer)
+  if (!value->isRuntime() || value->type.isBlockPointer() ||
+      value->type.isTensorDescriptor())
     return r.bad(i, "a number or a tensor of numbers");
+  // A pointer stored as its address (a table of device pointers), as
+  // upstream's cast to the pointee type converts it: only to 64-bit ints.
+  if (value->type.isPointer &&
+      !(type.element.isInteger() && type.element.getBitWidth() == 64))
+    return r.bad(i, "a number or a tensor of numbers (a pointer only "
+                    "through an int64 or uint64 pointer, as its address)");
   if (type.shape.empty() && value->type.isBlock())
     return e.error(r.loc(i), "the value of " + builtin +
                                  " cannot be a block when the pointer is a "
                                  "scalar");
-  return e.broadcastTo(e.castTo(*value, type.element, r.loc(i)), type.shape,
-                       r.loc(i));
+  std::optional<FValue> converted =
+      value->type.isPointer
+          ? e.bitcastTo(*value, TritonType{type.element, false, {}}, r.loc(i))
+          : std::optional<FValue>(e.castTo(*value, type.element, r.loc(i)));
+  if (!converted)
+    return std::nullopt;
+  return e.broadcastTo(*converted, type.shape, r.loc(i));
 }
 
 //===----------------------------------------------------------------------===//

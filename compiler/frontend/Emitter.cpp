@@ -499,6 +499,17 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
         names = other->definedNames;
       }
       for (const std::string &name : names) {
+        // What lookupGlobal would have found before this binding.
+        ModuleScope::Shadowed before;
+        if (auto g = scope.globals.find(name); g != scope.globals.end())
+          before.value = g->second;
+        else if (auto i = scope.imports.find(name); i != scope.imports.end())
+          before.import = i->second;
+        else if (auto d = scope.globalDefs.find(name);
+                 d != scope.globalDefs.end())
+          before.def = d->second;
+        if (before.value || before.import || before.def)
+          scope.shadowed[{stmt.get(), name}] = std::move(before);
         scope.globals.erase(name);
         scope.imports.erase(name);
         scope.globalDefs[name] = stmt.get();
@@ -605,7 +616,20 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
   auto it = current->globalDefs.find(name);
   if (it == current->globalDefs.end())
     return std::nullopt;
-  const Stmt *stmt = it->second;
+  // Read inside its own definition: the earlier binding, not cached.
+  if (current->evaluating.count({it->second, name.str()}))
+    return evaluateBinding(name, it->second, loc);
+  std::optional<FValue> value = evaluateBinding(name, it->second, loc);
+  if (value)
+    current->globals[name] = *value;
+  return value;
+}
+
+// The value `stmt` binds to `name`. Where that value reads the name itself
+// (`f = triton.constexpr_function(f)`), the name is the binding before it,
+// as in Python.
+std::optional<FValue> Emitter::evaluateBinding(StringRef name, const Stmt *stmt,
+                                               SMLoc loc) {
   if (auto *other = llvm::dyn_cast<OtherStmt>(stmt)) {
     if (other->syntaxError.empty())
       return error(loc, "'" + name + "' is defined by a module-level '" +
@@ -624,10 +648,24 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
                            other->syntaxError);
     return std::nullopt;
   }
-  if (current->evaluating.lookup(name))
-    return error(loc,
-                 "the global '" + name + "' is defined in terms of itself");
-  current->evaluating[name] = true;
+  std::pair<const Stmt *, std::string> key{stmt, name.str()};
+  if (current->evaluating.count(key)) {
+    auto before = current->shadowed.find(key);
+    if (before == current->shadowed.end())
+      return error(loc,
+                   "the global '" + name + "' is defined in terms of itself");
+    const ModuleScope::Shadowed &was = before->second;
+    if (was.value)
+      return *was.value;
+    if (was.import) {
+      ModuleScope *module = current;
+      std::optional<FValue> value = resolveImport(*was.import, name, loc);
+      current = module;
+      return value;
+    }
+    return evaluateBinding(name, was.def, loc);
+  }
+  current->evaluating.insert(key);
   const Expr *valueExpr = nullptr;
   if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt))
     valueExpr = assign->value.get();
@@ -648,14 +686,13 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
   globalsInProgress.pop_back();
   current = module;
   std::swap(savedScopes, scopes);
-  current->evaluating[name] = false;
+  current->evaluating.erase(key);
   if (!value)
     return std::nullopt;
   if (value->isRuntime())
     return error(loc, "the global '" + name +
                           "' is not a compile-time constant; kernels may only "
                           "use constant globals");
-  current->globals[name] = *value;
   return value;
 }
 
@@ -2211,6 +2248,9 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
       // budgets are in compile_time_limits).
       if (attr == "TRITON_MAX_TENSOR_NUMEL")
         return FValue::integer(1048576);
+      // `descending: tl.constexpr = core.CONSTEXPR_0`
+      if (attr == "CONSTEXPR_0")
+        return FValue::integer(0);
       // `tl.libdevice.tanh`: Triton 2.x's place of libdevice.
       if (attr == "libdevice")
         return FValue::named(FValue::Kind::Module, "libdevice");
@@ -2219,10 +2259,27 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     if (path == "triton") {
       if (attr == "language")
         return FValue::named(FValue::Kind::Module, "triton.language");
+      if (attr == "runtime")
+        return FValue::named(FValue::Kind::Module, "triton.runtime");
       if (attr == "jit" || attr == "autotune" || attr == "heuristics" ||
           attr == "Config")
         return FValue::named(FValue::Kind::Marker, "triton." + attr.str());
       return FValue::named(FValue::Kind::Builtin, "triton." + attr.str());
+    }
+    // `triton.runtime.jit.constexpr_function(f)`, `from triton.runtime.jit
+    // import jit`: the names triton itself exports.
+    if (path == "triton.runtime" || path == "triton.runtime.jit" ||
+        path == "triton.runtime.autotuner") {
+      if (path == "triton.runtime" && (attr == "jit" || attr == "autotuner"))
+        return FValue::named(FValue::Kind::Module,
+                             "triton.runtime." + attr.str());
+      if (attr == "constexpr_function")
+        return FValue::named(FValue::Kind::Builtin,
+                             "triton.constexpr_function");
+      if (attr == "jit" || attr == "autotune" || attr == "heuristics" ||
+          attr == "Config")
+        return FValue::named(FValue::Kind::Marker, "triton." + attr.str());
+      return FValue::named(FValue::Kind::Builtin, (path + "." + attr).str());
     }
     if (path == "libdevice")
       return FValue::named(FValue::Kind::Builtin, "libdevice." + attr.str());

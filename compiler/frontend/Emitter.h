@@ -23,6 +23,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -66,7 +67,6 @@ struct ModuleScope {
   std::string path;                         // absolute, normalized
   llvm::StringMap<const Stmt *> globalDefs; // assignments, unparsed code
   llvm::StringMap<FValue> globals;          // evaluated names
-  llvm::StringMap<bool> evaluating;
   /// `from M import n as alias` (and `import M as alias`, name empty):
   /// resolved when a kernel first uses alias.
   struct Import {
@@ -75,6 +75,16 @@ struct ModuleScope {
     llvm::SMLoc loc;
   };
   llvm::StringMap<Import> imports;
+  /// The binding a module-level assignment replaces (an earlier assignment,
+  /// an import or a function), which its own value reads: `f = wrap(f)`.
+  struct Shadowed {
+    const Stmt *def = nullptr;
+    std::optional<Import> import;
+    std::optional<FValue> value;
+  };
+  std::map<std::pair<const Stmt *, std::string>, Shadowed> shadowed;
+  /// The (assignment, name) pairs being evaluated.
+  std::set<std::pair<const Stmt *, std::string>> evaluating;
   /// `from M import *` (name "*"), in source order: M's public names, looked
   /// up when no other module-level binding has them.
   std::vector<Import> starImports;
@@ -205,6 +215,8 @@ private:
   std::optional<FValue> lookupStarImport(llvm::StringRef name, llvm::SMLoc loc,
                                          bool &found);
   std::optional<FValue> evaluateGlobal(llvm::StringRef name, llvm::SMLoc loc);
+  std::optional<FValue> evaluateBinding(llvm::StringRef name, const Stmt *stmt,
+                                        llvm::SMLoc loc);
   /// The value of a constexpr parameter: its literal's, or the function a
   /// Function literal names (resolveFunctionName); nullopt after an error.
   std::optional<FValue> constexprValue(const ConstexprLiteral &lit,

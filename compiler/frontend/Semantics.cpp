@@ -519,6 +519,19 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     elements.insert(elements.end(), rhs.elements.begin(), rhs.elements.end());
     return FValue::tuple(std::move(elements));
   }
+  // `[2] * n`: a list or tuple repeated (upstream's tuple has no __rmul__,
+  // so `n * [2]` stays an error, as there).
+  if (op == "*" && lhs.kind == FValue::Kind::Tuple && rhs.isInt()) {
+    if (rhs.intValue > 0 &&
+        uint64_t(rhs.intValue) * lhs.elements.size() > (uint64_t(1) << 20))
+      return error(loc, "a tuple of " + std::to_string(lhs.elements.size()) +
+                            " repeated " + std::to_string(rhs.intValue) +
+                            " times is too long for a kernel");
+    std::vector<FValue> elements;
+    for (int64_t i = 0; i < rhs.intValue; ++i)
+      elements.insert(elements.end(), lhs.elements.begin(), lhs.elements.end());
+    return FValue::tuple(std::move(elements));
+  }
   if (lhs.isNumber() && rhs.isNumber())
     return foldNumbers(*this, op, lhs, rhs, loc);
   if (!(lhs.isRuntime() || lhs.isNumber()) ||

@@ -263,6 +263,10 @@ static Expected<std::string> emitAssembly(TargetMachine &machine,
   return ptx;
 }
 
+bool kiln::isLargeKernelPTX(StringRef ptx) {
+  return size_t(ptx.count('\n')) > kLargeKernelPTXLines;
+}
+
 Expected<kiln::PTXCandidates>
 kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   initializeNVPTX();
@@ -380,6 +384,10 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   if (!plain)
     return plain.takeError();
   candidates.plain = std::move(*plain);
+  if (isLargeKernelPTX(candidates.plain)) {
+    candidates.emitRegisterOrdered = nullptr;
+    return candidates;
+  }
   if (changed) {
     auto other = emitAssembly(*machine, *rematerialized);
     if (!other)

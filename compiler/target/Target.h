@@ -55,6 +55,15 @@ struct PTXCandidates {
   std::function<llvm::Expected<std::string>()> emitRegisterOrdered;
 };
 
+/// PTX longer than this many lines is a large kernel (a fully unrolled
+/// bitonic sort of thousands of elements: lmdeploy's top-2048 kernel has
+/// 148k lines, and ptxas takes 40 s a run on it). Such a kernel is
+/// assembled once: emitPTX makes no alternate copies, and the driver tries
+/// no occupancy hints or register caps, each another ptxas run. The largest
+/// tuned kernels (attention backward, 6k lines) are far below it.
+constexpr size_t kLargeKernelPTXLines = 50000;
+bool isLargeKernelPTX(llvm::StringRef ptx);
+
 /// Optimizes `module` at O3 for `arch` and emits PTX. The module's triple and
 /// data layout are set here. A module that calls libdevice's __nv_* functions
 /// links `libdevicePath` (empty: $CUDA_HOME/nvvm/libdevice/libdevice.10.bc,
