@@ -1400,8 +1400,9 @@ bool Emitter::emitStatement(const Stmt &stmt) {
     std::optional<FValue> value = evaluate(*s.value);
     if (!value)
       return false;
+    // Upstream makes an assigned python number a tensor of its own type.
     for (const ExprPtr &target : s.targets)
-      if (!emitAssign(*target, *value))
+      if (!emitAssign(*target, value->asTyped()))
         return false;
     return true;
   }
@@ -1410,7 +1411,13 @@ bool Emitter::emitStatement(const Stmt &stmt) {
     if (!s.value)
       return true;
     std::optional<FValue> value = evaluate(*s.value);
-    return value && emitAssign(*s.target, *value);
+    if (!value)
+      return false;
+    // `x: tl.constexpr = 0.5` stays a weak number; any other annotation is
+    // an ordinary assignment upstream.
+    return emitAssign(*s.target, isConstexprAnnotation(s.annotation.get())
+                                     ? *value
+                                     : value->asTyped());
   }
   case Stmt::Kind::AugAssign: {
     auto &s = llvm::cast<AugAssignStmt>(stmt);
@@ -1423,7 +1430,7 @@ bool Emitter::emitStatement(const Stmt &stmt) {
     if (!rhs)
       return false;
     std::optional<FValue> result = binary(s.op, *current, *rhs, s.getLoc());
-    return result && emitAssign(*s.target, *result);
+    return result && emitAssign(*s.target, result->asTyped());
   }
   case Stmt::Kind::Return: {
     auto &s = llvm::cast<ReturnStmt>(stmt);
@@ -1432,7 +1439,10 @@ bool Emitter::emitStatement(const Stmt &stmt) {
       std::optional<FValue> v = evaluate(*s.value);
       if (!v)
         return false;
-      value = *v;
+      // A jit function returns numbers as tensors (a constexpr function
+      // returns them as they are).
+      const FunctionDefStmt *function = frames.back().function;
+      value = function && !isConstexprFunction(*function) ? v->asTyped() : *v;
     }
     frames.back().returnValue = value;
     frames.back().returned = true;

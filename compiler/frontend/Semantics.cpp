@@ -532,8 +532,30 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
       elements.insert(elements.end(), lhs.elements.begin(), lhs.elements.end());
     return FValue::tuple(std::move(elements));
   }
-  if (lhs.isNumber() && rhs.isNumber())
-    return foldNumbers(*this, op, lhs, rhs, loc);
+  if (lhs.isNumber() && rhs.isNumber()) {
+    std::optional<FValue> folded = foldNumbers(*this, op, lhs, rhs, loc);
+    if (folded && folded->isNumber() && (lhs.typed || rhs.typed))
+      folded->typed = true;
+    return folded;
+  }
+  // A typed number (FValue::typed) beside a value is a scalar of its own
+  // type, as upstream's tensor: `s = 0.5; x_fp16 * s` computes in fp32.
+  auto typedScalar = [&](const FValue &number,
+                         const FValue &other) -> std::optional<FValue> {
+    if (!number.typed || !number.isNumber() || !other.isRuntime() ||
+        other.type.isPointer || other.type.isBlockPointer() ||
+        other.type.isTensorDescriptor())
+      return number;
+    return constant(number, TritonType{strongType(number), false, {}}, loc);
+  };
+  if (lhs.typed || rhs.typed) {
+    std::optional<FValue> a = typedScalar(lhs, rhs);
+    std::optional<FValue> b = a ? typedScalar(rhs, lhs) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    if (a->isRuntime() != lhs.isRuntime() || b->isRuntime() != rhs.isRuntime())
+      return binary(op, *a, *b, loc);
+  }
   if (!(lhs.isRuntime() || lhs.isNumber()) ||
       !(rhs.isRuntime() || rhs.isNumber()))
     return error(loc, "operator '" + op + "' cannot combine " + lhs.describe() +
@@ -718,17 +740,21 @@ std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
     return FValue::boolean(!*truth);
   }
   if (operand.isNumber()) {
+    auto typedAs = [&](FValue v) {
+      v.typed = operand.typed;
+      return v;
+    };
     if (op == "+")
       return operand;
     if (op == "-" && operand.kind == FValue::Kind::Float)
-      return FValue::floating(-operand.floatValue);
+      return typedAs(FValue::floating(-operand.floatValue));
     if (op == "-" && operand.intValue == INT64_MIN)
       return error(loc, "integer overflow in a compile-time expression "
                         "(compile-time integers are 64-bit)");
     if (op == "-")
-      return FValue::integer(-operand.intValue);
+      return typedAs(FValue::integer(-operand.intValue));
     if (op == "~" && operand.kind != FValue::Kind::Float)
-      return FValue::integer(~operand.intValue);
+      return typedAs(FValue::integer(~operand.intValue));
     return error(loc, "operator '" + op + "' is not defined on " +
                           operand.describe());
   }
@@ -818,13 +844,13 @@ kiln::frontend::legalizeOperands(Emitter &e, llvm::ArrayRef<FValue> operands,
             return std::nullopt;
           type = m->type.element;
         } else {
-          type =
-              promote(*type, weakNumbers ? weakType(v, *type) : strongType(v));
+          type = promote(*type, weakNumbers && !v.typed ? weakType(v, *type)
+                                                        : strongType(v));
         }
       }
     if (weakNumbers && type)
       for (const FValue &v : operands)
-        if (!v.isRuntime() && !checkWeakNumber(e, v, *type, loc))
+        if (!v.isRuntime() && !v.typed && !checkWeakNumber(e, v, *type, loc))
           return std::nullopt;
   }
   std::vector<FValue> result;

@@ -50,6 +50,11 @@ struct FValue {
   std::string text;
   std::vector<FValue> elements;
   const FunctionDefStmt *function = nullptr;
+  /// A python number that upstream holds as a scalar tensor of its own type
+  /// (strongType): one assigned to a name or returned by a jit function.
+  /// It stays a compile-time number, but beside a value it is typed, not
+  /// weak: `s = 0.5; x_fp16 * s` is fp32 where `x_fp16 * 0.5` is fp16.
+  bool typed = false;
 
   static FValue runtime(mlir::Value v, TritonType t) {
     FValue f;
@@ -120,6 +125,17 @@ struct FValue {
     return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool;
   }
   bool isNone() const { return kind == Kind::None; }
+  /// This value with its numbers (in tuples too) typed, as upstream's
+  /// assignments and returns make them tensors.
+  FValue asTyped() const {
+    FValue v = *this;
+    if (isNumber())
+      v.typed = true;
+    for (FValue &e : v.elements)
+      if (kind == Kind::Tuple)
+        e = e.asTyped();
+    return v;
+  }
   /// A short description for diagnostics: "an int", "a block of fp32", ...
   std::string describe() const;
 };

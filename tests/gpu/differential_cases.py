@@ -548,6 +548,13 @@ CASES += [
               i32_ptr=("randint", "int32", 64), u32_ptr=("natural", "uint32", 64),
               i64_ptr=("randint", "int64", 64), out_ptr=("zeros", "float64", 64)),
          (1,), ["out_ptr"], tol=0),
+    # Numbers assigned to names (or returned by a jit function) are fp32 /
+    # int32 scalars beside fp16 / int8 blocks.
+    case("assigned_numbers", F, "assigned_numbers",
+         "h_ptr=*fp16, i8_ptr=*i8, out_ptr=*fp32, B=128, BLOCK=128",
+         dict(h_ptr=("randn", "float16", 128), i8_ptr=("small", "int8", 128),
+              out_ptr=("zeros", "float32", 128)),
+         (1,), ["out_ptr"], tol=1e-6),
 ]
 
 # --- language/module_level.py ------------------------------------------------

@@ -7,7 +7,9 @@
 # (run_upstream.py compiles every variant). A number of a higher kind (bool
 # < int < float) than the value promotes its own type with the value's
 # (weak_numbers); integers must fit the result (tests/frontend/
-# number_ranges.test has upstream's errors).
+# number_ranges.test has upstream's errors). A number assigned to a name or
+# returned by a jit function is a tensor of its own type upstream, not weak
+# (assigned_numbers): `s = 0.5; x_fp16 * s` is fp32.
 #
 # kiln-variant: -n number_types -s "x_ptr=*fp16, out_ptr=*i1, MAXF=tl.float32, MAXI=tl.float16, FMA=tl.float32, WHEREF=tl.float16, ADDF=tl.float16, BLOCK=64"
 # kiln-variant: -n number_types -s "x_ptr=*bf16, out_ptr=*i1, MAXF=tl.float32, MAXI=tl.float32, FMA=tl.float32, WHEREF=tl.bfloat16, ADDF=tl.bfloat16, BLOCK=64"
@@ -16,12 +18,19 @@
 # kiln-variant: -n number_types -s "x_ptr=*fp64, out_ptr=*i1, MAXF=tl.float64, MAXI=tl.float64, FMA=tl.float64, WHEREF=tl.float64, ADDF=tl.float64, BLOCK=64"
 # kiln-variant: -n thresholds -s "x_ptr=*fp16, out_ptr=*i8, BLOCK=256"
 # kiln-variant: -n thresholds -s "x_ptr=*bf16, out_ptr=*i8, BLOCK=256"
+# kiln-variant: -n assigned_numbers -s "h_ptr=*fp16, i8_ptr=*i8, out_ptr=*fp32, B=128, BLOCK=128"
 # kiln-variant: -n weak_numbers -s "h_ptr=*fp16, b_ptr=*i1, i8_ptr=*i8, u8_ptr=*u8, i32_ptr=*i32, u32_ptr=*u32, i64_ptr=*i64, out_ptr=*fp64, BLOCK=64"
 # kiln-covers: number_types: type promotion; scalar vs tensor
 # kiln-covers: thresholds: scalar vs tensor
+# kiln-covers: assigned_numbers: type promotion; scalar vs tensor; float literal
 # kiln-covers: weak_numbers: type promotion; scalar vs tensor; int literal (i64); bool literal
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def _half():
+    return 0.5
 
 
 @triton.jit
@@ -76,3 +85,31 @@ def weak_numbers(h_ptr, b_ptr, i8_ptr, u8_ptr, i32_ptr, u32_ptr, i64_ptr, out_pt
     tl.static_assert(tl.where(i8 > 0, i8, -128).dtype == tl.int8)
     total = (i32 * 1e-300) + (h + True) + (i8 + 127) + (u8 + 255) + (u32 + 4000000000) + (i64 + 2**40) + (b + 1)
     tl.store(out_ptr + offs, total)
+
+
+@triton.jit
+def assigned_numbers(h_ptr, i8_ptr, out_ptr, B: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    h = tl.load(h_ptr + offs)
+    i8 = tl.load(i8_ptr + offs)
+    scale = 0.5
+    tl.static_assert((h * scale).dtype == tl.float32)
+    tl.static_assert((h * 0.5).dtype == tl.float16)
+    k: tl.constexpr = 0.5
+    tl.static_assert((h * k).dtype == tl.float16)
+    one = 1
+    tl.static_assert((i8 + one).dtype == tl.int32)
+    step = B
+    tl.static_assert((i8 + step).dtype == tl.int32)
+    tl.static_assert((h + _half()).dtype == tl.float32)
+    a, b = 2, 0.25
+    tl.static_assert((i8 * a).dtype == tl.int32)
+    tl.static_assert((h - b).dtype == tl.float32)
+    neg = -scale
+    tl.static_assert((h * neg).dtype == tl.float32)
+    tl.static_assert(tl.where(h > 0, h, scale).dtype == tl.float32)
+    count = 0
+    count += 1
+    tl.static_assert((i8 + count).dtype == tl.int32)
+    out = h * scale + (i8 + one).to(tl.float32) + (h + _half()) + h * neg + (h - b) + i8 * a
+    tl.store(out_ptr + offs, out)
