@@ -652,11 +652,22 @@ std::optional<FValue> debugBarrier(Emitter &e, const CallArgs &args) {
 }
 
 std::optional<FValue> methodTo(Emitter &e, const CallArgs &args) {
+  // tl.cast names its first parameter `input`; x.to(...) `self`.
+  if (args.callee == "tl.cast" || args.callee == "cast")
+    for (size_t k = 0; k < args.keywords.size(); ++k)
+      if (args.keywords[k].first == "input") {
+        CallArgs renamed = args;
+        renamed.keywords[k].first = "self";
+        renamed.callee = "tl.cast.input";
+        return methodTo(e, renamed);
+      }
   static const StringRef kParams[] = {"self", "dtype", "fp_downcast_rounding",
                                       "bitcast"};
   ArgReader r(e, args, ".to", kParams);
   if (!r.isOk())
     return std::nullopt;
+  if (!r.get(0))
+    return r.missing(0);
   const FValue &self = *r.get(0);
   const FValue *dtype = r.get(1);
   if (!dtype || dtype->kind != FValue::Kind::DType)
@@ -1086,6 +1097,7 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
       {"tl.maximum", maximum},
       {"tl.minimum", minimum},
       {"tl.cdiv", cdiv},
+      {"method.cdiv", cdiv},
       {"tl.swizzle2d", swizzle2d},
       {"triton.cdiv", cdiv},
       {"triton.next_power_of_2", nextPowerOf2},

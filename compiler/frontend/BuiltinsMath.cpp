@@ -130,9 +130,29 @@ std::optional<FValue> unaryImpl(Emitter &e, const CallArgs &args,
   return FValue::runtime(buildUnary(e, kind, x->value, args.loc), x->type);
 }
 
+/// x.exp() and the other one-operand methods: upstream checks the dtype in
+/// tl.exp but not in the tensor method, so the method of an fp16 or bf16
+/// block keeps its type. Kiln computes it in fp32 and rounds the result.
+std::optional<FValue> unaryMethod(Emitter &e, const CallArgs &args,
+                                  StringRef name, Unary kind) {
+  const FValue *self = args.args.empty() ? nullptr : &args.args.front();
+  if (!self || !self->isRuntime() || self->type.isPointer ||
+      (self->type.element.getKind() != ScalarKind::F16 &&
+       self->type.element.getKind() != ScalarKind::BF16) ||
+      args.args.size() != 1 || !args.keywords.empty())
+    return unaryImpl(e, args, name, kind);
+  FValue wide = e.castTo(*self, DType(ScalarKind::F32), args.loc);
+  FValue result =
+      FValue::runtime(buildUnary(e, kind, wide.value, args.loc), wide.type);
+  return e.castTo(result, self->type.element, args.loc);
+}
+
 #define KILN_UNARY(fn, name, kind)                                             \
   std::optional<FValue> fn(Emitter &e, const CallArgs &args) {                 \
     return unaryImpl(e, args, name, Unary::kind);                              \
+  }                                                                            \
+  std::optional<FValue> fn##Method(Emitter &e, const CallArgs &args) {         \
+    return unaryMethod(e, args, name, Unary::kind);                            \
   }
 KILN_UNARY(expBuiltin, "tl.exp", Exp)
 KILN_UNARY(exp2Builtin, "tl.exp2", Exp2)
@@ -1118,6 +1138,16 @@ void kiln::frontend::addMathBuiltins(BuiltinTable &table) {
     table[std::string("tl.") + name] = fn;
     table[std::string("method.") + name] = fn;
   }
+  static const std::pair<const char *, BuiltinFn> kMethods[] = {
+      {"exp", expBuiltinMethod},   {"exp2", exp2BuiltinMethod},
+      {"log", logBuiltinMethod},   {"log2", log2BuiltinMethod},
+      {"cos", cosBuiltinMethod},   {"sin", sinBuiltinMethod},
+      {"sqrt", sqrtBuiltinMethod}, {"rsqrt", rsqrtBuiltinMethod},
+      {"erf", erfBuiltinMethod},   {"floor", floorBuiltinMethod},
+      {"ceil", ceilBuiltinMethod},
+  };
+  for (const auto &[name, fn] : kMethods)
+    table[std::string("method.") + name] = fn;
   for (const auto &entry : libdeviceTable())
     table["libdevice." + entry.getKey().str()] = libdeviceCall;
   table["tl.inline_asm_elementwise"] = inlineAsmElementwise;

@@ -267,14 +267,19 @@ std::optional<FValue> sum(Emitter &e, const CallArgs &args) {
 }
 
 /// tl.xor_sum and tl.reduce_or: a bitwise reduction of integers. xor_sum's
-/// axis defaults to all of them; reduce_or needs one, as upstream.
+/// axis defaults to all of them; reduce_or needs one written, as upstream
+/// (None: all of them).
 std::optional<FValue> bitwiseReduce(Emitter &e, const CallArgs &args,
                                     StringRef name, StringRef op) {
   static const StringRef kParams[] = {"input", "axis", "keep_dims"};
   ArgReader r(e, args, name, kParams);
   if (!r.isOk() || !r.get(0))
     return r.isOk() ? r.missing(0) : std::nullopt;
-  if (op == "|" && !r.get(1))
+  bool axisWritten =
+      args.args.size() > 1 || llvm::any_of(args.keywords, [](const auto &k) {
+        return k.first == "axis";
+      });
+  if (op == "|" && !axisWritten)
     return r.missing(1);
   auto inputs = readInputs(e, *r.get(0), r.loc(0), name);
   std::optional<int64_t> axis;

@@ -347,8 +347,17 @@ std::optional<FValue> permuteImpl(Emitter &e, const CallArgs &args,
   else if (args.args.size() > 1)
     dims = flattenVarargs(llvm::ArrayRef<FValue>(args.args).drop_front());
   int64_t rank = input->type.shape.size();
-  if (dims.empty() && defaultSwap)
-    dims = {FValue::integer(1), FValue::integer(0)};
+  // tl.trans without dims swaps the last two dimensions (upstream's rule).
+  if (dims.empty() && defaultSwap) {
+    if (rank < 2)
+      return e.error(args.loc, name + " of a block of shape " +
+                                   formatShape(input->type.shape) +
+                                   " has no two dimensions to swap");
+    for (int64_t i = 0; i < rank - 2; ++i)
+      dims.push_back(FValue::integer(i));
+    dims.push_back(FValue::integer(rank - 1));
+    dims.push_back(FValue::integer(rank - 2));
+  }
   if (int64_t(dims.size()) != rank)
     return e.error(args.loc, name + " of a block of shape " +
                                  formatShape(input->type.shape) + " needs " +
@@ -399,6 +408,16 @@ sameTypePair(Emitter &e, const ArgReader &r, StringRef name, SMLoc loc) {
   if (!b)
     return std::nullopt;
   TritonType ta = a->type.scalar(), tb = b->type.scalar();
+  // Integers of one width and either signedness are one MLIR type: upstream
+  // joins them as the first operand's (int8 with uint8 is int8).
+  if (ta != tb && !ta.isPointer && !tb.isPointer && ta.element.isInteger() &&
+      tb.element.isInteger() && !ta.element.isBool() && !tb.element.isBool() &&
+      ta.element.getBitWidth() == tb.element.getBitWidth()) {
+    TritonType retyped = b->type;
+    retyped.element = ta.element;
+    b = FValue::runtime(b->value, retyped);
+    tb = ta;
+  }
   if (ta != tb)
     return e.error(loc, name + " needs operands of one dtype, got " + ta.str() +
                             " and " + tb.str());

@@ -26,7 +26,7 @@ def reshape_count(x_ptr):
 @triton.jit
 def trans_rank(x_ptr):
     a = tl.reshape(tl.arange(0, 64), (2, 4, 8))
-    tl.store(x_ptr + a, tl.trans(a))
+    tl.store(x_ptr + a, tl.trans(a, 1, 0))
 
 
 @triton.jit
