@@ -1706,9 +1706,13 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
   // compile-time operand still decides there, as upstream's short circuit
   // on constexprs (`if i == n - 1 and HAS_STATE:` with HAS_STATE False is
   // `if False:`, its branch never emitted); one that does not is dropped.
+  // A lone run-time operand is the result as it is (`FLAG and n` is n, an
+  // int32, with FLAG true), as upstream returns it.
   StringRef op = expr.isAnd ? "&" : "|";
   std::optional<FValue> last;
   std::optional<FValue> combined; // the run-time boolean so far
+  std::optional<FValue> lone;     // the first run-time operand, uncast
+  unsigned runtimeOperands = 0;
   for (const ExprPtr &operand : expr.operands) {
     last = evaluate(*operand);
     if (!last)
@@ -1727,6 +1731,8 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
           return last;
         continue;
       }
+      if (++runtimeOperands == 1)
+        lone = *last;
       std::optional<FValue> b = castTo(*last, DType(ScalarKind::I1), loc);
       combined = combined ? binary(op, *combined, *b, loc) : b;
       if (!combined)
@@ -1739,6 +1745,8 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
     if (expr.isAnd != *truth)
       return last;
   }
+  if (runtimeOperands == 1)
+    return lone;
   return combined ? combined : last;
 }
 

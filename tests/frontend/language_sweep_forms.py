@@ -5,6 +5,7 @@
 # swapped), x.cdiv(n), tl.reduce_or(x, None) (all axes), tl.cast(input=...),
 # and tl.join of int8 with uint8 (the first operand's type).
 # RUN: %kilnc compile %s -n forms -s "h_ptr=*fp16, b_ptr=*bf16, i_ptr=*i8, u_ptr=*u8, out_ptr=*fp32, n=i32" --arch sm_90a --emit kiln -o - | FileCheck %s
+# RUN: %kilnc compile %s -n lone_operand -s "out_ptr=*i32, n=i32, FLAG=True" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=LONE
 # CHECK-LABEL: func.func @forms
 # x.exp() of fp16: computed in fp32, rounded back.
 # CHECK: %[[W:.*]] = arith.extf %{{.*}} : tensor<16xf16> to tensor<16xf32>
@@ -38,3 +39,13 @@ def forms(h_ptr, b_ptr, i_ptr, u_ptr, out_ptr, n):
     total = e.to(tl.float32) + b.sqrt().to(tl.float32) + tl.sum(tl.reshape(t, (16,)), 0) \
         + blocks + halves + any_set + as_float + tl.sum(j, 1)
     tl.store(out_ptr + offs, total)
+
+
+# `FLAG and n` with FLAG true is n itself, an int32 (upstream returns the
+# lone run-time operand), not n != 0.
+# LONE-LABEL: func.func @lone_operand
+# LONE-NOT: arith.cmpi
+# LONE: kiln.store %arg0, %arg1 : !kiln.ptr<i32>, i32
+@triton.jit
+def lone_operand(out_ptr, n, FLAG: tl.constexpr):
+    tl.store(out_ptr, FLAG and n)
