@@ -47,7 +47,8 @@ bool checkDTypes(Emitter &e, const CallArgs &args, StringRef builtin,
       return true;
     e.error(loc, builtin + " takes " + expectation + " values, got " +
                      v.type.str() +
-                     (v.type.element.isFloat() && !v.type.isPointer
+                     (v.type.element.isFloat() && !v.type.isPointer &&
+                              llvm::is_contained(allowed, ScalarKind::F32)
                           ? " (convert with .to(tl.float32))"
                           : ""));
     return false;

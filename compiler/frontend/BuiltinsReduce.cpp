@@ -311,7 +311,7 @@ std::optional<FValue> item(Emitter &e, const CallArgs &args) {
   if (!x.isRuntime() || !x.type.isBlock())
     return x; // a scalar already
   if (numElements(x.type.shape) != 1 || x.type.isPointer)
-    return r.bad(0, "a block of one number, not " + x.describe());
+    return r.bad(0, "a block of one number");
   return single(emitReduce(e, {x}, std::nullopt, false,
                            minMaxCombine(true, args.loc), args.loc, "item"));
 }

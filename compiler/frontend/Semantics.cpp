@@ -769,6 +769,14 @@ std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
     if (type.element.isFloat())
       return FValue::runtime(
           mlir::arith::NegFOp::create(builder, l, operand.value), type);
+    // -x of an int1 block is int1, as upstream (a python 0 would make it
+    // int32); other integers take the weak 0, whose splat
+    // ReduceOfNegation.cpp recognizes.
+    if (type.element.isBool())
+      return binary("-",
+                    constant(FValue::integer(0),
+                             TritonType{type.element, false, {}}, loc),
+                    operand, loc);
     return binary("-", FValue::integer(0), operand, loc);
   }
   if (op == "~" || op == "not") {

@@ -3,7 +3,8 @@
 # (upstream checks the dtype in tl.exp, not in x.exp(); the result keeps the
 # block's type), tl.trans of a 3-D block without dims (the last two
 # swapped), x.cdiv(n), tl.reduce_or(x, None) (all axes), tl.cast(input=...),
-# and tl.join of int8 with uint8 (the first operand's type).
+# tl.join of int8 with uint8 (the first operand's type), and -x of a bool
+# block (bool).
 # RUN: %kilnc compile %s -n forms -s "h_ptr=*fp16, b_ptr=*bf16, i_ptr=*i8, u_ptr=*u8, out_ptr=*fp32, n=i32" --arch sm_90a --emit kiln -o - | FileCheck %s
 # RUN: %kilnc compile %s -n lone_operand -s "out_ptr=*i32, n=i32, FLAG=True" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=LONE
 # CHECK-LABEL: func.func @forms
@@ -36,6 +37,8 @@ def forms(h_ptr, b_ptr, i_ptr, u_ptr, out_ptr, n):
     u = tl.load(u_ptr + offs)
     j = tl.join(i, u)
     tl.static_assert(j.dtype == tl.int8)
+    negated = -(offs > 3)
+    tl.static_assert(negated.dtype == tl.int1)
     total = e.to(tl.float32) + b.sqrt().to(tl.float32) + tl.sum(tl.reshape(t, (16,)), 0) \
         + blocks + halves + any_set + as_float + tl.sum(j, 1)
     tl.store(out_ptr + offs, total)
