@@ -85,11 +85,26 @@ Emitter::~Emitter() = default;
 
 std::nullopt_t Emitter::error(SMLoc loc, const llvm::Twine &message) {
   sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
+  // The inlined calls, innermost first; of a deep chain (a recursion) the
+  // four innermost and the four outermost.
+  llvm::SmallVector<const Frame *> calls;
   for (auto it = frames.rbegin(); it != frames.rend(); ++it)
     if (it->callLoc.isValid())
-      sourceMgr.PrintMessage(it->callLoc, llvm::SourceMgr::DK_Note,
-                             "in the inlined call to '" + it->function->name +
-                                 "' here");
+      calls.push_back(&*it);
+  constexpr size_t kEnds = 4;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls.size() > 2 * kEnds + 1 && i == kEnds) {
+      sourceMgr.PrintMessage(calls[i]->callLoc, llvm::SourceMgr::DK_Note,
+                             "... and " +
+                                 llvm::Twine(calls.size() - 2 * kEnds) +
+                                 " more inlined calls, the outermost below");
+      i = calls.size() - kEnds - 1;
+      continue;
+    }
+    sourceMgr.PrintMessage(calls[i]->callLoc, llvm::SourceMgr::DK_Note,
+                           "in the inlined call to '" +
+                               calls[i]->function->name + "' here");
+  }
   return std::nullopt;
 }
 
@@ -2132,14 +2147,24 @@ Emitter::hostConstexprCall(const FunctionDefStmt &function,
 
 std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
                                           CallArgs &args) {
-  for (const Frame &frame : frames)
-    if (frame.function == &function)
-      return error(args.loc, "recursion is not supported: '" + function.name +
-                                 "' calls itself");
-  if (frames.size() > kMaxInlineDepth)
+  // Helpers are inlined, so recursion must end at compile time (a helper
+  // calling itself with N - 1 under `if N > 0:`, N a tl.constexpr), as
+  // upstream's specializations do.
+  if (frames.size() > kMaxInlineDepth) {
+    if (llvm::any_of(frames, [&](const Frame &frame) {
+          return frame.function == &function;
+        }))
+      return error(args.loc,
+                   "the recursion of '" + function.name +
+                       "' does not end at compile time (more than " +
+                       std::to_string(kMaxInlineDepth) +
+                       " nested calls); Kiln inlines helpers, so a recursive "
+                       "one must stop on a compile-time condition, such as "
+                       "`if N > 0:` with N a tl.constexpr argument");
     return error(args.loc, "helper calls are nested more than " +
                                std::to_string(kMaxInlineDepth) +
                                " deep at this call to '" + function.name + "'");
+  }
   if (args.args.size() > function.params.size())
     return error(args.loc, "'" + function.name + "' takes " +
                                std::to_string(function.params.size()) +

@@ -7,6 +7,7 @@
 # block (bool).
 # RUN: %kilnc compile %s -n forms -s "h_ptr=*fp16, b_ptr=*bf16, i_ptr=*i8, u_ptr=*u8, out_ptr=*fp32, n=i32" --arch sm_90a --emit kiln -o - | FileCheck %s
 # RUN: %kilnc compile %s -n lone_operand -s "out_ptr=*i32, n=i32, FLAG=True" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=LONE
+# RUN: %kilnc compile %s -n recursion_with_stop -s "x_ptr=*fp32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=RECURSE
 # CHECK-LABEL: func.func @forms
 # x.exp() of fp16: computed in fp32, rounded back.
 # CHECK: %[[W:.*]] = arith.extf %{{.*}} : tensor<16xf16> to tensor<16xf32>
@@ -52,3 +53,21 @@ def forms(h_ptr, b_ptr, i_ptr, u_ptr, out_ptr, n):
 @triton.jit
 def lone_operand(out_ptr, n, FLAG: tl.constexpr):
     tl.store(out_ptr, FLAG and n)
+
+
+# Recursion that a compile-time condition ends, as upstream compiles it:
+# x * 2**N by N nested calls.
+# RECURSE-LABEL: func.func @recursion_with_stop
+# RECURSE-COUNT-3: arith.mulf
+# RECURSE-NOT: arith.mulf
+@triton.jit
+def _times_two_to(x, N: tl.constexpr):
+    if N > 0:
+        return _times_two_to(x * 2.0, N - 1)
+    return x
+
+
+@triton.jit
+def recursion_with_stop(x_ptr):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, _times_two_to(tl.load(x_ptr + offs), 3))
