@@ -631,11 +631,11 @@ std::optional<FValue> Emitter::evaluateGlobal(StringRef name, SMLoc loc) {
   auto it = current->globalDefs.find(name);
   if (it == current->globalDefs.end())
     return std::nullopt;
-  // Read inside its own definition: the earlier binding, not cached.
-  if (current->evaluating.count({it->second, name.str()}))
-    return evaluateBinding(name, it->second, loc);
+  // Read inside its own definition, the name is the earlier binding: not
+  // the global's value, so not cached.
+  bool inOwnDefinition = current->evaluating.count({it->second, name.str()});
   std::optional<FValue> value = evaluateBinding(name, it->second, loc);
-  if (value)
+  if (value && !inOwnDefinition)
     current->globals[name] = *value;
   return value;
 }
@@ -1683,22 +1683,12 @@ std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
     if (!rhs)
       return std::nullopt;
     // A python number compared with a number value is a value of its own
-    // type first (fp32, int32, ...: strongType), as upstream's comparison
-    // operators make it a tensor: an fp16 block compares with 0.1 in fp32,
-    // not with 0.1 rounded to fp16.
-    auto strengthen = [&](const FValue &number, const FValue &other) -> FValue {
-      bool numeric = other.isRuntime() && !other.type.isPointer &&
-                     !other.type.isBlockPointer() &&
-                     !other.type.isTensorDescriptor();
-      if (!numeric || number.isRuntime() || !number.isNumber())
-        return number;
-      return constant(number, TritonType{strongType(number), false, {}},
-                      expr.opLocs[i]);
-    };
+    // type first, as upstream's comparison operators make it a tensor: an
+    // fp16 block compares with 0.1 in fp32, not with 0.1 rounded to fp16.
     FValue left = *lhs, right = *rhs;
     if (isComparison(expr.ops[i])) {
-      left = strengthen(*lhs, *rhs);
-      right = strengthen(*rhs, *lhs);
+      left = numberAsOwnType(*lhs, *rhs, expr.opLocs[i]);
+      right = numberAsOwnType(*rhs, *lhs, expr.opLocs[i]);
     }
     std::optional<FValue> cmp =
         binary(expr.ops[i], left, right, expr.opLocs[i]);
@@ -2299,29 +2289,22 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
         return FValue::named(FValue::Kind::Module, "libdevice");
       return FValue::named(FValue::Kind::Builtin, "tl." + attr.str());
     }
-    if (path == "triton") {
-      if (attr == "language")
-        return FValue::named(FValue::Kind::Module, "triton.language");
-      if (attr == "runtime")
-        return FValue::named(FValue::Kind::Module, "triton.runtime");
-      if (attr == "jit" || attr == "autotune" || attr == "heuristics" ||
-          attr == "Config")
-        return FValue::named(FValue::Kind::Marker, "triton." + attr.str());
-      return FValue::named(FValue::Kind::Builtin, "triton." + attr.str());
-    }
-    // `triton.runtime.jit.constexpr_function(f)`, `from triton.runtime.jit
-    // import jit`: the names triton itself exports.
-    if (path == "triton.runtime" || path == "triton.runtime.jit" ||
-        path == "triton.runtime.autotuner") {
+    // triton's own names, also where triton.runtime defines them
+    // (`triton.runtime.jit.constexpr_function(f)`, `from triton.runtime.jit
+    // import jit`).
+    if (path == "triton" || path == "triton.runtime" ||
+        path == "triton.runtime.jit" || path == "triton.runtime.autotuner") {
+      if (path == "triton" && (attr == "language" || attr == "runtime"))
+        return FValue::named(FValue::Kind::Module, "triton." + attr.str());
       if (path == "triton.runtime" && (attr == "jit" || attr == "autotuner"))
         return FValue::named(FValue::Kind::Module,
                              "triton.runtime." + attr.str());
-      if (attr == "constexpr_function")
-        return FValue::named(FValue::Kind::Builtin,
-                             "triton.constexpr_function");
       if (attr == "jit" || attr == "autotune" || attr == "heuristics" ||
           attr == "Config")
         return FValue::named(FValue::Kind::Marker, "triton." + attr.str());
+      if (attr == "constexpr_function")
+        return FValue::named(FValue::Kind::Builtin,
+                             "triton.constexpr_function");
       return FValue::named(FValue::Kind::Builtin, (path + "." + attr).str());
     }
     if (path == "libdevice")

@@ -150,6 +150,12 @@ public:
   /// A run-time scalar or block from a compile-time number, typed `type`.
   FValue constant(const FValue &number, const TritonType &type,
                   llvm::SMLoc loc);
+  /// `number` as upstream's tensor of its own type (strongType: int32, fp32,
+  /// ...) where it stands beside a numeric run-time value `other`; else
+  /// `number` as it is. Comparisons do this to every python number, other
+  /// operators to typed ones (FValue::typed).
+  FValue numberAsOwnType(const FValue &number, const FValue &other,
+                         llvm::SMLoc loc);
   /// Makes `v` a run-time value; numbers get Triton's literal types
   /// (int → i32 or i64 by value, float → fp32, bool → i1).
   std::optional<FValue> materialize(const FValue &v, llvm::SMLoc loc);

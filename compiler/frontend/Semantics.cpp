@@ -356,6 +356,16 @@ DType kiln::frontend::strongType(const FValue &number) {
   return DType(ScalarKind::I64);
 }
 
+FValue Emitter::numberAsOwnType(const FValue &number, const FValue &other,
+                                SMLoc loc) {
+  bool numeric = other.isRuntime() && !other.type.isPointer &&
+                 !other.type.isBlockPointer() &&
+                 !other.type.isTensorDescriptor();
+  if (!numeric || !number.isNumber())
+    return number;
+  return constant(number, TritonType{strongType(number), false, {}}, loc);
+}
+
 //===----------------------------------------------------------------------===//
 // Compile-time folding
 //===----------------------------------------------------------------------===//
@@ -540,21 +550,11 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
   }
   // A typed number (FValue::typed) beside a value is a scalar of its own
   // type, as upstream's tensor: `s = 0.5; x_fp16 * s` computes in fp32.
-  auto typedScalar = [&](const FValue &number,
-                         const FValue &other) -> std::optional<FValue> {
-    if (!number.typed || !number.isNumber() || !other.isRuntime() ||
-        other.type.isPointer || other.type.isBlockPointer() ||
-        other.type.isTensorDescriptor())
-      return number;
-    return constant(number, TritonType{strongType(number), false, {}}, loc);
-  };
   if (lhs.typed || rhs.typed) {
-    std::optional<FValue> a = typedScalar(lhs, rhs);
-    std::optional<FValue> b = a ? typedScalar(rhs, lhs) : std::nullopt;
-    if (!b)
-      return std::nullopt;
-    if (a->isRuntime() != lhs.isRuntime() || b->isRuntime() != rhs.isRuntime())
-      return binary(op, *a, *b, loc);
+    FValue a = lhs.typed ? numberAsOwnType(lhs, rhs, loc) : lhs;
+    FValue b = rhs.typed ? numberAsOwnType(rhs, lhs, loc) : rhs;
+    if (a.isRuntime() != lhs.isRuntime() || b.isRuntime() != rhs.isRuntime())
+      return binary(op, a, b, loc);
   }
   if (!(lhs.isRuntime() || lhs.isNumber()) ||
       !(rhs.isRuntime() || rhs.isNumber()))

@@ -131,8 +131,8 @@ struct FValue {
     FValue v = *this;
     if (isNumber())
       v.typed = true;
-    for (FValue &e : v.elements)
-      if (kind == Kind::Tuple)
+    if (kind == Kind::Tuple)
+      for (FValue &e : v.elements)
         e = e.asTyped();
     return v;
   }
