@@ -444,9 +444,8 @@ static std::optional<FValue> hint(Emitter &e, const CallArgs &args,
   const FValue &input = *r.get(0);
   if (!input.isRuntime())
     return input; // a compile-time number needs no hint
-  if (input.type.isBlockPointer() ||
-      (!input.type.isPointer && input.type.element.isFloat()))
-    return r.bad(0, "an integer or pointer value");
+  if (input.type.isBlockPointer())
+    return r.bad(0, "an integer, float or pointer value");
   llvm::SmallVector<int64_t> values;
   const FValue &given = *r.get(1);
   auto add = [&](const FValue &v) {
@@ -467,6 +466,9 @@ static std::optional<FValue> hint(Emitter &e, const CallArgs &args,
     return e.error(r.loc(1), name + " got " + std::to_string(values.size()) +
                                  " values for a value of rank " +
                                  std::to_string(rank));
+  // Upstream takes hints on floats too; they say nothing of addresses.
+  if (!input.type.isPointer && input.type.element.isFloat())
+    return input;
   // A block argument (a parameter, a loop-carried value) has no op to carry
   // the facts; the hint is then dropped, which is always correct.
   if (mlir::Operation *op = input.value.getDefiningOp())
@@ -897,6 +899,37 @@ std::optional<FValue> dtypeMethod(Emitter &e, const CallArgs &args) {
     return FValue::tuple(std::move(dims));
   }
   DType d = t.element;
+  bool scalar = !t.isPointer && !t.isBlock();
+  // Upstream's dtype names (`int32`, `fp32`) and their C-like spelling.
+  if (name == "codegen_name" || name == "mangle") {
+    if (!scalar)
+      return FValue::string(t.str());
+    std::string upstreamName = upstreamDTypeName(d);
+    if (name == "mangle" && d.isInteger())
+      return FValue::string((d.isSigned() && !d.isBool() ? "i" : "u") +
+                            std::to_string(d.getBitWidth()));
+    if (name == "mangle")
+      return FValue::string(upstreamName);
+    StringRef n = upstreamName;
+    if (n.consume_front("fp"))
+      return FValue::string("float" + n.str());
+    if (n.consume_front("bf"))
+      return FValue::string("bfloat" + n.str());
+    return FValue::string(upstreamName);
+  }
+  // dtype.KIND members, as named values that compare with tl.dtype.KIND.*.
+  if (name == "kind") {
+    if (!scalar)
+      return e.error(args.loc, "dtype.kind() needs a scalar dtype, got " +
+                                   args.args[0].describe());
+    return FValue::named(FValue::Kind::Builtin,
+                         d.isBool()      ? "tl.dtype.KIND.BOOLEAN"
+                         : d.isInteger() ? "tl.dtype.KIND.INTEGRAL"
+                                         : "tl.dtype.KIND.FLOATING");
+  }
+  // Kiln has no void, fp8e4b8 or fp8e5b16 values (AMD's fp8 types).
+  if (name == "is_void" || name == "is_fp8e4b8" || name == "is_fp8e5b16")
+    return FValue::boolean(false);
   if (t.isPointer || t.isBlock() || !d.isInteger())
     return e.error(args.loc, "dtype." + name +
                                  "() needs an integer dtype, got " +
@@ -908,6 +941,46 @@ std::optional<FValue> dtypeMethod(Emitter &e, const CallArgs &args) {
                                  : -int64_t(~0ull >> (65 - bits)) - 1);
   // Unsigned (int1 included); uint64's maximum wraps to -1, the same bits.
   return FValue::integer(isMax ? int64_t(~0ull >> (64 - bits)) : 0);
+}
+
+/// getattr(x, "name"[, default]) and hasattr(x, "name"), the name a
+/// compile-time string.
+std::optional<FValue> pyGetAttr(Emitter &e, const CallArgs &args) {
+  bool has = args.callee == "hasattr";
+  size_t n = args.args.size();
+  if (!args.keywords.empty() || n < 2 || n > (has ? 2u : 3u) ||
+      args.args[1].kind != FValue::Kind::String)
+    return e.error(args.loc,
+                   args.callee +
+                       " takes a value and an attribute name (a compile-time "
+                       "string)" +
+                       (has ? "" : ", and optionally a default"));
+  StringRef name = args.args[1].text;
+  if (n == 2 && !has)
+    return e.getAttribute(args.args[0], name, args.argLocs[1]);
+  std::optional<FValue> found =
+      e.findAttribute(args.args[0], name, args.argLocs[1]);
+  if (has)
+    return FValue::boolean(found.has_value());
+  return found ? *found : args.args[2];
+}
+
+/// tl.dtype("fp32"): the dtype of one of upstream's names (those that
+/// `x.dtype.name` gives).
+std::optional<FValue> dtypeConstructor(Emitter &e, const CallArgs &args) {
+  if (args.args.size() != 1 || !args.keywords.empty() ||
+      args.args[0].kind != FValue::Kind::String)
+    return e.error(args.loc, "tl.dtype takes one dtype name (a string such "
+                             "as \"fp32\" or \"int8\")");
+  StringRef text = args.args[0].text;
+  std::optional<DType> d = DType::parse(text);
+  if (!d || upstreamDTypeName(*d) != text)
+    return e.error(args.argLocs[0],
+                   "'" + text +
+                       "' is not a dtype name (int1, int8..int64, "
+                       "uint8..uint64, fp8e4nv, fp8e5, fp8e4b15, fp16, bf16, "
+                       "fp32, fp64)");
+  return FValue::dtype(TritonType{*d, false, {}});
 }
 
 /// tl.add, tl.sub, tl.mul(x, y, sanitize_overflow=True): the operators as
@@ -1139,6 +1212,9 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
   for (const auto &[name, fn] : kEntries)
     table[name] = fn;
   table["tl.constexpr"] = constexprCall;
+  table["tl.dtype"] = dtypeConstructor;
+  table["getattr"] = pyGetAttr;
+  table["hasattr"] = pyGetAttr;
   for (const char *predicate :
        {"is_ptr",    "is_floating",   "is_standard_floating",
         "is_int",    "is_int_signed", "is_int_unsigned",
@@ -1157,8 +1233,10 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
     table[name] = makeTuple;
   table["method.int.bit_length"] = intMethod;
   table["method.int.bit_count"] = intMethod;
-  for (const char *method : {"is_block", "get_block_shapes",
-                             "get_int_max_value", "get_int_min_value"})
+  for (const char *method :
+       {"is_block", "get_block_shapes", "get_int_max_value",
+        "get_int_min_value", "codegen_name", "mangle", "kind", "is_void",
+        "is_fp8e4b8", "is_fp8e5b16"})
     table[std::string("method.dtype.") + method] = dtypeMethod;
 }
 

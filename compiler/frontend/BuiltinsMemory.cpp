@@ -509,9 +509,7 @@ std::optional<FValue> atomicRMW(Emitter &e, const CallArgs &args,
                                  " on floats needs fp32 or fp64 "
                                  "elements, got " +
                                  t.getLanguageName());
-  if ((op == "and" || op == "or" || op == "xor") && t.isFloat())
-    return e.error(r.loc(0), builtin + " needs integer elements, got " +
-                                 t.getLanguageName());
+  // and/or/xor on fp32/fp64 work on the bits, as upstream's do.
   auto sem = readSem(r, 3);
   auto scope = sem ? readScope(r, 4) : std::nullopt;
   std::optional<FValue> val =

@@ -400,6 +400,20 @@ std::optional<FValue> propertyNumel(Emitter &e, const CallArgs &args) {
 // Join, split, interleave, cat
 //===----------------------------------------------------------------------===//
 
+/// `b` as the first operand's integer type where the two are integers of one
+/// width and either signedness: one MLIR type, which upstream joins and
+/// concatenates as the first operand's (int8 with uint8 is int8).
+FValue asFirstOperandSignedness(const FValue &a, const FValue &b) {
+  DType ea = a.type.element, eb = b.type.element;
+  if (ea == eb || a.type.isPointer || b.type.isPointer || !ea.isInteger() ||
+      !eb.isInteger() || ea.isBool() || eb.isBool() ||
+      ea.getBitWidth() != eb.getBitWidth())
+    return b;
+  TritonType retyped = b.type;
+  retyped.element = ea;
+  return FValue::runtime(b.value, retyped);
+}
+
 /// Two operands of one dtype, broadcast to one shape.
 std::optional<std::pair<FValue, FValue>>
 sameTypePair(Emitter &e, const ArgReader &r, StringRef name, SMLoc loc) {
@@ -407,17 +421,8 @@ sameTypePair(Emitter &e, const ArgReader &r, StringRef name, SMLoc loc) {
   std::optional<FValue> b = a ? requireBlock(e, r, 1, true) : std::nullopt;
   if (!b)
     return std::nullopt;
+  b = asFirstOperandSignedness(*a, *b);
   TritonType ta = a->type.scalar(), tb = b->type.scalar();
-  // Integers of one width and either signedness are one MLIR type: upstream
-  // joins them as the first operand's (int8 with uint8 is int8).
-  if (ta != tb && !ta.isPointer && !tb.isPointer && ta.element.isInteger() &&
-      tb.element.isInteger() && !ta.element.isBool() && !tb.element.isBool() &&
-      ta.element.getBitWidth() == tb.element.getBitWidth()) {
-    TritonType retyped = b->type;
-    retyped.element = ta.element;
-    b = FValue::runtime(b->value, retyped);
-    tb = ta;
-  }
   if (ta != tb)
     return e.error(loc, name + " needs operands of one dtype, got " + ta.str() +
                             " and " + tb.str());
@@ -507,6 +512,7 @@ std::optional<FValue> cat(Emitter &e, const CallArgs &args) {
   if (!(r.get(2) && r.get(2)->isNumber() && r.get(2)->intValue))
     return e.error(args.loc, "tl.cat may reorder the elements it concatenates; "
                              "pass can_reorder=True to accept that");
+  b = asFirstOperandSignedness(*a, *b);
   if (a->type != b->type)
     return e.error(args.loc, "tl.cat needs two blocks of one type, got " +
                                  a->type.str() + " and " + b->type.str());
@@ -540,6 +546,13 @@ std::optional<FValue> cat(Emitter &e, const CallArgs &args) {
 constexpr int64_t kOneHotGatherWork = 8192;
 
 std::optional<FValue> gather(Emitter &e, const CallArgs &args) {
+  // desc.gather(x_offsets, y_offset) and desc.scatter: TMA's gather4 mode.
+  if (!args.args.empty() && args.args.front().isDescriptor())
+    return e.error(args.loc,
+                   "tensor-descriptor gather and scatter (TMA's gather4 mode) "
+                   "need sm_100 or later, and Kiln targets sm_80 to sm_90a "
+                   "(upstream Triton's ptxas rejects them for sm_90a too); "
+                   "load rows with tl.load or desc.load instead");
   static const StringRef kParams[] = {"src", "index", "axis"};
   ArgReader r(e, args, "tl.gather", kParams);
   if (!r.isOk())

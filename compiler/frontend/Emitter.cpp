@@ -1507,7 +1507,15 @@ bool Emitter::emitStatement(const Stmt &stmt) {
       if (s.message)
         if (auto *str = llvm::dyn_cast<StringExpr>(s.message.get()))
           message += ": " + str->value;
-      return error(s.getLoc(), message), false;
+      if (debug)
+        return error(s.getLoc(), message), false;
+      // Upstream makes every kernel `assert` a device_assert, which builds
+      // without debug drop: the kernel compiles, so Kiln's does too, and says
+      // so.
+      sourceMgr.PrintMessage(
+          s.getLoc(), llvm::SourceMgr::DK_Warning,
+          message + " (false at compile time; dropped as upstream drops "
+                    "asserts without debug, an error with kilnc --debug)");
     }
     return true;
   }
@@ -2216,6 +2224,17 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
   return result ? *result : FValue::none();
 }
 
+std::optional<FValue> Emitter::findAttribute(const FValue &value,
+                                             StringRef attr, SMLoc loc) {
+  auto drop = [](const llvm::SMDiagnostic &, void *) {};
+  auto savedHandler = sourceMgr.getDiagHandler();
+  void *savedContext = sourceMgr.getDiagContext();
+  sourceMgr.setDiagHandler(drop, nullptr);
+  std::optional<FValue> found = getAttribute(value, attr, loc);
+  sourceMgr.setDiagHandler(savedHandler, savedContext);
+  return found;
+}
+
 std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
                                             SMLoc loc) {
   // `c.value` of a tl.constexpr: the compile-time value itself.
@@ -2231,6 +2250,14 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     method.elements.push_back(value);
     return method;
   }
+  // A typed number (assigned, or returned by a jit function) is a scalar
+  // tensor upstream: its dtype, methods and properties are those of the
+  // scalar of its strongType.
+  if (value.typed && value.isNumber() &&
+      !lookupBuiltin("method.int." + attr.str()))
+    return getAttribute(
+        constant(value, TritonType{strongType(value), false, {}}, loc), attr,
+        loc);
   switch (value.kind) {
   case FValue::Kind::Module: {
     if (ModuleScope *scope = scopeOfModuleValue(value)) {
@@ -2429,14 +2456,18 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
           t.isPointer ? 8 : std::max(1u, t.element.getBitWidth() / 8));
     if (attr == "int_bitwidth" && !t.isPointer && t.element.isInteger())
       return FValue::integer(t.element.getBitWidth());
-    if (attr == "name") {
+    if (attr == "name" || attr == "cache_key_part") {
       if (t.isBlock() || t.isBlockPointer() || t.isPointer)
         return FValue::string(t.str());
-      // Upstream spells integers "int32", floats "fp32".
-      return FValue::string((t.element.isInteger() ? t.element.getLanguageName()
-                                                   : t.element.getShortName())
-                                .str());
+      return FValue::string(upstreamDTypeName(t.element));
     }
+    // dtype.SIGNEDNESS members (int1 is unsigned upstream).
+    if (attr == "int_signedness" && !t.isPointer && !t.isBlock() &&
+        t.element.isInteger())
+      return FValue::named(FValue::Kind::Builtin,
+                           t.element.isSigned() && !t.element.isBool()
+                               ? "tl.dtype.SIGNEDNESS.SIGNED"
+                               : "tl.dtype.SIGNEDNESS.UNSIGNED");
     if ((attr == "fp_mantissa_width" || attr == "exponent_bias") &&
         !t.isPointer && t.element.isFloat()) {
       static const struct {

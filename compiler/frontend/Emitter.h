@@ -185,6 +185,10 @@ public:
   /// Attribute access on a value (`x.dtype`, `tl.load`, ...).
   std::optional<FValue> getAttribute(const FValue &value, llvm::StringRef attr,
                                      llvm::SMLoc loc);
+  /// The same, without diagnostics: std::nullopt where there is no such
+  /// attribute (Python's hasattr and getattr with a default).
+  std::optional<FValue> findAttribute(const FValue &value, llvm::StringRef attr,
+                                      llvm::SMLoc loc);
 
   /// The GPU that host code (module-level values computed by host
   /// functions) sees, as `kilnc --arch` names it.

@@ -599,10 +599,12 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     std::optional<FValue> off = materialize(offset, loc);
     if (!off)
       return std::nullopt;
-    if (!off->type.element.isInteger() || off->type.isPointer ||
-        off->type.element.isBool())
+    if (!off->type.element.isInteger() || off->type.isPointer)
       return error(loc, "a pointer offset must be an integer, got " +
                             off->describe());
+    // A boolean offset is 0 or 1, as upstream adds it.
+    if (off->type.element.isBool())
+      off = castTo(*off, DType(ScalarKind::I32), loc);
     // Offsets are signed: zero-extend narrower unsigned ones (as Triton).
     if (off->type.element.isUnsigned() && off->type.element.getBitWidth() < 64)
       off = castTo(*off, DType(ScalarKind::I64), loc);

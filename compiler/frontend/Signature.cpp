@@ -321,10 +321,31 @@ static llvm::Error fillTuple(ParamSpec &tuple, StringRef text) {
   return llvm::Error::success();
 }
 
+static void appendLeaves(const ParamSpec &p,
+                         std::vector<const ParamSpec *> &leaves);
+
 static llvm::Error fillParam(ParamSpec &spec, const ParamDecl &decl,
                              StringRef text) {
   spec.name = decl.name;
   spec.isConstexpr = decl.isConstexpr;
+  // A tuple of compile-time values (`SHAPE=(2, 4)`): bound as a tuple whose
+  // elements are constexprs, which is how upstream's constexpr of a tuple
+  // behaves (indexing, len, iteration give the values).
+  if (decl.isConstexpr && text.trim().starts_with("(")) {
+    spec.isConstexpr = false;
+    if (auto err = fillTuple(spec, text))
+      return err;
+    std::vector<const ParamSpec *> leaves;
+    appendLeaves(spec, leaves);
+    for (const ParamSpec *leaf : leaves)
+      if (!leaf->isConstexpr)
+        return makeError(llvm::formatv(
+            "parameter '{0}' is tl.constexpr: its tuple holds compile-time "
+            "values only (ints, floats, bools, strings, dtypes), got a type "
+            "for element {1}",
+            decl.name, leaf->displayName()));
+    return llvm::Error::success();
+  }
   if (decl.isConstexpr) {
     auto lit = parseConstexprLiteral(text);
     if (!lit)

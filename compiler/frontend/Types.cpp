@@ -118,6 +118,10 @@ mlir::Type TritonType::toMLIR(mlir::MLIRContext *context) const {
   return mlir::RankedTensorType::get(shape, scalarType);
 }
 
+std::string kiln::frontend::upstreamDTypeName(DType d) {
+  return (d.isInteger() ? d.getLanguageName() : d.getShortName()).str();
+}
+
 std::string TritonType::str() const {
   if (isDescriptor) {
     std::string s = "tensordesc<" + element.getShortName().str() + "[";

@@ -121,6 +121,10 @@ struct TritonType {
   bool operator!=(const TritonType &other) const { return !(*this == other); }
 };
 
+/// Upstream's `dtype.name`: integers as `int32`, `uint8`, `int1`; floats as
+/// `fp32`, `bf16`, `fp8e4nv`.
+std::string upstreamDTypeName(DType d);
+
 } // namespace kiln::frontend
 
 #endif // KILN_FRONTEND_TYPES_H

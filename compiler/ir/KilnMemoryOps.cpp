@@ -105,12 +105,13 @@ LogicalResult kiln::AtomicRMWOp::verify() {
   case RMWOp::Max:
   case RMWOp::Min:
     break; // integers signed, floats by value
-  case RMWOp::Add:
-  case RMWOp::UMax:
-  case RMWOp::UMin:
   case RMWOp::And:
   case RMWOp::Or:
   case RMWOp::Xor:
+    break; // integers, or the bits of floats
+  case RMWOp::Add:
+  case RMWOp::UMax:
+  case RMWOp::UMin:
     if (isFloat)
       return emitOpError(stringifyRMWOp(getRmwOp())) << " needs integer values";
     break;

@@ -299,6 +299,24 @@ TEST(Signature, TupleParameters) {
                             "(i64,), i1, 64");
 }
 
+TEST(Signature, ConstexprTuplesHoldValuesOnly) {
+  KernelSpec spec = Parse("a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=i32, "
+                          "stride_ak=i32, flag=i1, BLOCK=(64, (2, 'x'))");
+  const ParamSpec &block = spec.params[6];
+  ASSERT_TRUE(block.isTuple);
+  EXPECT_FALSE(block.isKernelArgument());
+  ASSERT_EQ(block.elements.size(), 2u);
+  EXPECT_TRUE(block.elements[0].isConstexpr);
+  EXPECT_EQ(block.elements[0].value.intValue, 64);
+  EXPECT_EQ(block.elements[1].elements[1].value.text, "x");
+  EXPECT_EQ(spec.str(), "*fp16, *fp16, i32, i32, i32, i1, (64, (2, \"x\"))");
+  EXPECT_THAT(ErrorOf("a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=i32, "
+                      "stride_ak=i32, flag=i1, BLOCK=(64, i32)"),
+              HasSubstr("parameter 'BLOCK' is tl.constexpr: its tuple holds "
+                        "compile-time values only (ints, floats, bools, "
+                        "strings, dtypes), got a type for element BLOCK[1]"));
+}
+
 TEST(Signature, BadTuplesSayWhy) {
   auto error = [](const std::string &strides) {
     return ErrorOf("a_ptr=*fp16, b_ptr=*fp16, M=i32, stride_am=" + strides +
@@ -336,7 +354,8 @@ TEST(Signature, BadTuplesSayWhy) {
                         "elements, got 1025"));
   // A constexpr parameter takes values, not tuples of types.
   EXPECT_THAT(ErrorOf("*fp16, *fp16, i32, i32, i32, i1, (i32, i32)"),
-              HasSubstr("parameter 'BLOCK' is tl.constexpr and needs a value"));
+              HasSubstr("parameter 'BLOCK' is tl.constexpr: its tuple holds "
+                        "compile-time values only"));
 }
 
 } // namespace

@@ -55,8 +55,8 @@ func.func @dot_small(%a: tensor<8x16xf16>, %b: tensor<16x8xf16>, %c: tensor<8x8x
 // -----
 
 func.func @atomic_type(%p: !kiln.ptr<f32>, %v: f32) {
-  // expected-error @+1 {{and needs integer values}}
-  %o = kiln.atomic_rmw and acq_rel gpu %p, %v : !kiln.ptr<f32>, f32
+  // expected-error @+1 {{umax needs integer values}}
+  %o = kiln.atomic_rmw umax acq_rel gpu %p, %v : !kiln.ptr<f32>, f32
   return
 }
 
