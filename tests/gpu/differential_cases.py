@@ -1849,6 +1849,24 @@ CASES += [
          (cdiv(200, 64),), ["dq_ptr", "dk_ptr", "dg_ptr"], tol=1e-2),
 ]
 
+# --- language/bit_atomics_and_offsets.py: bitwise atomics on fp32 bits, a
+# bool offset, tl.cat of int8 with uint8, a constexpr tuple as the shape.
+F = "language/bit_atomics_and_offsets.py"
+CASES += [
+    # Each element's atomics are its own thread's, in program order: exact.
+    case("float_bits", F, "float_bits",
+         "x_ptr=*fp32, and_ptr=*fp32, or_ptr=*fp32, bits_ptr=*i32, i8_ptr=*i8, u8_ptr=*u8, "
+         "sum_ptr=*i32, BLOCK=128",
+         dict(x_ptr=("randn", "float32", 128), and_ptr=("randn", "float32", 128),
+              or_ptr=("randn", "float32", 128), bits_ptr=("zeros", "int32", 256),
+              i8_ptr=("randint", "int8", 16, -100, 100), u8_ptr=("natural", "uint8", 16),
+              sum_ptr=("zeros", "int32", 1)),
+         (1,), ["x_ptr", "and_ptr", "or_ptr", "bits_ptr", "sum_ptr"], tol=0),
+    case("tuple_shape", F, "tuple_shape", "x_ptr=*fp32, out_ptr=*fp32, SHAPE=(8, 16)",
+         dict(x_ptr=("randn", "float32", 128), out_ptr=("zeros", "float32", 128), SHAPE=(8, 16)),
+         (1,), ["out_ptr"], tol=1e-6),
+]
+
 # --- language/tuples_and_types.py: tuples through loops and ifs, type
 # introspection, tl.reduce_or, tl.bitonic_merge.
 F = "language/tuples_and_types.py"

@@ -58,6 +58,8 @@ def constexpr_value(text, tl, module=None):
         return text[1:-1]
     if text.startswith("tl."):
         return getattr(tl, text[3:])
+    if text.startswith("("):  # a tuple of values (SHAPE=(8, 16))
+        return tuple(constexpr_value(e, tl, module) for e in split_signature(text.strip()[1:-1]) if e)
     try:
         return int(text, 0)
     except ValueError:
