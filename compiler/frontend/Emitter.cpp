@@ -83,6 +83,16 @@ Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
 
 Emitter::~Emitter() = default;
 
+/// A torch dtype in kernel code: Kiln's dtype of that type (it makes
+/// tensors of it), marked so that it compares unequal to every tl dtype, as
+/// upstream's torch.dtype objects do (`dtype == torch.float16` is False in a
+/// kernel; two torch dtypes compare as usual).
+static FValue torchDType(DType dtype) {
+  FValue v = FValue::dtype(TritonType{dtype, false, {}});
+  v.text = "torch";
+  return v;
+}
+
 std::nullopt_t Emitter::error(SMLoc loc, const llvm::Twine &message) {
   sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
   // The inlined calls, innermost first; of a deep chain (a recursion) the
@@ -580,7 +590,7 @@ std::optional<FValue> Emitter::resolveImport(const ModuleScope::Import &import,
         return FValue::named(FValue::Kind::Module, module.str());
       if (module == "torch")
         if (auto dtype = DType::parseTorch(import.name))
-          return FValue::dtype(TritonType{*dtype, false, {}});
+          return torchDType(*dtype);
       return error(loc, "'" + alias + "' comes from the host module '" +
                             described + "', which Triton kernels cannot use");
     }
@@ -2287,7 +2297,7 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     StringRef path = value.text;
     if (path == "torch")
       if (auto dtype = DType::parseTorch(attr))
-        return FValue::dtype(TritonType{*dtype, false, {}});
+        return torchDType(*dtype);
     // `torch.version.hip is not None`, which kernels test to choose their
     // AMD code: None, as in PyTorch's CUDA builds (Kiln builds for CUDA).
     if (path == "torch" && attr == "version")

@@ -6,7 +6,8 @@
 # bitwise atomics on fp32 (on the bits), a pointer plus a bool block (0 or 1),
 # tl.multiple_of on a float block (no address facts: dropped), tl.cat of int8
 # with uint8 (int8), isinstance(B, tl.constexpr) (False upstream: constexprs
-# are unwrapped before Python's builtins see them), and an `assert` false at compile time (upstream drops
+# are unwrapped before Python's builtins see them), a torch dtype unequal to
+# every tl dtype, and an `assert` false at compile time (upstream drops
 # asserts without debug: a warning, an error with --debug).
 # RUN: %kilnc compile %s -n forms -s "x_ptr=*fp32, y_ptr=*fp32, i8_ptr=*i8, u8_ptr=*u8, SHAPE=(2, 4), B=32" --arch sm_90a --emit kiln -o - 2>%t.warn | FileCheck %s
 # RUN: FileCheck %s --check-prefix=WARN < %t.warn
@@ -26,6 +27,7 @@
 # BADTUPLE: parameter 'SHAPE' is tl.constexpr: its tuple holds compile-time values only
 # PTX: atom.global.acq_rel.gpu.and.b32
 # PTX: atom.global.acq_rel.gpu.or.b32
+import torch
 import triton
 import triton.language as tl
 from triton.language import core
@@ -59,6 +61,10 @@ def forms(x_ptr, y_ptr, i8_ptr, u8_ptr, SHAPE: tl.constexpr, B: tl.constexpr):
     tl.static_assert(not isinstance(B, tl.constexpr))
     tl.static_assert(isinstance(B, int))
     tl.static_assert(getattr(x, "dtype") == tl.float32)
+    # A torch dtype is no tl dtype in a kernel (lmdeploy's fused_lora asks
+    # `dtype == torch.float16`); two torch dtypes compare as usual.
+    tl.static_assert(x.dtype != torch.float32)
+    tl.static_assert(torch.float32 == torch.float)
     tl.static_assert(hasattr(x, "dtype"))
     tl.static_assert(not hasattr(B, "dtype"))
     tl.static_assert(getattr(B, "no_such_attribute", 7) == 7)
