@@ -148,7 +148,8 @@ bool spillsBelowRegisterLimit(const kiln::CubinInfo &cubin) {
 /// whose wgmma ptxas does not serialize, then the one with fewer spills, then
 /// fewer registers or, for mma.sync kernels, the one whose registers let
 /// more blocks of `threads` threads share an SM (as far as `sharedBytes` a
-/// block allows), the plain one on a tie, and returns its cubin. Nothing when
+/// block allows), the plain one on a tie, and returns its cubin
+/// (`tookRematerialized` says which). Nothing when
 /// either does not assemble: the plain one is assembled again, for its error.
 ///
 /// The rematerialized copy saves registers for occupancy. On the mma.sync
@@ -166,7 +167,8 @@ std::optional<kiln::CubinInfo>
 keepFasterRegisterUse(std::string &ptx, std::string &rematerialized,
                       const kiln::TargetArch &arch, StringRef ptxasPath,
                       const kiln::TargetInfo &target, unsigned threads,
-                      int64_t sharedBytes) {
+                      int64_t sharedBytes, bool &tookRematerialized) {
+  tookRematerialized = false;
   auto plain = kiln::assembleCubin(ptx, arch, ptxasPath);
   if (plain && spillsBelowRegisterLimit(*plain))
     return std::move(*plain);
@@ -192,6 +194,7 @@ keepFasterRegisterUse(std::string &ptx, std::string &rematerialized,
       std::make_tuple(plain->serializesWgmma, plain->spillBytes,
                       registerCost(*plain))) {
     ptx = std::move(rematerialized);
+    tookRematerialized = true;
     return std::move(*other);
   }
   return std::move(*plain);
@@ -301,6 +304,47 @@ bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
     }
   }
   return false;
+}
+
+/// Reassembles a rematerialized kernel without tensor-core instructions (one
+/// whose schedule ptxas made from fewer live values) with `.maxnreg` set
+/// to the registers its occupancy allows (as many blocks per SM as it has),
+/// where that is more than it uses, and keeps the result when it spills no
+/// more. Without a directive ptxas aims low and may reuse registers at the
+/// cost of loads in flight: FlagGems' strided softmax (16 warps, two blocks
+/// an SM at 62 registers) issued its loop's second 16-byte load only after
+/// the first one's data arrived, half of Triton's bytes in flight; with the
+/// budget of 64 named, both loads go out together.
+void spendRegisterBudget(std::string &ptx, kiln::CubinInfo &cubin,
+                         const kiln::TargetInfo &target, unsigned numWarps,
+                         int64_t sharedBytes, StringRef ptxasPath,
+                         const kiln::TargetArch &arch) {
+  StringRef text = ptx;
+  if (cubin.spillBytes > 0 || text.contains("mma.sync.aligned") ||
+      text.contains("wgmma.mma_async") || text.contains(".maxnreg") ||
+      text.contains(".minnctapersm"))
+    return;
+  unsigned threads = numWarps * kiln::TargetInfo::kThreadsPerWarp;
+  unsigned room = kiln::blocksPerSMBeforeRegisters(
+      target, threads, sharedBytes + cubin.staticSharedBytes);
+  unsigned blocks =
+      std::min(room, kiln::blocksPerSMByRegisters(threads, cubin.registers));
+  if (blocks == 0)
+    return;
+  unsigned budget = kiln::registerBudget(threads, blocks);
+  if (budget <= cubin.registers)
+    return;
+  std::string budgeted =
+      withEntryDirective(ptx, (".maxnreg " + Twine(budget)).str());
+  auto retry = kiln::assembleCubin(budgeted, arch, ptxasPath);
+  if (!retry) {
+    consumeError(retry.takeError());
+    return;
+  }
+  if (retry->spillBytes == 0) {
+    cubin = std::move(*retry);
+    ptx = std::move(budgeted);
+  }
 }
 
 /// The warps a kernel is compiled for on a target with wgmma, where the
@@ -663,11 +707,13 @@ int kiln::compileKernel(const CompileOptions &options) {
     ptx = std::move(candidates->plain);
     mlir::TimingScope ptxasTimer = timingRoot.nest("ptxas (cubin)");
     std::optional<CubinInfo> chosen;
-    if (candidates->rematerialized)
+    bool rematerialized = false;
+    if (candidates->rematerialized) {
       chosen = keepFasterRegisterUse(ptx, *candidates->rematerialized, *arch,
                                      options.ptxasPath, TargetInfo::of(*module),
                                      warps * TargetInfo::kThreadsPerWarp,
-                                     sharedBytes);
+                                     sharedBytes, rematerialized);
+    }
     if (candidates->emitRegisterOrdered) {
       if (!chosen) {
         auto plain = assembleCubin(ptx, *arch, options.ptxasPath);
@@ -717,6 +763,9 @@ int kiln::compileKernel(const CompileOptions &options) {
                                 ptx, *assembled, TargetInfo::of(*module), warps,
                                 sharedBytes, options.ptxasPath, *arch) &&
                             uncapped == 0;
+      if (rematerialized && ptx.find("ld.global") != std::string::npos)
+        spendRegisterBudget(ptx, *assembled, TargetInfo::of(*module), warps,
+                            sharedBytes, options.ptxasPath, *arch);
     }
     ptxasTimer.stop();
     if (!assembled)
