@@ -970,6 +970,9 @@ bool Emitter::emitFor(const ForStmt &stmt) {
   }
   scopes.back() = before;
   bindCarried(*carried, forOp.getResults());
+  StringRef target = llvm::cast<NameExpr>(stmt.target.get())->name;
+  if (!before.count(target))
+    frames.back().endedInductionVariables[target] = stmt.getLoc();
   return true;
 }
 

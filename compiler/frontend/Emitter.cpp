@@ -799,6 +799,19 @@ std::optional<FValue> Emitter::lookup(StringRef name, SMLoc loc) {
       "getattr", "hasattr", "tuple", "list",       "str"};
   if (llvm::is_contained(kPythonBuiltins, name))
     return FValue::named(FValue::Kind::Builtin, name.str());
+  if (!frames.empty()) {
+    auto ended = frames.back().endedInductionVariables.find(name);
+    if (ended != frames.back().endedInductionVariables.end()) {
+      error(loc, "name '" + name +
+                     "' is the induction variable of a run-time loop that "
+                     "has ended: it has no value after the loop (upstream "
+                     "Triton leaves it undefined); keep the value in another "
+                     "name inside the loop");
+      sourceMgr.PrintMessage(ended->second, llvm::SourceMgr::DK_Note,
+                             "the loop is here");
+      return std::nullopt;
+    }
+  }
   return error(loc, "name '" + name + "' is not defined");
 }
 

@@ -392,6 +392,10 @@ private:
     /// Loops around the current statement (a `return` inside one is an
     /// error, as upstream).
     unsigned loopDepth = 0;
+    /// Induction variables of run-time loops that ended, by name, with the
+    /// loop's location: named after their loop, they have no value (upstream
+    /// leaves an undefined one), which the error says.
+    llvm::StringMap<llvm::SMLoc> endedInductionVariables;
   };
   std::vector<Frame> frames;
 
