@@ -1448,6 +1448,20 @@ struct AssignLayoutsPass
           }
           return;
         }
+        // An scf.if's results take what its branches yield, as propagate
+        // lays them out (the then branch first): vLLM's LoRA expand
+        // accumulates its dot under run-time `if`s inside the loop, and its
+        // accumulator was carried in a blocked layout, converted to and
+        // from the mma layout through shared memory.
+        if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+          for (unsigned i = 0; i < ifOp.getNumResults(); ++i) {
+            Attribute e = layout.lookup(ifOp.thenYield().getOperand(i));
+            if (!e && !ifOp.getElseRegion().empty())
+              e = layout.lookup(ifOp.elseYield().getOperand(i));
+            set(ifOp.getResult(i), e);
+          }
+          return;
+        }
         if (op->getNumResults() == 1)
           set(op->getResult(0), follow(op));
         else if (isa<kiln::ReduceOp>(op))
