@@ -132,6 +132,20 @@ std::string withEntryDirective(StringRef ptx, StringRef directive) {
   return out;
 }
 
+/// `ptx` with `directive` on its entry, and its cubin; nothing when ptxas
+/// rejects it (the caller keeps what it had).
+std::optional<std::pair<std::string, kiln::CubinInfo>>
+assembleWithDirective(StringRef ptx, StringRef directive,
+                      const kiln::TargetArch &arch, StringRef ptxasPath) {
+  std::string directed = withEntryDirective(ptx, directive);
+  auto cubin = kiln::assembleCubin(directed, arch, ptxasPath);
+  if (!cubin) {
+    consumeError(cubin.takeError());
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(directed), std::move(*cubin));
+}
+
 int fail(const Twine &message) {
   WithColor::error(errs(), "kilnc") << message << "\n";
   return 1;
@@ -290,24 +304,20 @@ bool capRegistersForOccupancy(std::string &ptx, kiln::CubinInfo &cubin,
     if (budget < kCapRegistersAbove)
       continue;
     ++tries;
-    std::string capped =
-        withEntryDirective(ptx, (".maxnreg " + Twine(budget)).str());
-    auto retry = kiln::assembleCubin(capped, arch, ptxasPath);
-    if (!retry) {
-      consumeError(retry.takeError());
-      continue;
-    }
-    if (retry->spillBytes <= cubin.spillBytes + kCapSpillAllowance) {
-      cubin = std::move(*retry);
-      ptx = std::move(capped);
+    auto capped = assembleWithDirective(
+        ptx, (".maxnreg " + Twine(budget)).str(), arch, ptxasPath);
+    if (capped &&
+        capped->second.spillBytes <= cubin.spillBytes + kCapSpillAllowance) {
+      std::tie(ptx, cubin) = std::move(*capped);
       return true;
     }
   }
   return false;
 }
 
-/// Reassembles a rematerialized kernel without tensor-core instructions (one
-/// whose schedule ptxas made from fewer live values) with `.maxnreg` set
+/// Reassembles a rematerialized kernel that reads global memory without
+/// tensor-core instructions (one whose schedule ptxas made from fewer live
+/// values) with `.maxnreg` set
 /// to the registers its occupancy allows (as many blocks per SM as it has),
 /// where that is more than it uses, and keeps the result when it spills no
 /// more. Without a directive ptxas aims low and may reuse registers at the
@@ -320,9 +330,9 @@ void spendRegisterBudget(std::string &ptx, kiln::CubinInfo &cubin,
                          int64_t sharedBytes, StringRef ptxasPath,
                          const kiln::TargetArch &arch) {
   StringRef text = ptx;
-  if (cubin.spillBytes > 0 || text.contains("mma.sync.aligned") ||
-      text.contains("wgmma.mma_async") || text.contains(".maxnreg") ||
-      text.contains(".minnctapersm"))
+  if (cubin.spillBytes > 0 || !text.contains("ld.global") ||
+      text.contains("mma.sync.aligned") || text.contains("wgmma.mma_async") ||
+      text.contains(".maxnreg") || text.contains(".minnctapersm"))
     return;
   unsigned threads = numWarps * kiln::TargetInfo::kThreadsPerWarp;
   unsigned room = kiln::blocksPerSMBeforeRegisters(
@@ -334,17 +344,10 @@ void spendRegisterBudget(std::string &ptx, kiln::CubinInfo &cubin,
   unsigned budget = kiln::registerBudget(threads, blocks);
   if (budget <= cubin.registers)
     return;
-  std::string budgeted =
-      withEntryDirective(ptx, (".maxnreg " + Twine(budget)).str());
-  auto retry = kiln::assembleCubin(budgeted, arch, ptxasPath);
-  if (!retry) {
-    consumeError(retry.takeError());
-    return;
-  }
-  if (retry->spillBytes == 0) {
-    cubin = std::move(*retry);
-    ptx = std::move(budgeted);
-  }
+  auto budgeted = assembleWithDirective(
+      ptx, (".maxnreg " + Twine(budget)).str(), arch, ptxasPath);
+  if (budgeted && budgeted->second.spillBytes == 0)
+    std::tie(ptx, cubin) = std::move(*budgeted);
 }
 
 /// The warps a kernel is compiled for on a target with wgmma, where the
@@ -742,13 +745,11 @@ int kiln::compileKernel(const CompileOptions &options) {
     // and the result that spills less is kept.
     const bool large = isLargeKernelPTX(ptx); // assembled once
     if (assembled && !large && spillsBelowRegisterLimit(*assembled)) {
-      std::string hinted = withEntryDirective(ptx, ".minnctapersm 1");
-      auto retry = assembleCubin(hinted, *arch, options.ptxasPath);
-      if (retry && retry->spillBytes < assembled->spillBytes) {
-        assembled = std::move(retry);
-        ptx = std::move(hinted);
-      } else if (!retry) {
-        consumeError(retry.takeError());
+      auto hinted = assembleWithDirective(ptx, ".minnctapersm 1", *arch,
+                                          options.ptxasPath);
+      if (hinted && hinted->second.spillBytes < assembled->spillBytes) {
+        ptx = std::move(hinted->first);
+        assembled = std::move(hinted->second);
       }
     }
     // Spills the register cap chose (kCapSpillAllowance) are no mistake of
@@ -763,7 +764,7 @@ int kiln::compileKernel(const CompileOptions &options) {
                                 ptx, *assembled, TargetInfo::of(*module), warps,
                                 sharedBytes, options.ptxasPath, *arch) &&
                             uncapped == 0;
-      if (rematerialized && ptx.find("ld.global") != std::string::npos)
+      if (rematerialized)
         spendRegisterBudget(ptx, *assembled, TargetInfo::of(*module), warps,
                             sharedBytes, options.ptxasPath, *arch);
     }

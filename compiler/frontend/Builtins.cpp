@@ -859,7 +859,7 @@ std::optional<FValue> dtypePredicate(Emitter &e, const CallArgs &args) {
                .Case("is_floating", !ptr && d.isFloat())
                .Case("is_standard_floating", !ptr && d.isFloat() && !fp8)
                .Case("is_int", !ptr && d.isInteger())
-               .Case("is_int_signed", !ptr && d.isSigned() && !d.isBool())
+               .Case("is_int_signed", !ptr && d.isSignedInteger())
                .Case("is_int_unsigned", !ptr && (d.isUnsigned() || d.isBool()))
                .Cases({"is_bool", "is_int1"}, is(ScalarKind::I1))
                .Case("is_int8", is(ScalarKind::I8))
@@ -906,7 +906,7 @@ std::optional<FValue> dtypeMethod(Emitter &e, const CallArgs &args) {
       return FValue::string(t.str());
     std::string upstreamName = upstreamDTypeName(d);
     if (name == "mangle" && d.isInteger())
-      return FValue::string((d.isSigned() && !d.isBool() ? "i" : "u") +
+      return FValue::string((d.isSignedInteger() ? "i" : "u") +
                             std::to_string(d.getBitWidth()));
     if (name == "mangle")
       return FValue::string(upstreamName);
@@ -936,7 +936,7 @@ std::optional<FValue> dtypeMethod(Emitter &e, const CallArgs &args) {
                                  args.args[0].describe());
   unsigned bits = d.getBitWidth();
   bool isMax = name == "get_int_max_value";
-  if (d.isSigned() && !d.isBool())
+  if (d.isSignedInteger())
     return FValue::integer(isMax ? int64_t(~0ull >> (65 - bits))
                                  : -int64_t(~0ull >> (65 - bits)) - 1);
   // Unsigned (int1 included); uint64's maximum wraps to -1, the same bits.

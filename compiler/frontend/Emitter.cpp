@@ -83,6 +83,32 @@ Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
 
 Emitter::~Emitter() = default;
 
+namespace {
+/// While alive, the source manager's diagnostics go into `out` instead of
+/// stderr: evaluations whose failure is reported later, or not at all.
+class CapturedDiagnostics {
+public:
+  CapturedDiagnostics(llvm::SourceMgr &sourceMgr, std::string &out)
+      : sourceMgr(sourceMgr), os(out), savedHandler(sourceMgr.getDiagHandler()),
+        savedContext(sourceMgr.getDiagContext()) {
+    sourceMgr.setDiagHandler(
+        [](const llvm::SMDiagnostic &d, void *stream) {
+          d.print(nullptr, *static_cast<llvm::raw_ostream *>(stream));
+        },
+        &os);
+  }
+  ~CapturedDiagnostics() {
+    sourceMgr.setDiagHandler(savedHandler, savedContext);
+  }
+
+private:
+  llvm::SourceMgr &sourceMgr;
+  llvm::raw_string_ostream os;
+  llvm::SourceMgr::DiagHandlerTy savedHandler;
+  void *savedContext;
+};
+} // namespace
+
 /// A torch dtype in kernel code: Kiln's dtype of that type (it makes
 /// tensors of it), marked so that it compares unequal to every tl dtype, as
 /// upstream's torch.dtype objects do (`dtype == torch.float16` is False in a
@@ -1033,13 +1059,7 @@ Emitter::paramDecls(const FunctionDefStmt &kernel) {
       // torch.finfo(...).max`) does not matter when the value is given.
       std::string diagnostics;
       {
-        llvm::raw_string_ostream os(diagnostics);
-        auto capture = [](const llvm::SMDiagnostic &d, void *out) {
-          d.print(nullptr, *static_cast<llvm::raw_ostream *>(out));
-        };
-        auto savedHandler = sourceMgr.getDiagHandler();
-        void *savedContext = sourceMgr.getDiagContext();
-        sourceMgr.setDiagHandler(capture, &os);
+        CapturedDiagnostics captured(sourceMgr, diagnostics);
         scopes.emplace_back();
         std::optional<FValue> v = evaluate(*p.defaultValue);
         scopes.pop_back();
@@ -1048,7 +1068,6 @@ Emitter::paramDecls(const FunctionDefStmt &kernel) {
         if (v && !lit)
           error(p.defaultValue->getLoc(),
                 "unsupported default value for a tl.constexpr parameter");
-        sourceMgr.setDiagHandler(savedHandler, savedContext);
         if (lit)
           decl.defaultValue = *lit;
       }
@@ -2149,18 +2168,13 @@ Emitter::hostConstexprCall(const FunctionDefStmt &function,
     owner = current;
   // Quietly: where host evaluation fails, inlining reports what it finds.
   std::string discarded;
-  llvm::raw_string_ostream os(discarded);
-  auto capture = [](const llvm::SMDiagnostic &d, void *out) {
-    d.print(nullptr, *static_cast<llvm::raw_ostream *>(out));
-  };
-  auto savedHandler = sourceMgr.getDiagHandler();
-  void *savedContext = sourceMgr.getDiagContext();
-  sourceMgr.setDiagHandler(capture, &os);
-  HostEvaluator host(sourceMgr, *owner->ast, hostTarget);
-  host.runModuleUntil(nullptr);
-  std::optional<HostValue> result =
-      host.callHostFunction(function, std::move(hostArgs), args.loc);
-  sourceMgr.setDiagHandler(savedHandler, savedContext);
+  std::optional<HostValue> result;
+  {
+    CapturedDiagnostics captured(sourceMgr, discarded);
+    HostEvaluator host(sourceMgr, *owner->ast, hostTarget);
+    host.runModuleUntil(nullptr);
+    result = host.callHostFunction(function, std::move(hostArgs), args.loc);
+  }
   if (!result)
     return std::nullopt;
   return fromHostValue(*result);
@@ -2249,13 +2263,9 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
 
 std::optional<FValue> Emitter::findAttribute(const FValue &value,
                                              StringRef attr, SMLoc loc) {
-  auto drop = [](const llvm::SMDiagnostic &, void *) {};
-  auto savedHandler = sourceMgr.getDiagHandler();
-  void *savedContext = sourceMgr.getDiagContext();
-  sourceMgr.setDiagHandler(drop, nullptr);
-  std::optional<FValue> found = getAttribute(value, attr, loc);
-  sourceMgr.setDiagHandler(savedHandler, savedContext);
-  return found;
+  std::string discarded;
+  CapturedDiagnostics captured(sourceMgr, discarded);
+  return getAttribute(value, attr, loc);
 }
 
 std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
@@ -2488,7 +2498,7 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     if (attr == "int_signedness" && !t.isPointer && !t.isBlock() &&
         t.element.isInteger())
       return FValue::named(FValue::Kind::Builtin,
-                           t.element.isSigned() && !t.element.isBool()
+                           t.element.isSignedInteger()
                                ? "tl.dtype.SIGNEDNESS.SIGNED"
                                : "tl.dtype.SIGNEDNESS.UNSIGNED");
     if ((attr == "fp_mantissa_width" || attr == "exponent_bias") &&

@@ -172,7 +172,7 @@ FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
           builder, l, mlir::arith::CmpIPredicate::ne, in, zero.value);
     } else if (dst.getBitWidth() > src.getBitWidth()) {
       out =
-          src.isSigned() && !src.isBool()
+          src.isSignedInteger()
               ? mlir::Value(mlir::arith::ExtSIOp::create(builder, l, type, in))
               : mlir::Value(mlir::arith::ExtUIOp::create(builder, l, type, in));
     } else if (dst.getBitWidth() < src.getBitWidth()) {
@@ -182,7 +182,7 @@ FValue Emitter::castTo(const FValue &v, DType dst, SMLoc loc) {
     }
   } else if (src.isInteger()) {
     out =
-        src.isSigned() && !src.isBool()
+        src.isSignedInteger()
             ? mlir::Value(mlir::arith::SIToFPOp::create(builder, l, type, in))
             : mlir::Value(mlir::arith::UIToFPOp::create(builder, l, type, in));
   } else if (dst.isInteger()) {

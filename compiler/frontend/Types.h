@@ -43,6 +43,8 @@ public:
   bool isBool() const { return kind == ScalarKind::I1; }
   bool isInteger() const { return kind <= ScalarKind::U64; }
   bool isSigned() const { return kind <= ScalarKind::I64; }
+  /// int8..int64: Triton's signed integers (int1 is unsigned there).
+  bool isSignedInteger() const { return isSigned() && !isBool(); }
   bool isUnsigned() const {
     return kind >= ScalarKind::U8 && kind <= ScalarKind::U64;
   }
