@@ -58,9 +58,9 @@ Value pointerRoot(Value v) {
 
 } // namespace
 
-bool writesMemoryReadBy(scf::ForOp loop, LoadOp load) {
+bool mayWriteMemoryReadBy(Operation *root, LoadOp load) {
   Value read = pointerRoot(load.getPtr());
-  return loop.getBody()
+  return root
       ->walk([&](Operation *op) {
         Value written;
         if (auto store = dyn_cast<StoreOp>(op))
@@ -89,6 +89,12 @@ bool writesMemoryReadBy(scf::ForOp loop, LoadOp load) {
                                               : WalkResult::advance();
       })
       .wasInterrupted();
+}
+
+bool writesMemoryReadBy(scf::ForOp loop, LoadOp load) {
+  return llvm::any_of(*loop.getBody(), [&](Operation &op) {
+    return mayWriteMemoryReadBy(&op, load);
+  });
 }
 
 Value loadMaskedBy(OpBuilder &b, LoadOp load, Value inRange,

@@ -30,6 +30,10 @@ namespace kiln {
 /// count.
 bool writesMemoryReadBy(mlir::scf::ForOp loop, LoadOp load);
 
+/// The same for `op` and the ops inside it (kiln-stage-dots: the ops
+/// between a load and the wait for its copy).
+bool mayWriteMemoryReadBy(mlir::Operation *op, LoadOp load);
+
 /// A copy of `load` at `b`'s insertion point, its operands looked up in
 /// `mapping`, its mask and-ed with `inRange` (an i1, splat over a tensor
 /// load) and its `other` zero where it had none.

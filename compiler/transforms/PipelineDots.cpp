@@ -136,6 +136,11 @@ using kiln::tileOf;
 using kiln::tileType;
 
 // Off only to compare code with and without it.
+// Off only to compare code with and without it.
+static llvm::cl::opt<bool> fullReadBackRings(
+    "kiln-full-read-back-rings", llvm::cl::init(true), llvm::cl::Hidden,
+    llvm::cl::desc("Give read-back rings of two-stage loops both slots"));
+
 static llvm::cl::opt<bool> refillReadSlots(
     "kiln-refill-read-slots", llvm::cl::init(true), llvm::cl::Hidden,
     llvm::cl::desc("Refill the slot a loop of mma.sync dots read, after a "
@@ -168,11 +173,15 @@ struct PipelinedLoad {
   /// An operand ring of a loop of mma.sync dots refilled in the slot its
   /// dots read (see refillReadSlots).
   bool refilled = false;
+  /// A read-back ring of a two-stage loop keeps both slots (readBackSlots).
+  bool fullRing = false;
   /// A read-back or refilled ring of cp.async copies has one slot fewer
   /// than the stages: its slot is read at the iteration's start, and the
   /// copies, issued after the barrier that follows the reads, refill that
   /// slot.
-  bool shortRing() const { return (readBack || refilled) && !tma; }
+  bool shortRing() const {
+    return ((readBack && !fullRing) || refilled) && !tma;
+  }
 };
 
 /// A dot of the loop and where its operands come from.
@@ -643,9 +652,11 @@ private:
         }
         std::optional<PipelinedLoad> l = asTmaCopy(load, stages);
         if (!l) {
-          l = asCopy(load, stages - 1, axisInfo);
-          if (l)
-            keepOneLinePerRun(*l, axisInfo, stages - 1);
+          l = asCopy(load, readBackSlots(stages), axisInfo);
+          if (l) {
+            keepOneLinePerRun(*l, axisInfo, readBackSlots(stages));
+            l->fullRing = readBackSlots(stages) == stages;
+          }
         }
         if (!l)
           continue;
@@ -680,6 +691,16 @@ private:
   /// either way: the L1 gets what shared memory leaves). Not for wgmma (its
   /// reads stay in flight into the next iteration), TMA rings, or dots staging
   /// a computed operand (their own short rings).
+  /// The slots of a ring read back into registers: one fewer than the
+  /// stages (shortRing), except in a two-stage loop, where one slot would
+  /// leave the next iteration's copies only the rest of the iteration after
+  /// the reads and the staging barrier to land: with two, they go right
+  /// after the iteration's top barrier, a whole iteration ahead (H200,
+  /// FLA's chunk_h with vector decays at 2 stages: 0.94 -> NN of Triton).
+  static unsigned readBackSlots(unsigned stages) {
+    return stages == 2 && fullReadBackRings ? 2 : stages - 1;
+  }
+
   static bool shortRings(ArrayRef<PipelinedDot> dots,
                          ArrayRef<PipelinedLoad> loads, unsigned stages) {
     return stages >= 3 &&
@@ -869,10 +890,11 @@ private:
                 operands[i].getDefiningOp() == source.load &&
                 kiln::isSwizzlableLine(type.getDimSize(0) *
                                        type.getElementTypeBitWidth() / 8)) {
-              l = asCopy(source.load, stages - 1, axisInfo);
+              l = asCopy(source.load, readBackSlots(stages), axisInfo);
               if (!l)
                 return;
               l->readBack = true;
+              l->fullRing = readBackSlots(stages) == stages;
               loads.push_back(*l);
               pd.source[i] = -1;
               pd.staged[i] = true;

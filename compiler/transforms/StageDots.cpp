@@ -32,12 +32,29 @@
 // without waiting and waited for after the last. Staged one at a time, each
 // dot waited for the one before it, and the operands of the later ones
 // stayed in registers through the earlier ones (FLA's dq/dk/dg kernel
-// spilled 3.4 KB).
+// spilled 3.4 KB). An operand that is the transpose of another's (v^T of do
+// @ v^T beside v of v @ dh), or of a tile copied where it was loaded,
+// reads a memdesc_trans view of that one's tile.
+//
+// An operand loaded from global memory in the block that stages it (FLA's
+// q and k, loaded after the dq/dk loop) is copied into its tile with
+// cp.async where the load was: the copy runs under the work between the
+// load and the dot, and no register holds the tile. The first reader
+// waits for it (kiln_gpu.async_wait, then a barrier); other readers of
+// the loaded values take them from the tile (local_load in their layout,
+// where they were converted), and a tile last read that way gets a
+// barrier after the read, as the dots' tiles do after their dots. Only
+// where cp.async can copy the load (AsyncCopies.h: zero padding, 4-byte
+// or wider chunks along the tile's lines) and nothing between the load
+// and the wait may write what it reads (EarlyLoads.h's rule: stores through
+// other kernel arguments do not count).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/transforms/AsyncCopies.h"
+#include "compiler/transforms/AxisInfo.h"
+#include "compiler/transforms/EarlyLoads.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/transforms/RingTiles.h"
 #include "compiler/transforms/SharedBudget.h"
@@ -61,6 +78,12 @@ static llvm::cl::opt<bool>
               llvm::cl::Hidden,
               llvm::cl::desc("Stage the operands of dots outside pipelined "
                              "loops through shared memory for wgmma"));
+
+// Off only to compare code with and without it.
+static llvm::cl::opt<bool> copyAtLoads(
+    "kiln-stage-dots-copy-at-loads", llvm::cl::init(true), llvm::cl::Hidden,
+    llvm::cl::desc("Copy staged dot operands into their tiles with cp.async "
+                   "where they are loaded"));
 
 namespace {
 
@@ -110,22 +133,40 @@ Operation *storePoint(Value source, Operation *dot, Operation *first) {
   return at;
 }
 
-/// A `tile` allocated and `source` written to it at storePoint.
-Value writeTile(Value source, kiln::gpu::MemDescType tile, Operation *dot,
-                Operation *first, Location loc) {
-  OpBuilder before(storePoint(source, dot, first));
-  Value allocated =
-      kiln::gpu::LocalAllocOp::create(before, loc, tile, IntegerAttr());
-  kiln::gpu::LocalStoreOp::create(before, loc, source, allocated);
-  return allocated;
+/// A load copied into a tile with cp.async (the pass's header): `wait` is
+/// the async_wait before the first reader of the tile.
+struct CopiedLoad {
+  kiln::LoadOp load;
+  Value tile;
+  Operation *commit;
+  kiln::gpu::AsyncWaitOp wait;
+  Operation *barrier; // right after the wait
+};
+
+/// How many async copy groups `op` commits: -1 where that is not known
+/// statically (a loop committing some).
+int64_t committedGroups(Operation *op) {
+  if (isa<kiln::gpu::AsyncCommitGroupOp>(op))
+    return 1;
+  bool nested = false;
+  op->walk([&](Operation *inner) {
+    nested |= inner != op &&
+              isa<kiln::gpu::AsyncCommitGroupOp, kiln::gpu::AsyncWaitOp>(inner);
+  });
+  return nested ? -1 : 0;
 }
 
 struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
+  std::optional<kiln::AxisInfoAnalysis> axisInfo_;
+  SmallVector<CopiedLoad> copied_;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     kiln::TargetInfo target = kiln::TargetInfo::of(module);
     if (!stageDots || !target.hasWgmma())
       return;
+    axisInfo_.emplace(module);
+    copied_.clear();
     auto warps = module->getAttrOfType<IntegerAttr>(
         kiln::gpu::KilnGPUDialect::kNumWarpsAttrName);
     unsigned numWarps = warps ? unsigned(warps.getInt()) : 4;
@@ -146,6 +187,191 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
         continue;
       for (const StagingPlan &p : group)
         stageAlone(p, target);
+    }
+    for (CopiedLoad &c : copied_)
+      finishCopy(c);
+    mergeWaits();
+    axisInfo_.reset();
+  }
+
+  /// Waits before one reader (several tiles copied for one dot) become
+  /// one, the least pending, behind one barrier; and a barrier between a
+  /// wait and the proxy fence before a dot goes: each thread fences the
+  /// bytes it waited for, and the barrier after the fence shows them all.
+  void mergeWaits() {
+    llvm::SmallPtrSet<Operation *, 8> erased;
+    SmallVector<CopiedLoad *> inOrder;
+    for (CopiedLoad &c : copied_)
+      inOrder.push_back(&c);
+    llvm::sort(inOrder, [](CopiedLoad *x, CopiedLoad *y) {
+      Operation *a = x->wait, *b = y->wait;
+      return a->getBlock() == b->getBlock() ? a->isBeforeInBlock(b)
+                                            : a->getBlock() < b->getBlock();
+    });
+    for (CopiedLoad *c : inOrder) {
+      // Past views of tiles (no shared-memory access of their own).
+      Operation *next = c->barrier->getNextNode();
+      while (
+          isa_and_nonnull<kiln::gpu::MemDescTransOp, kiln::gpu::MemDescIndexOp>(
+              next))
+        next = next->getNextNode();
+      if (auto later = dyn_cast_or_null<kiln::gpu::AsyncWaitOp>(next)) {
+        later.setPending(std::min(later.getPending(), c->wait.getPending()));
+        c->barrier->erase();
+        c->wait->erase();
+        continue;
+      }
+      if (isa_and_nonnull<kiln::gpu::FenceAsyncSharedOp>(next) &&
+          isa_and_nonnull<kiln::gpu::BarrierOp>(next->getNextNode()))
+        c->barrier->erase();
+    }
+  }
+
+  /// A `tile` allocated and `source` written to it at storePoint: by
+  /// cp.async at the load where copyAtLoad can, else by a local_store.
+  Value writeTile(Value source, kiln::gpu::MemDescType tile, Operation *dot,
+                  Operation *first, Location loc) {
+    Operation *at = storePoint(source, dot, first);
+    // The transpose of a loaded tile: a view of the tile the load is
+    // copied into (here, or for another dot).
+    if (auto trans = source.getDefiningOp<kiln::TransOp>()) {
+      Value base = beforeConversions(trans.getSrc());
+      kiln::gpu::MemDescType baseType =
+          kiln::gpu::MemDescTransOp::transposedType(tile);
+      Value baseTile;
+      for (CopiedLoad &c : copied_)
+        if (c.load.getResult() == base && c.tile.getType() == baseType)
+          baseTile = c.tile;
+      if (!baseTile)
+        baseTile = copyAtLoad(base, baseType, at);
+      if (baseTile) {
+        OpBuilder before(at);
+        return kiln::gpu::MemDescTransOp::create(before, loc, tile, baseTile);
+      }
+    }
+    if (Value copied = copyAtLoad(source, tile, at))
+      return copied;
+    OpBuilder before(at);
+    Value allocated =
+        kiln::gpu::LocalAllocOp::create(before, loc, tile, IntegerAttr());
+    kiln::gpu::LocalStoreOp::create(before, loc, source, allocated);
+    return allocated;
+  }
+
+  /// `tile` filled by cp.async where `source` is loaded, waited for
+  /// before `at`; null where the pass's header says it cannot be.
+  Value copyAtLoad(Value source, kiln::gpu::MemDescType tile, Operation *at) {
+    auto load = source.getDefiningOp<kiln::LoadOp>();
+    if (!copyAtLoads || !load ||
+        llvm::any_of(copied_,
+                     [&](const CopiedLoad &c) { return c.load == load; }))
+      return Value();
+    Block *block = load->getBlock();
+    Operation *reader = block->findAncestorOpInBlock(*at);
+    if (!reader || !kiln::cpAsyncForm(load, *axisInfo_))
+      return Value();
+    // Chunks along the tile's lines, within each thread's registers.
+    auto type = cast<RankedTensorType>(load.getType());
+    auto ptrType = cast<RankedTensorType>(load.getPtr().getType());
+    auto blocked =
+        dyn_cast<kiln::gpu::BlockedEncodingAttr>(ptrType.getEncoding());
+    if (!blocked || type.getRank() != 2)
+      return Value();
+    unsigned lineDim =
+        cast<kiln::gpu::NVMMASharedEncodingAttr>(tile.getEncoding())
+                .getTransposed()
+            ? 0
+            : 1;
+    unsigned bits = type.getElementTypeBitWidth();
+    unsigned vec = std::min(axisInfo_->vectorWidthAlong(
+                                load.getPtr(), load.getMask(), bits, lineDim),
+                            unsigned(blocked.getSizePerThread()[lineDim]));
+    if (vec * bits < 32)
+      return Value();
+    // Nothing between the load and its first reader may write memory the
+    // copy reads (stores through other kernel arguments do not count:
+    // EarlyLoads.h).
+    for (Operation *op = load->getNextNode(); op != reader;
+         op = op->getNextNode())
+      if (kiln::mayWriteMemoryReadBy(op, load))
+        return Value();
+    Location loc = load.getLoc();
+    OpBuilder b(load);
+    Value allocated =
+        kiln::gpu::LocalAllocOp::create(b, loc, tile, IntegerAttr());
+    auto copy = kiln::gpu::AsyncCopyOp::create(b, loc, load.getPtr(), allocated,
+                                               load.getMask());
+    copy->setAttr("kiln_gpu.vec", b.getI32IntegerAttr(int32_t(vec)));
+    Operation *commit = kiln::gpu::AsyncCommitGroupOp::create(b, loc);
+    b.setInsertionPoint(reader);
+    auto wait = kiln::gpu::AsyncWaitOp::create(b, loc, 0);
+    Operation *barrier = kiln::gpu::BarrierOp::create(b, loc);
+    copied_.push_back({load, allocated, commit, wait, barrier});
+    return allocated;
+  }
+
+  /// The loaded values' other readers take them from the tile; the wait
+  /// moves before the first of them and leaves the copies committed after
+  /// this one in flight; the load goes.
+  void finishCopy(CopiedLoad &c) {
+    kiln::LoadOp load = c.load;
+    Block *block = load->getBlock();
+    Location loc = load.getLoc();
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : load->getUses())
+      uses.push_back(&use);
+    Operation *firstReader = c.wait;
+    for (OpOperand *use : uses) {
+      Operation *user = use->getOwner();
+      OpBuilder b(block->findAncestorOpInBlock(*user));
+      Value read;
+      if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(user)) {
+        read =
+            kiln::gpu::LocalLoadOp::create(b, loc, convert.getType(), c.tile);
+        convert.getResult().replaceAllUsesWith(read);
+        convert->erase();
+      } else {
+        read = kiln::gpu::LocalLoadOp::create(b, loc, load.getType(), c.tile);
+        use->set(read);
+      }
+      if (read.getDefiningOp()->isBeforeInBlock(firstReader))
+        firstReader = read.getDefiningOp();
+    }
+    // And views of the tile (a transposed operand of another dot).
+    for (Operation *user : c.tile.getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (isa<kiln::gpu::MemDescTransOp>(user) &&
+          ancestor->isBeforeInBlock(firstReader))
+        firstReader = ancestor;
+    }
+    if (firstReader != c.wait.getOperation()) {
+      c.wait->moveBefore(firstReader);
+      c.barrier->moveAfter(c.wait);
+    }
+    load->erase();
+    // Groups committed after this one need not have landed.
+    int64_t pending = 0;
+    for (Operation *op = c.commit->getNextNode(); op != c.wait.getOperation();
+         op = op->getNextNode()) {
+      int64_t groups = committedGroups(op);
+      if (groups < 0) {
+        pending = 0;
+        break;
+      }
+      pending += groups;
+    }
+    c.wait.setPending(int32_t(pending));
+    // A tile whose last reader is a local_load: no later buffer in its
+    // bytes may be written before every thread has read it.
+    Operation *last = nullptr;
+    for (Operation *user : c.tile.getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!last || last->isBeforeInBlock(ancestor))
+        last = ancestor;
+    }
+    if (isa_and_nonnull<kiln::gpu::LocalLoadOp>(last)) {
+      OpBuilder after(last->getBlock(), std::next(last->getIterator()));
+      kiln::gpu::BarrierOp::create(after, loc);
     }
   }
 
@@ -227,22 +453,56 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   bool stageTogether(ArrayRef<StagingPlan> group,
                      const kiln::TargetInfo &target) {
     Operation *first = group.front().dot, *last = group.back().dot;
-    llvm::MapVector<std::pair<Value, Type>, Value> tiles;
-    int64_t bytes = 0;
+    using TileKey = std::pair<Value, Type>;
+    llvm::MapVector<TileKey, Value> tiles;
     for (const StagingPlan &p : group)
       for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i)
-        if (tiles.insert({{p.sources[i], p.tiles[i]}, Value()}).second)
-          bytes += kiln::alignedBufferBytes(p.tiles[i].getSizeInBytes());
+        tiles.insert({{p.sources[i], p.tiles[i]}, Value()});
+    // A tile whose transpose is another tile of the group (FLA's do @ v^T
+    // and v @ dh) is a memdesc_trans view of it, not a second copy.
+    llvm::DenseMap<TileKey, TileKey> viewOf;
+    for (auto &[key, unused] : tiles) {
+      auto trans = key.first.getDefiningOp<kiln::TransOp>();
+      if (!trans || viewOf.count(key))
+        continue;
+      TileKey base{beforeConversions(trans.getSrc()),
+                   kiln::gpu::MemDescTransOp::transposedType(
+                       cast<kiln::gpu::MemDescType>(key.second))};
+      if (tiles.count(base) && !viewOf.count(base))
+        viewOf[key] = base;
+    }
+    int64_t bytes = 0;
+    for (auto &[key, unused] : tiles)
+      if (!viewOf.count(key))
+        bytes += kiln::alignedBufferBytes(
+            cast<kiln::gpu::MemDescType>(key.second).getSizeInBytes());
     bytes += kiln::bufferBytes(first->getParentOfType<FunctionOpInterface>());
     if (bytes > target.maxSharedBytes())
       return false;
     Location loc = first->getLoc();
-    for (const StagingPlan &p : group)
-      for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i) {
-        Value &tile = tiles[{p.sources[i], p.tiles[i]}];
-        if (!tile)
-          tile = writeTile(p.sources[i], p.tiles[i], p.dot, first, loc);
+    auto tileFor = [&](const TileKey &key, Operation *dot) -> Value {
+      if (Value tile = tiles.lookup(key))
+        return tile;
+      Value tile;
+      if (auto base = viewOf.find(key); base != viewOf.end()) {
+        Value baseTile = tiles.lookup(base->second);
+        if (!baseTile)
+          baseTile = tiles[base->second] =
+              writeTile(base->second.first,
+                        cast<kiln::gpu::MemDescType>(base->second.second), dot,
+                        first, loc);
+        OpBuilder b(first);
+        tile = kiln::gpu::MemDescTransOp::create(
+            b, loc, cast<kiln::gpu::MemDescType>(key.second), baseTile);
+      } else {
+        tile = writeTile(key.first, cast<kiln::gpu::MemDescType>(key.second),
+                         dot, first, loc);
       }
+      return tiles[key] = tile;
+    };
+    for (const StagingPlan &p : group)
+      for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i)
+        tileFor({p.sources[i], p.tiles[i]}, p.dot);
     OpBuilder b(first);
     kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     kiln::gpu::BarrierOp::create(b, loc);

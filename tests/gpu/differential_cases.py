@@ -2032,3 +2032,35 @@ CASES += [
               out_ptr=("zeros", "float32", 3000), n=3000),
          (cdiv(3000, 128),), ["out_ptr"], tol=0),
 ]
+
+# --- matmul/copied_operands.py: dot operands copied into their tiles with
+# cp.async where they are loaded (read back elsewhere, one read as a
+# transposed view), read-back rings of two- and three-stage loops. T = 200:
+# the last chunk is a tail of 8.
+F = "matmul/copied_operands.py"
+CASES += [
+    case("reread_operands", F, "reread_operands",
+         "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16, s_ptr=*fp32, T=i32, BT=64, D=128",
+         dict(q_ptr=("randn", "bfloat16", 200 * 128), k_ptr=("randn", "bfloat16", 200 * 128),
+              x_ptr=("zeros", "float32", 200 * 64), s_ptr=("zeros", "float32", 4), T=200),
+         (cdiv(200, 64),), ["x_ptr", "s_ptr"], tol=1e-3),
+] + [
+    case(f"decayed_state_s{stages}", F, "decayed_state",
+         "k_ptr=*bf16:16, g_ptr=*fp32:16, v_ptr=*bf16:16, h_ptr=*fp32:16, T=i32, K=64, V=64, BT=64, "
+         f"num_stages={stages}",
+         dict(k_ptr=("randn", "bfloat16", 200 * 64),
+              g_ptr=lambda torch, gen: -(torch.rand(200, 64, generator=gen, device="cuda") * 0.1)
+              .cumsum(0).reshape(-1),
+              v_ptr=("randn", "bfloat16", 200 * 64), h_ptr=("zeros", "float32", 64 * 64), T=200),
+         # The gated keys are rounded to bf16 for the dot: exp2 may round
+         # them one step apart.
+         (1,), ["h_ptr"], tol=1e-2)
+    for stages in (2, 3)
+] + [
+    case("summed_and_transposed", F, "summed_and_transposed",
+         "q_ptr=*fp16:16, k_ptr=*fp16:16, dk_ptr=*fp32:16, s_ptr=*fp32, n=i32, num_stages=1",
+         dict(q_ptr=("randn", "float16", 128 * 64), k_ptr=("randn", "float16", 64 * 64),
+              dk_ptr=("zeros", "float32", 64 * 64), s_ptr=("zeros", "float32", 1), n=128),
+         # s is rounded to fp16 for the second dot.
+         (1,), ["dk_ptr", "s_ptr"], tol=1e-2),
+]

@@ -20,8 +20,10 @@
 # RUN: %kilnc compile %s -n w8a16 -s "a_ptr=*fp16:16, b_ptr=*i8:16, c_ptr=*fp16:16, M=i32:16, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=4" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ONE
 # A tile one dot reads through a computation and another reads as it is
 # would need a ring of both kinds: the loop is not pipelined (the short ring
-# was read with the long ring's slot index, past its end); its dots stage
-# their operands in shared memory right before them (kiln-stage-dots).
+# was read with the long ring's slot index, past its end); kiln-stage-dots
+# stages its dots' operands: a and b copied into their tiles with cp.async
+# where they are loaded, `a * 2.0` computed from a read of a's tile and
+# written into a tile of its own.
 # RUN: %kilnc compile %s -n two_readers -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp16:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, BM=64, BN=64, BK=64, num_warps=4, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=TWO
 import triton
 import triton.language as tl
@@ -100,12 +102,22 @@ def w8a16(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
 
 
 # TWO-LABEL: func.func @two_readers
-# TWO-NOT: kiln_gpu.async_copy
-# TWO-NOT: kiln_gpu.local_load
+# TWO: scf.for
+# TWO-NEXT: %[[A:.*]] = kiln_gpu.local_alloc
+# TWO-NEXT: kiln_gpu.async_copy %{{.*}}, %[[A]]
+# TWO-NEXT: kiln_gpu.async_commit_group
+# TWO-NEXT: %[[B:.*]] = kiln_gpu.local_alloc
+# TWO-NEXT: kiln_gpu.async_copy %{{.*}}, %[[B]]
+# TWO-NEXT: kiln_gpu.async_commit_group
+# TWO-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+# TWO-NEXT: kiln_gpu.barrier
+# TWO-NEXT: kiln_gpu.local_load %[[A]]
 # TWO: kiln_gpu.local_store
-# TWO: kiln_gpu.shared_dot
-# TWO: kiln_gpu.shared_dot
+# TWO: kiln_gpu.async_wait {pending = 0 : i32}
+# TWO: kiln_gpu.shared_dot %{{.*}}, %[[B]]
+# TWO: kiln_gpu.shared_dot %[[A]], %[[B]]
 # TWO-NOT: kiln.dot
+# TWO-NOT: kiln.load
 @triton.jit
 def two_readers(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, BM: tl.constexpr, BN: tl.constexpr,
                 BK: tl.constexpr):

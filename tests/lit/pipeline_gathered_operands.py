@@ -78,10 +78,16 @@ def picked_rows(a_ptr, b_ptr, idx_ptr, c_ptr, K):
     tl.store(c_ptr + rm[:, None] * 64 + rn[None, :], acc)
 
 
+# No copies ahead: each iteration loads its indices, then copies its a and b
+# tiles where they are loaded (kiln-stage-dots) and waits for them before
+# the dot, before the store.
 # STORED-NOT: kiln_gpu.async_copy
 # STORED: scf.for
 # STORED: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<i32>
-# STORED: kiln.load
+# STORED: kiln_gpu.async_copy
+# STORED: kiln_gpu.async_copy
+# STORED: kiln_gpu.async_wait {pending = 0 : i32}
+# STORED: kiln_gpu.shared_dot
 # STORED: kiln.store
 
 

@@ -6,9 +6,10 @@
 # RUN: %kilnc compile %s -n dkdv -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # RUN: %kilnc compile %s -n dkdv -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
 # RUN: %kilnc compile %s -n dkdv -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SM80
-# A tile something other than a dot also reads stays a register load: the
-# loop is not pipelined (its dot stages its operands in shared memory right
-# before it: kiln-stage-dots).
+# A tile something other than a dot also reads is not given a ring: the
+# loop is not pipelined. kiln-stage-dots copies it into its tile where it is
+# loaded; the sum reads it back, and the second dot reads a memdesc_trans
+# view of the same tile.
 # RUN: %kilnc compile %s -n also_summed -s "*fp16:16, *fp16:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SUMMED
 import triton
 import triton.language as tl
@@ -36,9 +37,14 @@ import triton.language as tl
 # SM80-DAG: ldmatrix.sync.aligned.m8n8.x{{[24]}}.shared.b16
 # SM80-DAG: ldmatrix.sync.aligned.m8n8.x{{[24]}}.trans.shared.b16
 # SM80: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-# SUMMED-NOT: kiln_gpu.async_copy
-# SUMMED: kiln_gpu.local_store
-# SUMMED: kiln_gpu.shared_dot
+# SUMMED: scf.for
+# SUMMED-NEXT: %[[QT:.*]] = kiln_gpu.local_alloc {{.*}} : <64x32xf16
+# SUMMED-NEXT: kiln_gpu.async_copy %{{.*}}, %[[QT]]
+# SUMMED: kiln_gpu.local_load %[[QT]]
+# SUMMED: kiln_gpu.shared_dot %{{.*}}, %[[QT]]
+# SUMMED: %[[VIEW:.*]] = kiln_gpu.memdesc_trans %[[QT]]
+# SUMMED: kiln_gpu.shared_dot %{{.*}}, %[[VIEW]]
+# SUMMED-NOT: kiln_gpu.local_store
 # SUMMED-NOT: kiln.dot
 
 

@@ -16,10 +16,11 @@
 #
 # `columns`: a b tile stored N x K (K contiguous) and loaded outside any loop
 # is laid out down its columns and read 16 bytes at a time along them, not
-# one element at a time.
+# one element at a time (copied straight into its tile by cp.async:
+# stage_dots_copy_at_loads.py).
 # RUN: %kilnc compile %s -n columns -s "*bf16:16, *bf16:16, *fp32:16, i32:16, i32:1, 128, 64, 128" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=COLUMNS
 # COLUMNS-NOT: ld.global.b16
-# COLUMNS-COUNT-24: ld.global.v4.b32
+# COLUMNS-COUNT-24: cp.async.cg.shared.global [ {{%r[0-9]+}} ], [ {{%rd[0-9]+}} ], 16,
 # COLUMNS-NOT: ld.global.b16
 #
 # `split_k`: split-K's fp32 partial tiles, added atomically, 4 floats a

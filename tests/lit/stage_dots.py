@@ -7,7 +7,8 @@
 # RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=128, BN=128, BK=64, num_warps=4" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
 # q @ k and p @ v in a loop of one stage: q, which the loop does not change,
 # is written once before it; p stays in registers (wgmma's A fragments); k
-# and v are staged in each iteration; nothing is copied ahead.
+# and v are staged in each iteration (each copied where it is loaded and
+# waited for before its dot); nothing is copied an iteration ahead.
 # RUN: %kilnc compile %s -n attention_step -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, n=i32, num_warps=4, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ATT
 # Tiles that do not fit beside the other buffers keep mma.sync: tf32 at
 # 256 x 256 x 128 would take 256 KiB.
@@ -18,10 +19,14 @@ import triton
 import triton.language as tl
 
 
+# Loaded right here, the operands are copied into their tiles by cp.async
+# where they are loaded (stage_dots_copy_at_loads.py).
 # GPU: %[[A:.*]] = kiln_gpu.local_alloc {{.*}}: <128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
-# GPU-NEXT: kiln_gpu.local_store %{{.*}}, %[[A]]
-# GPU-NEXT: %[[B:.*]] = kiln_gpu.local_alloc {{.*}}: <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
-# GPU-NEXT: kiln_gpu.local_store %{{.*}}, %[[B]]
+# GPU-NEXT: kiln_gpu.async_copy %{{.*}}, %[[A]]
+# GPU: %[[B:.*]] = kiln_gpu.local_alloc {{.*}}: <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU-NEXT: kiln_gpu.async_copy %{{.*}}, %[[B]]
+# GPU-NEXT: kiln_gpu.async_commit_group
+# GPU: kiln_gpu.async_wait {pending = 0 : i32}
 # GPU-NEXT: kiln_gpu.fence_async_shared
 # GPU-NEXT: kiln_gpu.barrier
 # GPU-NEXT: kiln_gpu.shared_dot %[[A]], %[[B]]
@@ -44,10 +49,12 @@ def one_dot(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
 
 
-# ATT-NOT: kiln_gpu.async_copy
 # ATT: %[[Q:.*]] = kiln_gpu.local_alloc {{.*}}: <64x64xf16
-# ATT-NEXT: kiln_gpu.local_store %{{.*}}, %[[Q]]
-# ATT: scf.for
+# ATT-NEXT: kiln_gpu.async_copy %{{.*}}, %[[Q]]
+# ATT-NEXT: kiln_gpu.async_commit_group
+# ATT-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
+# ATT-NEXT: kiln_gpu.barrier
+# ATT-NEXT: scf.for
 # ATT: kiln_gpu.shared_dot %[[Q]], %{{.*}}, %{{.*}} : !kiln_gpu.memdesc<64x64xf16, {{.*}}>, <64x64xf16, {{.*}}transposed = true>>
 # ATT: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf16, #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>>, <64x64xf16
 # ATT-NOT: kiln.dot

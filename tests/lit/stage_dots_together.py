@@ -14,12 +14,16 @@ import triton
 import triton.language as tl
 
 
+# The operands, loaded here, are copied into their tiles where they are
+# loaded (stage_dots_copy_at_loads.py); one wait for the three.
 # GPU: %[[A:.*]] = kiln_gpu.local_alloc {{.*}}: <64x64xf16
-# GPU-NEXT: kiln_gpu.local_store %{{.*}}, %[[A]]
-# GPU-NEXT: %[[B:.*]] = kiln_gpu.local_alloc
-# GPU-NEXT: kiln_gpu.local_store %{{.*}}, %[[B]]
-# GPU-NEXT: %[[C:.*]] = kiln_gpu.local_alloc
-# GPU-NEXT: kiln_gpu.local_store %{{.*}}, %[[C]]
+# GPU-NEXT: kiln_gpu.async_copy %{{.*}}, %[[A]]
+# GPU: %[[B:.*]] = kiln_gpu.local_alloc
+# GPU-NEXT: kiln_gpu.async_copy %{{.*}}, %[[B]]
+# GPU: %[[C:.*]] = kiln_gpu.local_alloc
+# GPU-NEXT: kiln_gpu.async_copy %{{.*}}, %[[C]]
+# GPU-NEXT: kiln_gpu.async_commit_group
+# GPU-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
 # GPU-NEXT: kiln_gpu.fence_async_shared
 # GPU-NEXT: kiln_gpu.barrier
 # GPU-NEXT: %[[X:.*]] = kiln_gpu.shared_dot %[[A]], %[[B]], %{{.*}} {async}
@@ -27,6 +31,7 @@ import triton.language as tl
 # GPU-NEXT: kiln_gpu.dot_wait %[[X]], %[[Y]] {pending = 0 : i32}
 # GPU-NEXT: kiln_gpu.barrier
 # GPU-NOT: kiln_gpu.local_alloc
+# GPU-NOT: kiln_gpu.local_store
 # GPU-NOT: kiln.dot
 # PTX: wgmma.mma_async
 # PTX: wgmma.commit_group
@@ -64,3 +69,28 @@ def chained(a_ptr, b_ptr, c_ptr, x_ptr):
     c = tl.load(c_ptr + tile)
     x = tl.dot(a, b)
     tl.store(x_ptr + tile, tl.dot(x.to(tl.float16), c))
+
+
+# An operand that is the transpose of another operand of the group (FLA's
+# do @ v^T beside v @ dh) reads a memdesc_trans view of that one's tile:
+# one tile of v, not two.
+# RUN: %kilnc compile %s -n transposed_operand -s "a_ptr=*fp16:16, v_ptr=*fp16:16, c_ptr=*fp16:16, x_ptr=*fp32:16, y_ptr=*fp32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=VIEW
+# VIEW-LABEL: func.func @transposed_operand
+# VIEW-NOT: kiln_gpu.local_alloc {{.*}} : <128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
+# VIEW: %[[VT:.*]] = kiln_gpu.memdesc_trans %[[V:[0-9]+]] : <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>> -> <128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
+# VIEW-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
+# VIEW-NEXT: kiln_gpu.fence_async_shared
+# VIEW-NEXT: kiln_gpu.barrier
+# VIEW-NEXT: kiln_gpu.shared_dot %{{.*}}, %[[VT]], {{.*}} {async}
+# VIEW-NEXT: kiln_gpu.shared_dot %[[V]], %{{.*}} {async}
+@triton.jit
+def transposed_operand(a_ptr, v_ptr, c_ptr, x_ptr, y_ptr):
+    r = tl.arange(0, 64)
+    w = tl.arange(0, 128)
+    a = tl.load(a_ptr + r[:, None] * 128 + w[None, :])
+    v = tl.load(v_ptr + r[:, None] * 128 + w[None, :])
+    c = tl.load(c_ptr + w[:, None] * 64 + r[None, :])
+    x = tl.dot(a, tl.trans(v))
+    y = tl.dot(v, c)
+    tl.store(x_ptr + r[:, None] * 64 + r[None, :], x)
+    tl.store(y_ptr + r[:, None] * 64 + r[None, :], y)

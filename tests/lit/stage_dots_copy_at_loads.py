@@ -1,0 +1,86 @@
+# kiln-stage-dots copies a staged dot operand loaded from global memory in
+# its own block into the operand's tile with cp.async where it is loaded:
+# the copy runs under the work between the load and the dot, and no
+# register holds the tile (FLA's dq/dk kernel loads q and k after its
+# first dots and multiplies them after a softmax-like block: 1474 -> 240
+# spill bytes). The first reader waits (async_wait leaving the groups
+# committed after this one pending, then a barrier, or the proxy fence and
+# barrier the dot has anyway); the loaded values'
+# other readers take them from the tile (local_load in the layout they were
+# converted to), and a tile last read that way gets a barrier after the read.
+# RUN: %kilnc compile %s -n scaled -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
+# RUN: %kilnc compile %s -n scaled -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
+# A store between the load and the dot through the loaded argument may
+# write what the copy reads: the load stays, and its tile is written where
+# the dot is. A store through another kernel argument does not count
+# (kernel arguments are taken not to overlap, as the pipeliner takes them):
+# k is still copied.
+# RUN: %kilnc compile %s -n store_between -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=STORE
+# Off, to compare code with and without it.
+# RUN: %kilnc compile %s -n scaled -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit gpu -o - --kiln-stage-dots-copy-at-loads=false | FileCheck %s --check-prefix=OFF
+import triton
+import triton.language as tl
+
+
+# GPU-LABEL: func.func @scaled
+# GPU: %[[Q:.*]] = kiln_gpu.local_alloc {{.*}} : <64x64xbf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# GPU-NEXT: kiln_gpu.async_copy %{{.*}}, %[[Q]] {kiln_gpu.vec = 8 : i32}
+# GPU-NEXT: kiln_gpu.async_commit_group
+# GPU: %[[K:.*]] = kiln_gpu.local_alloc {{.*}} : <64x64xbf16, #kiln_gpu.nvmma_shared<swizzle = 128, transposed = true>>
+# GPU-NEXT: kiln_gpu.async_copy %{{.*}}, %[[K]] {kiln_gpu.vec = 8 : i32}
+# GPU-NEXT: kiln_gpu.async_commit_group
+# The exp2 below runs while the tiles land.
+# GPU: math.exp2
+# One wait for both tiles; each thread fences the bytes it waited for, and
+# one barrier shows them all to the dot.
+# GPU: kiln_gpu.async_wait {pending = 0 : i32}
+# GPU-NEXT: kiln_gpu.fence_async_shared
+# GPU-NEXT: kiln_gpu.barrier
+# GPU-NEXT: %[[X:.*]] = kiln_gpu.shared_dot %[[Q]], %[[K]]
+# GPU-NEXT: kiln_gpu.barrier
+# q, read after the dot in the accumulator's layout, from its tile; then a
+# barrier, as the tile's last reader.
+# GPU: kiln_gpu.local_load %[[Q]] : {{.*}} -> tensor<64x64xbf16, #kiln_gpu.mma
+# GPU-NEXT: kiln_gpu.barrier
+# GPU-NOT: kiln.load
+# GPU-NOT: kiln_gpu.local_store
+# PTX: cp.async.cg.shared.global [ {{%r[0-9]+}} ], [ {{%rd[0-9]+}} ], 16,
+# PTX: cp.async.commit_group
+# PTX: cp.async.wait_group 0;
+# PTX-NOT: bar.sync
+# PTX: fence.proxy.async.shared::cta;
+# PTX-NEXT: // end inline asm
+# PTX-NEXT: bar.sync 0;
+# PTX-NOT: bar.sync
+# PTX: wgmma.mma_async
+# OFF-LABEL: func.func @scaled
+# OFF-NOT: kiln_gpu.async_copy
+# OFF: kiln_gpu.local_store
+@triton.jit
+def scaled(q_ptr, k_ptr, x_ptr):
+    r = tl.arange(0, 64)
+    tile = r[:, None] * 64 + r[None, :]
+    q = tl.load(q_ptr + tile)
+    k = tl.load(k_ptr + tile)
+    g = tl.exp2(r.to(tl.float32))
+    x = tl.dot(q, tl.trans(k)) * g[:, None]
+    tl.store(x_ptr + tile, x * q.to(tl.float32))
+
+
+# STORE-LABEL: func.func @store_between
+# STORE: kiln.load
+# STORE-NOT: kiln.load
+# STORE: kiln_gpu.async_copy
+# STORE: kiln.store
+# STORE: kiln.store
+# STORE: kiln_gpu.local_store
+# STORE: kiln_gpu.shared_dot
+@triton.jit
+def store_between(q_ptr, k_ptr, x_ptr):
+    r = tl.arange(0, 64)
+    tile = r[:, None] * 64 + r[None, :]
+    q = tl.load(q_ptr + tile)
+    k = tl.load(k_ptr + tile)
+    tl.store(q_ptr + tile, q * 2)
+    tl.store(x_ptr + tile, k.to(tl.float32))
+    tl.store(x_ptr + tile, tl.dot(q, k))
