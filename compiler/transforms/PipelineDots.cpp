@@ -676,6 +676,17 @@ private:
     return true;
   }
 
+  /// The slots of a ring read back into registers: one fewer than the
+  /// stages (shortRing), except in a two-stage loop, where one slot would
+  /// leave the next iteration's copies only the rest of the iteration after
+  /// the reads and the staging barrier to land: with two, they go right
+  /// after the iteration's top barrier, a whole iteration ahead (H200,
+  /// FLA's chunk_h with vector decays at 2 stages: 0.94 -> 1.09 of Triton,
+  /// the gated delta rule's state 0.98 -> 1.06).
+  static unsigned readBackSlots(unsigned stages) {
+    return stages == 2 && fullReadBackRings ? 2 : stages - 1;
+  }
+
   /// Whether a loop of mma.sync dots has rings one slot shorter than its
   /// stages, as Triton's are on that path: with one dot the copies refill
   /// the slot it read, behind a barrier after it, so S - 1 slots keep
@@ -691,16 +702,6 @@ private:
   /// either way: the L1 gets what shared memory leaves). Not for wgmma (its
   /// reads stay in flight into the next iteration), TMA rings, or dots staging
   /// a computed operand (their own short rings).
-  /// The slots of a ring read back into registers: one fewer than the
-  /// stages (shortRing), except in a two-stage loop, where one slot would
-  /// leave the next iteration's copies only the rest of the iteration after
-  /// the reads and the staging barrier to land: with two, they go right
-  /// after the iteration's top barrier, a whole iteration ahead (H200,
-  /// FLA's chunk_h with vector decays at 2 stages: 0.94 -> NN of Triton).
-  static unsigned readBackSlots(unsigned stages) {
-    return stages == 2 && fullReadBackRings ? 2 : stages - 1;
-  }
-
   static bool shortRings(ArrayRef<PipelinedDot> dots,
                          ArrayRef<PipelinedLoad> loads, unsigned stages) {
     return stages >= 3 &&
