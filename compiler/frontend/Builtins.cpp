@@ -1040,6 +1040,100 @@ std::optional<FValue> intMethod(Emitter &e, const CallArgs &args) {
   return FValue::integer(llvm::popcount(magnitude));
 }
 
+/// Python's str methods on compile-time strings (a constexpr string
+/// parameter: `ACTIVATION.startswith("gelu")`), as upstream's constexpr
+/// forwards them to its value.
+std::optional<FValue> strMethod(Emitter &e, const CallArgs &args) {
+  StringRef text = args.args[0].text;
+  StringRef name = args.callee;
+  auto stringArg = [&](size_t i) -> std::optional<std::string> {
+    if (i >= args.args.size() || args.args[i].kind != FValue::Kind::String) {
+      e.error(args.loc, "str." + name + "() needs a string argument");
+      return std::nullopt;
+    }
+    return args.args[i].text;
+  };
+  if (!args.keywords.empty())
+    return e.error(args.loc, "str." + name + "() takes no keyword arguments");
+  size_t n = args.args.size() - 1; // after the string itself
+  if ((name == "upper" || name == "lower") && n == 0)
+    return FValue::string(name == "upper" ? text.upper() : text.lower());
+  if ((name == "strip" || name == "lstrip" || name == "rstrip") && n <= 1) {
+    std::string chars = " \t\n\r\f\v";
+    if (n == 1) {
+      std::optional<std::string> c = stringArg(1);
+      if (!c)
+        return std::nullopt;
+      chars = *c;
+    }
+    StringRef t = text;
+    if (name != "rstrip")
+      t = t.ltrim(chars);
+    if (name != "lstrip")
+      t = t.rtrim(chars);
+    return FValue::string(t.str());
+  }
+  if ((name == "startswith" || name == "endswith") && n == 1) {
+    // A prefix or a tuple of them.
+    std::vector<FValue> options = args.args[1].kind == FValue::Kind::Tuple
+                                      ? args.args[1].elements
+                                      : std::vector<FValue>{args.args[1]};
+    bool found = false;
+    for (const FValue &o : options) {
+      if (o.kind != FValue::Kind::String)
+        return e.error(args.loc,
+                       "str." + name + "() needs a string or a tuple of them");
+      found |= name == "startswith" ? text.starts_with(o.text)
+                                    : text.ends_with(o.text);
+    }
+    return FValue::boolean(found);
+  }
+  if ((name == "find" || name == "count") && n == 1) {
+    std::optional<std::string> sub = stringArg(1);
+    if (!sub)
+      return std::nullopt;
+    if (name == "find") {
+      size_t at = text.find(*sub);
+      return FValue::integer(at == StringRef::npos ? -1 : int64_t(at));
+    }
+    return FValue::integer(int64_t(text.count(*sub)));
+  }
+  if (name == "replace" && n == 2) {
+    std::optional<std::string> from = stringArg(1), to = stringArg(2);
+    if (!from || !to)
+      return std::nullopt;
+    if (from->empty())
+      return e.error(args.loc, "str.replace() of an empty string is not "
+                               "supported by Kiln");
+    std::string out;
+    StringRef rest = text;
+    for (size_t at; (at = rest.find(*from)) != StringRef::npos;) {
+      out += rest.take_front(at).str() + *to;
+      rest = rest.drop_front(at + from->size());
+    }
+    return FValue::string(out + rest.str());
+  }
+  if (name == "split" && n <= 1) {
+    llvm::SmallVector<StringRef> parts;
+    if (n == 0) {
+      text.split(parts, ' ', -1, /*KeepEmpty=*/false);
+    } else {
+      std::optional<std::string> sep = stringArg(1);
+      if (!sep)
+        return std::nullopt;
+      if (sep->empty())
+        return e.error(args.loc, "str.split() needs a non-empty separator");
+      text.split(parts, *sep);
+    }
+    std::vector<FValue> items;
+    for (StringRef p : parts)
+      items.push_back(FValue::string(p.str()));
+    return FValue::tuple(std::move(items));
+  }
+  return e.error(args.loc, "str." + name + "() with " + std::to_string(n) +
+                               " argument(s) is not supported by Kiln");
+}
+
 //===--- Python builtins on compile-time values ---------------------------===//
 
 std::optional<FValue> pyMinMax(Emitter &e, const CallArgs &args, bool isMax) {
@@ -1092,8 +1186,10 @@ std::optional<FValue> pyMax(Emitter &e, const CallArgs &args) {
   return pyMinMax(e, args, true);
 }
 std::optional<FValue> pyLen(Emitter &e, const CallArgs &args) {
+  if (args.args.size() == 1 && args.args[0].kind == FValue::Kind::String)
+    return FValue::integer(int64_t(args.args[0].text.size()));
   if (args.args.size() != 1 || args.args[0].kind != FValue::Kind::Tuple)
-    return e.error(args.loc, "len() needs one compile-time tuple");
+    return e.error(args.loc, "len() needs one compile-time tuple or string");
   return FValue::integer(args.args[0].elements.size());
 }
 std::optional<FValue> pyInt(Emitter &e, const CallArgs &args) {
@@ -1231,6 +1327,10 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
     table[name] = arithmeticFunction;
   for (const char *name : {"tl.tuple", "tuple", "list"})
     table[name] = makeTuple;
+  for (const char *m :
+       {"upper", "lower", "strip", "lstrip", "rstrip", "startswith", "endswith",
+        "find", "count", "replace", "split"})
+    table[std::string("method.str.") + m] = strMethod;
   table["method.int.bit_length"] = intMethod;
   table["method.int.bit_count"] = intMethod;
   for (const char *method :

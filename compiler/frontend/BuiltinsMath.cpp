@@ -30,13 +30,23 @@ bool checkDTypes(Emitter &e, const CallArgs &args, StringRef builtin,
                  llvm::ArrayRef<ScalarKind> allowed, StringRef expectation) {
   bool takesIntegers =
       llvm::any_of(allowed, [](ScalarKind k) { return DType(k).isInteger(); });
+  // Beside a float tensor a Python int is promoted to its type, as
+  // upstream's binary functions promote it (tl.div_rn(x, 3)).
+  auto isFloatTensor = [](const FValue &v) {
+    return v.isRuntime() && !v.type.isPointer && !v.type.isBlockPointer() &&
+           v.type.element.isFloat();
+  };
+  bool promoted = llvm::any_of(args.args, isFloatTensor) ||
+                  llvm::any_of(args.keywords, [&](const auto &kw) {
+                    return isFloatTensor(kw.second);
+                  });
   auto check = [&](const FValue &v, SMLoc loc) {
     if (!v.isRuntime()) {
-      // A Python int or bool becomes an integer block, which float-only
-      // functions reject, as upstream's do (tl.sin(8)).
+      // A Python int or bool alone becomes an integer block, which
+      // float-only functions reject, as upstream's do (tl.sin(8)).
       bool integral =
           v.kind == FValue::Kind::Int || v.kind == FValue::Kind::Bool;
-      if (!integral || takesIntegers)
+      if (!integral || takesIntegers || promoted)
         return true;
       e.error(loc, builtin + " takes " + expectation + " values, got " +
                        v.describe() + " (write it as a float, e.g. 8.0)");

@@ -219,6 +219,25 @@ std::optional<FValue> load(Emitter &e, const CallArgs &args) {
     return e.error(r.loc(4), "padding_option needs a block pointer "
                              "(tl.make_block_ptr); with a block of pointers, "
                              "use other");
+  // A block of pointers broadcasts with a larger mask or other (upstream
+  // broadcasts both ways: `ptr[:, None]` under a [M, N] mask loads [M, N]).
+  FValue pointers = *ptr;
+  if (pointers.type.isBlock())
+    for (size_t i : {size_t(1), size_t(2)}) {
+      const FValue *arg = r.get(i);
+      if (!arg || !arg->isRuntime() || !arg->type.isBlock() ||
+          arg->type.shape == pointers.type.shape)
+        continue;
+      std::optional<llvm::SmallVector<int64_t>> shape =
+          e.broadcastShapes(pointers.type.shape, arg->type.shape, r.loc(i));
+      if (!shape)
+        return std::nullopt;
+      std::optional<FValue> wide = e.broadcastTo(pointers, *shape, r.loc(0));
+      if (!wide)
+        return std::nullopt;
+      pointers = *wide;
+    }
+  ptr = &pointers;
   TritonType resultType = ptr->type;
   resultType.isPointer = false;
   bool isBool = resultType.element.isBool();

@@ -649,7 +649,11 @@ std::optional<FValue> sortOrTopK(Emitter &e, const CallArgs &args,
   auto inputs = readInputs(e, *r.get(0), r.loc(0), name);
   if (!inputs)
     return std::nullopt;
-  const FValue &x = (*inputs)[0];
+  // Booleans sort as bytes (false before true), as upstream's i1 compares.
+  bool isBool = (*inputs)[0].type.element.isBool();
+  const FValue x = isBool
+                       ? e.castTo((*inputs)[0], DType(ScalarKind::U8), r.loc(0))
+                       : (*inputs)[0];
   int64_t rank = x.type.shape.size();
   unsigned dimArg = topK ? 2 : 1;
   if (const FValue *dim = r.get(dimArg)) {
@@ -715,7 +719,8 @@ std::optional<FValue> sortOrTopK(Emitter &e, const CallArgs &args,
   llvm::SmallVector<int64_t> shape(x.type.shape.begin(),
                                    x.type.shape.end() - 1);
   shape.push_back(int64_t(1) << logK);
-  return reshapeTo(e, h, shape, false, args.loc);
+  FValue sorted = reshapeTo(e, h, shape, false, args.loc);
+  return isBool ? e.castTo(sorted, DType(ScalarKind::I1), args.loc) : sorted;
 }
 
 /// tl.bitonic_merge: the last merge of the bitonic network alone, along the

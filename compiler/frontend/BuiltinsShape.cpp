@@ -283,6 +283,21 @@ std::optional<FValue> reshapeImpl(Emitter &e, const CallArgs &args,
     return e.error(args.loc, name + " needs a tensor as its input, got " +
                                  (input ? input->describe() : "nothing"));
   std::optional<llvm::SmallVector<int64_t>> shape;
+  // To () a one-element block becomes its element, a scalar, as upstream's
+  // reshape to an empty shape does.
+  const FValue *shapeArg = keyword(args, "shape");
+  if (!shapeArg && args.args.size() == 2)
+    shapeArg = &args.args[1];
+  if (shapeArg && shapeArg->kind == FValue::Kind::Tuple &&
+      shapeArg->elements.empty()) {
+    if (numElements(input->type.shape) != 1)
+      return e.error(args.loc,
+                     name + " to () needs one element, got " +
+                         formatShape(input->type.shape) + " of " +
+                         std::to_string(numElements(input->type.shape)));
+    FValue flat = reshapeTo(e, *input, {1}, false, args.loc);
+    return callBuiltin(e, "tl.max", {flat, FValue::integer(0)}, {}, args.loc);
+  }
   if (const FValue *s = keyword(args, "shape"))
     shape = readShape(e, *s, args.loc, "the shape of " + name.str());
   else

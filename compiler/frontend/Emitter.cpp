@@ -2537,6 +2537,14 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     }
     return error(loc, "dtypes have no attribute '" + attr + "'");
   }
+  case FValue::Kind::String:
+    // Python's str methods on compile-time strings (Builtins.cpp strMethod).
+    if (lookupBuiltin("method.str." + attr.str())) {
+      FValue method = FValue::named(FValue::Kind::Method, "str." + attr.str());
+      method.elements.push_back(value);
+      return method;
+    }
+    return error(loc, value.describe() + " has no attribute '" + attr + "'");
   case FValue::Kind::Int:
   case FValue::Kind::Bool:
     // Python's int methods on compile-time ints (n.bit_length()).

@@ -523,6 +523,31 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
                 (lhs.kind != FValue::Kind::DType || lhs.type == rhs.type);
     return FValue::boolean(op == "==" ? same : !same);
   }
+  // Compile-time strings: concatenation, repetition and ordering, as
+  // Python's (upstream's constexprs forward them to their values).
+  if (lhs.kind == FValue::Kind::String && rhs.kind == FValue::Kind::String) {
+    if (op == "+")
+      return FValue::string(lhs.text + rhs.text);
+    int order = StringRef(lhs.text).compare(rhs.text);
+    if (op == "<")
+      return FValue::boolean(order < 0);
+    if (op == "<=")
+      return FValue::boolean(order <= 0);
+    if (op == ">")
+      return FValue::boolean(order > 0);
+    if (op == ">=")
+      return FValue::boolean(order >= 0);
+  }
+  if (op == "*" && lhs.kind == FValue::Kind::String && rhs.isInt()) {
+    if (rhs.intValue > 0 &&
+        uint64_t(rhs.intValue) * lhs.text.size() > (uint64_t(1) << 20))
+      return error(loc, "a string repeated " + std::to_string(rhs.intValue) +
+                            " times is too long for a kernel");
+    std::string out;
+    for (int64_t i = 0; i < rhs.intValue; ++i)
+      out += lhs.text;
+    return FValue::string(out);
+  }
   if (op == "+" && lhs.kind == FValue::Kind::Tuple &&
       rhs.kind == FValue::Kind::Tuple) {
     std::vector<FValue> elements = lhs.elements;

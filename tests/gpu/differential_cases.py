@@ -2064,3 +2064,24 @@ CASES += [
          # s is rounded to fp16 for the second dot.
          (1,), ["dk_ptr", "s_ptr"], tol=1e-2),
 ]
+
+# --- language/strings_and_shapes.py: a constexpr string's Python
+# operations, tl.div_rn by a Python int, tl.reshape to (), tl.sort of
+# booleans, a load whose mask is larger than its pointers.
+F = "language/strings_and_shapes.py"
+CASES += [
+    # ' Leaky_ReLU ' -> 'leakyrelu': the leaky branch, doubled; 'gelu': erf.
+    case(f"named_activation_{tag}", F, "named_activation",
+         f"x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='{act}', BLOCK=128",
+         dict(x_ptr=("randn", "float32", 300), out_ptr=("zeros", "float32", 300), n=300),
+         (cdiv(300, 128),), ["out_ptr"], tol=1e-6)
+    for tag, act in (("leaky", "Leaky_ReLU "), ("gelu", "gelu"))
+] + [
+    # div_rn is correctly rounded on both sides; the rest moves values.
+    case("shapes_and_flags", F, "shapes_and_flags",
+         "x_ptr=*fp32, out_ptr=*fp32, flags_ptr=*i32, col_ptr=*fp32, sum_ptr=*fp32",
+         dict(x_ptr=("randn", "float32", 16), out_ptr=("zeros", "float32", 16),
+              flags_ptr=("zeros", "int32", 16), col_ptr=("zeros", "float32", 64),
+              sum_ptr=("zeros", "float32", 1)),
+         (1,), ["out_ptr", "flags_ptr", "col_ptr", "sum_ptr"], tol=0),
+]
