@@ -90,7 +90,9 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pipeline.numStages = options.numStages;
   pipeline.deferWaits = options.deferDotWaits;
   pm.addPass(createKilnPipelineDots(pipeline));
-  pm.addPass(createKilnStageDots());
+  KilnStageDotsOptions staging;
+  staging.copyAtLoads = options.copyAtLoads;
+  pm.addPass(createKilnStageDots(staging));
   KilnTmaStoresOptions stores;
   stores.scratchMargin = options.tmaStoreScratchMargin;
   pm.addPass(createKilnTmaStores(stores));

@@ -41,6 +41,9 @@ struct KilnPipelineOptions {
   /// with the pass's default where a tile kept under it leaves too little
   /// shared memory.
   int64_t tmaStoreScratchMargin = 0;
+  /// kiln-stage-dots' copy-at-loads. kilnc compiles again without it when
+  /// a tile copied where it was loaded leaves too little shared memory.
+  bool copyAtLoads = true;
 };
 
 /// Block pointers, layouts, the software pipeline and shared-memory offsets

@@ -649,7 +649,8 @@ int kiln::compileKernel(const CompileOptions &options) {
     std::vector<mlir::Diagnostic> held;
     std::optional<mlir::ScopedDiagnosticHandler> hold;
     bool tightTiles = (*module)->hasAttr(kiln::kTightTmaStoreTilesAttr);
-    if (options.doesNotFit || nested || tightTiles)
+    bool copiedAtLoads = (*module)->hasAttr(kiln::kCopiedAtLoadsAttr);
+    if (options.doesNotFit || nested || tightTiles || copiedAtLoads)
       hold.emplace(&context, [&](mlir::Diagnostic &diagnostic) {
         held.push_back(std::move(diagnostic));
         return mlir::success();
@@ -669,6 +670,14 @@ int kiln::compileKernel(const CompileOptions &options) {
       module = std::move(input);
       pipelineOptions.tmaStoreScratchMargin =
           KilnTmaStoresOptions().scratchMargin;
+      continue;
+    }
+    // A dot operand copied into its tile where it was loaded keeps the tile
+    // from the load on: where the ops between need the bytes, compiled
+    // again with the tiles written right before their dots.
+    if (tooBig && copiedAtLoads) {
+      module = std::move(input);
+      pipelineOptions.copyAtLoads = false;
       continue;
     }
     if (tooBig && nested) {

@@ -66,6 +66,9 @@ inline constexpr char kDeferredDotWaitsAttr[] = "kiln_gpu.deferred_dot_waits";
 /// a scratch margin below its default (its scratch-margin option).
 inline constexpr char kTightTmaStoreTilesAttr[] =
     "kiln_gpu.tight_tma_store_tiles";
+/// On the module: kiln-stage-dots copied a dot operand into its tile where
+/// it was loaded (its copy-at-loads option).
+inline constexpr char kCopiedAtLoadsAttr[] = "kiln_gpu.copied_at_loads";
 /// On a loop kiln-pipeline-dots rewrote: how many iterations ahead its
 /// copies run (kiln-prefetch-loads loads as far ahead).
 inline constexpr char kStageLeadAttr[] = "kiln_gpu.stage_lead";

@@ -138,8 +138,17 @@ def KilnStageDots : Pass<"kiln-stage-dots", "mlir::ModuleOp"> {
     are written to nvmma_shared tiles allocated right before it (a stays in
     registers where it is in the accumulator's layout), behind a proxy
     fence and a barrier, with a barrier after it. Dots whose tiles do not
-    fit beside the function's other buffers keep mma.sync.
+    fit beside the function's other buffers keep mma.sync. An operand loaded
+    in the block that stages it is copied into its tile with cp.async where
+    it is loaded (copy-at-loads).
   }];
+  let options = [
+    Option<"copyAtLoads", "copy-at-loads", "bool", /*default=*/"true",
+           "Copy operands loaded in the staging block into their tiles where "
+           "they are loaded. The module gets kiln_gpu.copied_at_loads where "
+           "a copy was made (its tile lives from the load on; kilnc compiles "
+           "again without them where shared memory then runs out)">,
+  ];
   let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
 }
 

@@ -80,7 +80,7 @@ static llvm::cl::opt<bool>
                              "loops through shared memory for wgmma"));
 
 // Off only to compare code with and without it.
-static llvm::cl::opt<bool> copyAtLoads(
+static llvm::cl::opt<bool> copyAtLoadsFlag(
     "kiln-stage-dots-copy-at-loads", llvm::cl::init(true), llvm::cl::Hidden,
     llvm::cl::desc("Copy staged dot operands into their tiles with cp.async "
                    "where they are loaded"));
@@ -157,6 +157,7 @@ int64_t committedGroups(Operation *op) {
 }
 
 struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
+  using KilnStageDotsBase::KilnStageDotsBase;
   std::optional<kiln::AxisInfoAnalysis> axisInfo_;
   SmallVector<CopiedLoad> copied_;
 
@@ -191,6 +192,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     for (CopiedLoad &c : copied_)
       finishCopy(c);
     mergeWaits();
+    if (!copied_.empty())
+      module->setAttr(kiln::kCopiedAtLoadsAttr, UnitAttr::get(&getContext()));
     axisInfo_.reset();
   }
 
@@ -262,7 +265,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   /// before `at`; null where the pass's header says it cannot be.
   Value copyAtLoad(Value source, kiln::gpu::MemDescType tile, Operation *at) {
     auto load = source.getDefiningOp<kiln::LoadOp>();
-    if (!copyAtLoads || !load ||
+    if (!copyAtLoads || !copyAtLoadsFlag || !load ||
         llvm::any_of(copied_,
                      [&](const CopiedLoad &c) { return c.load == load; }))
       return Value();

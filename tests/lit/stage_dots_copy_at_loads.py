@@ -16,6 +16,12 @@
 # (kernel arguments are taken not to overlap, as the pipeliner takes them):
 # k is still copied.
 # RUN: %kilnc compile %s -n store_between -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=STORE
+# Copied where they are loaded, a's and b's tiles (192 KiB) would live
+# through the gather's 64 KiB of scratch: more than sm_90a's 227 KiB. The
+# module is marked kiln_gpu.copied_at_loads, and kilnc compiles it again with
+# the tiles written right before the dot, which fits.
+# RUN: %kilnc compile %s -n gathered_between -s "a_ptr=*bf16:16, b_ptr=*bf16:16, x_ptr=*fp32:16, out_ptr=*fp32:16, y_ptr=*fp32:16, num_warps=8" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=FIRST
+# RUN: %kilnc compile %s -n gathered_between -s "a_ptr=*bf16:16, b_ptr=*bf16:16, x_ptr=*fp32:16, out_ptr=*fp32:16, y_ptr=*fp32:16, num_warps=8" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=RETRY
 # Off, to compare code with and without it.
 # RUN: %kilnc compile %s -n scaled -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit gpu -o - --kiln-stage-dots-copy-at-loads=false | FileCheck %s --check-prefix=OFF
 import triton
@@ -84,3 +90,22 @@ def store_between(q_ptr, k_ptr, x_ptr):
     tl.store(q_ptr + tile, q * 2)
     tl.store(x_ptr + tile, k.to(tl.float32))
     tl.store(x_ptr + tile, tl.dot(q, k))
+
+
+# FIRST: kiln_gpu.copied_at_loads
+# FIRST: kiln_gpu.async_copy
+# FIRST: kiln_gpu.async_copy
+# RETRY-NOT: cp.async.cg
+# RETRY: wgmma.mma_async
+@triton.jit
+def gathered_between(a_ptr, b_ptr, x_ptr, out_ptr, y_ptr):
+    rm = tl.arange(0, 128)
+    rk = tl.arange(0, 256)
+    rn = tl.arange(0, 256)
+    a = tl.load(a_ptr + rm[:, None] * 256 + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * 256 + rn[None, :])
+    r = tl.arange(0, 128)
+    x = tl.load(x_ptr + r[:, None] * 128 + r[None, :])
+    idx = (r[:, None] * 7 + r[None, :]) % 128
+    tl.store(y_ptr + r[:, None] * 128 + r[None, :], tl.gather(x, idx, axis=0))
+    tl.store(out_ptr + rm[:, None] * 256 + rn[None, :], tl.dot(a, b))
