@@ -22,6 +22,12 @@
 # the tiles written right before the dot, which fits.
 # RUN: %kilnc compile %s -n gathered_between -s "a_ptr=*bf16:16, b_ptr=*bf16:16, x_ptr=*fp32:16, out_ptr=*fp32:16, y_ptr=*fp32:16, num_warps=8" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=FIRST
 # RUN: %kilnc compile %s -n gathered_between -s "a_ptr=*bf16:16, b_ptr=*bf16:16, x_ptr=*fp32:16, out_ptr=*fp32:16, y_ptr=*fp32:16, num_warps=8" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=RETRY
+# A copy is issued ahead of region ops before its load (attention's v,
+# loaded after q @ k and the softmax's reductions in a one-stage loop),
+# with clones of its address arithmetic; not ahead of a pipelined loop,
+# whose waits would complete the older group first.
+# RUN: %kilnc compile %s -n early_v -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp32:16, n=i32, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=EARLY
+# RUN: %kilnc compile %s -n after_pipelined -s "a_ptr=*fp16:16, b_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp32:16, K=i32, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=LATE
 # Off, to compare code with and without it.
 # RUN: %kilnc compile %s -n scaled -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit gpu -o - --kiln-stage-dots-copy-at-loads=false | FileCheck %s --check-prefix=OFF
 import triton
@@ -109,3 +115,39 @@ def gathered_between(a_ptr, b_ptr, x_ptr, out_ptr, y_ptr):
     idx = (r[:, None] * 7 + r[None, :]) % 128
     tl.store(y_ptr + r[:, None] * 128 + r[None, :], tl.gather(x, idx, axis=0))
     tl.store(out_ptr + rm[:, None] * 256 + rn[None, :], tl.dot(a, b))
+
+
+# EARLY: scf.for
+# EARLY: %[[V:.*]] = kiln_gpu.local_alloc {{.*}} : <64x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# EARLY-NEXT: kiln_gpu.async_copy %{{.*}}, %[[V]]
+# EARLY: kiln_gpu.shared_dot
+# EARLY: kiln.reduce
+# EARLY: kiln_gpu.shared_dot %{{.*}}, %[[V]]
+@triton.jit
+def early_v(q_ptr, k_ptr, v_ptr, o_ptr, n):
+    r = tl.arange(0, 64)
+    q = tl.load(q_ptr + r[:, None] * 64 + r[None, :])
+    acc = tl.zeros([64, 64], dtype=tl.float32)
+    for start in range(0, n, 64):
+        k = tl.load(k_ptr + (start + r[None, :]) * 64 + r[:, None])
+        s = tl.dot(q, k)
+        p = tl.exp(s - tl.max(s, axis=1)[:, None])
+        v = tl.load(v_ptr + (start + r[:, None]) * 64 + r[None, :])
+        acc += tl.dot(p.to(tl.float16), v)
+    tl.store(o_ptr + r[:, None] * 64 + r[None, :], acc)
+
+
+# LATE: scf.for
+# LATE: scf.yield
+# LATE: %[[V:.*]] = kiln_gpu.local_alloc {{.*}} : <64x64xf16
+# LATE-NEXT: kiln_gpu.async_copy %{{.*}}, %[[V]]
+@triton.jit
+def after_pipelined(a_ptr, b_ptr, v_ptr, o_ptr, K):
+    r = tl.arange(0, 64)
+    acc = tl.zeros([64, 64], dtype=tl.float32)
+    for k in range(0, K, 64):
+        a = tl.load(a_ptr + r[:, None] * K + (k + r)[None, :])
+        b = tl.load(b_ptr + (k + r)[:, None] * 64 + r[None, :])
+        acc += tl.dot(a, b)
+    v = tl.load(v_ptr + r[:, None] * 64 + r[None, :])
+    tl.store(o_ptr + r[:, None] * 64 + r[None, :], tl.dot(acc.to(tl.float16), v))

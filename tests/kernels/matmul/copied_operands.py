@@ -10,6 +10,9 @@
 # product over chunks of T, as FLA's chunk_h computes it: the gated keys
 # are computed in registers from read-back tiles, at two stages (rings of
 # both slots, copies a whole iteration ahead) and at three.
+# `one_stage_attention`: q @ k^T, a row softmax and p @ v in a loop of one
+# stage: v's copy is issued at the iteration's top, ahead of the first dot
+# and the reductions, and waited for before the second dot.
 # `summed_and_transposed`: a loop of one stage whose tile feeds two dots,
 # as it is and transposed, and a sum: one copy per iteration, the second
 # dot reading a transposed view of it.
@@ -18,9 +21,11 @@
 # kiln-variant: -n decayed_state -s "k_ptr=*bf16:16, g_ptr=*fp32:16, v_ptr=*bf16:16, h_ptr=*fp32:16, T=i32, K=64, V=64, BT=64, num_stages=2"
 # kiln-variant: -n decayed_state -s "k_ptr=*bf16:16, g_ptr=*fp32:16, v_ptr=*bf16:16, h_ptr=*fp32:16, T=i32, K=64, V=64, BT=64, num_stages=3"
 # kiln-variant: -n summed_and_transposed -s "q_ptr=*fp16:16, k_ptr=*fp16:16, dk_ptr=*fp32:16, s_ptr=*fp32, n=i32, num_stages=1"
+# kiln-variant: -n one_stage_attention -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp32:16, n=i32, num_stages=1"
 # kiln-covers: reread_operands: tl.dot; tl.trans; tl.sum
 # kiln-covers: decayed_state: tl.dot; for over range
 # kiln-covers: summed_and_transposed: tl.dot; tl.trans
+# kiln-covers: one_stage_attention: tl.dot; tl.max; tl.sum; tl.exp
 import triton
 import triton.language as tl
 
@@ -83,3 +88,26 @@ def summed_and_transposed(q_ptr, k_ptr, dk_ptr, s_ptr, n):
         qT_ptrs += 32 * 64
     tl.store(dk_ptr + rn[:, None] * 64 + rd[None, :], dk)
     tl.store(s_ptr, tl.sum(total))
+
+
+@triton.jit
+def one_stage_attention(q_ptr, k_ptr, v_ptr, o_ptr, n):
+    # q [64, 64]; k, v [n, 64]; o [64, 64] = softmax(q k^T) v over n keys,
+    # n a multiple of 64 (rows past n masked anyway).
+    r = tl.arange(0, 64)
+    q = tl.load(q_ptr + r[:, None] * 64 + r[None, :])
+    m_i = tl.full([64], float("-inf"), tl.float32)
+    l_i = tl.zeros([64], dtype=tl.float32)
+    acc = tl.zeros([64, 64], dtype=tl.float32)
+    for start in range(0, n, 64):
+        keys = start + r
+        k = tl.load(k_ptr + keys[None, :] * 64 + r[:, None], mask=keys[None, :] < n, other=0.0)
+        s = tl.dot(q, k) * 0.125
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + keys[:, None] * 64 + r[None, :], mask=keys[:, None] < n, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_new
+    tl.store(o_ptr + r[:, None] * 64 + r[None, :], acc / l_i[:, None])
