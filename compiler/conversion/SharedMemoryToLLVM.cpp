@@ -18,6 +18,7 @@
 #include "compiler/conversion/Stmatrix.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TileRuns.h"
+#include "compiler/transforms/AsyncCopies.h"
 
 using namespace mlir;
 using kiln::i32Constant;
@@ -108,7 +109,7 @@ struct AsyncCopyLowering : OpConversionPattern<kiln::gpu::AsyncCopyOp> {
     Value owner = kiln::ownerPredicate(rewriter, loc, *layout);
     unsigned elementBytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
     unsigned vec = 1;
-    if (auto attr = op->getAttrOfType<IntegerAttr>("kiln_gpu.vec"))
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kiln::kCopyVecAttr))
       vec = unsigned(attr.getInt());
     kiln::SharedTileAddress address(tile);
     // Chunks run along the tile's contiguous dimension.

@@ -2538,22 +2538,19 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
     return error(loc, "dtypes have no attribute '" + attr + "'");
   }
   case FValue::Kind::String:
-    // Python's str methods on compile-time strings (Builtins.cpp strMethod).
-    if (lookupBuiltin("method.str." + attr.str())) {
-      FValue method = FValue::named(FValue::Kind::Method, "str." + attr.str());
-      method.elements.push_back(value);
-      return method;
-    }
-    return error(loc, value.describe() + " has no attribute '" + attr + "'");
   case FValue::Kind::Int:
-  case FValue::Kind::Bool:
-    // Python's int methods on compile-time ints (n.bit_length()).
-    if (lookupBuiltin("method.int." + attr.str())) {
-      FValue method = FValue::named(FValue::Kind::Method, "int." + attr.str());
-      method.elements.push_back(value);
-      return method;
+  case FValue::Kind::Bool: {
+    // Python's str and int methods on compile-time values (Builtins.cpp's
+    // strMethod and intMethod: name.startswith("re"), n.bit_length()).
+    std::string method =
+        (value.kind == FValue::Kind::String ? "str." : "int.") + attr.str();
+    if (lookupBuiltin("method." + method)) {
+      FValue bound = FValue::named(FValue::Kind::Method, method);
+      bound.elements.push_back(value);
+      return bound;
     }
     return error(loc, value.describe() + " has no attribute '" + attr + "'");
+  }
   default:
     return error(loc, value.describe() + " has no attribute '" + attr + "'");
   }

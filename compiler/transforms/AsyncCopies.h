@@ -16,6 +16,11 @@
 
 namespace kiln {
 
+/// The attribute on kiln_gpu.async_copy giving its elements per cp.async,
+/// decided from axis info on the load it replaces (kiln-pipeline-dots'
+/// rings, kiln-stage-dots' copies at loads).
+inline constexpr char kCopyVecAttr[] = "kiln_gpu.vec";
+
 /// True when `v` is absent or a zero constant (a splat of 0, a dense zero).
 bool isZero(mlir::Value v);
 

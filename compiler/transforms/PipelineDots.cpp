@@ -136,11 +136,11 @@ using kiln::tileOf;
 using kiln::tileType;
 
 // Off only to compare code with and without it.
-// Off only to compare code with and without it.
 static llvm::cl::opt<bool> fullReadBackRings(
     "kiln-full-read-back-rings", llvm::cl::init(true), llvm::cl::Hidden,
     llvm::cl::desc("Give read-back rings of two-stage loops both slots"));
 
+// Off only to compare code with and without it.
 static llvm::cl::opt<bool> refillReadSlots(
     "kiln-refill-read-slots", llvm::cl::init(true), llvm::cl::Hidden,
     llvm::cl::desc("Refill the slot a loop of mma.sync dots read, after a "
@@ -148,10 +148,6 @@ static llvm::cl::opt<bool> refillReadSlots(
                    "iteration before, after the barrier at its top)"));
 
 namespace {
-
-/// The attribute on async copies giving their elements per cp.async, decided
-/// from axis info on the original loads.
-constexpr llvm::StringLiteral kVecAttr = "kiln_gpu.vec";
 
 /// An operand tile of a dot, loaded in the body (copied into a ring) or
 /// once before the loop (copied into one tile).
@@ -1405,7 +1401,7 @@ private:
                                    mask);
     auto copy = kiln::gpu::AsyncCopyOp::create(
         b, loc, mapping.lookupOrDefault(l.load.getPtr()), tile, mask);
-    copy->setAttr(kVecAttr, b.getI32IntegerAttr(int32_t(l.vec)));
+    copy->setAttr(kiln::kCopyVecAttr, b.getI32IntegerAttr(int32_t(l.vec)));
     if (l.hasRuns())
       kiln::setTileRuns(copy, l.runs);
   }

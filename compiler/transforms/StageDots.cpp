@@ -205,7 +205,6 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   /// wait and the proxy fence before a dot goes: each thread fences the
   /// bytes it waited for, and the barrier after the fence shows them all.
   void mergeWaits() {
-    llvm::SmallPtrSet<Operation *, 8> erased;
     SmallVector<CopiedLoad *> inOrder;
     for (CopiedLoad &c : copied_)
       inOrder.push_back(&c);
@@ -311,7 +310,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     auto copy = kiln::gpu::AsyncCopyOp::create(
         b, loc, addresses.lookupOrDefault(load.getPtr()), allocated,
         load.getMask() ? addresses.lookupOrDefault(load.getMask()) : Value());
-    copy->setAttr("kiln_gpu.vec", b.getI32IntegerAttr(int32_t(vec)));
+    copy->setAttr(kiln::kCopyVecAttr, b.getI32IntegerAttr(int32_t(vec)));
     Operation *commit = kiln::gpu::AsyncCommitGroupOp::create(b, loc);
     b.setInsertionPoint(reader);
     auto wait = kiln::gpu::AsyncWaitOp::create(b, loc, 0);
