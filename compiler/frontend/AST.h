@@ -47,6 +47,7 @@ public:
     Ellipsis,
     ListComp,
     Starred,
+    FString,
   };
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
@@ -82,6 +83,19 @@ struct StringExpr : ExprBase<Expr::Kind::String> {
   StringExpr(llvm::SMLoc loc, std::string value)
       : ExprBase(loc), value(value) {}
   std::string value;
+};
+/// An f-string: literal text with the values of `fields` inserted, each
+/// formatted as Python's "{}" (or "{!r}") formats it.
+struct FStringExpr : ExprBase<Expr::Kind::FString> {
+  struct Field {
+    size_t offset; // where in `text` the value goes
+    ExprPtr value;
+    char conversion; // 'r', 's', 'a' or 0
+  };
+  FStringExpr(llvm::SMLoc loc, std::string text)
+      : ExprBase(loc), text(std::move(text)) {}
+  std::string text;
+  std::vector<Field> fields; // in order of offset
 };
 struct BoolExpr : ExprBase<Expr::Kind::Bool> {
   BoolExpr(llvm::SMLoc loc, bool value) : ExprBase(loc), value(value) {}

@@ -1534,10 +1534,7 @@ bool Emitter::emitStatement(const Stmt &stmt) {
       // Run-time asserts are device_asserts, kept in debug builds only.
       if (!debug)
         return true;
-      std::string message;
-      if (s.message)
-        if (auto *str = llvm::dyn_cast<StringExpr>(s.message.get()))
-          message = str->value;
+      std::string message = assertMessage(s.message.get());
       return emitDeviceAssert(*this, *cond, message, s.getLoc(),
                               s.cond->getLoc());
     }
@@ -1547,8 +1544,7 @@ bool Emitter::emitStatement(const Stmt &stmt) {
     if (!*truth) {
       std::string message = "assertion failed";
       if (s.message)
-        if (auto *str = llvm::dyn_cast<StringExpr>(s.message.get()))
-          message += ": " + str->value;
+        message += ": " + assertMessage(s.message.get());
       if (debug)
         return error(s.getLoc(), message), false;
       // Upstream makes every kernel `assert` a device_assert, which builds
@@ -1626,6 +1622,88 @@ static std::optional<int64_t> parseIntLiteral(StringRef digits) {
   return int64_t(v);
 }
 
+// Python's str() (repr() with `repr`) of a compile-time value, as
+// upstream formats an f-string's fields; nullopt for other values.
+static std::optional<std::string> pythonText(const FValue &v, bool repr) {
+  switch (v.kind) {
+  case FValue::Kind::Int:
+    return std::to_string(v.intValue);
+  case FValue::Kind::Bool:
+    return std::string(v.intValue ? "True" : "False");
+  case FValue::Kind::None:
+    return std::string("None");
+  case FValue::Kind::String:
+    return repr ? "'" + v.text + "'" : v.text;
+  case FValue::Kind::Float: {
+    if (std::isnan(v.floatValue))
+      return std::string("nan");
+    if (std::isinf(v.floatValue))
+      return std::string(v.floatValue > 0 ? "inf" : "-inf");
+    // The shortest digits that read back as the same double, as repr does.
+    char buf[32];
+    for (int precision = 1; precision <= 17; ++precision) {
+      snprintf(buf, sizeof(buf), "%.*g", precision, v.floatValue);
+      if (std::strtod(buf, nullptr) == v.floatValue)
+        break;
+    }
+    std::string text = buf;
+    if (text.find_first_of(".en") == std::string::npos)
+      text += ".0";
+    return text;
+  }
+  case FValue::Kind::DType:
+    if (v.type.isPointer && !v.type.isBlockPointer() && v.type.shape.empty())
+      return "pointer<" + v.type.element.getShortName().str() + ">";
+    return v.type.str();
+  case FValue::Kind::Tuple: {
+    std::string text = "(";
+    for (size_t i = 0; i < v.elements.size(); ++i) {
+      std::optional<std::string> element = pythonText(v.elements[i], true);
+      if (!element)
+        return std::nullopt;
+      text += (i ? ", " : "") + *element;
+    }
+    return text + (v.elements.size() == 1 ? ",)" : ")");
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+// An `assert`'s message: a string literal, or an f-string of compile-time
+// values; other messages are not shown.
+std::string Emitter::assertMessage(const Expr *message) {
+  if (!message)
+    return "";
+  if (auto *str = llvm::dyn_cast<StringExpr>(message))
+    return str->value;
+  if (auto *fstring = llvm::dyn_cast<FStringExpr>(message))
+    if (std::optional<FValue> text = evaluateFString(*fstring))
+      return text->text;
+  return "";
+}
+
+std::optional<FValue> Emitter::evaluateFString(const FStringExpr &expr) {
+  std::string text;
+  size_t at = 0;
+  for (const FStringExpr::Field &field : expr.fields) {
+    text += expr.text.substr(at, field.offset - at);
+    at = field.offset;
+    std::optional<FValue> value = evaluate(*field.value);
+    if (!value)
+      return std::nullopt;
+    std::optional<std::string> piece =
+        pythonText(*value, field.conversion == 'r' || field.conversion == 'a');
+    if (!piece)
+      return error(field.value->getLoc(),
+                   "an f-string in a kernel formats compile-time values only "
+                   "(as upstream Triton), not " +
+                       value->describe());
+    text += *piece;
+  }
+  return FValue::string(text + expr.text.substr(at));
+}
+
 std::optional<FValue> Emitter::evaluate(const Expr &expr) {
   switch (expr.getKind()) {
   case Expr::Kind::Name:
@@ -1640,6 +1718,8 @@ std::optional<FValue> Emitter::evaluate(const Expr &expr) {
     return FValue::floating(llvm::cast<FloatExpr>(expr).value);
   case Expr::Kind::String:
     return FValue::string(llvm::cast<StringExpr>(expr).value);
+  case Expr::Kind::FString:
+    return evaluateFString(llvm::cast<FStringExpr>(expr));
   case Expr::Kind::Bool:
     return FValue::boolean(llvm::cast<BoolExpr>(expr).value);
   case Expr::Kind::None:

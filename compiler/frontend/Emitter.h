@@ -335,6 +335,8 @@ private:
 
   // Expressions.
   std::optional<FValue> evaluate(const Expr &expr);
+  std::optional<FValue> evaluateFString(const FStringExpr &expr);
+  std::string assertMessage(const Expr *message);
   std::optional<FValue> evaluateCall(const CallExpr &expr);
   std::optional<FValue> evaluateCompare(const CompareExpr &expr);
   std::optional<FValue> evaluateBoolOp(const BoolOpExpr &expr);

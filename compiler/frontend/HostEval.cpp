@@ -702,6 +702,28 @@ std::optional<HostValue> HostEvaluator::eval(const Expr &expr) {
   case Expr::Kind::String:
     result = makeString(llvm::cast<StringExpr>(expr).value);
     break;
+  case Expr::Kind::FString: {
+    auto &e = llvm::cast<FStringExpr>(expr);
+    std::string text;
+    size_t at = 0;
+    for (const FStringExpr::Field &field : e.fields) {
+      text += e.text.substr(at, field.offset - at);
+      at = field.offset;
+      std::optional<HostValue> value = eval(*field.value);
+      if (!value)
+        return std::nullopt;
+      std::optional<std::string> piece = pythonStr(*value);
+      if (!piece)
+        return fail(field.value->getLoc(),
+                    "this f-string field is not evaluated when compiling");
+      if (value->kind == Kind::String &&
+          (field.conversion == 'r' || field.conversion == 'a'))
+        *piece = "'" + *piece + "'";
+      text += *piece;
+    }
+    result = makeString(text + e.text.substr(at));
+    break;
+  }
   case Expr::Kind::Bool:
     result = makeBool(llvm::cast<BoolExpr>(expr).value);
     break;

@@ -22,6 +22,12 @@ public:
     end = buffer->getBufferEnd();
   }
 
+  /// A lexer of `text` alone: an expression inside an f-string.
+  Lexer(llvm::SourceMgr &sourceMgr, std::vector<Token> &tokens,
+        llvm::StringRef text)
+      : sourceMgr(sourceMgr), tokens(tokens), cur(text.begin()),
+        end(text.end()), bracketDepth(1), expressionOnly(true) {}
+
   bool run();
 
 private:
@@ -37,6 +43,8 @@ private:
   bool lexLineStart();
   bool lexNumber();
   bool lexString();
+  bool lexFormatField(char quote, bool triple, size_t offset,
+                      std::vector<FormatField> &fields);
   bool lexOperator();
 
   llvm::SourceMgr &sourceMgr;
@@ -45,6 +53,7 @@ private:
   const char *end;
   std::vector<int> indents{0};
   int bracketDepth = 0;
+  bool expressionOnly = false;
 };
 
 } // namespace
@@ -123,49 +132,143 @@ bool Lexer::lexNumber() {
 bool Lexer::lexString() {
   const char *start = cur;
   // Optional prefixes: r, b, f, u (any case, any order of two).
-  bool raw = false;
+  bool raw = false, formatted = false;
   while (cur < end && strchr("rRbBuUfF", *cur)) {
     if (*cur == 'r' || *cur == 'R')
       raw = true;
+    if (*cur == 'f' || *cur == 'F')
+      formatted = true;
     ++cur;
   }
+  const char *body = cur;
   char quote = *cur;
   bool triple = cur + 2 < end && cur[1] == quote && cur[2] == quote;
-  cur += triple ? 3 : 1;
+  std::vector<FormatField> fields;
   std::string value;
-  while (true) {
-    if (cur >= end)
-      return error(start, "unterminated string literal");
-    if (triple && cur + 2 < end && cur[0] == quote && cur[1] == quote &&
-        cur[2] == quote) {
-      cur += 3;
-      break;
-    }
-    if (!triple && *cur == quote) {
-      ++cur;
-      break;
-    }
-    if (!triple && *cur == '\n')
-      return error(start, "unterminated string literal");
-    if (*cur == '\\' && !raw && cur + 1 < end) {
-      char c = cur[1];
-      cur += 2;
-      switch (c) {
-      case 'n': value += '\n'; break;
-      case 't': value += '\t'; break;
-      case '\\': value += '\\'; break;
-      case '\'': value += '\''; break;
-      case '"': value += '"'; break;
-      case '\n': break;
-      default: value += '\\'; value += c; break;
+  // An f-string whose fields do not scan (Python would reject it, or a
+  // newer Python's nesting) is kept as its plain text, as before f-strings
+  // were evaluated: the file still lexes, and only a kernel using it fails.
+  for (int attempt = formatted ? 0 : 1; attempt < 2; ++attempt) {
+    bool scanFields = attempt == 0;
+    cur = body + (triple ? 3 : 1);
+    fields.clear();
+    value.clear();
+    bool scanned = true;
+    while (true) {
+      if (cur >= end)
+        return error(start, "unterminated string literal");
+      if (triple && cur + 2 < end && cur[0] == quote && cur[1] == quote &&
+          cur[2] == quote) {
+        cur += 3;
+        break;
       }
-      continue;
+      if (!triple && *cur == quote) {
+        ++cur;
+        break;
+      }
+      if (!triple && *cur == '\n')
+        return error(start, "unterminated string literal");
+      if (scanFields && (*cur == '{' || *cur == '}')) {
+        if (cur + 1 < end && cur[1] == *cur) { // `{{` and `}}` are braces
+          value += *cur;
+          cur += 2;
+          continue;
+        }
+        if (*cur == '}' ||
+            !lexFormatField(quote, triple, value.size(), fields)) {
+          scanned = false;
+          break;
+        }
+        continue;
+      }
+      if (*cur == '\\' && !raw && cur + 1 < end) {
+        char c = cur[1];
+        cur += 2;
+        switch (c) {
+        case 'n':
+          value += '\n';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        case '\\':
+          value += '\\';
+          break;
+        case '\'':
+          value += '\'';
+          break;
+        case '"':
+          value += '"';
+          break;
+        case '\n':
+          break;
+        default:
+          value += '\\';
+          value += c;
+          break;
+        }
+        continue;
+      }
+      value += *cur++;
     }
-    value += *cur++;
+    if (scanned) {
+      formatted = scanFields;
+      break;
+    }
   }
   push(TokenKind::String, start, cur);
   tokens.back().value = std::move(value);
+  tokens.back().formatted = formatted;
+  tokens.back().fields = std::move(fields);
   return true;
+}
+
+// At the `{` of an f-string's replacement field: records its expression
+// (up to a top-level `!` conversion, `:` format spec or the closing `}`)
+// and moves past the field; false where it does not scan. Format specs
+// are skipped: upstream formats every value with "{}" or "{!c}".
+bool Lexer::lexFormatField(char quote, bool triple, size_t offset,
+                           std::vector<FormatField> &fields) {
+  ++cur; // the `{`
+  const char *exprBegin = cur, *exprEnd = nullptr;
+  char conversion = 0;
+  int depth = 0;
+  char inner = 0; // the quote of a string inside the expression
+  for (; cur < end; ++cur) {
+    char c = *cur;
+    if ((!triple && c == '\n') || (c == quote && !inner))
+      return false;
+    if (inner) {
+      if (c == inner)
+        inner = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      inner = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (depth == 0 && !exprEnd && c == '!' && cur + 1 < end &&
+               cur[1] != '=') {
+      exprEnd = cur;
+      conversion = cur[1];
+      ++cur;
+    } else if (depth == 0 && !exprEnd && c == ':') {
+      exprEnd = cur;
+    } else if (depth == 0 && c == '}') {
+      if (!exprEnd)
+        exprEnd = cur;
+      if (StringRef(exprBegin, exprEnd - exprBegin).trim().empty() ||
+          (conversion && !StringRef("rsa").contains(conversion)))
+        return false;
+      fields.push_back(
+          {offset, StringRef(exprBegin, exprEnd - exprBegin), conversion});
+      ++cur;
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Lexer::lexOperator() {
@@ -195,7 +298,7 @@ bool Lexer::lexOperator() {
 }
 
 bool Lexer::run() {
-  if (!lexLineStart())
+  if (!expressionOnly && !lexLineStart())
     return false;
   while (cur < end) {
     char c = *cur;
@@ -254,4 +357,10 @@ bool Lexer::run() {
 bool kiln::frontend::tokenize(llvm::SourceMgr &sourceMgr,
                               std::vector<Token> &tokens, unsigned bufferId) {
   return Lexer(sourceMgr, tokens, bufferId).run();
+}
+
+bool kiln::frontend::tokenizeExpression(llvm::SourceMgr &sourceMgr,
+                                        StringRef text,
+                                        std::vector<Token> &tokens) {
+  return Lexer(sourceMgr, tokens, text).run();
 }

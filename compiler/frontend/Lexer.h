@@ -32,11 +32,21 @@ enum class TokenKind {
   Eof,
 };
 
+/// A replacement field `{expr!c:spec}` of an f-string: its expression's
+/// source text and where its value goes in the decoded literal text.
+struct FormatField {
+  size_t offset;        // position in Token::value
+  llvm::StringRef expr; // points into the source buffer
+  char conversion = 0;  // 'r', 's', 'a' or 0
+};
+
 struct Token {
   TokenKind kind;
   llvm::StringRef text; // points into the source buffer (empty for synthetic)
   llvm::SMLoc loc;
   std::string value; // decoded string literal contents
+  bool formatted = false; // an f-string: `fields` go into `value`
+  std::vector<FormatField> fields;
 
   bool is(TokenKind k) const { return kind == k; }
   bool isOp(llvm::StringRef op) const {
@@ -52,6 +62,12 @@ struct Token {
 /// `sourceMgr`.
 bool tokenize(llvm::SourceMgr &sourceMgr, std::vector<Token> &tokens,
               unsigned bufferId = 0);
+
+/// Tokens of one expression written at `text` inside a buffer of
+/// `sourceMgr` (an f-string's replacement field), newlines joined as inside
+/// brackets, ending with Newline and Eof.
+bool tokenizeExpression(llvm::SourceMgr &sourceMgr, llvm::StringRef text,
+                        std::vector<Token> &tokens);
 
 } // namespace kiln::frontend
 

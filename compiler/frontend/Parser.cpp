@@ -94,6 +94,7 @@ private:
   // Expressions.
   ExprPtr parseTestList(bool allowTrailingTuple = true);
   ExprPtr parseTest();
+  ExprPtr parseFormatField(const FormatField &field);
   ExprPtr parseOrTest();
   ExprPtr parseAndTest();
   ExprPtr parseNotTest();
@@ -1340,11 +1341,26 @@ ExprPtr Parser::parseAtom() {
   }
   case TokenKind::String: {
     std::string value;
+    std::vector<FStringExpr::Field> fields;
+    bool formatted = false;
     while (tok().is(TokenKind::String)) { // adjacent literals concatenate
-      value += tok().value;
+      const Token &s = tok();
+      formatted |= s.formatted;
+      for (const FormatField &field : s.fields) {
+        ExprPtr expr = parseFormatField(field);
+        if (!expr)
+          return nullptr;
+        fields.push_back(
+            {value.size() + field.offset, std::move(expr), field.conversion});
+      }
+      value += s.value;
       advance();
     }
-    return std::make_unique<StringExpr>(loc, value);
+    if (!formatted)
+      return std::make_unique<StringExpr>(loc, value);
+    auto fstring = std::make_unique<FStringExpr>(loc, value);
+    fstring->fields = std::move(fields);
+    return fstring;
   }
   case TokenKind::Op:
     if (t.text == "...") {
@@ -1445,6 +1461,23 @@ ExprPtr Parser::parseAtom() {
 std::unique_ptr<Module>
 kiln::frontend::parseModule(llvm::SourceMgr &sourceMgr) {
   return parseModule(sourceMgr, sourceMgr.getMainFileID());
+}
+
+// An f-string field's expression, parsed from its place in the source.
+ExprPtr Parser::parseFormatField(const FormatField &field) {
+  std::vector<Token> fieldTokens;
+  if (!tokenizeExpression(sourceMgr, field.expr, fieldTokens)) {
+    failed = true;
+    return nullptr;
+  }
+  Parser sub(sourceMgr, std::move(fieldTokens), bufferId);
+  ExprPtr expr = sub.parseTest();
+  if (expr && !sub.tok().is(TokenKind::Newline) &&
+      !sub.tok().is(TokenKind::Eof))
+    sub.error(sub.tok().loc, "expected '}' after an f-string's expression");
+  if (sub.failed)
+    return error(sub.errorLoc, sub.errorMessage), nullptr;
+  return expr;
 }
 
 std::unique_ptr<Module> kiln::frontend::parseModule(llvm::SourceMgr &sourceMgr,

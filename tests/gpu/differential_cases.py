@@ -2084,6 +2084,13 @@ CASES += [
               flags_ptr=("zeros", "int32", 16), col_ptr=("zeros", "float32", 64),
               sum_ptr=("zeros", "float32", 1)),
          (1,), ["out_ptr", "flags_ptr", "col_ptr", "sum_ptr"], tol=0),
+] + [
+    # f-string keys: 'relu_128' takes the maximum; 'gelu_64' scales by 9.
+    case(f"formatted_names_{tag}", F, "formatted_names",
+         f"x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='{act}', BLOCK={block}",
+         dict(x_ptr=("randn", "float32", 300), out_ptr=("zeros", "float32", 300), n=300),
+         (cdiv(300, block),), ["out_ptr"], tol=0)
+    for tag, act, block in (("relu", "ReLU", 128), ("gelu", "gelu", 64))
 ]
 
 # --- matmul/copied_operands.py: one-stage attention, v copied at the

@@ -3,13 +3,16 @@
 # ordering, len, str methods), a Python int beside a float tensor in
 # tl.div_rn, tl.reshape of a one-element block to (), tl.sort of booleans,
 # and a load whose mask is larger than its block of pointers (both
-# broadcast).
+# broadcast); and f-strings of compile-time values (a fourth sweep).
 #
 # kiln-variant: -n named_activation -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='Leaky_ReLU ', BLOCK=128"
 # kiln-variant: -n named_activation -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='gelu', BLOCK=128"
 # kiln-variant: -n shapes_and_flags -s "x_ptr=*fp32, out_ptr=*fp32, flags_ptr=*i32, col_ptr=*fp32, sum_ptr=*fp32"
 # kiln-covers: named_activation: string argument; tl.static_assert; tl.where
 # kiln-covers: shapes_and_flags: tl.div_rn; tl.reshape; tl.sort; tl.load(mask=, other=)
+# kiln-variant: -n formatted_names -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='ReLU', BLOCK=128"
+# kiln-variant: -n formatted_names -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='gelu', BLOCK=64"
+# kiln-covers: formatted_names: f-string
 import triton
 import triton.language as tl
 
@@ -46,3 +49,16 @@ def shapes_and_flags(x_ptr, out_ptr, flags_ptr, col_ptr, sum_ptr):
     m = (offs[:, None] < 12) & (cols[None, :] < 3)
     wide = tl.load(x_ptr + offs[:, None], mask=m, other=-1.0)
     tl.store(col_ptr + offs[:, None] * 4 + cols[None, :], wide)
+
+
+@triton.jit
+def formatted_names(x_ptr, out_ptr, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK % 32 == 0, f"BLOCK={BLOCK} must be a multiple of 32")
+    key: tl.constexpr = f"{ACT.lower()}_{BLOCK}"
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if key == "relu_128":
+        y = tl.maximum(x, 0.0)
+    else:
+        y = x * len(f"{key!r}")  # 'gelu_64' with its quotes: 9
+    tl.store(out_ptr + offs, y, mask=offs < n)
