@@ -89,7 +89,7 @@ readBoundaryCheck(Emitter &e, const ArgReader &r, size_t i, int64_t rank) {
     }
     if (llvm::is_contained(dims, int32_t(d.intValue))) {
       e.error(r.loc(i), "boundary_check lists dimension " +
-                            std::to_string(d.intValue) + " twice");
+                            intText(d.intValue) + " twice");
       return std::nullopt;
     }
     dims.push_back(int32_t(d.intValue));
@@ -819,7 +819,7 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
       return r.bad(5, "a non-negative compile-time int");
     if (ta.isFp8() && v->intValue > k)
       return e.error(r.loc(5),
-                     "max_num_imprecise_acc (" + std::to_string(v->intValue) +
+                     "max_num_imprecise_acc (" + intText(v->intValue) +
                          ") must be at most K (" + std::to_string(k) + ")");
     maxImprecise = e.getBuilder().getI32IntegerAttr(int32_t(v->intValue));
   }

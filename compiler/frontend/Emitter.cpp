@@ -35,7 +35,7 @@ std::string FValue::describe() const {
       return "a block of type " + type.str();
     return "a run-time scalar of type " + type.str();
   case Kind::Int:
-    return "the int " + std::to_string(intValue);
+    return "the int " + intText(intValue);
   case Kind::Float:
     return "a float";
   case Kind::Bool:
@@ -70,6 +70,10 @@ Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
                  const Module &module)
     : sourceMgr(sourceMgr), context(context), module(module), builder(&context),
       filename(module.filename) {
+  collectMainModule();
+}
+
+void Emitter::collectMainModule() {
   auto main = std::make_unique<ModuleScope>();
   main->ast = &module;
   llvm::SmallString<256> path(module.filename);
@@ -77,6 +81,7 @@ Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
   llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
   main->path = path.str().str();
   current = main.get();
+  modules.clear();
   modules.push_back(std::move(main));
   collectGlobals(*current, module.body);
 }
@@ -212,6 +217,10 @@ void Emitter::setSourceFiles(std::vector<std::string> paths) {
     llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
     sourceFiles.push_back(path.str().str());
   }
+  // Which branch of a module-level `try` or `if` is taken depends on
+  // whether its relative imports resolve among these files: the modules
+  // collected before they were known are collected again.
+  collectMainModule();
 }
 
 std::string Emitter::findModuleFile(const ModuleScope &from, StringRef module) {
@@ -1006,7 +1015,7 @@ kiln::frontend::valueToLiteral(const FValue &v) {
   case FValue::Kind::Int:
     lit.kind = ConstexprLiteral::Kind::Int;
     lit.intValue = v.intValue;
-    lit.text = std::to_string(v.intValue);
+    lit.text = intText(v.intValue);
     return lit;
   case FValue::Kind::Bool:
     lit.kind = ConstexprLiteral::Kind::Bool;
@@ -1615,11 +1624,13 @@ std::optional<bool> Emitter::truthiness(const FValue &v, SMLoc loc) {
 // Expressions
 //===----------------------------------------------------------------------===//
 
-static std::optional<int64_t> parseIntLiteral(StringRef digits) {
-  uint64_t v;
-  if (digits.getAsInteger(0, v) || v > uint64_t(INT64_MAX))
+static std::optional<__int128> parseIntLiteral(StringRef digits) {
+  llvm::APInt v;
+  if (digits.getAsInteger(0, v) || v.getActiveBits() > 127)
     return std::nullopt;
-  return int64_t(v);
+  v = v.zextOrTrunc(128);
+  return (__int128(v.getHiBits(64).trunc(64).getZExtValue()) << 64) |
+         __int128(v.trunc(64).getZExtValue());
 }
 
 // Python's str() (repr() with `repr`) of a compile-time value, as
@@ -1627,7 +1638,7 @@ static std::optional<int64_t> parseIntLiteral(StringRef digits) {
 static std::optional<std::string> pythonText(const FValue &v, bool repr) {
   switch (v.kind) {
   case FValue::Kind::Int:
-    return std::to_string(v.intValue);
+    return intText(v.intValue);
   case FValue::Kind::Bool:
     return std::string(v.intValue ? "True" : "False");
   case FValue::Kind::None:
@@ -1711,7 +1722,7 @@ std::optional<FValue> Emitter::evaluate(const Expr &expr) {
   case Expr::Kind::Int: {
     auto v = parseIntLiteral(llvm::cast<IntExpr>(expr).digits);
     if (!v)
-      return error(expr.getLoc(), "integer literal does not fit in 64 bits");
+      return error(expr.getLoc(), "integer literal does not fit in 128 bits");
     return FValue::integer(*v);
   }
   case Expr::Kind::Float:
@@ -1964,7 +1975,7 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
       i += n;
     if (i < 0 || i >= n)
       return error(expr.indices[0]->getLoc(),
-                   "tuple index " + std::to_string(index->intValue) +
+                   "tuple index " + intText(index->intValue) +
                        " out of range for a tuple of " + std::to_string(n));
     return base->elements[i];
   }

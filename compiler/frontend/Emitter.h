@@ -335,6 +335,7 @@ private:
 
   // Expressions.
   std::optional<FValue> evaluate(const Expr &expr);
+  void collectMainModule();
   std::optional<FValue> evaluateFString(const FStringExpr &expr);
   std::string assertMessage(const Expr *message);
   std::optional<FValue> evaluateCall(const CallExpr &expr);

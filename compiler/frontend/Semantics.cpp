@@ -26,6 +26,21 @@ using llvm::StringRef;
 // Materialization, broadcasting and casts
 //===----------------------------------------------------------------------===//
 
+static constexpr __int128 kMinInt128 =
+    -__int128((~(unsigned __int128)0) >> 1) - 1;
+
+/// A compile-time integer that becomes a value must be an int64 or uint64,
+/// as upstream types python ints: [-2**63, 2**64).
+static bool checkIntRange(Emitter &e, const FValue &number, SMLoc loc) {
+  if (number.kind != FValue::Kind::Int ||
+      (number.intValue >= INT64_MIN && number.intValue <= UINT64_MAX))
+    return true;
+  return e.error(loc, "the integer " + intText(number.intValue) +
+                          " does not fit int64 or uint64 (as in Triton: "
+                          "[-2**63, 2**64))"),
+         false;
+}
+
 FValue Emitter::constant(const FValue &number, const TritonType &type,
                          SMLoc loc) {
   mlir::Type elementType = type.element.toMLIR(&context);
@@ -57,12 +72,13 @@ std::optional<FValue> Emitter::materialize(const FValue &v, SMLoc loc) {
   case FValue::Kind::Bool:
     return constant(v, TritonType{DType(ScalarKind::I1), false, {}}, loc);
   case FValue::Kind::Int: {
+    if (!checkIntRange(*this, v, loc))
+      return std::nullopt;
     bool fits32 = v.intValue >= INT32_MIN && v.intValue <= INT32_MAX;
-    return constant(
-        v,
-        TritonType{
-            DType(fits32 ? ScalarKind::I32 : ScalarKind::I64), false, {}},
-        loc);
+    ScalarKind kind = fits32                   ? ScalarKind::I32
+                      : v.intValue > INT64_MAX ? ScalarKind::U64
+                                               : ScalarKind::I64;
+    return constant(v, TritonType{DType(kind), false, {}}, loc);
   }
   case FValue::Kind::Float:
     return constant(v, TritonType{DType(ScalarKind::F32), false, {}}, loc);
@@ -311,22 +327,29 @@ static bool checkWeakNumber(Emitter &e, const FValue &number, DType type,
                             SMLoc loc) {
   if (number.kind != FValue::Kind::Int || !type.isInteger())
     return true;
-  int64_t value = number.intValue;
+  __int128 value = number.intValue;
   bool isUnsigned = type.isUnsigned() || type.isBool();
   if (isUnsigned && value < 0)
     return e.error(loc, "cannot combine " + type.getShortName() +
-                            " with the negative number " +
-                            std::to_string(value) +
+                            " with the negative number " + intText(value) +
                             " (as in Triton); cast one of them with .to()"),
            false;
+  if (!checkIntRange(e, number, loc))
+    return false;
   unsigned bits = type.isBool() ? 1 : type.getBitWidth();
+  if (bits >= 64 && !isUnsigned && value > INT64_MAX)
+    return e.error(loc, "the number " + intText(value) +
+                            " is out of range for " + type.getShortName() +
+                            " (as in Triton); cast the other operand to "
+                            "uint64 with .to() first"),
+           false;
   if (bits >= 64)
     return true;
   int64_t max =
       isUnsigned ? (int64_t(1) << bits) - 1 : (int64_t(1) << (bits - 1)) - 1;
   int64_t min = isUnsigned ? 0 : -(int64_t(1) << (bits - 1));
   if (value < min || value > max)
-    return e.error(loc, "the number " + std::to_string(value) +
+    return e.error(loc, "the number " + intText(value) +
                             " is out of range for " + type.getShortName() +
                             " (as in Triton: [" + std::to_string(min) + ", " +
                             std::to_string(max) +
@@ -353,6 +376,8 @@ DType kiln::frontend::strongType(const FValue &number) {
     return DType(ScalarKind::I32);
   if (number.intValue > INT32_MAX && number.intValue <= UINT32_MAX)
     return DType(ScalarKind::U32);
+  if (number.intValue > INT64_MAX) // up to 2**64 - 1: checkIntRange's
+    return DType(ScalarKind::U64);
   return DType(ScalarKind::I64);
 }
 
@@ -370,8 +395,8 @@ FValue Emitter::numberAsOwnType(const FValue &number, const FValue &other,
 // Compile-time folding
 //===----------------------------------------------------------------------===//
 
-static int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
+static __int128 floorDiv(__int128 a, __int128 b) {
+  __int128 q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0)))
     --q;
   return q;
@@ -386,10 +411,10 @@ static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
       lhs.kind == FValue::Kind::Float ? lhs.floatValue : double(lhs.intValue);
   double y =
       rhs.kind == FValue::Kind::Float ? rhs.floatValue : double(rhs.intValue);
-  int64_t a = lhs.intValue, b = rhs.intValue;
+  __int128 a = lhs.intValue, b = rhs.intValue;
   auto overflow = [&] {
     return emitter.error(loc, "integer overflow in a compile-time expression "
-                              "(compile-time integers are 64-bit)");
+                              "(compile-time integers are 128-bit)");
   };
   if (op == "<")
     return FValue::boolean(isFloat ? x < y : a < b);
@@ -412,12 +437,12 @@ static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
   if (op == "**") {
     if (!isFloat && b >= 0) {
       // Square and multiply, checked: Python's integers are unbounded, ours
-      // are 64-bit.
-      int64_t r = 1, base = a;
-      for (int64_t e = b; e > 0; e >>= 1) {
-        if ((e & 1) && llvm::MulOverflow(r, base, r))
+      // are 128-bit.
+      __int128 r = 1, base = a;
+      for (__int128 e = b; e > 0; e >>= 1) {
+        if ((e & 1) && __builtin_mul_overflow(r, base, &r))
           return overflow();
-        if (e > 1 && llvm::MulOverflow(base, base, base))
+        if (e > 1 && __builtin_mul_overflow(base, base, &base))
           return overflow();
       }
       return FValue::integer(r);
@@ -448,14 +473,14 @@ static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
   }
   bool bothBool =
       lhs.kind == FValue::Kind::Bool && rhs.kind == FValue::Kind::Bool;
-  auto result = [&](int64_t v) {
-    return bothBool ? FValue::boolean(v) : FValue::integer(v);
+  auto result = [&](__int128 v) {
+    return bothBool ? FValue::boolean(v != 0) : FValue::integer(v);
   };
   if (op == "+" || op == "-" || op == "*") {
-    int64_t r;
-    bool overflowed = op == "+"   ? llvm::AddOverflow(a, b, r)
-                      : op == "-" ? llvm::SubOverflow(a, b, r)
-                                  : llvm::MulOverflow(a, b, r);
+    __int128 r;
+    bool overflowed = op == "+"   ? __builtin_add_overflow(a, b, &r)
+                      : op == "-" ? __builtin_sub_overflow(a, b, &r)
+                                  : __builtin_mul_overflow(a, b, &r);
     if (overflowed)
       return overflow();
     return FValue::integer(r);
@@ -464,9 +489,9 @@ static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
     if (b == 0)
       return emitter.error(loc,
                            "division by zero in a compile-time expression");
-    if (a == INT64_MIN && b == -1)
+    if (a == kMinInt128 && b == -1)
       return overflow();
-    int64_t q = floorDiv(a, b);
+    __int128 q = floorDiv(a, b);
     return FValue::integer(op == "//" ? q : a - q * b); // Python semantics
   }
   if (op == "&")
@@ -480,12 +505,12 @@ static std::optional<FValue> foldNumbers(Emitter &emitter, StringRef op,
       return emitter.error(loc, "negative shift count in a compile-time "
                                 "expression");
     if (op == ">>")
-      return FValue::integer(b >= 64 ? (a < 0 ? -1 : 0) : a >> b);
+      return FValue::integer(b >= 128 ? (a < 0 ? -1 : 0) : a >> int(b));
     if (a == 0)
       return FValue::integer(0);
     // Shifting left must keep every bit, sign included.
-    int64_t shifted = b >= 64 ? 0 : int64_t(uint64_t(a) << b);
-    if (b >= 64 || (shifted >> b) != a)
+    __int128 shifted = b >= 128 ? 0 : __int128((unsigned __int128)a << int(b));
+    if (b >= 128 || (shifted >> int(b)) != a)
       return overflow();
     return FValue::integer(shifted);
   }
@@ -541,7 +566,7 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
   if (op == "*" && lhs.kind == FValue::Kind::String && rhs.isInt()) {
     if (rhs.intValue > 0 &&
         uint64_t(rhs.intValue) * lhs.text.size() > (uint64_t(1) << 20))
-      return error(loc, "a string repeated " + std::to_string(rhs.intValue) +
+      return error(loc, "a string repeated " + intText(rhs.intValue) +
                             " times is too long for a kernel");
     std::string out;
     for (int64_t i = 0; i < rhs.intValue; ++i)
@@ -560,7 +585,7 @@ std::optional<FValue> Emitter::binary(StringRef op, const FValue &lhs,
     if (rhs.intValue > 0 &&
         uint64_t(rhs.intValue) * lhs.elements.size() > (uint64_t(1) << 20))
       return error(loc, "a tuple of " + std::to_string(lhs.elements.size()) +
-                            " repeated " + std::to_string(rhs.intValue) +
+                            " repeated " + intText(rhs.intValue) +
                             " times is too long for a kernel");
     std::vector<FValue> elements;
     for (int64_t i = 0; i < rhs.intValue; ++i)
@@ -775,9 +800,9 @@ std::optional<FValue> Emitter::unary(StringRef op, const FValue &operand,
       return operand;
     if (op == "-" && operand.kind == FValue::Kind::Float)
       return typedAs(FValue::floating(-operand.floatValue));
-    if (op == "-" && operand.intValue == INT64_MIN)
+    if (op == "-" && operand.intValue == kMinInt128)
       return error(loc, "integer overflow in a compile-time expression "
-                        "(compile-time integers are 64-bit)");
+                        "(compile-time integers are 128-bit)");
     if (op == "-")
       return typedAs(FValue::integer(-operand.intValue));
     if (op == "~" && operand.kind != FValue::Kind::Float)

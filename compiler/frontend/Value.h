@@ -21,6 +21,18 @@ namespace kiln::frontend {
 
 struct FunctionDefStmt;
 
+/// Python's str() of a compile-time integer.
+inline std::string intText(__int128 v) {
+  if (v >= INT64_MIN && v <= INT64_MAX)
+    return std::to_string(int64_t(v));
+  bool negative = v < 0;
+  unsigned __int128 m = negative ? -(unsigned __int128)v : v;
+  std::string digits;
+  for (; m; m /= 10)
+    digits.insert(digits.begin(), char('0' + int(m % 10)));
+  return (negative ? "-" : "") + digits;
+}
+
 struct FValue {
   enum class Kind {
     Runtime,  // value + type
@@ -45,7 +57,10 @@ struct FValue {
   Kind kind = Kind::None;
   mlir::Value value;
   TritonType type;
-  int64_t intValue = 0;
+  /// Python's ints are unbounded; 128 bits hold every compile-time integer
+  /// Triton gives a type (up to uint64's 2**64 - 1) and the intermediate
+  /// values that reach them (`2**63 - 1`, `(1 << 64) - 1`).
+  __int128 intValue = 0;
   double floatValue = 0;
   std::string text;
   std::vector<FValue> elements;
@@ -63,7 +78,7 @@ struct FValue {
     f.type = std::move(t);
     return f;
   }
-  static FValue integer(int64_t v) {
+  static FValue integer(__int128 v) {
     FValue f;
     f.kind = Kind::Int;
     f.intValue = v;

@@ -1,7 +1,10 @@
 # Limits that keep bad input an error instead of a crash or a compile that
 # never ends (found by tests/fuzz/frontend_fuzzer): long left-associative
 # chains, deep helper nesting, runaway tl.static_range unrolls, and
-# compile-time integer overflow.
+# compile-time integer overflow (compile-time integers are 128-bit, Python's
+# unbounded: every value Triton types, int64 and uint64, and the
+# intermediate values that reach them fold; a value outside int64 and uint64
+# is an error where it becomes a value, as upstream's).
 #
 # Chains nest one tree level per link, so they share the nesting limit.
 # RUN: python3 -c "print('import triton\n@triton.jit\ndef k():\n    x = 1' + ' + 1' * 5000)" > %t.add.py
@@ -36,17 +39,21 @@
 # RUN: not %kilnc compile %s -n overflow_neg -s "i32" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=NEG
 # RUN: not %kilnc compile %s -n negative_shift -s "i32" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=NEGSHIFT
 # RUN: %kilnc compile %s -n in_range -s "*i64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=OK
+# RUN: %kilnc compile %s -n unsigned_hash -s "x_ptr=*u64, out_ptr=*u64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=HASH
+# RUN: not %kilnc compile %s -n beyond_uint64 -s "x_ptr=*u64" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=BEYOND
+# RUN: not %kilnc compile %s -n signed_hash -s "x_ptr=*i64" --arch sm_90a --emit kiln -o - 2>&1 | FileCheck %s --check-prefix=SIGNED
 import triton
 import triton.language as tl
 
 MIN64 = -9223372036854775807 - 1
+MIN128: tl.constexpr = tl.constexpr(-170141183460469231731687303715884105727 - 1)
 
 
 @triton.jit
 def overflow_add(n):
-    # ADD: compile_time_limits.py:[[@LINE+2]]:29: error: integer overflow in a compile-time expression (compile-time integers are 64-bit)
-    # ADD-NEXT: x = 9223372036854775807 + 1
-    x = 9223372036854775807 + 1
+    # ADD: compile_time_limits.py:[[@LINE+2]]:49: error: integer overflow in a compile-time expression (compile-time integers are 128-bit)
+    # ADD-NEXT: x = 170141183460469231731687303715884105727 + 1
+    x = 170141183460469231731687303715884105727 + 1
 
 
 @triton.jit
@@ -58,19 +65,19 @@ def overflow_pow(n):
 @triton.jit
 def overflow_shift(n):
     # SHIFT: compile_time_limits.py:[[@LINE+1]]:11: error: integer overflow
-    x = 1 << 63
+    x = 1 << 127
 
 
 @triton.jit
 def overflow_div(n):
-    # DIV: compile_time_limits.py:[[@LINE+1]]:15: error: integer overflow
-    x = MIN64 // -1
+    # DIV: compile_time_limits.py:[[@LINE+1]]:16: error: integer overflow
+    x = MIN128 // -1
 
 
 @triton.jit
 def overflow_neg(n):
     # NEG: compile_time_limits.py:[[@LINE+1]]:9: error: integer overflow
-    x = -MIN64
+    x = -MIN128
 
 
 @triton.jit
@@ -97,3 +104,37 @@ def in_range(out_ptr):
     tl.store(out_ptr, d)
     # OK-DAG: arith.constant 4052555153018976267 : i64
     tl.store(out_ptr, e)
+    # Past int64: 2**63 - 1 through 2**63, uint64's largest through 2**64.
+    f: tl.constexpr = 2**63 - 1
+    g: tl.constexpr = (1 << 64) - 1
+    tl.store(out_ptr, f)  # a's constant: 9223372036854775807
+    # OK-DAG: arith.constant 4243 : i64
+    tl.store(out_ptr, 4200 + (g == 18446744073709551615) * 42 + (g > f))
+
+
+# A 64-bit multiplicative hash: its constant is a uint64 (as upstream types
+# an int in [2**63, 2**64)), its mask all 64 bits.
+# HASH-LABEL: func.func @unsigned_hash
+# HASH: arith.constant dense<-7046029254386353131> : tensor<16xi64>
+# HASH: arith.muli
+@triton.jit
+def unsigned_hash(x_ptr, out_ptr):
+    offs = tl.arange(0, 16)
+    h = tl.load(x_ptr + offs) * 0x9E3779B97F4A7C15
+    h = (h ^ (h >> 31)) & 0xFFFFFFFFFFFFFFFF
+    tl.store(out_ptr + offs, h)
+
+
+# BEYOND: compile_time_limits.py:[[@LINE+4]]:50: error: the integer 18446744073709551616 does not fit int64 or uint64 (as in Triton: [-2**63, 2**64))
+@triton.jit
+def beyond_uint64(x_ptr):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + (1 << 64))
+
+
+# SIGNED: compile_time_limits.py:[[@LINE+4]]:{{[0-9]+}}: error: the number 11400714819323198485 is out of range for i64 (as in Triton); cast the other operand to uint64 with .to() first
+@triton.jit
+def signed_hash(x_ptr):
+    offs = tl.arange(0, 16)
+    h = tl.load(x_ptr + offs) * 0x9E3779B97F4A7C15
+    tl.store(x_ptr + offs, h)

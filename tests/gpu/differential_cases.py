@@ -2091,6 +2091,11 @@ CASES += [
          dict(x_ptr=("randn", "float32", 300), out_ptr=("zeros", "float32", 300), n=300),
          (cdiv(300, block),), ["out_ptr"], tol=0)
     for tag, act, block in (("relu", "ReLU", 128), ("gelu", "gelu", 64))
+] + [
+    # A 64-bit multiplicative hash with uint64 constants: bitwise.
+    case("hashed_keys", F, "hashed_keys", "x_ptr=*i64, out_ptr=*i64, n=i32, BLOCK=128",
+         dict(x_ptr=("randbits", "int64", 300), out_ptr=("zeros", "int64", 300), n=300),
+         (cdiv(300, 128),), ["out_ptr"], tol=0),
 ]
 
 # --- matmul/copied_operands.py: one-stage attention, v copied at the

@@ -3,7 +3,8 @@
 # ordering, len, str methods), a Python int beside a float tensor in
 # tl.div_rn, tl.reshape of a one-element block to (), tl.sort of booleans,
 # and a load whose mask is larger than its block of pointers (both
-# broadcast); and f-strings of compile-time values (a fourth sweep).
+# broadcast); and f-strings of compile-time values and ints past int64 (a
+# fourth sweep).
 #
 # kiln-variant: -n named_activation -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='Leaky_ReLU ', BLOCK=128"
 # kiln-variant: -n named_activation -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='gelu', BLOCK=128"
@@ -13,6 +14,8 @@
 # kiln-variant: -n formatted_names -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='ReLU', BLOCK=128"
 # kiln-variant: -n formatted_names -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, ACT='gelu', BLOCK=64"
 # kiln-covers: formatted_names: f-string
+# kiln-variant: -n hashed_keys -s "x_ptr=*i64, out_ptr=*i64, n=i32, BLOCK=128"
+# kiln-covers: hashed_keys: int literal (u64)
 import triton
 import triton.language as tl
 
@@ -62,3 +65,13 @@ def formatted_names(x_ptr, out_ptr, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
     else:
         y = x * len(f"{key!r}")  # 'gelu_64' with its quotes: 9
     tl.store(out_ptr + offs, y, mask=offs < n)
+
+
+@triton.jit
+def hashed_keys(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0).to(tl.uint64)
+    h = x * 0x9E3779B97F4A7C15  # a uint64 constant
+    h = (h ^ (h >> 29)) & 0xFFFFFFFFFFFFFFFF
+    top: tl.constexpr = 2**63 - 1
+    tl.store(out_ptr + offs, (h & top).to(tl.int64), mask=offs < n)
