@@ -520,8 +520,7 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
 
   // Stage 2: staged evaluation into kiln IR for this signature.
-  frontend::Emitter emitter(sourceMgr, context, *ast);
-  emitter.setSourceFiles(options.srcs);
+  frontend::Emitter emitter(sourceMgr, context, *ast, options.srcs);
   emitter.setDebug(options.debug);
   emitter.setHostTarget(frontend::HostTarget::forArch(options.arch));
   // The name the kernel answers to ("Cls.kernel" for a class's static

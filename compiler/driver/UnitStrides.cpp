@@ -130,8 +130,7 @@ int kiln::compileUnitStrideVariant(const CompileOptions &options) {
   std::unique_ptr<frontend::Module> ast = frontend::parseModule(sourceMgr);
   if (!ast)
     return compileKernel(aligned);
-  frontend::Emitter emitter(sourceMgr, context, *ast);
-  emitter.setSourceFiles(options.srcs);
+  frontend::Emitter emitter(sourceMgr, context, *ast, options.srcs);
   emitter.setDebug(options.debug);
   emitter.setHostTarget(frontend::HostTarget::forArch(options.arch));
   const frontend::FunctionDefStmt *kernel =

@@ -13,6 +13,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,23 @@ struct FStringExpr : ExprBase<Expr::Kind::FString> {
       : ExprBase(loc), text(std::move(text)) {}
   std::string text;
   std::vector<Field> fields; // in order of offset
+
+  /// The text with `pieceOf(field)` inserted for each field; nullopt where
+  /// a field has none (pieceOf has said why).
+  template <typename PieceOf>
+  std::optional<std::string> format(PieceOf &&pieceOf) const {
+    std::string out;
+    size_t at = 0;
+    for (const Field &field : fields) {
+      out += text.substr(at, field.offset - at);
+      at = field.offset;
+      std::optional<std::string> piece = pieceOf(field);
+      if (!piece)
+        return std::nullopt;
+      out += *piece;
+    }
+    return out + text.substr(at);
+  }
 };
 struct BoolExpr : ExprBase<Expr::Kind::Bool> {
   BoolExpr(llvm::SMLoc loc, bool value) : ExprBase(loc), value(value) {}

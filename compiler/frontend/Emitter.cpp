@@ -66,22 +66,25 @@ std::string FValue::describe() const {
   return "a value";
 }
 
-Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
-                 const Module &module)
-    : sourceMgr(sourceMgr), context(context), module(module), builder(&context),
-      filename(module.filename) {
-  collectMainModule();
-}
-
-void Emitter::collectMainModule() {
-  auto main = std::make_unique<ModuleScope>();
-  main->ast = &module;
-  llvm::SmallString<256> path(module.filename);
+// A file's absolute path without `.` and `..`: how modules and sources
+// are matched.
+static std::string normalizedPath(StringRef file) {
+  llvm::SmallString<256> path(file);
   llvm::sys::fs::make_absolute(path);
   llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-  main->path = path.str().str();
+  return path.str().str();
+}
+
+Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
+                 const Module &module, std::vector<std::string> sources)
+    : sourceMgr(sourceMgr), context(context), module(module), builder(&context),
+      filename(module.filename) {
+  for (const std::string &file : sources)
+    sourceFiles.push_back(normalizedPath(file));
+  auto main = std::make_unique<ModuleScope>();
+  main->ast = &module;
+  main->path = normalizedPath(module.filename);
   current = main.get();
-  modules.clear();
   modules.push_back(std::move(main));
   collectGlobals(*current, module.body);
 }
@@ -207,20 +210,6 @@ static bool isKnownTritonModule(StringRef module) {
       "triton.backends.compiler",
   };
   return llvm::is_contained(kModules, module);
-}
-
-void Emitter::setSourceFiles(std::vector<std::string> paths) {
-  sourceFiles.clear();
-  for (const std::string &p : paths) {
-    llvm::SmallString<256> path(p);
-    llvm::sys::fs::make_absolute(path);
-    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-    sourceFiles.push_back(path.str().str());
-  }
-  // Which branch of a module-level `try` or `if` is taken depends on
-  // whether its relative imports resolve among these files: the modules
-  // collected before they were known are collected again.
-  collectMainModule();
 }
 
 std::string Emitter::findModuleFile(const ModuleScope &from, StringRef module) {
@@ -1628,9 +1617,9 @@ static std::optional<__int128> parseIntLiteral(StringRef digits) {
   llvm::APInt v;
   if (digits.getAsInteger(0, v) || v.getActiveBits() > 127)
     return std::nullopt;
-  v = v.zextOrTrunc(128);
-  return (__int128(v.getHiBits(64).trunc(64).getZExtValue()) << 64) |
-         __int128(v.trunc(64).getZExtValue());
+  v = v.zextOrTrunc(128); // its width may exceed its active bits
+  return __int128(v.extractBitsAsZExtValue(64, 64)) << 64 |
+         v.extractBitsAsZExtValue(64, 0);
 }
 
 // Python's str() (repr() with `repr`) of a compile-time value, as
@@ -1645,23 +1634,8 @@ static std::optional<std::string> pythonText(const FValue &v, bool repr) {
     return std::string("None");
   case FValue::Kind::String:
     return repr ? "'" + v.text + "'" : v.text;
-  case FValue::Kind::Float: {
-    if (std::isnan(v.floatValue))
-      return std::string("nan");
-    if (std::isinf(v.floatValue))
-      return std::string(v.floatValue > 0 ? "inf" : "-inf");
-    // The shortest digits that read back as the same double, as repr does.
-    char buf[32];
-    for (int precision = 1; precision <= 17; ++precision) {
-      snprintf(buf, sizeof(buf), "%.*g", precision, v.floatValue);
-      if (std::strtod(buf, nullptr) == v.floatValue)
-        break;
-    }
-    std::string text = buf;
-    if (text.find_first_of(".en") == std::string::npos)
-      text += ".0";
-    return text;
-  }
+  case FValue::Kind::Float:
+    return floatText(v.floatValue);
   case FValue::Kind::DType:
     if (v.type.isPointer && !v.type.isBlockPointer() && v.type.shape.empty())
       return "pointer<" + v.type.element.getShortName().str() + ">";
@@ -1695,24 +1669,23 @@ std::string Emitter::assertMessage(const Expr *message) {
 }
 
 std::optional<FValue> Emitter::evaluateFString(const FStringExpr &expr) {
-  std::string text;
-  size_t at = 0;
-  for (const FStringExpr::Field &field : expr.fields) {
-    text += expr.text.substr(at, field.offset - at);
-    at = field.offset;
-    std::optional<FValue> value = evaluate(*field.value);
-    if (!value)
-      return std::nullopt;
-    std::optional<std::string> piece =
-        pythonText(*value, field.conversion == 'r' || field.conversion == 'a');
-    if (!piece)
-      return error(field.value->getLoc(),
-                   "an f-string in a kernel formats compile-time values only "
-                   "(as upstream Triton), not " +
-                       value->describe());
-    text += *piece;
-  }
-  return FValue::string(text + expr.text.substr(at));
+  std::optional<std::string> text = expr.format(
+      [&](const FStringExpr::Field &field) -> std::optional<std::string> {
+        std::optional<FValue> value = evaluate(*field.value);
+        if (!value)
+          return std::nullopt;
+        std::optional<std::string> piece = pythonText(
+            *value, field.conversion == 'r' || field.conversion == 'a');
+        if (!piece)
+          return error(field.value->getLoc(),
+                       "an f-string in a kernel formats compile-time values "
+                       "only (as upstream Triton), not " +
+                           value->describe());
+        return piece;
+      });
+  if (!text)
+    return std::nullopt;
+  return FValue::string(*text);
 }
 
 std::optional<FValue> Emitter::evaluate(const Expr &expr) {

@@ -100,16 +100,17 @@ struct ModuleScope {
 
 class Emitter {
 public:
+  /// `sourceFiles`: the files the kernel's module may import from (`kilnc
+  /// --src`, the `triton_kernel` srcs after the first), read and parsed when
+  /// an import that a kernel reaches names them, by Python's rules (`from
+  /// .utils import f` beside the importing file; `from pkg.utils import f`
+  /// as the source whose path ends in pkg/utils.py or pkg/utils/__init__.py).
+  /// Given here, before the module's globals are collected: which branch of
+  /// a module-level `try` or `if` is taken depends on whether its relative
+  /// imports resolve among them.
   Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
-          const Module &module);
+          const Module &module, std::vector<std::string> sourceFiles = {});
   ~Emitter();
-
-  /// Files the kernel's module may import from (`kilnc --src`, the
-  /// `triton_kernel` srcs after the first): read and parsed when an import
-  /// that a kernel reaches names them, by Python's rules (`from .utils
-  /// import f` beside the importing file; `from pkg.utils import f` as the
-  /// source whose path ends in pkg/utils.py or pkg/utils/__init__.py).
-  void setSourceFiles(std::vector<std::string> paths);
 
   /// The @triton.jit function called `name` (`kernel`, or `Cls.kernel` for a
   /// class's static method); or, if `name` is empty, the file's only one.
@@ -335,7 +336,6 @@ private:
 
   // Expressions.
   std::optional<FValue> evaluate(const Expr &expr);
-  void collectMainModule();
   std::optional<FValue> evaluateFString(const FStringExpr &expr);
   std::string assertMessage(const Expr *message);
   std::optional<FValue> evaluateCall(const CallExpr &expr);

@@ -1,6 +1,8 @@
 //===- HostEval.cpp - the host Python that a kernel's decorators need -----===//
 #include "compiler/frontend/HostEval.h"
 
+#include "compiler/frontend/PythonText.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
@@ -166,23 +168,8 @@ static std::optional<std::string> pythonStr(const HostValue &v) {
     return std::string(v.intValue ? "True" : "False");
   case Kind::None:
     return std::string("None");
-  case Kind::Float: {
-    if (std::isnan(v.floatValue))
-      return std::string("nan");
-    if (std::isinf(v.floatValue))
-      return std::string(v.floatValue > 0 ? "inf" : "-inf");
-    // The shortest digits that read back as the same double, as repr does.
-    char buf[32];
-    for (int precision = 1; precision <= 17; ++precision) {
-      snprintf(buf, sizeof(buf), "%.*g", precision, v.floatValue);
-      if (std::strtod(buf, nullptr) == v.floatValue)
-        break;
-    }
-    std::string text = buf;
-    if (text.find_first_of(".en") == std::string::npos)
-      text += ".0";
-    return text;
-  }
+  case Kind::Float:
+    return floatText(v.floatValue);
   default:
     return std::nullopt;
   }
@@ -703,25 +690,23 @@ std::optional<HostValue> HostEvaluator::eval(const Expr &expr) {
     result = makeString(llvm::cast<StringExpr>(expr).value);
     break;
   case Expr::Kind::FString: {
-    auto &e = llvm::cast<FStringExpr>(expr);
-    std::string text;
-    size_t at = 0;
-    for (const FStringExpr::Field &field : e.fields) {
-      text += e.text.substr(at, field.offset - at);
-      at = field.offset;
-      std::optional<HostValue> value = eval(*field.value);
-      if (!value)
-        return std::nullopt;
-      std::optional<std::string> piece = pythonStr(*value);
-      if (!piece)
-        return fail(field.value->getLoc(),
-                    "this f-string field is not evaluated when compiling");
-      if (value->kind == Kind::String &&
-          (field.conversion == 'r' || field.conversion == 'a'))
-        *piece = "'" + *piece + "'";
-      text += *piece;
-    }
-    result = makeString(text + e.text.substr(at));
+    std::optional<std::string> text = llvm::cast<FStringExpr>(expr).format(
+        [&](const FStringExpr::Field &field) -> std::optional<std::string> {
+          std::optional<HostValue> value = eval(*field.value);
+          if (!value)
+            return std::nullopt;
+          std::optional<std::string> piece = pythonStr(*value);
+          if (!piece)
+            return fail(field.value->getLoc(),
+                        "this f-string field is not evaluated when compiling");
+          if (value->kind == Kind::String &&
+              (field.conversion == 'r' || field.conversion == 'a'))
+            *piece = "'" + *piece + "'";
+          return piece;
+        });
+    if (!text)
+      return std::nullopt;
+    result = makeString(*text);
     break;
   }
   case Expr::Kind::Bool:

@@ -9,6 +9,7 @@
 #ifndef KILN_FRONTEND_VALUE_H
 #define KILN_FRONTEND_VALUE_H
 
+#include "compiler/frontend/PythonText.h"
 #include "compiler/frontend/Types.h"
 
 #include "mlir/IR/Value.h"
@@ -20,18 +21,6 @@
 namespace kiln::frontend {
 
 struct FunctionDefStmt;
-
-/// Python's str() of a compile-time integer.
-inline std::string intText(__int128 v) {
-  if (v >= INT64_MIN && v <= INT64_MAX)
-    return std::to_string(int64_t(v));
-  bool negative = v < 0;
-  unsigned __int128 m = negative ? -(unsigned __int128)v : v;
-  std::string digits;
-  for (; m; m /= 10)
-    digits.insert(digits.begin(), char('0' + int(m % 10)));
-  return (negative ? "-" : "") + digits;
-}
 
 struct FValue {
   enum class Kind {
