@@ -12,6 +12,7 @@ the kernel, the median. Rounds alternate between the two.
 
     python3 bench/realworld_cubins.py --list          # id|file|kernel|signature (hints added)[|--src FILE ...]
     python3 bench/realworld_cubins.py --cubins DIR --out OUT [--filter TEXT] [--rounds 3]
+    compute-sanitizer --tool racecheck python3 bench/realworld_cubins.py --cubins DIR --kiln-only --filter TEXT
 
 Writes OUT/realworld.json and OUT/realworld.md (Triton GB/s, Kiln GB/s, or
 TFLOP/s for a case that states its FLOPs; Kiln/Triton per case) and prints
@@ -149,12 +150,24 @@ def triton_side(case, args, triton_language):
     return side
 
 
+def case_inputs(case, torch):
+    gen = torch.Generator(device="cuda").manual_seed(case.get("seed", 1234))
+    return {n: (diff.make_input(torch, s, gen, n) if isinstance(s, tuple) or callable(s) else s)
+            for n, s in case["args"].items()}
+
+
+def run_kiln_only(case, opts, torch, cuda):
+    """One launch of Kiln's cubin, nothing compared or timed (for
+    compute-sanitizer, which would otherwise check Triton's kernel too)."""
+    kiln = kiln_side(case, opts, case_inputs(case, torch), cuda, torch)
+    kiln.launch()
+    torch.cuda.synchronize()
+    return dict(id=case["id"], kernel=case["kernel"], ok=True)
+
+
 def run_case(case, opts, torch, triton, cuda):
     import triton.language as tl
-    gen = torch.Generator(device="cuda").manual_seed(case.get("seed", 1234))
-    params, _ = diff.parse_signature(case["sig"])
-    inputs = {n: (diff.make_input(torch, s, gen, n) if isinstance(s, tuple) or callable(s) else s)
-              for n, s in case["args"].items()}
+    inputs = case_inputs(case, torch)
     # Each side writes its own copies of the outputs and reset buffers.
     own = set(case["outputs"]) | set(case.get("reset", []))
     kiln_args = {n: (v.clone() if n in own else v) for n, v in inputs.items()}
@@ -218,6 +231,8 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--dump-triton", metavar="DIR",
                         help="write Triton's TTGIR, PTX and cubin of each case there (for SASS comparisons)")
+    parser.add_argument("--kiln-only", action="store_true",
+                        help="launch each case's Kiln cubin once, no Triton, no timing (for compute-sanitizer)")
     opts = parser.parse_args()
     filters = opts.filter.split(",")
     cases = [c for c in CASES if any(f in c["id"] for f in filters)]
@@ -233,6 +248,12 @@ def main():
     cuda = ctypes.CDLL("libcuda.so.1")
     torch.zeros(1, device="cuda")
     results, failed = [], 0
+    if opts.kiln_only:
+        for case in cases:
+            run_kiln_only(case, opts, torch, cuda)
+            print(f"ok       {case['id']} (Kiln only)", flush=True)
+        print(f"{len(cases)} passed, 0 failed")
+        return 0
     for case in cases:
         try:
             r = run_case(case, opts, torch, triton, cuda)

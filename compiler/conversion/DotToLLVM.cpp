@@ -101,13 +101,16 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc, Value k,
 /// this thread holds once (copies are skipped) goes to `offsetOf(coords, k
 /// within the chunk)`, or, when it belongs to another chunk, to the spare
 /// slot at index `spare` (one per thread, so that threads never write one
-/// address together).
+/// address together). Lanes and warps holding copies of other threads'
+/// elements (attention's p in the scores' layout, whose second warpgroup
+/// holds the first one's rows) write their spare slot too.
 void stageChunk(
     OpBuilder &b, Location loc, ArrayRef<Value> elements,
     ArrayRef<kiln::Coordinates> coords, const LinearLayout &layout,
     unsigned kDim, int64_t chunk, int64_t kSize, int64_t first, Value base,
     Type element, Value spare,
     llvm::function_ref<Value(const kiln::Coordinates &, Value)> offsetOf) {
+  Value owner = kiln::ownerPredicate(b, loc, layout);
   for (unsigned j = 0; j < elements.size(); ++j) {
     if (!kiln::isRepresentativeRegister(layout, j))
       continue;
@@ -116,6 +119,8 @@ void stageChunk(
     Value offset = offsetOf(coords[j], kk);
     if (inChunk)
       offset = LLVM::SelectOp::create(b, loc, inChunk, offset, spare);
+    if (owner)
+      offset = LLVM::SelectOp::create(b, loc, owner, offset, spare);
     LLVM::StoreOp::create(b, loc, elements[j],
                           LLVM::GEPOp::create(b, loc, base.getType(), element,
                                               base, ValueRange{offset}));
@@ -289,6 +294,10 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     SmallVector<Value> acc;
     for (Value v : c)
       acc.push_back(widen(v));
+    // Nothing another thread wrote or reads where the operands go is left
+    // unordered (a tile stored before a loop that ran no iteration);
+    // kiln-remove-redundant-barriers drops this where nothing needs it.
+    NVVM::Barrier0Op::create(rewriter, loc);
     for (int64_t first = 0; first < k; first += chunk) {
       // Stage this chunk: a[batch][row][kk] at (batch * m + row) * (chunk +
       // pad) + kk, b[batch][kk][col] at (batch * chunk + kk) * n + col.
@@ -475,6 +484,8 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         kiln::emitCoordinates(rewriter, loc, aLayout);
     SmallVector<kiln::Coordinates> bCoords =
         kiln::emitCoordinates(rewriter, loc, bLayout);
+    // As in the multiply-add form: ordered after every earlier access.
+    NVVM::Barrier0Op::create(rewriter, loc);
     for (int64_t first = 0; first < k; first += chunk) {
       // a[batch][row][kk] at (batch * m + row) * rowLength + kk;
       // b[batch][kk][col] at (batch * n + col) * rowLength + kk.

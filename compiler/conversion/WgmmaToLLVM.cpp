@@ -39,6 +39,7 @@
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
+#include "compiler/layout/BlockedLayouts.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -348,6 +349,9 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                              i32Constant(rewriter, loc, 7)),
         i32Constant(rewriter, loc, 0), NVVM::ShflKind::idx);
     Value groupM = warpgroup;
+    // Warpgroups beyond m / 64 along M compute copies of the first ones'
+    // tiles (TensorCoreFlavour::fitsWgmma).
+    int64_t distinctAlongM = std::min<int64_t>(groupsAlongM, m / 64);
     if (columns != n) {
       // This warpgroup's columns of b: a whole number of panels (N-major
       // b: columnsSplittingN asks for 128 bytes or more) or of 8-line
@@ -366,6 +370,12 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
               rewriter, loc, groupN,
               i32Constant(rewriter, loc, bShape.linearOffset(0, columns))));
     }
+    if (distinctAlongM != groupsAlongM)
+      groupM = distinctAlongM == 1
+                   ? i32Constant(rewriter, loc, 0)
+                   : Value(LLVM::URemOp::create(
+                         rewriter, loc, groupM,
+                         i32Constant(rewriter, loc, distinctAlongM)));
     Value aRows;
     RegisterFragments aFragments;
     if (aAddress) {
@@ -382,6 +392,12 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     } else if (failed(aFragments.init(rewriter, loc, adaptor.getA(),
                                       aRegisters))) {
       return op.emitOpError("a in registers without a linear layout");
+    } else if (std::optional<kiln::layout::LinearLayout> aLayout =
+                   kiln::getLinearLayout(aRegisters);
+               flavour->elementBytes == 2 &&
+               !kiln::layout::holdsAFragments(*aLayout, *cLayout)) {
+      return op.emitOpError("a in registers does not hold every "
+                            "warpgroup's fragments");
     }
 
     // fp32 and int32 sums take a register each, fp16 sums half of one.
@@ -444,7 +460,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     Type fragment = LLVM::LLVMStructType::getLiteral(
         rewriter.getContext(), SmallVector<Type>(regs, word));
 
-    int64_t tilesPerWarpgroup = m / (16 * warpsAlongM);
+    int64_t tilesPerWarpgroup = std::max<int64_t>(1, m / (16 * warpsAlongM));
     // a in registers: every fragment word is made before the fence and tied
     // through it. A register the chain reads that is written after the
     // fence (the fp16 conversion of p, scheduled next to its wgmma) makes

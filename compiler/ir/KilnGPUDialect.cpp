@@ -1,6 +1,7 @@
 //===- KilnGPUDialect.cpp - the kiln_gpu layout dialect -------------------===//
 #include "compiler/ir/Dialects.h"
 #include "compiler/ir/TileRuns.h"
+#include "compiler/layout/BlockedLayouts.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -430,11 +431,23 @@ LogicalResult kiln::gpu::SharedDotOp::verify() {
         registers.getDimSize(0) == 16 && cMma.getWarpsPerCTA().size() == 2 &&
         cMma.getWarpsPerCTA()[0] == 1 && mma.getWarpsPerCTA().size() == 2 &&
         mma.getWarpsPerCTA()[0] == cMma.getWarpsPerCTA()[1];
-    if (!mma || (mma != cMma && !whole) || mma.getWarpsPerCTA()[1] != 1)
+    // Or a 16-bit a in another mma layout that holds every warp's
+    // fragments (p in the scores' layout beside p @ v's warpgroups along
+    // N: compiler/ir/RegisterA.h).
+    std::optional<kiln::layout::LinearLayout> aLayout =
+        mma ? mma.toLinearLayout(registers.getShape()) : std::nullopt;
+    std::optional<kiln::layout::LinearLayout> cLayout =
+        cMma ? cMma.toLinearLayout(c.getShape()) : std::nullopt;
+    bool fragments = aLayout && cLayout &&
+                     registers.getElementTypeBitWidth() == 16 &&
+                     kiln::layout::holdsAFragments(*aLayout, *cLayout);
+    if (!fragments &&
+        (!mma || (mma != cMma && !whole) || mma.getWarpsPerCTA()[1] != 1))
       return emitOpError("takes a from registers only in the accumulator's "
                          "mma layout with all warps along M (or, 16 rows "
-                         "beside warps along N, every warp holding them), "
-                         "got ")
+                         "beside warps along N, every warp holding them; "
+                         "or, 16-bit, in a layout holding every warp's "
+                         "fragments), got ")
              << registers;
     aShape = registers.getShape();
   } else {

@@ -121,6 +121,11 @@ struct TensorCoreFlavour {
   /// layout puts `warpsAlongM` of the `numWarps` warps along M and gives
   /// each warpgroup along N `columns` of the n (n itself when all warps go
   /// along M), with a and b K-contiguous or not, a in registers or not.
+  /// Warps along M may cover more rows than m has (a 64-row tile at 8
+  /// warps, all along M): the warpgroups beyond m / 64 then compute copies
+  /// of the first ones' tiles (attention's scores when p @ v splits N). a in
+  /// registers must hold each warpgroup's fragments
+  /// (layout::holdsAFragments): the callers check its layout.
   bool fitsWgmma(const TargetInfo &target, int64_t m, int64_t n,
                  unsigned numWarps, unsigned warpsAlongM, int64_t columns,
                  bool aKContiguous, bool bKContiguous,
@@ -128,7 +133,9 @@ struct TensorCoreFlavour {
     if (!target.hasWgmma() || split != Split::None || numWarps % 4 != 0 ||
         warpsAlongM % 4 != 0 || columns <= 0 || n % columns != 0 ||
         int64_t(warpsAlongM) * (n / columns) != int64_t(numWarps) ||
-        m % (16 * int64_t(warpsAlongM)) != 0 || m % 64 != 0 ||
+        m % 64 != 0 ||
+        (m % (16 * int64_t(warpsAlongM)) != 0 &&
+         (16 * int64_t(warpsAlongM)) % m != 0) ||
         columns % 8 != 0 || columns > 256)
       return false;
     // Integer wgmma: N a multiple of 8 up to 32, of 16 beyond.
@@ -136,8 +143,9 @@ struct TensorCoreFlavour {
       return false;
     if (!transposable() && !(aKContiguous && bKContiguous))
       return false;
-    // a from registers: every warpgroup holds its own rows of it.
-    return !aInRegisters || (registerA() && columns == n);
+    // 8-bit a in registers: in the accumulator's layout, all warps on M.
+    return !aInRegisters ||
+           (registerA() && (elementBytes == 2 || columns == n));
   }
 
   /// The columns each warpgroup takes when an m x n accumulator's warps

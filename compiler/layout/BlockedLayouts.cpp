@@ -7,6 +7,8 @@
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <set>
+
 using namespace llvm;
 
 namespace kiln::layout {
@@ -209,6 +211,55 @@ LinearLayout dotOperandMmaV2(ArrayRef<int64_t> shape, unsigned opIdx,
                       identity(8, kLane, 1) * identity(2, kRegister, 0);
   tile *= identity(warpsPerCTA[1], kWarp, 1) * zeros(warpsPerCTA[0], kWarp, 1);
   return tileOverShape(tile, shape, {0, 1});
+}
+
+bool holdsAFragments(const LinearLayout &a, const LinearLayout &acc) {
+  if (a.getOutDims().size() != 2 || acc.getOutDims().size() != 2)
+    return false;
+  for (StringRef hw : {kLane, kWarp, kBlock})
+    if (!a.hasInDim(hw) || !acc.hasInDim(hw) ||
+        a.getInDimSizeLog2(hw) != acc.getInDimSizeLog2(hw))
+      return false;
+  // Lanes as the accumulator's; warps on its rows, not its columns.
+  for (StringRef hw : {kLane, kWarp, kBlock})
+    for (int32_t bit = 0; bit < a.getInDimSizeLog2(hw); ++bit) {
+      ArrayRef<int32_t> mine = a.getBasis(hw, bit);
+      ArrayRef<int32_t> theirs = acc.getBasis(hw, bit);
+      int32_t column = hw == kLane ? theirs[1] : 0;
+      if (mine[0] != theirs[0] || mine[1] != column)
+        return false;
+    }
+  // The fragment's lanes are mma's: columns 2 and 4, rows 1, 2 and 4.
+  static constexpr int32_t kLaneBases[5][2] = {
+      {0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  if (a.getInDimSizeLog2(kLane) != 5)
+    return false;
+  for (int32_t bit = 0; bit < 5; ++bit)
+    if (a.getBasis(kLane, bit)[0] != kLaneBases[bit][0] ||
+        a.getBasis(kLane, bit)[1] != kLaneBases[bit][1])
+      return false;
+  // Registers: every (row, k) of the fragments of the accumulator's rows.
+  auto coordinates = [](const LinearLayout &layout, int32_t r) {
+    SmallVector<std::pair<StringRef, int32_t>> in;
+    for (const LinearLayout::InDim &dim : layout.getInDims())
+      in.push_back({dim.name, dim.name == kRegister ? r : 0});
+    auto at = layout.apply(in);
+    return std::pair<int32_t, int32_t>{at[0].second, at[1].second};
+  };
+  std::set<std::pair<int32_t, int32_t>> held;
+  for (int32_t r = 0; r < a.getInDimSize(kRegister); ++r)
+    held.insert(coordinates(a, r));
+  int32_t k = a.getOutDimSize(tensorDimName(1));
+  if (k % 16 != 0)
+    return false;
+  for (int32_t r = 0; r < acc.getInDimSize(kRegister); ++r) {
+    int32_t row = coordinates(acc, r).first;
+    for (int32_t k0 = 0; k0 < k; k0 += 16)
+      for (int32_t dk : {0, 1, 8, 9})
+        if (!held.count({row, k0 + dk}))
+          return false;
+  }
+  return true;
 }
 
 LinearLayout swizzledShared(ArrayRef<int64_t> shape, unsigned vec,

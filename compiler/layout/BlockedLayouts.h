@@ -120,6 +120,18 @@ LinearLayout dotOperandMmaV2(llvm::ArrayRef<int64_t> shape, unsigned opIdx,
                              llvm::ArrayRef<unsigned> warpsPerCTA,
                              unsigned kWidth);
 
+/// Whether a 2-D tensor laid out as `a` (M x K, 16-bit elements) holds, in
+/// every thread, the A fragments of the tensor-core instructions whose
+/// accumulator (M x N) is laid out as `acc` (mma.sync's, or wgmma's with its
+/// warpgroups along M and N): its lanes as the accumulator's (rows l/4 and
+/// l/4 + 8, columns 2 (l % 4) + {0, 1} and 8 further), each warp on the rows
+/// of the accumulator's warp, whatever columns that warp takes of the
+/// accumulator (every warpgroup along N reads the same rows of a), and the
+/// registers of a thread holding, for each row its accumulator registers
+/// hold, all of K in that pattern. Attention's p, computed in the layout of
+/// the scores' accumulator, is then read from registers by p @ v.
+bool holdsAFragments(const LinearLayout &a, const LinearLayout &acc);
+
 /// A swizzled shared-memory layout (upstream Triton's swizzled_shared
 /// parameters): input "offset" in elements, outputs the tensor dimensions.
 ///

@@ -9,7 +9,10 @@
 //    share one blocked encoding per rank, chosen for the largest global
 //    access of that rank: rows along the last dimension, each thread owning
 //    one vector of it, lanes and then warps filling the fastest dimensions
-//    first.
+//    first. Tensor-core dots take an mma accumulator layout, one for all of
+//    a kernel's 2-D dots; but attention over 64-row tiles at 8 warps on
+//    wgmma gives the dots that compute p all warps along M and p @ v its
+//    warpgroups along N (splitChainedDots).
 // 2. Propagation, in program order. Memory ops, make_range, splat and
 //    constants take the preferred layout; elementwise ops take their
 //    operands' layout; expand_dims takes a slice of the preferred encoding,
@@ -239,6 +242,8 @@ struct AssignLayoutsPass
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
   /// layout (null otherwise).
   Attribute mmaEncoding;
+  /// Dots whose accumulator layout is not mmaEncoding (splitChainedDots).
+  llvm::DenseMap<Operation *, Attribute> dotEncoding;
   /// In such a kernel: some of those dots run in a loop.
   bool dotsInLoop = false;
   /// The target has wgmma (and TMA): kiln-tma-stores takes descriptor stores.
@@ -364,6 +369,7 @@ struct AssignLayoutsPass
     // tensor takes the batched mma layout (mma.sync per batch).
     bool tensorCores3D = true;
     mmaEncoding = {};
+    dotEncoding.clear();
     dotsInLoop = false;
     kiln::TargetInfo target =
         kiln::TargetInfo::of(func->getParentOfType<ModuleOp>());
@@ -449,8 +455,12 @@ struct AssignLayoutsPass
           // operand tiles included, coalesced for the narrowest tile so
           // that no lane holds a copy of another's elements.
           bool chained = hasChainedDots(func);
-          mmaEncoding = mmaFor(ctx, dot, numWarps, wgmmaReadable, chained,
-                               chained ? 0 : splitColumns.value_or(0));
+          mmaEncoding = chained && wgmmaReadable
+                            ? splitChainedDots(func, target)
+                            : Attribute();
+          if (!mmaEncoding)
+            mmaEncoding = mmaFor(ctx, dot, numWarps, wgmmaReadable, chained,
+                                 chained ? 0 : splitColumns.value_or(0));
           dotsInLoop = anyDotInLoop;
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
@@ -473,6 +483,93 @@ struct AssignLayoutsPass
       encodingOfRank[rank] =
           defaultBlocked(ctx, type.getShape(), std::max(1u, vec), numWarps);
     }
+  }
+
+  /// For attention over fewer rows than its warps cover along M (64-row
+  /// tiles over 8 warps: DeepSeek-V3's MLA prefill), on wgmma: p @ v's
+  /// warpgroups split N, each reading all of p's rows from its registers,
+  /// so the dots whose results feed a dot's a (q @ kᵀ, and the dots
+  /// accumulating into it) put all warps along M, the warpgroups beyond the
+  /// tile computing copies of its rows, as upstream does. Records the
+  /// feeding dots' layout in dotEncoding and returns the others' (null,
+  /// recording nothing, where some dot does not fit: then one layout serves
+  /// every dot).
+  Attribute splitChainedDots(func::FuncOp func,
+                             const kiln::TargetInfo &target) {
+    MLIRContext *ctx = &getContext();
+    SmallVector<kiln::DotOp> dots;
+    llvm::SetVector<Operation *> feeding;
+    func.walk([&](kiln::DotOp dot) {
+      if (dot.getType().getRank() != 2)
+        return;
+      dots.push_back(dot);
+      SmallVector<std::pair<Value, unsigned>> work{{dot.getA(), 0}};
+      while (!work.empty()) {
+        auto [v, depth] = work.pop_back_val();
+        Operation *def = v.getDefiningOp();
+        if (!def || depth > 16)
+          continue;
+        if (isa<kiln::DotOp>(def)) {
+          feeding.insert(def);
+          continue;
+        }
+        if (isElementwise(def) || isa<kiln::BroadcastOp>(def))
+          for (Value operand : def->getOperands())
+            if (isa<RankedTensorType>(operand.getType()))
+              work.push_back({operand, depth + 1});
+      }
+    });
+    // A dot accumulating into a feeding one (q1 @ k1 beside q @ kᵀ) feeds.
+    for (size_t i = 0; i < feeding.size(); ++i)
+      if (auto into = cast<kiln::DotOp>(feeding[i]).getC().getDefiningOp())
+        if (isa<kiln::DotOp>(into))
+          feeding.insert(into);
+    Attribute split;
+    for (kiln::DotOp dot : dots) {
+      int64_t m = dot.getType().getDimSize(0), n = dot.getType().getDimSize(1);
+      std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
+          dot.getA().getType().getElementType(),
+          dot.getB().getType().getElementType(), dot.getType().getElementType(),
+          dot.getInputPrecision(), target);
+      int64_t rows = 16 * int64_t(numWarps);
+      if (!flavour || flavour->elementBytes != 2 || numWarps % 4 != 0 ||
+          m % 64 != 0 || m >= rows || rows % m != 0)
+        return {};
+      if (feeding.contains(dot)) {
+        if (n % 8 != 0 || n > 256)
+          return {};
+        continue;
+      }
+      int64_t columns = flavour->columnsSplittingN(m, n, numWarps);
+      unsigned alongM = unsigned(m / 16);
+      Attribute own =
+          columns ? kiln::gpu::MmaEncodingAttr::get(
+                        ctx, {alongM, numWarps / alongM}, unsigned(columns))
+                  : Attribute();
+      if (!own || (split && split != own))
+        return {};
+      split = own;
+    }
+    if (!split)
+      return {};
+    Attribute allAlongM = kiln::gpu::MmaEncodingAttr::get(ctx, {numWarps, 1});
+    for (Operation *dot : feeding)
+      dotEncoding[dot] = allAlongM;
+    return split;
+  }
+
+  /// The accumulator layout of a 2-D tensor-core dot.
+  Attribute accumulatorEncoding(Operation *dot) const {
+    Attribute own = dotEncoding.lookup(dot);
+    return own ? own : mmaEncoding;
+  }
+
+  /// Whether `encoding` is some 2-D tensor-core dot's accumulator layout.
+  bool isAccumulatorEncoding(Attribute encoding) const {
+    return encoding && (encoding == mmaEncoding ||
+                        llvm::any_of(dotEncoding, [&](auto &entry) {
+                          return entry.second == encoding;
+                        }));
   }
 
   /// Whether some dot's a is computed (elementwise) from another dot's
@@ -1396,7 +1493,8 @@ struct AssignLayoutsPass
     llvm::DenseMap<Value, Attribute> layout;
     auto follow = [&](Operation *op) -> Attribute {
       if (auto dot = dyn_cast<kiln::DotOp>(op))
-        return dot.getType().getRank() == 2 ? mmaEncoding : Attribute();
+        return dot.getType().getRank() == 2 ? accumulatorEncoding(dot)
+                                            : Attribute();
       // Without tensor-core dots, loads decide: a decode kernel's output row,
       // `acc += tl.sum(p[:, None] * v, 0)`, lives in a slice of v's layout.
       if (auto load = dyn_cast<kiln::LoadOp>(op); load && !mmaEncoding) {
@@ -1659,7 +1757,7 @@ struct AssignLayoutsPass
       // memory, whatever their layout).
       Attribute parent = preferred(dot.getType());
       if (mmaEncoding && dot.getType().getRank() == 2)
-        parent = mmaEncoding;
+        parent = accumulatorEncoding(dot);
       requireOperand(op, 2, parent);
       setResult(dot.getD(), parent);
       return success();
@@ -1830,13 +1928,24 @@ struct AssignLayoutsPass
     Attribute chosen = op->getNumResults() == 1
                            ? forced.lookup(op->getResult(0))
                            : Attribute();
+    // Of several such layouts (p @ v's beside the scores' when the two
+    // differ), that of an operand of the result's shape (the accumulator,
+    // not a row statistic broadcast into it).
     if (!chosen && mmaEncoding && inLoopWithDot(op))
-      for (Value operand : op->getOperands())
-        if (encodingOf(operand) == mmaEncoding &&
-            !isCheap(operand, 0, /*shapes=*/true)) {
-          chosen = mmaEncoding;
+      for (bool sameShape : {true, false}) {
+        for (Value operand : op->getOperands())
+          if (isAccumulatorEncoding(encodingOf(operand)) &&
+              (!sameShape ||
+               (resultType &&
+                cast<RankedTensorType>(operand.getType()).getShape() ==
+                    resultType.getShape())) &&
+              !isCheap(operand, 0, /*shapes=*/true)) {
+            chosen = encodingOf(operand);
+            break;
+          }
+        if (chosen)
           break;
-        }
+      }
     for (Value operand : chosen ? ValueRange{} : op->getOperands())
       if (Attribute e = encodingOf(operand);
           e && !isCheap(operand, 0, /*shapes=*/true)) {

@@ -100,6 +100,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/Occupancy.h"
+#include "compiler/ir/RegisterA.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/ir/TensorMapAccess.h"
@@ -908,14 +909,12 @@ private:
           kContiguous[i] = i == 0 ? !transposed : transposed;
           continue;
         }
-        // a computed in registers, in the accumulator's layout with warps
-        // along M: its fragments are already where the instruction wants
-        // them (attention's P in P @ V; 8-bit ones after a shuffle within
-        // each quad). 16- and 8-bit operands only.
+        // a computed in registers where its fragments already are
+        // (attention's P in P @ V, in the scores' layout; 8-bit ones after
+        // a shuffle within each quad): compiler/ir/RegisterA.h.
         auto aType = cast<RankedTensorType>(operands[i].getType());
         auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(aType.getEncoding());
-        if (i == 0 && flavour->registerA() && mma &&
-            mma == accType.getEncoding() && mma.getWarpsPerCTA()[1] == 1 &&
+        if (i == 0 && kiln::readsAFromRegisters(aType, accType, *flavour) &&
             aType.getDimSize(1) % flavour->kStep() == 0)
           continue; // source stays -1: registers
         // A 16-row a in that layout with warps along N (decode attention's

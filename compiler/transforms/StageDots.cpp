@@ -50,6 +50,7 @@
 // other kernel arguments do not count).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/ir/RegisterA.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/transforms/AsyncCopies.h"
@@ -470,12 +471,9 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     p.dot = dot;
     p.sources[0] = beforeConversions(dot.getA());
     p.sources[1] = beforeConversions(dot.getB());
-    // a in the accumulator's layout with warps along M: its registers are
-    // wgmma's A fragments.
+    // a where its registers are wgmma's A fragments (RegisterA.h).
     auto aType = cast<RankedTensorType>(p.sources[0].getType());
-    p.aInRegisters = flavour->registerA() &&
-                     aType.getEncoding() == accType.getEncoding() &&
-                     mma.getWarpsPerCTA()[1] == 1;
+    p.aInRegisters = kiln::readsAFromRegisters(aType, accType, *flavour);
     bool kContiguous[2] = {true, true};
     for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i) {
       auto type = cast<RankedTensorType>(p.sources[i].getType());

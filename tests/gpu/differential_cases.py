@@ -1612,6 +1612,27 @@ CASES += [
          (cdiv(ATTN_N, 128), 2), ["o_ptr", "lse_ptr"],
          # p rounded to fp16 (2^-11) before the second product.
          tol=2e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
+    # 64-row tiles over 8 warps, a 512-wide head (DeepSeek-V3's MLA shape):
+    # on sm_90a p @ v's two warpgroups split its 512 columns, each reading
+    # all of p from registers, and both compute the scores (q @ k^T with all
+    # warps along M, the second warpgroup's rows a copy of the first's). The
+    # diagonal loop's dots take mma.sync in the same layouts.
+    case("attention_fwd_f16_d512_m64_w8", F, "attention_fwd",
+         "q_ptr=*fp16, k_ptr=*fp16, v_ptr=*fp16, o_ptr=*fp16, lse_ptr=*fp32, sm_scale=fp32, "
+         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
+         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
+         "H=i32, N_CTX=i32, HEAD_DIM=512, BLOCK_M=64, BLOCK_N=64, CAUSAL=True, num_warps=8, num_stages=1",
+         dict(q_ptr=("randn", "float16", 2 * ATTN_N * 512), k_ptr=("randn", "float16", 2 * ATTN_N * 512),
+              v_ptr=("randn", "float16", 2 * ATTN_N * 512), o_ptr=("zeros", "float16", 2 * ATTN_N * 512),
+              lse_ptr=("zeros", "float32", 2 * ATTN_N), sm_scale=0.044,
+              stride_qz=2 * ATTN_N * 512, stride_qh=ATTN_N * 512, stride_qm=512,
+              stride_kz=2 * ATTN_N * 512, stride_kh=ATTN_N * 512, stride_kn=512,
+              stride_vz=2 * ATTN_N * 512, stride_vh=ATTN_N * 512, stride_vn=512,
+              stride_oz=2 * ATTN_N * 512, stride_oh=ATTN_N * 512, stride_om=512,
+              H=2, N_CTX=ATTN_N),
+         (cdiv(ATTN_N, 64), 2), ["o_ptr", "lse_ptr"],
+         # p rounded to fp16 (2^-11) before the second product.
+         tol=2e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
 ]
 
 # --- matmul/packed_weights.py: 4-bit weights packed eight to an int32 word,

@@ -1025,6 +1025,33 @@ TEST(MmaLayoutTest, WgmmaWarpgroupsAlongN) {
   EXPECT_EQ(wgmmaSplitN({128, 64}, {4, 1}, 64), mmaV2({128, 64}, {4, 1}));
 }
 
+TEST(MmaLayoutTest, AFragmentsInRegisters) {
+  // Attention's p in the scores' layout (64 rows, all 8 warps along M, the
+  // second warpgroup a copy of the first) holds the A fragments of p @ v
+  // with its warpgroups along N: both read all 64 rows.
+  EXPECT_TRUE(holdsAFragments(mmaV2({64, 64}, {8, 1}),
+                              wgmmaSplitN({64, 512}, {4, 2}, 256)));
+  // And of the one layout of 128-row attention.
+  EXPECT_TRUE(
+      holdsAFragments(mmaV2({128, 64}, {8, 1}), mmaV2({128, 128}, {8, 1})));
+  EXPECT_TRUE(
+      holdsAFragments(mmaV2({128, 64}, {4, 1}), mmaV2({128, 128}, {4, 1})));
+  // Not where p's warpgroups hold different columns of it (p in p @ v's
+  // own layout), nor with warps across its columns, nor with other warps.
+  EXPECT_FALSE(holdsAFragments(wgmmaSplitN({64, 64}, {4, 2}, 32),
+                               wgmmaSplitN({64, 512}, {4, 2}, 256)));
+  EXPECT_FALSE(
+      holdsAFragments(mmaV2({64, 64}, {4, 2}), mmaV2({64, 128}, {4, 2})));
+  EXPECT_FALSE(
+      holdsAFragments(mmaV2({128, 64}, {8, 1}), mmaV2({128, 128}, {4, 1})));
+  // Not a blocked tile, nor a K that is not whole fragments.
+  EXPECT_FALSE(
+      holdsAFragments(blocked({64, 64}, {1, 8}, {4, 8}, {8, 1}, {1, 0}),
+                      wgmmaSplitN({64, 512}, {4, 2}, 256)));
+  EXPECT_FALSE(holdsAFragments(mmaV2({64, 8}, {8, 1}),
+                               wgmmaSplitN({64, 512}, {4, 2}, 256)));
+}
+
 TEST(MmaLayoutTest, BatchedAccumulatorWarpsAlongBatchFirst) {
   // 4 x 32 x 16 with [2, 2, 1] warps: warp w takes batch w / 2 and rows
   // 16 (w % 2) of it; each batch is the 2-D accumulator, the warps' tile

@@ -58,9 +58,13 @@ TEST_F(TensorCoreFlavourTest, WarpgroupsSplitNWhereMIsOneTile) {
   EXPECT_EQ(f16->columnsSplittingN(64, 256, 8), 128);
   EXPECT_TRUE(
       f16->fitsWgmma(target("sm_90a"), 64, 256, 8, 4, 128, true, false, false));
-  // Not with a from registers, nor with the warps' columns interleaved.
-  EXPECT_FALSE(
+  // 16-bit a from registers too (its layout is the callers' to check:
+  // layout::holdsAFragments); 8-bit a from registers only with all warps
+  // along M. Not with the warps' columns interleaved.
+  EXPECT_TRUE(
       f16->fitsWgmma(target("sm_90a"), 64, 256, 8, 4, 128, true, false, true));
+  EXPECT_FALSE(
+      i8->fitsWgmma(target("sm_90a"), 64, 256, 8, 4, 128, true, true, true));
   EXPECT_FALSE(
       f16->fitsWgmma(target("sm_90a"), 64, 256, 8, 4, 256, true, false, false));
   // 128 rows at 8 warps go along M; 64 fp16 columns split in two would not
@@ -73,6 +77,23 @@ TEST_F(TensorCoreFlavourTest, WarpgroupsSplitNWhereMIsOneTile) {
   EXPECT_EQ(i8->columnsSplittingN(64, 32, 8), 16);
   // 16 warps on 64 rows: four warpgroups along N.
   EXPECT_EQ(f16->columnsSplittingN(64, 256, 16), 64);
+}
+
+TEST_F(TensorCoreFlavourTest, WarpgroupsBeyondTheRowsComputeCopies) {
+  std::optional<TensorCoreFlavour> f16 =
+      flavour(b.getF16Type(), b.getF32Type(), "sm_90a");
+  ASSERT_TRUE(f16);
+  // 64 rows with all 8 (or 16) warps along M: each warpgroup computes the
+  // one m64 tile (attention's scores beside p @ v's warpgroups along N).
+  EXPECT_TRUE(
+      f16->fitsWgmma(target("sm_90a"), 64, 64, 8, 8, 64, true, false, false));
+  EXPECT_TRUE(
+      f16->fitsWgmma(target("sm_90a"), 64, 64, 16, 16, 64, true, false, false));
+  // Not rows that the warpgroups neither tile nor repeat.
+  EXPECT_FALSE(
+      f16->fitsWgmma(target("sm_90a"), 192, 64, 8, 8, 64, true, false, false));
+  EXPECT_FALSE(
+      f16->fitsWgmma(target("sm_90a"), 32, 64, 8, 8, 64, true, false, false));
 }
 
 TEST_F(TensorCoreFlavourTest, EightBitAFromRegistersWithKContiguousB) {
