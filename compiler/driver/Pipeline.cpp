@@ -16,6 +16,7 @@
 #include "compiler/driver/Metadata.h"
 #include "compiler/frontend/Emitter.h"
 #include "compiler/frontend/Parser.h"
+#include "compiler/ir/ChainedDots.h"
 #include "compiler/ir/Dialects.h"
 #include "compiler/ir/Occupancy.h"
 #include "compiler/ir/TargetInfo.h"
@@ -359,7 +360,8 @@ void spendRegisterBudget(std::string &ptx, kiln::CubinInfo &cubin,
 /// The language cannot observe the warp count, so the results are the
 /// same; the metadata's launch_warps says what a launch starts. Where the
 /// warpgroups can split N instead (kiln-assign-layouts does so when every
-/// dot has one shape and takes a from shared memory), the kernel keeps its
+/// dot has one shape and takes a from shared memory, and for attention
+/// whose p @ v splits N: compiler/ir/ChainedDots.h), the kernel keeps its
 /// warps, as upstream's. Returns the largest multiple of 4 below
 /// `requested` whose warpgroups tile the M of every dot (all 2-D, 16- or
 /// 8-bit operands, at most 256 columns); `requested` otherwise, or when the
@@ -401,6 +403,21 @@ unsigned warpsForWgmma(mlir::ModuleOp module, const kiln::TargetInfo &target,
   });
   if (splitN && shape)
     return requested;
+  // Attention at 64 rows whose p @ v can split N (compiler/ir/ChainedDots.h)
+  // keeps its warps, as upstream's, where at 4 warps one accumulator would
+  // take half a thread's registers (p @ v at 256 columns, wgmma's widest),
+  // which with the scores beside it spill: SGLang's extend attention at head
+  // dim 256 runs at 1.23 of Triton at 8 warps, 1.01 at 4. Below that, 4
+  // warps win, no warpgroup computing a copy of the scores (at head dim 192
+  // 2.52 against 1.22 at 8; FLA's chunk_fwd_o 1.91 against 1.69).
+  if (kiln::splitChainedDots(module, target, requested)) {
+    int64_t largest = 0;
+    module.walk([&](kiln::DotOp dot) {
+      largest = std::max(largest, dot.getType().getNumElements());
+    });
+    if (largest / (4 * kiln::TargetInfo::kThreadsPerWarp) >= 128)
+      return requested;
+  }
   module.walk([&](kiln::DotOp dot) {
     any = true;
     mlir::RankedTensorType acc = dot.getType();

@@ -38,7 +38,9 @@
 //    rank's copies.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/ir/ChainedDots.h"
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/ir/Elementwise.h"
 #include "compiler/ir/ExtractPieces.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
@@ -69,6 +71,7 @@ using namespace mlir;
 namespace {
 
 constexpr unsigned kThreadsPerWarp = kiln::TargetInfo::kThreadsPerWarp;
+using kiln::isElementwise;
 using kiln::gpu::BlockedEncodingAttr;
 using kiln::gpu::SliceEncodingAttr;
 
@@ -485,77 +488,24 @@ struct AssignLayoutsPass
     }
   }
 
-  /// For attention over fewer rows than its warps cover along M (64-row
-  /// tiles over 8 warps: DeepSeek-V3's MLA prefill), on wgmma: p @ v's
-  /// warpgroups split N, each reading all of p's rows from its registers,
-  /// so the dots whose results feed a dot's a (q @ kᵀ, and the dots
-  /// accumulating into it) put all warps along M, the warpgroups beyond the
-  /// tile computing copies of its rows, as upstream does. Records the
-  /// feeding dots' layout in dotEncoding and returns the others' (null,
-  /// recording nothing, where some dot does not fit: then one layout serves
-  /// every dot).
+  /// Attention over 64-row tiles at 8 warps on wgmma
+  /// (compiler/ir/ChainedDots.h): records the layout of the dots that
+  /// compute p, all warps along M, in dotEncoding and returns p @ v's, its
+  /// warpgroups along N; null, recording nothing, where that does not apply
+  /// (then one layout serves every dot).
   Attribute splitChainedDots(func::FuncOp func,
                              const kiln::TargetInfo &target) {
     MLIRContext *ctx = &getContext();
-    SmallVector<kiln::DotOp> dots;
-    llvm::SetVector<Operation *> feeding;
-    func.walk([&](kiln::DotOp dot) {
-      if (dot.getType().getRank() != 2)
-        return;
-      dots.push_back(dot);
-      SmallVector<std::pair<Value, unsigned>> work{{dot.getA(), 0}};
-      while (!work.empty()) {
-        auto [v, depth] = work.pop_back_val();
-        Operation *def = v.getDefiningOp();
-        if (!def || depth > 16)
-          continue;
-        if (isa<kiln::DotOp>(def)) {
-          feeding.insert(def);
-          continue;
-        }
-        if (isElementwise(def) || isa<kiln::BroadcastOp>(def))
-          for (Value operand : def->getOperands())
-            if (isa<RankedTensorType>(operand.getType()))
-              work.push_back({operand, depth + 1});
-      }
-    });
-    // A dot accumulating into a feeding one (q1 @ k1 beside q @ kᵀ) feeds.
-    for (size_t i = 0; i < feeding.size(); ++i)
-      if (auto into = cast<kiln::DotOp>(feeding[i]).getC().getDefiningOp())
-        if (isa<kiln::DotOp>(into))
-          feeding.insert(into);
-    Attribute split;
-    for (kiln::DotOp dot : dots) {
-      int64_t m = dot.getType().getDimSize(0), n = dot.getType().getDimSize(1);
-      std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
-          dot.getA().getType().getElementType(),
-          dot.getB().getType().getElementType(), dot.getType().getElementType(),
-          dot.getInputPrecision(), target);
-      int64_t rows = 16 * int64_t(numWarps);
-      if (!flavour || flavour->elementBytes != 2 || numWarps % 4 != 0 ||
-          m % 64 != 0 || m >= rows || rows % m != 0)
-        return {};
-      if (feeding.contains(dot)) {
-        if (n % 8 != 0 || n > 256)
-          return {};
-        continue;
-      }
-      int64_t columns = flavour->columnsSplittingN(m, n, numWarps);
-      unsigned alongM = unsigned(m / 16);
-      Attribute own =
-          columns ? kiln::gpu::MmaEncodingAttr::get(
-                        ctx, {alongM, numWarps / alongM}, unsigned(columns))
-                  : Attribute();
-      if (!own || (split && split != own))
-        return {};
-      split = own;
-    }
+    std::optional<kiln::ChainedDotSplit> split =
+        kiln::splitChainedDots(func, target, numWarps);
     if (!split)
       return {};
+    unsigned alongM = unsigned(split->rows / 16);
     Attribute allAlongM = kiln::gpu::MmaEncodingAttr::get(ctx, {numWarps, 1});
-    for (Operation *dot : feeding)
+    for (Operation *dot : split->feeding)
       dotEncoding[dot] = allAlongM;
-    return split;
+    return kiln::gpu::MmaEncodingAttr::get(ctx, {alongM, numWarps / alongM},
+                                           unsigned(split->columns));
   }
 
   /// The accumulator layout of a 2-D tensor-core dot.
@@ -1153,28 +1103,6 @@ struct AssignLayoutsPass
            llvm::all_of(load->getOperands(), [&](Value operand) {
              return isCheap(operand, 0, /*shapes=*/true);
            });
-  }
-
-  /// Ops that combine elements at the same position only: no regions (but
-  /// a map_elementwise's function), no memory effects, every tensor operand
-  /// and result of one shape.
-  static bool isElementwise(Operation *op) {
-    if ((op->getNumRegions() != 0 && !isa<kiln::MapElementwiseOp>(op)) ||
-        !isMemoryEffectFree(op) || op->getNumResults() == 0 ||
-        isa<kiln::DotOp>(op))
-      return false;
-    std::optional<ArrayRef<int64_t>> shape;
-    for (Type type :
-         llvm::concat<Type>(SmallVector<Type>(op->getOperandTypes()),
-                            SmallVector<Type>(op->getResultTypes()))) {
-      auto tensor = dyn_cast<RankedTensorType>(type);
-      if (!tensor)
-        continue;
-      if (shape && *shape != tensor.getShape())
-        return false;
-      shape = tensor.getShape();
-    }
-    return shape.has_value();
   }
 
   /// Whether `dot`'s b, an 8-bit tile loaded in a loop with its rows (n)

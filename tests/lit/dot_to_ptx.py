@@ -8,9 +8,12 @@
 # thread (16x16 over 128 threads is 1x2), a and b are staged the same way and
 # each thread takes K fused multiply-adds per element in fp32 (fp8 widened
 # before staging), or multiply-adds in the integer accumulator's type. fp8e4nv
-# needs sm_89, as in Triton.
-# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
-# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=F16
+# needs sm_89, as in Triton. On sm_90a kiln-stage-dots writes a 16-bit dot
+# that wgmma does not take (16 rows) into swizzled tiles instead, and the
+# shared dot's mma.sync reads them with ldmatrix (STAGED).
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=GPU
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90 --emit ptx -o - | FileCheck %s --check-prefix=F16
+# RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=STAGED
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*bf16, b_ptr=*bf16, c_ptr=*fp32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=BF16
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=TF32
 # RUN: %kilnc compile %s -n dot16_ieee -s "a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU32
@@ -31,6 +34,12 @@ import triton.language as tl
 # F16-NOT: fma.rn
 # F16: bar.sync 0
 # BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+# STAGED: st.shared.b16
+# STAGED: bar.sync 0
+# STAGED: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# STAGED: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+# STAGED: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# STAGED-NOT: wgmma
 # TF32: st.shared.b32
 # TF32: bar.sync 0
 # TF32: ld.shared.b32
