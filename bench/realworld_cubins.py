@@ -80,6 +80,21 @@ def hinted_signature(case):
     return ", ".join(out)
 
 
+def import_in_package(path, root):
+    """Imports the file at `path` as the module its path below `root` names
+    (relative imports then resolve), its parent packages empty: their
+    __init__ files import modules the sample does not carry."""
+    dotted = os.path.relpath(path, root)[:-len(".py")].split(os.sep)
+    for depth in range(1, len(dotted)):
+        name = ".".join(dotted[:depth])
+        if name not in sys.modules:
+            package = types.ModuleType(name)
+            package.__path__ = [os.path.join(root, *dotted[:depth])]
+            sys.modules[name] = package
+    sys.path.insert(0, root)
+    return importlib.import_module(".".join(dotted))
+
+
 def load_kernel(case):
     path = os.path.join(REPO, case["file"])
     # Stand-ins for the modules the sample imports but tests/realworld does
@@ -89,18 +104,7 @@ def load_kernel(case):
         stub.__dict__.update(attributes)
         sys.modules[name] = stub
     if case.get("package"):
-        root = os.path.join(REPO, case["package"])
-        dotted = os.path.relpath(path, root)[:-len(".py")].split(os.sep)
-        # Empty parent packages: their __init__ files import modules the
-        # sample does not carry.
-        for depth in range(1, len(dotted)):
-            name = ".".join(dotted[:depth])
-            if name not in sys.modules:
-                package = types.ModuleType(name)
-                package.__path__ = [os.path.join(root, *dotted[:depth])]
-                sys.modules[name] = package
-        sys.path.insert(0, root)
-        module = importlib.import_module(".".join(dotted))
+        module = import_in_package(path, os.path.join(REPO, case["package"]))
         return diff.unwrap_triton(getattr(module, case["kernel"]))[0]
     # A tutorial runs its tests and benchmarks at import: only its kernels
     # and what they need are loaded.

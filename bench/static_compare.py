@@ -179,18 +179,8 @@ def library_root(path):
 
 
 def load_module(path):
-    import importlib
-    import types
-    root = library_root(path)
-    dotted = os.path.relpath(path, root)[:-len(".py")].split(os.sep)
-    for depth in range(1, len(dotted)):
-        name = ".".join(dotted[:depth])
-        if name not in sys.modules:
-            package = types.ModuleType(name)
-            package.__path__ = [os.path.join(root, *dotted[:depth])]
-            sys.modules[name] = package
-    sys.path.insert(0, root)
-    return importlib.import_module(".".join(dotted))
+    import realworld_cubins
+    return realworld_cubins.import_in_package(path, library_root(path))
 
 
 def upstream_worker(path, jobs):
@@ -249,14 +239,7 @@ def upstream_worker(path, jobs):
             fn = getattr(module, name)
             while not isinstance(fn, triton.runtime.jit.JITFunction):
                 fn = fn.fn
-            given, options = {}, {}
-            for entry in run_upstream.split_signature(args[args.index("-s") + 1]):
-                key, _, value = entry.partition("=")
-                key, value = key.strip(), value.strip()
-                if key in ("num_warps", "num_stages", "num_ctas"):
-                    options[key] = int(value)
-                else:
-                    given[key] = value
+            given, options = run_upstream.split_options(args[args.index("-s") + 1])
             import inspect
             params = inspect.signature(fn.fn).parameters
             signature, constexprs, attributes = {}, {}, {}

@@ -37,9 +37,9 @@
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/conversion/SharedTileAddress.h"
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/ir/RegisterA.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
-#include "compiler/layout/BlockedLayouts.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -392,10 +392,8 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     } else if (failed(aFragments.init(rewriter, loc, adaptor.getA(),
                                       aRegisters))) {
       return op.emitOpError("a in registers without a linear layout");
-    } else if (std::optional<kiln::layout::LinearLayout> aLayout =
-                   kiln::getLinearLayout(aRegisters);
-               flavour->elementBytes == 2 &&
-               !kiln::layout::holdsAFragments(*aLayout, *cLayout)) {
+    } else if (flavour->elementBytes == 2 &&
+               !kiln::holdsAFragments(aRegisters, cType)) {
       return op.emitOpError("a in registers does not hold every "
                             "warpgroup's fragments");
     }

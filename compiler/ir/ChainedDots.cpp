@@ -5,6 +5,24 @@
 
 using namespace mlir;
 
+void kiln::collectFeedingDots(Value a, llvm::SetVector<Operation *> &dots) {
+  SmallVector<std::pair<Value, unsigned>> work{{a, 0}};
+  while (!work.empty()) {
+    auto [v, depth] = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || depth > 16)
+      continue;
+    if (isa<DotOp>(def)) {
+      dots.insert(def);
+      continue;
+    }
+    if (isElementwise(def) || isa<BroadcastOp>(def))
+      for (Value operand : def->getOperands())
+        if (isa<RankedTensorType>(operand.getType()))
+          work.push_back({operand, depth + 1});
+  }
+}
+
 std::optional<kiln::ChainedDotSplit>
 kiln::splitChainedDots(Operation *root, const TargetInfo &target,
                        unsigned numWarps) {
@@ -16,21 +34,7 @@ kiln::splitChainedDots(Operation *root, const TargetInfo &target,
     if (dot.getType().getRank() != 2)
       return;
     dots.push_back(dot);
-    SmallVector<std::pair<Value, unsigned>> work{{dot.getA(), 0}};
-    while (!work.empty()) {
-      auto [v, depth] = work.pop_back_val();
-      Operation *def = v.getDefiningOp();
-      if (!def || depth > 16)
-        continue;
-      if (isa<DotOp>(def)) {
-        split.feeding.insert(def);
-        continue;
-      }
-      if (isElementwise(def) || isa<BroadcastOp>(def))
-        for (Value operand : def->getOperands())
-          if (isa<RankedTensorType>(operand.getType()))
-            work.push_back({operand, depth + 1});
-    }
+    collectFeedingDots(dot.getA(), split.feeding);
   });
   if (split.feeding.empty())
     return std::nullopt;

@@ -33,6 +33,11 @@ struct ChainedDotSplit {
   int64_t columns = 0;
 };
 
+/// Adds to `dots` the dots `a` is computed from through elementwise ops and
+/// broadcasts, within 16 steps back (q @ kᵀ for p @ v's a).
+void collectFeedingDots(mlir::Value a,
+                        llvm::SetVector<mlir::Operation *> &dots);
+
 /// The split of the 2-D dots under `root` at `numWarps` warps on `target`,
 /// when some dot's a is computed from another's result and every dot fits:
 /// 16-bit operands, M a multiple of 64 below the warps' 16 rows each (and

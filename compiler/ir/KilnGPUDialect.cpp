@@ -1,7 +1,7 @@
 //===- KilnGPUDialect.cpp - the kiln_gpu layout dialect -------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/RegisterA.h"
 #include "compiler/ir/TileRuns.h"
-#include "compiler/layout/BlockedLayouts.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -434,13 +434,8 @@ LogicalResult kiln::gpu::SharedDotOp::verify() {
     // Or a 16-bit a in another mma layout that holds every warp's
     // fragments (p in the scores' layout beside p @ v's warpgroups along
     // N: compiler/ir/RegisterA.h).
-    std::optional<kiln::layout::LinearLayout> aLayout =
-        mma ? mma.toLinearLayout(registers.getShape()) : std::nullopt;
-    std::optional<kiln::layout::LinearLayout> cLayout =
-        cMma ? cMma.toLinearLayout(c.getShape()) : std::nullopt;
-    bool fragments = aLayout && cLayout &&
-                     registers.getElementTypeBitWidth() == 16 &&
-                     kiln::layout::holdsAFragments(*aLayout, *cLayout);
+    bool fragments = mma && cMma && registers.getElementTypeBitWidth() == 16 &&
+                     kiln::holdsAFragments(registers, c);
     if (!fragments &&
         (!mma || (mma != cMma && !whole) || mma.getWarpsPerCTA()[1] != 1))
       return emitOpError("takes a from registers only in the accumulator's "

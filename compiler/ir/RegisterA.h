@@ -20,6 +20,23 @@
 
 namespace kiln {
 
+/// layout::holdsAFragments for tensors of these types (false where either
+/// has no linear layout).
+inline bool holdsAFragments(mlir::RankedTensorType a,
+                            mlir::RankedTensorType acc) {
+  auto aEncoding =
+      mlir::dyn_cast_or_null<gpu::DistributedEncodingAttr>(a.getEncoding());
+  auto accEncoding =
+      mlir::dyn_cast_or_null<gpu::DistributedEncodingAttr>(acc.getEncoding());
+  if (!aEncoding || !accEncoding)
+    return false;
+  std::optional<layout::LinearLayout> aLayout =
+      aEncoding.toLinearLayout(a.getShape());
+  std::optional<layout::LinearLayout> accLayout =
+      accEncoding.toLinearLayout(acc.getShape());
+  return aLayout && accLayout && layout::holdsAFragments(*aLayout, *accLayout);
+}
+
 /// Whether a dot of `flavour` reads `a` from the registers that hold it
 /// where its accumulator has type `acc`: 16-bit a holding every warp's
 /// fragments (holdsAFragments); 8-bit a in the accumulator's own layout,
@@ -32,15 +49,7 @@ inline bool readsAFromRegisters(mlir::RankedTensorType a,
     return false;
   if (flavour.elementBytes != 2)
     return mma == acc.getEncoding() && mma.getWarpsPerCTA()[1] == 1;
-  auto accEncoding =
-      mlir::dyn_cast<gpu::DistributedEncodingAttr>(acc.getEncoding());
-  if (!accEncoding)
-    return false;
-  std::optional<layout::LinearLayout> aLayout =
-      mma.toLinearLayout(a.getShape());
-  std::optional<layout::LinearLayout> accLayout =
-      accEncoding.toLinearLayout(acc.getShape());
-  return aLayout && accLayout && layout::holdsAFragments(*aLayout, *accLayout);
+  return holdsAFragments(a, acc);
 }
 
 } // namespace kiln

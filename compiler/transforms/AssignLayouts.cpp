@@ -525,25 +525,11 @@ struct AssignLayoutsPass
   /// Whether some dot's a is computed (elementwise) from another dot's
   /// result.
   static bool hasChainedDots(func::FuncOp func) {
-    bool chained = false;
+    llvm::SetVector<Operation *> feeding;
     func.walk([&](kiln::DotOp dot) {
-      SmallVector<std::pair<Value, unsigned>> work{{dot.getA(), 0}};
-      while (!work.empty() && !chained) {
-        auto [v, depth] = work.pop_back_val();
-        Operation *def = v.getDefiningOp();
-        if (!def || depth > 16)
-          continue;
-        if (isa<kiln::DotOp>(def)) {
-          chained = true;
-          break;
-        }
-        if (isElementwise(def) || isa<kiln::BroadcastOp>(def))
-          for (Value operand : def->getOperands())
-            if (isa<RankedTensorType>(operand.getType()))
-              work.push_back({operand, depth + 1});
-      }
+      kiln::collectFeedingDots(dot.getA(), feeding);
     });
-    return chained;
+    return !feeding.empty();
   }
 
   /// For a store whose preferred layout gives each thread more elements

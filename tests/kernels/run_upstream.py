@@ -94,6 +94,20 @@ def tuple_signature(text, path, constexprs, tl):
     return tuple(types)
 
 
+def split_options(sig_text):
+    """A `-s` signature's parameter values by name, and its launch options
+    (num_warps, num_stages, num_ctas) as ints."""
+    given, options = {}, {}
+    for entry in split_signature(sig_text):
+        key, _, value = entry.partition("=")
+        key, value = key.strip(), value.strip()
+        if key in ("num_warps", "num_stages", "num_ctas"):
+            options[key] = int(value)
+        else:
+            given[key] = value
+    return given, options
+
+
 def compile_one(root, rel, args, cc):
     import triton
     import triton.language as tl
@@ -109,14 +123,7 @@ def compile_one(root, rel, args, cc):
     fn = getattr(module, name)
     while not isinstance(fn, triton.runtime.jit.JITFunction):
         fn = fn.fn
-    given, options = {}, {}
-    for entry in split_signature(sig_text):
-        key, _, value = entry.partition("=")
-        key, value = key.strip(), value.strip()
-        if key in ("num_warps", "num_stages", "num_ctas"):
-            options[key] = int(value)
-        else:
-            given[key] = value
+    given, options = split_options(sig_text)
     params = inspect.signature(fn.fn).parameters
     signature, constexprs = {}, {}
     for i, (pname, p) in enumerate(params.items()):
