@@ -92,6 +92,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pm.addPass(createKilnPipelineDots(pipeline));
   KilnStageDotsOptions staging;
   staging.copyAtLoads = options.copyAtLoads;
+  staging.besideLiveBuffers = options.stageBesideLiveBuffers;
   pm.addPass(createKilnStageDots(staging));
   KilnTmaStoresOptions stores;
   stores.scratchMargin = options.tmaStoreScratchMargin;

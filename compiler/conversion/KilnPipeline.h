@@ -44,6 +44,10 @@ struct KilnPipelineOptions {
   /// kiln-stage-dots' copy-at-loads. kilnc compiles again without it when
   /// a tile copied where it was loaded leaves too little shared memory.
   bool copyAtLoads = true;
+  /// kiln-stage-dots' beside-live-buffers. kilnc compiles again without it
+  /// when tiles placed among the live buffers leave the scratch of single
+  /// ops too little shared memory.
+  bool stageBesideLiveBuffers = true;
 };
 
 /// Block pointers, layouts, the software pipeline and shared-memory offsets

@@ -666,7 +666,10 @@ int kiln::compileKernel(const CompileOptions &options) {
     std::optional<mlir::ScopedDiagnosticHandler> hold;
     bool tightTiles = (*module)->hasAttr(kiln::kTightTmaStoreTilesAttr);
     bool copiedAtLoads = (*module)->hasAttr(kiln::kCopiedAtLoadsAttr);
-    if (options.doesNotFit || nested || tightTiles || copiedAtLoads)
+    bool besideLiveBuffers =
+        (*module)->hasAttr(kiln::kStagedBesideLiveBuffersAttr);
+    if (options.doesNotFit || nested || tightTiles || copiedAtLoads ||
+        besideLiveBuffers)
       hold.emplace(&context, [&](mlir::Diagnostic &diagnostic) {
         held.push_back(std::move(diagnostic));
         return mlir::success();
@@ -678,6 +681,14 @@ int kiln::compileKernel(const CompileOptions &options) {
     bool tooBig = failedStage && needed &&
                   needed.getInt() > TargetInfo::of(*module).maxSharedBytes() &&
                   held.size() == 1;
+    // Dot tiles placed in the bytes of buffers dead beside them, with no
+    // room left for the scratch of single ops: compiled again with every
+    // dot's tiles counted beside all the function's buffers.
+    if (tooBig && besideLiveBuffers) {
+      module = std::move(input);
+      pipelineOptions.stageBesideLiveBuffers = false;
+      continue;
+    }
     // A TMA store's tile kept across its loop with no room left for the
     // scratch of single ops (tutorial 08's 128x128x128 config: a 32 KB C
     // tile beside 192 KB of rings): compiled again with the usual margin,

@@ -69,6 +69,11 @@ inline constexpr char kTightTmaStoreTilesAttr[] =
 /// On the module: kiln-stage-dots copied a dot operand into its tile where
 /// it was loaded (its copy-at-loads option).
 inline constexpr char kCopiedAtLoadsAttr[] = "kiln_gpu.copied_at_loads";
+/// On the module: kiln-stage-dots staged a dot whose tiles fit only beside
+/// the buffers live with them, not beside all (its beside-live-buffers
+/// option).
+inline constexpr char kStagedBesideLiveBuffersAttr[] =
+    "kiln_gpu.staged_beside_live_buffers";
 /// On a loop kiln-pipeline-dots rewrote: how many iterations ahead its
 /// copies run (kiln-prefetch-loads loads as far ahead).
 inline constexpr char kStageLeadAttr[] = "kiln_gpu.stage_lead";

@@ -138,7 +138,8 @@ def KilnStageDots : Pass<"kiln-stage-dots", "mlir::ModuleOp"> {
     are written to nvmma_shared tiles allocated right before it (a stays in
     registers where it is in the accumulator's layout), behind a proxy
     fence and a barrier, with a barrier after it. Dots whose tiles do not
-    fit beside the function's other buffers keep mma.sync. An operand loaded
+    fit beside the function's other buffers (those live beside them, with
+    beside-live-buffers) keep mma.sync. An operand loaded
     in the block that stages it is copied into its tile with cp.async where
     it is loaded (copy-at-loads).
   }];
@@ -148,6 +149,14 @@ def KilnStageDots : Pass<"kiln-stage-dots", "mlir::ModuleOp"> {
            "they are loaded. The module gets kiln_gpu.copied_at_loads where "
            "a copy was made (its tile lives from the load on; kilnc compiles "
            "again without them where shared memory then runs out)">,
+    Option<"besideLiveBuffers", "beside-live-buffers", "bool",
+           /*default=*/"true",
+           "Where a dot's tiles do not fit beside every buffer of the "
+           "function, place them as kiln-allocate-shared would among the "
+           "buffers live beside them. The module gets "
+           "kiln_gpu.staged_beside_live_buffers where a dot was staged so "
+           "(kilnc compiles again without it where the scratch of single ops "
+           "then runs out of shared memory)">,
   ];
   let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
 }

@@ -26,8 +26,13 @@
 // wgmma lowering takes (TensorCoreFlavour::fitsWgmma) are staged, and 16-bit
 // dots it does not (fewer than 64 rows), whose shared dot then runs mma.sync
 // on fragments read with ldmatrix: SGLang's MLA extend attention (32-row
-// tiles) 0.16 -> 0.35 of Triton on the H200. Only where their tiles fit
-// beside every other buffer of the function.
+// tiles) 0.16 -> 0.35 of Triton on the H200. Only where their tiles fit:
+// beside every other buffer of the function, or, failing that, where
+// kiln-allocate-shared would place them among the buffers live beside them
+// (kiln::SharedPlacement; that kernel's second loop then takes its tiles in
+// the bytes of the first loop's: 0.35 -> 1.27). An operand read back from
+// a tile that already holds it (q, copied for a first loop) is read from
+// that tile, not copied again.
 //
 // Dots in one block whose operands are all ready before the first of them,
 // none reading another's result before the last (FLA's backward kernels:
@@ -93,6 +98,13 @@ static llvm::cl::opt<bool> copyAtLoadsFlag(
     llvm::cl::desc("Copy staged dot operands into their tiles with cp.async "
                    "where they are loaded"));
 
+// Off only to compare code with and without it.
+static llvm::cl::opt<bool> besideLiveBuffersFlag(
+    "kiln-stage-dots-beside-live-buffers", llvm::cl::init(true),
+    llvm::cl::Hidden,
+    llvm::cl::desc("Place staged dots' tiles among the buffers live beside "
+                   "them where they do not fit beside all"));
+
 namespace {
 
 /// `value` before the layout conversions that lead to it: what a
@@ -125,7 +137,6 @@ struct StagingPlan {
   Value sources[2];
   kiln::gpu::MemDescType tiles[2];
   bool aInRegisters = false;
-  int64_t bytes = 0; // the tiles' aligned bytes
 };
 
 /// Where a tile of `source` for `dot` is written: before the outermost loop
@@ -241,6 +252,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   /// cp.async at the load where copyAtLoad can, else by a local_store.
   Value writeTile(Value source, kiln::gpu::MemDescType tile, Operation *dot,
                   Operation *first, Location loc) {
+    if (Value existing = existingTile(source, tile, dot))
+      return existing;
     Operation *at = storePoint(source, dot, first);
     // The transpose of a loaded tile: a view of the tile the load is
     // copied into (here, or for another dot).
@@ -266,6 +279,45 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
         kiln::gpu::LocalAllocOp::create(before, loc, tile, IntegerAttr());
     kiln::gpu::LocalStoreOp::create(before, loc, source, allocated);
     return allocated;
+  }
+
+  /// The tile `source` was read from (local_load), where it has the
+  /// staging type and every write of it comes before the read, in the
+  /// read's block or one around it: the dot reads the same bytes there.
+  /// Attention's q, copied into a tile for its first loop and read back for
+  /// a second (SGLang's extend attention: prefix, then extend tokens), is
+  /// not copied again.
+  static Value readBackTile(Value source, kiln::gpu::MemDescType type) {
+    auto read = source.getDefiningOp<kiln::gpu::LocalLoadOp>();
+    if (!read || read.getSrc().getType() != type ||
+        !read.getSrc().getDefiningOp<kiln::gpu::LocalAllocOp>())
+      return Value();
+    for (Operation *user : read.getSrc().getUsers()) {
+      if (isa<kiln::gpu::LocalLoadOp, kiln::gpu::SharedDotOp>(user))
+        continue;
+      Operation *at = user->getBlock()->findAncestorOpInBlock(*read);
+      if (!at || !user->isBeforeInBlock(at))
+        return Value();
+    }
+    return read.getSrc();
+  }
+
+  /// A tile of type `type` that already holds `source` where `dot` reads
+  /// it: the one it was read back from (readBackTile), or the one its load
+  /// was copied into for another dot, waited for before `dot`.
+  Value existingTile(Value source, kiln::gpu::MemDescType type,
+                     Operation *dot) {
+    if (Value tile = readBackTile(source, type))
+      return tile;
+    auto load = source.getDefiningOp<kiln::LoadOp>();
+    for (CopiedLoad &c : copied_) {
+      if (!load || c.load != load || c.tile.getType() != type)
+        continue;
+      Operation *at = c.wait->getBlock()->findAncestorOpInBlock(*dot);
+      if (at && at != c.wait.getOperation() && c.wait->isBeforeInBlock(at))
+        return c.tile;
+    }
+    return Value();
   }
 
   /// `tile` filled by cp.async where `source` is loaded, waited for
@@ -490,7 +542,6 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
                           type.getElementTypeBitWidth() / 8;
       if (!kiln::isSwizzlableLine(lineBytes))
         return std::nullopt;
-      p.bytes += kiln::alignedBufferBytes(p.tiles[i].getSizeInBytes());
     }
     if (flavour->fitsWgmma(target, accType.getDimSize(0), accType.getDimSize(1),
                            numWarps, mma.getWarpsPerCTA()[0],
@@ -507,6 +558,61 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
         flavour->hasMmaSync(target) && !p.aInRegisters)
       return p;
     return std::nullopt;
+  }
+
+  /// Whether the tiles `written` (operand, tile type) for the dots from
+  /// `first` to `last` (one block) fit in shared memory, those that exist
+  /// already (existingTile) taking nothing: beside every other buffer of
+  /// the function (an upper bound: they may not all live there), or, with
+  /// beside-live-buffers, where kiln-allocate-shared would place them among
+  /// the buffers live while they might be (SGLang's MLA extend attention:
+  /// its second loop's tiles in the bytes of its first loop's).
+  bool fits(ArrayRef<std::pair<Value, kiln::gpu::MemDescType>> written,
+            Operation *first, Operation *last, const kiln::TargetInfo &target) {
+    int64_t bytes = 0;
+    SmallVector<Value> sources;
+    for (auto [source, type] : written)
+      if (!existingTile(source, type, first)) {
+        bytes += kiln::alignedBufferBytes(type.getSizeInBytes());
+        sources.push_back(source);
+      }
+    auto func = first->getParentOfType<FunctionOpInterface>();
+    if (bytes + kiln::bufferBytes(func) <= target.maxSharedBytes())
+      return true;
+    if (!besideLiveBuffers || !besideLiveBuffersFlag)
+      return false;
+    // The widest life writeTile can give them: from the storePoint, or,
+    // where copyAtLoad may copy a loaded operand, from the start of the
+    // load's block (the copy may be issued anywhere before the load there)
+    // to its end (the load's other readers take the values from the tile).
+    kiln::SharedPlacement placement(func);
+    Operation *from = first, *to = last;
+    auto widen = [&](Operation *start, Operation *end) {
+      if (placement.index(start) < placement.index(from))
+        from = start;
+      if (placement.lastNested(end) > placement.lastNested(to))
+        to = end;
+    };
+    for (Value source : sources) {
+      SmallVector<Value, 2> stored{source};
+      if (auto trans = source.getDefiningOp<kiln::TransOp>())
+        stored.push_back(beforeConversions(trans.getSrc()));
+      for (Value v : stored) {
+        Operation *at = storePoint(v, first, first);
+        widen(at, at == first ? last : at);
+        auto load = v.getDefiningOp<kiln::LoadOp>();
+        if (load && copyAtLoads && copyAtLoadsFlag &&
+            llvm::none_of(copied_,
+                          [&](const CopiedLoad &c) { return c.load == load; }))
+          widen(&load->getBlock()->front(), &load->getBlock()->back());
+      }
+    }
+    placement.plan(from, to, bytes);
+    if (placement.place() > target.maxSharedBytes())
+      return false;
+    first->getParentOfType<ModuleOp>()->setAttr(
+        kiln::kStagedBesideLiveBuffersAttr, UnitAttr::get(&getContext()));
+    return true;
   }
 
   /// Whether `next` can run beside the dots of `group` (FLA's backward: do
@@ -558,13 +664,12 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       if (tiles.count(base) && !viewOf.count(base))
         viewOf[key] = base;
     }
-    int64_t bytes = 0;
+    SmallVector<std::pair<Value, kiln::gpu::MemDescType>> written;
     for (auto &[key, unused] : tiles)
       if (!viewOf.count(key))
-        bytes += kiln::alignedBufferBytes(
-            cast<kiln::gpu::MemDescType>(key.second).getSizeInBytes());
-    bytes += kiln::bufferBytes(first->getParentOfType<FunctionOpInterface>());
-    if (bytes > target.maxSharedBytes())
+        written.push_back(
+            {key.first, cast<kiln::gpu::MemDescType>(key.second)});
+    if (!fits(written, first, last, target))
       return false;
     Location loc = first->getLoc();
     auto tileFor = [&](const TileKey &key, Operation *dot) -> Value {
@@ -628,12 +733,11 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
 
   void stageAlone(const StagingPlan &p, const kiln::TargetInfo &target) {
     kiln::DotOp dot = p.dot;
-    // Beside every other buffer of the function (an upper bound: they may
-    // not all live here). No op between the tiles' allocation and the dot
-    // takes scratch.
-    int64_t bytes = p.bytes + kiln::bufferBytes(
-                                  dot->getParentOfType<FunctionOpInterface>());
-    if (bytes > target.maxSharedBytes())
+    // No op between the tiles' allocation and the dot takes scratch.
+    SmallVector<std::pair<Value, kiln::gpu::MemDescType>> written;
+    for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i)
+      written.push_back({p.sources[i], p.tiles[i]});
+    if (!fits(written, dot, dot, target))
       return;
     OpBuilder b(dot);
     Location loc = dot.getLoc();
