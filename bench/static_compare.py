@@ -14,7 +14,9 @@ process per file), the file imported with its library's packages present
 and the modules it imports that tests/realworld does not carry stood in for
 by permissive stubs. A variant either side cannot compile is listed, not
 compared. Results are cached in --out (rerun to add variants); writes
-OUT/static.tsv and OUT/static.md, the flagged rows first.
+OUT/static.tsv and OUT/static.md, the flagged rows first; Triton's TTGIR and
+PTX of each variant stay beside its cubins (OUT/VARIANT.triton.ttgir, .ptx),
+to read against kilnc --dump-ir.
 
 Flags: `spill` (Kiln spills more), `occupancy` (Kiln's registers or shared
 memory leave fewer blocks per SM), `loads`/`stores` (more global memory
@@ -269,6 +271,10 @@ def upstream_worker(path, jobs):
                                       options=options)
             with open(base + ".triton.cubin", "wb") as f:
                 f.write(compiled.asm["cubin"])
+            # For reading beside Kiln's IR (kilnc --dump-ir).
+            for stage in ("ttgir", "ptx"):
+                with open(base + ".triton." + stage, "w") as f:
+                    f.write(compiled.asm[stage])
             with open(base + ".triton.json", "w") as f:
                 json.dump(dict(shared=compiled.metadata.shared, num_warps=compiled.metadata.num_warps), f)
         except BaseException as e:  # noqa: BLE001

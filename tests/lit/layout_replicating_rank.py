@@ -1,11 +1,11 @@
 # One blocked encoding serves every tensor of a rank, unless it puts more
 # lanes and warps along a dimension than a shape has elements: tutorial 09's
-# EPILOGUE_SUBTILE reshapes a 128x256 tile to 128x2x128 (whose layout the
-# rank takes), permutes it to 128x128x2 and splits that. Along the 2, the
-# rank's 32 lanes would each hold copies (150 KB of spills in the tutorial's
-# kernel); the split's operand gets a layout of its own instead, the pair in
-# each thread. (Here the permuted tile is also reduced: split into halves
-# alone, it would become two kiln.extract, tests/lit/split_halves.py.)
+# EPILOGUE_SUBTILE reshapes a 128x256 tile to 128x2x128, permutes it to
+# 128x128x2 and splits that. Along the 2, the rank's 32 lanes would each
+# hold copies (150 KB of spills in the tutorial's kernel); the split's
+# operand gets a layout of its own instead, the pair in each thread. (Here
+# the permuted tile is also reduced: split into halves alone, it would
+# become two kiln.extract, tests/lit/split_halves.py.)
 # RUN: %kilnc compile %s -n subtile -s "*fp32:16, *fp32:16, *fp32:16, *fp32:16" --arch sm_90a -w 8 --emit gpu -o - | FileCheck %s
 # The threads' runs count too: a 128 x 32 bf16 tile read beside a 32 x 128
 # fp8 one the rank's layout was made for (16-byte runs, 8 lanes: 128
@@ -16,7 +16,8 @@
 import triton
 import triton.language as tl
 
-# CHECK: kiln.reshape {{.*}} -> tensor<128x2x128xf32, #kiln_gpu.blocked<{sizePerThread = [1, 1, 1], threadsPerWarp = [1, 1, 32], warpsPerCTA = [1, 2, 4], order = [2, 1, 0]}>>
+# The reshape keeps each element in its thread (reshape_relaid_layouts.py).
+# CHECK: kiln.reshape {{.*}} -> tensor<128x2x128xf32, #kiln_gpu.blocked<{sizePerThread = [1, 1, 4], threadsPerWarp = [1, 1, 32], warpsPerCTA = [4, 2, 1], order = [2, 1, 0]}>>
 # CHECK: kiln.split %{{.*}} : tensor<128x128x2xf32, #kiln_gpu.blocked<{sizePerThread = [1, 1, 2], threadsPerWarp = [1, 32, 1], warpsPerCTA = [2, 4, 1], order = [2, 1, 0]}>>
 
 
