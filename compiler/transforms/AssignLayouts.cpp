@@ -854,9 +854,26 @@ struct AssignLayoutsPass
   /// ops around them are given serve those: a [256] block viewed as [1,
   /// 256] in bitsandbytes' quantizer took 0.24 of Triton's speed with its
   /// loop's values converted to this layout), and where the preferred
-  /// layouts on both sides already keep the threads.
-  Attribute relaidReshapeLayout(Value src, ArrayRef<int64_t> to) {
+  /// layouts on both sides already keep the threads, and where what is
+  /// computed from the result is read in another block than the reshape's
+  /// (a loop's values would be converted to its layout every iteration:
+  /// bitsandbytes' 4-bit quantizer, whose code-table search loop compares
+  /// with the reshaped block).
+  Attribute relaidReshapeLayout(kiln::ReshapeOp reshape) {
     namespace L = kiln::layout;
+    Value src = reshape.getSrc();
+    ArrayRef<int64_t> to = reshape.getType().getShape();
+    llvm::SetVector<Operation *> slice;
+    SmallVector<Operation *> work{reshape};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      for (Operation *user : op->getUsers()) {
+        if (user->getBlock() != reshape->getBlock() || slice.size() > 4096)
+          return {};
+        if (slice.insert(user))
+          work.push_back(user);
+      }
+    }
     auto type = cast<RankedTensorType>(src.getType());
     auto withoutOnes = [](ArrayRef<int64_t> shape) {
       SmallVector<int64_t> kept;
@@ -1943,8 +1960,7 @@ struct AssignLayoutsPass
         return success();
       }
     if (auto reshape = dyn_cast<kiln::ReshapeOp>(op))
-      if (Attribute relaid = relaidReshapeLayout(
-              reshape.getSrc(), reshape.getType().getShape())) {
+      if (Attribute relaid = relaidReshapeLayout(reshape)) {
         setResult(reshape.getResult(), relaid);
         return success();
       }
