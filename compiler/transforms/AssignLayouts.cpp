@@ -801,9 +801,9 @@ struct AssignLayoutsPass
     return {};
   }
 
-  /// Each lane, warp (`kinds` 1, 2) or register (0) basis of `layout` (of
-  /// a tensor of `shape`) as a bit of the row-major flat index: -1 for none
-  /// (copies), nullopt where a basis is no single bit.
+  /// Each register, lane and warp basis of `layout` (of a tensor of
+  /// `shape`; entries 0, 1 and 2) as a bit of the row-major flat index: -1
+  /// for none (copies), nullopt where a basis is no single bit.
   static std::optional<std::array<SmallVector<int>, 3>>
   flatIndexBits(const kiln::layout::LinearLayout &layout,
                 ArrayRef<int64_t> shape) {
@@ -863,17 +863,6 @@ struct AssignLayoutsPass
     namespace L = kiln::layout;
     Value src = reshape.getSrc();
     ArrayRef<int64_t> to = reshape.getType().getShape();
-    llvm::SetVector<Operation *> slice;
-    SmallVector<Operation *> work{reshape};
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      for (Operation *user : op->getUsers()) {
-        if (user->getBlock() != reshape->getBlock() || slice.size() > 4096)
-          return {};
-        if (slice.insert(user))
-          work.push_back(user);
-      }
-    }
     auto type = cast<RankedTensorType>(src.getType());
     auto withoutOnes = [](ArrayRef<int64_t> shape) {
       SmallVector<int64_t> kept;
@@ -892,17 +881,24 @@ struct AssignLayoutsPass
     if (!from)
       return {};
     auto toType = RankedTensorType::get(to, type.getElementType());
-    auto layoutOf =
-        [](Attribute attr,
-           ArrayRef<int64_t> shape) -> std::optional<L::LinearLayout> {
-      auto distributed =
-          dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(attr);
-      return distributed ? distributed.toLinearLayout(shape) : std::nullopt;
-    };
     if (encodingOf(src) == preferred(type))
-      if (auto free = layoutOf(preferred(toType), to);
-          free && keepsThreads(*from, type.getShape(), *free, to))
-        return {};
+      if (auto free = dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(
+              preferred(toType)))
+        if (auto freeLayout = free.toLinearLayout(to);
+            freeLayout && keepsThreads(*from, type.getShape(), *freeLayout, to))
+          return {};
+    // Last, as it walks every op computed from the result.
+    llvm::SetVector<Operation *> slice;
+    SmallVector<Operation *> work{reshape};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      for (Operation *user : op->getUsers()) {
+        if (user->getBlock() != reshape->getBlock() || slice.size() > 4096)
+          return {};
+        if (slice.insert(user))
+          work.push_back(user);
+      }
+    }
     std::optional<std::array<SmallVector<int>, 3>> bits =
         flatIndexBits(*from, type.getShape());
     if (!bits || llvm::is_contained((*bits)[0], -1))
