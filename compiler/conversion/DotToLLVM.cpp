@@ -406,7 +406,10 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     };
 
     // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
-    // the tile's corner in thread 0 (batch, row, column).
+    // the tile's corner in thread 0 (batch, row, column). Register bit 0 is
+    // the column + 1, bit 1 the row + 8, as layout::mmaV2 orders them; a
+    // batched dot's M under 16 (N under 8) repeats its rows (columns) in
+    // the tile, so the coordinates alone need not tell the slots apart.
     using Corner = std::array<int32_t, 3>;
     std::map<Corner, std::array<int, 4>> tiles;
     for (unsigned r = 0; r < acc.size(); ++r) {
@@ -417,8 +420,10 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
               .try_emplace(Corner{atBatch, at[mDim] & ~15, at[nDim] & ~7},
                            std::array<int, 4>{-1, -1, -1, -1})
               .first->second;
-      int slot = ((at[mDim] & 15) / 8) * 2 + (at[nDim] & 7);
-      if (slot > 3 || slots[slot] >= 0)
+      int slot = int(r & 3);
+      int32_t row = (slot / 2) * 8, column = slot % 2;
+      if (slots[slot] >= 0 || (at[mDim] & 15 & (m - 1)) != (row & (m - 1)) ||
+          (at[nDim] & 7 & (n - 1)) != (column & (n - 1)))
         return op.emitOpError("the accumulator is not in 16x8 mma tiles");
       slots[slot] = int(r);
     }
@@ -464,9 +469,14 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                                 i32Constant(rewriter, loc, rowLength)),
             kOfLane);
       if (!bColumns.count(columnKey)) {
-        Value column = LLVM::AddOp::create(
-            rewriter, loc, LLVM::SubOp::create(rewriter, loc, at[nDim], twoT),
-            g);
+        // Column g of the tile; of fewer than 8, column g mod n (one tile,
+        // its copies repeated).
+        Value column =
+            n < 8 ? Value(LLVM::AndOp::create(
+                        rewriter, loc, g, i32Constant(rewriter, loc, n - 1)))
+                  : Value(LLVM::AddOp::create(
+                        rewriter, loc,
+                        LLVM::SubOp::create(rewriter, loc, at[nDim], twoT), g));
         bColumns[columnKey] = LLVM::AddOp::create(
             rewriter, loc,
             LLVM::MulOp::create(rewriter, loc, stacked(at, column, n),
@@ -479,6 +489,9 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         rewriter, loc, flavour, aType.getElementType(),
         op.getB().getType().getElementType(), acc.front().getType());
     const int64_t group = flavour.kGroup();
+    // The tile's rows 8-15: 8 rows further, or, for M of 8 or less, rows
+    // 0-7 again.
+    const int64_t lowerHalf = m >= 16 ? 8 * rowLength : 0;
 
     SmallVector<kiln::Coordinates> aCoords =
         kiln::emitCoordinates(rewriter, loc, aLayout);
@@ -527,11 +540,10 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
             for (auto &[row, offset] : aRows) {
               SmallVector<SmallVector<Value>> steps;
               for (int64_t s = 0; s < group; s += kStep)
-                steps.push_back(
-                    {word(aBase, offset, s),
-                     word(aBase, offset, 8 * rowLength + s),
-                     word(aBase, offset, kHalf + s),
-                     word(aBase, offset, 8 * rowLength + kHalf + s)});
+                steps.push_back({word(aBase, offset, s),
+                                 word(aBase, offset, lowerHalf + s),
+                                 word(aBase, offset, kHalf + s),
+                                 word(aBase, offset, lowerHalf + kHalf + s)});
               aOperands[row] = instructions.prepare(steps, /*isA=*/true);
             }
             for (auto &[column, offset] : bColumns) {

@@ -630,9 +630,9 @@ std::optional<FValue> firstCopy(Emitter &e, const FValue &x, int64_t axis,
 
 std::optional<FValue> dot(Emitter &e, const CallArgs &args);
 
-/// tl.dot of a [.., M, K] by a [.., K, N] with M or N under 16, on the
-/// tensor cores: both padded to 16 by repetition (the accumulator too), the
-/// product's repeated rows and columns dropped.
+/// tl.dot of an M x K by a K x N with M or N under 16, on the tensor cores:
+/// both padded to 16 by repetition (the accumulator too), the product's
+/// repeated rows and columns dropped. (Batched dots need no padding.)
 std::optional<FValue> paddedDot(Emitter &e, const CallArgs &args,
                                 const FValue &a, const FValue &b,
                                 const FValue &acc, const TritonType &type,
@@ -844,9 +844,13 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
                      ta.getKind() == ScalarKind::I8 ||
                      (ta.getKind() == ScalarKind::F32 &&
                       *inputPrecision != kiln::InputPrecision::IEEE);
+  // A batched one stays a kiln.dot: its mma.sync tiles hold the thin
+  // shape repeated, in registers (kiln-assign-layouts), where padding
+  // would materialize every copy.
   int64_t batch = rank == 3 ? a.type.shape[0] : 1;
-  if ((m < 16 || n < 16) && tensorCores &&
-      batch * m * n * k > 64 * 32 * int64_t(e.numWarps()))
+  bool thinOnTensorCores = (m < 16 || n < 16) && tensorCores &&
+                           batch * m * n * k > 64 * 32 * int64_t(e.numWarps());
+  if (thinOnTensorCores && rank == 2)
     return paddedDot(e, args, a, b, *acc, type, m, n);
   auto &builder = e.getBuilder();
   // fp16 accumulation (out_dtype=tl.float16): fp16 operands sum in fp16 on
@@ -861,7 +865,7 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
     dotType.element = DType(ScalarKind::F32);
     acc = e.castTo(*acc, dotType.element, args.loc);
   }
-  if (m < 16 || n < 16) {
+  if ((m < 16 || n < 16) && !thinOnTensorCores) {
     // A matrix-vector product or a thin matrix: too small for the tensor
     // cores' tiles, it is a product and a sum along K, in the accumulator's
     // type (fp32 for float operands, i32 for int8; its products exact, its

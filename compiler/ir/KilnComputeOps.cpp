@@ -79,8 +79,11 @@ LogicalResult kiln::DotOp::verify() {
   if (rank == 3 && (b.getDimSize(0) != a.getDimSize(0) ||
                     c.getDimSize(0) != a.getDimSize(0)))
     return emitOpError("batch dimensions differ");
-  if (m < 16 || n < 16 || k < 16)
-    return emitOpError("M, N and K must each be at least 16, got M=")
+  // A batched dot's M and N may be smaller: its mma.sync tiles hold them
+  // repeated (kiln-assign-layouts, DotToLLVM).
+  if (k < 16 || (rank == 2 && (m < 16 || n < 16)))
+    return emitOpError(rank == 2 ? "M, N and K must each be at least 16, got M="
+                                 : "K must be at least 16, got M=")
            << m << ", N=" << n << ", K=" << k;
   Type ea = a.getElementType(), eb = b.getElementType();
   bool bothFp8 = kiln::isFp8(ea) && kiln::isFp8(eb);

@@ -67,12 +67,14 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure,
     AllTypesMatch<["c", "d"]>]> {
   let summary = "Matrix product with accumulation: d = a × b + c";
   let description = [{
-    a is [B,] M × K, b is [B,] K × N, c and d are [B,] M × N. The operands
-    share an element type (or are both fp8); `input_precision` says how fp32
-    operands are multiplied; `max_num_imprecise_acc` bounds fp8 products
-    accumulated at reduced precision before a full-precision add. When it
-    is absent the target's default applies (upstream Triton: 2^30 for fp8
-    operands on sm_90, else 0).
+    a is [B,] M × K, b is [B,] K × N, c and d are [B,] M × N; K is at least
+    16, and so are M and N of a 2-D dot (a batched one may be thinner: its
+    mma tiles hold it repeated). The operands share an element type (or
+    are both fp8); `input_precision` says how fp32 operands are
+    multiplied; `max_num_imprecise_acc` bounds fp8 products accumulated at
+    reduced precision before a full-precision add. When it is absent the
+    target's default applies (upstream Triton: 2^30 for fp8 operands on
+    sm_90, else 0).
   }];
   let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b,
                        AnyRankedTensor:$c, Kiln_InputPrecision:$input_precision,

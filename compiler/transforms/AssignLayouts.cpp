@@ -157,15 +157,16 @@ kiln::gpu::MmaEncodingAttr mmaFor3D(MLIRContext *ctx, RankedTensorType type,
   return kiln::gpu::MmaEncodingAttr::get(ctx, {wb, mn[0], mn[1]});
 }
 
-/// Whether a 3-D dot of `flavour` takes mma.sync: M at least 16, N at
-/// least 8, K a multiple of the instruction group's, and both operands
-/// (every batch, one group of K, rows padded by a word) staged within
-/// DotToLLVM.cpp's budget.
+/// Whether a 3-D dot of `flavour` takes mma.sync: K a multiple of the
+/// instruction group's, and both operands (every batch, one group of K,
+/// rows padded by a word) staged within DotToLLVM.cpp's budget. M under 16
+/// or N under 8 is held repeated in the 16 x 8 tiles (the layout's bases
+/// past the shape are zero), as a thin dot's operands are read.
 bool batchedOnTensorCores(kiln::DotOp dot, const kiln::TensorCoreFlavour &f,
                           unsigned numWarps) {
   ArrayRef<int64_t> shape = dot.getType().getShape();
   int64_t k = dot.getA().getType().getDimSize(2);
-  if (shape[1] < 16 || shape[2] < 8 || k % f.kGroup() != 0)
+  if (k % f.kGroup() != 0)
     return false;
   // fp8 operands are staged widened to fp32.
   return kiln::stagedDotBytes(shape[0], shape[1], shape[2], f.kGroup(),

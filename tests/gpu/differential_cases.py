@@ -1826,10 +1826,10 @@ CASES += [
 F = "matmul/thin_dots.py"
 
 
-def thin(id, kernel, t, c, M, N, K, B=None, tol=1e-2, x=("uniform", -1.0, 1.0)):
+def thin(id, kernel, t, c, M, N, K, B=None, tol=1e-2, x=("uniform", -1.0, 1.0), extra=""):
     torch_t = {"fp16": "float16", "bf16": "bfloat16", "i8": "int8", "fp32": "float32"}
     b_ = B or 1
-    sig = f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*{c}:16, " + (f"B={B}, " if B else "") + f"M={M}, N={N}, K={K}"
+    sig = f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*{c}:16, " + (f"B={B}, " if B else "") + f"M={M}, N={N}, K={K}" + extra
     src = x if t != "i8" else ("randint", -8, 8)
     return case(id, F, kernel, sig,
                 dict(a_ptr=(src[0], torch_t[t], b_ * M * K) + tuple(src[1:]),
@@ -1849,6 +1849,18 @@ CASES += [
     thin("thin_dot_2x128_tf32", "thin_dot", "fp32", "fp32", 2, 128, 64),
     thin("thin_dot_f16_out", "thin_dot_f16_out", "fp16", "fp16", 8, 64, 128, tol=0.05),
     thin("thin_batched_dot", "thin_batched_dot", "fp16", "fp32", 4, 64, 64, B=2),
+    # Batched dots thinner than the mma tile (M under 16, N under 8) are not
+    # padded: the tiles hold them repeated. Warps along the batch, and
+    # replicated ones (8 x 8 at 4 warps over 2 batches).
+    thin("thin_batched_4x4_bf16_w1", "thin_batched_dot", "bf16", "fp32", 4, 4, 64, B=4,
+         extra=", num_warps=1"),
+    thin("thin_batched_8x8_fp16", "thin_batched_dot", "fp16", "fp32", 8, 8, 128, B=2),
+    thin("thin_batched_16x4_tf32", "thin_batched_dot", "fp32", "fp32", 16, 4, 64, B=4),
+    thin("thin_batched_2x64_i8", "thin_batched_dot_i8", "i8", "i32", 2, 64, 64, B=4, tol=0),
+    thin("thin_batched_loop_4x4_bf16", "thin_batched_dot_loop", "bf16", "fp32", 4, 4, 256, B=16,
+         extra=", BK=64"),
+    thin("thin_batched_loop_4x2_fp16_w1", "thin_batched_dot_loop", "fp16", "fp32", 4, 2, 128, B=8,
+         extra=", BK=64, num_warps=1"),
 ]
 
 # --- matmul/chunk_gradients.py: three independent dots staged together, a

@@ -2,7 +2,8 @@
 # registers would not fit (8 x 32 x 64 at 4 warps spilled): the operands'
 # rows (columns) repeated up to 16 for the tensor cores, one copy of each
 # result row (column) kept. Accumulators carried in, out_dtype, int8, tf32,
-# fp8 and batched forms; matvec (gather_thin_dot_wide_rand.py) stays a
+# fp8 and batched forms (batched dots are not padded: their mma tiles hold
+# the thin shape repeated); matvec (gather_thin_dot_wide_rand.py) stays a
 # product and a sum.
 #
 # kiln-variant: -n thin_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=8, N=32, K=64"
@@ -15,7 +16,15 @@
 # kiln-covers: thin_dot: tl.dot with M or N under 16; tl.dot(acc=)
 # kiln-covers: thin_dot_i8: tl.dot with M or N under 16; tl.dot(out_dtype=)
 # kiln-covers: thin_dot_f16_out: tl.dot with M or N under 16; tl.dot(out_dtype=)
+# kiln-variant: -n thin_batched_dot -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, B=4, M=4, N=4, K=64, num_warps=1"
+# kiln-variant: -n thin_batched_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, B=2, M=8, N=8, K=128"
+# kiln-variant: -n thin_batched_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, B=4, M=16, N=4, K=64"
+# kiln-variant: -n thin_batched_dot_i8 -s "a_ptr=*i8:16, b_ptr=*i8:16, c_ptr=*i32:16, B=4, M=2, N=64, K=64"
+# kiln-variant: -n thin_batched_dot_loop -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, B=16, M=4, N=4, K=256, BK=64"
+# kiln-variant: -n thin_batched_dot_loop -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, B=8, M=4, N=2, K=128, BK=64, num_warps=1"
 # kiln-covers: thin_batched_dot: tl.dot with M or N under 16
+# kiln-covers: thin_batched_dot_i8: tl.dot with M or N under 16; tl.dot(out_dtype=)
+# kiln-covers: thin_batched_dot_loop: tl.dot with M or N under 16; tl.dot(acc=)
 import triton
 import triton.language as tl
 
@@ -63,3 +72,33 @@ def thin_batched_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: t
     a = tl.load(a_ptr + rb * M * K + rm * K + rk[None, None, :])
     b = tl.load(b_ptr + rb * K * N + rk[None, :, None] * N + rn)
     tl.store(c_ptr + rb * M * N + rm * N + rn, tl.dot(a, b))
+
+
+@triton.jit
+def thin_batched_dot_i8(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                        K: tl.constexpr):
+    rb = tl.arange(0, B)[:, None, None]
+    rm = tl.arange(0, M)[None, :, None]
+    rn = tl.arange(0, N)[None, None, :]
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rb * M * K + rm * K + rk[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + rk[None, :, None] * N + rn)
+    c = tl.load(c_ptr + rb * M * N + rm * N + rn)
+    tl.store(c_ptr + rb * M * N + rm * N + rn, tl.dot(a, b, c, out_dtype=tl.int32))
+
+
+@triton.jit
+def thin_batched_dot_loop(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                          K: tl.constexpr, BK: tl.constexpr):
+    # The accumulator carried through a loop over K, as Transformer Engine's
+    # mHC backward carries its [4, 4, 4] gradient.
+    rb = tl.arange(0, B)[:, None, None]
+    rm = tl.arange(0, M)[None, :, None]
+    rn = tl.arange(0, N)[None, None, :]
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((B, M, N), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rb * M * K + rm * K + k + rk[None, None, :])
+        b = tl.load(b_ptr + rb * K * N + (k + rk[None, :, None]) * N + rn)
+        acc = tl.dot(a, b, acc=acc)
+    tl.store(c_ptr + rb * M * N + rm * N + rn, acc)

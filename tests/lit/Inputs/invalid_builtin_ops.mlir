@@ -54,6 +54,14 @@ func.func @dot_small(%a: tensor<8x16xf16>, %b: tensor<16x8xf16>, %c: tensor<8x8x
 
 // -----
 
+func.func @dot_batched_small_k(%a: tensor<2x4x8xf16>, %b: tensor<2x8x4xf16>, %c: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{K must be at least 16, got M=4, N=4, K=8}}
+  %d = kiln.dot %a, %b, %c, tf32 : tensor<2x4x8xf16> * tensor<2x8x4xf16> -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
 func.func @atomic_type(%p: !kiln.ptr<f32>, %v: f32) {
   // expected-error @+1 {{umax needs integer values}}
   %o = kiln.atomic_rmw umax acq_rel gpu %p, %v : !kiln.ptr<f32>, f32
