@@ -406,6 +406,41 @@ CASES.append(case(
     (cdiv(M, 128) * cdiv(N, 256),), ["output_pointer"], bytes=2 * (M * K + K * N + M * N + N), tol=2e-3,
     flops=2 * M * N * K, package=TRL + "attorch", srcs=[TRL + "attorch/attorch/act_kernels.py"]))
 
+# attorch's attention backward (`_bwd_kernel`, the FlashAttention-2
+# backward of Triton's old tutorial: one program per (batch, head) walks all
+# column blocks, dq read, added to and written back per block), as its
+# autograd backward launches it on Hopper: 128 x 128 blocks, 8 warps, 1
+# stage, MMA_V3, not sequence-parallel, non-causal. 8 x 16 heads of 2048
+# tokens, fp16, head dims 64 and 128. L (the forward's base-2 logsumexp)
+# between 6 and 7, above any row's scaled q.k here, so that p stays under 1;
+# delta of about 1.
+Z, H, N_CTX = 8, 16, 2048
+for DMODEL in (64, 128):
+    QKV = Z * H * N_CTX * DMODEL
+    CASES.append(case(
+        f"attorch_attention_bwd_d{DMODEL}_fp16", TRL + "attorch/attorch/multi_head_attention_kernels.py",
+        "_bwd_kernel",
+        "Q=*fp16, K=*fp16, V=*fp16, sm_scale=fp32, Out=*fp16, DO=*fp16, DQ=*fp16, DK=*fp16, DV=*fp16, "
+        "L=*fp32, D=*fp32, stride_dqa=i32, stride_qz=i32, stride_qh=i32, stride_qm=i32, stride_qk=i32, "
+        "stride_kz=i32, stride_kh=i32, stride_kn=i32, stride_kk=i32, stride_vz=i32, stride_vh=i32, "
+        "stride_vn=i32, stride_vk=i32, Z=i32, H=i32, N_CTX=i32, Z_H_N_CTX=i32, SQ_Z_H_N_CTX=i32, "
+        f"BLOCK_M=128, BLOCK_DMODEL={DMODEL}, BLOCK_N=128, SEQUENCE_PARALLEL=False, CAUSAL=False, "
+        "MMA_V3=True, num_warps=8, num_stages=1",
+        dict(Q=("randn", "float16", QKV), K=("randn", "float16", QKV), V=("randn", "float16", QKV),
+             sm_scale=DMODEL ** -0.5, Out=("randn", "float16", QKV), DO=("randn", "float16", QKV),
+             DQ=("zeros", "float16", QKV), DK=("zeros", "float16", QKV), DV=("zeros", "float16", QKV),
+             L=("uniform", "float32", Z * H * N_CTX, 6.0, 7.0),
+             D=("uniform", "float32", Z * H * N_CTX, -1.0, 1.0),
+             stride_dqa=QKV, stride_qz=H * N_CTX * DMODEL, stride_qh=N_CTX * DMODEL, stride_qm=DMODEL,
+             stride_qk=1, stride_kz=H * N_CTX * DMODEL, stride_kh=N_CTX * DMODEL, stride_kn=DMODEL,
+             stride_kk=1, stride_vz=H * N_CTX * DMODEL, stride_vh=N_CTX * DMODEL, stride_vn=DMODEL,
+             stride_vk=1, Z=Z, H=H, N_CTX=N_CTX, Z_H_N_CTX=Z * H * N_CTX,
+             SQ_Z_H_N_CTX=cdiv(N_CTX, 128) * Z * H * N_CTX),
+        # fp16 operands, fp32 sums of 2048 products in another order, dq
+        # rounded to fp16 after each of 16 column blocks.
+        (Z * H, 1), ["DQ", "DK", "DV"], bytes=2 * 9 * QKV, tol=2e-2,
+        flops=5 * 2 * Z * H * N_CTX * N_CTX * DMODEL))
+
 # SageAttention's int8 attention (Q and K quantized per 128 / 64 rows with
 # the softmax scale folded into Q's scales, P·V in fp16 with an fp16
 # accumulator), its HND layout, fp16 out: batch 4 x 32 heads x 4096 tokens,
