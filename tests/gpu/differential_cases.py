@@ -1827,7 +1827,8 @@ F = "matmul/thin_dots.py"
 
 
 def thin(id, kernel, t, c, M, N, K, B=None, tol=1e-2, x=("uniform", -1.0, 1.0), extra=""):
-    torch_t = {"fp16": "float16", "bf16": "bfloat16", "i8": "int8", "fp32": "float32"}
+    torch_t = {"fp16": "float16", "bf16": "bfloat16", "i8": "int8", "fp32": "float32",
+               "fp8e5": "float8_e5m2"}
     b_ = B or 1
     sig = f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*{c}:16, " + (f"B={B}, " if B else "") + f"M={M}, N={N}, K={K}" + extra
     src = x if t != "i8" else ("randint", -8, 8)
@@ -1861,6 +1862,10 @@ CASES += [
          extra=", BK=64"),
     thin("thin_batched_loop_4x2_fp16_w1", "thin_batched_dot_loop", "fp16", "fp32", 4, 2, 128, B=8,
          extra=", BK=64, num_warps=1"),
+    # fp8 (widened to fp32 and multiplied as tf32, exact): Triton's fp8
+    # products accumulate with fewer mantissa bits.
+    thin("thin_batched_4x8_fp8e5_w1", "thin_batched_dot", "fp8e5", "fp32", 4, 8, 64, B=4,
+         extra=", num_warps=1", tol=1e-3, x=("randn",)),
 ]
 
 # --- matmul/chunk_gradients.py: three independent dots staged together, a

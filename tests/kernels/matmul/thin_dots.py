@@ -19,6 +19,7 @@
 # kiln-variant: -n thin_batched_dot -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, B=4, M=4, N=4, K=64, num_warps=1"
 # kiln-variant: -n thin_batched_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, B=2, M=8, N=8, K=128"
 # kiln-variant: -n thin_batched_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, B=4, M=16, N=4, K=64"
+# kiln-variant: -n thin_batched_dot -s "a_ptr=*fp8e5:16, b_ptr=*fp8e5:16, c_ptr=*fp32:16, B=4, M=4, N=8, K=64, num_warps=1"
 # kiln-variant: -n thin_batched_dot_i8 -s "a_ptr=*i8:16, b_ptr=*i8:16, c_ptr=*i32:16, B=4, M=2, N=64, K=64"
 # kiln-variant: -n thin_batched_dot_loop -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, B=16, M=4, N=4, K=256, BK=64"
 # kiln-variant: -n thin_batched_dot_loop -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, B=8, M=4, N=2, K=128, BK=64, num_warps=1"
