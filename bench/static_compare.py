@@ -7,6 +7,12 @@ flagged. A map of where to look for slow kernels the bench does not time.
     python3 bench/static_compare.py --manifest tests/realworld/MANIFEST.second \\
         --kilnc build/compiler/driver/kilnc --out /tmp/static [--filter TEXT]
 
+With `--cases TEXT` (instead of, or beside, --manifest) it compares the
+real-world bench cases (bench/realworld_cases.py) whose id contains TEXT,
+with the signatures and hints bench/build_realworld_cubins.sh compiles
+them with: the figures beside a timed case's, or in place of them where no
+GPU was at hand.
+
 Both compilers take each variant's signature with `:16` added to its
 pointers (what Triton's JIT assumes of fresh allocations) for sm_90a. Kiln's
 side is kilnc; upstream's is triton.compile in .triton-venv's Python (one
@@ -63,6 +69,24 @@ def hinted(sig):
             value += ":16"
         out.append(f"{name.strip()}={value}")
     return ", ".join(out)
+
+
+def bench_case_variants(text):
+    """The bench cases whose id contains `text`, as variants (index: the id)."""
+    listing = subprocess.run([sys.executable, os.path.join(HERE, "realworld_cubins.py"), "--list"],
+                             stdout=subprocess.PIPE, check=True, text=True).stdout
+    variants = []
+    for line in listing.splitlines():
+        cid, path, kernel, sig, srcs = (line.split("|") + [""])[:5]
+        if text not in cid:
+            continue
+        v = check_corpus.Variant(os.path.relpath(os.path.join(REPO, path), REALWORLD), 0,
+                                 ["-n", kernel, "-s", sig])
+        v.kernel, v.index = kernel, cid
+        v.srcs = [os.path.relpath(os.path.join(REPO, s), REALWORLD)
+                  for s in shlex.split(srcs) if s != "--src"]
+        variants.append(v)
+    return variants
 
 
 def variant_args(v):
@@ -345,7 +369,7 @@ def cubin_stats(path):
             counts["stg_bytes"] += width
         elif head in ("LDS",):
             counts["lds"] += 1
-        elif head in ("STS",):
+        elif head in ("STS", "STSM"):
             counts["sts"] += 1
         elif head == "LDGSTS":
             counts["ldgsts"] += 1
@@ -426,6 +450,7 @@ def compare(out, v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--manifest", action="append", required=False, default=[])
+    ap.add_argument("--cases", help="bench cases whose id contains this text")
     ap.add_argument("--kilnc", default=os.path.join(REPO, "build/compiler/driver/kilnc"))
     ap.add_argument("--python", default=os.path.join(REPO, ".triton-venv/bin/python"))
     ap.add_argument("--out", required=False)
@@ -436,10 +461,10 @@ def main():
     if a.upstream_worker:
         upstream_worker(a.upstream_worker[0], json.loads(a.upstream_worker[1]))
         return 0
-    if not a.manifest or not a.out:
-        ap.error("--manifest and --out are required")
+    if not (a.manifest or a.cases is not None) or not a.out:
+        ap.error("--manifest (or --cases) and --out are required")
     os.makedirs(a.out, exist_ok=True)
-    variants = []
+    variants = bench_case_variants(a.cases) if a.cases is not None else []
     for m in a.manifest:
         vs, problems = check_corpus.read_manifest(m)
         variants += [v for v in vs if "-s" in v.args and a.filter in f"{v.path} -n {v.kernel}"]
@@ -456,15 +481,16 @@ def main():
     compared = [r for r in rows if r["status"] == "compared"]
     flagged = sorted((r for r in compared if r["flags"]), key=lambda r: (-len(r["flags"]), r["id"]))
     lines = ["| variant | flags | regs K/T | blocks/SM K/T | shared K/T | spill K/T | LDG K/T | LDGSTS+TMA K/T | "
-             "STG K/T | SASS K/T |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "STG K/T | LDS+STS+LDSM K/T | BAR K/T | SHFL K/T | SASS K/T |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in flagged + [r for r in compared if not r["flags"]]:
         k, t = r["kiln"], r["triton"]
         lines.append(f"| {r['id']} | {' '.join(r['flags'])} | {k.get('regs')}/{t.get('regs')} | "
                      f"{r['kiln_blocks']}/{r['triton_blocks']} | {r['kiln_shared']}/{r['triton_shared']} | "
                      f"{k['ldl'] + k['stl']}/{t['ldl'] + t['stl']} | {k['ldg']}/{t['ldg']} | "
                      f"{k['ldgsts'] + k['tma']}/{t['ldgsts'] + t['tma']} | {k['stg']}/{t['stg']} | "
-                     f"{k['total']}/{t['total']} |")
+                     f"{k['lds'] + k['sts'] + k['ldsm']}/{t['lds'] + t['sts'] + t['ldsm']} | "
+                     f"{k['bar']}/{t['bar']} | {k['shfl']}/{t['shfl']} | {k['total']}/{t['total']} |")
     others = [r for r in rows if r["status"] != "compared"]
     with open(os.path.join(a.out, "static.md"), "w") as f:
         f.write("\n".join(lines) + "\n\n" + "\n".join(f"- {r['id']}: {r['status']}" for r in others) + "\n")

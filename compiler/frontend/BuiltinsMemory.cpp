@@ -872,6 +872,37 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
     // sum in another order than an mma's, and fp32 operands at full
     // precision rather than tf32).
     DType accElem = dotType.element;
+    if (m == 1 || n == 1) {
+      // A matrix-vector product: the products in the operands' rank (b's
+      // column laid along a's rows, or a's row down b's columns) and their
+      // sum along K there, in that rank's layout. A product of one rank
+      // more takes that rank's default layout, whose threads can all go
+      // along K (Mamba-3's backward, a 64 x 64 by a 64 x 1: 160 shuffles a
+      // thread).
+      llvm::SmallVector<int32_t> swapLast;
+      for (size_t d = 0; d < rank; ++d)
+        swapLast.push_back(int32_t(d));
+      std::swap(swapLast[rank - 2], swapLast[rank - 1]);
+      int64_t kAxis = int64_t(rank) - (n == 1 ? 1 : 2);
+      FValue x = n == 1 ? a : permuteDims(e, a, swapLast, args.loc);
+      FValue y = n == 1 ? permuteDims(e, b, swapLast, args.loc) : b;
+      x = e.castTo(x, accElem, args.loc); // [..., M, K] or [..., K, 1]
+      y = e.castTo(y, accElem, args.loc); // [..., 1, K] or [..., K, N]
+      std::optional<FValue> product = e.binary("*", x, y, args.loc);
+      std::optional<FValue> sum =
+          product ? callBuiltin(e, "tl.sum", {*product},
+                                {{"axis", FValue::integer(kAxis)}}, args.loc)
+                  : std::nullopt;
+      std::optional<FValue> result =
+          sum ? e.binary("+", *acc, expandDims(e, *sum, kAxis, args.loc),
+                         args.loc)
+              : std::nullopt;
+      if (!result)
+        return std::nullopt;
+      if (roundToF16)
+        return e.castTo(*result, type.element, args.loc);
+      return result;
+    }
     FValue wideA = expandDims(e, e.castTo(a, accElem, args.loc), rank,
                               args.loc); // [..., M, K, 1]
     FValue wideB = expandDims(e, e.castTo(b, accElem, args.loc), rank - 2,

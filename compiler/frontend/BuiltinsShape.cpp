@@ -9,6 +9,8 @@
 #include "compiler/frontend/BuiltinSupport.h"
 
 #include "compiler/ir/Dialects.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace kiln::frontend;
 
@@ -96,6 +98,16 @@ FValue kiln::frontend::permuteDims(Emitter &e, const FValue &v,
     return v;
   TritonType type = v.type.withShape(shape);
   auto &b = e.getBuilder();
+  // A splat (tl.full's) is the same splat in the new shape.
+  mlir::DenseElementsAttr splat;
+  if (mlir::matchPattern(v.value, mlir::m_Constant(&splat)) &&
+      splat.isSplat()) {
+    auto shaped = mlir::cast<mlir::ShapedType>(type.toMLIR(e.getContext()));
+    return FValue::runtime(
+        mlir::arith::ConstantOp::create(b, e.location(loc), shaped,
+                                        splat.resizeSplat(shaped)),
+        type);
+  }
   mlir::Value r =
       kiln::TransOp::create(b, e.location(loc), type.toMLIR(e.getContext()),
                             v.value, b.getDenseI32ArrayAttr(order));

@@ -2408,10 +2408,14 @@ struct AssignLayoutsPass
   /// least one of those: FLA's decays `exp2(g[:, None] - g[None, :])`.
   /// Computed again in another layout over the vectors converted there, it
   /// moves a vector where converting it moves the tile.
-  bool isArithmeticOverBroadcasts(Value v, unsigned depth = 0) {
+  /// With `widened`, one leaf may also be a widened tile (isWidenedTile:
+  /// Mamba-3's `dO.to(tl.float32) * (D + qk[:, None])`), set there: its
+  /// narrow tile is what moves then.
+  bool isArithmeticOverBroadcasts(Value v, unsigned depth = 0,
+                                  Value *widened = nullptr) {
     Operation *def = v.getDefiningOp();
     if (auto convert = dyn_cast_or_null<kiln::gpu::ConvertLayoutOp>(def))
-      return isArithmeticOverBroadcasts(convert.getSrc(), depth);
+      return isArithmeticOverBroadcasts(convert.getSrc(), depth, widened);
     if (!def || depth > 4 || !isElementwise(def) || def->getNumResults() != 1 ||
         (depth > 0 && !v.hasOneUse()))
       return false;
@@ -2420,24 +2424,57 @@ struct AssignLayoutsPass
       if (!isa<RankedTensorType>(operand.getType()) ||
           isCheap(operand, 0, /*shapes=*/true))
         continue;
+      Value before = widened ? *widened : Value();
       if (!isBroadcastOfSmaller(operand) &&
-          !isArithmeticOverBroadcasts(operand, depth + 1))
-        return false;
+          !isArithmeticOverBroadcasts(operand, depth + 1, widened)) {
+        if (!widened || before || !isWidenedTile(operand))
+          return false;
+        *widened = operand;
+      }
       broadcasts = true;
     }
     return broadcasts;
   }
 
+  /// Whether another conversion than `convert` takes `wide` (or the tile it
+  /// widens) to `target`: converted narrow, once, for both, the vectors
+  /// beside it rebroadcast, a tile conversion goes. (Where none does, the
+  /// vectors' conversions would only add barriers.)
+  static bool convertedElsewhere(Value wide, Attribute target,
+                                 kiln::gpu::ConvertLayoutOp convert) {
+    for (Value v : {wide, wide.getDefiningOp()->getOperand(0)})
+      for (Operation *user : v.getUsers())
+        if (auto other = dyn_cast<kiln::gpu::ConvertLayoutOp>(user);
+            other && other != convert &&
+            encodingOf(other.getResult()) == target)
+          return true;
+    return false;
+  }
+
+  /// Whether `v` is a tile (rank 2 or more) extended to a wider type: its
+  /// conversion moves fewer bytes before the extension.
+  static bool isWidenedTile(Value v) {
+    Operation *extension = v.getDefiningOp();
+    return isa_and_nonnull<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(
+               extension) &&
+           cast<RankedTensorType>(extension->getOperand(0).getType())
+                   .getRank() >= 2;
+  }
+
   /// `v` (isArithmeticOverBroadcasts) computed again in `encoding`; the ops
-  /// it replaces go into `dead`.
+  /// it replaces go into `dead`. Its `widened` tile, if any, is converted
+  /// narrow (widenedIn).
   Value rebuildOverBroadcasts(
       Value v, Attribute encoding,
       llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
-      llvm::SetVector<Operation *> &dead) {
+      llvm::SetVector<Operation *> &dead,
+      llvm::DenseMap<std::pair<Value, Attribute>, Value> &narrowed,
+      Value widened) {
     Operation *def = v.getDefiningOp();
     if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(def)) {
       dead.insert(def);
-      return rebuildOverBroadcasts(convert.getSrc(), encoding, done, dead);
+      return rebuildOverBroadcasts(convert.getSrc(), encoding, done, dead,
+                                   narrowed, widened);
     }
     if (encodingOf(v) == encoding)
       return v;
@@ -2452,7 +2489,10 @@ struct AssignLayoutsPass
     for (Value operand : def->getOperands())
       if (isa<RankedTensorType>(operand.getType()))
         mapping.map(operand,
-                    rebuildOverBroadcasts(operand, encoding, done, dead));
+                    operand == widened
+                        ? widenedIn(operand, encoding, def, narrowed)
+                        : rebuildOverBroadcasts(operand, encoding, done, dead,
+                                                narrowed, widened));
     OpBuilder b(def);
     b.setInsertionPointAfter(def);
     Operation *clone = b.clone(*def, mapping);
@@ -2480,19 +2520,28 @@ struct AssignLayoutsPass
             extension) ||
         cast<RankedTensorType>(src.getType()).getRank() < 2)
       return {};
-    Attribute target = encodingOf(convert.getResult());
-    Value &known = narrowed[{src, target}];
-    if (known && known.getParentBlock() == convert->getBlock() &&
-        known.getDefiningOp()->isBeforeInBlock(convert))
+    return widenedIn(src, encodingOf(convert.getResult()), convert, narrowed);
+  }
+
+  /// `wide` (isWidenedTile) in `target` before `at`: its narrow tile
+  /// converted there and extended again, or such a value of `narrowed` from
+  /// before `at` in its block.
+  Value
+  widenedIn(Value wide, Attribute target, Operation *at,
+            llvm::DenseMap<std::pair<Value, Attribute>, Value> &narrowed) {
+    Value &known = narrowed[{wide, target}];
+    if (known && known.getParentBlock() == at->getBlock() &&
+        known.getDefiningOp()->isBeforeInBlock(at))
       return known;
-    OpBuilder b(convert);
+    Operation *extension = wide.getDefiningOp();
+    OpBuilder b(at);
     Value narrow = extension->getOperand(0);
     auto narrowType = cast<RankedTensorType>(narrow.getType());
     Value converted = kiln::gpu::ConvertLayoutOp::create(
-        b, convert.getLoc(), withEncoding(narrowType, target), narrow);
+        b, at->getLoc(), withEncoding(narrowType, target), narrow);
     Operation *widened = b.clone(*extension);
     widened->setOperand(0, converted);
-    widened->getResult(0).setType(convert.getType());
+    widened->getResult(0).setType(withEncoding(wide.getType(), target));
     known = widened->getResult(0);
     return known;
   }
@@ -2549,9 +2598,14 @@ struct AssignLayoutsPass
         convert->erase();
         continue;
       }
-      if (!cheap && isArithmeticOverBroadcasts(src)) {
-        convert.getResult().replaceAllUsesWith(
-            rebuildOverBroadcasts(src, target, done, replaced));
+      // (A widened tile moves narrow: the two conversions of Mamba-3's
+      // backward's dO, of `dO * (D + qk[:, None])` in fp32 and of dO for
+      // `QS * dO`, become one in bf16.)
+      Value widened;
+      if (!cheap && isArithmeticOverBroadcasts(src, 0, &widened) &&
+          (!widened || convertedElsewhere(widened, target, convert))) {
+        convert.getResult().replaceAllUsesWith(rebuildOverBroadcasts(
+            src, target, done, replaced, narrowed, widened));
         convert->erase();
         continue;
       }

@@ -73,8 +73,11 @@ bool mayWriteMemoryReadBy(Operation *root, LoadOp load) {
           // Any other write (a barrier ordering other threads' writes, an
           // op whose effects are unknown) may be to what the load reads.
           // The pipeline's own shared-memory ops (the kiln_gpu dialect),
-          // prints and asserts do not count.
-          if (isa<PrintOp, AssertOp>(op) ||
+          // prints and asserts do not count; nor do loads: a volatile one
+          // (Mamba-3's backward reloads its tiles so) is ordered as if it
+          // wrote, but writes nothing, and upstream's pipeliner moves loads
+          // across it.
+          if (isa<PrintOp, AssertOp, LoadOp>(op) ||
               isa_and_nonnull<gpu::KilnGPUDialect>(op->getDialect()) ||
               op->hasTrait<OpTrait::IsTerminator>() ||
               op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())

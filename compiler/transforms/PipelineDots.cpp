@@ -1698,7 +1698,7 @@ private:
         if (pd.staged[i]) {
           tiles[i] = stagingTileOf(unsigned(d), i);
           if (!stagedEarlier[d][i] && !(d > 0 && chained[d - 1])) {
-            kiln::gpu::LocalStoreOp::create(b, loc, operands[i], tiles[i]);
+            kiln::storeOperandTile(b, loc, operands[i], tiles[i]);
             wroteStaging = true;
           }
           continue;
@@ -1733,9 +1733,8 @@ private:
       if (chained[d])
         for (unsigned i = 0; i < 2; ++i)
           if (dots[d + 1].staged[i] && !stagedEarlier[d + 1][i]) {
-            kiln::gpu::LocalStoreOp::create(b, loc,
-                                            dots[d + 1].dot->getOperand(i),
-                                            stagingTileOf(unsigned(d + 1), i));
+            kiln::storeOperandTile(b, loc, dots[d + 1].dot->getOperand(i),
+                                   stagingTileOf(unsigned(d + 1), i));
             wroteStaging = true;
           }
       // Every thread's part of the staging tiles is written before any

@@ -1,6 +1,8 @@
 //===- RingTiles.cpp - tiles of shared rings and the dots that read them --===//
 #include "compiler/transforms/RingTiles.h"
 
+#include "compiler/ir/Elementwise.h"
+
 using namespace mlir;
 
 namespace kiln {
@@ -49,6 +51,41 @@ InputPrecisionAttr sharedDotPrecision(DotOp dot) {
       dot.getInputPrecision() == InputPrecision::TF32)
     return {};
   return InputPrecisionAttr::get(dot.getContext(), dot.getInputPrecision());
+}
+
+void storeOperandTile(OpBuilder &b, Location loc, Value operand, Value tile) {
+  // The casts after the transpose, outermost first.
+  SmallVector<Operation *> casts;
+  Value v = operand;
+  while (Operation *def = v.getDefiningOp()) {
+    // (A square transpose, or a conversion, has one shape too.)
+    if (def->getNumOperands() != 1 || def->getNumResults() != 1 ||
+        isa<TransOp, gpu::ConvertLayoutOp>(def) || !isElementwise(def))
+      break;
+    casts.push_back(def);
+    v = def->getOperand(0);
+  }
+  auto trans = v.getDefiningOp<TransOp>();
+  auto tileType = cast<gpu::MemDescType>(tile.getType());
+  Value held = trans ? trans.getSrc() : Value();
+  if (held)
+    while (auto convert = held.getDefiningOp<gpu::ConvertLayoutOp>())
+      held = convert.getSrc();
+  if (!trans || held == trans.getSrc() ||
+      trans.getOrder() != ArrayRef<int32_t>{1, 0} ||
+      !isa<gpu::NVMMASharedEncodingAttr>(tileType.getEncoding())) {
+    gpu::LocalStoreOp::create(b, loc, operand, tile);
+    return;
+  }
+  auto heldType = cast<RankedTensorType>(held.getType());
+  for (Operation *cast : llvm::reverse(casts)) {
+    Type element = mlir::getElementTypeOrSelf(cast->getResult(0).getType());
+    Operation *copy = b.clone(*cast);
+    copy->setOperand(0, held);
+    copy->getResult(0).setType(heldType.clone(element));
+    held = copy->getResult(0);
+  }
+  gpu::LocalStoreOp::create(b, loc, held, readView(b, loc, tile, true));
 }
 
 void eraseOperandPath(Value operand) {

@@ -36,6 +36,15 @@ gpu::MemDescType barrierRingType(mlir::MLIRContext *ctx, unsigned stages);
 /// than plain tf32 keep their emulation; none otherwise.
 InputPrecisionAttr sharedDotPrecision(DotOp dot);
 
+/// Writes `operand`, a dot operand computed in registers, into its staging
+/// `tile`. A transpose of a value another layout holds (`tl.trans(ds).to(
+/// tl.bfloat16)` of an accumulator: kiln-assign-layouts converts it to a
+/// blocked layout first), possibly cast element by element after, is
+/// written as that value is held into the tile's transposed view: the
+/// conversion's trip through shared memory goes.
+void storeOperandTile(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value operand, mlir::Value tile);
+
 /// Erases the layout conversions and transposes that led to a dot operand
 /// the dot no longer reads, up to the first one something else reads.
 void eraseOperandPath(mlir::Value operand);

@@ -277,7 +277,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     OpBuilder before(at);
     Value allocated =
         kiln::gpu::LocalAllocOp::create(before, loc, tile, IntegerAttr());
-    kiln::gpu::LocalStoreOp::create(before, loc, source, allocated);
+    kiln::storeOperandTile(before, loc, source, allocated);
     return allocated;
   }
 

@@ -8,14 +8,38 @@
 # RUN: %kilnc compile %S/../kernels/language/gather_thin_dot_wide_rand.py -n matvec -s "a_ptr=*bf16, x_ptr=*bf16, out_ptr=*fp32, M=64, K=128" --arch sm_90a --emit kiln -o - | FileCheck %s
 # RUN: %kilnc compile %S/../kernels/language/gather_thin_dot_wide_rand.py -n matvec -s "a_ptr=*i8, x_ptr=*i8, out_ptr=*i32, M=64, K=128" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=INT8
 # RUN: %kilnc compile %S/../kernels/language/gather_thin_dot_wide_rand.py -n matvec -s "a_ptr=*bf16, x_ptr=*bf16, out_ptr=*fp32, M=64, K=128" --arch sm_80 --emit cubin -o /dev/null
+# A matrix-vector product (M or N of 1) stays in the operands' rank: the
+# column is laid along the rows (a row down the columns) and the products
+# summed along K, in the layout of that rank (no 3-D product whose default
+# layout can put every thread along K).
 # CHECK-LABEL: func.func @matvec
 # CHECK-NOT: kiln.dot
+# CHECK: kiln.trans {{.*}}, [1, 0] : tensor<128x1xbf16> -> tensor<1x128xbf16>
 # CHECK: arith.extf {{.*}} : tensor<64x128xbf16> to tensor<64x128xf32>
-# CHECK: arith.mulf {{.*}} : tensor<64x128x1xf32>
-# CHECK: kiln.reduce {{.*}} {axis = 1 : i32} : (tensor<64x128x1xf32>) -> tensor<64x1xf32>
+# CHECK: arith.mulf {{.*}} : tensor<64x128xf32>
+# CHECK: kiln.reduce {{.*}} {axis = 1 : i32} : (tensor<64x128xf32>) -> tensor<64xf32>
+# CHECK: kiln.expand_dims {{.*}} {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
 # INT8-LABEL: func.func @matvec
 # INT8-NOT: kiln.dot
-# INT8: arith.muli {{.*}} : tensor<64x128x1xi32>
+# INT8: arith.muli {{.*}} : tensor<64x128xi32>
+#
+# A column of ones is a splat in its new shape; a row times a matrix sums
+# down the columns; a batched one keeps its rank.
+# RUN: %kilnc compile %S/../kernels/matmul/thin_dots.py -n vector_dots -s "x_ptr=*bf16:16, y_ptr=*bf16:16, w_ptr=*bf16:16, rows_ptr=*fp32:16, cols_ptr=*fp32:16, total_ptr=*fp32:16, M=64, K=64, N=32" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=VECTOR
+# VECTOR-LABEL: func.func @vector_dots
+# VECTOR-NOT: kiln.dot
+# VECTOR: arith.constant dense<1.000000e+00> : tensor<1x64xf32>
+# VECTOR: kiln.reduce {{.*}} {axis = 1 : i32} : (tensor<64x64xf32>) -> tensor<64xf32>
+# VECTOR: kiln.reduce {{.*}} {axis = 1 : i32} : (tensor<1x64xf32>) -> tensor<1xf32>
+# VECTOR: kiln.trans {{.*}}, [1, 0] : tensor<1x64xbf16> -> tensor<64x1xbf16>
+# VECTOR: arith.mulf {{.*}} : tensor<64x32xf32>
+# VECTOR: kiln.reduce {{.*}} {axis = 0 : i32} : (tensor<64x32xf32>) -> tensor<32xf32>
+# VECTOR: kiln.expand_dims {{.*}} {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+# RUN: %kilnc compile %S/../kernels/matmul/thin_dots.py -n batched_matvec -s "a_ptr=*fp16:16, x_ptr=*fp16:16, c_ptr=*fp32:16, B=4, M=16, K=64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=BATCHED
+# BATCHED-LABEL: func.func @batched_matvec
+# BATCHED-NOT: kiln.dot
+# BATCHED: kiln.trans {{.*}}, [0, 2, 1] : tensor<4x64x1xf16> -> tensor<4x1x64xf16>
+# BATCHED: kiln.reduce {{.*}} {axis = 2 : i32} : (tensor<4x16x64xf32>) -> tensor<4x16xf32>
 #
 # RUN: %kilnc compile %S/../kernels/matmul/thin_dots.py -n thin_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=8, N=32, K=64" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=PADDED
 # PADDED-LABEL: func.func @thin_dot

@@ -1866,6 +1866,41 @@ CASES += [
     # products accumulate with fewer mantissa bits.
     thin("thin_batched_4x8_fp8e5_w1", "thin_batched_dot", "fp8e5", "fp32", 4, 8, 64, B=4,
          extra=", num_warps=1", tol=1e-3, x=("randn",)),
+    # Matrix-vector products (M or N of 1) are multiplied and summed in the
+    # operands' rank. Triton takes them on the tensor cores (the M = N = 1
+    # one's fp32 operands as tf32): sums in another order.
+    case("vector_dots", F, "vector_dots",
+         "x_ptr=*bf16:16, y_ptr=*bf16:16, w_ptr=*bf16:16, rows_ptr=*fp32:16, cols_ptr=*fp32:16, "
+         "total_ptr=*fp32:16, M=64, K=64, N=32",
+         dict(x_ptr=("randn", "bfloat16", 64 * 64), y_ptr=("randn", "bfloat16", 64 * 64),
+              w_ptr=("randn", "bfloat16", 64 * 32), rows_ptr=("zeros", "float32", 64),
+              cols_ptr=("zeros", "float32", 32), total_ptr=("zeros", "float32", 1)),
+         (1,), ["rows_ptr", "cols_ptr", "total_ptr"], tol=1e-2),
+    case("batched_matvec", F, "batched_matvec",
+         "a_ptr=*fp16:16, x_ptr=*fp16:16, c_ptr=*fp32:16, B=4, M=16, K=64",
+         dict(a_ptr=("uniform", "float16", 4 * 16 * 64, -1.0, 1.0),
+              x_ptr=("uniform", "float16", 4 * 64, -1.0, 1.0),
+              c_ptr=("uniform", "float32", 4 * 16, -1.0, 1.0)),
+         (1,), ["c_ptr"], tol=1e-2),
+]
+
+# --- matmul/transposed_accumulators.py: a dot's result transposed into the
+# next dot's a, staged through the tile's transposed view.
+F = "matmul/transposed_accumulators.py"
+CASES += [
+    case("transposed_accumulator_loop", F, "in_loop",
+         "q_ptr=*bf16:16, k_ptr=*bf16:16, out_ptr=*bf16:16, n=i32, BT=64, D=128, num_warps=4, "
+         "num_stages=2",
+         dict(q_ptr=("uniform", "bfloat16", 4 * 64 * 128, -1.0, 1.0),
+              k_ptr=("uniform", "bfloat16", 4 * 64 * 128, -1.0, 1.0),
+              out_ptr=("zeros", "bfloat16", 64 * 128), n=4),
+         (1,), ["out_ptr"], tol=2e-2),
+    case("transposed_accumulator", F, "straight",
+         "q_ptr=*bf16:16, k_ptr=*bf16:16, out_ptr=*bf16:16, BT=64, D=128, num_warps=4",
+         dict(q_ptr=("uniform", "bfloat16", 64 * 128, -1.0, 1.0),
+              k_ptr=("uniform", "bfloat16", 64 * 128, -1.0, 1.0),
+              out_ptr=("zeros", "bfloat16", 64 * 128)),
+         (1,), ["out_ptr"], tol=2e-2),
 ]
 
 # --- matmul/chunk_gradients.py: three independent dots staged together, a

@@ -10,6 +10,16 @@
 # A loop that stores to global memory keeps its loads where they are: the
 # next iteration's load could have to see this iteration's store.
 # RUN: %kilnc compile %s -n rows_stored -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=STORED
+# A volatile load in the loop (Mamba-3's backward reloads dO and V so)
+# writes nothing: the loads beside it still go ahead (upstream's pipeliner
+# moves them too), while it stays in its iteration.
+# RUN: %kilnc compile %s -n rows_volatile -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=VOLATILE
+# VOLATILE: %[[M0:[0-9]+]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
+# VOLATILE: %[[M1:[0-9]+]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
+# VOLATILE: scf.for {{.*}} = %[[M0]], %[[C:arg[0-9]+]] = %[[M1]],
+# VOLATILE: kiln.load {{.*}} volatile : (tensor<32x!kiln.ptr<f32>
+# VOLATILE: %[[M2:[0-9]+]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
+# VOLATILE: scf.yield {{.*}}, %[[C]], %[[M2]],
 # A scalar load, a carried pointer's (SageAttention's per-block k scale,
 # `k_scale = tl.load(K_scale_ptr)`, then `K_scale_ptr += 1`), goes ahead too.
 # RUN: %kilnc compile %s -n scaled_rows -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SCALAR
@@ -100,6 +110,27 @@ def rows_stored(q_ptr, k_ptr, m_ptr, dk_ptr, n):
         m = tl.load(m_ptr + curr + rm)
         s = tl.dot(k, qT) - m[None, :]
         tl.store(m_ptr + curr + 32 + rm, m * 2.0, mask=curr + 32 + rm < n)
+        p = s.to(tl.float16)
+        dk += tl.dot(p, tl.trans(qT))
+        qT_ptrs += 32 * 64
+        curr += 32
+    tl.store(dk_ptr + rn[:, None] * 64 + rd[None, :], dk)
+
+
+@triton.jit
+def rows_volatile(q_ptr, k_ptr, m_ptr, v_ptr, dk_ptr, n):
+    rn = tl.arange(0, 64)
+    rd = tl.arange(0, 64)
+    rm = tl.arange(0, 32)
+    k = tl.load(k_ptr + rn[:, None] * 64 + rd[None, :])
+    dk = tl.zeros((64, 64), dtype=tl.float32)
+    qT_ptrs = q_ptr + rm[None, :] * 64 + rd[:, None]
+    curr = 0
+    for start in range(0, n, 32):
+        qT = tl.load(qT_ptrs)
+        m = tl.load(m_ptr + curr + rm)
+        v = tl.load(v_ptr + curr + rm, volatile=True)
+        s = tl.dot(k, qT) - m[None, :] * v[None, :]
         p = s.to(tl.float16)
         dk += tl.dot(p, tl.trans(qT))
         qT_ptrs += 32 * 64

@@ -26,6 +26,10 @@
 # kiln-covers: thin_batched_dot: tl.dot with M or N under 16
 # kiln-covers: thin_batched_dot_i8: tl.dot with M or N under 16; tl.dot(out_dtype=)
 # kiln-covers: thin_batched_dot_loop: tl.dot with M or N under 16; tl.dot(acc=)
+# kiln-variant: -n vector_dots -s "x_ptr=*bf16:16, y_ptr=*bf16:16, w_ptr=*bf16:16, rows_ptr=*fp32:16, cols_ptr=*fp32:16, total_ptr=*fp32:16, M=64, K=64, N=32"
+# kiln-variant: -n batched_matvec -s "a_ptr=*fp16:16, x_ptr=*fp16:16, c_ptr=*fp32:16, B=4, M=16, K=64"
+# kiln-covers: vector_dots: tl.dot with M or N under 16; tl.full
+# kiln-covers: batched_matvec: tl.dot with M or N under 16
 import triton
 import triton.language as tl
 
@@ -103,3 +107,34 @@ def thin_batched_dot_loop(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr,
         b = tl.load(b_ptr + rb * K * N + (k + rk[None, :, None]) * N + rn)
         acc = tl.dot(a, b, acc=acc)
     tl.store(c_ptr + rb * M * N + rm * N + rn, acc)
+
+
+@triton.jit
+def vector_dots(x_ptr, y_ptr, w_ptr, rows_ptr, cols_ptr, total_ptr, M: tl.constexpr,
+                K: tl.constexpr, N: tl.constexpr):
+    # Matrix-vector products as Mamba-3's backward takes them: row sums of
+    # an element-wise product by a column of ones (N = 1), a row of ones
+    # times that column (M = N = 1), and a row times a matrix (M = 1).
+    rm = tl.arange(0, M)
+    rk = tl.arange(0, K)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * K + rk[None, :])
+    y = tl.load(y_ptr + rm[:, None] * K + rk[None, :])
+    rows = tl.dot(x * y, tl.full([K, 1], 1, dtype=x.dtype))
+    tl.store(rows_ptr + rm, rows.reshape(M))
+    total = tl.dot(tl.full([1, M], 1, dtype=tl.float32), rows)
+    tl.store(total_ptr + tl.arange(0, 1), total.reshape(1))
+    w = tl.load(w_ptr + rk[:, None] * N + rn[None, :])
+    cols = tl.dot(tl.load(x_ptr + rk)[None, :], w)
+    tl.store(cols_ptr + rn[None, :], cols)
+
+
+@triton.jit
+def batched_matvec(a_ptr, x_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, K: tl.constexpr):
+    rb = tl.arange(0, B)[:, None, None]
+    rm = tl.arange(0, M)[None, :, None]
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rb * M * K + rm * K + rk[None, None, :])
+    x = tl.load(x_ptr + rb * K + rk[None, :, None])
+    c = tl.load(c_ptr + rb * M + rm)
+    tl.store(c_ptr + rb * M + rm, tl.dot(a, x, c))
