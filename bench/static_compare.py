@@ -8,7 +8,8 @@ flagged. A map of where to look for slow kernels the bench does not time.
         --kilnc build/compiler/driver/kilnc --out /tmp/static [--filter TEXT]
 
 With `--cases TEXT` (instead of, or beside, --manifest) it compares the
-real-world bench cases (bench/realworld_cases.py) whose id contains TEXT,
+real-world bench cases (bench/realworld_cases.py) whose id contains TEXT
+(or one of its comma-separated parts),
 with the signatures and hints bench/build_realworld_cubins.sh compiles
 them with: the figures beside a timed case's, or in place of them where no
 GPU was at hand.
@@ -72,13 +73,14 @@ def hinted(sig):
 
 
 def bench_case_variants(text):
-    """The bench cases whose id contains `text`, as variants (index: the id)."""
+    """The bench cases whose id contains `text` (or one of its comma-separated
+    parts), as variants (index: the id)."""
     listing = subprocess.run([sys.executable, os.path.join(HERE, "realworld_cubins.py"), "--list"],
                              stdout=subprocess.PIPE, check=True, text=True).stdout
     variants = []
     for line in listing.splitlines():
         cid, path, kernel, sig, srcs = (line.split("|") + [""])[:5]
-        if text not in cid:
+        if not any(t in cid for t in text.split(",")):
             continue
         v = check_corpus.Variant(os.path.relpath(os.path.join(REPO, path), REALWORLD), 0,
                                  ["-n", kernel, "-s", sig])
@@ -450,7 +452,7 @@ def compare(out, v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--manifest", action="append", required=False, default=[])
-    ap.add_argument("--cases", help="bench cases whose id contains this text")
+    ap.add_argument("--cases", help="bench cases whose id contains this text (a,b: either)")
     ap.add_argument("--kilnc", default=os.path.join(REPO, "build/compiler/driver/kilnc"))
     ap.add_argument("--python", default=os.path.join(REPO, ".triton-venv/bin/python"))
     ap.add_argument("--out", required=False)
