@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -56,6 +57,18 @@ Value pointerRoot(Value v) {
   return pointerRoot(v, visiting);
 }
 
+/// Whether `op` runs in a loop within `root`, `root` included.
+bool pollsWithin(Operation *op, Operation *root) {
+  for (Operation *at = op; at != root;) {
+    at = at->getParentOp();
+    if (!at)
+      return false;
+    if (isa<LoopLikeOpInterface>(at))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 bool mayWriteMemoryReadBy(Operation *root, LoadOp load) {
@@ -73,11 +86,17 @@ bool mayWriteMemoryReadBy(Operation *root, LoadOp load) {
           // Any other write (a barrier ordering other threads' writes, an
           // op whose effects are unknown) may be to what the load reads.
           // The pipeline's own shared-memory ops (the kiln_gpu dialect),
-          // prints and asserts do not count; nor do loads: a volatile one
+          // prints and asserts do not count; nor do loads. A volatile one
           // (Mamba-3's backward reloads its tiles so) is ordered as if it
           // wrote, but writes nothing, and upstream's pipeliner moves loads
-          // across it.
-          if (isa<PrintOp, AssertOp, LoadOp>(op) ||
+          // across it; in a loop within `root` (or `root` itself), though,
+          // it may poll for another block's writes (a flag spun on), which
+          // a load after that loop must see.
+          if (auto other = dyn_cast<LoadOp>(op))
+            return other.getIsVolatile() && pollsWithin(op, root)
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          if (isa<PrintOp, AssertOp>(op) ||
               isa_and_nonnull<gpu::KilnGPUDialect>(op->getDialect()) ||
               op->hasTrait<OpTrait::IsTerminator>() ||
               op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())

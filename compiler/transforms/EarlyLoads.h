@@ -27,7 +27,9 @@ namespace kiln {
 /// Triton's pipeliner does): FLA's chunk_h stores each chunk's state to h
 /// while it reads the chunk's decays from g. The pipeline's own
 /// shared-memory ops (the kiln_gpu dialect), prints and asserts do not
-/// count.
+/// count, nor do loads, volatile ones too (they write nothing), except a
+/// volatile load in a loop nested in `loop`: it may spin on a flag another
+/// block sets after writing what the load reads.
 bool writesMemoryReadBy(mlir::scf::ForOp loop, LoadOp load);
 
 /// The same for `op` and the ops inside it (kiln-stage-dots: the ops
