@@ -244,6 +244,10 @@ struct AssignLayoutsPass
   llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
   /// Shapes the encoding of their rank would replicate (see preferred).
   std::map<SmallVector<int64_t>, Attribute> encodingOfShape;
+  // Shapes of a rank no access anchors that a reshape joins to an accessed
+  // rank: the layout that keeps the reshape's elements in their threads
+  // (choosePreferred), for them and the shapes that broadcast into them.
+  std::map<SmallVector<int64_t>, Attribute> reshapedShapes;
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
   /// layout (null otherwise).
   Attribute mmaEncoding;
@@ -278,12 +282,15 @@ struct AssignLayoutsPass
     widest1D.clear();
     encodingOfRank.clear();
     encodingOfShape.clear();
+    reshapedShapes.clear();
     narrowest2D = {};
     rowContiguousStores.clear();
     columnStores.clear();
     storeVectorWidth.clear();
     // Per rank >= 2: the largest access, and its vector width.
     llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
+    // The ranks >= 2 some load or store accesses.
+    llvm::SmallDenseSet<unsigned> accessed;
     // Notes a tensor access; returns its vector width (0: not a tensor).
     auto noteAccess = [&](Value ptr, Type valueType) -> unsigned {
       auto tensor = dyn_cast<RankedTensorType>(valueType);
@@ -312,6 +319,7 @@ struct AssignLayoutsPass
         if (better)
           narrowest2D = {tensor, vec};
       }
+      accessed.insert(unsigned(tensor.getRank()));
       auto &anchor = anchors[unsigned(tensor.getRank())];
       if (!anchor.first ||
           tensor.getNumElements() > anchor.first.getNumElements() ||
@@ -488,6 +496,29 @@ struct AssignLayoutsPass
       encodingOfRank[rank] =
           defaultBlocked(ctx, type.getShape(), std::max(1u, vec), numWarps);
     }
+    // A shape of a rank no load, store or dot uses, reshaped from or into
+    // one of a rank that some access anchors, takes the layout that keeps
+    // the reshape's elements in their threads: Transformer Engine's mHC
+    // forward computes its [M, C, 4] output in 3-D and stores it reshaped
+    // to [M, 4C], and the default 3-D layout (4 lanes along the 4) left its
+    // stores 2 bytes wide and its operands converted through shared memory.
+    // (The rank's other shapes keep its default: dot_scaled's [M, K/32, 32]
+    // scale broadcasts lost the lanes they shared with their 2-D scales.)
+    func.walk([&](kiln::ReshapeOp reshape) {
+      auto src = cast<RankedTensorType>(reshape.getSrc().getType());
+      auto dst = cast<RankedTensorType>(reshape.getType());
+      for (auto [from, to] : {std::pair(src, dst), std::pair(dst, src)}) {
+        unsigned fromRank = unsigned(from.getRank());
+        unsigned toRank = unsigned(to.getRank());
+        if (!accessed.count(fromRank) || accessed.count(toRank) ||
+            dots.count(toRank) || from.getRank() < 2)
+          continue;
+        if (Attribute layout = reshapedLayout(encodingOfRank.lookup(fromRank),
+                                              from.getShape(), to.getShape()))
+          reshapedShapes.try_emplace(SmallVector<int64_t>(to.getShape()),
+                                     layout);
+      }
+    });
   }
 
   /// Attention over 64-row tiles at 8 warps on wgmma
@@ -634,6 +665,15 @@ struct AssignLayoutsPass
       return BlockedEncodingAttr::get(&getContext(), {perThread},
                                       {kThreadsPerWarp}, {numWarps}, {0});
     }
+    // (Shapes that broadcast into one too: the [M, C, 1] and [M, 1, 4]
+    // factors of the [M, C, 4] product.)
+    for (auto &[shape, layout] : reshapedShapes)
+      if (shape.size() == size_t(type.getRank()) &&
+          llvm::all_of(llvm::zip(type.getShape(), shape), [](auto dims) {
+            auto [n, of] = dims;
+            return n == of || n == 1;
+          }))
+        return layout;
     auto it = encodingOfRank.find(unsigned(type.getRank()));
     if (it != encodingOfRank.end()) {
       // The rank's encoding serves its other shapes too, unless it puts

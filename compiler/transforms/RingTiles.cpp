@@ -58,9 +58,13 @@ void storeOperandTile(OpBuilder &b, Location loc, Value operand, Value tile) {
   SmallVector<Operation *> casts;
   Value v = operand;
   while (Operation *def = v.getDefiningOp()) {
-    // (A square transpose, or a conversion, has one shape too.)
+    // (A square transpose, or a conversion, has one shape too; packed
+    // inline asm and functions take elements in the runs their layout
+    // was given.)
     if (def->getNumOperands() != 1 || def->getNumResults() != 1 ||
-        isa<TransOp, gpu::ConvertLayoutOp>(def) || !isElementwise(def))
+        def->getNumRegions() != 0 ||
+        isa<TransOp, gpu::ConvertLayoutOp, InlineAsmElementwiseOp>(def) ||
+        !isElementwise(def))
       break;
     casts.push_back(def);
     v = def->getOperand(0);
