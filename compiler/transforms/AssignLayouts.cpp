@@ -61,6 +61,7 @@
 #include <array>
 #include <map>
 #include <numeric>
+#include <set>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNASSIGNLAYOUTS
@@ -248,6 +249,8 @@ struct AssignLayoutsPass
   // rank: the layout that keeps the reshape's elements in their threads
   // (choosePreferred), for them and the shapes that broadcast into them.
   std::map<SmallVector<int64_t>, Attribute> reshapedShapes;
+  // The shapes of the function's dots' results.
+  std::set<SmallVector<int64_t>> dotShapes;
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
   /// layout (null otherwise).
   Attribute mmaEncoding;
@@ -283,6 +286,10 @@ struct AssignLayoutsPass
     encodingOfRank.clear();
     encodingOfShape.clear();
     reshapedShapes.clear();
+    dotShapes.clear();
+    func.walk([&](kiln::DotOp dot) {
+      dotShapes.insert(SmallVector<int64_t>(dot.getType().getShape()));
+    });
     narrowest2D = {};
     rowContiguousStores.clear();
     columnStores.clear();
@@ -504,6 +511,9 @@ struct AssignLayoutsPass
     // stores 2 bytes wide and its operands converted through shared memory.
     // (The rank's other shapes keep its default: dot_scaled's [M, K/32, 32]
     // scale broadcasts lost the lanes they shared with their 2-D scales.)
+    // A rank with dots too, but for the shapes their results broadcast
+    // with (TE's mHC backward: its [M, C, 4] gradient beside [M, 4, 4]
+    // batched dots, whose mma layout it took).
     func.walk([&](kiln::ReshapeOp reshape) {
       auto src = cast<RankedTensorType>(reshape.getSrc().getType());
       auto dst = cast<RankedTensorType>(reshape.getType());
@@ -511,7 +521,7 @@ struct AssignLayoutsPass
         unsigned fromRank = unsigned(from.getRank());
         unsigned toRank = unsigned(to.getRank());
         if (!accessed.count(fromRank) || accessed.count(toRank) ||
-            dots.count(toRank) || from.getRank() < 2)
+            from.getRank() < 2 || besideDot(to.getShape()))
           continue;
         if (Attribute layout = reshapedLayout(encodingOfRank.lookup(fromRank),
                                               from.getShape(), to.getShape()))
@@ -667,13 +677,10 @@ struct AssignLayoutsPass
     }
     // (Shapes that broadcast into one too: the [M, C, 1] and [M, 1, 4]
     // factors of the [M, C, 4] product.)
-    for (auto &[shape, layout] : reshapedShapes)
-      if (shape.size() == size_t(type.getRank()) &&
-          llvm::all_of(llvm::zip(type.getShape(), shape), [](auto dims) {
-            auto [n, of] = dims;
-            return n == of || n == 1;
-          }))
-        return layout;
+    if (!besideDot(type.getShape()))
+      for (auto &[shape, layout] : reshapedShapes)
+        if (broadcastsInto(type.getShape(), shape))
+          return layout;
     auto it = encodingOfRank.find(unsigned(type.getRank()));
     if (it != encodingOfRank.end()) {
       // The rank's encoding serves its other shapes too, unless it puts
@@ -706,6 +713,24 @@ struct AssignLayoutsPass
         defaultBlocked(&getContext(), type.getShape(), 1, numWarps);
     encodingOfRank[unsigned(type.getRank())] = encoding;
     return encoding;
+  }
+
+  /// Whether a tensor of `shape` broadcasts into one of `into` (each
+  /// dimension the same or 1).
+  static bool broadcastsInto(ArrayRef<int64_t> shape, ArrayRef<int64_t> into) {
+    return shape.size() == into.size() &&
+           llvm::all_of(llvm::zip(shape, into), [](auto dims) {
+             auto [n, of] = dims;
+             return n == of || n == 1;
+           });
+  }
+
+  /// Whether `shape` broadcasts into a dot's result (the accumulator's
+  /// layout is the dot's to decide).
+  bool besideDot(ArrayRef<int64_t> shape) const {
+    return llvm::any_of(dotShapes, [&](const SmallVector<int64_t> &dot) {
+      return broadcastsInto(shape, dot);
+    });
   }
 
   /// The elements one tile of `encoding` covers (runs, lanes and warps).
