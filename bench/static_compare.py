@@ -56,8 +56,11 @@ CUOBJDUMP_CANDIDATES = [
 
 
 def variant_id(v):
-    lib = v.path.split("/")[0]
-    return f"{lib}__{v.kernel}__{v.index}"
+    """library__file__kernel__index: two files of a library may hold kernels
+    of one name (FlagAttention's flash.py and piecewise.py _bwd_kv_kernel)."""
+    parts = v.path.split("/")
+    stem = os.path.splitext(parts[-1])[0]
+    return f"{parts[0]}__{stem}__{v.kernel}__{v.index}"
 
 
 def hinted(sig):
