@@ -245,11 +245,12 @@ struct AssignLayoutsPass
   llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
   /// Shapes the encoding of their rank would replicate (see preferred).
   std::map<SmallVector<int64_t>, Attribute> encodingOfShape;
-  // Shapes of a rank no access anchors that a reshape joins to an accessed
-  // rank: the layout that keeps the reshape's elements in their threads
-  // (choosePreferred), for them and the shapes that broadcast into them.
+  /// Shapes of a rank no load or store uses that a reshape joins to one of
+  /// a rank some access does: the layout that keeps the reshape's elements
+  /// in their threads (choosePreferred), for them and the shapes that
+  /// broadcast into them.
   std::map<SmallVector<int64_t>, Attribute> reshapedShapes;
-  // The shapes of the function's dots' results.
+  /// The shapes of the function's dots' results.
   std::set<SmallVector<int64_t>> dotShapes;
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
   /// layout (null otherwise).
@@ -503,17 +504,17 @@ struct AssignLayoutsPass
       encodingOfRank[rank] =
           defaultBlocked(ctx, type.getShape(), std::max(1u, vec), numWarps);
     }
-    // A shape of a rank no load, store or dot uses, reshaped from or into
-    // one of a rank that some access anchors, takes the layout that keeps
-    // the reshape's elements in their threads: Transformer Engine's mHC
-    // forward computes its [M, C, 4] output in 3-D and stores it reshaped
-    // to [M, 4C], and the default 3-D layout (4 lanes along the 4) left its
+    // A shape of a rank no load or store uses, reshaped from or into one
+    // of a rank that some access anchors, takes the layout that keeps the
+    // reshape's elements in their threads: Transformer Engine's mHC forward
+    // computes its [M, C, 4] output in 3-D and stores it reshaped to
+    // [M, 4C], and the default 3-D layout (4 lanes along the 4) left its
     // stores 2 bytes wide and its operands converted through shared memory.
-    // (The rank's other shapes keep its default: dot_scaled's [M, K/32, 32]
-    // scale broadcasts lost the lanes they shared with their 2-D scales.)
-    // A rank with dots too, but for the shapes their results broadcast
-    // with (TE's mHC backward: its [M, C, 4] gradient beside [M, 4, 4]
-    // batched dots, whose mma layout it took).
+    // The rank's other shapes keep its default (dot_scaled's [M, K/32, 32]
+    // scale broadcasts lost the lanes they shared with their 2-D scales),
+    // and so do the shapes that broadcast into a dot's result, whose layout
+    // is the dot's (TE's mHC backward: its [M, C, 4] gradient, beside
+    // [M, 4, 4] batched dots, had taken their mma layout).
     func.walk([&](kiln::ReshapeOp reshape) {
       auto src = cast<RankedTensorType>(reshape.getSrc().getType());
       auto dst = cast<RankedTensorType>(reshape.getType());
@@ -521,7 +522,7 @@ struct AssignLayoutsPass
         unsigned fromRank = unsigned(from.getRank());
         unsigned toRank = unsigned(to.getRank());
         if (!accessed.count(fromRank) || accessed.count(toRank) ||
-            from.getRank() < 2 || besideDot(to.getShape()))
+            fromRank < 2 || toRank < 2 || besideDot(to.getShape()))
           continue;
         if (Attribute layout = reshapedLayout(encodingOfRank.lookup(fromRank),
                                               from.getShape(), to.getShape()))
