@@ -3,6 +3,8 @@
 
 #include "compiler/ir/Elementwise.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 using namespace mlir;
 
 namespace kiln {
