@@ -55,6 +55,12 @@ InputPrecisionAttr sharedDotPrecision(DotOp dot) {
   return InputPrecisionAttr::get(dot.getContext(), dot.getInputPrecision());
 }
 
+Value beforeConversions(Value value) {
+  while (auto convert = value.getDefiningOp<gpu::ConvertLayoutOp>())
+    value = convert.getSrc();
+  return value;
+}
+
 void storeOperandTile(OpBuilder &b, Location loc, Value operand, Value tile) {
   // The casts after the transpose, outermost first.
   SmallVector<Operation *> casts;
@@ -73,10 +79,7 @@ void storeOperandTile(OpBuilder &b, Location loc, Value operand, Value tile) {
   }
   auto trans = v.getDefiningOp<TransOp>();
   auto tileType = cast<gpu::MemDescType>(tile.getType());
-  Value held = trans ? trans.getSrc() : Value();
-  if (held)
-    while (auto convert = held.getDefiningOp<gpu::ConvertLayoutOp>())
-      held = convert.getSrc();
+  Value held = trans ? beforeConversions(trans.getSrc()) : Value();
   if (!trans || held == trans.getSrc() ||
       trans.getOrder() != ArrayRef<int32_t>{1, 0} ||
       !isa<gpu::NVMMASharedEncodingAttr>(tileType.getEncoding())) {

@@ -36,6 +36,10 @@ gpu::MemDescType barrierRingType(mlir::MLIRContext *ctx, unsigned stages);
 /// than plain tf32 keep their emulation; none otherwise.
 InputPrecisionAttr sharedDotPrecision(DotOp dot);
 
+/// `value` before the layout conversions that lead to it: what a
+/// local_store can write as well.
+mlir::Value beforeConversions(mlir::Value value);
+
 /// Writes `operand`, a dot operand computed in registers, into its staging
 /// `tile`. A transpose of a value another layout holds (`tl.trans(ds).to(
 /// tl.bfloat16)` of an accumulator: kiln-assign-layouts converts it to a

@@ -107,14 +107,6 @@ static llvm::cl::opt<bool> besideLiveBuffersFlag(
 
 namespace {
 
-/// `value` before the layout conversions that lead to it: what a
-/// local_store can write as well.
-Value beforeConversions(Value value) {
-  while (auto convert = value.getDefiningOp<kiln::gpu::ConvertLayoutOp>())
-    value = convert.getSrc();
-  return value;
-}
-
 /// The tile operand `which` (0: a, M x K; 1: b, K x N) is staged in: a
 /// ring tile (kiln::ringType) with lines along the dimension the operand's
 /// blocked layout holds contiguous when wgmma can read either
@@ -258,7 +250,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     // The transpose of a loaded tile: a view of the tile the load is
     // copied into (here, or for another dot).
     if (auto trans = source.getDefiningOp<kiln::TransOp>()) {
-      Value base = beforeConversions(trans.getSrc());
+      Value base = kiln::beforeConversions(trans.getSrc());
       kiln::gpu::MemDescType baseType =
           kiln::gpu::MemDescTransOp::transposedType(tile);
       Value baseTile;
@@ -525,8 +517,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       return std::nullopt;
     StagingPlan p;
     p.dot = dot;
-    p.sources[0] = beforeConversions(dot.getA());
-    p.sources[1] = beforeConversions(dot.getB());
+    p.sources[0] = kiln::beforeConversions(dot.getA());
+    p.sources[1] = kiln::beforeConversions(dot.getB());
     // a where its registers are wgmma's A fragments (RegisterA.h).
     auto aType = cast<RankedTensorType>(p.sources[0].getType());
     p.aInRegisters = kiln::readsAFromRegisters(aType, accType, *flavour);
@@ -596,7 +588,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     for (Value source : sources) {
       SmallVector<Value, 2> stored{source};
       if (auto trans = source.getDefiningOp<kiln::TransOp>())
-        stored.push_back(beforeConversions(trans.getSrc()));
+        stored.push_back(kiln::beforeConversions(trans.getSrc()));
       for (Value v : stored) {
         Operation *at = storePoint(v, first, first);
         widen(at, at == first ? last : at);
@@ -658,7 +650,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       auto trans = key.first.getDefiningOp<kiln::TransOp>();
       if (!trans || viewOf.count(key))
         continue;
-      TileKey base{beforeConversions(trans.getSrc()),
+      TileKey base{kiln::beforeConversions(trans.getSrc()),
                    kiln::gpu::MemDescTransOp::transposedType(
                        cast<kiln::gpu::MemDescType>(key.second))};
       if (tiles.count(base) && !viewOf.count(base))
