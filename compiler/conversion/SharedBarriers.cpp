@@ -26,6 +26,13 @@
 // unit (cp.async, wgmma, ldmatrix, mbarrier, fences, barriers); calls other
 // than libdevice's; and any other op with memory effects.
 //
+// Except a proxy fence in the backward sweep. A fence orders its own
+// thread's earlier generic-proxy writes before later async-proxy reads, so
+// it must stay before the barrier that follows it (forward, it counts), but
+// it is no access another thread waits for: of `bar; fence.proxy.async; bar`
+// (a dot's closing barrier, the next dot's opening fence and barrier) the
+// first goes, as if nothing stood between them.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/conversion/SharedBarriers.h"
 
@@ -77,6 +84,13 @@ bool accessesShared(Operation *op) {
   return !isMemoryEffectFree(op);
 }
 
+/// Whether `op` is only a fence between the generic and async proxies.
+bool isProxyFence(Operation *op) {
+  auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op);
+  return asmOp && asmOp.getAsmString().starts_with("fence.proxy.async") &&
+         asmOp.getAsmString().count(';') <= 1;
+}
+
 struct RemoveRedundantBarriersPass
     : PassWrapper<RemoveRedundantBarriersPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RemoveRedundantBarriersPass)
@@ -105,7 +119,7 @@ struct RemoveRedundantBarriersPass
         dirty = false;
         return;
       }
-      if (!dirty && accessesShared(&op))
+      if (!dirty && accessesShared(&op) && (forward || !isProxyFence(&op)))
         dirty = true;
     };
     if (forward)

@@ -89,3 +89,32 @@ llvm.func @user_and_asm(%a: i32, %f: f32) {
   nvvm.barrier0
   llvm.return
 }
+
+// -----
+
+// A dot's closing barrier, then the next dot's opening proxy fence and
+// barrier: the fence orders only its own thread's writes, so the first
+// barrier goes and the fence stays before the second. A fence followed by
+// the async read itself keeps the barrier before it.
+// CHECK-LABEL: llvm.func @proxy_fence_between
+// CHECK: "wgmma.wait_group
+// CHECK-NEXT: llvm.inline_asm {{.*}}"fence.proxy.async
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.inline_asm {{.*}}"wgmma.fence
+// CHECK-NEXT: llvm.store
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.inline_asm {{.*}}"fence.proxy.async
+// CHECK-NEXT: llvm.inline_asm {{.*}}"wgmma.fence
+// CHECK-NEXT: llvm.return
+llvm.func @proxy_fence_between(%p: !llvm.ptr<3>, %v: f32) {
+  llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "" : () -> ()
+  nvvm.barrier0
+  llvm.inline_asm has_side_effects "fence.proxy.async.shared::cta;", "" : () -> ()
+  nvvm.barrier0
+  llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "" : () -> ()
+  llvm.store %v, %p : f32, !llvm.ptr<3>
+  nvvm.barrier0
+  llvm.inline_asm has_side_effects "fence.proxy.async.shared::cta;", "" : () -> ()
+  llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "" : () -> ()
+  llvm.return
+}
