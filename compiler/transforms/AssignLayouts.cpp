@@ -966,8 +966,21 @@ struct AssignLayoutsPass
           work.push_back(user);
       }
     }
+    return keepingThreadsLayout(*from, type.getShape(), to);
+  }
+
+  /// The blocked layout of shape `to` that holds every element of a tensor
+  /// of shape `fromShape` laid out by `from` in the same thread, element i
+  /// of one being element i of the other in row-major order (see
+  /// relaidReshapeLayout); null where none does.
+  Attribute keepingThreadsLayout(const kiln::layout::LinearLayout &from,
+                                 ArrayRef<int64_t> fromShape,
+                                 ArrayRef<int64_t> to) {
+    if (llvm::any_of(
+            to, [](int64_t n) { return !llvm::isPowerOf2_64(uint64_t(n)); }))
+      return {};
     std::optional<std::array<SmallVector<int>, 3>> bits =
-        flatIndexBits(*from, type.getShape());
+        flatIndexBits(from, fromShape);
     if (!bits || llvm::is_contained((*bits)[0], -1))
       return {};
     const SmallVector<int> &lanes = (*bits)[1], &warps = (*bits)[2];
@@ -1024,7 +1037,7 @@ struct AssignLayoutsPass
         auto candidate =
             BlockedEncodingAttr::get(&getContext(), spt, t, w, order);
         if (auto result = candidate.toLinearLayout(to);
-            result && keepsThreads(*from, type.getShape(), *result, to))
+            result && keepsThreads(from, fromShape, *result, to))
           return candidate;
       }
     return {};
@@ -1116,8 +1129,15 @@ struct AssignLayoutsPass
     // A conversion is free to look through: rematerializing drops it.
     if (isa<kiln::gpu::ConvertLayoutOp>(def))
       return isCheap(def->getOperand(0), depth, shapes);
+    // Shape ops, one operand each, do not count towards the depth (which
+    // bounds the walk over operands).
     if (shapes && isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(def))
-      return isCheap(def->getOperand(0), depth + 1, shapes);
+      return isCheap(def->getOperand(0), depth, shapes);
+    // A row-major reshape is recomputed over its operand recomputed in the
+    // layout that keeps each element in its thread (rematerialize).
+    if (auto reshape = dyn_cast<kiln::ReshapeOp>(def);
+        shapes && reshape && !reshape.flattensForReduction())
+      return isCheap(reshape.getSrc(), depth, shapes);
     if (!isElementwise(def) || def->getNumResults() != 1)
       return false;
     return llvm::all_of(def->getOperands(), [&](Value operand) {
@@ -2080,8 +2100,14 @@ struct AssignLayoutsPass
     // Of several such layouts (p @ v's beside the scores' when the two
     // differ), that of an operand of the result's shape (the accumulator,
     // not a row statistic broadcast into it).
-    if (!chosen && mmaEncoding && inLoopWithDot(op))
+    // After the loop too, an accumulator of the result's shape keeps its
+    // layout (SGLang's and vLLM's scaled GEMM: `scale_b.T * acc` had taken
+    // the transposed vector's layout, and the accumulator moved through
+    // shared memory there and back for the store).
+    if (!chosen && mmaEncoding)
       for (bool sameShape : {true, false}) {
+        if (!sameShape && !inLoopWithDot(op))
+          break;
         for (Value operand : op->getOperands())
           if (isAccumulatorEncoding(encodingOf(operand)) &&
               (!sameShape ||
@@ -2143,6 +2169,29 @@ struct AssignLayoutsPass
     if (auto expand = dyn_cast<kiln::ExpandDimsOp>(def))
       operandEncoding =
           SliceEncodingAttr::get(&getContext(), expand.getAxis(), encoding);
+    // A reshape reads the layout that keeps each element in its thread
+    // (AWQ's dequantizer: its shifts, an [8] broadcast to [1024, 8] and
+    // reshaped to [32, 256], had taken 256 registers a thread and spilled);
+    // where there is none, the reshape stays and its result is converted.
+    if (auto reshape = dyn_cast<kiln::ReshapeOp>(def)) {
+      auto distributed = dyn_cast<kiln::gpu::DistributedEncodingAttr>(encoding);
+      auto type = cast<RankedTensorType>(v.getType());
+      std::optional<kiln::layout::LinearLayout> layout =
+          distributed ? distributed.toLinearLayout(type.getShape())
+                      : std::nullopt;
+      operandEncoding =
+          layout ? keepingThreadsLayout(*layout, type.getShape(),
+                                        reshape.getSrc().getType().getShape())
+                 : Attribute();
+      if (!operandEncoding) {
+        Value converted =
+            kiln::gpu::ConvertLayoutOp::create(
+                b, v.getLoc(), withEncoding(v.getType(), encoding), v)
+                .getResult();
+        done[key] = converted;
+        return converted;
+      }
+    }
     for (Value operand : def->getOperands())
       if (isa<RankedTensorType>(operand.getType()))
         mapping.map(operand,

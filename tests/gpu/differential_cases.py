@@ -1139,6 +1139,10 @@ CASES += [
     case("split_pairs", F, "split_pairs", "x_ptr=*fp32:16, out_ptr=*fp32:16, BM=64, BN=128",
          dict(x_ptr=("randn", "float32", 64 * 128), out_ptr=("zeros", "float32", 64 * 64)),
          (1,), ["out_ptr"], tol=1e-6),  # FMA contraction
+    # Shifts reshaped from [R * C, 8] to [R, 8C] where the words are held.
+    case("unpack_awq_words", F, "unpack_awq_words", "q_ptr=*i32:16, z_ptr=*i32:16, out_ptr=*i32:16, R=32, C=32",
+         dict(q_ptr=("randbits", "int32", 32 * 32), z_ptr=("randbits", "int32", 32),
+              out_ptr=("zeros", "int32", 32 * 256)), (1,), ["out_ptr"], tol=0),
 ]
 
 # --- shapes/reshape_permute.py -----------------------------------------------

@@ -13,6 +13,8 @@
 # kiln-variant: -n split_pairs -s "x_ptr=*fp32:16, out_ptr=*fp32:16, BM=64, BN=128"
 # kiln-covers: unpack_int4_rows: tl.join; tl.permute; tl.reshape
 # kiln-covers: split_pairs: tl.split; tl.reshape
+# kiln-variant: -n unpack_awq_words -s "q_ptr=*i32:16, z_ptr=*i32:16, out_ptr=*i32:16, R=32, C=32"
+# kiln-covers: unpack_awq_words: tl.interleave; tl.reshape; tl.broadcast_to
 import triton
 import triton.language as tl
 
@@ -83,3 +85,26 @@ def split_pairs(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
     re, im = tl.split(tl.reshape(x, (BM, BN // 2, 2)))
     rh = tl.arange(0, BN // 2)
     tl.store(out_ptr + rm[:, None] * (BN // 2) + rh[None, :], re * re + im * im)
+
+
+@triton.jit
+def unpack_awq_words(q_ptr, z_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
+    # AWQ's unpacking (vLLM's and GPTQModel's dequantizer): each 32-bit word
+    # interleaved 8 times, then its nibbles shifted out in the order
+    # [0, 4, 1, 5, 2, 6, 3, 7], the shifts an [8] broadcast and reshaped to
+    # the block; one row of zero points broadcast down the rows.
+    rows = tl.arange(0, R)
+    words = tl.load(q_ptr + rows[:, None] * C + tl.arange(0, C)[None, :])
+    words = tl.interleave(words, words)
+    words = tl.interleave(words, words)
+    words = tl.interleave(words, words)
+    order = ((tl.arange(0, 2) * 4)[None, :] + tl.arange(0, 4)[:, None]).reshape(8)
+    shifts = tl.broadcast_to((order * 4)[None, :], (R * C, 8))
+    shifts = tl.reshape(shifts, (R, C * 8))
+    zeros = tl.load(z_ptr + tl.arange(0, 1)[:, None] * C + tl.arange(0, C)[None, :])
+    zeros = tl.interleave(zeros, zeros)
+    zeros = tl.interleave(zeros, zeros)
+    zeros = tl.interleave(zeros, zeros)
+    zeros = tl.broadcast_to(zeros, (R, C * 8))
+    nibbles = ((words >> shifts) & 0xF) - ((zeros >> shifts) & 0xF)
+    tl.store(out_ptr + rows[:, None] * (C * 8) + tl.arange(0, C * 8)[None, :], nibbles)
