@@ -250,6 +250,9 @@ struct AssignLayoutsPass
   /// in their threads (choosePreferred), for them and the shapes that
   /// broadcast into them.
   std::map<SmallVector<int64_t>, Attribute> reshapedShapes;
+  /// A loop's carried index vector isCheap takes as cheap, while
+  /// splitCarriedIndexVectors asks what is computed from it.
+  Value carriedLeaf;
   /// The shapes of the function's dots' results.
   std::set<SmallVector<int64_t>> dotShapes;
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
@@ -1121,6 +1124,8 @@ struct AssignLayoutsPass
   /// With `shapes`, also through expand_dims and broadcast (index math
   /// such as a causal mask's `offs_m[:, None] >= offs_n[None, :]`).
   bool isCheap(Value v, unsigned depth = 0, bool shapes = false) {
+    if (v && v == carriedLeaf)
+      return true;
     Operation *def = v.getDefiningOp();
     if (!def || depth > 8)
       return false;
@@ -2661,6 +2666,97 @@ struct AssignLayoutsPass
     return known;
   }
 
+  /// A loop's carried index vector (`offs_k += BLOCK_K`, with cheap start
+  /// and step) from which the iteration computes, cheaply, values it
+  /// converts to other layouts (the masks `offs_k < K` of SGLang's and
+  /// vLLM's scaled GEMM, in both operands' layouts: two conversions through
+  /// shared memory, four barriers, every iteration) gets a carried copy per
+  /// layout, and the conversions read values computed from the copy.
+  void splitCarriedIndexVectors(func::FuncOp func) {
+    SmallVector<scf::ForOp> loops;
+    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i)
+        while (splitCarriedIndexVector(loop, i)) {
+        }
+  }
+
+  /// One layout of splitCarriedIndexVectors for iter arg `i` of `loop`
+  /// (replaced by a new loop); false when there is nothing to do.
+  bool splitCarriedIndexVector(scf::ForOp &loop, unsigned i) {
+    BlockArgument arg = loop.getRegionIterArgs()[i];
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !isa<IntegerType>(type.getElementType()) ||
+        !isCheap(loop.getInitArgs()[i], 0, /*shapes=*/true))
+      return false;
+    Value next = loop.getBody()->getTerminator()->getOperand(i);
+    kiln::gpu::ConvertLayoutOp first;
+    if (next != arg && cheapOver(next, arg))
+      for (Operation &op : loop.getBody()->getOperations())
+        if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(op);
+            convert && cheapOver(convert.getSrc(), arg) &&
+            !isCheap(convert.getSrc(), 0, /*shapes=*/true)) {
+          first = convert;
+          break;
+        }
+    if (!first)
+      return false;
+    Attribute target = encodingOf(first.getResult());
+    llvm::DenseMap<std::pair<Value, Attribute>, Value> before;
+    Value start = rematerialize(loop.getInitArgs()[i], target, loop, before);
+    IRRewriter rewriter(loop);
+    auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+        rewriter, start, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+          // Still the old body: the copy's step reads the new argument.
+          llvm::DenseMap<std::pair<Value, Attribute>, Value> step;
+          step[{arg, target}] = args.front();
+          return SmallVector<Value>{
+              rematerialize(next, target, next.getDefiningOp(), step)};
+        }));
+    loop = newLoop;
+    BlockArgument carried = loop.getRegionIterArgs()[i];
+    llvm::DenseMap<std::pair<Value, Attribute>, Value> inside;
+    inside[{carried, target}] = loop.getRegionIterArgs().back();
+    SmallVector<kiln::gpu::ConvertLayoutOp> converts;
+    for (Operation &op : loop.getBody()->getOperations())
+      if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(op);
+          convert && encodingOf(convert.getResult()) == target &&
+          cheapOver(convert.getSrc(), carried))
+        converts.push_back(convert);
+    llvm::SetVector<Operation *> stale;
+    for (kiln::gpu::ConvertLayoutOp convert : converts) {
+      Value src = convert.getSrc();
+      convert.getResult().replaceAllUsesWith(
+          rematerialize(src, target, convert, inside));
+      convert->erase();
+      if (Operation *def = src.getDefiningOp())
+        stale.insert(def);
+    }
+    // What only the conversions read goes.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *op : llvm::make_early_inc_range(stale))
+        if (op->use_empty() && isMemoryEffectFree(op)) {
+          for (Value operand : op->getOperands())
+            if (Operation *def = operand.getDefiningOp())
+              stale.insert(def);
+          stale.remove(op);
+          op->erase();
+          changed = true;
+        }
+    }
+    return true;
+  }
+
+  /// isCheap, `leaf` taken as cheap.
+  bool cheapOver(Value v, Value leaf) {
+    carriedLeaf = leaf;
+    bool cheap = isCheap(v, 0, /*shapes=*/true);
+    carriedLeaf = {};
+    return cheap;
+  }
+
   void rematerializeConversions(func::FuncOp func,
                                 kiln::AxisInfoAnalysis &axisInfo) {
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
@@ -2794,6 +2890,7 @@ struct AssignLayoutsPass
     }
     if (failed(propagate(func)))
       return failure();
+    splitCarriedIndexVectors(func);
     rematerializeConversions(func, axisInfo);
     hoistInvariantConversions(func);
 

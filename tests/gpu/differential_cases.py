@@ -1442,6 +1442,14 @@ CASES += [
                 c_ptr=("zeros", "float32", L * 128), L=L, N=128),
            (cdiv(L, 64), 2), ["c_ptr"], tol=1e-2)  # a rounded to fp16 after exp
       for L in (1000, 64, 40)],
+    # K = 1000 (a masked last k block), M = 300, N = 384.
+    case("carried_k_masks", F, "carried_k_masks",
+         "a_ptr=*fp16:16, b_ptr=*fp16:16, sa_ptr=*fp32:16, sb_ptr=*fp32:16, c_ptr=*fp16:16, "
+         "M=i32, N=i32:16, K=i32, BM=64, BN=128, BK=64",
+         dict(a_ptr=("randn", "float16", 300 * 1000), b_ptr=("randn", "float16", 1000 * 384),
+              sa_ptr=("uniform", "float32", 300), sb_ptr=("uniform", "float32", 384),
+              c_ptr=("zeros", "float16", 300 * 384), M=300, N=384, K=1000),
+         (cdiv(300, 64), 3), ["c_ptr"], tol=1e-2),  # fp32 sums in another order, fp16 out
     # M = 592 (a multiple of 16, not of 128), N = 1000: both edges masked.
     case("masked_rows", F, "masked_rows",
          "x_ptr=*bf16:16, y_ptr=*bf16:16, stride=i32:16, M=i32:16, N=i32, BM=128, BN=128",

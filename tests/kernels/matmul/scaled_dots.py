@@ -11,6 +11,8 @@
 # kiln-variant: -n masked_rows -s "x_ptr=*bf16:16, y_ptr=*bf16:16, stride=i32:16, M=i32:16, N=i32, BM=128, BN=128"
 # kiln-covers: row_scaled_matmul: tl.range(num_stages=, loop_unroll_factor=); tl.dot
 # kiln-covers: decayed_matmul: tl.dot; tl.exp
+# kiln-variant: -n carried_k_masks -s "a_ptr=*fp16:16, b_ptr=*fp16:16, sa_ptr=*fp32:16, sb_ptr=*fp32:16, c_ptr=*fp16:16, M=i32, N=i32:16, K=i32, BM=64, BN=128, BK=64"
+# kiln-covers: carried_k_masks: tl.dot; tl.trans
 import triton
 import triton.language as tl
 
@@ -74,3 +76,30 @@ def masked_rows(x_ptr, y_ptr, stride, M, N, BM: tl.constexpr, BN: tl.constexpr):
     mask = (rows < M)[:, None] & (cols < N)[None, :]
     x = tl.load(x_ptr + offs, mask=mask, other=0.0)
     tl.store(y_ptr + offs, x * 2, mask=mask)
+
+
+@triton.jit
+def carried_k_masks(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, BM: tl.constexpr,
+                    BN: tl.constexpr, BK: tl.constexpr):
+    # SGLang's and vLLM's scaled GEMM: the k offsets the loop carries and
+    # advances mask both operands (K need not be a multiple of BK), and the
+    # epilogue scales by rows and by a transposed column vector.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        masks_k = offs_k < K
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & masks_k[None, :], other=0.0)
+        b = tl.load(b_ptrs, mask=masks_k[:, None] & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        offs_k += BK
+        a_ptrs += BK
+        b_ptrs += BK * N
+    scale_a = tl.load(sa_ptr + rm[:, None], mask=rm[:, None] < M, other=0.0)
+    scale_b = tl.load(sb_ptr + rn[:, None], mask=rn[:, None] < N, other=0.0)
+    acc = scale_b.T * (scale_a * acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
