@@ -2724,27 +2724,26 @@ struct AssignLayoutsPass
           convert && encodingOf(convert.getResult()) == target &&
           cheapOver(convert.getSrc(), carried))
         converts.push_back(convert);
-    llvm::SetVector<Operation *> stale;
+    SmallVector<Operation *> stale;
     for (kiln::gpu::ConvertLayoutOp convert : converts) {
       Value src = convert.getSrc();
       convert.getResult().replaceAllUsesWith(
           rematerialize(src, target, convert, inside));
       convert->erase();
       if (Operation *def = src.getDefiningOp())
-        stale.insert(def);
+        stale.push_back(def);
     }
     // What only the conversions read goes.
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (Operation *op : llvm::make_early_inc_range(stale))
-        if (op->use_empty() && isMemoryEffectFree(op)) {
-          for (Value operand : op->getOperands())
-            if (Operation *def = operand.getDefiningOp())
-              stale.insert(def);
-          stale.remove(op);
-          op->erase();
-          changed = true;
-        }
+    llvm::SmallPtrSet<Operation *, 16> erased;
+    while (!stale.empty()) {
+      Operation *op = stale.pop_back_val();
+      if (erased.contains(op) || !op->use_empty() || !isMemoryEffectFree(op))
+        continue;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          stale.push_back(def);
+      erased.insert(op);
+      op->erase();
     }
     return true;
   }
