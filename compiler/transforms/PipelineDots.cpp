@@ -699,9 +699,13 @@ private:
   /// either way: the L1 gets what shared memory leaves). Not for wgmma (its
   /// reads stay in flight into the next iteration), TMA rings, or dots staging
   /// a computed operand (their own short rings).
-  static bool shortRings(ArrayRef<PipelinedDot> dots,
-                         ArrayRef<PipelinedLoad> loads, unsigned stages) {
-    return stages >= 3 &&
+  bool shortRings(ArrayRef<PipelinedDot> dots, ArrayRef<PipelinedLoad> loads,
+                  unsigned stages) const {
+    // (At two stages only for one dot, refilled in the slot it read: with
+    // several, one slot leaves nothing to copy ahead.)
+    return (stages >= 3 ||
+            (stages == 2 && dots.size() == 1 && refillReadSlots &&
+             shortRingAddsBlocks(loads, stages))) &&
            llvm::none_of(dots,
                          [](const PipelinedDot &pd) {
                            return pd.async || pd.staged[0] || pd.staged[1];
@@ -709,6 +713,38 @@ private:
            llvm::none_of(loads, [](const PipelinedLoad &l) {
              return l.tma || l.readBack;
            });
+  }
+
+  /// Whether rings one slot shorter than `stages` let an SM hold more
+  /// blocks: a two-stage loop then takes them too, one slot each, as
+  /// Triton's does (SGLang's fused MoE at its decode config, 16 x 256 x 128
+  /// tiles over 8 warps: 136 KB of rings, one block an SM, against
+  /// Triton's 68 KB and two).
+  bool shortRingAddsBlocks(ArrayRef<PipelinedLoad> loads,
+                           unsigned stages) const {
+    int64_t perSlot = 0, fixed = kiln::TargetInfo::kSharedReservedPerBlock;
+    for (const PipelinedLoad &l : loads) {
+      int64_t bytes = l.ring.getElementType().getIntOrFloatBitWidth() / 8;
+      for (int64_t n : l.ring.getShape())
+        bytes *= n;
+      if (l.once)
+        fixed += bytes;
+      else
+        perSlot += bytes / stages;
+    }
+    // Threads and the SM's block limit cap what shared memory allows.
+    int64_t cap =
+        std::min<int64_t>(target_.maxBlocksPerSM(),
+                          target_.maxThreadsPerSM() /
+                              (numWarps_ * kiln::TargetInfo::kThreadsPerWarp));
+    auto blocks = [&](int64_t slots) {
+      return std::min(cap,
+                      target_.sharedBytesPerSM() / (fixed + slots * perSlot));
+    };
+    // Only where the rings are what limits an SM to one or two blocks:
+    // smaller tiles meet the register limit (not known before ptxas) first.
+    return perSlot > 0 && blocks(stages) <= 2 &&
+           blocks(stages - 1) > blocks(stages);
   }
 
   /// Per dot: whether it chains into the next one, which is then staged

@@ -1450,6 +1450,16 @@ CASES += [
               sa_ptr=("uniform", "float32", 300), sb_ptr=("uniform", "float32", 384),
               c_ptr=("zeros", "float16", 300 * 384), M=300, N=384, K=1000),
          (cdiv(300, 64), 3), ["c_ptr"], tol=1e-2),  # fp32 sums in another order, fp16 out
+    # A decode GEMM's tiles (16 x 256 x 128 over 8 warps, 2 stages; K = 1008
+    # masks the last k block): mma.sync, its rings one slot each, refilled
+    # where the dot read, so that two blocks fit an SM.
+    case("carried_k_masks_decode", F, "carried_k_masks",
+         "a_ptr=*bf16:16, b_ptr=*bf16:16, sa_ptr=*fp32:16, sb_ptr=*fp32:16, c_ptr=*fp16:16, "
+         "M=i32, N=i32:16, K=i32:16, BM=16, BN=256, BK=128, num_warps=8, num_stages=2",
+         dict(a_ptr=("randn", "bfloat16", 40 * 1008), b_ptr=("randn", "bfloat16", 1008 * 608),
+              sa_ptr=("uniform", "float32", 40), sb_ptr=("uniform", "float32", 608),
+              c_ptr=("zeros", "float16", 40 * 608), M=40, N=608, K=1008),
+         (cdiv(40, 16), cdiv(608, 256)), ["c_ptr"], tol=1e-2),  # fp32 sums in another order, fp16 out
     # M = 592 (a multiple of 16, not of 128), N = 1000: both edges masked.
     case("masked_rows", F, "masked_rows",
          "x_ptr=*bf16:16, y_ptr=*bf16:16, stride=i32:16, M=i32:16, N=i32, BM=128, BN=128",
