@@ -250,9 +250,6 @@ struct AssignLayoutsPass
   /// in their threads (choosePreferred), for them and the shapes that
   /// broadcast into them.
   std::map<SmallVector<int64_t>, Attribute> reshapedShapes;
-  /// A loop's carried index vector isCheap takes as cheap, while
-  /// splitCarriedIndexVectors asks what is computed from it.
-  Value carriedLeaf;
   /// The shapes of the function's dots' results.
   std::set<SmallVector<int64_t>> dotShapes;
   /// In a kernel whose 2-D dots run on tensor cores: their accumulator
@@ -1123,8 +1120,11 @@ struct AssignLayoutsPass
   /// (through elementwise ops): such values are rematerialized, not moved.
   /// With `shapes`, also through expand_dims and broadcast (index math
   /// such as a causal mask's `offs_m[:, None] >= offs_n[None, :]`).
-  bool isCheap(Value v, unsigned depth = 0, bool shapes = false) {
-    if (v && v == carriedLeaf)
+  /// With `leaf`, that value counts as cheap too (a loop's carried index
+  /// vector, splitCarriedIndexVectors).
+  bool isCheap(Value v, unsigned depth = 0, bool shapes = false,
+               Value leaf = {}) {
+    if (leaf && v == leaf)
       return true;
     Operation *def = v.getDefiningOp();
     if (!def || depth > 8)
@@ -1133,21 +1133,21 @@ struct AssignLayoutsPass
       return true;
     // A conversion is free to look through: rematerializing drops it.
     if (isa<kiln::gpu::ConvertLayoutOp>(def))
-      return isCheap(def->getOperand(0), depth, shapes);
+      return isCheap(def->getOperand(0), depth, shapes, leaf);
     // Shape ops, one operand each, do not count towards the depth (which
     // bounds the walk over operands).
     if (shapes && isa<kiln::ExpandDimsOp, kiln::BroadcastOp>(def))
-      return isCheap(def->getOperand(0), depth, shapes);
+      return isCheap(def->getOperand(0), depth, shapes, leaf);
     // A row-major reshape is recomputed over its operand recomputed in the
     // layout that keeps each element in its thread (rematerialize).
     if (auto reshape = dyn_cast<kiln::ReshapeOp>(def);
         shapes && reshape && !reshape.flattensForReduction())
-      return isCheap(reshape.getSrc(), depth, shapes);
+      return isCheap(reshape.getSrc(), depth, shapes, leaf);
     if (!isElementwise(def) || def->getNumResults() != 1)
       return false;
     return llvm::all_of(def->getOperands(), [&](Value operand) {
       return !isa<RankedTensorType>(operand.getType()) ||
-             isCheap(operand, depth + 1, shapes);
+             isCheap(operand, depth + 1, shapes, leaf);
     });
   }
 
@@ -2691,10 +2691,10 @@ struct AssignLayoutsPass
       return false;
     Value next = loop.getBody()->getTerminator()->getOperand(i);
     kiln::gpu::ConvertLayoutOp first;
-    if (next != arg && cheapOver(next, arg))
+    if (next != arg && isCheap(next, 0, /*shapes=*/true, arg))
       for (Operation &op : loop.getBody()->getOperations())
         if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(op);
-            convert && cheapOver(convert.getSrc(), arg) &&
+            convert && isCheap(convert.getSrc(), 0, /*shapes=*/true, arg) &&
             !isCheap(convert.getSrc(), 0, /*shapes=*/true)) {
           first = convert;
           break;
@@ -2722,7 +2722,7 @@ struct AssignLayoutsPass
     for (Operation &op : loop.getBody()->getOperations())
       if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(op);
           convert && encodingOf(convert.getResult()) == target &&
-          cheapOver(convert.getSrc(), carried))
+          isCheap(convert.getSrc(), 0, /*shapes=*/true, carried))
         converts.push_back(convert);
     SmallVector<Operation *> stale;
     for (kiln::gpu::ConvertLayoutOp convert : converts) {
@@ -2746,14 +2746,6 @@ struct AssignLayoutsPass
       op->erase();
     }
     return true;
-  }
-
-  /// isCheap, `leaf` taken as cheap.
-  bool cheapOver(Value v, Value leaf) {
-    carriedLeaf = leaf;
-    bool cheap = isCheap(v, 0, /*shapes=*/true);
-    carriedLeaf = {};
-    return cheap;
   }
 
   void rematerializeConversions(func::FuncOp func,

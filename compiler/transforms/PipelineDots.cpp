@@ -722,24 +722,17 @@ private:
   /// Triton's 68 KB and two).
   bool shortRingAddsBlocks(ArrayRef<PipelinedLoad> loads,
                            unsigned stages) const {
-    int64_t perSlot = 0, fixed = kiln::TargetInfo::kSharedReservedPerBlock;
+    int64_t perSlot = 0, fixed = 0;
     for (const PipelinedLoad &l : loads) {
-      int64_t bytes = l.ring.getElementType().getIntOrFloatBitWidth() / 8;
-      for (int64_t n : l.ring.getShape())
-        bytes *= n;
       if (l.once)
-        fixed += bytes;
+        fixed += l.ring.getSizeInBytes();
       else
-        perSlot += bytes / stages;
+        perSlot += l.ring.getSizeInBytes() / stages;
     }
-    // Threads and the SM's block limit cap what shared memory allows.
-    int64_t cap =
-        std::min<int64_t>(target_.maxBlocksPerSM(),
-                          target_.maxThreadsPerSM() /
-                              (numWarps_ * kiln::TargetInfo::kThreadsPerWarp));
+    unsigned threads = numWarps_ * kiln::TargetInfo::kThreadsPerWarp;
     auto blocks = [&](int64_t slots) {
-      return std::min(cap,
-                      target_.sharedBytesPerSM() / (fixed + slots * perSlot));
+      return kiln::blocksPerSMBeforeRegisters(target_, threads,
+                                              fixed + slots * perSlot);
     };
     // Only where the rings are what limits an SM to one or two blocks:
     // smaller tiles meet the register limit (not known before ptxas) first.
