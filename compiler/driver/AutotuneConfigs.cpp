@@ -284,7 +284,8 @@ readKernelConfigs(const std::string &sourcePath, const std::string &kernelName,
   if (!result->module)
     return nullptr;
   mlir::MLIRContext context;
-  Emitter emitter(result->sourceMgr, context, *result->module);
+  Emitter emitter(result->sourceMgr, context, *result->module, {},
+                  HostTarget::forArch(arch));
   result->kernel = emitter.findKernel(kernelName);
   if (!result->kernel)
     return nullptr;

@@ -537,9 +537,9 @@ int kiln::compileKernel(const CompileOptions &options) {
     return 1;
 
   // Stage 2: staged evaluation into kiln IR for this signature.
-  frontend::Emitter emitter(sourceMgr, context, *ast, options.srcs);
+  frontend::Emitter emitter(sourceMgr, context, *ast, options.srcs,
+                            frontend::HostTarget::forArch(options.arch));
   emitter.setDebug(options.debug);
-  emitter.setHostTarget(frontend::HostTarget::forArch(options.arch));
   // The name the kernel answers to ("Cls.kernel" for a class's static
   // method) names it in messages and the metadata; its def's own name is the
   // entry point's.

@@ -130,9 +130,9 @@ int kiln::compileUnitStrideVariant(const CompileOptions &options) {
   std::unique_ptr<frontend::Module> ast = frontend::parseModule(sourceMgr);
   if (!ast)
     return compileKernel(aligned);
-  frontend::Emitter emitter(sourceMgr, context, *ast, options.srcs);
+  frontend::Emitter emitter(sourceMgr, context, *ast, options.srcs,
+                            frontend::HostTarget::forArch(options.arch));
   emitter.setDebug(options.debug);
-  emitter.setHostTarget(frontend::HostTarget::forArch(options.arch));
   const frontend::FunctionDefStmt *kernel =
       emitter.findKernel(options.kernelName);
   if (!kernel)

@@ -7,6 +7,7 @@
 
 #include "compiler/frontend/HostEval.h"
 #include "compiler/frontend/Parser.h"
+#include "compiler/frontend/UpstreamNames.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -76,9 +77,10 @@ static std::string normalizedPath(StringRef file) {
 }
 
 Emitter::Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
-                 const Module &module, std::vector<std::string> sources)
+                 const Module &module, std::vector<std::string> sources,
+                 HostTarget target)
     : sourceMgr(sourceMgr), context(context), module(module), builder(&context),
-      filename(module.filename) {
+      filename(module.filename), hostTarget(std::move(target)) {
   for (const std::string &file : sources)
     sourceFiles.push_back(normalizedPath(file));
   auto main = std::make_unique<ModuleScope>();
@@ -112,6 +114,43 @@ public:
 private:
   llvm::SourceMgr &sourceMgr;
   llvm::raw_string_ostream os;
+  llvm::SourceMgr::DiagHandlerTy savedHandler;
+  void *savedContext;
+};
+
+/// While alive, the source manager's diagnostics are held back: an
+/// evaluation tried first, whose errors are reported (release) only if the
+/// fallback fails too.
+class HeldDiagnostics {
+public:
+  explicit HeldDiagnostics(llvm::SourceMgr &sourceMgr)
+      : sourceMgr(sourceMgr), savedHandler(sourceMgr.getDiagHandler()),
+        savedContext(sourceMgr.getDiagContext()) {
+    sourceMgr.setDiagHandler(
+        [](const llvm::SMDiagnostic &d, void *held) {
+          static_cast<std::vector<llvm::SMDiagnostic> *>(held)->push_back(d);
+        },
+        &held);
+  }
+  ~HeldDiagnostics() { restore(); }
+
+  /// Reports what was held, as it would have been, and stops holding.
+  void release() {
+    restore();
+    for (const llvm::SMDiagnostic &d : held) {
+      if (savedHandler)
+        savedHandler(d, savedContext);
+      else
+        d.print(nullptr, llvm::errs());
+    }
+    held.clear();
+  }
+
+private:
+  void restore() { sourceMgr.setDiagHandler(savedHandler, savedContext); }
+
+  llvm::SourceMgr &sourceMgr;
+  std::vector<llvm::SMDiagnostic> held;
   llvm::SourceMgr::DiagHandlerTy savedHandler;
   void *savedContext;
 };
@@ -451,17 +490,112 @@ platformProbe(const Expr *cond,
   return platformProbeByName(name);
 }
 
+/// Appends the module-level names that `block` binds (imports, defs,
+/// classes, assignments, in nested `if`s and `try`s too).
+static void namesBoundBy(const Block &block, std::vector<std::string> &names) {
+  for (const StmtPtr &stmt : block) {
+    if (auto *imp = llvm::dyn_cast<ImportStmt>(stmt.get())) {
+      for (auto &[path, alias] : imp->modules)
+        names.push_back(alias);
+    } else if (auto *from = llvm::dyn_cast<ImportFromStmt>(stmt.get())) {
+      for (auto &[name, alias] : from->names)
+        if (name != "*")
+          names.push_back(alias);
+    } else if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
+      names.push_back(def->name);
+    } else if (auto *cls = llvm::dyn_cast<ClassDefStmt>(stmt.get())) {
+      names.push_back(cls->name);
+    } else if (auto *assign = llvm::dyn_cast<AssignStmt>(stmt.get())) {
+      for (const ExprPtr &target : assign->targets)
+        if (auto *name = llvm::dyn_cast<NameExpr>(target.get()))
+          names.push_back(name->name);
+    } else if (auto *ann = llvm::dyn_cast<AnnAssignStmt>(stmt.get())) {
+      if (auto *name = llvm::dyn_cast<NameExpr>(ann->target.get()))
+        names.push_back(name->name);
+    } else if (auto *other = llvm::dyn_cast<OtherStmt>(stmt.get())) {
+      llvm::append_range(names, other->definedNames);
+    } else if (auto *nested = llvm::dyn_cast<IfStmt>(stmt.get())) {
+      namesBoundBy(nested->thenBody, names);
+      namesBoundBy(nested->elseBody, names);
+    } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
+      namesBoundBy(tryStmt->body, names);
+      for (const TryStmt::Handler &h : tryStmt->handlers)
+        namesBoundBy(h.body, names);
+      namesBoundBy(tryStmt->elseBody, names);
+      namesBoundBy(tryStmt->finallyBody, names);
+    }
+  }
+}
+
+/// Whether `name` is bound alike in `a` and in `scope`: to the same module,
+/// function, import or assignment, or a number or string of equal value.
+static bool sameBinding(const ModuleScope::Bindings &a, const ModuleScope &b,
+                        StringRef name) {
+  auto ga = a.globals.find(name), gb = b.globals.find(name);
+  auto ia = a.imports.find(name), ib = b.imports.find(name);
+  auto da = a.globalDefs.find(name), db = b.globalDefs.find(name);
+  bool inA = ga != a.globals.end(), inB = gb != b.globals.end();
+  if (inA != inB || (ia != a.imports.end()) != (ib != b.imports.end()) ||
+      (da != a.globalDefs.end()) != (db != b.globalDefs.end()) ||
+      a.undecided.count(name) || b.undecided.count(name))
+    return false;
+  if (inA) {
+    const FValue &x = ga->second, &y = gb->second;
+    if (x.kind != y.kind || x.text != y.text || x.function != y.function)
+      return false;
+    if (x.kind != FValue::Kind::Module && x.kind != FValue::Kind::Function &&
+        x.kind != FValue::Kind::Builtin && x.kind != FValue::Kind::String &&
+        !((x.isNumber() || x.kind == FValue::Kind::None) &&
+          x.intValue == y.intValue && x.floatValue == y.floatValue))
+      return false;
+  }
+  if (ia != a.imports.end() && (ia->second.module != ib->second.module ||
+                                ia->second.name != ib->second.name))
+    return false;
+  return da == a.globalDefs.end() || da->second == db->second;
+}
+
+/// The statement of `body` that is `stmt` or holds it (in an `if`, `try` or
+/// class body); null if none does.
+static const Stmt *statementHolding(const Block &body, const Stmt *stmt) {
+  auto holds = [&](const Block &b) {
+    return statementHolding(b, stmt) != nullptr;
+  };
+  for (const StmtPtr &s : body) {
+    if (s.get() == stmt)
+      return s.get();
+    bool inside = false;
+    if (auto *i = llvm::dyn_cast<IfStmt>(s.get()))
+      inside = holds(i->thenBody) || holds(i->elseBody);
+    else if (auto *c = llvm::dyn_cast<ClassDefStmt>(s.get()))
+      inside = holds(c->body);
+    else if (auto *t = llvm::dyn_cast<TryStmt>(s.get()))
+      inside = holds(t->body) || holds(t->elseBody) || holds(t->finallyBody) ||
+               llvm::any_of(t->handlers, [&](const TryStmt::Handler &h) {
+                 return holds(h.body);
+               });
+    if (inside)
+      return s.get();
+  }
+  return nullptr;
+}
+
 // Module-level code runs as Python would run it, as far as what kernels can
 // reach goes: imports bind names (resolved on use), defs bind functions,
-// assignments are evaluated on first use. Of a module-level `if`, the branch
-// whose imports resolve is taken (the first one: `if HAS_TRITON: import
-// triton ... else: triton = placeholder`), unless its condition probes the
-// platform by name (platformProbe: `if current_platform.is_rocm():` is
-// False); of a `try`, its body when its
-// imports resolve, else the first handler whose imports do (`try: from
-// triton.language.extra.libdevice import rsqrt / except ImportError: ...`).
+// assignments are evaluated on first use. A module-level `if` takes the
+// branch its condition chooses (moduleCondition); where Kiln cannot evaluate
+// the condition, the branch whose imports resolve when only one does, and
+// otherwise neither: the names either branch binds are an error to use. Of
+// a `try`, its body when its imports resolve, else the first handler whose
+// imports do (`try: from triton.language.extra.libdevice import rsqrt /
+// except ImportError: ...`).
 void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
+  bool topLevel = !scope.enclosing && &body == &scope.ast->body;
+  const Stmt *savedTop = collectingTop;
+  auto restoreTop = llvm::make_scope_exit([&] { collectingTop = savedTop; });
   for (const StmtPtr &stmt : body) {
+    if (topLevel)
+      collectingTop = stmt.get();
     if (auto *imp = llvm::dyn_cast<ImportStmt>(stmt.get())) {
       for (auto &[path, alias] : imp->modules) {
         // `import a.b` binds `a`; `import a.b as c` binds c to a.b.
@@ -470,6 +604,7 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
             aliased ? path : StringRef(path).split('.').first.str();
         scope.globalDefs.erase(alias);
         scope.globals.erase(alias);
+        scope.undecided.erase(alias);
         if (isTritonModule(bound))
           scope.globals[alias] =
               FValue::named(FValue::Kind::Module, canonicalModule(bound));
@@ -484,6 +619,7 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
         }
         scope.globalDefs.erase(alias);
         scope.globals.erase(alias);
+        scope.undecided.erase(alias);
         scope.imports[alias] = {from->module, name, from->getLoc()};
       }
     } else if (auto *def = llvm::dyn_cast<FunctionDefStmt>(stmt.get())) {
@@ -492,6 +628,7 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       f.function = def;
       scope.globalDefs.erase(def->name);
       scope.imports.erase(def->name);
+      scope.undecided.erase(def->name);
       scope.globals[def->name] = f;
       functionModules[def] = &scope.module();
     } else if (auto *cls = llvm::dyn_cast<ClassDefStmt>(stmt.get())) {
@@ -508,20 +645,40 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
       collectGlobals(*inner, cls->body);
       scope.globalDefs.erase(cls->name);
       scope.imports.erase(cls->name);
+      scope.undecided.erase(cls->name);
       scope.globals[cls->name] = moduleValue(*inner);
     } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
-      std::optional<bool> probe = platformProbe(
-          ifStmt->cond.get(), [&](StringRef name) -> const Expr * {
-            auto it = scope.globalDefs.find(name);
-            if (it == scope.globalDefs.end())
-              return nullptr;
-            if (auto *assign = llvm::dyn_cast<AssignStmt>(it->second))
-              return assign->targets.size() == 1 ? assign->value.get()
-                                                 : nullptr;
-            return nullptr;
-          });
-      bool takeThen = probe ? *probe : importsResolve(scope, ifStmt->thenBody);
-      collectGlobals(scope, takeThen ? ifStmt->thenBody : ifStmt->elseBody);
+      std::string why;
+      std::optional<bool> taken =
+          moduleCondition(scope, *collectingTop, *ifStmt->cond, why);
+      // Not evaluated, but only one branch imports what the sources have:
+      // that one runs where the kernels do (`if HAS_VLLM: from vllm ...`).
+      bool thenResolves = importsResolve(scope, ifStmt->thenBody);
+      if (!taken && thenResolves != importsResolve(scope, ifStmt->elseBody))
+        taken = thenResolves;
+      if (taken) {
+        collectGlobals(scope, *taken ? ifStmt->thenBody : ifStmt->elseBody);
+      } else {
+        // Either branch may have run: a name they leave bound differently
+        // is not known (one both bind alike, as `import triton.language as
+        // tl` again, is).
+        ModuleScope::Bindings before = scope.bindings();
+        collectGlobals(scope, ifStmt->thenBody);
+        ModuleScope::Bindings afterThen = scope.bindings();
+        scope.setBindings(std::move(before));
+        collectGlobals(scope, ifStmt->elseBody);
+        std::vector<std::string> names;
+        namesBoundBy(ifStmt->thenBody, names);
+        namesBoundBy(ifStmt->elseBody, names);
+        for (const std::string &name : names) {
+          if (sameBinding(afterThen, scope, name))
+            continue;
+          scope.globals.erase(name);
+          scope.imports.erase(name);
+          scope.globalDefs.erase(name);
+          scope.undecided[name] = {ifStmt->getLoc(), why};
+        }
+      }
     } else if (auto *tryStmt = llvm::dyn_cast<TryStmt>(stmt.get())) {
       const Block *chosen = &tryStmt->body;
       if (!importsResolve(scope, tryStmt->body))
@@ -561,6 +718,7 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
           scope.shadowed[{stmt.get(), name}] = std::move(before);
         scope.globals.erase(name);
         scope.imports.erase(name);
+        scope.undecided.erase(name);
         scope.globalDefs[name] = stmt.get();
       }
     }
@@ -729,9 +887,28 @@ std::optional<FValue> Emitter::evaluateBinding(StringRef name, const Stmt *stmt,
   // A platform probe (`_is_hip = is_hip()`) has its CUDA value: the
   // function comes from host code Kiln does not run.
   std::optional<bool> probe = platformProbe(valueExpr);
-  std::optional<FValue> value =
-      probe ? std::optional<FValue>(FValue::boolean(*probe))
-            : evaluate(*valueExpr);
+  std::optional<FValue> value;
+  if (probe) {
+    value = FValue::boolean(*probe);
+  } else {
+    // As kernel code first; what that cannot evaluate, as host Python
+    // (`IS_BLACKWELL = get_device_capability()[0] in (10, 12)` after host
+    // functions with try/except), reporting the first errors if both fail.
+    HeldDiagnostics held(sourceMgr);
+    value = evaluate(*valueExpr);
+    HostError hostError;
+    if (!value)
+      if (const Stmt *top = statementHolding(module->ast->body, stmt)) {
+        current = module;
+        value = hostModuleValue(*module, *top, *valueExpr, hostError);
+      }
+    if (!value) {
+      held.release();
+      if (!hostError.message.empty())
+        sourceMgr.PrintMessage(hostError.loc, llvm::SourceMgr::DK_Note,
+                               "as host Python: " + hostError.message);
+    }
+  }
   globalsInProgress.pop_back();
   current = module;
   std::swap(savedScopes, scopes);
@@ -763,6 +940,15 @@ std::optional<FValue> Emitter::lookupGlobal(StringRef name, SMLoc loc,
   }
   if (current->globalDefs.count(name))
     return evaluateGlobal(name, loc);
+  if (auto u = current->undecided.find(name); u != current->undecided.end()) {
+    error(loc, "'" + name +
+                   "' is bound under a module-level 'if' whose condition Kiln "
+                   "cannot evaluate when compiling, so which binding upstream "
+                   "Triton would use is not known");
+    sourceMgr.PrintMessage(u->second.ifLoc, llvm::SourceMgr::DK_Note,
+                           "the condition: " + u->second.why);
+    return std::nullopt;
+  }
   // A class body's code sees its module's globals.
   if (ModuleScope *module = current->enclosing) {
     ModuleScope *cls = current;
@@ -2158,6 +2344,145 @@ static std::optional<FValue> fromHostValue(const HostValue &h) {
   }
 }
 
+HostModuleLinks Emitter::hostLinks(ModuleScope &scope) {
+  HostModuleLinks links;
+  links.importedValue = [this,
+                         &scope](StringRef module,
+                                 StringRef name) -> std::optional<HostValue> {
+    if ((!module.starts_with(".") && isTritonModule(module)) ||
+        findModuleFile(scope, module).empty())
+      return std::nullopt;
+    std::string discarded;
+    CapturedDiagnostics captured(sourceMgr, discarded);
+    ModuleScope *saved = current;
+    current = &scope;
+    std::optional<FValue> value =
+        resolveImport({module.str(), name.str(), SMLoc()}, name, SMLoc());
+    current = saved;
+    return value ? toHostValue(*value) : std::nullopt;
+  };
+  links.hasAttribute = [this](StringRef path,
+                              StringRef name) -> std::optional<bool> {
+    if (!isTritonModule(path))
+      return std::nullopt;
+    std::string discarded;
+    CapturedDiagnostics captured(sourceMgr, discarded);
+    std::optional<FValue> module =
+        resolveImport({path.str(), "", SMLoc()}, "", SMLoc());
+    if (!module)
+      return std::nullopt;
+    return findAttribute(*module, name, SMLoc()).has_value();
+  };
+  links.callImported = [this,
+                        &scope](StringRef module, StringRef name,
+                                std::vector<HostValue> args,
+                                HostError &error) -> std::optional<HostValue> {
+    if ((!module.starts_with(".") && isTritonModule(module)) ||
+        hostCallDepth >= kMaxHostCallDepth)
+      return std::nullopt;
+    std::string file = findModuleFile(scope, module);
+    if (file.empty())
+      return std::nullopt;
+    std::string discarded;
+    CapturedDiagnostics captured(sourceMgr, discarded);
+    ModuleScope *other = loadModule(file, SMLoc());
+    if (!other)
+      return std::nullopt;
+    ModuleScope *saved = current;
+    current = other;
+    bool found = false;
+    std::optional<FValue> f = lookupGlobal(name, SMLoc(), found);
+    current = saved;
+    if (!f || f->kind != FValue::Kind::Function || !f->function ||
+        isJit(*f->function))
+      return std::nullopt;
+    ModuleScope *owner = functionModules.lookup(f->function);
+    if (!owner)
+      return std::nullopt;
+    ++hostCallDepth;
+    auto leave = llvm::make_scope_exit([&] { --hostCallDepth; });
+    HostEvaluator host(sourceMgr, *owner->ast, hostTarget, hostLinks(*owner));
+    host.runModuleUntil(nullptr);
+    HostValue callee;
+    callee.kind = HostValue::Kind::Function;
+    callee.function = f->function;
+    return host.tryCall(callee, std::move(args), f->function->getLoc(), error);
+  };
+  return links;
+}
+
+std::optional<FValue> Emitter::hostModuleValue(ModuleScope &scope,
+                                               const Stmt &top,
+                                               const Expr &expr,
+                                               HostError &error) {
+  ModuleScope &module = scope.module();
+  std::string discarded;
+  CapturedDiagnostics captured(sourceMgr, discarded);
+  HostEvaluator host(sourceMgr, *module.ast, hostTarget, hostLinks(module));
+  host.runModuleUntil(&top);
+  std::optional<HostValue> h = host.tryEvaluate(expr, error);
+  if (!h)
+    return std::nullopt;
+  std::optional<FValue> value = fromHostValue(*h);
+  if (!value)
+    error = HostError{expr.getLoc(),
+                      "its value, " + h->describe() +
+                          ", is not one that kernels can use",
+                      {}};
+  return value;
+}
+
+std::optional<bool> Emitter::moduleCondition(ModuleScope &scope,
+                                             const Stmt &top, const Expr &cond,
+                                             std::string &why) {
+  // A platform probe by name (`if current_platform.is_rocm():`), directly or
+  // through a global bound to one (`_is_hip = is_hip()`).
+  std::optional<bool> probe =
+      platformProbe(&cond, [&](StringRef name) -> const Expr * {
+        auto it = scope.globalDefs.find(name);
+        if (it == scope.globalDefs.end())
+          return nullptr;
+        if (auto *assign = llvm::dyn_cast<AssignStmt>(it->second))
+          return assign->targets.size() == 1 ? assign->value.get() : nullptr;
+        return nullptr;
+      });
+  if (probe)
+    return probe;
+  // As kernel code sees it: constants, Kiln's Triton modules
+  // (`hasattr(tl, "gather")`), globals of this and the other sources.
+  {
+    std::string discarded;
+    CapturedDiagnostics captured(sourceMgr, discarded);
+    ModuleScope *saved = current;
+    current = &scope;
+    std::vector<Scope> savedScopes;
+    std::swap(savedScopes, scopes);
+    scopes.emplace_back();
+    std::optional<FValue> value = evaluate(cond);
+    std::optional<bool> truth;
+    if (value && !value->isRuntime())
+      truth = truthiness(*value, cond.getLoc());
+    std::swap(savedScopes, scopes);
+    current = saved;
+    if (truth)
+      return truth;
+  }
+  // As host Python, after the module's statements before it ran: host
+  // functions, `os.environ.get(name, default)` (the environment of a build
+  // is empty), `torch.cuda.get_device_capability()` (the target's).
+  HostError error;
+  std::optional<FValue> value = hostModuleValue(scope, top, cond, error);
+  if (value && !value->isRuntime()) {
+    std::string discarded;
+    CapturedDiagnostics captured(sourceMgr, discarded);
+    if (std::optional<bool> truth = truthiness(*value, cond.getLoc()))
+      return truth;
+  }
+  why = error.message.empty() ? "its value has no truth value Kiln knows"
+                              : error.message;
+  return std::nullopt;
+}
+
 std::optional<FValue> Emitter::callHostFunction(const FunctionDefStmt &function,
                                                 const CallArgs &args) {
   if (!args.keywords.empty())
@@ -2327,6 +2652,11 @@ std::optional<FValue> Emitter::inlineCall(const FunctionDefStmt &function,
 
 std::optional<FValue> Emitter::findAttribute(const FValue &value,
                                              StringRef attr, SMLoc loc) {
+  // Feature tests of triton.language answer as upstream's (getAttribute
+  // names any attribute of it, to report unsupported ones where used).
+  if (value.kind == FValue::Kind::Module && value.text == "triton.language" &&
+      !isTritonLanguageName(attr))
+    return std::nullopt;
   std::string discarded;
   CapturedDiagnostics captured(sourceMgr, discarded);
   return getAttribute(value, attr, loc);

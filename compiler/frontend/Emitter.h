@@ -85,6 +85,30 @@ struct ModuleScope {
   std::map<std::pair<const Stmt *, std::string>, Shadowed> shadowed;
   /// The (assignment, name) pairs being evaluated.
   std::set<std::pair<const Stmt *, std::string>> evaluating;
+  /// Names bound under a module-level `if` whose condition Kiln could not
+  /// evaluate when compiling (both branches can run, as far as Kiln
+  /// knows): using one is an error naming the `if` and why.
+  struct Undecided {
+    llvm::SMLoc ifLoc;
+    std::string why;
+  };
+  llvm::StringMap<Undecided> undecided;
+  /// What the module-level names are bound to, at one point of collecting.
+  struct Bindings {
+    llvm::StringMap<FValue> globals;
+    llvm::StringMap<Import> imports;
+    llvm::StringMap<const Stmt *> globalDefs;
+    llvm::StringMap<Undecided> undecided;
+  };
+  Bindings bindings() const {
+    return {globals, imports, globalDefs, undecided};
+  }
+  void setBindings(Bindings b) {
+    globals = std::move(b.globals);
+    imports = std::move(b.imports);
+    globalDefs = std::move(b.globalDefs);
+    undecided = std::move(b.undecided);
+  }
   /// `from M import *` (name "*"), in source order: M's public names, looked
   /// up when no other module-level binding has them.
   std::vector<Import> starImports;
@@ -107,9 +131,12 @@ public:
   /// as the source whose path ends in pkg/utils.py or pkg/utils/__init__.py).
   /// Given here, before the module's globals are collected: which branch of
   /// a module-level `try` or `if` is taken depends on whether its relative
-  /// imports resolve among them.
+  /// imports resolve among them. `hostTarget`: the GPU that host code
+  /// (module-level conditions and values computed by host functions) sees,
+  /// as `kilnc --arch` names it.
   Emitter(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
-          const Module &module, std::vector<std::string> sourceFiles = {});
+          const Module &module, std::vector<std::string> sourceFiles = {},
+          HostTarget hostTarget = {});
   ~Emitter();
 
   /// The @triton.jit function called `name` (`kernel`, or `Cls.kernel` for a
@@ -191,10 +218,6 @@ public:
   std::optional<FValue> findAttribute(const FValue &value, llvm::StringRef attr,
                                       llvm::SMLoc loc);
 
-  /// The GPU that host code (module-level values computed by host
-  /// functions) sees, as `kilnc --arch` names it.
-  void setHostTarget(HostTarget target) { hostTarget = std::move(target); }
-
   const HostTarget &getHostTarget() const { return hostTarget; }
   /// The warps the kernel being emitted is specialized for. Reading them
   /// (tl.extra.cuda.num_warps) fixes them: the module is marked
@@ -216,6 +239,20 @@ private:
   using Scope = llvm::StringMap<FValue>;
 
   void collectGlobals(ModuleScope &scope, const Block &body);
+  /// The value of a module-level `if`'s condition, as Python would find it
+  /// running the module (`top`: the module-level statement it is in); or
+  /// nullopt, with `why` set, where Kiln cannot evaluate it.
+  std::optional<bool> moduleCondition(ModuleScope &scope, const Stmt &top,
+                                      const Expr &cond, std::string &why);
+  /// Host evaluation of `expr`, a module-level value of `scope` (`top`: the
+  /// module-level statement it is in), after the statements before `top`
+  /// ran; nullopt, with `error` set, where that fails or the value is not
+  /// one kernels can hold.
+  std::optional<FValue> hostModuleValue(ModuleScope &scope, const Stmt &top,
+                                        const Expr &expr, HostError &error);
+  /// What host code of `scope` reads from the kernel's other sources and
+  /// Kiln's Triton modules.
+  HostModuleLinks hostLinks(ModuleScope &scope);
   std::optional<FValue> lookup(llvm::StringRef name, llvm::SMLoc loc);
   /// A module-level name of `current` (nullopt without an error when the
   /// module does not define it and `quiet`).
@@ -376,6 +413,12 @@ private:
   /// The module-level assignments being evaluated, innermost last: calls of
   /// host functions made while one is evaluated run as host Python.
   std::vector<std::pair<ModuleScope *, const Stmt *>> globalsInProgress;
+  /// The module-level statement that collectGlobals is in.
+  const Stmt *collectingTop = nullptr;
+  /// Host functions of other sources being run (hostLinks' callImported),
+  /// bounded: modules whose host code calls each other's.
+  unsigned hostCallDepth = 0;
+  static constexpr unsigned kMaxHostCallDepth = 8;
   HostTarget hostTarget;
   unsigned kernelNumWarps = 4;
   bool readsNumWarps = false;

@@ -196,8 +196,9 @@ static void dictSet(HostValue &dict, const HostValue &key,
 //===----------------------------------------------------------------------===//
 
 HostEvaluator::HostEvaluator(llvm::SourceMgr &sourceMgr, const Module &module,
-                             HostTarget target)
-    : sourceMgr(sourceMgr), module(module), target(std::move(target)) {}
+                             HostTarget target, HostModuleLinks links)
+    : sourceMgr(sourceMgr), module(module), target(std::move(target)),
+      links(std::move(links)) {}
 
 std::nullopt_t HostEvaluator::fail(SMLoc loc, const llvm::Twine &message) {
   if (!failure)
@@ -228,6 +229,18 @@ std::optional<HostValue> HostEvaluator::evaluate(const Expr &expr) {
                    : HostError{expr.getLoc(), "cannot evaluate this", {}});
     failure.reset();
   }
+  return value;
+}
+
+std::optional<HostValue> HostEvaluator::tryEvaluate(const Expr &expr,
+                                                    HostError &error) {
+  failure.reset();
+  steps = 0;
+  std::optional<HostValue> value = eval(expr);
+  if (!value)
+    error = failure ? *failure
+                    : HostError{expr.getLoc(), "cannot evaluate this", {}};
+  failure.reset();
   return value;
 }
 
@@ -270,9 +283,10 @@ HostValue HostEvaluator::unknownValue(SMLoc loc, std::string why) {
 }
 
 void HostEvaluator::bind(StringRef name, HostValue value) {
-  if (frames.empty())
+  if (frames.empty()) {
+    importedFrom.erase(name);
     globals[name] = std::move(value);
-  else
+  } else
     frames.back().locals[name] = std::move(value);
 }
 
@@ -528,8 +542,17 @@ HostEvaluator::Flow HostEvaluator::execStatement(const Stmt &stmt) {
     return Flow::Normal;
   case Stmt::Kind::ImportFrom: {
     auto &s = llvm::cast<ImportFromStmt>(stmt);
-    for (auto &[name, alias] : s.names)
+    for (auto &[name, alias] : s.names) {
+      // Host code tests TYPE_CHECKING to import what only type checkers
+      // read; it is False when the module runs.
+      if (s.module == "typing" && name == "TYPE_CHECKING") {
+        bind(alias, makeBool(false));
+        continue;
+      }
       bind(alias, makeNamed(Kind::Object, s.module + "." + name));
+      if (frames.empty())
+        importedFrom[alias] = {s.module, name};
+    }
     return Flow::Normal;
   }
   case Stmt::Kind::Assert: {
@@ -649,6 +672,15 @@ std::optional<HostValue> HostEvaluator::lookup(StringRef name, SMLoc loc) {
     auto it = globals.find(name);
     if (it != globals.end())
       found = &it->second;
+    // A name imported from another of the kernel's sources: its value there.
+    auto imported = importedFrom.find(name);
+    if (found && imported != importedFrom.end()) {
+      auto [from, what] = imported->second;
+      importedFrom.erase(imported);
+      if (links.importedValue)
+        if (std::optional<HostValue> v = links.importedValue(from, what))
+          it->second = *v;
+    }
   }
   if (found && found->kind == Kind::Unknown) {
     fail(loc, "'" + name + "' is not known when compiling");
@@ -660,9 +692,9 @@ std::optional<HostValue> HostEvaluator::lookup(StringRef name, SMLoc loc) {
   if (found)
     return *found;
   static const char *const kBuiltins[] = {
-      "len", "range", "min",   "max",    "list",    "tuple",     "dict",
-      "abs", "int",   "float", "str",    "bool",    "enumerate", "zip",
-      "all", "any",   "sum",   "sorted", "reversed"};
+      "len", "range", "min",   "max",    "list",     "tuple",     "dict",
+      "abs", "int",   "float", "str",    "bool",     "enumerate", "zip",
+      "all", "any",   "sum",   "sorted", "reversed", "hasattr"};
   if (llvm::is_contained(kBuiltins, name))
     return makeNamed(Kind::Builtin, name.str(), loc);
   return fail(loc, "name '" + name + "' is not defined");
@@ -1119,6 +1151,8 @@ HostEvaluator::callFunction(const HostValue &callee,
 
 // The host APIs that config lists read; anything else a module can call
 // (torch, triton.testing, ...) is not evaluated.
+static std::optional<HostValue> numericLimit(StringRef info, StringRef attr);
+
 std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
                                                    std::vector<HostValue> &args,
                                                    Keywords &keywords,
@@ -1161,6 +1195,89 @@ std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
     HostValue config = makeSequence(Kind::Config, {values, options}, loc);
     return config;
   }
+  // The environment of a build is empty: builds are hermetic, so a kernel
+  // file compiles the same wherever it is built. `os.environ.get(name,
+  // default)` is the default, as upstream sees it where the variable is not
+  // set.
+  if (path == "os.environ.get" || path == "os.getenv") {
+    bool ok = !args.empty() && args.size() <= 2 &&
+              args[0].kind == Kind::String &&
+              keywords.size() <= (args.size() == 1 ? 1u : 0u) &&
+              (keywords.empty() || keywords[0].first == "default");
+    if (!ok)
+      return fail(loc, path + " takes a variable name and a default");
+    if (args.size() == 2)
+      return args[1];
+    if (!keywords.empty())
+      return keywords[0].second;
+    return makeValue(Kind::None);
+  }
+  // torch.finfo(torch.float8_e4m3fn) and torch.iinfo(torch.int8): their
+  // limits are read as attributes (numericLimit).
+  if ((path == "torch.finfo" || path == "torch.iinfo") && keywords.empty() &&
+      args.size() == 1 && args[0].kind == Kind::Object &&
+      StringRef(args[0].text).starts_with("torch.")) {
+    std::string info = path.str() + "(" + args[0].text.substr(6) + ")";
+    if (!numericLimit(info, "max"))
+      return fail(loc, path + " of " + args[0].text + " is not known");
+    return makeNamed(Kind::Object, info, loc);
+  }
+  // `tl.constexpr(v)` in host code: the value.
+  if ((path == "triton.language.constexpr" ||
+       path == "triton.language.core.constexpr") &&
+      keywords.empty() && args.size() == 1)
+    return args[0];
+  // importlib.import_module("triton"): the module, as `import triton` binds
+  // it (whether it exists is found where it is used).
+  if (path == "importlib.import_module" && keywords.empty() &&
+      args.size() == 1 && args[0].kind == Kind::String)
+    return makeNamed(Kind::Object, args[0].text, loc);
+  // Version checks, of the Triton whose language Kiln compiles (3.6).
+  if (path == "importlib.metadata.version" && keywords.empty() &&
+      args.size() == 1 && args[0].kind == Kind::String) {
+    if (args[0].text == "triton")
+      return makeString("3.6.0", loc);
+    return fail(loc, "the version of '" + args[0].text +
+                         "' is not known when compiling");
+  }
+  // packaging's Version, as the tuple of its release numbers without
+  // trailing zeros: tuples order as Versions do (3.0 == 3.0.0 < 3.6).
+  // Also the wrappers packages make of it (unsloth_zoo.utils.Version) and
+  // the older names (distutils' LooseVersion, pkg_resources' parse_version).
+  StringRef function = path.substr(path.rfind('.') + 1);
+  bool versionParse = function == "Version" || function == "LooseVersion" ||
+                      function == "parse_version" ||
+                      path.ends_with("version.parse");
+  if (versionParse && keywords.empty() && args.size() == 1 &&
+      args[0].kind == Kind::String) {
+    llvm::SmallVector<StringRef> parts;
+    StringRef(args[0].text).split(parts, '.');
+    std::vector<HostValue> numbers;
+    for (StringRef part : parts) {
+      // "0rc1", "0+cu121", "0.dev": the release number before the suffix.
+      StringRef digits = part.take_while(llvm::isDigit);
+      if (digits.empty())
+        break;
+      numbers.push_back(makeInt(std::stoll(digits.str())));
+      if (digits.size() != part.size())
+        break;
+    }
+    if (numbers.empty())
+      return fail(loc, "'" + args[0].text + "' is not a version");
+    while (numbers.size() > 1 && numbers.back().intValue == 0)
+      numbers.pop_back();
+    return makeSequence(Kind::Tuple, std::move(numbers), loc);
+  }
+  // operator.ge(a, b) and the other comparisons, as functions.
+  static const std::pair<const char *, const char *> kOperators[] = {
+      {"operator.lt", "<"},  {"operator.le", "<="}, {"operator.eq", "=="},
+      {"operator.ne", "!="}, {"operator.ge", ">="}, {"operator.gt", ">"}};
+  for (auto &[function, op] : kOperators)
+    if (path == function) {
+      if (args.size() != 2 || !keywords.empty())
+        return fail(loc, path + " takes two arguments");
+      return compare(op, args[0], args[1], loc);
+    }
   bool noArguments = args.empty() && keywords.empty();
   if (noArguments && path == "triton.runtime.driver.active.get_current_target")
     return makeNamed(Kind::Object, "GPUTarget", loc);
@@ -1172,7 +1289,11 @@ std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
     if (std::optional<bool> probe = platformProbeByName(
             StringRef(path).drop_front(StringRef(path).rfind('.') + 1)))
       return makeBool(*probe, loc);
-  if (noArguments && path == "torch.cuda.get_device_capability") {
+  // The device's capability, of the current device or of one named by an
+  // index: the GPU compiled for.
+  if (path == "torch.cuda.get_device_capability" && keywords.empty() &&
+      (args.empty() || (args.size() == 1 && (args[0].kind == Kind::Int ||
+                                             args[0].kind == Kind::None)))) {
     if (!target.arch)
       return fail(loc, "the device's capability is not known without an "
                        "arch: give --arch");
@@ -1198,6 +1319,21 @@ std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
       n <<= 1;
     return makeInt(n);
   }
+  // A host function of another source (`from .utils import
+  // compare_version`), run in its own module.
+  size_t dot = path.rfind('.');
+  if (links.callImported && keywords.empty() && dot != StringRef::npos &&
+      dot > 0) {
+    HostError error;
+    if (std::optional<HostValue> v = links.callImported(
+            path.take_front(dot), path.drop_front(dot + 1), args, error))
+      return v;
+    if (!error.message.empty()) {
+      if (!failure)
+        failure = error;
+      return std::nullopt;
+    }
+  }
   return fail(loc, "'" + path +
                        "(...)' cannot be evaluated when compiling: Kiln runs "
                        "only the host code that a kernel's decorators need, "
@@ -1208,7 +1344,9 @@ std::optional<bool> kiln::frontend::platformProbeByName(StringRef name) {
   static const char *const kOther[] = {"is_rocm", "is_hip", "is_xpu",
                                        "is_cpu",  "is_tpu", "is_npu",
                                        "is_mps",  "is_musa"};
-  static const char *const kCuda[] = {"is_cuda", "is_cuda_alike", "is_nvidia"};
+  // has_triton (torch.utils._triton): Kiln's kernels are Triton's.
+  static const char *const kCuda[] = {"is_cuda", "is_cuda_alike", "is_nvidia",
+                                      "has_triton"};
   if (llvm::is_contained(kOther, name))
     return false;
   if (llvm::is_contained(kCuda, name))
@@ -1237,6 +1375,18 @@ HostEvaluator::callBuiltin(StringRef name, std::vector<HostValue> &args,
   }
   if (!keywords.empty())
     return fail(loc, "'" + name + "' takes no keyword arguments here");
+  // hasattr(triton.language, "gather"): what Kiln's Triton modules have.
+  if (name == "hasattr") {
+    if (args.size() != 2 || args[1].kind != Kind::String)
+      return fail(loc, "hasattr() takes a value and an attribute name");
+    std::optional<bool> has;
+    if (args[0].kind == Kind::Object && links.hasAttribute)
+      has = links.hasAttribute(args[0].text, args[1].text);
+    if (!has)
+      return fail(loc, "hasattr() of " + args[0].describe() +
+                           " is not evaluated when compiling");
+    return makeBool(*has);
+  }
   if (name == "range") {
     if (!ints(1, 3))
       return fail(loc, "range() takes one to three ints");
@@ -1450,6 +1600,74 @@ std::optional<HostValue> HostEvaluator::callMethod(const HostValue &method,
                        " is not evaluated when compiling");
 }
 
+/// `attr` of `info`, "torch.finfo(float32)" or "torch.iinfo(int8)": the
+/// limits of torch's types, as PyTorch gives them.
+static std::optional<HostValue> numericLimit(StringRef info, StringRef attr) {
+  struct Float {
+    const char *names[2];
+    double max, eps, tiny;
+    int bits;
+  };
+  static const Float kFloats[] = {
+      {{"float32", "float"}, 3.4028234663852886e38, 1.1920928955078125e-07,
+       1.1754943508222875e-38, 32},
+      {{"float16", "half"}, 65504.0, 0.0009765625, 6.103515625e-05, 16},
+      {{"bfloat16", "bfloat16"}, 3.3895313892515355e38, 0.0078125,
+       1.1754943508222875e-38, 16},
+      {{"float64", "double"}, 1.7976931348623157e308, 2.220446049250313e-16,
+       2.2250738585072014e-308, 64},
+      {{"float8_e4m3fn", "float8_e4m3fn"}, 448.0, 0.125, 0.015625, 8},
+      {{"float8_e5m2", "float8_e5m2"}, 57344.0, 0.25, 6.103515625e-05, 8},
+      {{"float8_e4m3fnuz", "float8_e4m3fnuz"}, 240.0, 0.125, 0.0078125, 8},
+      {{"float8_e5m2fnuz", "float8_e5m2fnuz"}, 57344.0, 0.125,
+       3.0517578125e-05, 8},
+  };
+  struct Int {
+    const char *name;
+    int bits;
+    bool isSigned;
+  };
+  static const Int kInts[] = {
+      {"int8", 8, true},    {"int16", 16, true},   {"short", 16, true},
+      {"int32", 32, true},  {"int", 32, true},     {"int64", 64, true},
+      {"long", 64, true},   {"uint8", 8, false},   {"uint16", 16, false},
+      {"uint32", 32, false}, {"uint64", 64, false}};
+  StringRef type = info;
+  if (type.consume_front("torch.finfo(") && type.consume_back(")")) {
+    for (const Float &f : kFloats)
+      if (type == f.names[0] || type == f.names[1]) {
+        if (attr == "max")
+          return makeFloat(f.max);
+        if (attr == "min")
+          return makeFloat(-f.max);
+        if (attr == "eps")
+          return makeFloat(f.eps);
+        if (attr == "tiny" || attr == "smallest_normal")
+          return makeFloat(f.tiny);
+        if (attr == "bits")
+          return makeInt(f.bits);
+      }
+    return std::nullopt;
+  }
+  type = info;
+  if (type.consume_front("torch.iinfo(") && type.consume_back(")")) {
+    for (const Int &i : kInts)
+      if (type == i.name) {
+        // uint64's max does not fit an int64: it is not given.
+        if (attr == "max" && (i.isSigned || i.bits < 64))
+          return makeInt(i.isSigned ? int64_t((uint64_t(1) << (i.bits - 1)) - 1)
+                                    : int64_t((uint64_t(1) << i.bits) - 1));
+        if (attr == "min")
+          return makeInt(i.isSigned ? (i.bits == 64 ? INT64_MIN
+                                                    : -(int64_t(1) << (i.bits - 1)))
+                                    : 0);
+        if (attr == "bits")
+          return makeInt(i.bits);
+      }
+  }
+  return std::nullopt;
+}
+
 std::optional<HostValue> HostEvaluator::attribute(const HostValue &value,
                                                   StringRef attr, SMLoc loc) {
   switch (value.kind) {
@@ -1469,6 +1687,13 @@ std::optional<HostValue> HostEvaluator::attribute(const HostValue &value,
     // Kiln compiles for CUDA: a ROCm check finds no HIP.
     if (value.text == "torch.version" && attr == "hip")
       return makeValue(Kind::None);
+    if (std::optional<HostValue> limit = numericLimit(value.text, attr))
+      return *limit;
+    // Kiln compiles the language of Triton 3.6.
+    if (value.text == "triton" && attr == "__version__")
+      return makeString("3.6.0");
+    if (value.text == "typing" && attr == "TYPE_CHECKING")
+      return makeBool(false);
     return makeNamed(Kind::Object, value.text + "." + attr.str());
   case Kind::Config: {
     const HostValue &values = (*value.items)[0], &options = (*value.items)[1];
@@ -1620,6 +1845,9 @@ std::optional<HostValue> HostEvaluator::compare(StringRef op,
   }
   if (op == "in" || op == "not in") {
     bool found = false;
+    // No environment variable is set when building (os.environ.get).
+    if (rhs.kind == Kind::Object && rhs.text == "os.environ")
+      return makeBool(op != "in");
     if (rhs.kind == Kind::String && lhs.kind == Kind::String)
       found = StringRef(rhs.text).contains(lhs.text);
     else if (isSequence(rhs))
@@ -1631,20 +1859,35 @@ std::optional<HostValue> HostEvaluator::compare(StringRef op,
       return fail(loc, "'" + op + "' needs a container, got " + rhs.describe());
     return makeBool(found == (op == "in"));
   }
-  int order;
-  if (isNumber(lhs) && isNumber(rhs)) {
-    double a = asDouble(lhs), b = asDouble(rhs);
-    order = a < b ? -1 : a > b ? 1 : 0;
-  } else if (lhs.kind == Kind::String && rhs.kind == Kind::String) {
-    order = StringRef(lhs.text).compare(rhs.text);
-  } else {
+  // Python's ordering: numbers, strings, and tuples (or lists) item by item.
+  std::function<std::optional<int>(const HostValue &, const HostValue &)>
+      ordering =
+          [&](const HostValue &a, const HostValue &b) -> std::optional<int> {
+    if (isNumber(a) && isNumber(b))
+      return asDouble(a) < asDouble(b) ? -1 : asDouble(a) > asDouble(b) ? 1 : 0;
+    if (a.kind == Kind::String && b.kind == Kind::String)
+      return StringRef(a.text).compare(b.text);
+    if (isSequence(a) && a.kind == b.kind) {
+      size_t n = std::min(a.items->size(), b.items->size());
+      for (size_t i = 0; i < n; ++i) {
+        if (equal((*a.items)[i], (*b.items)[i]))
+          continue;
+        return ordering((*a.items)[i], (*b.items)[i]);
+      }
+      return a.items->size() < b.items->size()   ? -1
+             : a.items->size() > b.items->size() ? 1
+                                                 : 0;
+    }
+    return std::nullopt;
+  };
+  std::optional<int> order = ordering(lhs, rhs);
+  if (!order)
     return fail(loc, "cannot compare " + lhs.describe() + " and " +
                          rhs.describe() + " with '" + op + "'");
-  }
-  bool result = op == "<"    ? order < 0
-                : op == "<=" ? order <= 0
-                : op == ">"  ? order > 0
-                             : order >= 0;
+  bool result = op == "<"    ? *order < 0
+                : op == "<=" ? *order <= 0
+                : op == ">"  ? *order > 0
+                             : *order >= 0;
   return makeBool(result);
 }
 
@@ -1654,6 +1897,11 @@ std::optional<HostValue> HostEvaluator::subscript(const HostValue &base,
   if (expr.indices.size() != 1)
     return fail(loc, "one index expected");
   const Expr &indexExpr = *expr.indices[0];
+  if (base.kind == Kind::Object && base.text == "os.environ")
+    return fail(loc, "os.environ[...] is not read when compiling: the "
+                     "environment of a build is empty, and this would raise "
+                     "KeyError (os.environ.get with a default reads as the "
+                     "default)");
   if (auto *slice = llvm::dyn_cast<SliceExpr>(&indexExpr)) {
     if (!isSequence(base))
       return fail(loc, "cannot slice " + base.describe());

@@ -21,6 +21,7 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,15 +89,38 @@ struct HostValue {
 };
 
 /// What a platform probe called by name, without arguments, answers on a
-/// CUDA GPU: `is_cuda`, `is_cuda_alike`, `is_nvidia` are true; `is_rocm`,
-/// `is_hip`, `is_xpu`, ... false (vLLM's `current_platform.is_rocm()`,
-/// SGLang's `is_hip()`); nullopt for any other name.
+/// CUDA GPU: `is_cuda`, `is_cuda_alike`, `is_nvidia`, `has_triton` are true;
+/// `is_rocm`, `is_hip`, `is_xpu`, ... false (vLLM's
+/// `current_platform.is_rocm()`, SGLang's `is_hip()`); nullopt for any other
+/// name.
 std::optional<bool> platformProbeByName(llvm::StringRef name);
+
+/// What host code reads from beyond its own module, answered by the front
+/// end, which knows the kernel's other sources and Kiln's Triton modules.
+struct HostModuleLinks {
+  /// The value that `from module import name` binds (module as written, with
+  /// its leading dots), where module is one of the kernel's sources and the
+  /// value is a plain one; nullopt otherwise, and the name stays an object.
+  std::function<std::optional<HostValue>(llvm::StringRef module,
+                                         llvm::StringRef name)>
+      importedValue;
+  /// `hasattr(M, name)` of a Triton module path ("triton.language"): whether
+  /// Kiln's M has it; nullopt when the path is not a Triton module.
+  std::function<std::optional<bool>(llvm::StringRef path, llvm::StringRef name)>
+      hasAttribute;
+  /// Calls `name` of `module` (as the importing file writes it), a host
+  /// function of another of the kernel's sources; nullopt where it is not
+  /// one, with `error` set where it is but the call fails.
+  std::function<std::optional<HostValue>(
+      llvm::StringRef module, llvm::StringRef name, std::vector<HostValue> args,
+      HostError &error)>
+      callImported;
+};
 
 class HostEvaluator {
 public:
   HostEvaluator(llvm::SourceMgr &sourceMgr, const Module &module,
-                HostTarget target);
+                HostTarget target, HostModuleLinks links = {});
 
   /// Runs the module-level statements before `stop` (a statement of the
   /// module, normally the kernel's def; null: all of them), as Python would
@@ -106,6 +130,9 @@ public:
   /// Evaluates `expr` in the module's scope. On failure, reports the error
   /// (`file:line:col: error: ...` and notes) and returns std::nullopt.
   std::optional<HostValue> evaluate(const Expr &expr);
+
+  /// The same, without reporting: a failure is returned in `error`.
+  std::optional<HostValue> tryEvaluate(const Expr &expr, HostError &error);
 
   /// Calls the host function `function` (of this module) with `args`, as
   /// module code would after runModuleUntil. On failure, reports the error
@@ -197,7 +224,11 @@ private:
   llvm::SourceMgr &sourceMgr;
   const Module &module;
   HostTarget target;
+  HostModuleLinks links;
   llvm::StringMap<HostValue> globals;
+  /// Module-level names bound by `from M import n`, (M, n), asked of
+  /// links.importedValue when first read.
+  llvm::StringMap<std::pair<std::string, std::string>> importedFrom;
   std::vector<Frame> frames; // function calls, innermost last
   std::optional<HostError> failure;
   size_t steps = 0;

@@ -461,7 +461,7 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
     stmt = parseFor();
   else if (t.isKeyword("while"))
     stmt = parseWhile();
-  else if (t.isKeyword("try") && functionDepth == 0)
+  else if (t.isKeyword("try")) // in host functions too; kernels reject it
     stmt = parseTry();
   else if (t.isKeyword("class") && topLevel && functionDepth == 0)
     stmt = parseClass();
@@ -480,8 +480,9 @@ bool Parser::parseStatement(Block &out, bool topLevel) {
   return true;
 }
 
-// `try:` with its except/else/finally clauses, in module-level code (where
-// imports fall back: `try: from A import f` / `except ImportError: ...`).
+// `try:` with its except/else/finally clauses: in module-level code (where
+// imports fall back: `try: from A import f` / `except ImportError: ...`)
+// and host functions (`try: return target.backend / except: return "cpu"`).
 StmtPtr Parser::parseTry() {
   auto stmt = std::make_unique<TryStmt>(tok().loc);
   advance(); // try

@@ -1,0 +1,27 @@
+# Device flags as real packages compute them at import time: host functions
+# with try/except under functools.cache, the target's capability, features of
+# triton.language, and environment variables (unset in a build).
+import os
+from functools import cache
+
+import torch
+import triton
+
+
+@cache
+def get_available_device() -> str:
+    try:
+        return triton.runtime.driver.active.get_current_target().backend
+    except Exception:
+        return "cpu"
+
+
+device_platform = get_available_device()
+IS_NVIDIA = device_platform == "cuda"
+IS_BLACKWELL = IS_NVIDIA and torch.cuda.get_device_capability()[0] in (10, 12)
+IS_GATHER_SUPPORTED = hasattr(triton.language, "gather")
+IS_TMA_SUPPORTED = (
+    IS_NVIDIA
+    and torch.cuda.get_device_capability(0)[0] >= 9
+    and os.environ.get("PKG_USE_TMA", "0") == "1"
+)
