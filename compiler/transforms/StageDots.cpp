@@ -171,6 +171,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   using KilnStageDotsBase::KilnStageDotsBase;
   std::optional<kiln::AxisInfoAnalysis> axisInfo_;
   SmallVector<CopiedLoad> copied_;
+  /// The results of staged (erased) dots, and what replaced them.
+  llvm::DenseMap<Value, Value> replaced_;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -194,7 +196,15 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
         groups.emplace_back();
       groups.back().push_back(p);
     }
-    for (ArrayRef<StagingPlan> group : groups) {
+    replaced_.clear();
+    for (ArrayRef<StagingPlan> planned : groups) {
+      // An operand that is an earlier staged dot's result (FLA's
+      // `dot(dot(k^T, w), m)`) is now the value that replaced it.
+      SmallVector<StagingPlan> group(planned);
+      for (StagingPlan &p : group)
+        for (Value &source : p.sources)
+          while (Value next = replaced_.lookup(source))
+            source = next;
       if (group.size() > 1 && stageTogether(group, target))
         continue;
       for (const StagingPlan &p : group)
@@ -711,6 +721,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     SmallVector<Value> oldOperands;
     for (auto [p, ready] : llvm::zip_equal(group, wait.getResults())) {
       kiln::DotOp dot = p.dot;
+      replaced_[dot.getResult()] = ready;
       dot.getResult().replaceAllUsesWith(ready);
       for (Value operand : {dot.getA(), dot.getB()})
         if (!llvm::is_contained(oldOperands, operand))
@@ -743,6 +754,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
         UnitAttr(), kiln::sharedDotPrecision(dot));
     kiln::gpu::BarrierOp::create(b, loc);
     Value oldA = dot.getA(), oldB = dot.getB();
+    replaced_[dot.getResult()] = shared.getD();
     dot.getResult().replaceAllUsesWith(shared.getD());
     dot->erase();
     kiln::eraseOperandPath(oldA);

@@ -2204,3 +2204,21 @@ CASES += [
          # last bits.
          (1,), ["o_ptr"], tol=1e-2),
 ]
+
+# --- matmul/chained_operands.py: a dot whose operand is another dot's fp32
+# result (tf32), in the loop that makes it and from before the loop.
+F = "matmul/chained_operands.py"
+CASES += [
+    *[case(f"dot_of_dot_{b}", F, "dot_of_dot",
+           f"k_ptr=*bf16:16, w_ptr=*bf16:16, out_ptr=*fp32:16, NT=i32, BT={b}, BK={b}",
+           dict(k_ptr=("randn", "bfloat16", 3 * b * b, 0.125),
+                w_ptr=("randn", "bfloat16", 3 * b * b, 0.125),
+                out_ptr=("zeros", "float32", b * b), NT=3),
+           (1,), ["out_ptr"], tol=1e-2)  # tf32 products of products
+      for b in (64, 32)],
+    case("invariant_dot_operand", F, "invariant_dot_operand",
+         "x_ptr=*fp32:16, z_ptr=*fp32:16, out_ptr=*fp32:16, N=i32, BT=64",
+         dict(x_ptr=("randn", "float32", 64 * 64, 0.125), z_ptr=("randn", "float32", 5 * 64 * 64),
+              out_ptr=("zeros", "float32", 5 * 64 * 64), N=5),
+         (1,), ["out_ptr"], tol=1e-2),  # tf32
+]
