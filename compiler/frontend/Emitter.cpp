@@ -673,6 +673,29 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
         for (const std::string &name : names) {
           if (sameBinding(afterThen, scope, name))
             continue;
+          // A Triton module in one branch, something else in the other
+          // (vLLM's `if TYPE_CHECKING or HAS_TRITON: import triton.language
+          // as tl / else: tl = TritonLanguagePlaceholder()`): the kernels
+          // can only have been written against the module.
+          auto tritonModule = [&](const llvm::StringMap<FValue> &globals)
+              -> std::optional<FValue> {
+            auto it = globals.find(name);
+            if (it == globals.end() ||
+                it->second.kind != FValue::Kind::Module ||
+                !(isTritonModule(it->second.text) ||
+                  it->second.text == "libdevice"))
+              return std::nullopt;
+            return it->second;
+          };
+          std::optional<FValue> inThen = tritonModule(afterThen.globals);
+          std::optional<FValue> inElse = tritonModule(scope.globals);
+          if (inThen.has_value() != inElse.has_value()) {
+            scope.imports.erase(name);
+            scope.globalDefs.erase(name);
+            scope.undecided.erase(name);
+            scope.globals[name] = inThen ? *inThen : *inElse;
+            continue;
+          }
           scope.globals.erase(name);
           scope.imports.erase(name);
           scope.globalDefs.erase(name);
@@ -941,6 +964,12 @@ std::optional<FValue> Emitter::lookupGlobal(StringRef name, SMLoc loc,
   if (current->globalDefs.count(name))
     return evaluateGlobal(name, loc);
   if (auto u = current->undecided.find(name); u != current->undecided.end()) {
+    // A flag of whether Triton can run, that host checks of the machine's
+    // drivers may clear (vLLM's HAS_TRITON): Kiln builds kernels for a
+    // machine where it runs, as the kernels' own code assumes.
+    if (name == "HAS_TRITON" || name == "TRITON_AVAILABLE" ||
+        name == "_HAS_TRITON" || name == "IS_TRITON_AVAILABLE")
+      return FValue::boolean(true);
     error(loc, "'" + name +
                    "' is bound under a module-level 'if' whose condition Kiln "
                    "cannot evaluate when compiling, so which binding upstream "
@@ -2359,7 +2388,20 @@ HostModuleLinks Emitter::hostLinks(ModuleScope &scope) {
     std::optional<FValue> value =
         resolveImport({module.str(), name.str(), SMLoc()}, name, SMLoc());
     current = saved;
-    return value ? toHostValue(*value) : std::nullopt;
+    if (!value)
+      return std::nullopt;
+    // Triton's modules re-exported (`from vllm.triton_utils import triton`)
+    // are those modules to host code too (`triton.__version__`).
+    if (value->kind == FValue::Kind::Module &&
+        (isTritonModule(value->text) || value->text == "libdevice")) {
+      HostValue object;
+      object.kind = HostValue::Kind::Object;
+      object.text = value->text == "libdevice"
+                        ? "triton.language.extra.libdevice"
+                        : value->text;
+      return object;
+    }
+    return toHostValue(*value);
   };
   links.hasAttribute = [this](StringRef path,
                               StringRef name) -> std::optional<bool> {

@@ -25,3 +25,10 @@ IS_TMA_SUPPORTED = (
     and torch.cuda.get_device_capability(0)[0] >= 9
     and os.environ.get("PKG_USE_TMA", "0") == "1"
 )
+
+# Whether Triton can run, cleared by checks of the machine's drivers that
+# cannot be evaluated when compiling (vLLM's triton_utils): Kiln builds for
+# a machine where it runs.
+HAS_TRITON = True
+if len(torch.cuda.get_device_name(0)) == 0:
+    HAS_TRITON = False

@@ -1,7 +1,7 @@
 import triton
 import triton.language as tl
 
-from .op import OFFSET, STRICT, gather, make_descriptor, scale, shift, undecided
+from .op import BIAS, OFFSET, STRICT, gather, make_descriptor, scale, shift, undecided
 
 
 @triton.jit
@@ -9,7 +9,7 @@ def chosen(x_ptr, i_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     idx = tl.load(i_ptr + offs)
-    y = shift(scale(gather(x, idx, 0))) + OFFSET
+    y = shift(scale(gather(x, idx, 0))) + OFFSET + BIAS
     tl.store(out_ptr + offs, y)
 
 

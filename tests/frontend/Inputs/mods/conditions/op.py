@@ -6,7 +6,12 @@ import triton
 import triton.language as tl
 from packaging import version
 
-from .device import IS_BLACKWELL, IS_GATHER_SUPPORTED
+from .device import HAS_TRITON, IS_BLACKWELL, IS_GATHER_SUPPORTED
+
+if HAS_TRITON:
+    BIAS = 100.0
+else:
+    BIAS = 200.0
 
 if os.environ.get("PKG_FAST_OPS", "0") == "1":
     @triton.jit
