@@ -171,8 +171,12 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   using KilnStageDotsBase::KilnStageDotsBase;
   std::optional<kiln::AxisInfoAnalysis> axisInfo_;
   SmallVector<CopiedLoad> copied_;
-  /// The results of staged (erased) dots, and what replaced them.
+  /// The results of staged dots, and what replaced them. The dots (and
+  /// their operands' paths, erasedAtEnd) stay until the pass ends, so that
+  /// no new value takes the place of a key.
   llvm::DenseMap<Value, Value> replaced_;
+  SmallVector<Operation *> stagedDots_;
+  SmallVector<Value> stagedOperands_;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -203,13 +207,36 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       SmallVector<StagingPlan> group(planned);
       for (StagingPlan &p : group)
         for (Value &source : p.sources)
-          while (Value next = replaced_.lookup(source))
+          if (Value next = replaced_.lookup(source))
             source = next;
       if (group.size() > 1 && stageTogether(group, target))
         continue;
       for (const StagingPlan &p : group)
         stageAlone(p, target);
     }
+    for (Operation *dot : stagedDots_)
+      dot->erase();
+    // The layout conversions and transposes that fed them, where nothing
+    // else reads them now (dots may share them: erased once, in any order).
+    llvm::SetVector<Operation *> feeding;
+    for (Value v : stagedOperands_)
+      while (isa_and_nonnull<kiln::gpu::ConvertLayoutOp, kiln::TransOp>(
+          v.getDefiningOp())) {
+        feeding.insert(v.getDefiningOp());
+        v = v.getDefiningOp()->getOperand(0);
+      }
+    llvm::SmallPtrSet<Operation *, 16> erased;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *op : feeding)
+        if (!erased.contains(op) && op->use_empty()) {
+          erased.insert(op);
+          op->erase();
+          changed = true;
+        }
+    }
+    stagedDots_.clear();
+    stagedOperands_.clear();
     for (CopiedLoad &c : copied_)
       finishCopy(c);
     mergeWaits();
@@ -728,9 +755,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
           oldOperands.push_back(operand);
     }
     for (const StagingPlan &p : group)
-      p.dot->erase();
-    for (Value operand : oldOperands)
-      kiln::eraseOperandPath(operand);
+      stagedDots_.push_back(p.dot);
+    llvm::append_range(stagedOperands_, oldOperands);
     return true;
   }
 
@@ -756,10 +782,10 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     Value oldA = dot.getA(), oldB = dot.getB();
     replaced_[dot.getResult()] = shared.getD();
     dot.getResult().replaceAllUsesWith(shared.getD());
-    dot->erase();
-    kiln::eraseOperandPath(oldA);
+    stagedDots_.push_back(dot);
+    stagedOperands_.push_back(oldA);
     if (oldB != oldA)
-      kiln::eraseOperandPath(oldB);
+      stagedOperands_.push_back(oldB);
   }
 };
 
