@@ -592,7 +592,7 @@ static const Stmt *statementHolding(const Block &body, const Stmt *stmt) {
 void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
   bool topLevel = !scope.enclosing && &body == &scope.ast->body;
   const Stmt *savedTop = collectingTop;
-  auto restoreTop = llvm::make_scope_exit([&] { collectingTop = savedTop; });
+  llvm::scope_exit restoreTop([&] { collectingTop = savedTop; });
   for (const StmtPtr &stmt : body) {
     if (topLevel)
       collectingTop = stmt.get();
@@ -2423,8 +2423,21 @@ HostModuleLinks Emitter::hostLinks(ModuleScope &scope) {
         hostCallDepth >= kMaxHostCallDepth)
       return std::nullopt;
     std::string file = findModuleFile(scope, module);
-    if (file.empty())
+    if (file.empty()) {
+      // A module of the kernel's own package (its path names the package)
+      // that the sources leave out: say so, it is what to fix.
+      StringRef package = module.ltrim('.').split('.').first;
+      if (module.starts_with(".") ||
+          StringRef(scope.path).contains(("/" + package + "/").str()))
+        error = HostError{SMLoc(),
+                          "'" + name.str() + "' comes from module '" +
+                              module.str() +
+                              "', which is not among the kernel's sources; "
+                              "add its file to the triton_kernel srcs "
+                              "(kilnc --src FILE) for Kiln to run it",
+                          {}};
       return std::nullopt;
+    }
     std::string discarded;
     CapturedDiagnostics captured(sourceMgr, discarded);
     ModuleScope *other = loadModule(file, SMLoc());
@@ -2442,7 +2455,7 @@ HostModuleLinks Emitter::hostLinks(ModuleScope &scope) {
     if (!owner)
       return std::nullopt;
     ++hostCallDepth;
-    auto leave = llvm::make_scope_exit([&] { --hostCallDepth; });
+    llvm::scope_exit leave([&] { --hostCallDepth; });
     HostEvaluator host(sourceMgr, *owner->ast, hostTarget, hostLinks(*owner));
     host.runModuleUntil(nullptr);
     HostValue callee;
@@ -2492,8 +2505,15 @@ std::optional<bool> Emitter::moduleCondition(ModuleScope &scope,
     return probe;
   // As kernel code sees it: constants, Kiln's Triton modules
   // (`hasattr(tl, "gather")`), globals of this and the other sources.
+  std::string kernelError;
   {
     std::string discarded;
+    llvm::scope_exit firstError([&] {
+      StringRef text = discarded;
+      size_t at = text.find("error: ");
+      if (at != StringRef::npos)
+        kernelError = text.drop_front(at + 7).split('\n').first.str();
+    });
     CapturedDiagnostics captured(sourceMgr, discarded);
     ModuleScope *saved = current;
     current = &scope;
@@ -2514,6 +2534,13 @@ std::optional<bool> Emitter::moduleCondition(ModuleScope &scope,
   // is empty), `torch.cuda.get_device_capability()` (the target's).
   HostError error;
   std::optional<FValue> value = hostModuleValue(scope, top, cond, error);
+  // An object host code cannot look into (a name of a module that is not
+  // among the sources): what kernel code found says more.
+  if (!value &&
+      error.message.find("is not one that kernels can use") !=
+          std::string::npos &&
+      !kernelError.empty())
+    error.message = kernelError;
   if (value && !value->isRuntime()) {
     std::string discarded;
     CapturedDiagnostics captured(sourceMgr, discarded);
