@@ -4,7 +4,8 @@ with DeepSeek-V3's 128 x 128 block scales), the MLA split-KV decode
 attention (stage 1 over the paged latent cache, stage 2 merging the splits),
 the unified paged attention for prefill and for long-context decode (its 3D
 split-softmax form), the merge of attention states, the per-token-group fp8
-quantization and block-scaled fp8 GEMM, and LoRA shrink/expand.
+quantization and block-scaled fp8 GEMM, LoRA shrink/expand, AWQ's
+dequantization and the compressed-tensors scaled (fp8) GEMM.
 bench/realworld_cases.py says what a case is.
 
 Sizes are serving-sized: 4096 tokens for prefill and MoE (Qwen3-30B-A3B:
@@ -35,7 +36,7 @@ give both).
 import logging
 import os
 
-from realworld_case_rules import TRL, case, cdiv, fp8_e4m3
+from realworld_case_rules import TRL, case, cdiv, fp8_e4m3, moe_routing
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -135,39 +136,6 @@ TRITON_UTILS = [V + "triton_utils/__init__.py", V + "triton_utils/importing.py"]
 def vllm_case(id, path, kernel, sig, args, grid, outputs, bytes, tol, srcs=(), **rules):
     return case(id, V + path, kernel, sig, args, grid, outputs, bytes=bytes, tol=tol, package=ROOT,
                 stubs=STUBS, srcs=TRITON_UTILS + list(srcs), **rules)
-
-
-def moe_routing(M, E, topk, BM, seed=1):
-    """moe_align_block_size's outputs for M tokens each routed to `topk`
-    distinct random experts: sorted_token_ids (pair ids t * topk + j grouped
-    by expert, each group padded with M * topk to a multiple of BM; sized
-    M * topk + E * (BM - 1) as vLLM allocates it), expert_ids (one a block;
-    0 past the last real block, which the kernel never reads),
-    num_tokens_post_padded, and fp32 topk_weights."""
-    built = {}
-    em = M * topk + E * (BM - 1)
-
-    def build(torch):
-        if not built:
-            gen = torch.Generator(device="cuda").manual_seed(seed)
-            ids = torch.rand(M, E, generator=gen, device="cuda").argsort(dim=1)[:, :topk].reshape(-1)
-            counts = torch.bincount(ids, minlength=E)
-            padded = (counts + BM - 1) // BM * BM
-            starts = torch.cumsum(padded, 0) - padded
-            cstarts = torch.cumsum(counts, 0) - counts
-            order = torch.argsort(ids, stable=True)
-            expert_of = ids[order]
-            rank = torch.arange(M * topk, device="cuda") - cstarts[expert_of]
-            sorted_ids = torch.full((em,), M * topk, dtype=torch.int32, device="cuda")
-            sorted_ids[starts[expert_of] + rank] = order.to(torch.int32)
-            expert_ids = torch.zeros(cdiv(em, BM), dtype=torch.int32, device="cuda")
-            blocks = torch.repeat_interleave(torch.arange(E, device="cuda", dtype=torch.int32), padded // BM)
-            expert_ids[:blocks.numel()] = blocks
-            built.update(sorted=sorted_ids, experts=expert_ids,
-                         post=padded.sum().reshape(1).to(torch.int32),
-                         weights=torch.rand(M * topk, generator=gen, device="cuda"))
-        return built
-    return em, (lambda name: (lambda torch, gen: build(torch)[name]))
 
 
 FM_COMMON = ("topk_weights_ptr=*fp32, sorted_token_ids_ptr=*i32, expert_ids_ptr=*i32, "
@@ -460,3 +428,54 @@ CASES.append(vllm_case(
          suffix_lse=("randn", "float32", H * T), prefix_head_stride=D, output_head_stride=D),
     # two exps and a weighted sum; bf16 out.
     (T, H), ["output"], bytes=2 * 3 * T * H * D + 2 * 4 * H * T, tol=1e-2))
+
+# AWQ dequantization (awq_triton.py's awq_dequantize_kernel: int32 words of
+# eight 4-bit weights in AWQ's interleaved order, unpacked with three
+# interleaves and per-nibble shifts, (q - zero) * scale per group of 128
+# rows), fp16 out, as AWQLinearMethod runs it for 256 tokens or more
+# (dequantize the layer, then a plain matmul; with VLLM_USE_TRITON_AWQ, which
+# routes ops.awq_dequantize here): a 4096 x 4096 fp16 layer (Llama-2-7B's
+# attention projections) at AWQ's usual group size 128. qweight [4096, 512],
+# zeros [32, 512] (packed like qweight), scales [32, 4096]; the launcher's
+# 32 x 32 blocks of words (32 rows x 256 outputs), grid (512 / 32, 4096 /
+# 32), Triton's default 4 warps.
+K, N, G = 4096, 4096, 128
+CASES.append(vllm_case(
+    "vllm_awq_dequantize_fp16", "model_executor/layers/quantization/awq_triton.py", "awq_dequantize_kernel",
+    "qweight_ptr=*i32, scales_ptr=*fp16, zeros_ptr=*i32, group_size=i32, result_ptr=*fp16, num_cols=i32, "
+    "num_rows=i32, BLOCK_SIZE_X=32, BLOCK_SIZE_Y=32",
+    dict(qweight_ptr=("randbits", "int32", K * N // 8),
+         # (q - zero) * scale within +-0.06, as for weights of std 0.02.
+         scales_ptr=("uniform", "float16", (K // G) * N, 0.002, 0.004),
+         zeros_ptr=("randbits", "int32", (K // G) * N // 8), group_size=G,
+         result_ptr=("zeros", "float16", K * N), num_cols=N // 8, num_rows=K),
+    # A small integer times an fp16 scale, one rounding: exact.
+    (cdiv(N // 8, 32), cdiv(K, 32)), ["result_ptr"],
+    bytes=4 * K * N // 8 + 2 * (K // G) * N + 4 * (K // G) * N // 8 + 2 * K * N, tol=0))
+
+# The compressed-tensors scaled GEMM (triton_scaled_mm.py's scaled_mm_kernel:
+# (A @ B) * scale_a * scale_b, scales per tensor or per row / column, fp32
+# accumulator for fp8 and int32 for int8), vLLM's Triton stand-in for
+# cutlass_scaled_mm (taken off CUDA, or where CUTLASS cannot take the
+# weight's shape; timed here on its own merits): fp8 (e4m3) with static
+# per-tensor scales (a compressed-tensors FP8 checkpoint; both scales [1, 1],
+# so BLOCK_SIZE_SCALE_A = BLOCK_SIZE_SCALE_B = 1), bf16 out, no bias: 512
+# tokens through a 4096 x 4096 projection, the weight [N, K] passed
+# transposed (K contiguous, is_weak_contiguous). triton_scaled_mm's
+# heuristic for next_power_of_2(M) > 128: 128 x 128 x 128 tiles, Triton's
+# default 4 warps and 3 stages; grid (512 / 128) x (4096 / 128) = 128
+# programs, one wave.
+M, N, K = 512, 4096, 4096
+CASES.append(vllm_case(
+    "vllm_scaled_mm_fp8_bf16", "model_executor/layers/quantization/compressed_tensors/triton_scaled_mm.py",
+    "scaled_mm_kernel",
+    "a_ptr=*fp8e4nv, b_ptr=*fp8e4nv, scale_a_ptr=*fp32, scale_b_ptr=*fp32, c_ptr=*bf16, bias_ptr=None, "
+    "M=i32, N=i32, K=i32, stride_am=i32, stride_ak=i32, stride_bk=i32, stride_bn=i32, stride_cm=i32, "
+    "stride_cn=i32, ACCUMULATOR_DTYPE=tl.float32, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=128, "
+    "BLOCK_SIZE_SCALE_A=1, BLOCK_SIZE_SCALE_B=1",
+    dict(a_ptr=fp8_e4m3(M * K, 100), b_ptr=fp8_e4m3(N * K, 60), scale_a_ptr=("full", "float32", 1, 0.008),
+         scale_b_ptr=("full", "float32", 1, 1.5e-4), c_ptr=("zeros", "bfloat16", M * N), M=M, N=N, K=K,
+         stride_am=K, stride_ak=1, stride_bk=1, stride_bn=K, stride_cm=N, stride_cn=1),
+    # fp32 sums of 4096 in another order, two scale products; bf16 out.
+    (cdiv(M, 128) * cdiv(N, 128),), ["c_ptr"], bytes=M * K + N * K + 2 * M * N + 2 * 4, tol=1e-2,
+    flops=2 * M * N * K))
