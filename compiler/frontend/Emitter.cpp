@@ -2292,6 +2292,12 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
   case FValue::Kind::Function:
     if (!isJit(*callee.function) && !globalsInProgress.empty())
       return callHostFunction(*callee.function, args);
+    // A constexpr function's body is plain Python run when compiling: the
+    // helpers it calls are too (FlagGems' `unwrap_if_constexpr`).
+    if (!isJit(*callee.function) && llvm::any_of(frames, [&](const Frame &f) {
+          return f.function && isConstexprFunction(*f.function);
+        }))
+      return inlineCall(*callee.function, args);
     if (!isJit(*callee.function))
       return error(args.loc, "'" + callee.function->name +
                                  "' is not a @triton.jit function, so a kernel "
@@ -2599,11 +2605,16 @@ bool Emitter::isConstexprFunction(const FunctionDefStmt &function) {
     const Expr *callee = decorator.get();
     if (auto *call = llvm::dyn_cast<CallExpr>(callee))
       callee = call->callee.get();
+    // `@triton.constexpr_function`, and `@tl.constexpr` on a def (FlagGems'
+    // sort helpers), which upstream calls as plain Python too.
+    auto constexprName = [](StringRef name) {
+      return name == "constexpr_function" || name == "constexpr";
+    };
     if (auto *attr = llvm::dyn_cast<AttributeExpr>(callee);
-        attr && attr->attr == "constexpr_function")
+        attr && constexprName(attr->attr))
       return true;
     if (auto *name = llvm::dyn_cast<NameExpr>(callee);
-        name && name->name == "constexpr_function")
+        name && constexprName(name->name))
       return true;
   }
   return false;
