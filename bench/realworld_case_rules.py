@@ -16,6 +16,9 @@ def cdiv(a, b):
 def case(id, file, kernel, sig, args, grid, outputs, bytes, tol, **rules):
     if file.startswith(LIGER_ROOT + "/"):
         rules.setdefault("package", LIGER_ROOT)
+        # The host helpers its module-level `if compare_version("triton",
+        # ...) and not is_npu_available():` runs to choose libdevice.
+        rules.setdefault("srcs", [LIGER + "utils.py", LIGER_ROOT + "/liger_kernel/utils.py"])
     return dict(id=id, file=file, kernel=kernel, sig=sig, args=args, grid=tuple(grid),
                 outputs=list(outputs), bytes=bytes, tol=tol, **rules)
 
