@@ -1227,6 +1227,12 @@ std::optional<HostValue> HostEvaluator::callObject(const HostValue &callee,
        path == "triton.language.core.constexpr") &&
       keywords.empty() && args.size() == 1)
     return args[0];
+  // importlib.util.find_spec("triton"): found (the spec is not looked into).
+  if (path == "importlib.util.find_spec" && keywords.empty() &&
+      args.size() == 1 && args[0].kind == Kind::String &&
+      (args[0].text == "triton" ||
+       StringRef(args[0].text).starts_with("triton.")))
+    return makeNamed(Kind::Object, "ModuleSpec(" + args[0].text + ")", loc);
   // importlib.import_module("triton"): the module, as `import triton` binds
   // it (whether it exists is found where it is used).
   if (path == "importlib.import_module" && keywords.empty() &&

@@ -3,6 +3,7 @@
 # triton.language, and environment variables (unset in a build).
 import os
 from functools import cache
+from importlib.util import find_spec
 
 import torch
 import triton
@@ -29,6 +30,6 @@ IS_TMA_SUPPORTED = (
 # Whether Triton can run, cleared by checks of the machine's drivers that
 # cannot be evaluated when compiling (vLLM's triton_utils): Kiln builds for
 # a machine where it runs.
-HAS_TRITON = True
+HAS_TRITON = find_spec("triton") is not None
 if len(torch.cuda.get_device_name(0)) == 0:
     HAS_TRITON = False
