@@ -650,7 +650,7 @@ void Emitter::collectGlobals(ModuleScope &scope, const Block &body) {
     } else if (auto *ifStmt = llvm::dyn_cast<IfStmt>(stmt.get())) {
       std::string why;
       std::optional<bool> taken =
-          moduleCondition(scope, *collectingTop, *ifStmt->cond, why);
+          moduleCondition(scope, collectingTop, *ifStmt->cond, why);
       // Not evaluated, but only one branch imports what the sources have:
       // that one runs where the kernels do (`if HAS_VLLM: from vllm ...`).
       bool thenResolves = importsResolve(scope, ifStmt->thenBody);
@@ -923,7 +923,7 @@ std::optional<FValue> Emitter::evaluateBinding(StringRef name, const Stmt *stmt,
     if (!value)
       if (const Stmt *top = statementHolding(module->ast->body, stmt)) {
         current = module;
-        value = hostModuleValue(*module, *top, *valueExpr, hostError);
+        value = hostModuleValue(*module, top, *valueExpr, hostError);
       }
     if (!value) {
       held.release();
@@ -2473,14 +2473,14 @@ HostModuleLinks Emitter::hostLinks(ModuleScope &scope) {
 }
 
 std::optional<FValue> Emitter::hostModuleValue(ModuleScope &scope,
-                                               const Stmt &top,
+                                               const Stmt *top,
                                                const Expr &expr,
                                                HostError &error) {
   ModuleScope &module = scope.module();
   std::string discarded;
   CapturedDiagnostics captured(sourceMgr, discarded);
   HostEvaluator host(sourceMgr, *module.ast, hostTarget, hostLinks(module));
-  host.runModuleUntil(&top);
+  host.runModuleUntil(top);
   std::optional<HostValue> h = host.tryEvaluate(expr, error);
   if (!h)
     return std::nullopt;
@@ -2494,7 +2494,7 @@ std::optional<FValue> Emitter::hostModuleValue(ModuleScope &scope,
 }
 
 std::optional<bool> Emitter::moduleCondition(ModuleScope &scope,
-                                             const Stmt &top, const Expr &cond,
+                                             const Stmt *top, const Expr &cond,
                                              std::string &why) {
   // A platform probe by name (`if current_platform.is_rocm():`), directly or
   // through a global bound to one (`_is_hip = is_hip()`).

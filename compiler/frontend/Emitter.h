@@ -240,15 +240,16 @@ private:
 
   void collectGlobals(ModuleScope &scope, const Block &body);
   /// The value of a module-level `if`'s condition, as Python would find it
-  /// running the module (`top`: the module-level statement it is in); or
-  /// nullopt, with `why` set, where Kiln cannot evaluate it.
-  std::optional<bool> moduleCondition(ModuleScope &scope, const Stmt &top,
+  /// running the module (`top`: the module-level statement it is in, or
+  /// null for one in a host function's body, run after the whole module);
+  /// or nullopt, with `why` set, where Kiln cannot evaluate it.
+  std::optional<bool> moduleCondition(ModuleScope &scope, const Stmt *top,
                                       const Expr &cond, std::string &why);
   /// Host evaluation of `expr`, a module-level value of `scope` (`top`: the
   /// module-level statement it is in), after the statements before `top`
-  /// ran; nullopt, with `error` set, where that fails or the value is not
-  /// one kernels can hold.
-  std::optional<FValue> hostModuleValue(ModuleScope &scope, const Stmt &top,
+  /// ran (all of them where `top` is null); nullopt, with `error` set, where
+  /// that fails or the value is not one kernels can hold.
+  std::optional<FValue> hostModuleValue(ModuleScope &scope, const Stmt *top,
                                         const Expr &expr, HostError &error);
   /// What host code of `scope` reads from the kernel's other sources and
   /// Kiln's Triton modules.
