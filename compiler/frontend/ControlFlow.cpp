@@ -890,6 +890,16 @@ bool Emitter::emitFor(const ForStmt &stmt) {
       loopAttrs.push_back(builder.getNamedAttr(
           "kiln." + kw.name, builder.getI32IntegerAttr(int32_t(v->intValue))));
   }
+  if (kind == "tl.static_range")
+    // A bound that is a run-time value only in name: a `:1` parameter (the
+    // constexpr 1 in Triton's JIT, which specializes 1 so).
+    for (FValue &bound : bounds) {
+      llvm::APInt folded;
+      if (bound.isRuntime() && !bound.type.isPointer && !bound.type.isBlock() &&
+          bound.type.element.isInteger() &&
+          mlir::matchPattern(bound.value, mlir::m_ConstantInt(&folded)))
+        bound = FValue::integer(folded.getSExtValue());
+    }
   bool allConstant =
       llvm::all_of(bounds, [](const FValue &v) { return !v.isRuntime(); });
   if (kind == "tl.static_range") {

@@ -43,7 +43,7 @@ private:
   bool lexLineStart();
   bool lexNumber();
   bool lexString();
-  bool lexFormatField(char quote, bool triple, size_t offset,
+  bool lexFormatField(char quote, bool triple, std::string &value,
                       std::vector<FormatField> &fields);
   bool lexOperator();
 
@@ -174,8 +174,7 @@ bool Lexer::lexString() {
           cur += 2;
           continue;
         }
-        if (*cur == '}' ||
-            !lexFormatField(quote, triple, value.size(), fields)) {
+        if (*cur == '}' || !lexFormatField(quote, triple, value, fields)) {
           scanned = false;
           break;
         }
@@ -226,12 +225,17 @@ bool Lexer::lexString() {
 // At the `{` of an f-string's replacement field: records its expression
 // (up to a top-level `!` conversion, `:` format spec or the closing `}`)
 // and moves past the field; false where it does not scan. Format specs
-// are skipped: upstream formats every value with "{}" or "{!c}".
-bool Lexer::lexFormatField(char quote, bool triple, size_t offset,
+// are skipped: upstream formats every value with "{}" or "{!c}". A
+// self-documenting field (`{BLOCK=}`) puts its source text, `=` included,
+// into `value` before the value, which it shows as repr() unless a
+// conversion or spec says otherwise (as Python 3.8+ does).
+bool Lexer::lexFormatField(char quote, bool triple, std::string &value,
                            std::vector<FormatField> &fields) {
   ++cur; // the `{`
   const char *exprBegin = cur, *exprEnd = nullptr;
+  const char *echoEnd = nullptr; // past a self-documenting `=` and spaces
   char conversion = 0;
+  bool spec = false;
   int depth = 0;
   char inner = 0; // the quote of a string inside the expression
   for (; cur < end; ++cur) {
@@ -249,21 +253,44 @@ bool Lexer::lexFormatField(char quote, bool triple, size_t offset,
       ++depth;
     } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
       --depth;
-    } else if (depth == 0 && !exprEnd && c == '!' && cur + 1 < end &&
+    } else if (depth == 0 && !exprEnd && c == '=' && cur > exprBegin &&
+               !StringRef("=!<>").contains(cur[-1]) && cur + 1 < end &&
                cur[1] != '=') {
-      exprEnd = cur;
+      // `=` that is not part of `==`, `!=`, `<=` or `>=`: a
+      // self-documenting field when only spaces, `!`, `:` or `}` follow.
+      const char *next = cur + 1;
+      while (next < end && *next == ' ')
+        ++next;
+      if (next < end && StringRef("!:}").contains(*next)) {
+        exprEnd = cur;
+        echoEnd = next;
+        cur = next - 1;
+      }
+    } else if (depth == 0 && (!exprEnd || (echoEnd && cur == echoEnd)) &&
+               !conversion && !spec && c == '!' && cur + 1 < end &&
+               cur[1] != '=') {
+      if (!exprEnd)
+        exprEnd = cur;
       conversion = cur[1];
       ++cur;
-    } else if (depth == 0 && !exprEnd && c == ':') {
-      exprEnd = cur;
+    } else if (depth == 0 && !spec && c == ':' &&
+               (!exprEnd || (echoEnd && cur == echoEnd) || conversion)) {
+      if (!exprEnd)
+        exprEnd = cur;
+      spec = true;
     } else if (depth == 0 && c == '}') {
       if (!exprEnd)
         exprEnd = cur;
       if (StringRef(exprBegin, exprEnd - exprBegin).trim().empty() ||
           (conversion && !StringRef("rsa").contains(conversion)))
         return false;
-      fields.push_back(
-          {offset, StringRef(exprBegin, exprEnd - exprBegin), conversion});
+      if (echoEnd) {
+        value += StringRef(exprBegin, echoEnd - exprBegin).str();
+        if (!conversion && !spec)
+          conversion = 'r';
+      }
+      fields.push_back({value.size(), StringRef(exprBegin, exprEnd - exprBegin),
+                        conversion});
       ++cur;
       return true;
     }

@@ -5,6 +5,7 @@
 # with its compiler: "{BLOCK} is 16 mode='abc', abc dt=fp16 f=8.0 16".
 # RUN: not %kilnc compile %s -n failed -s "x_ptr=*fp32, BLOCK=16, MODE='abc', DT=tl.float16" --arch sm_90a --emit kiln -o /dev/null 2>&1 | FileCheck %s --check-prefix=FAILED
 # RUN: %kilnc compile %s -n folded -s "out_ptr=*i32, BLOCK=64, MODE='gelu'" --arch sm_90a --emit kiln -o - | FileCheck %s --check-prefix=FOLDED
+# RUN: not %kilnc compile %s -n self_documenting -s "x_ptr=*fp32, BLOCK=16, MODE='abc'" --arch sm_90a --emit kiln -o /dev/null 2>&1 | FileCheck %s --check-prefix=ECHO
 # RUN: not %kilnc compile %s -n runtime_field -s "x_ptr=*fp32, n=i32" --arch sm_90a --emit kiln -o /dev/null 2>&1 | FileCheck %s --check-prefix=RUNTIME
 import triton
 import triton.language as tl
@@ -35,3 +36,13 @@ def folded(out_ptr, BLOCK: tl.constexpr, MODE: tl.constexpr):
 def runtime_field(x_ptr, n):
     tl.device_print(f"n is {n}", n)
 
+
+
+# Self-documenting fields (`{BLOCK=}`, Python 3.8+) show their source text and
+# the value's repr, `==`/`!=`/`<=`/`>=` stay comparisons. Upstream's message,
+# checked with its compiler: "BLOCK=16 MODE = 'abc' MODE=abc BLOCK=16 True
+# False True True".
+# ECHO: f_strings.py:[[# @LINE + 3]]:5: error: static assertion failed: BLOCK=16 MODE = 'abc' MODE=abc BLOCK=16 True False True True
+@triton.jit
+def self_documenting(x_ptr, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    tl.static_assert(BLOCK == 8, f"{BLOCK=} {MODE = } {MODE=!s} {BLOCK=:>5} {BLOCK==16} {BLOCK!=16} {BLOCK>=16} {BLOCK<=16}")
