@@ -92,6 +92,9 @@ public:
       return std::nullopt;
     }
     if (!v->isInt()) {
+      if (std::optional<FValue> folded = foldedInteger(*v);
+          folded && folded->isInt())
+        return folded->intValue;
       bad(i, "a compile-time int (tl.constexpr)");
       return std::nullopt;
     }

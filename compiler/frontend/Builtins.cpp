@@ -514,6 +514,9 @@ std::optional<FValue> staticAssert(Emitter &e, const CallArgs &args) {
   const FValue *cond = r.get(0);
   if (!cond)
     return r.missing(0);
+  std::optional<FValue> folded = foldedInteger(*cond);
+  if (folded)
+    cond = &*folded;
   if (cond->isRuntime())
     return r.bad(0, "a compile-time condition");
   bool truth = cond->isNumber() ? cond->intValue != 0 || cond->floatValue != 0

@@ -35,11 +35,13 @@ std::string kiln::frontend::formatShape(llvm::ArrayRef<int64_t> shape) {
 std::optional<int64_t> kiln::frontend::readAxis(Emitter &e, const FValue &v,
                                                 int64_t rank, SMLoc loc,
                                                 StringRef what) {
-  if (!v.isInt()) {
+  std::optional<FValue> folded = foldedInteger(v);
+  const FValue &known = folded ? *folded : v;
+  if (!known.isInt()) {
     e.error(loc, what + " must be a compile-time int, got " + v.describe());
     return std::nullopt;
   }
-  int64_t axis = v.intValue;
+  int64_t axis = known.intValue;
   if (axis < -rank || axis >= rank) {
     e.error(loc, what + " is " + std::to_string(axis) +
                      ", out of range for a block of rank " +

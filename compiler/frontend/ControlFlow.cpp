@@ -893,13 +893,9 @@ bool Emitter::emitFor(const ForStmt &stmt) {
   if (kind == "tl.static_range")
     // A bound that is a run-time value only in name: a `:1` parameter (the
     // constexpr 1 in Triton's JIT, which specializes 1 so).
-    for (FValue &bound : bounds) {
-      llvm::APInt folded;
-      if (bound.isRuntime() && !bound.type.isPointer && !bound.type.isBlock() &&
-          bound.type.element.isInteger() &&
-          mlir::matchPattern(bound.value, mlir::m_ConstantInt(&folded)))
-        bound = FValue::integer(folded.getSExtValue());
-    }
+    for (FValue &bound : bounds)
+      if (std::optional<FValue> folded = foldedInteger(bound))
+        bound = *folded;
   bool allConstant =
       llvm::all_of(bounds, [](const FValue &v) { return !v.isRuntime(); });
   if (kind == "tl.static_range") {

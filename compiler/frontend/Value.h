@@ -15,6 +15,7 @@
 #include "mlir/IR/Value.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,11 @@ struct FValue {
   /// A short description for diagnostics: "an int", "a block of fp32", ...
   std::string describe() const;
 };
+
+/// A run-time integer scalar whose value is known all the same (a `:1`
+/// parameter, arith computed from it), as the compile-time value Triton's
+/// JIT would have seen; nullopt for anything else.
+std::optional<FValue> foldedInteger(const FValue &v);
 
 } // namespace kiln::frontend
 
