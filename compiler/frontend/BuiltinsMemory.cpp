@@ -921,9 +921,25 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
       return e.castTo(*result, type.element, args.loc);
     return result;
   }
+  // fp8e5 operands where mma.sync has no fp8 (sm_80 to sm_88): widened to
+  // fp16, which holds every e5m2 value exactly, and multiplied there, as
+  // upstream's AccelerateMatmul does (the fp32 multiply-add loop they took
+  // before spilled 10 KB at 128 x 128 x 128 on sm_80).
+  int capability = e.getHostTarget().arch;
+  mlir::Value lhs = a.value, rhs = b.value;
+  auto widens = [](DType t) {
+    return t.getKind() == ScalarKind::F8E5 || t.getKind() == ScalarKind::F16;
+  };
+  if (capability >= 80 && capability < 89 && widens(ta) &&
+      widens(b.type.element) &&
+      (ta.getKind() == ScalarKind::F8E5 ||
+       b.type.element.getKind() == ScalarKind::F8E5)) {
+    lhs = e.castTo(a, DType(ScalarKind::F16), args.loc).value;
+    rhs = e.castTo(b, DType(ScalarKind::F16), args.loc).value;
+  }
   mlir::Value v = kiln::DotOp::create(
-      builder, e.location(args.loc), dotType.toMLIR(e.getContext()), a.value,
-      b.value, acc->value,
+      builder, e.location(args.loc), dotType.toMLIR(e.getContext()), lhs, rhs,
+      acc->value,
       kiln::InputPrecisionAttr::get(e.getContext(), *inputPrecision),
       maxImprecise);
   if (roundToF16)
