@@ -12,6 +12,8 @@
 //   i8, i8                    i32           m16n8k32            m64nNk32
 //   e4m3/e5m2 (any pair)      f32           m16n8k32 (sm_89+)   m64nNk32
 //
+// (Before sm_89, tl.dot widens e5m2 operands to f16, exactly: m16n8k16.)
+//
 // An fp16 accumulator (tl.dot's out_dtype=tl.float16 on fp16 operands, as
 // upstream runs it) holds two elements per 32-bit register, in the places
 // the fp32 accumulator's first and second elements of each pair take.
