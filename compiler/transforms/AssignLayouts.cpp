@@ -611,9 +611,20 @@ struct AssignLayoutsPass
     // thread cost less than the trip (Liger's RMSNorm backward, Mamba-2's
     // state passing: 1.03 -> 1.02 and 1.01 -> 0.99 of Triton converted).
     unsigned vec = std::max(1u, storeVectorWidth.lookup(store));
-    if (std::min<int64_t>(from.getSizePerThread().back(),
-                          type.getShape().back()) <= vec ||
-        vec * type.getElementTypeBitWidth() >= 128)
+    int64_t run = std::min<int64_t>(from.getSizePerThread().back(),
+                                    type.getShape().back());
+    if (run <= vec)
+      return {};
+    // Whole 16-byte stores, but more than two a thread along a row that
+    // other lanes continue: each warp store then writes a quarter or less
+    // of every 128-byte line it touches, and the lines take that many
+    // requests each (vLLM's AWQ dequantizer, 64 bytes a thread of its
+    // interleaved fp16 rows: 0.63x Triton, which converts).
+    bool wholeVectors = vec * type.getElementTypeBitWidth() >= 128;
+    if (wholeVectors &&
+        (run * type.getElementTypeBitWidth() <= 256 ||
+         from.getThreadsPerWarp().back() == 1 ||
+         from.getSizePerThread().back() > type.getShape().back()))
       return {};
     return defaultBlocked(&getContext(), type.getShape(), vec, numWarps);
   }

@@ -14,9 +14,15 @@ import triton.language as tl
 # where the unpacked words are held:
 # CHECK: kiln.reshape {{.*}} : tensor<4x2xi32, #kiln_gpu.blocked<{sizePerThread = [4, 2], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>> -> tensor<8xi32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.blocked<{sizePerThread = [4, 8], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>}>>
 # CHECK: kiln.reshape {{.*}} : tensor<1024x8xi32, #kiln_gpu.blocked<{sizePerThread = [4, 8], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>> -> tensor<32x256xi32, #kiln_gpu.blocked<{sizePerThread = [1, 32], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>>
+# The words are converted once, for the store: 128 bytes a thread along its
+# rows would write an eighth of each line per warp store, so the store takes
+# 16 bytes a thread as Triton's coalesced store does (one barrier).
 # CHECK-NOT: kiln_gpu.convert_layout
-# PTX-NOT: st.shared
+# CHECK: kiln_gpu.convert_layout %{{.*}} : tensor<32x256xi32, #kiln_gpu.blocked<{sizePerThread = [1, 32], {{.*}}>> -> tensor<32x256xi32, #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32]
+# CHECK-NEXT: kiln.store
+# PTX: bar.sync
 # PTX-NOT: bar.sync
+# PTX: st.global.v4.b32
 
 
 @triton.jit
