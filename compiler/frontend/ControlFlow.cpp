@@ -890,16 +890,13 @@ bool Emitter::emitFor(const ForStmt &stmt) {
       loopAttrs.push_back(builder.getNamedAttr(
           "kiln." + kw.name, builder.getI32IntegerAttr(int32_t(v->intValue))));
   }
-  if (kind == "tl.static_range")
+  if (kind == "tl.static_range") {
     // A bound that is a run-time value only in name: a `:1` parameter (the
     // constexpr 1 in Triton's JIT, which specializes 1 so).
     for (FValue &bound : bounds)
       if (std::optional<FValue> folded = foldedInteger(bound))
         bound = *folded;
-  bool allConstant =
-      llvm::all_of(bounds, [](const FValue &v) { return !v.isRuntime(); });
-  if (kind == "tl.static_range") {
-    if (!allConstant)
+    if (llvm::any_of(bounds, [](const FValue &v) { return v.isRuntime(); }))
       return error(call->getLoc(), "tl.static_range needs compile-time bounds"),
              false;
     return emitStaticFor(stmt, *stmt.target, bounds);

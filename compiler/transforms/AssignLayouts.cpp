@@ -607,9 +607,10 @@ struct AssignLayoutsPass
     // What a thread holds along the last dimension, not what the layout
     // would give it of a wider one (a [4, 1] row statistic in a tile's
     // layout holds one).
-    // Only where that is less than 16 bytes: two whole 16-byte stores a
-    // thread cost less than the trip (Liger's RMSNorm backward, Mamba-2's
-    // state passing: 1.03 -> 1.02 and 1.01 -> 0.99 of Triton converted).
+    // Where one store takes less than that run: narrower than 16 bytes a
+    // store, or more than two whole 16-byte stores (below). Two cost less
+    // than the trip (Liger's RMSNorm backward, Mamba-2's state passing:
+    // 1.03 -> 1.02 and 1.01 -> 0.99 of Triton converted).
     unsigned vec = std::max(1u, storeVectorWidth.lookup(store));
     int64_t run = std::min<int64_t>(from.getSizePerThread().back(),
                                     type.getShape().back());
