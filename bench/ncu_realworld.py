@@ -17,10 +17,13 @@ With `--stalls` it also collects the warp state statistics and reports, per
 side, the instructions issued, the cycles, and the stall reasons per issued
 instruction (ncu's smsp__average_warps_issue_stalled_*), largest first:
 where a kernel issues no more than Triton's and still takes longer, they say
-what it waits on.
+what it waits on. With `--sass` it also writes each case's SASS with ncu's
+per-instruction stall samples (OUT/CASE.sass.csv.gz, both sides' launches):
+which instructions the time goes to.
 """
 import argparse
 import csv
+import gzip
 import io
 import json
 import os
@@ -37,7 +40,7 @@ STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
 
 
-def profile(case_id, kernel, cubins, work, forms=False, stalls=False):
+def profile(case_id, kernel, cubins, work, forms=False, stalls=False, sass_out=None):
     report = os.path.join(work, case_id)
     cmd = [NCU, "-f", "-o", report, "-k", f"regex:^{re.escape(kernel)}$", "-c", "2"]
     for s in SECTIONS + (["WarpStateStats"] if stalls else []):
@@ -52,6 +55,11 @@ def profile(case_id, kernel, cubins, work, forms=False, stalls=False):
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     text = subprocess.run([NCU, "-i", report + ".ncu-rep", "--page", "details", "--csv"],
                           capture_output=True, text=True).stdout
+    if sass_out:
+        page = subprocess.run([NCU, "-i", report + ".ncu-rep", "--page", "source", "--csv",
+                               "--print-source", "sass"], capture_output=True).stdout
+        with gzip.open(sass_out, "wb") as f:
+            f.write(page)
     raw = ""
     if stalls:
         raw = subprocess.run([NCU, "-i", report + ".ncu-rep", "--page", "raw", "--csv"],
@@ -128,6 +136,8 @@ def main():
     parser.add_argument("--filter", default="")
     parser.add_argument("--forms", default="", help="CASE:KERNEL,... of bench/matmul_forms_cubins.py")
     parser.add_argument("--stalls", action="store_true", help="also the stall reasons of each side")
+    parser.add_argument("--sass", action="store_true",
+                        help="also each case's SASS with per-instruction stall samples")
     opts = parser.parse_args()
     if opts.forms:
         listed = "\n".join(f"{c}||{k}" for c, k in (p.split(":") for p in opts.forms.split(",")))
@@ -140,7 +150,9 @@ def main():
     results = []
     for line in listed.splitlines():
         case_id, _, kernel = line.split("|")[:3]
-        details, raw = profile(case_id, kernel, opts.cubins, work, bool(opts.forms), opts.stalls)
+        sass_out = os.path.join(opts.out, case_id + ".sass.csv.gz") if opts.sass else None
+        details, raw = profile(case_id, kernel, opts.cubins, work, bool(opts.forms), opts.stalls,
+                               sass_out)
         launches = summarize(details)
         for launch, stall in zip(launches, stall_summary(raw)):
             launch.update(stall)

@@ -13,6 +13,7 @@
 #include "compiler/conversion/OpFamilyLowerings.h"
 #include "compiler/conversion/Stmatrix.h"
 #include "compiler/ir/TargetInfo.h"
+#include "compiler/layout/MatrixRows.h"
 #include "compiler/layout/SharedSwizzle.h"
 #include "compiler/layout/WarpShuffle.h"
 
@@ -250,10 +251,18 @@ struct ExchangeSource {
   SmallVector<Value> elements;
   layout::SharedAccess access;
   /// The same writer as stmatrix.x4 performs it, plain and with .trans
-  /// (stmatrixWriter), where the target has stmatrix and the layout allows:
+  /// (matrixRowsAccess), where the target has stmatrix and the layout allows:
   /// used when the array's plan gives one of them 16-byte rows.
   std::optional<layout::SharedAccess> stmatrix = std::nullopt;
   std::optional<layout::SharedAccess> stmatrixTrans = std::nullopt;
+};
+
+/// The one target's access as ldmatrix.x4 performs it, plain and with
+/// .trans (matrixRowsAccess: the reader's view is the writer's), where the
+/// target has ldmatrix and the layout allows.
+struct MatrixReaders {
+  std::optional<layout::SharedAccess> plain = std::nullopt;
+  std::optional<layout::SharedAccess> trans = std::nullopt;
 };
 
 /// Moves elements between threads through a shared-memory array: every
@@ -265,7 +274,8 @@ struct ExchangeSource {
 SmallVector<SmallVector<Value>>
 exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
                       ArrayRef<ExchangeSource> sources,
-                      ArrayRef<layout::SharedAccess> targets) {
+                      ArrayRef<layout::SharedAccess> targets,
+                      const MatrixReaders &matrixReaders = {}) {
   Location loc = op->getLoc();
   Type elementType = sources.front().elements.front().getType();
   // Booleans travel as bytes.
@@ -300,11 +310,45 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
       transposed = trans;
     }
   }
-  if (!byStmatrix) {
-    SmallVector<layout::SharedAccess, 2> writers;
+  SmallVector<layout::SharedAccess, 2> writers;
+  if (byStmatrix) {
+    writers.push_back(*byStmatrix);
+  } else {
     for (const ExchangeSource &source : sources)
       writers.push_back(source.access);
     plan = layout::chooseSharedSwizzle(writers, targets, elementBytes);
+  }
+  // The one reader by ldmatrix when the plan gives it whole 16-byte rows
+  // (and the stmatrix writer keeps its own) at no more wavefronts than
+  // reading element by element: a quarter of the loads, and of the
+  // addresses a thread keeps (a blocked tile read into an accumulator's
+  // layout, Mamba-3's reloaded states: 4-byte loads whose addresses, hoisted
+  // from the loop, were spilled).
+  const layout::SharedAccess *byLdmatrix = nullptr;
+  bool readTransposed = false;
+  if (targets.size() == 1 && elementBytes == 2) {
+    int64_t best =
+        layout::sharedExchangeCost(writers, targets, plan, elementBytes);
+    for (bool trans : {false, true}) {
+      const std::optional<layout::SharedAccess> &reader =
+          trans ? matrixReaders.trans : matrixReaders.plain;
+      if (!reader)
+        continue;
+      layout::SharedSwizzle candidate =
+          layout::chooseSharedSwizzle(writers, {*reader}, elementBytes);
+      if (candidate.vectorOf(writers.size()) != 8 ||
+          (byStmatrix && candidate.vectorOf(0) != 8))
+        continue;
+      int64_t cost = layout::sharedExchangeCost(writers, {*reader}, candidate,
+                                                elementBytes);
+      // Ties go to the first ldmatrix reader (fewer instructions).
+      if (cost > best || (byLdmatrix && cost == best))
+        continue;
+      best = cost;
+      plan = std::move(candidate);
+      byLdmatrix = &*reader;
+      readTransposed = trans;
+    }
   }
   int64_t size = plan.swizzle.getOutDimSize(layout::kOffset);
   // Each access moves its own vector (a wide reader beside a narrow writer).
@@ -373,7 +417,23 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   }
   NVVM::Barrier0Op::create(rewriter, loc);
   SmallVector<SmallVector<Value>> results;
-  for (auto [index, target] : llvm::enumerate(targets)) {
+  if (byLdmatrix) {
+    // Eight registers per instruction; each lane's address is its row's.
+    SmallVector<Value> rows = offsets(*byLdmatrix).second;
+    SmallVector<Value> elements;
+    for (size_t k = 0; k < rows.size(); k += 8) {
+      Value row = LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(),
+                                           address(rows[k]));
+      llvm::append_range(
+          elements,
+          kiln::emitLdmatrix(rewriter, loc, row, elementType, readTransposed));
+    }
+    results.push_back(std::move(elements));
+  }
+  // The targets read element by element: none where ldmatrix did.
+  ArrayRef<layout::SharedAccess> elementwise =
+      byLdmatrix ? ArrayRef<layout::SharedAccess>() : targets;
+  for (auto [index, target] : llvm::enumerate(elementwise)) {
     int32_t vector = plan.vectorOf(sources.size() + index);
     Type accessType = accessTypeOf(vector);
     unsigned alignment = unsigned(vector * elementBytes);
@@ -407,16 +467,27 @@ SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
                                     const LinearLayout &from,
                                     const LinearLayout &to) {
   ExchangeSource source{SmallVector<Value>(src), {rowMajorAccess(from)}};
-  // exchangeThroughShared uses it for 16-bit elements only.
+  // exchangeThroughShared uses it (and ldmatrix readers) for 16-bit elements
+  // only.
   if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix()) {
-    if (std::optional<LinearLayout> plain =
-            kiln::stmatrixWriter(source.access.layout, /*transposed=*/false))
+    if (std::optional<LinearLayout> plain = kiln::layout::matrixRowsAccess(
+            source.access.layout, /*transposed=*/false))
       source.stmatrix = layout::SharedAccess{*plain};
-    if (std::optional<LinearLayout> trans =
-            kiln::stmatrixWriter(source.access.layout, /*transposed=*/true))
+    if (std::optional<LinearLayout> trans = kiln::layout::matrixRowsAccess(
+            source.access.layout, /*transposed=*/true))
       source.stmatrixTrans = layout::SharedAccess{*trans};
   }
-  return exchangeThroughShared(rewriter, op, {source}, {{rowMajorAccess(to)}})
+  layout::SharedAccess target{rowMajorAccess(to)};
+  MatrixReaders readers;
+  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasLdmatrix()) {
+    if (std::optional<LinearLayout> plain =
+            kiln::layout::matrixRowsAccess(target.layout, /*transposed=*/false))
+      readers.plain = layout::SharedAccess{*plain};
+    if (std::optional<LinearLayout> trans =
+            kiln::layout::matrixRowsAccess(target.layout, /*transposed=*/true))
+      readers.trans = layout::SharedAccess{*trans};
+  }
+  return exchangeThroughShared(rewriter, op, {source}, {target}, readers)
       .front();
 }
 

@@ -18,6 +18,7 @@
 #include "compiler/conversion/Stmatrix.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TileRuns.h"
+#include "compiler/layout/MatrixRows.h"
 #include "compiler/transforms/AsyncCopies.h"
 
 using namespace mlir;
@@ -415,7 +416,7 @@ private:
   Value threadOffset;
 };
 
-/// Whether `writer` (a stmatrixWriter view of a local_store's layout) gives
+/// Whether `writer` (a matrixRowsAccess view of a local_store's layout) gives
 /// each lane's eight registers one aligned 16-byte chunk of `address`'s tile,
 /// in order: its vector's bases are 2, 4 and 8 bytes and every other basis
 /// moves whole chunks (the tile's offset is linear: registerXors).
@@ -465,7 +466,7 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
         kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix()) {
       for (bool transposed : {false, true}) {
         std::optional<kiln::layout::LinearLayout> writer =
-            kiln::stmatrixWriter(*layout, transposed);
+            kiln::layout::matrixRowsAccess(*layout, transposed);
         if (!writer || !fillsChunks(address, *writer))
           continue;
         SmallVector<int64_t> rowXors = *address.registerXors(*writer);

@@ -1,4 +1,4 @@
-//===- Stmatrix.cpp - storing 16-bit fragments with stmatrix --------------===//
+//===- Stmatrix.cpp - 16-bit fragments by stmatrix and ldmatrix -----------===//
 
 #include "compiler/conversion/Stmatrix.h"
 
@@ -9,42 +9,6 @@
 using namespace mlir;
 
 namespace kiln {
-
-std::optional<layout::LinearLayout>
-stmatrixWriter(const layout::LinearLayout &access, bool transposed) {
-  if (access.getInDimSizeLog2(layout::kRegister) < 3 ||
-      access.getInDimSizeLog2(layout::kLane) != 5)
-    return std::nullopt;
-  using Vector = layout::LinearLayout::Vector;
-  auto basis = [&](llvm::StringRef dim, int32_t bit) {
-    return Vector(access.getBasis(dim, bit));
-  };
-  llvm::SmallVector<Vector, 3> inRow = {basis(layout::kRegister, 0),
-                                        basis(layout::kLane, 0),
-                                        basis(layout::kLane, 1)};
-  llvm::SmallVector<Vector, 3> acrossRows = {basis(layout::kLane, 2),
-                                             basis(layout::kLane, 3),
-                                             basis(layout::kLane, 4)};
-  if (transposed)
-    std::swap(inRow, acrossRows);
-  llvm::SmallVector<layout::LinearLayout::InDim, 4> ins;
-  for (const layout::LinearLayout::InDim &in : access.getInDims()) {
-    layout::LinearLayout::InDim moved{in.name, {}};
-    if (in.name == layout::kRegister) {
-      moved.bases.assign(inRow.begin(), inRow.end());
-      for (int32_t bit = 3; bit < int32_t(in.bases.size()); ++bit)
-        moved.bases.push_back(in.bases[bit]);
-    } else if (in.name == layout::kLane) {
-      moved.bases.assign(acrossRows.begin(), acrossRows.end());
-      moved.bases.push_back(basis(layout::kRegister, 1));
-      moved.bases.push_back(basis(layout::kRegister, 2));
-    } else {
-      moved.bases = in.bases;
-    }
-    ins.push_back(std::move(moved));
-  }
-  return layout::LinearLayout(ins, access.getOutDims());
-}
 
 void emitStmatrix(OpBuilder &b, Location loc, Value sharedAddress,
                   ValueRange elements, bool transposed) {
@@ -65,6 +29,33 @@ void emitStmatrix(OpBuilder &b, Location loc, Value sharedAddress,
                       : "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], "
                         "{$1, $2, $3, $4};",
                   "r,r,r,r,r", operands);
+}
+
+SmallVector<Value, 8> emitLdmatrix(OpBuilder &b, Location loc,
+                                   Value sharedAddress, Type element,
+                                   bool transposed) {
+  Type i32 = b.getI32Type();
+  Type quad = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(4, i32));
+  Value words =
+      inlinePtxEffect(b, loc, quad,
+                      transposed ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared."
+                                   "b16 {$0, $1, $2, $3}, [$4];"
+                                 : "ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                                   "{$0, $1, $2, $3}, [$4];",
+                      "=r,=r,=r,=r,r", ValueRange{sharedAddress})
+          .getResult(0);
+  // Matrix m's register: the pair 2m, 2m+1.
+  Type pair = VectorType::get({2}, element);
+  SmallVector<Value, 8> elements;
+  for (int64_t m = 0; m < 4; ++m) {
+    Value word = LLVM::ExtractValueOp::create(b, loc, words, m);
+    Value v = LLVM::BitcastOp::create(b, loc, pair, word);
+    for (int32_t i = 0; i < 2; ++i)
+      elements.push_back(
+          LLVM::ExtractElementOp::create(b, loc, v, i32Constant(b, loc, i)));
+  }
+  return elements;
 }
 
 } // namespace kiln
