@@ -296,8 +296,11 @@ CASES.append(vllm_case(
 M, K, R, NL = 4096, 4096, 16, 4
 LORA_ROWS = dict(token_indices_sorted_by_lora_ids=("arange", "int32", M),
                  num_tokens_per_lora=("full", "int32", NL, M // NL),
-                 lora_token_start_loc=lambda torch, gen: torch.arange(0, M + 1, M // NL, dtype=torch.int32,
-                                                                      device="cuda"),
+                 # M and NL bound now: a later case reassigns M (512), and a
+                 # start list read then overlapped the adapters' rows (both
+                 # compilers' outputs raced).
+                 lora_token_start_loc=lambda torch, gen, m=M, nl=NL: torch.arange(
+                     0, m + 1, m // nl, dtype=torch.int32, device="cuda"),
                  lora_ids=("arange", "int32", NL))
 CASES.append(vllm_case(
     "vllm_lora_shrink_bf16", "lora/ops/triton_ops/lora_shrink_op.py", "_lora_shrink_kernel",
