@@ -104,6 +104,22 @@ TEST(MatrixRowsTest, LdmatrixReadsBlockedIntoMmaAccumulator) {
                           mmaV2({128, 64}, {8, 1}), false);
 }
 
+/// `layout` with its two dimensions' roles swapped: the tensor's last
+/// (fastest) dimension becomes the layout's first.
+LinearLayout columnMajor(const LinearLayout &layout) {
+  llvm::SmallVector<std::string> names = layout.getOutDimNames();
+  std::reverse(names.begin(), names.end());
+  return layout.transposeOuts(names);
+}
+
+TEST(MatrixRowsTest, LdmatrixTransReadsColumnsIntoMmaAccumulator) {
+  // The accumulator of a tensor stored column-major: its registers run
+  // along the rows, which ldmatrix .trans reads 16 bytes at a time.
+  expectLdmatrixReadsBack(
+      columnMajor(blocked({64, 128}, {8, 1}, {8, 4}, {1, 4}, {0, 1})),
+      columnMajor(mmaV2({64, 128}, {4, 1})), true);
+}
+
 TEST(MatrixRowsTest, NoViewWithoutWholeWarps) {
   // Fewer than 8 registers a thread.
   EXPECT_FALSE(
