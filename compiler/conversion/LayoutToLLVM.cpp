@@ -245,24 +245,42 @@ LinearLayout rowMajorAccess(const LinearLayout &tensorLayout,
   return flat.compose(LinearLayout(ins, outs));
 }
 
+/// An access as stmatrix.x4 or ldmatrix.x4 performs it, plain and with
+/// .trans (layout::matrixRowsAccess; the reader's view is the writer's):
+/// none where the instruction is missing or the layout does not allow it.
+struct MatrixAccesses {
+  std::optional<layout::SharedAccess> plain = std::nullopt;
+  std::optional<layout::SharedAccess> trans = std::nullopt;
+
+  const std::optional<layout::SharedAccess> &get(bool transposed) const {
+    return transposed ? trans : plain;
+  }
+};
+
+/// `access`'s MatrixAccesses where `available` (the target has the
+/// instruction), else none.
+MatrixAccesses matrixAccesses(const layout::SharedAccess &access,
+                              bool available) {
+  MatrixAccesses result;
+  if (!available)
+    return result;
+  if (std::optional<LinearLayout> plain =
+          layout::matrixRowsAccess(access.layout, /*transposed=*/false))
+    result.plain = layout::SharedAccess{*plain};
+  if (std::optional<LinearLayout> trans =
+          layout::matrixRowsAccess(access.layout, /*transposed=*/true))
+    result.trans = layout::SharedAccess{*trans};
+  return result;
+}
+
 /// One tensor written to the exchange array: its thread's elements and
 /// where each goes (see layout::SharedAccess).
 struct ExchangeSource {
   SmallVector<Value> elements;
   layout::SharedAccess access;
-  /// The same writer as stmatrix.x4 performs it, plain and with .trans
-  /// (matrixRowsAccess), where the target has stmatrix and the layout allows:
-  /// used when the array's plan gives one of them 16-byte rows.
-  std::optional<layout::SharedAccess> stmatrix = std::nullopt;
-  std::optional<layout::SharedAccess> stmatrixTrans = std::nullopt;
-};
-
-/// The one target's access as ldmatrix.x4 performs it, plain and with
-/// .trans (matrixRowsAccess: the reader's view is the writer's), where the
-/// target has ldmatrix and the layout allows.
-struct MatrixReaders {
-  std::optional<layout::SharedAccess> plain = std::nullopt;
-  std::optional<layout::SharedAccess> trans = std::nullopt;
+  /// The same writer as stmatrix performs it: used when the array's plan
+  /// gives one of them 16-byte rows.
+  MatrixAccesses stmatrix = {};
 };
 
 /// Moves elements between threads through a shared-memory array: every
@@ -275,7 +293,7 @@ SmallVector<SmallVector<Value>>
 exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
                       ArrayRef<ExchangeSource> sources,
                       ArrayRef<layout::SharedAccess> targets,
-                      const MatrixReaders &matrixReaders = {}) {
+                      const MatrixAccesses &ldmatrixReaders = {}) {
   Location loc = op->getLoc();
   Type elementType = sources.front().elements.front().getType();
   // Booleans travel as bytes.
@@ -293,7 +311,7 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
     int64_t best = std::numeric_limits<int64_t>::max();
     for (bool trans : {false, true}) {
       const std::optional<layout::SharedAccess> &writer =
-          trans ? sources.front().stmatrixTrans : sources.front().stmatrix;
+          sources.front().stmatrix.get(trans);
       if (!writer)
         continue;
       layout::SharedSwizzle candidate =
@@ -331,7 +349,7 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
         layout::sharedExchangeCost(writers, targets, plan, elementBytes);
     for (bool trans : {false, true}) {
       const std::optional<layout::SharedAccess> &reader =
-          trans ? matrixReaders.trans : matrixReaders.plain;
+          ldmatrixReaders.get(trans);
       if (!reader)
         continue;
       layout::SharedSwizzle candidate =
@@ -466,28 +484,15 @@ SmallVector<Value> exchangeRowMajor(ConversionPatternRewriter &rewriter,
                                     Operation *op, ArrayRef<Value> src,
                                     const LinearLayout &from,
                                     const LinearLayout &to) {
+  // exchangeThroughShared uses the stmatrix writers and ldmatrix readers
+  // for 16-bit elements only.
+  kiln::TargetInfo target =
+      kiln::TargetInfo::of(op->getParentOfType<ModuleOp>());
   ExchangeSource source{SmallVector<Value>(src), {rowMajorAccess(from)}};
-  // exchangeThroughShared uses it (and ldmatrix readers) for 16-bit elements
-  // only.
-  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasStmatrix()) {
-    if (std::optional<LinearLayout> plain = kiln::layout::matrixRowsAccess(
-            source.access.layout, /*transposed=*/false))
-      source.stmatrix = layout::SharedAccess{*plain};
-    if (std::optional<LinearLayout> trans = kiln::layout::matrixRowsAccess(
-            source.access.layout, /*transposed=*/true))
-      source.stmatrixTrans = layout::SharedAccess{*trans};
-  }
-  layout::SharedAccess target{rowMajorAccess(to)};
-  MatrixReaders readers;
-  if (kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()).hasLdmatrix()) {
-    if (std::optional<LinearLayout> plain =
-            kiln::layout::matrixRowsAccess(target.layout, /*transposed=*/false))
-      readers.plain = layout::SharedAccess{*plain};
-    if (std::optional<LinearLayout> trans =
-            kiln::layout::matrixRowsAccess(target.layout, /*transposed=*/true))
-      readers.trans = layout::SharedAccess{*trans};
-  }
-  return exchangeThroughShared(rewriter, op, {source}, {target}, readers)
+  source.stmatrix = matrixAccesses(source.access, target.hasStmatrix());
+  layout::SharedAccess reader{rowMajorAccess(to)};
+  return exchangeThroughShared(rewriter, op, {source}, {reader},
+                               matrixAccesses(reader, target.hasLdmatrix()))
       .front();
 }
 

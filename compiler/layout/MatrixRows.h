@@ -1,5 +1,4 @@
-//===- MatrixRows.h - accesses as stmatrix and ldmatrix perform them -*- C++
-//-*-===//
+//===- MatrixRows.h - accesses as stmatrix and ldmatrix do them -*- C++ -*-===//
 //
 // stmatrix.x4 and ldmatrix.x4 move four 8x8 matrices of 16-bit elements per
 // warp instruction, each lane naming one 16-byte row. Given an access of a
