@@ -148,7 +148,18 @@ static llvm::cl::opt<bool> refillReadSlots(
                    "barrier at the iteration's end (else: the slot read the "
                    "iteration before, after the barrier at its top)"));
 
+// Off only to compare code with and without it.
+static llvm::cl::opt<bool> vectorRings(
+    "kiln-vector-rings", llvm::cl::init(true), llvm::cl::Hidden,
+    llvm::cl::desc("Copy a tensor-core loop's other float vectors into rings "
+                   "with its operand tiles (else: into registers, "
+                   "kiln-prefetch-loads)"));
+
 namespace {
+
+/// Marks a vector load widened into a row or column that pipeline() copies
+/// into a ring of its own (widenLoopVectors).
+constexpr char kVectorRowAttr[] = "kiln.vector_row";
 
 /// An operand tile of a dot, loaded in the body (copied into a ring) or
 /// once before the loop (copied into one tile).
@@ -338,6 +349,7 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     {
       kiln::AxisInfoAnalysis before(module);
       module.walk([&](kiln::DotOp dot) { widenVectorLoads(dot, before); });
+      module.walk([&](scf::ForOp loop) { widenLoopVectors(loop, before); });
     }
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
@@ -351,6 +363,9 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     if (deferred_)
       module->setAttr(kiln::kDeferredDotWaitsAttr,
                       UnitAttr::get(&getContext()));
+    // Rows of loops left as they were load as they did (the reshape back
+    // renames registers).
+    module.walk([](kiln::LoadOp load) { load->removeAttr(kVectorRowAttr); });
   }
 
 private:
@@ -441,6 +456,201 @@ private:
       }
       load->erase();
     }
+  }
+
+  /// The other float vectors a dot's loop loads (attention backward's row
+  /// statistics, a chunked scan's decays: `da_cs[None, :] - da_cs[:, None]`,
+  /// `exp2(da_cs)[:, None] * acc`) become loads of the same elements as a
+  /// 1 x N row or N x 1 column of the layout they are sliced from, marked
+  /// kVectorRowAttr, which pipeline() then copies with the operand tiles
+  /// into a ring of their own and reads back where they were loaded, as
+  /// Triton's pipeliner copies such vectors. Loaded into registers one
+  /// iteration ahead instead (kiln-prefetch-loads), each is live across the
+  /// loop's whole body, and in a register-bound loop ptxas spills them as
+  /// they arrive, so that the spill store waits out the load (Mamba-3's
+  /// backward: four vectors and a column of 64 floats, about 2250 stall
+  /// samples at the loop's end). Users other than the expansion to the row
+  /// read it through a reshape, which renames registers. Only vectors whose
+  /// address the stage can run ahead (pure arithmetic of the induction
+  /// variable and of carried recurrences), which feed no other load's
+  /// address, in loops that write no memory they read.
+  void widenLoopVectors(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo) {
+    if (!vectorRings)
+      return;
+    Block *body = loop.getBody();
+    if (llvm::none_of(body->getOperations(),
+                      [](Operation &op) { return isa<kiln::DotOp>(op); }))
+      return;
+    SmallVector<kiln::LoadOp> vectors;
+    for (Operation &op : body->without_terminator())
+      if (auto load = dyn_cast<kiln::LoadOp>(op))
+        if (auto type = dyn_cast<RankedTensorType>(load.getType());
+            type && type.getRank() == 1 &&
+            isa<FloatType>(type.getElementType()) && !load->use_empty() &&
+            !load.getBoundaryCheck() && !load.getIsVolatile() &&
+            isa<RankedTensorType>(load.getPtr().getType()) &&
+            kiln::isZero(load.getOther()) && aheadAddress(load) &&
+            !feedsAddresses(load) && !onlyScalesCarried(load) &&
+            !kiln::writesMemoryReadBy(loop, load))
+          vectors.push_back(load);
+    for (kiln::LoadOp load : vectors) {
+      auto type = cast<RankedTensorType>(load.getType());
+      MLIRContext *ctx = type.getContext();
+      // The 2-D layout the vector is a slice of, and the unit dimension.
+      Attribute parent;
+      unsigned axis = 0;
+      bool blocked = false;
+      if (auto slice =
+              dyn_cast<kiln::gpu::SliceEncodingAttr>(type.getEncoding())) {
+        parent = slice.getParent();
+        axis = unsigned(slice.getDim());
+      } else if (auto b = dyn_cast<kiln::gpu::BlockedEncodingAttr>(
+                     type.getEncoding())) {
+        parent = kiln::gpu::BlockedEncodingAttr::get(
+            ctx, {1u, b.getSizePerThread()[0]}, {1u, b.getThreadsPerWarp()[0]},
+            {1u, b.getWarpsPerCTA()[0]}, {1u, 0u});
+        blocked = true;
+      } else {
+        continue;
+      }
+      SmallVector<int64_t> shape{type.getDimSize(0)};
+      shape.insert(shape.begin() + axis, 1);
+      if (shape.size() != 2 || !isa<kiln::gpu::DistributedEncodingAttr>(parent))
+        continue;
+      auto row = RankedTensorType::get(shape, type.getElementType(), parent);
+      unsigned bits = type.getElementTypeBitWidth();
+      unsigned line = 1 - axis;
+      if (!kiln::isSwizzlableLine(type.getDimSize(0) * bits / 8) ||
+          axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, 0) *
+                  bits <
+              32 ||
+          contiguousPerThread(row, line) * bits < 32)
+        continue;
+      OpBuilder b(load);
+      Location loc = load.getLoc();
+      auto sliceType = RankedTensorType::get(
+          type.getShape(), type.getElementType(),
+          kiln::gpu::SliceEncodingAttr::get(ctx, axis, parent));
+      auto expanded = [&](Value v) -> Value {
+        if (!v)
+          return v;
+        Type element = getElementTypeOrSelf(v.getType());
+        SplatElementsAttr splat;
+        if (matchPattern(v, m_Constant(&splat)))
+          return arith::ConstantOp::create(
+              b, loc,
+              SplatElementsAttr::get(
+                  RankedTensorType::get(shape, element, parent),
+                  splat.getSplatValue<Attribute>()));
+        // A 1-D blocked layout is the slice of its 2-D form: the
+        // conversion moves nothing.
+        if (blocked)
+          v = kiln::gpu::ConvertLayoutOp::create(b, loc,
+                                                 sliceType.clone(element), v);
+        return kiln::ExpandDimsOp::create(
+            b, loc, RankedTensorType::get(shape, element, parent), v,
+            b.getI32IntegerAttr(int32_t(axis)));
+      };
+      auto wide = kiln::LoadOp::create(
+          b, loc, row, expanded(load.getPtr()), expanded(load.getMask()),
+          expanded(load.getOther()), DenseI32ArrayAttr(),
+          kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
+          /*is_volatile=*/false);
+      wide->setAttr(kVectorRowAttr, b.getUnitAttr());
+      Value vector;
+      for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
+        auto expand = dyn_cast<kiln::ExpandDimsOp>(use.getOwner());
+        if (expand && expand.getType() == row) {
+          expand.getResult().replaceAllUsesWith(wide.getResult());
+          expand->erase();
+          continue;
+        }
+        if (!vector)
+          vector = kiln::ReshapeOp::create(b, loc, type, wide.getResult());
+        use.set(vector);
+      }
+      load->erase();
+    }
+  }
+
+  /// Whether `load`'s address and mask are pure arithmetic of the
+  /// induction variable, values from above and carried values that are
+  /// recurrences of such arithmetic: the stage can compute them ahead.
+  static bool aheadAddress(kiln::LoadOp load) {
+    auto loop = cast<scf::ForOp>(load->getParentOp());
+    Block *body = loop.getBody();
+    Operation *yield = body->getTerminator();
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    llvm::SmallDenseSet<unsigned> carried;
+    SmallVector<Value> work(load->getOperands());
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() == body && arg.getArgNumber() > 0 &&
+            carried.insert(arg.getArgNumber() - 1).second)
+          work.push_back(yield->getOperand(arg.getArgNumber() - 1));
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != body || !seen.insert(def).second)
+        continue;
+      if (def->getNumRegions() != 0 || !isMemoryEffectFree(def) ||
+          isa<kiln::DotOp>(def))
+        return false;
+      llvm::append_range(work, def->getOperands());
+    }
+    return true;
+  }
+
+  /// Whether `load`'s value reaches a carried value (through the yield)
+  /// and no a or b of a dot: a block-scaled GEMM's scales,
+  /// `acc += tl.dot(a, b) * a_s[:, None]`, which in a ring cost 5-20%
+  /// against one iteration ahead in registers (H100, DeepSeek's and vLLM's
+  /// fp8 block GEMMs 1.15 -> 1.09 and 1.04 -> 0.83 of Triton: each
+  /// iteration is one wgmma, and the rows' swizzled reads and 4-byte copies
+  /// of strided scales weigh on it). Vectors that reach operands (attention
+  /// backward's m through p, a chunked scan's decays through its keys) or
+  /// only the iteration's own results gain.
+  static bool onlyScalesCarried(kiln::LoadOp load) {
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    SmallVector<Value> work{load.getResult()};
+    bool carried = false;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<kiln::DotOp>(user) && use.getOperandNumber() < 2)
+          return false;
+        if (isa<scf::YieldOp>(user) &&
+            user->getParentOp() == load->getParentOp())
+          carried = true;
+        if (seen.insert(user).second)
+          llvm::append_range(work, user->getResults());
+      }
+    }
+    return carried;
+  }
+
+  /// Whether `load`'s value reaches the operands of another memory access
+  /// (a gather's indices): those run with the stage, not after it.
+  static bool feedsAddresses(kiln::LoadOp load) {
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    SmallVector<Value> work{load.getResult()};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (!seen.insert(user).second)
+          continue;
+        if (!isMemoryEffectFree(user) &&
+            !isa<kiln::StoreOp, kiln::gpu::LocalStoreOp>(user))
+          return true;
+        if (auto store = dyn_cast<kiln::StoreOp>(user))
+          if (v != store.getValue())
+            return true;
+        llvm::append_range(work, user->getResults());
+      }
+    }
+    return false;
   }
 
   /// A dot operand that is the transpose of a tile loaded for it alone
@@ -1004,6 +1214,25 @@ private:
     // the loop stays as it is.
     if (loads.empty())
       return;
+    // The loop's vector rows (widenLoopVectors) ride with the copies, in
+    // rings of all the stages: read where they were loaded, after the
+    // iteration's wait and barrier, and refilled after the next one's
+    // barrier, like an operand's ring. Not where the copies refill the
+    // slot read in the same iteration: rows read after the dot would race
+    // with them.
+    if (!refill)
+      for (Operation &op : body->without_terminator()) {
+        auto load = dyn_cast<kiln::LoadOp>(op);
+        if (!load || !load->hasAttr(kVectorRowAttr) ||
+            llvm::any_of(loads, [&](auto &l) { return l.load == load; }))
+          continue;
+        std::optional<PipelinedLoad> l = asCopy(load, stages, axisInfo);
+        if (!l)
+          continue;
+        l->readBack = true;
+        l->fullRing = true;
+        loads.push_back(*l);
+      }
     // One dot refills the slot it read (a GEMM); several (attention's two)
     // refill the one read the iteration before, so that no barrier after
     // the second dot holds the warps together: at 8 warps, one warp's

@@ -2222,3 +2222,31 @@ CASES += [
               out_ptr=("zeros", "float32", 5 * 64 * 64), N=5),
          (1,), ["out_ptr"], tol=1e-2),  # tf32
 ]
+
+# --- matmul/vector_rings.py: float vectors copied with a loop's operand
+# tiles into rings of their own and read back where they were loaded (a
+# chunked scan's decays, at two and three stages; attention backward's row
+# statistics, beside a column of scales of the carried accumulator that
+# stays in registers). T = 200: the last chunk is a tail of 8.
+F = "matmul/vector_rings.py"
+CASES += [
+    case(f"decayed_chunk_state_s{stages}", F, "decayed_chunk_state",
+         "x_ptr=*fp16:16, b_ptr=*fp16:16, g_ptr=*fp32:16, s_ptr=*fp32:16, gsum_ptr=*fp32:16, T=i32, "
+         f"BN=64, BK=64, BT={bt}, num_stages={stages}",
+         dict(x_ptr=("randn", "float16", 200 * 64), b_ptr=("randn", "float16", 200 * 64),
+              g_ptr=lambda torch, gen: -torch.rand(200, generator=gen, device="cuda") * 2,
+              s_ptr=("zeros", "float32", 64 * 64), gsum_ptr=("zeros", "float32", cdiv(200, bt)),
+              T=200),
+         # x * 2^g is rounded to fp16 for the dot.
+         (1,), ["s_ptr", "gsum_ptr"], tol=1e-2)
+    for stages, bt in ((2, 64), (3, 32))
+] + [
+    case("row_decayed_scores", F, "row_decayed_scores",
+         "q_ptr=*fp16:16, k_ptr=*fp16:16, m_ptr=*fp32:16, w_ptr=*fp32:16, dk_ptr=*fp32:16, n=i32, "
+         "num_stages=3",
+         dict(q_ptr=("randn", "float16", 160 * 64, 0.125), k_ptr=("randn", "float16", 64 * 64, 0.125),
+              m_ptr=("randn", "float32", 160), w_ptr=("uniform", "float32", 5 * 64),
+              dk_ptr=("zeros", "float32", 64 * 64), n=160),
+         # p is rounded to fp16 for the second dot.
+         (1,), ["dk_ptr"], tol=1e-2),
+]
