@@ -354,8 +354,15 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
+    for (scf::ForOp loop : loops) {
+      addedVectorRows_ = rewritten_ = false;
       pipeline(loop, axisInfo);
+      if (addedVectorRows_ && !rewritten_) {
+        withoutVectorRows_ = true;
+        pipeline(loop, axisInfo);
+        withoutVectorRows_ = false;
+      }
+    }
     specializeCandidates();
     recordTensorMaps(module);
     // kilnc compiles again with defer-waits=false where ptxas serializes
@@ -704,6 +711,12 @@ private:
   unsigned numWarps_ = 4;
   /// Some dot's wait was deferred to the next iteration (waitedBy).
   bool deferred_ = false;
+  /// Whether pipeline() gave vector rows rings, rewrote the loop, or
+  /// leaves vector rows as loads (the retry of a loop that their rings
+  /// kept from being pipelined: a loop pipelined before keeps that).
+  bool addedVectorRows_ = false;
+  bool rewritten_ = false;
+  bool withoutVectorRows_ = false;
   kiln::TargetInfo target_;
   /// The box and swizzle of a tensor map that TMA copies into a ring's
   /// tiles read.
@@ -1220,7 +1233,9 @@ private:
     // barrier, like an operand's ring. Not where the copies refill the
     // slot read in the same iteration: rows read after the dot would race
     // with them.
-    if (!refill)
+    // Nor in a loop to warp-specialize, whose producer copies operand
+    // tiles alone.
+    if (!refill && !withoutVectorRows_ && !warpSpecializeMarked(loop))
       for (Operation &op : body->without_terminator()) {
         auto load = dyn_cast<kiln::LoadOp>(op);
         if (!load || !load->hasAttr(kVectorRowAttr) ||
@@ -1232,6 +1247,7 @@ private:
         l->readBack = true;
         l->fullRing = true;
         loads.push_back(*l);
+        addedVectorRows_ = true;
       }
     // One dot refills the slot it read (a GEMM); several (attention's two)
     // refill the one read the iteration before, so that no barrier after
@@ -1484,6 +1500,8 @@ private:
         if (split.insert(read).second)
           pending.push_back(read);
     }
+    // From here on the loop is rewritten (nothing above changed the IR).
+    rewritten_ = true;
     // Each such value gets a second iter_arg, the stage's, which runs
     // ahead; the original one stays current, its recurrence recomputed.
     llvm::DenseMap<Value, Value> currentOf;
@@ -1547,6 +1565,19 @@ private:
         return;
       }
     rewrite(loop, dots, loads, stage, stageCarried, stages);
+  }
+
+  /// Whether tl.range(warp_specialize=True) marks `loop` or the loop
+  /// around it.
+  static bool warpSpecializeMarked(scf::ForOp loop) {
+    for (Operation *op : {loop.getOperation(), loop->getParentOp()}) {
+      auto marked =
+          op ? op->getAttrOfType<IntegerAttr>(kiln::kWarpSpecializeAttr)
+             : IntegerAttr();
+      if (marked && marked.getInt() != 0)
+        return true;
+    }
+    return false;
   }
 
   /// A loop that kiln::warpSpecialize may take, with what rewrite needs
