@@ -425,43 +425,8 @@ private:
             return expand && expand.getType() == first.getType();
           }))
         continue;
-      RankedTensorType row = first.getType();
-      unsigned bits = row.getElementTypeBitWidth();
-      int64_t lineBytes = row.getNumElements() * int64_t(bits / 8);
-      unsigned line = 1 - unsigned(first.getAxis());
-      if ((lineBytes != 32 && lineBytes != 64 && lineBytes % 128 != 0) ||
-          axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, 0) *
-                  bits <
-              32 ||
-          contiguousPerThread(row, line) * bits < 32)
-        continue;
-      OpBuilder b(load);
-      Location loc = load.getLoc();
-      auto expanded = [&](Value v) -> Value {
-        if (!v)
-          return v;
-        auto type = RankedTensorType::get(row.getShape(),
-                                          getElementTypeOrSelf(v.getType()),
-                                          row.getEncoding());
-        // A splat constant (`other=0.0`) stays a constant, which the copy
-        // recognises as its zero fill.
-        SplatElementsAttr splat;
-        if (matchPattern(v, m_Constant(&splat)))
-          return arith::ConstantOp::create(
-              b, loc,
-              SplatElementsAttr::get(type, splat.getSplatValue<Attribute>()));
-        return kiln::ExpandDimsOp::create(b, loc, type, v, first.getAxisAttr());
-      };
-      auto wide = kiln::LoadOp::create(
-          b, loc, row, expanded(load.getPtr()), expanded(load.getMask()),
-          expanded(load.getOther()), DenseI32ArrayAttr(),
-          kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
-          /*is_volatile=*/false);
-      for (Operation *user : llvm::to_vector(load->getUsers())) {
-        user->getResult(0).replaceAllUsesWith(wide.getResult());
-        user->erase();
-      }
-      load->erase();
+      widenToRow(load, first.getType(), unsigned(first.getAxis()),
+                 /*fromBlocked=*/false, axisInfo);
     }
   }
 
@@ -480,7 +445,8 @@ private:
   /// read it through a reshape, which renames registers. Only vectors whose
   /// address the stage can run ahead (pure arithmetic of the induction
   /// variable and of carried recurrences), which feed no other load's
-  /// address, in loops that write no memory they read.
+  /// address and more than carried values (onlyScalesCarried), in loops
+  /// that write no memory they read.
   void widenLoopVectors(scf::ForOp loop, kiln::AxisInfoAnalysis &axisInfo) {
     if (!vectorRings)
       return;
@@ -525,59 +491,75 @@ private:
       if (shape.size() != 2 || !isa<kiln::gpu::DistributedEncodingAttr>(parent))
         continue;
       auto row = RankedTensorType::get(shape, type.getElementType(), parent);
-      unsigned bits = type.getElementTypeBitWidth();
-      unsigned line = 1 - axis;
-      if (!kiln::isSwizzlableLine(type.getDimSize(0) * bits / 8) ||
-          axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, 0) *
-                  bits <
-              32 ||
-          contiguousPerThread(row, line) * bits < 32)
-        continue;
-      OpBuilder b(load);
-      Location loc = load.getLoc();
-      auto sliceType = RankedTensorType::get(
-          type.getShape(), type.getElementType(),
-          kiln::gpu::SliceEncodingAttr::get(ctx, axis, parent));
-      auto expanded = [&](Value v) -> Value {
-        if (!v)
-          return v;
-        Type element = getElementTypeOrSelf(v.getType());
-        SplatElementsAttr splat;
-        if (matchPattern(v, m_Constant(&splat)))
-          return arith::ConstantOp::create(
-              b, loc,
-              SplatElementsAttr::get(
-                  RankedTensorType::get(shape, element, parent),
-                  splat.getSplatValue<Attribute>()));
-        // A 1-D blocked layout is the slice of its 2-D form: the
-        // conversion moves nothing.
-        if (blocked)
-          v = kiln::gpu::ConvertLayoutOp::create(b, loc,
-                                                 sliceType.clone(element), v);
-        return kiln::ExpandDimsOp::create(
-            b, loc, RankedTensorType::get(shape, element, parent), v,
-            b.getI32IntegerAttr(int32_t(axis)));
-      };
-      auto wide = kiln::LoadOp::create(
-          b, loc, row, expanded(load.getPtr()), expanded(load.getMask()),
-          expanded(load.getOther()), DenseI32ArrayAttr(),
-          kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
-          /*is_volatile=*/false);
-      wide->setAttr(kVectorRowAttr, b.getUnitAttr());
-      Value vector;
-      for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
-        auto expand = dyn_cast<kiln::ExpandDimsOp>(use.getOwner());
-        if (expand && expand.getType() == row) {
-          expand.getResult().replaceAllUsesWith(wide.getResult());
-          expand->erase();
-          continue;
-        }
-        if (!vector)
-          vector = kiln::ReshapeOp::create(b, loc, type, wide.getResult());
-        use.set(vector);
-      }
-      load->erase();
+      if (kiln::LoadOp wide = widenToRow(load, row, axis, blocked, axisInfo))
+        wide->setAttr(kVectorRowAttr, UnitAttr::get(ctx));
     }
+  }
+
+  /// Replaces the vector `load` by a load of the same elements as `row`,
+  /// its 1 x N or N x 1 form (unit dimension `axis`), when cp.async can
+  /// copy that row in 4-byte or larger chunks of its layout, in lines a
+  /// ring's swizzle takes. The vector's layout is the slice of row's along
+  /// `axis`, or (`fromBlocked`) the 1-D blocked layout equal to that slice.
+  /// Expansions of the vector to `row` read the row; other users a reshape
+  /// of it, which renames registers. Returns the row's load, or null.
+  kiln::LoadOp widenToRow(kiln::LoadOp load, RankedTensorType row,
+                          unsigned axis, bool fromBlocked,
+                          kiln::AxisInfoAnalysis &axisInfo) {
+    auto type = cast<RankedTensorType>(load.getType());
+    unsigned bits = type.getElementTypeBitWidth();
+    if (!kiln::isSwizzlableLine(type.getDimSize(0) * bits / 8) ||
+        axisInfo.vectorWidthAlong(load.getPtr(), load.getMask(), bits, 0) *
+                bits <
+            32 ||
+        contiguousPerThread(row, 1 - axis) * bits < 32)
+      return nullptr;
+    OpBuilder b(load);
+    Location loc = load.getLoc();
+    Attribute parent = row.getEncoding();
+    auto expanded = [&](Value v) -> Value {
+      if (!v)
+        return v;
+      Type element = getElementTypeOrSelf(v.getType());
+      auto wideType = RankedTensorType::get(row.getShape(), element, parent);
+      // A splat constant (`other=0.0`) stays a constant, which the copy
+      // recognises as its zero fill.
+      SplatElementsAttr splat;
+      if (matchPattern(v, m_Constant(&splat)))
+        return arith::ConstantOp::create(
+            b, loc,
+            SplatElementsAttr::get(wideType, splat.getSplatValue<Attribute>()));
+      // A 1-D blocked layout is the slice of its 2-D form: the conversion
+      // moves nothing.
+      if (fromBlocked)
+        v = kiln::gpu::ConvertLayoutOp::create(
+            b, loc,
+            RankedTensorType::get(type.getShape(), element,
+                                  kiln::gpu::SliceEncodingAttr::get(
+                                      b.getContext(), axis, parent)),
+            v);
+      return kiln::ExpandDimsOp::create(b, loc, wideType, v,
+                                        b.getI32IntegerAttr(int32_t(axis)));
+    };
+    auto wide = kiln::LoadOp::create(
+        b, loc, row, expanded(load.getPtr()), expanded(load.getMask()),
+        expanded(load.getOther()), DenseI32ArrayAttr(),
+        kiln::PaddingOptionAttr(), load.getCache(), load.getEvict(),
+        /*is_volatile=*/false);
+    Value vector;
+    for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
+      auto expand = dyn_cast<kiln::ExpandDimsOp>(use.getOwner());
+      if (expand && expand.getType() == row) {
+        expand.getResult().replaceAllUsesWith(wide.getResult());
+        expand->erase();
+        continue;
+      }
+      if (!vector)
+        vector = kiln::ReshapeOp::create(b, loc, type, wide.getResult());
+      use.set(vector);
+    }
+    load->erase();
+    return wide;
   }
 
   /// Whether `load`'s address and mask are pure arithmetic of the
