@@ -2225,9 +2225,10 @@ CASES += [
 
 # --- matmul/vector_rings.py: float vectors copied with a loop's operand
 # tiles into rings of their own and read back where they were loaded (a
-# chunked scan's decays, at two and three stages; attention backward's row
-# statistics, beside a column of scales of the carried accumulator that
-# stays in registers). T = 200: the last chunk is a tail of 8.
+# chunked scan's decays, at two and three stages), and attention
+# backward's row statistics beside a column of scales of the carried
+# accumulator, both kept in registers. T = 200: the last chunk is a tail
+# of 8.
 F = "matmul/vector_rings.py"
 CASES += [
     case(f"decayed_chunk_state_s{stages}", F, "decayed_chunk_state",

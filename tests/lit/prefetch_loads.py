@@ -1,11 +1,12 @@
 # In a loop kiln-pipeline-dots rewrote, a small load that is not an
-# operand tile is loaded ahead. A float vector that reaches a dot's operand
-# (attention backward's m, subtracted from the scores that become p) rides
-# with the operand tiles: kiln-pipeline-dots copies it as a 1 x N row into a
-# ring of its own and reads it back where it was loaded. Other small loads
-# (an index, a scalar, a vector only scaling a carried accumulator) go into
-# registers: before the loop for the first iterations, then at the end of
-# each iteration for a later one (masked off past the last), and the loop
+# operand tile is loaded ahead. A float vector in a blocked layout that
+# reaches a dot's operand rides with the operand tiles: kiln-pipeline-dots
+# copies it as a 1 x N row into a ring of its own and reads it back where it
+# was loaded (tests/lit/vector_rings.py). Other small loads (attention
+# backward's m in the slice of the accumulator's layout, an index, a
+# scalar, a vector only scaling a carried accumulator) go into registers:
+# before the loop for the first iterations, then at the end of each
+# iteration for a later one (masked off past the last), and the loop
 # carries the values in flight. As far ahead as the copies run (S - 1) when
 # those values take at most 6 registers a thread beyond the next
 # iteration's, else one iteration ahead. A load whose address comes from
@@ -16,7 +17,8 @@
 # RUN: %kilnc compile %s -n rows_stored -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=STORED
 # A volatile load in the loop (Mamba-3's backward reloads dO and V so)
 # writes nothing: the loads beside it still go ahead (upstream's pipeliner
-# moves them too), while it stays in its iteration.
+# moves them too; here m, loaded in a blocked layout, in its ring), while it
+# stays in its iteration.
 # RUN: %kilnc compile %s -n rows_volatile -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=VOLATILE
 # VOLATILE: kiln_gpu.async_copy {{.*}} : tensor<1x32x!kiln.ptr<f32>
 # VOLATILE: scf.for
@@ -60,28 +62,23 @@
 import triton
 import triton.language as tl
 
-# m is copied in the slice of the accumulator's layout that `m[None, :]`
+# The first iteration's m and gather index, before the loop, masked (n may
+# be 0), carried by the loop.
+# m is loaded in the slice of the accumulator's layout that `m[None, :]`
 # reads (layout assignment loads it there rather than converting it through
-# shared memory each iteration): as the 1 x 32 row of that layout, before
-# the loop for the first iteration, and read back in the loop after the
-# copies' wait. The gather's index goes ahead in registers (masked: n may
-# be 0), carried by the loop; the gathered load stays converted.
-# CHECK: kiln_gpu.async_copy {{.*}} : tensor<1x32x!kiln.ptr<f32>, #kiln_gpu.mma
+# shared memory each iteration); the gather stays converted.
+# CHECK: %[[M0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.mma
 # CHECK: %[[I0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xi32
-# CHECK: scf.for {{.*}} = %[[I0]],
-# CHECK: kiln_gpu.async_wait
-# CHECK: kiln_gpu.barrier
-# CHECK: kiln_gpu.local_load {{.*}} -> tensor<1x32xf32, #kiln_gpu.mma
+# CHECK: scf.for {{.*}} = %[[M0]], %{{.*}} = %[[I0]])
 # The gathered load stays, unmasked, in its iteration.
 # CHECK: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
 # CHECK-NEXT: kiln_gpu.convert_layout
 # CHECK-NOT: kiln_gpu.convert_layout
 # CHECK: kiln_gpu.shared_dot
-# A later iteration's m, copied with the tiles; the index, masked by the
-# iteration's bound.
-# CHECK: kiln_gpu.async_copy {{.*}} : tensor<1x32x!kiln.ptr<f32>, #kiln_gpu.mma
+# The next iteration's, masked by iv + 32 < n.
+# CHECK: %[[M1:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xf32
 # CHECK: %[[I1:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xi32
-# CHECK: scf.yield {{.*}}, %[[I1]], %{{.*}} :
+# CHECK: scf.yield {{.*}}, %[[M1]], %[[I1]] :
 
 
 @triton.jit

@@ -5,18 +5,20 @@
 # iterations ahead and read back where it was loaded, after the copies'
 # wait and barrier. Users that read it as a vector go through a reshape of
 # the row (it renames registers). A vector that only scales the carried
-# accumulator stays a load into registers, one iteration ahead
-# (kiln-prefetch-loads).
+# accumulator, or a row of the accumulator's layout that reaches an a read
+# from registers (attention backward's m, subtracted from the scores that
+# become p), stays a load into registers, ahead (kiln-prefetch-loads).
 # - A chunked scan's decays g: `x * exp2(g)[None, :]` (the a operand, in
 #   the operand's layout) and `tl.sum(g)` (a 1-D blocked layout): two rings.
 # - Attention backward's form: m subtracted from the scores (a row of the
-#   accumulator's layout) beside w, a column of scales of the carried dk.
+#   accumulator's layout; p is read from registers) beside w, a column of
+#   scales of the carried dk: both stay in registers.
 # - sm_80's mma.sync loop too.
 # RUN: %kilnc compile %s -n decayed_chunk_state -s "x_ptr=*fp16:16, b_ptr=*fp16:16, g_ptr=*fp32:16, s_ptr=*fp32:16, gsum_ptr=*fp32:16, T=i32, BN=64, BK=64, BT=64, num_stages=2" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=SCAN
 # RUN: %kilnc compile %s -n decayed_chunk_state -s "x_ptr=*fp16:16, b_ptr=*fp16:16, g_ptr=*fp32:16, s_ptr=*fp32:16, gsum_ptr=*fp32:16, T=i32, BN=64, BK=64, BT=64, num_stages=3" --arch sm_80 --emit gpu -o - | FileCheck %s --check-prefix=SCAN
 # RUN: %kilnc compile %s -n row_decayed_scores -s "q_ptr=*fp16:16, k_ptr=*fp16:16, m_ptr=*fp32:16, w_ptr=*fp32:16, dk_ptr=*fp32:16, n=i32, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ROWS
-# The disabled form keeps both in registers.
-# RUN: %kilnc compile %s -n row_decayed_scores -s "q_ptr=*fp16:16, k_ptr=*fp16:16, m_ptr=*fp32:16, w_ptr=*fp32:16, dk_ptr=*fp32:16, n=i32, num_stages=3" --arch sm_90a --emit gpu --kiln-vector-rings=false -o - | FileCheck %s --check-prefix=OFF
+# The disabled form keeps the scan's decays in registers.
+# RUN: %kilnc compile %s -n decayed_chunk_state -s "x_ptr=*fp16:16, b_ptr=*fp16:16, g_ptr=*fp32:16, s_ptr=*fp32:16, gsum_ptr=*fp32:16, T=i32, BN=64, BK=64, BT=64, num_stages=2" --arch sm_90a --emit gpu --kiln-vector-rings=false -o - | FileCheck %s --check-prefix=OFF
 import triton
 import triton.language as tl
 
@@ -57,19 +59,21 @@ def decayed_chunk_state(x_ptr, b_ptr, g_ptr, s_ptr, gsum_ptr, T, BN: tl.constexp
     tl.store(s_ptr + rn[:, None] * BK + rk[None, :], acc)
 
 
-# m's row is copied before the loop for the first iterations; w, the
-# column of dk's scales, is loaded before it into registers and carried.
-# ROWS: kiln_gpu.async_copy {{.*}} : tensor<1x32x!kiln.ptr<f32>, #kiln_gpu.mma
-# ROWS: kiln_gpu.async_copy {{.*}} : tensor<1x32x!kiln.ptr<f32>, #kiln_gpu.mma
+# m and w are loaded before the loop into registers and carried; neither
+# is copied.
+# ROWS-NOT: kiln_gpu.local_load {{.*}}xf32
+# ROWS-NOT: kiln_gpu.async_copy {{.*}}x!kiln.ptr<f32>
+# ROWS: %[[M0:[0-9]+]] = kiln.load {{.*}} -> tensor<32xf32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.mma
 # ROWS: %[[W0:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf32, #kiln_gpu.slice<{dim = 1, parent = #kiln_gpu.mma
-# ROWS: scf.for {{.*}}, %[[W:arg[0-9]+]] = %[[W0]])
-# ROWS: kiln_gpu.async_copy {{.*}} : tensor<1x32x!kiln.ptr<f32>, #kiln_gpu.mma
-# ROWS: kiln_gpu.local_load {{.*}} -> tensor<1x32xf32, #kiln_gpu.mma
+# ROWS: scf.for {{.*}}, %[[M:arg[0-9]+]] = %[[M0]], %[[W:arg[0-9]+]] = %[[W0]])
+# ROWS-NOT: kiln_gpu.local_load {{.*}}xf32
+# ROWS: kiln.expand_dims %[[M]]
 # ROWS: kiln.expand_dims %[[W]]
-# ROWS: %[[W1:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf32, #kiln_gpu.slice<{dim = 1, parent = #kiln_gpu.mma
-# ROWS: scf.yield {{.*}}, %[[W1]] :
-# OFF-NOT: kiln_gpu.local_load {{.*}}xf32
-# OFF: %[[M0:[0-9]+]] = kiln.load {{.*}} -> tensor<32xf32
+# ROWS: %[[M1:[0-9]+]] = kiln.load {{.*}} -> tensor<32xf32
+# ROWS: %[[W1:[0-9]+]] = kiln.load {{.*}} -> tensor<64xf32
+# ROWS: scf.yield {{.*}}, %[[M1]], %[[W1]] :
+# OFF-NOT: kiln_gpu.local_load {{.*}}1x64xf32
+# OFF: kiln.load {{.*}} -> tensor<64xf32
 # OFF: scf.for
 
 

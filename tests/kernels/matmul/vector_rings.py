@@ -11,8 +11,8 @@
 # rows past T are masked.
 # `row_decayed_scores`: attention backward's form, a row of statistics
 # subtracted from the scores (in the accumulator's layout) that become the
-# next dot's a, beside a column of scales applied to the carried
-# accumulator only (which stays in registers, loaded an iteration ahead).
+# next dot's a in registers, beside a column of scales applied to the
+# carried accumulator only: both stay in registers, loaded ahead.
 #
 # kiln-variant: -n decayed_chunk_state -s "x_ptr=*fp16:16, b_ptr=*fp16:16, g_ptr=*fp32:16, s_ptr=*fp32:16, gsum_ptr=*fp32:16, T=i32, BN=64, BK=64, BT=64, num_stages=2"
 # kiln-variant: -n decayed_chunk_state -s "x_ptr=*fp16:16, b_ptr=*fp16:16, g_ptr=*fp32:16, s_ptr=*fp32:16, gsum_ptr=*fp32:16, T=i32, BN=64, BK=64, BT=32, num_stages=3"
