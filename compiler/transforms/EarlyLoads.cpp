@@ -144,6 +144,54 @@ Value loadMaskedBy(OpBuilder &b, LoadOp load, Value inRange,
       .getResult();
 }
 
+std::optional<SmallVector<Operation *>> aheadAddressSlice(LoadOp load) {
+  auto loop = cast<scf::ForOp>(load->getParentOp());
+  Block *body = loop.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  llvm::SmallPtrSet<Operation *, 16> slice;
+  SmallVector<Value> work(load->getOperands());
+  llvm::SmallDenseSet<unsigned> carried;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != body || arg.getArgNumber() == 0)
+        continue;
+      if (carried.insert(arg.getArgNumber() - 1).second)
+        work.push_back(yield.getOperand(arg.getArgNumber() - 1));
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body || !slice.insert(def).second)
+      continue;
+    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return std::nullopt;
+    llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<Operation *> ordered;
+  for (Operation &op : body->without_terminator())
+    if (slice.contains(&op))
+      ordered.push_back(&op);
+  return ordered;
+}
+
+bool reaches(Value value, llvm::function_ref<bool(OpOperand &)> accepts,
+             llvm::function_ref<bool(OpOperand &)> stops) {
+  SmallVector<Value> work{value};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      if (accepts(use))
+        return true;
+      Operation *user = use.getOwner();
+      if (stops(use) || !seen.insert(user).second)
+        continue;
+      llvm::append_range(work, user->getResults());
+    }
+  }
+  return false;
+}
+
 Value ivPlus(OpBuilder &b, Location loc, Value iv, Value step, int64_t k) {
   if (k == 0)
     return iv;

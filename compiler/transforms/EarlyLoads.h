@@ -2,9 +2,10 @@
 //
 // What kiln-pipeline-dots (the index loads of a gather, run ahead with the
 // load stage) and kiln-prefetch-loads (small loads issued iterations
-// early) both need: whether the loop lets a load move, the induction
-// variable some iterations on, and the load masked off where the iteration
-// it now serves lies past the loop's end.
+// early) both need: whether the loop lets a load move, whether its address
+// can be computed ahead, what its value reaches, the induction variable
+// some iterations on, and the load masked off where the iteration it now
+// serves lies past the loop's end.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TRANSFORMS_EARLYLOADS_H
@@ -14,6 +15,9 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
 
 namespace kiln {
 
@@ -35,6 +39,20 @@ bool writesMemoryReadBy(mlir::scf::ForOp loop, LoadOp load);
 /// The same for `op` and the ops inside it (kiln-stage-dots: the ops
 /// between a load and the wait for its copy).
 bool mayWriteMemoryReadBy(mlir::Operation *op, LoadOp load);
+
+/// The ops of the loop body that `load`'s operands are computed from (in
+/// body order), closed over the carried values they read: the computation
+/// to clone for a later iteration. None when one of them is not pure
+/// arithmetic (an op with memory effects or regions).
+std::optional<llvm::SmallVector<mlir::Operation *>>
+aheadAddressSlice(LoadOp load);
+
+/// Whether a use that `accepts` is reached from `value` through the ops
+/// computed from it (their results, transitively); uses that `stops` are
+/// not followed further.
+bool reaches(mlir::Value value,
+             llvm::function_ref<bool(mlir::OpOperand &)> accepts,
+             llvm::function_ref<bool(mlir::OpOperand &)> stops);
 
 /// A copy of `load` at `b`'s insertion point, its operands looked up in
 /// `mapping`, its mask and-ed with `inRange` (an i1, splat over a tensor

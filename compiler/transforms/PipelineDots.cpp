@@ -498,7 +498,7 @@ private:
       }
       SmallVector<int64_t> shape{type.getDimSize(0)};
       shape.insert(shape.begin() + axis, 1);
-      if (shape.size() != 2 || !isa<kiln::gpu::DistributedEncodingAttr>(parent))
+      if (!isa<kiln::gpu::DistributedEncodingAttr>(parent))
         continue;
       auto row = RankedTensorType::get(shape, type.getElementType(), parent);
       if (kiln::LoadOp wide = widenToRow(load, row, axis, blocked, axisInfo))
@@ -574,31 +574,14 @@ private:
 
   /// Whether `load`'s address and mask are pure arithmetic of the
   /// induction variable, values from above and carried values that are
-  /// recurrences of such arithmetic: the stage can compute them ahead.
+  /// recurrences of such arithmetic, with no dot: the stage can compute
+  /// them ahead.
   static bool aheadAddress(kiln::LoadOp load) {
-    auto loop = cast<scf::ForOp>(load->getParentOp());
-    Block *body = loop.getBody();
-    Operation *yield = body->getTerminator();
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    llvm::SmallDenseSet<unsigned> carried;
-    SmallVector<Value> work(load->getOperands());
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        if (arg.getOwner() == body && arg.getArgNumber() > 0 &&
-            carried.insert(arg.getArgNumber() - 1).second)
-          work.push_back(yield->getOperand(arg.getArgNumber() - 1));
-        continue;
-      }
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != body || !seen.insert(def).second)
-        continue;
-      if (def->getNumRegions() != 0 || !isMemoryEffectFree(def) ||
-          isa<kiln::DotOp>(def))
-        return false;
-      llvm::append_range(work, def->getOperands());
-    }
-    return true;
+    std::optional<SmallVector<Operation *>> slice =
+        kiln::aheadAddressSlice(load);
+    return slice && llvm::none_of(*slice, [](Operation *op) {
+             return isa<kiln::DotOp>(op);
+           });
   }
 
   /// Whether `load`'s value reaches a carried value (through the yield)
@@ -611,69 +594,51 @@ private:
   /// backward's m through p, a chunked scan's decays through its keys) or
   /// only the iteration's own results gain.
   static bool onlyScalesCarried(kiln::LoadOp load) {
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    SmallVector<Value> work{load.getResult()};
-    bool carried = false;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      for (OpOperand &use : v.getUses()) {
-        Operation *user = use.getOwner();
-        if (isa<kiln::DotOp>(user) && use.getOperandNumber() < 2)
-          return false;
-        if (isa<scf::YieldOp>(user) &&
-            user->getParentOp() == load->getParentOp())
-          carried = true;
-        if (seen.insert(user).second)
-          llvm::append_range(work, user->getResults());
-      }
-    }
-    return carried;
+    auto never = [](OpOperand &) { return false; };
+    if (kiln::reaches(load.getResult(), isDotOperand, never))
+      return false;
+    Operation *loop = load->getParentOp();
+    return kiln::reaches(
+        load.getResult(),
+        [&](OpOperand &use) {
+          return isa<scf::YieldOp>(use.getOwner()) &&
+                 use.getOwner()->getParentOp() == loop;
+        },
+        never);
+  }
+
+  /// Whether `use` is a dot's a or b.
+  static bool isDotOperand(OpOperand &use) {
+    return isa<kiln::DotOp>(use.getOwner()) && use.getOperandNumber() < 2;
   }
 
   /// Whether `load`'s value reaches a dot's a in the accumulator's layout
   /// (read from registers, not staged).
   static bool reachesRegisterA(kiln::LoadOp load) {
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    SmallVector<Value> work{load.getResult()};
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      for (OpOperand &use : v.getUses()) {
-        Operation *user = use.getOwner();
-        if (auto dot = dyn_cast<kiln::DotOp>(user)) {
-          if (use.getOperandNumber() == 0 &&
-              isa<kiln::gpu::MmaEncodingAttr>(
-                  dot.getA().getType().getEncoding()))
-            return true;
-          if (use.getOperandNumber() < 2)
-            continue;
-        }
-        if (seen.insert(user).second)
-          llvm::append_range(work, user->getResults());
-      }
-    }
-    return false;
+    return kiln::reaches(
+        load.getResult(),
+        [](OpOperand &use) {
+          auto dot = dyn_cast<kiln::DotOp>(use.getOwner());
+          return dot && use.getOperandNumber() == 0 &&
+                 isa<kiln::gpu::MmaEncodingAttr>(
+                     dot.getA().getType().getEncoding());
+        },
+        isDotOperand);
   }
 
   /// Whether `load`'s value reaches the operands of another memory access
   /// (a gather's indices): those run with the stage, not after it.
   static bool feedsAddresses(kiln::LoadOp load) {
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    SmallVector<Value> work{load.getResult()};
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      for (Operation *user : v.getUsers()) {
-        if (!seen.insert(user).second)
-          continue;
-        if (!isMemoryEffectFree(user) &&
-            !isa<kiln::StoreOp, kiln::gpu::LocalStoreOp>(user))
-          return true;
-        if (auto store = dyn_cast<kiln::StoreOp>(user))
-          if (v != store.getValue())
-            return true;
-        llvm::append_range(work, user->getResults());
-      }
-    }
-    return false;
+    return kiln::reaches(
+        load.getResult(),
+        [](OpOperand &use) {
+          Operation *user = use.getOwner();
+          if (auto store = dyn_cast<kiln::StoreOp>(user))
+            return use.get() != store.getValue();
+          return !isMemoryEffectFree(user) &&
+                 !isa<kiln::gpu::LocalStoreOp>(user);
+        },
+        [](OpOperand &) { return false; });
   }
 
   /// A dot operand that is the transpose of a tile loaded for it alone

@@ -109,54 +109,20 @@ struct PrefetchLoadsPass
   }
 
 private:
-  /// The ops of the body that `load`'s operands are computed from (in body
-  /// order), closed over the carried values they read; none when one of
-  /// them is not pure arithmetic.
-  static std::optional<SmallVector<Operation *>>
-  addressSlice(kiln::LoadOp load) {
-    auto loop = cast<scf::ForOp>(load->getParentOp());
-    Block *body = loop.getBody();
-    auto yield = cast<scf::YieldOp>(body->getTerminator());
-    llvm::SmallPtrSet<Operation *, 16> slice;
-    SmallVector<Value> work(load->getOperands());
-    llvm::SmallDenseSet<unsigned> carried;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        if (arg.getOwner() != body || arg.getArgNumber() == 0)
-          continue;
-        if (carried.insert(arg.getArgNumber() - 1).second)
-          work.push_back(yield.getOperand(arg.getArgNumber() - 1));
-        continue;
-      }
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != body || !slice.insert(def).second)
-        continue;
-      if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-        return std::nullopt;
-      llvm::append_range(work, def->getOperands());
-    }
-    SmallVector<Operation *> ordered;
-    for (Operation &op : body->without_terminator())
-      if (slice.contains(&op))
-        ordered.push_back(&op);
-    return ordered;
-  }
-
   static bool prefetchable(kiln::LoadOp load) {
     if (load.getBoundaryCheck() || load.getIsVolatile())
       return false;
     // A scalar (SageAttention's per-block k scale, read each iteration).
     if (load.getType().isIntOrFloat() &&
         isa<kiln::PointerType>(load.getPtr().getType()))
-      return addressSlice(load).has_value();
+      return kiln::aheadAddressSlice(load).has_value();
     auto type = dyn_cast<RankedTensorType>(load.getType());
     if (!type || !isa<RankedTensorType>(load.getPtr().getType()))
       return false;
     std::optional<int64_t> registers = registersPerThread(type);
     if (!registers || *registers > 8)
       return false;
-    return addressSlice(load).has_value();
+    return kiln::aheadAddressSlice(load).has_value();
   }
 
   /// `load` for the iteration whose induction variable is `iv`, with
@@ -170,32 +136,12 @@ private:
     return kiln::loadMaskedBy(b, load, inRange, mapping);
   }
 
-  /// Whether a use that `accepts` is reached from `load`'s value through
-  /// the ops computed from it; `stop` uses are not followed further.
-  template <typename Accepts, typename Stops>
-  static bool reaches(kiln::LoadOp load, Accepts accepts, Stops stop) {
-    SmallVector<Value> work{load.getResult()};
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      for (OpOperand &use : v.getUses()) {
-        if (accepts(use))
-          return true;
-        Operation *user = use.getOwner();
-        if (stop(use) || !seen.insert(user).second)
-          continue;
-        llvm::append_range(work, user->getResults());
-      }
-    }
-    return false;
-  }
-
   /// Whether `load`'s value reaches a copy's address or mask (a gather's
   /// indices, which run with the load stage): such a load only has to
   /// arrive before the copies that read it, one iteration is enough.
   static bool feedsCopies(kiln::LoadOp load) {
-    return reaches(
-        load,
+    return kiln::reaches(
+        load.getResult(),
         [](OpOperand &use) {
           return isa<kiln::gpu::AsyncCopyOp>(use.getOwner());
         },
@@ -207,8 +153,8 @@ private:
   /// accumulator (a block-scaled GEMM's scales applied to each tile's
   /// product).
   static bool feedsOperands(kiln::LoadOp load) {
-    return reaches(
-        load,
+    return kiln::reaches(
+        load.getResult(),
         [](OpOperand &use) {
           Operation *user = use.getOwner();
           return isa<kiln::gpu::LocalStoreOp>(user) ||
@@ -257,7 +203,7 @@ private:
   /// are carried a second time, `distance` steps ahead.
   static scf::ForOp prefetch(scf::ForOp loop, kiln::LoadOp load,
                              unsigned distance) {
-    SmallVector<Operation *> slice = *addressSlice(load);
+    SmallVector<Operation *> slice = *kiln::aheadAddressSlice(load);
     Location loc = load.getLoc();
     Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
           step = loop.getStep();
