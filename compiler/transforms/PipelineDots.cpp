@@ -1548,17 +1548,18 @@ private:
     rewrite(loop, dots, loads, stage, stageCarried, stages);
   }
 
-  /// Whether tl.range(warp_specialize=True) marks `loop` or the loop
+  /// Whether tl.range(warp_specialize=True) marks `op` (null: no).
+  static bool warpSpecializeAsked(Operation *op) {
+    auto marked = op ? op->getAttrOfType<IntegerAttr>(kiln::kWarpSpecializeAttr)
+                     : IntegerAttr();
+    return marked && marked.getInt() != 0;
+  }
+
+  /// Whether tl.range(warp_specialize=True) marks `loop` or the op
   /// around it.
   static bool warpSpecializeMarked(scf::ForOp loop) {
-    for (Operation *op : {loop.getOperation(), loop->getParentOp()}) {
-      auto marked =
-          op ? op->getAttrOfType<IntegerAttr>(kiln::kWarpSpecializeAttr)
-             : IntegerAttr();
-      if (marked && marked.getInt() != 0)
-        return true;
-    }
-    return false;
+    return warpSpecializeAsked(loop) ||
+           warpSpecializeAsked(loop->getParentOp());
   }
 
   /// A loop that kiln::warpSpecialize may take, with what rewrite needs
@@ -1579,14 +1580,10 @@ private:
   std::optional<kiln::WarpSpecializedLoop>
   specializable(scf::ForOp loop, ArrayRef<PipelinedDot> dots,
                 ArrayRef<PipelinedLoad> loads, unsigned stages) const {
-    auto isMarked = [](Operation *op) {
-      auto marked = op->getAttrOfType<IntegerAttr>(kiln::kWarpSpecializeAttr);
-      return marked && marked.getInt() != 0;
-    };
     auto outer = dyn_cast<scf::ForOp>(loop->getParentOp());
-    if (!outer || !isMarked(outer))
+    if (!warpSpecializeAsked(outer))
       outer = nullptr;
-    if ((!outer && !isMarked(loop)) || !target_.hasWgmma() ||
+    if ((!outer && !warpSpecializeAsked(loop)) || !target_.hasWgmma() ||
         llvm::any_of(loads,
                      [](auto &l) { return (!l.tma && !l.once) || l.readBack; }))
       return std::nullopt;
