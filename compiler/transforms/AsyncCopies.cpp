@@ -13,6 +13,12 @@ bool kiln::isZero(Value v) {
     return true;
   if (auto splat = v.getDefiningOp<kiln::SplatOp>())
     return isZero(splat.getSrc());
+  // A zero tile reshaped or repeated: FBGEMM's masked loads take
+  // `other=_0` with `_0 = tl.zeros((1, 1), dtype)`, broadcast to the tile.
+  Operation *op = v.getDefiningOp();
+  if (isa_and_nonnull<kiln::BroadcastOp, kiln::ExpandDimsOp, kiln::ReshapeOp,
+                      gpu::ConvertLayoutOp>(op))
+    return isZero(op->getOperand(0));
   return false;
 }
 

@@ -21,7 +21,8 @@ namespace kiln {
 /// rings, kiln-stage-dots' copies at loads).
 inline constexpr char kCopyVecAttr[] = "kiln_gpu.vec";
 
-/// True when `v` is absent or a zero constant (a splat of 0, a dense zero).
+/// True when `v` is absent or a zero constant (a splat of 0, a dense zero),
+/// possibly broadcast, reshaped or converted to another layout.
 bool isZero(mlir::Value v);
 
 /// Whether a tile whose contiguous lines have this many bytes can be staged

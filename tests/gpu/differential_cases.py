@@ -2251,3 +2251,21 @@ CASES += [
          # p is rounded to fp16 for the second dot.
          (1,), ["dk_ptr"], tol=1e-2),
 ]
+
+# --- matmul/zero_tile_other.py: a K loop whose masked loads fill with a
+# (1, 1) zero tile (FBGEMM's `other=_0`), staged by cp.async like
+# `other=0.0`. K = 208: the last tile of K has 16 live columns of 32 (fp16)
+# or 64 (fp8e5); M = 100 leaves a partial tile of rows.
+F = "matmul/zero_tile_other.py"
+CASES += [
+    case(f"zero_tile_other_matmul_{name}", F, "zero_tile_other_matmul",
+         f"A=*{ty}:16, B=*{ty}:16, C=*{out}:16, M=i32, N=i32:16, K=i32:16, stride_am=i32:16, stride_bk=i32:16, "
+         f"stride_cm=i32:16, BM=64, BN=64, BK={bk}, num_stages=3",
+         dict(A=("randn", torch_ty, 100 * 208), B=("randn", torch_ty, 208 * 128),
+              C=("zeros", torch_out, 100 * 128), M=100, N=128, K=208, stride_am=208, stride_bk=128,
+              stride_cm=128),
+         (2, 2), ["C"], tol=2e-2)
+    for name, ty, torch_ty, out, torch_out, bk in (
+        ("fp16", "fp16", "float16", "fp16", "float16", 32),
+        ("fp8e5", "fp8e5", "float8_e5m2", "bf16", "bfloat16", 64))
+]
