@@ -848,8 +848,18 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   // shape repeated, in registers (kiln-assign-layouts), where padding
   // would materialize every copy.
   int64_t batch = rank == 3 ? a.type.shape[0] : 1;
-  bool thinOnTensorCores = (m < 16 || n < 16) && tensorCores &&
-                           batch * m * n * k > 64 * 32 * int64_t(e.numWarps());
+  // A thin matrix (neither M nor N 1) with a whole tensor-core step of K
+  // goes there at any size, as upstream's: the product and sum below lays
+  // its threads along K and sums each of a thread's products across them
+  // (GPT-QModel's GGUF GEMM at 8 decode tokens, 8 x 32 x 16 on 2 warps: 320
+  // shuffles a step where the padded mma.sync takes 4 instructions).
+  // Matrix-vector products keep the product and sum up to the size where it
+  // would spill.
+  int64_t kStep = ta.isFp8() || ta.getKind() == ScalarKind::I8 ? 32 : 16;
+  bool thinMatrix = rank == 2 && m > 1 && n > 1 && k % kStep == 0;
+  bool thinOnTensorCores =
+      (m < 16 || n < 16) && tensorCores &&
+      (thinMatrix || batch * m * n * k > 64 * 32 * int64_t(e.numWarps()));
   if (thinOnTensorCores && rank == 2)
     return paddedDot(e, args, a, b, *acc, type, m, n);
   auto &builder = e.getBuilder();

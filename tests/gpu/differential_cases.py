@@ -1871,6 +1871,10 @@ CASES += [
     # tf32 (the default precision) against upstream's tf32.
     thin("thin_dot_2x128_tf32", "thin_dot", "fp32", "fp32", 2, 128, 64),
     thin("thin_dot_f16_out", "thin_dot_f16_out", "fp16", "fp16", 8, 64, 128, tol=0.05),
+    # Thin matrices of few products a thread are padded too (GGUF's decode
+    # GEMM step: 8 x 32 by 32 x 16 on 2 warps; 4 x 16 by 16 x 4 on 1).
+    thin("thin_dot_8x16_k32_w2", "thin_dot", "fp16", "fp32", 8, 16, 32, extra=", num_warps=2"),
+    thin("thin_dot_4x4_k16_bf16_w1", "thin_dot", "bf16", "fp32", 4, 4, 16, extra=", num_warps=1"),
     thin("thin_batched_dot", "thin_batched_dot", "fp16", "fp32", 4, 64, 64, B=2),
     # Batched dots thinner than the mma tile (M under 16, N under 8) are not
     # padded: the tiles hold them repeated. Warps along the batch, and
