@@ -867,9 +867,13 @@ private:
       }
       if (isa<kiln::DotOp>(op))
         continue;
-      if (op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+      // A region op computes in place too when nothing in it touches
+      // memory (GPT-QModel's GGUF GEMMs pick a packed byte's half with
+      // `if subblock % 2 == 0:`); the values its regions read are part of
+      // the slice.
+      if (!isMemoryEffectFree(op))
         return false;
-      for (Value input : op->getOperands())
+      for (Value input : inputsOf(op))
         if (Operation *d = input.getDefiningOp(); d && d->getBlock() == body)
           work.push_back(d);
     }

@@ -2273,3 +2273,19 @@ CASES += [
         ("fp16", "fp16", "float16", "fp16", "float16", 32),
         ("fp8e5", "fp8e5", "float8_e5m2", "bf16", "bfloat16", 64))
 ]
+
+# --- matmul/nibble_select.py: a weight-only GEMM choosing each packed
+# byte's low or high nibble with an `if` on the iteration (GGUF Q4_K's
+# form), pipelined through the `if`; at 8 rows a thin dot padded to 16.
+# M = 5 and 29: the rows past M are masked. K = 512.
+F = "matmul/nibble_select.py"
+CASES += [
+    case(f"nibble_select_matmul_{bm}x{bn}", F, "nibble_select_matmul",
+         "x_ptr=*fp16:16, q_ptr=*u8:16, s_ptr=*fp16:16, out_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, "
+         f"BM={bm}, BN={bn}, num_warps={w}, num_stages={s}",
+         dict(x_ptr=("randn", "float16", m * 512), q_ptr=("randbits", "uint8", 256 * 128),
+              s_ptr=("uniform", "float16", 16 * 128, 0.01, 0.03), out_ptr=("zeros", "float32", m * 128),
+              M=m, N=128, K=512),
+         (1, 128 // bn), ["out_ptr"], tol=1e-2)
+    for bm, bn, w, s, m in ((8, 16, 2, 2, 5), (32, 64, 4, 3, 29))
+]
