@@ -61,7 +61,8 @@
 // converted, shifted and scaled before the dot). Those tiles get rings like
 // operand tiles, each iteration reads its slot back into the load's layout
 // where the load was (kiln_gpu.local_load: each thread reads the chunks it
-// copied), the computation runs as written, and its result is written into
+// copied), the computation runs as written (an `if` of pure ops included:
+// GGUF's nibble choice), and its result is written into
 // a staging tile that the dot reads, behind a barrier (and a proxy fence for
 // wgmma). Where the dot stays in flight, two staging tiles are used in turn.
 // Without this such a loop was not pipelined at all (0.29-0.36 of Triton's
