@@ -13,6 +13,15 @@ def cdiv(a, b):
     return (a + b - 1) // b
 
 
+def strides(*shape):
+    """A contiguous tensor's strides."""
+    out, step = [], 1
+    for size in reversed(shape):
+        out.insert(0, step)
+        step *= size
+    return out
+
+
 def case(id, file, kernel, sig, args, grid, outputs, bytes, tol, **rules):
     if file.startswith(LIGER_ROOT + "/"):
         rules.setdefault("package", LIGER_ROOT)

@@ -23,7 +23,7 @@ so it takes the list's first of N 64, 128 x 64 x 32 (4 stages, 4 warps).
 Buffers the autotune pre_hooks zero (the atomic targets) are reset.
 """
 
-from realworld_case_rules import SMS, TRL, case, cdiv, decay_cumsum
+from realworld_case_rules import SMS, TRL, case, cdiv, decay_cumsum, strides
 
 CASES = []
 
@@ -35,15 +35,6 @@ XBC = H * P + 2 * G * NS  # the conv output's row: x, B, C
 HPP = max(min(cdiv(B * NC * H, SMS), H // G), 1)  # nheads_per_program
 NSPLIT = cdiv(H // G, HPP)
 BLOCK_K = 64  # max(next_power_of_2(headdim), 16)
-
-
-def strides(*shape):
-    """A contiguous tensor's strides."""
-    out, step = [], 1
-    for size in reversed(shape):
-        out.insert(0, step)
-        step *= size
-    return out
 
 
 def named(prefix, names, values):

@@ -11,22 +11,13 @@ in bf16 as the forward stores them, decays and dot products in fp32, no
 input state, no output-state gradient.
 """
 
-from realworld_case_rules import TRL, case, decay_cumsum
+from realworld_case_rules import TRL, case, decay_cumsum, strides
 
 CASES = []
 
 FILE = TRL + "mamba/mamba_ssm/ops/triton/mamba3/mamba3_siso_bwd.py"
 B, S, H, DQK, DV, L = 2, 4096, 32, 128, 64, 64
 NC = S // L
-
-
-def strides(*shape):
-    """A contiguous tensor's strides."""
-    out, step = [], 1
-    for size in reversed(shape):
-        out.insert(0, step)
-        step *= size
-    return out
 
 
 def named(prefix, names, shape):
