@@ -593,6 +593,15 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
 
   // Accumulator tiles: the four registers (c0..c3) of each 16x8 tile, by
   // the tile's corner in thread 0 of warp 0.
+  // Of 8 rows (a thin dot's), each tile holds them twice: rows 8-15 repeat
+  // rows 0-7 (the layout's row-8 basis is zero), so the coordinates alone
+  // do not tell slots c2, c3 from c0, c1; register bit 1 does, as
+  // layout::mmaV2 orders them (DotToLLVM's batched tiles likewise).
+  const int64_t m = cast<RankedTensorType>(op.getC().getType()).getDimSize(0);
+  const bool halfRows = m < 16;
+  if (halfRows && (m != 8 || !aTile))
+    return op.emitOpError("an mma.sync dot of ")
+           << m << " rows needs 8, read from shared memory";
   std::map<std::pair<int32_t, int32_t>, std::array<int, 4>> tiles;
   for (unsigned r = 0; r < acc.size(); ++r) {
     SmallVector<int32_t> at = kiln::registerCoordinates(cLayout, r);
@@ -600,8 +609,9 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
                       .try_emplace({at[0] & ~15, at[1] & ~7},
                                    std::array<int, 4>{-1, -1, -1, -1})
                       .first->second;
-    int slot = ((at[0] & 15) / 8) * 2 + (at[1] & 7);
-    if (slot > 3 || slots[slot] >= 0)
+    int slot = halfRows ? int(r & 3) : ((at[0] & 15) / 8) * 2 + (at[1] & 7);
+    if (slot > 3 || slots[slot] >= 0 ||
+        (halfRows && ((at[0] & 8) || (at[1] & 7) % 2 != slot % 2)))
       return op.emitOpError("the accumulator is not in 16x8 mma tiles");
     slots[slot] = int(r);
   }
@@ -618,10 +628,14 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   Value twoT = LLVM::ShlOp::create(rewriter, loc, t, c(1));
   Value kOfLane = LLVM::MulOp::create(rewriter, loc, t, c(perWord));
   // ldmatrix row addresses: lane l gives row (l % 8) + 8 ((l / 8) % 2) and
-  // the 16 bytes starting 16 (l / 16) bytes further.
-  Value rowInTile = LLVM::AddOp::create(
-      rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(7)),
-      LLVM::AndOp::create(rewriter, loc, lane, c(8)));
+  // the 16 bytes starting 16 (l / 16) bytes further. Of 8 rows, rows 8-15
+  // are rows 0-7 again.
+  Value rowInTile =
+      halfRows
+          ? Value(LLVM::AndOp::create(rewriter, loc, lane, c(7)))
+          : Value(LLVM::AddOp::create(
+                rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(7)),
+                LLVM::AndOp::create(rewriter, loc, lane, c(8))));
   Value colHalf = LLVM::MulOp::create(
       rewriter, loc, LLVM::LShrOp::create(rewriter, loc, lane, c(4)),
       c(perChunk));
@@ -630,6 +644,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   // 8 rows (or 16 bytes of k), bit 4 (A only) the second 8 k.
   Value lane7 = LLVM::AndOp::create(rewriter, loc, lane, c(7));
   Value laneBit3 = LLVM::AndOp::create(rewriter, loc, lane, c(8));
+  // The second 8 rows of a column-major a (of 8 rows, the first again).
+  Value aSecondRows = halfRows ? c(0) : laneBit3;
   Value kLine = LLVM::AddOp::create(rewriter, loc, lane7, colHalf);
   Value secondChunk = LLVM::MulOp::create(
       rewriter, loc, LLVM::LShrOp::create(rewriter, loc, laneBit3, c(3)),
@@ -809,10 +825,11 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
           // M contiguous, 32- or 8-bit: a0..a3 are rows g and g + 8, k from
           // perWord t and kHalf further.
           SmallVector<Value> fragment;
+          const int64_t lower = halfRows ? 0 : 8;
           for (auto [dr, dk] : {std::pair<int64_t, int64_t>{0, 0},
-                                {8, 0},
+                                {lower, 0},
                                 {0, kHalf},
-                                {8, kHalf}}) {
+                                {lower, kHalf}}) {
             Value r = LLVM::AddOp::create(
                 rewriter, loc, tileRow,
                 LLVM::AddOp::create(rewriter, loc, g, c(dr)));
@@ -837,7 +854,7 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
               Value r = LLVM::AddOp::create(
                   rewriter, loc,
                   first && !aTransposed ? tileRows[firstRow] : tileRow,
-                  aTransposed ? laneBit3 : rowInTile);
+                  aTransposed ? aSecondRows : rowInTile);
               Value col = LLVM::AddOp::create(rewriter, loc,
                                               aTransposed ? kLine : colHalf,
                                               c(first && aTransposed ? 0 : kk));

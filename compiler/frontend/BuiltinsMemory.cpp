@@ -860,7 +860,11 @@ std::optional<FValue> dot(Emitter &e, const CallArgs &args) {
   bool thinOnTensorCores =
       (m < 16 || n < 16) && tensorCores &&
       (thinMatrix || batch * m * n * k > 64 * 32 * int64_t(e.numWarps()));
-  if (thinOnTensorCores && rank == 2)
+  // Of 8 rows (a decode step's tokens), the mma.sync tiles hold them twice
+  // and the dot stays one, pipelined as any other (upstream's layouts do
+  // the same): padding would copy a through registers into a second tile.
+  bool halfTileRows = thinMatrix && m == 8 && n >= 16;
+  if (thinOnTensorCores && rank == 2 && !halfTileRows)
     return paddedDot(e, args, a, b, *acc, type, m, n);
   auto &builder = e.getBuilder();
   // fp16 accumulation (out_dtype=tl.float16): fp16 operands sum in fp16 on

@@ -80,9 +80,10 @@ LogicalResult kiln::DotOp::verify() {
                     c.getDimSize(0) != a.getDimSize(0)))
     return emitOpError("batch dimensions differ");
   // A batched dot's M and N may be smaller: its mma.sync tiles hold them
-  // repeated (kiln-assign-layouts, DotToLLVM).
-  if (k < 16 || (rank == 2 && (m < 16 || n < 16)))
-    return emitOpError(rank == 2 ? "M, N and K must each be at least 16, got M="
+  // repeated (kiln-assign-layouts, DotToLLVM). So may a 2-D dot's M down to
+  // 8, the rows of half an mma.sync tile.
+  if (k < 16 || (rank == 2 && (m < 8 || n < 16)))
+    return emitOpError(rank == 2 ? "M must be at least 8, N and K at least 16, got M="
                                  : "K must be at least 16, got M=")
            << m << ", N=" << n << ", K=" << k;
   Type ea = a.getElementType(), eb = b.getElementType();

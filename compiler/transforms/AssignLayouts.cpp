@@ -436,7 +436,7 @@ struct AssignLayoutsPass
       if (dot.getType().getRank() == 2 &&
           (!flavour ||
            dot.getA().getType().getDimSize(1) % flavour->kGroup() != 0 ||
-           dot.getType().getDimSize(0) < 16 || dot.getType().getDimSize(1) < 8))
+           dot.getType().getDimSize(0) < 8 || dot.getType().getDimSize(1) < 8))
         tensorCores = false;
       // An 8-bit a computed in registers (fp8 attention's p) is read from
       // them.
@@ -1554,7 +1554,11 @@ struct AssignLayoutsPass
       return {};
     int64_t covered = int64_t(preferredRows.getThreadsPerWarp()[1]) *
                       preferredRows.getSizePerThread()[1] * bytes;
-    unsigned vec = unsigned(std::min<int64_t>(along, share));
+    // A tile of fewer than 4 bytes a thread (8 x 32 halves at 8 warps)
+    // takes 16-byte runs on fewer threads, the rest holding copies: cp.async
+    // moves 4 bytes at least.
+    int64_t most = share * bytes < 4 ? int64_t(16 / bytes) : share;
+    unsigned vec = unsigned(std::min<int64_t>(along, most));
     bool narrower = preferredRows.getSizePerThread()[1] < vec;
     bool wider = computed && preferredRows.getSizePerThread()[1] > vec;
     if (!narrower && !wider &&
@@ -2782,7 +2786,15 @@ struct AssignLayoutsPass
           (isa<kiln::PointerType>(
                cast<RankedTensorType>(src.getType()).getElementType()) &&
            isIndexMath(src));
-      if (!cheap && !mmaEncoding && isCheapLoad(src, target)) {
+      // In kernels with tensor-core dots, so is a vector read in a slice of
+      // a blocked layout: a dequantizer's per-column scale broadcast over
+      // the weight tile it scales (GPT-QModel's GGUF GEMM: 16 shuffles a
+      // vector an iteration, as the accumulator's slices never were).
+      bool blockedSlice = false;
+      if (auto slice = dyn_cast<SliceEncodingAttr>(target))
+        blockedSlice = isa<BlockedEncodingAttr>(slice.getParent());
+      if (!cheap && (!mmaEncoding || blockedSlice) &&
+          isCheapLoad(src, target)) {
         // Loaded again in the wanted layout: the original has no other user.
         Operation *load = src.getDefiningOp();
         convert.getResult().replaceAllUsesWith(

@@ -1871,10 +1871,25 @@ CASES += [
     # tf32 (the default precision) against upstream's tf32.
     thin("thin_dot_2x128_tf32", "thin_dot", "fp32", "fp32", 2, 128, 64),
     thin("thin_dot_f16_out", "thin_dot_f16_out", "fp16", "fp16", 8, 64, 128, tol=0.05),
-    # Thin matrices of few products a thread are padded too (GGUF's decode
-    # GEMM step: 8 x 32 by 32 x 16 on 2 warps; 4 x 16 by 16 x 4 on 1).
+    # Thin matrices of few products a thread go to the tensor cores too
+    # (GGUF's decode GEMM step: 8 x 32 by 32 x 16 on 2 warps, its 8 rows held
+    # twice in the mma tiles; 4 x 16 by 16 x 4 on 1, padded).
     thin("thin_dot_8x16_k32_w2", "thin_dot", "fp16", "fp32", 8, 16, 32, extra=", num_warps=2"),
     thin("thin_dot_4x4_k16_bf16_w1", "thin_dot", "bf16", "fp32", 4, 4, 16, extra=", num_warps=1"),
+    # Of 8 rows the dot is not padded: its mma.sync tiles hold the rows
+    # twice, its tiles copied ahead in a loop along K (a decode step's GEMM),
+    # a row-major or column-major (ldmatrix.trans; tf32 element by element).
+    thin("thin_loop_8x64_fp16_w2", "thin_dot_loop", "fp16", "fp32", 8, 64, 256,
+         extra=", BK=32, A_COLUMNS=False, num_warps=2"),
+    # 8 x 32 halves at 8 warps: 16-byte copies on a quarter of the threads.
+    thin("thin_loop_8x16_fp16_w8", "thin_dot_loop", "fp16", "fp32", 8, 16, 256,
+         extra=", BK=32, A_COLUMNS=False, num_warps=8"),
+    thin("thin_loop_8x32_bf16_acols", "thin_dot_loop", "bf16", "fp32", 8, 32, 256,
+         extra=", BK=64, A_COLUMNS=True"),
+    thin("thin_loop_8x32_tf32_acols", "thin_dot_loop", "fp32", "fp32", 8, 32, 128,
+         extra=", BK=32, A_COLUMNS=True"),
+    thin("thin_loop_8x64_fp8e5", "thin_dot_loop", "fp8e5", "fp32", 8, 64, 256,
+         extra=", BK=64, A_COLUMNS=False", tol=1e-3, x=("randn",)),
     thin("thin_batched_dot", "thin_batched_dot", "fp16", "fp32", 4, 64, 64, B=2),
     # Batched dots thinner than the mma tile (M under 16, N under 8) are not
     # padded: the tiles hold them repeated. Warps along the batch, and

@@ -2,9 +2,9 @@
 # registers would not fit (8 x 32 x 64 at 4 warps spilled): the operands'
 # rows (columns) repeated up to 16 for the tensor cores, one copy of each
 # result row (column) kept. Accumulators carried in, out_dtype, int8, tf32,
-# fp8 and batched forms (batched dots are not padded: their mma tiles hold
-# the thin shape repeated); matvec (gather_thin_dot_wide_rand.py) stays a
-# product and a sum.
+# fp8 and batched forms (batched dots, and 2-D ones of 8 rows, are not
+# padded: their mma tiles hold the thin shape repeated); matvec
+# (gather_thin_dot_wide_rand.py) stays a product and a sum.
 #
 # kiln-variant: -n thin_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=8, N=32, K=64"
 # kiln-variant: -n thin_dot -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, M=4, N=128, K=64"
@@ -26,6 +26,12 @@
 # kiln-covers: thin_batched_dot: tl.dot with M or N under 16
 # kiln-covers: thin_batched_dot_i8: tl.dot with M or N under 16; tl.dot(out_dtype=)
 # kiln-covers: thin_batched_dot_loop: tl.dot with M or N under 16; tl.dot(acc=)
+# kiln-variant: -n thin_dot_loop -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=8, N=64, K=256, BK=32, A_COLUMNS=False, num_warps=2"
+# kiln-variant: -n thin_dot_loop -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, M=8, N=16, K=256, BK=32, A_COLUMNS=False, num_warps=8"
+# kiln-variant: -n thin_dot_loop -s "a_ptr=*bf16:16, b_ptr=*bf16:16, c_ptr=*fp32:16, M=8, N=32, K=256, BK=64, A_COLUMNS=True"
+# kiln-variant: -n thin_dot_loop -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=8, N=32, K=128, BK=32, A_COLUMNS=True"
+# kiln-variant: -n thin_dot_loop -s "a_ptr=*fp8e5:16, b_ptr=*fp8e5:16, c_ptr=*fp32:16, M=8, N=64, K=256, BK=64, A_COLUMNS=False"
+# kiln-covers: thin_dot_loop: tl.dot with M or N under 16; tl.dot(acc=)
 # kiln-variant: -n vector_dots -s "x_ptr=*bf16:16, y_ptr=*bf16:16, w_ptr=*bf16:16, rows_ptr=*fp32:16, cols_ptr=*fp32:16, total_ptr=*fp32:16, M=64, K=64, N=32"
 # kiln-variant: -n batched_matvec -s "a_ptr=*fp16:16, x_ptr=*fp16:16, c_ptr=*fp32:16, B=4, M=16, K=64"
 # kiln-covers: vector_dots: tl.dot with M or N under 16; tl.full
@@ -107,6 +113,25 @@ def thin_batched_dot_loop(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr,
         b = tl.load(b_ptr + rb * K * N + (k + rk[None, :, None]) * N + rn)
         acc = tl.dot(a, b, acc=acc)
     tl.store(c_ptr + rb * M * N + rm * N + rn, acc)
+
+
+@triton.jit
+def thin_dot_loop(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                  BK: tl.constexpr, A_COLUMNS: tl.constexpr):
+    # A decode step's GEMM: 8 rows of a over a loop along K, the tiles
+    # copied ahead; a stored row-major, or column-major (its M contiguous).
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    for k in range(0, K, BK):
+        if A_COLUMNS:
+            a = tl.load(a_ptr + (k + rk[None, :]) * M + rm[:, None])
+        else:
+            a = tl.load(a_ptr + rm[:, None] * K + k + rk[None, :])
+        b = tl.load(b_ptr + (k + rk[:, None]) * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
 
 
 @triton.jit

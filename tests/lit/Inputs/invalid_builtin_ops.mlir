@@ -47,7 +47,7 @@ func.func @dot_k(%a: tensor<16x32xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16x
 // -----
 
 func.func @dot_small(%a: tensor<8x16xf16>, %b: tensor<16x8xf16>, %c: tensor<8x8xf32>) {
-  // expected-error @+1 {{M, N and K must each be at least 16, got M=8, N=8, K=16}}
+  // expected-error @+1 {{M must be at least 8, N and K at least 16, got M=8, N=8, K=16}}
   %d = kiln.dot %a, %b, %c, tf32 : tensor<8x16xf16> * tensor<16x8xf16> -> tensor<8x8xf32>
   return
 }
