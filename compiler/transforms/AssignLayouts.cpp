@@ -782,9 +782,20 @@ struct AssignLayoutsPass
     auto tensor = dyn_cast<RankedTensorType>(v.getType());
     if (!tensor || tensor.getEncoding() == encoding)
       return;
+    // One conversion serves every later reader in its block (a tile both
+    // reduced and scanned in the same other layout).
+    Type wanted = withEncoding(tensor, encoding);
+    for (Operation *user : v.getUsers())
+      if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(user);
+          convert && convert.getType() == wanted &&
+          convert->getBlock() == op->getBlock() &&
+          convert->isBeforeInBlock(op)) {
+        op->setOperand(i, convert.getResult());
+        return;
+      }
     OpBuilder b(op);
-    Value converted = kiln::gpu::ConvertLayoutOp::create(
-        b, op->getLoc(), withEncoding(tensor, encoding), v);
+    Value converted =
+        kiln::gpu::ConvertLayoutOp::create(b, op->getLoc(), wanted, v);
     op->setOperand(i, converted);
   }
 
@@ -1691,6 +1702,8 @@ struct AssignLayoutsPass
       }
       if (auto reduce = dyn_cast<kiln::ReduceOp>(op)) {
         Attribute e = layout.lookup(reduce->getOperand(0));
+        if (Attribute copy = e ? scannedCopy(reduce, e) : Attribute())
+          e = copy;
         return e && reduce->getNumResults() >= 1 &&
                        isa<RankedTensorType>(reduce->getResult(0).getType())
                    ? SliceEncodingAttr::get(&getContext(), reduce.getAxis(), e)
@@ -1833,28 +1846,67 @@ struct AssignLayoutsPass
         requireOperand(yield, unsigned(i), e);
   }
 
+  /// The layout `scan` reads its operand in when that operand's layout `e`
+  /// does not serve it, else null. A scan along the mma layout's M with
+  /// warps along it (wgmma's [n, 1]) would cross lanes, a register and warps
+  /// in an order the scan does not walk: it scans a coalesced copy instead.
+  /// So for a slice of one (the scan of a row sum of a dot's result), along
+  /// its parent's axis.
+  Attribute scanCopyLayout(kiln::ScanOp scan, Attribute e) {
+    Attribute parent = e;
+    int64_t axis = scan.getAxis();
+    while (auto slice = dyn_cast_or_null<SliceEncodingAttr>(parent)) {
+      if (axis >= int64_t(slice.getDim()))
+        ++axis;
+      parent = slice.getParent();
+    }
+    auto mma = dyn_cast_or_null<kiln::gpu::MmaEncodingAttr>(parent);
+    if (!mma || mma.getWarpsPerCTA()[axis] == 1)
+      return {};
+    return preferred(cast<RankedTensorType>(scan.getOperand(0).getType()));
+  }
+
+  /// Warps along `axis` of a blocked or mma layout (0 for others).
+  static unsigned warpsAlong(Attribute e, int64_t axis) {
+    if (auto blocked = dyn_cast_or_null<BlockedEncodingAttr>(e))
+      return blocked.getWarpsPerCTA()[axis];
+    if (auto mma = dyn_cast_or_null<kiln::gpu::MmaEncodingAttr>(e))
+      return mma.getWarpsPerCTA()[axis];
+    return 0;
+  }
+
+  /// The layout a scan copies `reduce`'s operand (in `e`) to, where fewer
+  /// warps share the reduced axis there; else null. Such a tile is reduced
+  /// in the copy (Mamba-2's ddA_cumsum sums the rows of the tile it scans:
+  /// in the accumulator layout the sum crossed warps through shared memory,
+  /// and the running sum went back to the scanned tile's layout through it
+  /// again, as upstream's layouts avoid).
+  Attribute scannedCopy(kiln::ReduceOp reduce, Attribute e) {
+    if (reduce->getNumOperands() != 1)
+      return {};
+    for (Operation *user : reduce->getOperand(0).getUsers())
+      if (auto scan = dyn_cast<kiln::ScanOp>(user))
+        if (Attribute copy = scanCopyLayout(scan, e);
+            copy && warpsAlong(copy, reduce.getAxis()) <
+                        warpsAlong(e, reduce.getAxis()))
+          return copy;
+    return {};
+  }
+
   void visitReduceOrScan(Operation *op) {
     // All operands share the first one's layout.
     Attribute e = encodingOf(op->getOperand(0));
     unsigned first = 1;
-    // A scan along the mma layout's M with warps along it (wgmma's [n, 1])
-    // would cross lanes, a register and warps in an order the scan does not
-    // walk: scan a coalesced copy instead. So for a slice of one (the scan
-    // of a row sum of a dot's result), along its parent's axis.
-    if (auto scan = dyn_cast<kiln::ScanOp>(op)) {
-      Attribute parent = e;
-      int64_t axis = scan.getAxis();
-      while (auto slice = dyn_cast_or_null<SliceEncodingAttr>(parent)) {
-        if (axis >= int64_t(slice.getDim()))
-          ++axis;
-        parent = slice.getParent();
-      }
-      if (auto mma = dyn_cast_or_null<kiln::gpu::MmaEncodingAttr>(parent);
-          mma && mma.getWarpsPerCTA()[axis] > 1) {
-        e = preferred(cast<RankedTensorType>(op->getOperand(0).getType()));
+    if (auto scan = dyn_cast<kiln::ScanOp>(op))
+      if (Attribute copy = scanCopyLayout(scan, e)) {
+        e = copy;
         first = 0;
       }
-    }
+    if (auto reduce = dyn_cast<kiln::ReduceOp>(op))
+      if (Attribute copy = scannedCopy(reduce, e)) {
+        e = copy;
+        first = 0;
+      }
     for (unsigned i = first; i < op->getNumOperands(); ++i)
       requireOperand(op, i, e);
     auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -1971,9 +2023,14 @@ struct AssignLayoutsPass
       // And when the pointers cannot be recomputed either (they come
       // through expand_dims and broadcast), the value moves: it is never
       // wider than its 8-byte pointer, which would move otherwise (a
-      // tensor-core accumulator stored through 2-D pointers).
-      bool pointersMove = !isCheap(store.getPtr()) &&
-                          isa_and_nonnull<kiln::gpu::MmaEncodingAttr>(e);
+      // tensor-core accumulator stored through 2-D pointers; a row of a
+      // tile's column sums stored through pointers carried by the loop,
+      // Mamba-2's ddA_cumsum backward).
+      bool pointersMove =
+          !isCheap(store.getPtr()) &&
+          (isa_and_nonnull<kiln::gpu::MmaEncodingAttr>(e) ||
+           (isa_and_nonnull<SliceEncodingAttr>(e) &&
+            cast<RankedTensorType>(value.getType()).getRank() == 1));
       // A store kiln-tma-stores may make a TMA store goes through shared
       // memory anyway, written from the value's layout.
       bool tma = store.getTensorMap() && tmaStores;
@@ -2125,12 +2182,29 @@ struct AssignLayoutsPass
     // layout (SGLang's and vLLM's scaled GEMM: `scale_b.T * acc` had taken
     // the transposed vector's layout, and the accumulator moved through
     // shared memory there and back for the store).
+    // But a row statistic broadcast into the tile does not pull a whole
+    // tile computed elsewhere into its layout: the vector moves instead
+    // (Mamba-2's `rowsum[:, None] + tl.cumsum(acc, 1)`, whose scan runs in
+    // a blocked layout, had its result converted back to the accumulator's).
+    auto movesInstead = [&](Value broadcast) {
+      Attribute own = encodingOf(broadcast);
+      return isBroadcastOfSmaller(broadcast) &&
+             llvm::any_of(op->getOperands(), [&](Value operand) {
+               auto type = dyn_cast<RankedTensorType>(operand.getType());
+               Attribute e = encodingOf(operand);
+               return type && resultType &&
+                      type.getShape() == resultType.getShape() && e &&
+                      e != own && !isBroadcastOfSmaller(operand) &&
+                      !isCheap(operand, 0, /*shapes=*/true);
+             });
+    };
     if (!chosen && mmaEncoding)
       for (bool sameShape : {true, false}) {
         if (!sameShape && !inLoopWithDot(op))
           break;
         for (Value operand : op->getOperands())
           if (isAccumulatorEncoding(encodingOf(operand)) &&
+              !movesInstead(operand) &&
               (!sameShape ||
                (resultType &&
                 cast<RankedTensorType>(operand.getType()).getShape() ==
@@ -2144,7 +2218,8 @@ struct AssignLayoutsPass
       }
     for (Value operand : chosen ? ValueRange{} : op->getOperands())
       if (Attribute e = encodingOf(operand);
-          e && !isCheap(operand, 0, /*shapes=*/true)) {
+          e && !isCheap(operand, 0, /*shapes=*/true) &&
+          !movesInstead(operand)) {
         chosen = e;
         break;
       }

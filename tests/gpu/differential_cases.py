@@ -1059,6 +1059,15 @@ CASES += [
          dict(x_ptr=("randn", "float32", 8 * 256), val_ptr=("zeros", "float32", 8 * 256),
               idx_ptr=("zeros", "int32", 8 * 256)),
          (1,), ["val_ptr", "idx_ptr"], tol=0),
+    # The scan reads a blocked copy of the dot's result, the row sum the same
+    # copy, the carried row sum moves to it (kiln-assign-layouts). Inputs of
+    # about 1: sums of 64 products, then prefixes of 32 and 32-row sums.
+    case("scan_of_dot", F, "scan_of_dot",
+         "a_ptr=*bf16:16, b_ptr=*bf16:16, out_ptr=*fp32:16, n=i32:16, BM=32, BN=32, BK=64",
+         dict(a_ptr=("uniform", "bfloat16", 32 * 64, -1.0, 1.0),
+              b_ptr=("uniform", "bfloat16", 64 * 256, -1.0, 1.0),
+              out_ptr=("zeros", "float32", 256), n=256),
+         (1,), ["out_ptr"], tol=1e-3),
     case("running_max", F, "running_max", "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512",
          dict(x_ptr=("randn", "float32", 500), out_ptr=("zeros", "float32", 500), n=500),
          (1,), ["out_ptr"], tol=0),

@@ -12,7 +12,9 @@
 # kiln-variant: -n tile_running_argmax -s "x_ptr=*fp32, val_ptr=*fp32, idx_ptr=*i32, AXIS=1, BM=8, BN=256"
 # kiln-variant: -n running_max -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512"
 # kiln-variant: -n segmented_sum -s "x_ptr=*fp32, flag_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=512"
+# kiln-variant: -n scan_of_dot -s "a_ptr=*bf16:16, b_ptr=*bf16:16, out_ptr=*fp32:16, n=i32:16, BM=32, BN=32, BK=64"
 # kiln-covers: prefix_sums: tl.cumsum; tl.cumprod
+# kiln-covers: scan_of_dot: tl.cumsum; tl.dot
 # kiln-covers: tile_scans: tl.cumsum; tl.cumprod; scans (reverse=)
 # kiln-covers: running_max: tl.associative_scan; tl.maximum
 # kiln-covers: tile_int_cumsum: tl.cumsum; scans (reverse=)
@@ -96,3 +98,26 @@ def segmented_sum(x_ptr, flag_ptr, out_ptr, n, BLOCK: tl.constexpr):
     f = tl.load(flag_ptr + offs, mask=offs < n, other=0)
     sums, flags = tl.associative_scan((x, f), axis=0, combine_fn=_segment_combine)
     tl.store(out_ptr + offs, sums, mask=offs < n)
+
+
+@triton.jit
+def scan_of_dot(a_ptr, b_ptr, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr,
+                BK: tl.constexpr):
+    # A dot's result summed along its rows and scanned along them, with the
+    # running row sum carried across the loop (Mamba-2's ddA_cumsum
+    # backward): the tile's column sums of the masked running prefix.
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    rowsum = tl.zeros((BM,), dtype=tl.float32)
+    for start in range(0, n, BN):
+        b = tl.load(b_ptr + rk[:, None] * n + start + rn[None, :])
+        acc = tl.dot(a, b)
+        mask = rm[:, None] >= start + rn[None, :]
+        acc = tl.where(mask, acc, 0.0)
+        rowsum_new = rowsum + tl.sum(acc, axis=1)
+        acc = rowsum[:, None] + tl.cumsum(acc, axis=1)
+        rowsum = rowsum_new
+        acc = tl.where(mask, acc, 0.0)
+        tl.store(out_ptr + start + rn, tl.sum(acc, axis=0))
