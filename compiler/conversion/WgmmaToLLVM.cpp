@@ -628,14 +628,14 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   Value twoT = LLVM::ShlOp::create(rewriter, loc, t, c(1));
   Value kOfLane = LLVM::MulOp::create(rewriter, loc, t, c(perWord));
   // ldmatrix row addresses: lane l gives row (l % 8) + 8 ((l / 8) % 2) and
-  // the 16 bytes starting 16 (l / 16) bytes further. Of 8 rows, rows 8-15
-  // are rows 0-7 again.
-  Value rowInTile =
-      halfRows
-          ? Value(LLVM::AndOp::create(rewriter, loc, lane, c(7)))
-          : Value(LLVM::AddOp::create(
-                rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(7)),
-                LLVM::AndOp::create(rewriter, loc, lane, c(8))));
+  // the 16 bytes starting 16 (l / 16) bytes further. Of an a of 8 rows,
+  // rows 8-15 are rows 0-7 again (b's k rows stay 16).
+  Value rowInTile = LLVM::AddOp::create(
+      rewriter, loc, LLVM::AndOp::create(rewriter, loc, lane, c(7)),
+      LLVM::AndOp::create(rewriter, loc, lane, c(8)));
+  Value aRowInTile = halfRows
+                         ? Value(LLVM::AndOp::create(rewriter, loc, lane, c(7)))
+                         : rowInTile;
   Value colHalf = LLVM::MulOp::create(
       rewriter, loc, LLVM::LShrOp::create(rewriter, loc, lane, c(4)),
       c(perChunk));
@@ -854,7 +854,7 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
               Value r = LLVM::AddOp::create(
                   rewriter, loc,
                   first && !aTransposed ? tileRows[firstRow] : tileRow,
-                  aTransposed ? aSecondRows : rowInTile);
+                  aTransposed ? aSecondRows : aRowInTile);
               Value col = LLVM::AddOp::create(rewriter, loc,
                                               aTransposed ? kLine : colHalf,
                                               c(first && aTransposed ? 0 : kk));
