@@ -1464,15 +1464,25 @@ struct AssignLayoutsPass
                             kiln::AxisInfoAnalysis &axisInfo) {
     SmallVector<kiln::LoadOp> found;
     SmallVector<Value> work{operand};
-    llvm::SmallPtrSet<Operation *, 8> seen;
+    llvm::DenseSet<Value> seen;
     while (!work.empty()) {
-      Operation *def = work.pop_back_val().getDefiningOp();
-      if (!def || !seen.insert(def).second)
+      Value value = work.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      if (!def || !seen.insert(value).second)
         continue;
       if (auto load = dyn_cast<kiln::LoadOp>(def)) {
         if (!isa<RankedTensorType>(load.getPtr().getType()))
           return;
         found.push_back(load);
+        continue;
+      }
+      // Through an `if` to what its branches yield (GGUF's Q6_K picks a
+      // packed byte's low or high nibble by the sub-block).
+      if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+        unsigned i = cast<OpResult>(value).getResultNumber();
+        work.push_back(ifOp.thenYield().getOperand(i));
+        if (!ifOp.getElseRegion().empty())
+          work.push_back(ifOp.elseYield().getOperand(i));
         continue;
       }
       if (!isElementwise(def) || def->getNumResults() != 1)
@@ -1506,17 +1516,25 @@ struct AssignLayoutsPass
       force(operand, encoding);
       return;
     }
-    // Otherwise one load along its rows decides; several do not.
-    if (found.size() != 1)
-      return;
+    // Otherwise one load along its rows decides, or several alike (one
+    // element width, one vector width along the rows: Q6_K's low and high
+    // bits, each packed in bytes) decide together; others do not.
     kiln::LoadOp load = found.front();
     auto loaded = cast<RankedTensorType>(load.getType());
     unsigned along = widths.front().second;
-    Attribute encoding = runLayout(load, along, share, axisInfo);
+    for (auto [other, width] : llvm::zip_equal(found, widths))
+      if (width != widths.front() ||
+          cast<RankedTensorType>(other.getType()).getElementType() !=
+              loaded.getElementType())
+        return;
+    Attribute encoding = found.size() == 1
+                             ? runLayout(load, along, share, axisInfo)
+                             : Attribute();
     if (!encoding)
       encoding = ownRowLayout(loaded, along, share, /*computed=*/true);
     if (encoding) {
-      forceLoad(load, encoding);
+      for (kiln::LoadOp each : found)
+        forceLoad(each, encoding);
       force(operand, encoding);
     }
   }
@@ -2182,29 +2200,12 @@ struct AssignLayoutsPass
     // layout (SGLang's and vLLM's scaled GEMM: `scale_b.T * acc` had taken
     // the transposed vector's layout, and the accumulator moved through
     // shared memory there and back for the store).
-    // But a row statistic broadcast into the tile does not pull a whole
-    // tile computed elsewhere into its layout: the vector moves instead
-    // (Mamba-2's `rowsum[:, None] + tl.cumsum(acc, 1)`, whose scan runs in
-    // a blocked layout, had its result converted back to the accumulator's).
-    auto movesInstead = [&](Value broadcast) {
-      Attribute own = encodingOf(broadcast);
-      return isBroadcastOfSmaller(broadcast) &&
-             llvm::any_of(op->getOperands(), [&](Value operand) {
-               auto type = dyn_cast<RankedTensorType>(operand.getType());
-               Attribute e = encodingOf(operand);
-               return type && resultType &&
-                      type.getShape() == resultType.getShape() && e &&
-                      e != own && !isBroadcastOfSmaller(operand) &&
-                      !isCheap(operand, 0, /*shapes=*/true);
-             });
-    };
     if (!chosen && mmaEncoding)
       for (bool sameShape : {true, false}) {
         if (!sameShape && !inLoopWithDot(op))
           break;
         for (Value operand : op->getOperands())
           if (isAccumulatorEncoding(encodingOf(operand)) &&
-              !movesInstead(operand) &&
               (!sameShape ||
                (resultType &&
                 cast<RankedTensorType>(operand.getType()).getShape() ==
@@ -2218,8 +2219,7 @@ struct AssignLayoutsPass
       }
     for (Value operand : chosen ? ValueRange{} : op->getOperands())
       if (Attribute e = encodingOf(operand);
-          e && !isCheap(operand, 0, /*shapes=*/true) &&
-          !movesInstead(operand)) {
+          e && !isCheap(operand, 0, /*shapes=*/true)) {
         chosen = e;
         break;
       }
