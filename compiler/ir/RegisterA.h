@@ -21,9 +21,12 @@
 namespace kiln {
 
 /// layout::holdsAFragments for tensors of these types (false where either
-/// has no linear layout).
+/// has no linear layout, and for a of 8 rows, whose mma tiles hold its rows
+/// twice: such a dot reads a from shared memory).
 inline bool holdsAFragments(mlir::RankedTensorType a,
                             mlir::RankedTensorType acc) {
+  if (acc.getRank() == 2 && acc.getDimSize(0) < 16)
+    return false;
   auto aEncoding =
       mlir::dyn_cast_or_null<gpu::DistributedEncodingAttr>(a.getEncoding());
   auto accEncoding =
@@ -48,7 +51,8 @@ inline bool readsAFromRegisters(mlir::RankedTensorType a,
   if (!flavour.registerA() || !mma || a.getRank() != 2 || acc.getRank() != 2)
     return false;
   if (flavour.elementBytes != 2)
-    return mma == acc.getEncoding() && mma.getWarpsPerCTA()[1] == 1;
+    return mma == acc.getEncoding() && mma.getWarpsPerCTA()[1] == 1 &&
+           acc.getDimSize(0) >= 16;
   return holdsAFragments(a, acc);
 }
 

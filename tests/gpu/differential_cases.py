@@ -1899,6 +1899,18 @@ CASES += [
          extra=", BK=32, A_COLUMNS=True"),
     thin("thin_loop_8x64_fp8e5", "thin_dot_loop", "fp8e5", "fp32", 8, 64, 256,
          extra=", BK=64, A_COLUMNS=False", tol=1e-3, x=("randn",)),
+    # An 8-row p computed in registers feeds p @ v from shared memory (its
+    # mma tiles hold the rows twice, which no register fragment takes).
+    *[case(f"thin_chained_dots_{t}_w{w}", F, "thin_chained_dots",
+           f"q_ptr=*{t}:16, k_ptr=*{t}:16, v_ptr=*{t}:16, o_ptr=*fp32:16, n=i32:16, "
+           f"M=8, D=64, BN=32, num_warps={w}",
+           dict(q_ptr=("uniform", torch_t, 8 * 64, -0.25, 0.25),
+                k_ptr=("uniform", torch_t, 256 * 64, -0.25, 0.25),
+                v_ptr=("uniform", torch_t, 256 * 64, -1.0, 1.0),
+                o_ptr=("zeros", "float32", 8 * 64), n=256),
+           (1,), ["o_ptr"], tol=tol)
+      for t, torch_t, w, tol in (("fp16", "float16", 1, 1e-2), ("bf16", "bfloat16", 4, 2e-2),
+                                 ("fp8e5", "float8_e5m2", 2, 0.1))],
     thin("thin_batched_dot", "thin_batched_dot", "fp16", "fp32", 4, 64, 64, B=2),
     # Batched dots thinner than the mma tile (M under 16, N under 8) are not
     # padded: the tiles hold them repeated. Warps along the batch, and

@@ -32,6 +32,9 @@
 # kiln-variant: -n thin_dot_loop -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=8, N=32, K=128, BK=32, A_COLUMNS=True"
 # kiln-variant: -n thin_dot_loop -s "a_ptr=*fp8e5:16, b_ptr=*fp8e5:16, c_ptr=*fp32:16, M=8, N=64, K=256, BK=64, A_COLUMNS=False"
 # kiln-covers: thin_dot_loop: tl.dot with M or N under 16; tl.dot(acc=)
+# kiln-variant: -n thin_chained_dots -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp32:16, n=i32:16, M=8, D=64, BN=32, num_warps=1"
+# kiln-variant: -n thin_chained_dots -s "q_ptr=*fp8e5:16, k_ptr=*fp8e5:16, v_ptr=*fp8e5:16, o_ptr=*fp32:16, n=i32:16, M=8, D=64, BN=32, num_warps=2"
+# kiln-covers: thin_chained_dots: tl.dot with M or N under 16; tl.dot
 # kiln-variant: -n vector_dots -s "x_ptr=*bf16:16, y_ptr=*bf16:16, w_ptr=*bf16:16, rows_ptr=*fp32:16, cols_ptr=*fp32:16, total_ptr=*fp32:16, M=64, K=64, N=32"
 # kiln-variant: -n batched_matvec -s "a_ptr=*fp16:16, x_ptr=*fp16:16, c_ptr=*fp32:16, B=4, M=16, K=64"
 # kiln-covers: vector_dots: tl.dot with M or N under 16; tl.full
@@ -132,6 +135,25 @@ def thin_dot_loop(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.c
         b = tl.load(b_ptr + (k + rk[:, None]) * N + rn[None, :])
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
+def thin_chained_dots(q_ptr, k_ptr, v_ptr, o_ptr, n, M: tl.constexpr, D: tl.constexpr,
+                      BN: tl.constexpr):
+    # Attention-shaped chain at 8 query rows (a decode step's grouped
+    # heads): p = q @ k, then p @ v with p computed in registers.
+    rm = tl.arange(0, M)
+    rd = tl.arange(0, D)
+    rn = tl.arange(0, BN)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros((M, D), dtype=tl.float32)
+    for s in range(0, n, BN):
+        k = tl.load(k_ptr + (s + rn[None, :]) * D + rd[:, None])
+        p = tl.dot(q, k)
+        p = tl.exp(p - tl.max(p, 1)[:, None])
+        v = tl.load(v_ptr + (s + rn[:, None]) * D + rd[None, :])
+        acc += tl.dot(p.to(v.dtype), v)
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc)
 
 
 @triton.jit
