@@ -83,8 +83,9 @@ LogicalResult kiln::DotOp::verify() {
   // repeated (kiln-assign-layouts, DotToLLVM). So may a 2-D dot's M down to
   // 8, the rows of half an mma.sync tile.
   if (k < 16 || (rank == 2 && (m < 8 || n < 16)))
-    return emitOpError(rank == 2 ? "M must be at least 8, N and K at least 16, got M="
-                                 : "K must be at least 16, got M=")
+    return emitOpError(rank == 2
+                           ? "M must be at least 8, N and K at least 16, got M="
+                           : "K must be at least 16, got M=")
            << m << ", N=" << n << ", K=" << k;
   Type ea = a.getElementType(), eb = b.getElementType();
   bool bothFp8 = kiln::isFp8(ea) && kiln::isFp8(eb);
