@@ -118,18 +118,18 @@ kiln::emitCoordinates(OpBuilder &b, Location loc, const LinearLayout &layout) {
       return i < laneBits ? layout.getBasis(layout::kLane, i)[d] : 0;
     return layout.getBasis(layout::kWarp, i - kLaneBits)[d];
   };
-  int32_t regBits = layout.getInDimSizeLog2(layout::kRegister);
 
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-  // Per dimension: the thread's part of the coordinate, and whether register
-  // bits and thread bits never overlap (then + is the same as ^, and lets
-  // LLVM fold register offsets into addresses).
+  // Per dimension: the thread's part of the coordinate and the bits it may
+  // have set. A register's constant is XORed in where it shares those bits
+  // and added elsewhere (the same there, and LLVM then folds it into an
+  // address): registers whose constants differ only outside the thread's
+  // bits share one value (stmatrix's and ldmatrix's row addresses, 4 a
+  // thread for 16 instructions where each had its own).
   SmallVector<Value> threadPart(rank);
-  SmallVector<bool> disjoint(rank, true);
+  SmallVector<uint64_t> threadMasks(rank, 0);
   for (unsigned d = 0; d < rank; ++d) {
-    uint64_t threadMask = 0, regMask = 0;
-    for (int32_t i = 0; i < regBits; ++i)
-      regMask |= uint64_t(layout.getBasis(layout::kRegister, i)[d]);
+    uint64_t &threadMask = threadMasks[d];
     Value part;
     // Terms over disjoint bits combine with `or` (LLVM sees that it is an
     // add), overlapping ones with `xor`, as the algebra says.
@@ -175,7 +175,6 @@ kiln::emitCoordinates(OpBuilder &b, Location loc, const LinearLayout &layout) {
       accumulate(field, ((uint64_t(1) << len) - 1) << llvm::Log2_32(v));
       i += len;
     }
-    disjoint[d] = (threadMask & regMask) == 0;
     threadPart[d] = part;
   }
 
@@ -188,12 +187,8 @@ kiln::emitCoordinates(OpBuilder &b, Location loc, const LinearLayout &layout) {
       Value c = threadPart[d];
       if (!c)
         c = i32Constant(b, loc, regCoords[d]);
-      else if (regCoords[d] != 0)
-        c = disjoint[d]
-                ? Value(LLVM::AddOp::create(b, loc, c,
-                                            i32Constant(b, loc, regCoords[d])))
-                : Value(LLVM::XOrOp::create(b, loc, c,
-                                            i32Constant(b, loc, regCoords[d])));
+      else
+        c = xorOutsideBits(b, loc, c, regCoords[d], threadMasks[d]);
       coords.push_back(c);
     }
     result.push_back(std::move(coords));

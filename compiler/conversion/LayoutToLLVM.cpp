@@ -381,14 +381,16 @@ exchangeThroughShared(ConversionPatternRewriter &rewriter, Operation *op,
   auto offsets = [&](const layout::SharedAccess &access) {
     LinearLayout physical = access.layout.compose(plan.swizzle);
     int32_t constant = int32_t(plan.swizzle.applyFlat(access.xorOffset));
+    // The bits an offset may have set: those of every basis.
+    uint64_t bits = 0;
+    for (StringRef dim : physical.getInDimNames())
+      for (int32_t i = 0; i < physical.getInDimSizeLog2(dim); ++i)
+        bits |= uint64_t(uint32_t(physical.getBasis(dim, i)[0]));
     SmallVector<Value> result;
     for (kiln::Coordinates &coords :
          kiln::emitCoordinates(rewriter, loc, physical))
-      result.push_back(constant == 0
-                           ? coords[0]
-                           : Value(LLVM::XOrOp::create(
-                                 rewriter, loc, coords[0],
-                                 i32Constant(rewriter, loc, constant))));
+      result.push_back(
+          kiln::xorOutsideBits(rewriter, loc, coords[0], constant, bits));
     return std::make_pair(physical, result);
   };
   auto address = [&](Value offset) {

@@ -114,6 +114,16 @@ Value kiln::i32Constant(OpBuilder &b, Location loc, int64_t v) {
                                   b.getI32IntegerAttr(int32_t(v)));
 }
 
+Value kiln::xorOutsideBits(OpBuilder &b, Location loc, Value v, int64_t c,
+                           uint64_t vBits) {
+  uint64_t inside = uint64_t(c) & vBits, outside = uint64_t(c) & ~vBits;
+  if (inside != 0)
+    v = LLVM::XOrOp::create(b, loc, v, i32Constant(b, loc, int64_t(inside)));
+  if (uint32_t(outside) != 0)
+    v = LLVM::AddOp::create(b, loc, v, i32Constant(b, loc, int64_t(outside)));
+  return v;
+}
+
 Value kiln::threadIdX(OpBuilder &b, Location loc) {
   return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
 }

@@ -37,6 +37,12 @@ mlir::Value packElements(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Type type, mlir::ValueRange elements);
 /// An i32 constant (`v` is truncated to 32 bits).
 mlir::Value i32Constant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+/// `v ^ c` for an i32 `v` whose set bits all lie within `vBits`: the bits of
+/// `c` inside them are XORed, the others added (the same there), so that
+/// constants differing only outside `vBits` share one XOR and LLVM folds the
+/// rest into addresses as immediates.
+mlir::Value xorOutsideBits(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value v, int64_t c, uint64_t vBits);
 /// `nvvm.read.ptx.sreg.tid.x`.
 mlir::Value threadIdX(mlir::OpBuilder &b, mlir::Location loc);
 

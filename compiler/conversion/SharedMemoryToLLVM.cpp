@@ -330,12 +330,6 @@ struct AsyncTmaCopyLowering : OpConversionPattern<kiln::gpu::AsyncTmaCopyOp> {
   }
 };
 
-/// `v` XOR the constant `c` (`v` itself for 0).
-Value xorConstant(OpBuilder &b, Location loc, Value v, int64_t c) {
-  return c == 0 ? v
-                : Value(LLVM::XOrOp::create(b, loc, v, i32Constant(b, loc, c)));
-}
-
 /// A thread's chunks of contiguous elements of a tile in `layout` (up to
 /// 16 bytes, within one swizzle chunk: `vec` registers each) and the byte
 /// offset of each in the nvmma_shared tile: local_store writes them,
@@ -383,6 +377,8 @@ public:
     constants = address.registerOffsets(layout);
     if (constants || this->xors)
       threadOffset = address.emit(b, loc, coords[0][0], coords[0][1]);
+    if (this->xors)
+      threadBits = address.threadBits(layout);
   }
 
   /// Registers a chunk holds.
@@ -404,7 +400,7 @@ public:
       return LLVM::AddOp::create(b, loc, threadOffset,
                                  i32Constant(b, loc, (*constants)[r]));
     if (xors)
-      return xorConstant(b, loc, threadOffset, (*xors)[r]);
+      return kiln::xorOutsideBits(b, loc, threadOffset, (*xors)[r], threadBits);
     return address.emit(b, loc, coords[r][0], coords[r][1]);
   }
 
@@ -414,6 +410,7 @@ private:
   std::optional<SmallVector<int64_t>> xors, constants;
   SmallVector<kiln::Coordinates> coords;
   Value threadOffset;
+  uint64_t threadBits = ~uint64_t(0);
 };
 
 /// Whether `writer` (a matrixRowsAccess view of a local_store's layout) gives
@@ -473,10 +470,12 @@ struct LocalStoreLowering : OpConversionPattern<kiln::gpu::LocalStoreOp> {
         SmallVector<kiln::Coordinates> coords =
             kiln::emitCoordinates(rewriter, loc, *writer);
         Value row = address.emit(rewriter, loc, coords[0][0], coords[0][1]);
+        uint64_t rowBits = address.threadBits(*writer);
         for (size_t k = 0; k < values.size(); k += 8) {
           Value shared = LLVM::PtrToIntOp::create(
               rewriter, loc, rewriter.getI32Type(),
-              at(xorConstant(rewriter, loc, row, rowXors[k])));
+              at(kiln::xorOutsideBits(rewriter, loc, row, rowXors[k],
+                                      rowBits)));
           kiln::emitStmatrix(rewriter, loc, shared,
                              ValueRange(values).slice(k, 8), transposed);
         }

@@ -128,6 +128,20 @@ public:
     return offsetsByRegister(tensorLayout);
   }
 
+  /// The bits a thread's offset of register 0 may have set where the
+  /// offset is linear over XOR (registerXors): those of its lane, warp and
+  /// block bases' offsets (xorOutsideBits' `vBits`).
+  uint64_t threadBits(const layout::LinearLayout &tensorLayout) const {
+    uint64_t bits = 0;
+    for (llvm::StringRef dim : tensorLayout.getInDimNames()) {
+      if (dim == layout::kRegister)
+        continue;
+      for (int32_t bit = 0; bit < tensorLayout.getInDimSizeLog2(dim); ++bit)
+        bits |= uint64_t(basisOffset(tensorLayout, dim, bit));
+    }
+    return bits;
+  }
+
   /// The byte offset, under `tensorLayout`, of the basis `bit` of
   /// hardware dimension `dim`; -1 for fewer than two coordinates.
   int64_t basisOffset(const layout::LinearLayout &tensorLayout,

@@ -2581,36 +2581,108 @@ struct AssignLayoutsPass
     return true;
   }
 
-  /// A result of an scf.if with both branches yielding cheap values (NSA's
-  /// attention masks under a run-time `if causal`: a causal mask or a
-  /// key-length one), which only conversions to `target` read: each branch
-  /// recomputes its value in `target` and the if yields that, instead of a
-  /// conversion through shared memory after it every iteration.
-  bool rematerializeIfResult(
-      Value v, Attribute target,
-      llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
-      llvm::SetVector<Operation *> &replaced) {
-    auto result = dyn_cast<OpResult>(v);
-    auto ifOp = result ? dyn_cast<scf::IfOp>(result.getOwner()) : nullptr;
-    if (!ifOp || ifOp.getElseRegion().empty())
+  /// A result of an scf.if or scf.for, or a loop's iteration argument,
+  /// with the values tied to it (what the ifs yield for it, what the loops
+  /// start and continue it with, through any number of ifs and loops) all
+  /// either tied values again or cheap to compute, and every other reader a
+  /// conversion to `target`: each cheap value is computed in `target`, the
+  /// tied values retyped, and the conversions read them as they are. NSA's
+  /// attention masks under a run-time `if causal` (a causal mask or a
+  /// key-length one); FBGEMM's persistent fp8 GEMM, whose loop carries
+  /// offs_am and offs_bn and recomputes them in an `if` when it moves to
+  /// the next tile (two conversions through shared memory, four barriers,
+  /// every k step; 0.37 of Triton's speed).
+  bool
+  retypeTiedValues(Value v, Attribute target,
+                   llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
+                   llvm::SetVector<Operation *> &replaced) {
+    auto isTied = [](Value x) {
+      if (auto arg = dyn_cast<BlockArgument>(x))
+        return isa<scf::ForOp>(arg.getOwner()->getParentOp()) &&
+               arg.getArgNumber() > 0;
+      auto result = dyn_cast<OpResult>(x);
+      return result && isa<scf::IfOp, scf::ForOp>(result.getOwner());
+    };
+    if (!isTied(v))
       return false;
-    for (Operation *user : v.getUsers()) {
-      auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(user);
-      if (!convert || encodingOf(convert.getResult()) != target)
+    llvm::SetVector<Value> tied;
+    SmallVector<Value> work;
+    auto tie = [&](Value x) {
+      if (tied.insert(x))
+        work.push_back(x);
+    };
+    // The operands that give tied values their values and are not tied
+    // themselves: each computed again in `target`.
+    SmallVector<OpOperand *> leaves;
+    auto from = [&](OpOperand &operand) {
+      if (isTied(operand.get()))
+        tie(operand.get());
+      else
+        leaves.push_back(&operand);
+    };
+    tie(v);
+    while (!work.empty()) {
+      Value x = work.pop_back_val();
+      // Where its value comes from.
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        auto loop = cast<scf::ForOp>(arg.getOwner()->getParentOp());
+        unsigned n = arg.getArgNumber() - 1;
+        from(loop.getInitArgsMutable()[n]);
+        from(loop.getBody()->getTerminator()->getOpOperand(n));
+        tie(loop.getResult(n));
+      } else {
+        auto result = cast<OpResult>(x);
+        unsigned n = result.getResultNumber();
+        if (auto ifOp = dyn_cast<scf::IfOp>(result.getOwner())) {
+          if (ifOp.getElseRegion().empty())
+            return false;
+          from(ifOp.thenYield()->getOpOperand(n));
+          from(ifOp.elseYield()->getOpOperand(n));
+        } else {
+          auto loop = cast<scf::ForOp>(result.getOwner());
+          tie(loop.getRegionIterArgs()[n]);
+        }
+      }
+      // Where it goes: ties, or conversions to `target`.
+      for (OpOperand &use : x.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(user)) {
+          if (encodingOf(convert.getResult()) != target)
+            return false;
+          continue;
+        }
+        unsigned n = use.getOperandNumber();
+        if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+          Operation *parent = yield->getParentOp();
+          if (auto ifOp = dyn_cast<scf::IfOp>(parent)) {
+            tie(ifOp.getResult(n));
+            continue;
+          }
+          if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+            tie(loop.getRegionIterArgs()[n]);
+            continue;
+          }
+          return false;
+        }
+        if (auto loop = dyn_cast<scf::ForOp>(user);
+            loop && n >= loop.getNumControlOperands()) {
+          tie(loop.getRegionIterArgs()[n - loop.getNumControlOperands()]);
+          continue;
+        }
         return false;
+      }
     }
-    unsigned i = result.getResultNumber();
-    scf::YieldOp yields[2] = {ifOp.thenYield(), ifOp.elseYield()};
-    for (scf::YieldOp yield : yields)
-      if (!isCheap(yield.getOperand(i), 0, /*shapes=*/true))
+    for (OpOperand *leaf : leaves)
+      if (!isCheap(leaf->get(), 0, /*shapes=*/true))
         return false;
-    for (scf::YieldOp yield : yields) {
-      Value old = yield.getOperand(i);
-      yield->setOperand(i, rematerialize(old, target, yield, done));
+    for (OpOperand *leaf : leaves) {
+      Value old = leaf->get();
+      leaf->set(rematerialize(old, target, leaf->getOwner(), done));
       if (Operation *def = old.getDefiningOp())
         replaced.insert(def);
     }
-    result.setType(withEncoding(result.getType(), target));
+    for (Value x : tied)
+      x.setType(withEncoding(x.getType(), target));
     return true;
   }
 
@@ -2893,7 +2965,7 @@ struct AssignLayoutsPass
         markLoadChain(src, replaced);
         continue;
       }
-      if (!cheap && rematerializeIfResult(src, target, done, replaced)) {
+      if (!cheap && retypeTiedValues(src, target, done, replaced)) {
         // src is now computed in the wanted layout.
         convert.getResult().replaceAllUsesWith(src);
         convert->erase();

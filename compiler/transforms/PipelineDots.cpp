@@ -352,6 +352,12 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
       module.walk([&](kiln::DotOp dot) { widenVectorLoads(dot, before); });
       module.walk([&](scf::ForOp loop) { widenLoopVectors(loop, before); });
     }
+    {
+      SmallVector<scf::ForOp> flattened;
+      module.walk([&](scf::ForOp loop) { flattened.push_back(loop); });
+      for (scf::ForOp loop : flattened)
+        restartAtTileStart(loop);
+    }
     kiln::AxisInfoAnalysis axisInfo(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -377,6 +383,64 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
   }
 
 private:
+  /// A flattened persistent loop that zeroes its accumulator after a
+  /// tile's last step (`acc = tl.where(last, 0, acc)` after the dot and
+  /// the epilogue: FBGEMM's fp8 GEMMs) restarts it at the next tile's first
+  /// step instead: the loop carries the condition, the dot accumulates into
+  /// select(carried, 0, acc) (the restart form the pipeline keeps in
+  /// flight, the wgmma told not to add c) and its result is yielded as it
+  /// is. The zeroing select read the accumulator right after the dot, so
+  /// its wgmma was waited for at once.
+  void restartAtTileStart(scf::ForOp loop) {
+    Block *body = loop.getBody();
+    for (unsigned n = 0; n < loop.getNumRegionIterArgs(); ++n) {
+      BlockArgument acc = loop.getRegionIterArgs()[n];
+      if (!acc.hasOneUse())
+        continue;
+      auto dot = dyn_cast<kiln::DotOp>(*acc.getUsers().begin());
+      auto yield = cast<scf::YieldOp>(body->getTerminator());
+      auto reset = yield.getOperand(n).getDefiningOp<arith::SelectOp>();
+      if (!dot || dot.getC() != acc || dot->getBlock() != body || !reset ||
+          !reset->hasOneUse() || reset->getBlock() != body ||
+          reset.getFalseValue() != dot.getD() ||
+          !reset.getCondition().getType().isInteger(1) ||
+          !kiln::isZero(reset.getTrueValue()))
+        continue;
+      auto zeros = reset.getTrueValue().getDefiningOp<arith::ConstantOp>();
+      if (!zeros)
+        continue;
+      Value condition = reset.getCondition();
+      Location loc = loop.getLoc();
+      OpBuilder before(loop);
+      Value zero = before.clone(*zeros)->getResult(0);
+      Value notYet =
+          arith::ConstantOp::create(before, loc, before.getBoolAttr(false));
+      IRRewriter rewriter(loop);
+      auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+          rewriter, notYet, /*replaceInitOperandUsesInLoop=*/false,
+          [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+            return SmallVector<Value>{condition};
+          }));
+      BlockArgument restarted = newLoop.getRegionIterArgs().back();
+      OpBuilder at(dot);
+      Value c = arith::SelectOp::create(at, dot.getLoc(), restarted, zero,
+                                        newLoop.getRegionIterArgs()[n]);
+      dot.getCMutable().assign(c);
+      newLoop.getBody()->getTerminator()->setOperand(n, dot.getD());
+      reset->erase();
+      // What the loop gave: its last accumulator, zeroed after a last step.
+      Value result = newLoop.getResult(n);
+      if (!result.use_empty()) {
+        OpBuilder after(newLoop->getBlock(), ++Block::iterator(newLoop));
+        auto zeroed = arith::SelectOp::create(
+            after, loc, newLoop.getResults().back(), zero, result);
+        result.replaceAllUsesExcept(zeroed, zeroed);
+      }
+      loop = newLoop;
+      body = loop.getBody();
+    }
+  }
+
   /// A vector loaded in a dot's loop and only read through expand_dims on
   /// the way to a computed operand (a quantized weight's row of scales,
   /// `scale[None, :]`) becomes a load of the expanded row or column: the

@@ -1574,6 +1574,28 @@ CASES += [
          tol=1e-2),  # fp32 sums in another order, then one bf16 rounding (2^-8)
 ]
 
+# --- matmul/persistent_reset_after.py: a flat persistent GEMM whose
+# offsets are carried and recomputed at a tile's first step and whose
+# accumulator is zeroed after its last (FBGEMM's fp8 GEMMs): 3 programs over
+# 3 x 2 tiles of c = a @ b^T with ragged rows, columns and K (its last step
+# masked), so each program stores two tiles and restarts once.
+F = "matmul/persistent_reset_after.py"
+CASES += [
+    case(f"flat_persistent_matmul_{name}", F, "flat_persistent_matmul",
+         f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*{o}:16, M=i32, N=i32, K=i32:16, "
+         "stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, GROUP=8, "
+         "NUM_SMS=3, num_warps=8",
+         dict(a_ptr=("randn", dtype, 300 * 208), b_ptr=("randn", dtype, 208 * 208),
+              c_ptr=("zeros", out, 300 * 208), M=300, N=208, K=208, stride_am=208,
+              stride_bn=208, stride_cm=208),
+         (3,), ["c_ptr"], tol=tol)
+    for name, t, dtype, o, out, tol in [
+        # fp32 sums in another order, then one fp16 rounding (2^-11)
+        ("f16", "fp16", "float16", "fp16", "float16", 2e-3),
+        # fp32 sums of exact fp8 products, then one bf16 rounding (2^-8)
+        ("fp8e5", "fp8e5", "float8_e5m2", "bf16", "bfloat16", 1e-2)]
+]
+
 F = "tutorials/persistent_matmul.py"
 CASES += [
     case("persistent_matmul_f16", F, "persistent_matmul",

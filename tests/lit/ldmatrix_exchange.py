@@ -9,10 +9,15 @@
 # (and 32 addresses a thread, which a loop hoisting them spilled).
 # - sm_90a (the wgmma accumulator), sm_90 and sm_80 (mma.sync's) alike.
 # - A 32-bit tile is no b16 matrix: plain loads.
+# - The rows' addresses share registers: a register's constant is XORed
+#   into the thread's offset only where the two share bits, and added (an
+#   immediate) elsewhere, so the fifth ldmatrix reads the first's address
+#   plus 128 bytes (Mamba-3's backward held 17 such registers, and spilled).
 # RUN: %kilnc compile %s -n add_to_product -s "*bf16:16, *bf16:16, *bf16:16, *bf16:16, 64, 128, 64" -w 4 --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=LDMATRIX
 # RUN: %kilnc compile %s -n add_to_product -s "*fp16:16, *fp16:16, *fp16:16, *fp16:16, 64, 128, 64" -w 4 --arch sm_90 --emit ptx -o - | FileCheck %s --check-prefix=LDMATRIX
 # RUN: %kilnc compile %s -n add_to_product -s "*fp16:16, *fp16:16, *fp16:16, *fp16:16, 64, 128, 64" -w 4 --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=LDMATRIX
 # RUN: %kilnc compile %s -n add_to_product -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, 64, 128, 64" -w 4 --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=FP32
+# RUN: %kilnc compile %s -n add_to_product -s "*bf16:16, *bf16:16, *bf16:16, *bf16:16, 64, 128, 64" -w 4 --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SHARED
 import triton
 import triton.language as tl
 
@@ -20,6 +25,12 @@ import triton.language as tl
 # LDMATRIX-COUNT-8: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
 # LDMATRIX-NOT: ld.shared
 # LDMATRIX: bar.sync 0
+
+# SHARED: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{.*}}, [%r[[FIRST:[0-9]+]]];
+# SHARED-COUNT-3: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# SHARED: add.s32 %r[[FIFTH:[0-9]+]], %r[[FIRST]], 128;
+# SHARED-NEXT: // begin inline asm
+# SHARED-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{.*}}, [%r[[FIFTH]]];
 
 # FP32-NOT: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{.*}}[%r{{[0-9]+}}];
 # FP32: ret;
