@@ -2596,10 +2596,13 @@ struct AssignLayoutsPass
   retypeTiedValues(Value v, Attribute target,
                    llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
                    llvm::SetVector<Operation *> &replaced) {
+    // A loop's iteration argument (not its induction variable), a loop's
+    // result, or an if's result.
     auto isTied = [](Value x) {
-      if (auto arg = dyn_cast<BlockArgument>(x))
-        return isa<scf::ForOp>(arg.getOwner()->getParentOp()) &&
-               arg.getArgNumber() > 0;
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+        return loop && loop.getTiedLoopInit(arg);
+      }
       auto result = dyn_cast<OpResult>(x);
       return result && isa<scf::IfOp, scf::ForOp>(result.getOwner());
     };
@@ -2614,11 +2617,11 @@ struct AssignLayoutsPass
     // The operands that give tied values their values and are not tied
     // themselves: each computed again in `target`.
     SmallVector<OpOperand *> leaves;
-    auto from = [&](OpOperand &operand) {
-      if (isTied(operand.get()))
-        tie(operand.get());
+    auto from = [&](OpOperand *operand) {
+      if (isTied(operand->get()))
+        tie(operand->get());
       else
-        leaves.push_back(&operand);
+        leaves.push_back(operand);
     };
     tie(v);
     while (!work.empty()) {
@@ -2626,22 +2629,18 @@ struct AssignLayoutsPass
       // Where its value comes from.
       if (auto arg = dyn_cast<BlockArgument>(x)) {
         auto loop = cast<scf::ForOp>(arg.getOwner()->getParentOp());
-        unsigned n = arg.getArgNumber() - 1;
-        from(loop.getInitArgsMutable()[n]);
-        from(loop.getBody()->getTerminator()->getOpOperand(n));
-        tie(loop.getResult(n));
+        from(loop.getTiedLoopInit(arg));
+        from(loop.getTiedLoopYieldedValue(arg));
+        tie(loop.getTiedLoopResult(arg));
+      } else if (auto ifOp = dyn_cast<scf::IfOp>(x.getDefiningOp())) {
+        if (ifOp.getElseRegion().empty())
+          return false;
+        unsigned n = cast<OpResult>(x).getResultNumber();
+        from(&ifOp.thenYield()->getOpOperand(n));
+        from(&ifOp.elseYield()->getOpOperand(n));
       } else {
-        auto result = cast<OpResult>(x);
-        unsigned n = result.getResultNumber();
-        if (auto ifOp = dyn_cast<scf::IfOp>(result.getOwner())) {
-          if (ifOp.getElseRegion().empty())
-            return false;
-          from(ifOp.thenYield()->getOpOperand(n));
-          from(ifOp.elseYield()->getOpOperand(n));
-        } else {
-          auto loop = cast<scf::ForOp>(result.getOwner());
-          tie(loop.getRegionIterArgs()[n]);
-        }
+        auto loop = cast<scf::ForOp>(x.getDefiningOp());
+        tie(loop.getTiedLoopRegionIterArg(cast<OpResult>(x)));
       }
       // Where it goes: ties, or conversions to `target`.
       for (OpOperand &use : x.getUses()) {
@@ -2651,9 +2650,9 @@ struct AssignLayoutsPass
             return false;
           continue;
         }
-        unsigned n = use.getOperandNumber();
         if (auto yield = dyn_cast<scf::YieldOp>(user)) {
           Operation *parent = yield->getParentOp();
+          unsigned n = use.getOperandNumber();
           if (auto ifOp = dyn_cast<scf::IfOp>(parent)) {
             tie(ifOp.getResult(n));
             continue;
@@ -2664,11 +2663,11 @@ struct AssignLayoutsPass
           }
           return false;
         }
-        if (auto loop = dyn_cast<scf::ForOp>(user);
-            loop && n >= loop.getNumControlOperands()) {
-          tie(loop.getRegionIterArgs()[n - loop.getNumControlOperands()]);
-          continue;
-        }
+        if (auto loop = dyn_cast<scf::ForOp>(user))
+          if (BlockArgument arg = loop.getTiedLoopRegionIterArg(&use)) {
+            tie(arg);
+            continue;
+          }
         return false;
       }
     }
