@@ -19,7 +19,11 @@ instruction (ncu's smsp__average_warps_issue_stalled_*), largest first:
 where a kernel issues no more than Triton's and still takes longer, they say
 what it waits on. With `--sass` it also writes each case's SASS with ncu's
 per-instruction stall samples (OUT/CASE.sass.csv.gz, both sides' launches):
-which instructions the time goes to.
+which instructions the time goes to. With `--tutorial09 SIZE` it profiles
+tutorial 09's persistent matmul cubins instead (DIR from
+bench/build_persistent_matmul_cubins.sh, --filter their names) at
+M=N=K=SIZE through bench/persistent_matmul_cubins.py, where Triton's launch
+comes first.
 """
 import argparse
 import csv
@@ -40,12 +44,17 @@ STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
 
 
-def profile(case_id, kernel, cubins, work, forms=False, stalls=False, sass_out=None):
+def profile(case_id, kernel, cubins, work, forms=False, stalls=False, sass_out=None, tutorial09_size=0):
     report = os.path.join(work, case_id)
     cmd = [NCU, "-f", "-o", report, "-k", f"regex:^{re.escape(kernel)}$", "-c", "2"]
     for s in SECTIONS + (["WarpStateStats"] if stalls else []):
         cmd += ["--section", s]
-    if forms:
+    if tutorial09_size:
+        # Triton's kernel launches first there, then Kiln's.
+        cmd += [sys.executable, "bench/persistent_matmul_cubins.py", "--cubins", cubins, "--out",
+                os.path.join(work, "t09_" + case_id), "--rounds", "1", "--sizes", str(tutorial09_size),
+                "--only", case_id]
+    elif forms:
         cmd += [sys.executable, "bench/matmul_forms_cubins.py", "--cubins", cubins, "--out",
                 os.path.join(work, "forms_" + case_id), "--rounds", "1", "--only", case_id]
     else:
@@ -138,8 +147,16 @@ def main():
     parser.add_argument("--stalls", action="store_true", help="also the stall reasons of each side")
     parser.add_argument("--sass", action="store_true",
                         help="also each case's SASS with per-instruction stall samples")
+    parser.add_argument("--tutorial09", type=int, default=0, metavar="SIZE",
+                        help="--cubins holds bench/build_persistent_matmul_cubins.sh's cubins: profile "
+                             "those whose name is in --filter (comma-separated) at M=N=K=SIZE")
     opts = parser.parse_args()
-    if opts.forms:
+    if opts.tutorial09:
+        names = set(opts.filter.split(","))
+        listed = "\n".join(f"{n}||{k}" for n, k in (line.split("|")[:2] for line in
+                                                    open(os.path.join(opts.cubins, "list.txt")))
+                           if n in names)
+    elif opts.forms:
         listed = "\n".join(f"{c}||{k}" for c, k in (p.split(":") for p in opts.forms.split(",")))
     else:
         listed = subprocess.run([sys.executable, "bench/realworld_cubins.py", "--list", "--filter",
@@ -152,11 +169,11 @@ def main():
         case_id, _, kernel = line.split("|")[:3]
         sass_out = os.path.join(opts.out, case_id + ".sass.csv.gz") if opts.sass else None
         details, raw = profile(case_id, kernel, opts.cubins, work, bool(opts.forms), opts.stalls,
-                               sass_out)
+                               sass_out, opts.tutorial09)
         launches = summarize(details)
         for launch, stall in zip(launches, stall_summary(raw)):
             launch.update(stall)
-        sides = dict(zip(("kiln", "triton"), launches))
+        sides = dict(zip(("triton", "kiln") if opts.tutorial09 else ("kiln", "triton"), launches))
         results.append(dict(id=case_id, kernel=kernel, **sides))
         print(case_id, json.dumps(sides), flush=True)
     json.dump(results, open(os.path.join(opts.out, "ncu_realworld.json"), "w"), indent=1)

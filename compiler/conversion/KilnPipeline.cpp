@@ -99,6 +99,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pm.addPass(createKilnTmaStores(stores));
   pm.addPass(createKilnPlaceTensorMaps());
   pm.addPass(createKilnPrefetchLoads());
+  pm.addPass(createKilnSumDotsApart());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnAllocateShared());
 }

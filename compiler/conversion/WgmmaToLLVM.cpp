@@ -42,12 +42,23 @@
 #include "compiler/ir/TensorCoreFlavour.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <array>
 #include <map>
+#include <utility>
 
 using namespace mlir;
 using kiln::i32Constant;
+
+// Experiments only: the slices of an add_c_after dot.
+static llvm::cl::opt<unsigned> sumApartColumns(
+    "kiln-sum-apart-columns", llvm::cl::init(0), llvm::cl::Hidden,
+    llvm::cl::desc("Columns of each slice of a dot that adds c after its "
+                   "product (0: the default)"));
+static llvm::cl::opt<unsigned> sumApartInFlight(
+    "kiln-sum-apart-in-flight", llvm::cl::init(1), llvm::cl::Hidden,
+    llvm::cl::desc("Slices of such a dot in flight at once (1 or 2)"));
 
 namespace {
 
@@ -400,44 +411,50 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
 
     // fp32 and int32 sums take a register each, fp16 sums half of one.
     const bool half = flavour->halfAccumulator;
-    int64_t regs = half ? columns / 4 : columns / 2;
+    // The instruction for `n` columns (its PTX text and constraints).
     // Operands: the fragment's registers, the two descriptors, the tied
     // accumulators, then scale-d (1: d = a b + d) as a register.
     // a from registers takes four registers where a descriptor takes one.
     int64_t aWords = aAddress ? 1 : 4;
-    std::string text = "{\n .reg .pred p;\n setp.ne.b32 p, $" +
-                       std::to_string(2 * regs + aWords + 1) +
-                       ", 0;\n "
-                       "wgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(columns) + "k" + std::to_string(kStep) +
-                       "." + flavour->accumulatorType() + "." +
-                       kiln::TensorCoreFlavour::ptxType(element) + "." +
-                       kiln::TensorCoreFlavour::ptxType(bElement) + " {";
-    for (int64_t i = 0; i < regs; ++i)
-      text += (i ? ", $" : "$") + std::to_string(i);
-    std::string aText = "$" + std::to_string(regs);
-    if (!aAddress)
-      aText = "{$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) +
-              ", $" + std::to_string(regs + 2) + ", $" +
-              std::to_string(regs + 3) + "}";
-    // Transpose flags: 16-bit types only, a's only for a descriptor.
-    // Integer types take neither the scales of a and b nor transposes.
-    std::string flags;
-    if (flavour->transposable())
-      flags = aAddress ? std::string(", ") + (aKMajor ? "0" : "1") + ", " +
-                             (bKMajor ? "0" : "1")
-                       : std::string(", ") + (bKMajor ? "0" : "1");
-    std::string scales = flavour->integer ? "" : ", 1, 1";
-    text += "}, " + aText + ", $" + std::to_string(regs + aWords) + ", p" +
-            scales + flags + ";\n}";
-    std::string accConstraint = flavour->integer || half ? "=r" : "=f";
-    std::string constraints;
-    for (int64_t i = 0; i < regs; ++i)
-      constraints += (i ? "," : "") + accConstraint;
-    constraints += aAddress ? ",l,l" : ",r,r,r,r,l";
-    for (int64_t i = 0; i < regs; ++i)
-      constraints += "," + std::to_string(i);
-    constraints += ",r";
+    auto instruction = [&](int64_t n) {
+      int64_t regs = half ? n / 4 : n / 2;
+      std::string text = "{\n .reg .pred p;\n setp.ne.b32 p, $" +
+                         std::to_string(2 * regs + aWords + 1) +
+                         ", 0;\n "
+                         "wgmma.mma_async.sync.aligned.m64n" +
+                         std::to_string(n) + "k" + std::to_string(kStep) + "." +
+                         flavour->accumulatorType() + "." +
+                         kiln::TensorCoreFlavour::ptxType(element) + "." +
+                         kiln::TensorCoreFlavour::ptxType(bElement) + " {";
+      for (int64_t i = 0; i < regs; ++i)
+        text += (i ? ", $" : "$") + std::to_string(i);
+      std::string aText = "$" + std::to_string(regs);
+      if (!aAddress)
+        aText = "{$" + std::to_string(regs) + ", $" + std::to_string(regs + 1) +
+                ", $" + std::to_string(regs + 2) + ", $" +
+                std::to_string(regs + 3) + "}";
+      // Transpose flags: 16-bit types only, a's only for a descriptor.
+      // Integer types take neither the scales of a and b nor transposes.
+      std::string flags;
+      if (flavour->transposable())
+        flags = aAddress ? std::string(", ") + (aKMajor ? "0" : "1") + ", " +
+                               (bKMajor ? "0" : "1")
+                         : std::string(", ") + (bKMajor ? "0" : "1");
+      std::string scales = flavour->integer ? "" : ", 1, 1";
+      text += "}, " + aText + ", $" + std::to_string(regs + aWords) + ", p" +
+              scales + flags + ";\n}";
+      std::string accConstraint = flavour->integer || half ? "=r" : "=f";
+      std::string constraints;
+      for (int64_t i = 0; i < regs; ++i)
+        constraints += (i ? "," : "") + accConstraint;
+      constraints += aAddress ? ",l,l" : ",r,r,r,r,l";
+      for (int64_t i = 0; i < regs; ++i)
+        constraints += "," + std::to_string(i);
+      constraints += ",r";
+      return std::pair{text, constraints};
+    };
+    int64_t regs = half ? columns / 4 : columns / 2;
+    auto [text, constraints] = instruction(columns);
     Value scaleD = i32Constant(rewriter, loc, 1);
     // A zero accumulator (attention's q @ kᵀ) is no input: the first wgmma
     // of each chain runs with scale-d 0 (d = a b) on undefined registers,
@@ -496,6 +513,96 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                                       bShape.linearOffset(kStep * kk, 0)));
     Value aDesc =
         aAddress ? descriptor(rewriter, loc, aRows, aConstant) : Value();
+    if (op.getAddCAfter()) {
+      if (half || flavour->integer || zeroC || adaptor.getUseC() ||
+          op.getAsync())
+        return op.emitOpError("adds c after the product only synchronously "
+                              "to fp32 sums");
+      // Slices of b start on 8-line atoms (K-major) or whole panels.
+      int64_t slice = sumApartColumns > 0 ? int64_t(sumApartColumns)
+                                          : std::min<int64_t>(columns, 128);
+      if (columns % slice != 0 || slice % 8 != 0 ||
+          (!bKMajor &&
+           (slice * bShape.elementBytes) % int64_t(bShape.swizzle) != 0))
+        slice = columns;
+      bool twoInFlight = sumApartInFlight == 2;
+      std::string sliceText, sliceConstraints;
+      std::tie(sliceText, sliceConstraints) = instruction(slice);
+      Type sliceFragment = LLVM::LLVMStructType::getLiteral(
+          rewriter.getContext(), SmallVector<Type>(slice / 2, word));
+      struct Piece {
+        int64_t tile, column0;
+        SmallVector<unsigned> slots;
+      };
+      SmallVector<Piece> pieces;
+      for (int64_t t = 0; t < tilesPerWarpgroup; ++t)
+        for (int64_t c0 = 0; c0 < columns; c0 += slice) {
+          Piece piece{t, c0, {}};
+          int64_t row0 = 16 * warpsAlongM * t;
+          for (int64_t i = 0; i < slice / 2; ++i) {
+            auto it = registerAt.find({int32_t(row0 + 8 * ((i >> 1) & 1)),
+                                       int32_t(c0 + 8 * (i >> 2) + (i & 1))});
+            if (it == registerAt.end())
+              return op.emitOpError("the accumulator layout does not hold a "
+                                    "wgmma fragment");
+            piece.slots.push_back(it->second);
+          }
+          pieces.push_back(std::move(piece));
+        }
+      // A slice's product from zero, committed as a group of its own.
+      auto issue = [&](const Piece &piece) {
+        SmallVector<Value> words(slice / 2, undefined);
+        int64_t row0 = 16 * warpsAlongM * piece.tile;
+        for (int64_t kk = 0; kk < k / kStep; ++kk) {
+          SmallVector<Value> ordered;
+          if (aAddress)
+            ordered.push_back(descriptorPlus(
+                rewriter, loc, aDesc,
+                aAddress->shape().linearOffset(row0, kStep * kk)));
+          else
+            llvm::append_range(ordered, aWordsAt[{piece.tile, kk}]);
+          ordered.push_back(
+              descriptorPlus(rewriter, loc, bDescs[kk],
+                             bShape.linearOffset(0, piece.column0)));
+          llvm::append_range(ordered, words);
+          ordered.push_back(kk == 0 ? noScaleD : scaleD);
+          Value d = kiln::inlinePtxEffect(rewriter, loc, sliceFragment,
+                                          sliceText, sliceConstraints, ordered)
+                        .getResult(0);
+          for (size_t i = 0; i < words.size(); ++i)
+            words[i] =
+                LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+        }
+        kiln::inlinePtxEffect(rewriter, loc, Type(),
+                              "wgmma.commit_group.sync.aligned;", "",
+                              ValueRange{});
+        return words;
+      };
+      auto addTo = [&](const Piece &piece, ArrayRef<Value> product) {
+        for (auto [slot, p] : llvm::zip_equal(piece.slots, product))
+          acc[slot] = LLVM::FAddOp::create(rewriter, loc, acc[slot], p);
+      };
+      // The next slice issues before the previous one is waited for and
+      // added (two slices' registers live), or after it (one).
+      SmallVector<Value> pending = issue(pieces.front());
+      for (size_t p = 1; p < pieces.size(); ++p) {
+        if (!twoInFlight)
+          addTo(pieces[p - 1], tieThrough(rewriter, loc, waitText(0), pending));
+        kiln::inlinePtxEffect(rewriter, loc, Type(),
+                              "wgmma.fence.sync.aligned;", "", ValueRange{});
+        SmallVector<Value> next = issue(pieces[p]);
+        if (twoInFlight)
+          addTo(pieces[p - 1], tieThrough(rewriter, loc, waitText(1), pending));
+        pending = std::move(next);
+      }
+      addTo(pieces.back(), tieThrough(rewriter, loc, waitText(0), pending));
+      rewriter.replaceOp(
+          op, kiln::packElements(rewriter, loc,
+                                 getTypeConverter()->convertType(op.getType()),
+                                 acc));
+      return success();
+    }
+
     // One m64 tile's whole K, then the next: each accumulator's chain of
     // wgmmas issues back to back, as the hardware pipelines them.
     for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
@@ -585,6 +692,12 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
       Value zero = LLVM::ZeroOp::create(rewriter, loc, v.getType());
       v = LLVM::SelectOp::create(rewriter, loc, useC, v, zero);
     }
+  // add_c_after: the product sums from zero, and c is added at the end.
+  SmallVector<Value> addedAfter;
+  if (op.getAddCAfter())
+    for (Value &v : acc)
+      addedAfter.push_back(
+          std::exchange(v, LLVM::ZeroOp::create(rewriter, loc, v.getType())));
   const int64_t bytes = flavour.elementBytes;
   const int64_t kStep = flavour.kStep();
   const int64_t perWord = 4 / bytes;   // elements of a 32-bit register
@@ -929,6 +1042,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
         acc[slot] = quad[i];
     }
   }
+  for (auto [c, product] : llvm::zip(addedAfter, acc))
+    product = LLVM::FAddOp::create(rewriter, loc, c, product);
   rewriter.replaceOp(
       op, kiln::packElements(rewriter, loc, adaptor.getC().getType(), acc));
   return success();

@@ -455,6 +455,10 @@ LogicalResult kiln::gpu::SharedDotOp::verify() {
            << getA().getType() << ", " << b << ", " << c;
   if (c != getD().getType())
     return emitOpError("c and d must have one type");
+  if (getAddCAfter() &&
+      (getAsync() || getUseC() || !c.getElementType().isF32()))
+    return emitOpError("adds c after the product only synchronously, "
+                       "without use_c, to an fp32 accumulator");
   return success();
 }
 

@@ -303,11 +303,19 @@ def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
     `use_c`, when given, says at run time whether c is added: false makes d
     = a × b whatever c holds (wgmma's scale-d; a flattened loop's first
     iteration of each tile, whose accumulator restarts from zero).
+
+    `add_c_after` makes d = c + (a × b) with the product summed from zero on
+    its own and c added in fp32 afterwards: fp8's `acc += tl.dot(a, b)`,
+    which kiln.dot keeps apart so that c is not accumulated at the tensor
+    cores' reduced precision. The wgmma lowering computes it a slice of N at
+    a time, so the product never holds a whole second accumulator of
+    registers (kiln-sum-dots-apart). Synchronous, fp32 only.
   }];
   let arguments = (ins AnyType:$a, KilnGPU_MemDesc:$b,
                        AnyRankedTensor:$c, Optional<I1>:$use_c,
                        UnitAttr:$async,
-                       OptionalAttr<Kiln_InputPrecision>:$input_precision);
+                       OptionalAttr<Kiln_InputPrecision>:$input_precision,
+                       UnitAttr:$add_c_after);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{
     $a `,` $b `,` $c (`use_c` $use_c^)? attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($d)

@@ -242,6 +242,9 @@ struct AssignLayoutsPass
   //===--------------------------------------------------------------------===//
 
   llvm::DenseMap<int64_t, unsigned> widest1D; // 1-D size → elements per chunk
+  /// 1-D size → the fewest elements a whole 16-byte store of that size takes
+  /// (its widest stored element type).
+  llvm::DenseMap<int64_t, unsigned> fullStores1D;
   llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
   /// Shapes the encoding of their rank would replicate (see preferred).
   std::map<SmallVector<int64_t>, Attribute> encodingOfShape;
@@ -284,6 +287,7 @@ struct AssignLayoutsPass
   void choosePreferred(func::FuncOp func, kiln::AxisInfoAnalysis &axisInfo) {
     MLIRContext *ctx = &getContext();
     widest1D.clear();
+    fullStores1D.clear();
     encodingOfRank.clear();
     encodingOfShape.clear();
     reshapedShapes.clear();
@@ -361,8 +365,15 @@ struct AssignLayoutsPass
                                    t.getElementType().getIntOrFloatBitWidth());
       } else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
         if (unsigned vec =
-                noteAccess(store.getPtr(), store.getValue().getType()))
+                noteAccess(store.getPtr(), store.getValue().getType())) {
           storeVectorWidth[op] = vec;
+          auto tensor = cast<RankedTensorType>(store.getValue().getType());
+          unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+          if (tensor.getRank() == 1 && vec * bits == 128) {
+            unsigned &w = fullStores1D[tensor.getDimSize(0)];
+            w = w ? std::min(w, vec) : vec;
+          }
+        }
         if (auto t = dyn_cast<RankedTensorType>(store.getPtr().getType());
             t && t.getRank() >= 2 &&
             axisInfo.get(store.getPtr()).contiguity.back() > 1)
@@ -682,6 +693,14 @@ struct AssignLayoutsPass
     if (type.getRank() == 1) {
       int64_t n = type.getDimSize(0);
       unsigned perThread = std::max(1u, widest1D.lookup(n));
+      // Where a narrower type is loaded (or stored) than the widest one
+      // stored, a thread holds what one 16-byte store of the widest takes:
+      // the narrower accesses are then 8 bytes or less a lane but still
+      // cover whole sectors, where two 16-byte stores a thread would each
+      // write half of every sector they touch (Thunder's cross-entropy
+      // forward: bf16 logits in, fp32 log-probabilities out).
+      if (unsigned store = fullStores1D.lookup(n))
+        perThread = std::min(perThread, store);
       perThread = unsigned(std::min<int64_t>(
           perThread,
           std::max<int64_t>(1, n / int64_t(numWarps * kThreadsPerWarp))));

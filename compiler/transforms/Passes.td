@@ -198,6 +198,20 @@ def KilnPrefetchLoads : Pass<"kiln-prefetch-loads", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def KilnSumDotsApart : Pass<"kiln-sum-dots-apart", "mlir::ModuleOp"> {
+  let summary = "Make c + dot(a, b, 0) one shared_dot that adds c after its product, a slice of N at a time";
+  let description = [{
+    An async kiln_gpu.shared_dot with a zero fp32 accumulator whose waited
+    result only an arith.addf reads (fp8's `acc += tl.dot(a, b)`, kept
+    apart from the dot for precision) becomes a synchronous shared_dot
+    with `add_c_after` and the addf's other operand as c, where the
+    accumulator takes at least 96 registers a thread: its wgmma lowering
+    sums the product a slice of N at a time and adds each slice to c, so
+    the product never needs a second whole tile of registers. The sums
+    are the same, element by element.
+  }];
+}
+
 def KilnAllocateShared : Pass<"kiln-allocate-shared", "mlir::ModuleOp"> {
   let summary = "Give every shared buffer an offset, reusing bytes of buffers whose lives do not overlap";
   let description = [{

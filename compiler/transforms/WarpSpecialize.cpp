@@ -576,7 +576,7 @@ bool kiln::warpSpecialize(MutableArrayRef<WarpSpecializedLoop> loops,
       }
       auto sharedDot = gpu::SharedDotOp::create(
           at, loc, dot.getType(), tiles[0], tiles[1], dot.getC(), Value(),
-          at.getUnitAttr(), sharedDotPrecision(dot));
+          at.getUnitAttr(), sharedDotPrecision(dot), UnitAttr());
       Value result = sharedDot.getD();
       if (d.accumulates) {
         // At most this dot in flight: the previous one's slots are read.

@@ -1596,6 +1596,29 @@ CASES += [
         ("fp8e5", "fp8e5", "float8_e5m2", "bf16", "bfloat16", 1e-2)]
 ]
 
+# fp8 `acc += tl.dot(a, b)`, summed apart: the two 128-register
+# accumulators take the dot that adds c after its product, 128 columns at a
+# time (kiln-sum-dots-apart); 64 x 128 keeps its async dot. 300 x 520 x 208:
+# ragged rows and columns, K's last step masked.
+F = "matmul/fp8_sum_apart.py"
+CASES += [
+    case(f"fp8_sum_apart_{name}", F, "fp8_matmul_sum_apart",
+         f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*{o}:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, "
+         f"stride_bn=i32:16, stride_cm=i32:16, BM={bm}, BN={bn}, BK=64, num_warps={w}, num_stages=3",
+         dict(a_ptr=("randn", dtype, 300 * 208), b_ptr=("randn", dtype, 520 * 208),
+              c_ptr=("zeros", out, 300 * 520), M=300, N=520, K=208, stride_am=208,
+              stride_bn=208, stride_cm=520),
+         (-(-300 // bm), -(-520 // bn)), ["c_ptr"], tol=tol)
+    for name, t, dtype, o, out, bm, bn, w, tol in [
+        # fp32 sums of exact fp8 products in another order, one bf16 rounding
+        ("e4m3_128x256_w8", "fp8e4nv", "float8_e4m3fn", "bf16", "bfloat16", 128, 256, 8, 1e-2),
+        # fp32 out: on sm_90a only the order of the sums differs (0 on an
+        # H100); sm_90's mma.sync adds fp8 products at its own precision
+        # (1.1e-4 of the output's scale there)
+        ("e5m2_128x128_w4", "fp8e5", "float8_e5m2", "fp32", "float32", 128, 128, 4, 1e-3),
+        ("e4m3_64x128_w4", "fp8e4nv", "float8_e4m3fn", "bf16", "bfloat16", 64, 128, 4, 1e-2)]
+]
+
 F = "tutorials/persistent_matmul.py"
 CASES += [
     case("persistent_matmul_f16", F, "persistent_matmul",
