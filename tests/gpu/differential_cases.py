@@ -1596,6 +1596,23 @@ CASES += [
         ("fp8e5", "fp8e5", "float8_e5m2", "bf16", "bfloat16", 1e-2)]
 ]
 
+# 1-D blocks that load bf16/fp16 and store fp32: 4 a thread (one fp32
+# store's), the loads 8 bytes a lane. 3008 = 2 blocks and a masked third;
+# 37 rows of 3008 logits, the second loop's last chunk masked.
+F = "memory/widening_stores.py"
+CASES += [
+    case("widen_sum", F, "widen_sum",
+         "x_ptr=*bf16:16, y_ptr=*fp16:16, out_ptr=*fp32:16, rounded_ptr=*bf16:16, n=i32:16, BLOCK=1024",
+         dict(x_ptr=("randn", "bfloat16", 3008), y_ptr=("randn", "float16", 3008),
+              out_ptr=("zeros", "float32", 3008), rounded_ptr=("zeros", "bfloat16", 3008), n=3008),
+         (3,), ["out_ptr", "rounded_ptr"], tol=0),
+    # exp and log approximate on both sides, the sums in another order
+    case("log_softmax_rows", F, "log_softmax_rows",
+         "x_ptr=*bf16:16, out_ptr=*fp32:16, N=i32:16, BLOCK=1024, num_warps=1",
+         dict(x_ptr=("randn", "bfloat16", 37 * 3008), out_ptr=("zeros", "float32", 37 * 3008), N=3008),
+         (37,), ["out_ptr"], tol=1e-5),
+]
+
 # fp8 `acc += tl.dot(a, b)`, summed apart: the two 128-register
 # accumulators take the dot that adds c after its product, 128 columns at a
 # time (kiln-sum-dots-apart); 64 x 128 keeps its async dot. 300 x 520 x 208:
