@@ -1452,7 +1452,17 @@ struct AssignLayoutsPass
                                         {4, vec}, numWarps));
             continue;
           }
-          if (Attribute encoding = ownRowLayout(type, along, share))
+          // Rows contiguous but not known aligned (a jagged tensor's rows
+          // from a loaded offset) copy 4 bytes or less at a time: one
+          // element a thread, lanes along the row, so a warp's copy covers
+          // whole sectors. With the rank's several a thread, each copy
+          // wrote a piece of every sector across four rows (FBGEMM's jagged
+          // flash attention, its transposed k: 16 times Triton's excess
+          // sectors).
+          if (Attribute encoding =
+                  unalignedRowLayout(load, type, along, axisInfo))
+            forceLoad(load, encoding);
+          else if (Attribute encoding = ownRowLayout(type, along, share))
             forceLoad(load, encoding);
           else if (Attribute own = preferred(type);
                    own != encodingOfRank.lookup(2))
@@ -1614,6 +1624,21 @@ struct AssignLayoutsPass
       return {};
     auto own = blockedWith(&getContext(), type.getShape(), {1, vec}, numWarps);
     return own == preferredRows ? Attribute() : Attribute(own);
+  }
+
+  /// For a load whose rows are contiguous but allow no vector (`along` is
+  /// 1), the layout of one element a thread with lanes along the rows,
+  /// where the rank's layout gives each thread several; else null.
+  Attribute unalignedRowLayout(kiln::LoadOp load, RankedTensorType type,
+                               unsigned along,
+                               kiln::AxisInfoAnalysis &axisInfo) {
+    auto preferredRows =
+        dyn_cast_or_null<BlockedEncodingAttr>(encodingOfRank.lookup(2));
+    if (along != 1 || !preferredRows || preferredRows.getOrder().front() != 1 ||
+        preferredRows.getSizePerThread()[1] == 1 ||
+        axisInfo.get(load.getPtr()).contiguity[1] <= 1)
+      return {};
+    return blockedWith(&getContext(), type.getShape(), {1, 1}, numWarps);
   }
 
   /// For a 2-D access whose addresses run down its columns and not along
