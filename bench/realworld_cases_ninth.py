@@ -405,6 +405,22 @@ CASES.append(case(
     GRID, ["C_ptr"], bytes=M * K + N * K + 2 * M * N + 4 * (M + 2 * N), flops=2 * M * N * K, tol=1e-2,
     **FB_PKG))
 
+# The same GEMM in its tiled (not persistent) form with fast accumulation
+# bounded: `tl.dot(a, b, acc, max_num_imprecise_acc=32)` over BLOCK_K = 128
+# (the first autotune config, 128 x 256 x 128, 8 warps, 3 stages), partial
+# sums of 32 of K added to the fp32 accumulator, as Triton does.
+CASES.append(case(
+    "fbgemm_fp8_row_gemm_imprecise_acc", FP8, "_kernel_matmul_fp8_row_imprecise_acc",
+    "A=*fp8e4nv, B=*fp8e4nv, C=*bf16, M=i32, N=i32, K=i32, m_key=i32, n_key=i32, k_key=i32, A_scale=*fp32, "
+    "B_scale=*fp32, Bias=None, stride_am=i32, stride_ak=i32, stride_bn=i32, stride_bk=i32, stride_cm=i32, "
+    "stride_cn=i32, dot_out_dtype=tl.float32, allow_tf32=True, fp8_fast_accum=True, BLOCK_M=128, BLOCK_N=256, "
+    "BLOCK_K=128, GROUP_M=8, SPLIT_K=1, EVEN_K=True, USE_BIAS=False, AB_DTYPE=False, num_warps=8, num_stages=3",
+    {("A" if k == "A_ptr" else "B" if k == "B_ptr" else "C" if k == "C_ptr" else k): v
+     for k, v in GEMM_ARGS.items()},
+    # fp32 partial sums in another order, two scale products: a bf16 rounding apart.
+    (cdiv(M, 128) * cdiv(N, 256), 1), ["C"], bytes=M * K + N * K + 2 * M * N + 4 * (M + N),
+    flops=2 * M * N * K, tol=1e-2, **FB_PKG))
+
 # Row-wise fp8 quantization (quantize_fp8_row) of a bf16 [4096, 8192]
 # activation viewed [1, 1, 4096, 8192]: one program a row, max |a| then
 # the scaled e4m3 values and the reciprocal scale; the first autotune

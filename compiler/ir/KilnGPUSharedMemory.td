@@ -310,12 +310,18 @@ def KilnGPU_SharedDotOp : KilnGPU_Op<"shared_dot"> {
     cores' reduced precision. The wgmma lowering computes it a slice of N at
     a time, so the product never holds a whole second accumulator of
     registers (kiln-sum-dots-apart). Synchronous, fp32 only.
+
+    `max_num_imprecise_acc`, as on kiln.dot: where it is at most K, the
+    wgmma lowering sums fp8 products that many of K at a time (a multiple
+    of the instruction's K), each partial sum added to the fp32 accumulator
+    (synchronously, whatever `async` says).
   }];
   let arguments = (ins AnyType:$a, KilnGPU_MemDesc:$b,
                        AnyRankedTensor:$c, Optional<I1>:$use_c,
                        UnitAttr:$async,
                        OptionalAttr<Kiln_InputPrecision>:$input_precision,
-                       UnitAttr:$add_c_after);
+                       UnitAttr:$add_c_after,
+                       OptionalAttr<I32Attr>:$max_num_imprecise_acc);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{
     $a `,` $b `,` $c (`use_c` $use_c^)? attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($d)

@@ -2091,7 +2091,8 @@ private:
       auto sharedDot = kiln::gpu::SharedDotOp::create(
           b, loc, dot.getType(), tiles[0], tiles[1],
           pd.restart ? pd.restart.getFalseValue() : dot.getC(), useC,
-          pd.async ? b.getUnitAttr() : UnitAttr(), precision, UnitAttr());
+          pd.async ? b.getUnitAttr() : UnitAttr(), precision, UnitAttr(),
+          dot.getMaxNumImpreciseAccAttr());
       Value result = sharedDot.getD();
       if (pd.async && pd.waitedBy < 0 && !chained[d]) {
         // An accumulating dot stays in flight (the wait leaves its own

@@ -737,7 +737,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       results.push_back(kiln::gpu::SharedDotOp::create(
                             b, dot.getLoc(), dot.getType(), a, tileB,
                             dot.getC(), Value(), b.getUnitAttr(),
-                            kiln::sharedDotPrecision(dot), UnitAttr())
+                            kiln::sharedDotPrecision(dot), UnitAttr(),
+                            dot.getMaxNumImpreciseAccAttr())
                             .getD());
     }
     // Right after the last shared dot (it stands just before `last`).
@@ -777,7 +778,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     kiln::gpu::BarrierOp::create(b, loc);
     auto shared = kiln::gpu::SharedDotOp::create(
         b, loc, dot.getType(), operands[0], operands[1], dot.getC(), Value(),
-        UnitAttr(), kiln::sharedDotPrecision(dot), UnitAttr());
+        UnitAttr(), kiln::sharedDotPrecision(dot), UnitAttr(),
+        dot.getMaxNumImpreciseAccAttr());
     kiln::gpu::BarrierOp::create(b, loc);
     Value oldA = dot.getA(), oldB = dot.getB();
     replaced_[dot.getResult()] = shared.getD();

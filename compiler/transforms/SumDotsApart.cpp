@@ -75,7 +75,8 @@ struct SumDotsApartPass : kiln::impl::KilnSumDotsApartBase<SumDotsApartPass> {
     OpBuilder b(dot);
     auto summed = kiln::gpu::SharedDotOp::create(
         b, dot.getLoc(), type, dot.getA(), dot.getB(), c, Value(), UnitAttr(),
-        dot.getInputPrecisionAttr(), b.getUnitAttr());
+        dot.getInputPrecisionAttr(), b.getUnitAttr(),
+        dot.getMaxNumImpreciseAccAttr());
     add.replaceAllUsesWith(summed.getD());
     add.erase();
     // The wait keeps tying whatever else it waits for.

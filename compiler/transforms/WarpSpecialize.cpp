@@ -576,7 +576,8 @@ bool kiln::warpSpecialize(MutableArrayRef<WarpSpecializedLoop> loops,
       }
       auto sharedDot = gpu::SharedDotOp::create(
           at, loc, dot.getType(), tiles[0], tiles[1], dot.getC(), Value(),
-          at.getUnitAttr(), sharedDotPrecision(dot), UnitAttr());
+          at.getUnitAttr(), sharedDotPrecision(dot), UnitAttr(),
+          dot.getMaxNumImpreciseAccAttr());
       Value result = sharedDot.getD();
       if (d.accumulates) {
         // At most this dot in flight: the previous one's slots are read.

@@ -1634,6 +1634,21 @@ CASES += [
         # (1.1e-4 of the output's scale there)
         ("e5m2_128x128_w4", "fp8e5", "float8_e5m2", "fp32", "float32", 128, 128, 4, 1e-3),
         ("e4m3_64x128_w4", "fp8e4nv", "float8_e4m3fn", "bf16", "bfloat16", 64, 128, 4, 1e-2)]
+] + [
+    # max_num_imprecise_acc=MOST: on sm_90a partial sums of MOST of K added
+    # to the fp32 accumulator, as Triton's (K = 416: the last step masked).
+    # fp32 out; sm_90's mma.sync sums fp8 products at its own precision.
+    case(f"fp8_bounded_imprecise_{name}", F, "fp8_matmul_bounded_imprecise",
+         f"a_ptr=*{t}:16, b_ptr=*{t}:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, "
+         f"stride_bn=i32:16, stride_cm=i32:16, BM={bm}, BN={bn}, BK={bk}, MOST={most}, num_warps={w}, "
+         "num_stages=3",
+         dict(a_ptr=("randn", dtype, 300 * 416), b_ptr=("randn", dtype, 520 * 416),
+              c_ptr=("zeros", "float32", 300 * 520), M=300, N=520, K=416, stride_am=416,
+              stride_bn=416, stride_cm=520),
+         (-(-300 // bm), -(-520 // bn)), ["c_ptr"], tol=1e-3)
+    for name, t, dtype, bm, bn, bk, most, w in [
+        ("e4m3_128x256x128_most32", "fp8e4nv", "float8_e4m3fn", 128, 256, 128, 32, 8),
+        ("e5m2_64x128x64_most64", "fp8e5", "float8_e5m2", 64, 128, 64, 64, 4)]
 ]
 
 F = "tutorials/persistent_matmul.py"
