@@ -585,8 +585,8 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       auto issue = [&](const Piece &piece) {
         SmallVector<Value> words(slice / 2, undefined);
         int64_t row0 = 16 * warpsAlongM * piece.tile;
-        for (int64_t kk = piece.k0 / kStep; kk < (piece.k0 + partialK) / kStep;
-             ++kk) {
+        int64_t end = std::min(piece.k0 + partialK, k) / kStep;
+        for (int64_t kk = piece.k0 / kStep; kk < end; ++kk) {
           SmallVector<Value> ordered;
           if (aAddress)
             ordered.push_back(descriptorPlus(

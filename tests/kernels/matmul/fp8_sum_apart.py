@@ -11,12 +11,14 @@
 # `fp8_matmul_bounded_imprecise` accumulates in the dot with
 # `max_num_imprecise_acc=MOST` (FBGEMM's fast-accumulation GEMM passes 32):
 # on sm_90a the tensor cores sum MOST of K at a time from zero and each
-# partial sum is added to the fp32 accumulator, as upstream does.
+# partial sum is added to the fp32 accumulator, as upstream does (MOST=96
+# over K 128: sums of 96 and of the last 32).
 #
 # kiln-variant: -n fp8_matmul_sum_apart -s "a_ptr=*fp8e4nv:16, b_ptr=*fp8e4nv:16, c_ptr=*bf16:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=128, BN=256, BK=64, num_warps=8, num_stages=3"
 # kiln-variant: -n fp8_matmul_sum_apart -s "a_ptr=*fp8e5:16, b_ptr=*fp8e5:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=128, BN=128, BK=64, num_warps=4, num_stages=3"
 # kiln-variant: -n fp8_matmul_sum_apart -s "a_ptr=*fp8e4nv:16, b_ptr=*fp8e4nv:16, c_ptr=*bf16:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=64, BN=128, BK=64, num_warps=4, num_stages=3"
 # kiln-variant: -n fp8_matmul_bounded_imprecise -s "a_ptr=*fp8e4nv:16, b_ptr=*fp8e4nv:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=128, BN=256, BK=128, MOST=32, num_warps=8, num_stages=3"
+# kiln-variant: -n fp8_matmul_bounded_imprecise -s "a_ptr=*fp8e4nv:16, b_ptr=*fp8e4nv:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=128, BN=256, BK=128, MOST=96, num_warps=8, num_stages=3"
 # kiln-variant: -n fp8_matmul_bounded_imprecise -s "a_ptr=*fp8e5:16, b_ptr=*fp8e5:16, c_ptr=*fp32:16, M=i32, N=i32, K=i32:16, stride_am=i32:16, stride_bn=i32:16, stride_cm=i32:16, BM=64, BN=128, BK=64, MOST=64, num_warps=4, num_stages=3"
 # kiln-covers: fp8_matmul_sum_apart: tl.dot; tl.where; tl.zeros
 # kiln-covers: fp8_matmul_bounded_imprecise: tl.dot
