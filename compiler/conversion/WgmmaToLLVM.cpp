@@ -53,7 +53,8 @@
 using namespace mlir;
 using kiln::i32Constant;
 
-// Experiments only: the slices of an add_c_after dot.
+// Experiments only: the slices of a dot summed apart (add_c_after, or fp8
+// partial sums bounded by max_num_imprecise_acc).
 static llvm::cl::opt<unsigned> sumApartColumns(
     "kiln-sum-apart-columns", llvm::cl::init(0), llvm::cl::Hidden,
     llvm::cl::desc("Columns of each slice of a dot that adds c after its "
@@ -170,6 +171,14 @@ SmallVector<Value> tieThrough(OpBuilder &b, Location loc, StringRef text,
   for (unsigned i = 0; i < values.size(); ++i)
     outs.push_back(LLVM::ExtractValueOp::create(b, loc, out, int64_t(i)));
   return outs;
+}
+
+/// `values` where `useC` holds, else zeros (use_c: whether a dot adds c).
+void zeroUnless(OpBuilder &b, Location loc, Value useC,
+                MutableArrayRef<Value> values) {
+  for (Value &v : values)
+    v = LLVM::SelectOp::create(b, loc, useC, v,
+                               LLVM::ZeroOp::create(b, loc, v.getType()));
 }
 
 std::string waitText(int64_t pending) {
@@ -515,6 +524,48 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                                       bShape.linearOffset(kStep * kk, 0)));
     Value aDesc =
         aAddress ? descriptor(rewriter, loc, aRows, aConstant) : Value();
+    // The accumulator registers of a fragment of `count` registers: m64
+    // tile `tile`'s, from column `column0` on (none where the layout does
+    // not hold them).
+    auto fragmentSlots =
+        [&](int64_t tile, int64_t column0,
+            int64_t count) -> std::optional<SmallVector<unsigned>> {
+      int64_t row0 = 16 * warpsAlongM * tile;
+      SmallVector<unsigned> slots;
+      for (int64_t i = 0; i < count; ++i) {
+        auto it = registerAt.find({int32_t(row0 + 8 * ((i >> 1) & 1)),
+                                   int32_t(column0 + 8 * (i >> 2) + (i & 1))});
+        if (it == registerAt.end())
+          return std::nullopt;
+        slots.push_back(it->second);
+      }
+      return slots;
+    };
+    // One wgmma of a chain: tile `tile`'s rows, the kk-th kStep of K, b's
+    // columns from `column0` on, `words` tied in and out. Inputs: a, b first
+    // after the outputs, then the tied accumulators and scale-d.
+    auto chainStep = [&](int64_t tile, int64_t kk, int64_t column0,
+                         SmallVector<Value> &words, Value scale,
+                         StringRef stepText, StringRef stepConstraints,
+                         Type stepFragment) {
+      SmallVector<Value> ordered;
+      if (aAddress)
+        ordered.push_back(
+            descriptorPlus(rewriter, loc, aDesc,
+                           aAddress->shape().linearOffset(
+                               16 * warpsAlongM * tile, kStep * kk)));
+      else
+        llvm::append_range(ordered, aWordsAt[{tile, kk}]);
+      ordered.push_back(descriptorPlus(rewriter, loc, bDescs[kk],
+                                       bShape.linearOffset(0, column0)));
+      llvm::append_range(ordered, words);
+      ordered.push_back(scale);
+      Value d = kiln::inlinePtxEffect(rewriter, loc, stepFragment, stepText,
+                                      stepConstraints, ordered)
+                    .getResult(0);
+      for (size_t i = 0; i < words.size(); ++i)
+        words[i] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
+    };
     // fp8 products summed at most max_num_imprecise_acc of K at a time (a
     // multiple of the instruction's K, at least one), each partial sum then
     // added to the fp32 accumulator, as upstream does where the dot asks for
@@ -534,10 +585,7 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
         partialK = k;
       // use_c false: the sums start from zero.
       if (Value useC = adaptor.getUseC())
-        for (Value &v : acc)
-          v = LLVM::SelectOp::create(
-              rewriter, loc, useC, v,
-              LLVM::ZeroOp::create(rewriter, loc, v.getType()));
+        zeroUnless(rewriter, loc, useC, acc);
       // 128 columns a slice (64 registers of fp32 sums a thread) where the
       // dot's K is one partial sum; 64 where it takes several, whose
       // descriptors stay live too (FBGEMM's fp8 GEMMs at 128 x 256 over 8
@@ -566,16 +614,12 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       SmallVector<Piece> pieces;
       for (int64_t t = 0; t < tilesPerWarpgroup; ++t)
         for (int64_t c0 = 0; c0 < columns; c0 += slice) {
-          Piece piece{t, c0, 0, {}};
-          int64_t row0 = 16 * warpsAlongM * t;
-          for (int64_t i = 0; i < slice / 2; ++i) {
-            auto it = registerAt.find({int32_t(row0 + 8 * ((i >> 1) & 1)),
-                                       int32_t(c0 + 8 * (i >> 2) + (i & 1))});
-            if (it == registerAt.end())
-              return op.emitOpError("the accumulator layout does not hold a "
-                                    "wgmma fragment");
-            piece.slots.push_back(it->second);
-          }
+          std::optional<SmallVector<unsigned>> slots =
+              fragmentSlots(t, c0, slice / 2);
+          if (!slots)
+            return op.emitOpError("the accumulator layout does not hold a "
+                                  "wgmma fragment");
+          Piece piece{t, c0, 0, std::move(*slots)};
           for (int64_t k0 = 0; k0 < k; k0 += partialK) {
             piece.k0 = k0;
             pieces.push_back(piece);
@@ -584,28 +628,11 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
       // A piece's product from zero, committed as a group of its own.
       auto issue = [&](const Piece &piece) {
         SmallVector<Value> words(slice / 2, undefined);
-        int64_t row0 = 16 * warpsAlongM * piece.tile;
         int64_t end = std::min(piece.k0 + partialK, k) / kStep;
-        for (int64_t kk = piece.k0 / kStep; kk < end; ++kk) {
-          SmallVector<Value> ordered;
-          if (aAddress)
-            ordered.push_back(descriptorPlus(
-                rewriter, loc, aDesc,
-                aAddress->shape().linearOffset(row0, kStep * kk)));
-          else
-            llvm::append_range(ordered, aWordsAt[{piece.tile, kk}]);
-          ordered.push_back(
-              descriptorPlus(rewriter, loc, bDescs[kk],
-                             bShape.linearOffset(0, piece.column0)));
-          llvm::append_range(ordered, words);
-          ordered.push_back(kk == piece.k0 / kStep ? noScaleD : scaleD);
-          Value d = kiln::inlinePtxEffect(rewriter, loc, sliceFragment,
-                                          sliceText, sliceConstraints, ordered)
-                        .getResult(0);
-          for (size_t i = 0; i < words.size(); ++i)
-            words[i] =
-                LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
-        }
+        for (int64_t kk = piece.k0 / kStep; kk < end; ++kk)
+          chainStep(piece.tile, kk, piece.column0, words,
+                    kk == piece.k0 / kStep ? noScaleD : scaleD, sliceText,
+                    sliceConstraints, sliceFragment);
         kiln::inlinePtxEffect(rewriter, loc, Type(),
                               "wgmma.commit_group.sync.aligned;", "",
                               ValueRange{});
@@ -639,16 +666,12 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
     // One m64 tile's whole K, then the next: each accumulator's chain of
     // wgmmas issues back to back, as the hardware pipelines them.
     for (int64_t t = 0; t < tilesPerWarpgroup; ++t) {
-      int64_t row0 = 16 * warpsAlongM * t;
-      SmallVector<unsigned> slots;
-      for (int64_t i = 0; i < columns / 2; ++i) {
-        auto it = registerAt.find({int32_t(row0 + 8 * ((i >> 1) & 1)),
-                                   int32_t(8 * (i >> 2) + (i & 1))});
-        if (it == registerAt.end())
-          return op.emitOpError("the accumulator layout does not hold a "
-                                "wgmma fragment");
-        slots.push_back(it->second);
-      }
+      std::optional<SmallVector<unsigned>> fragmentAt =
+          fragmentSlots(t, 0, columns / 2);
+      if (!fragmentAt)
+        return op.emitOpError("the accumulator layout does not hold a "
+                              "wgmma fragment");
+      const SmallVector<unsigned> &slots = *fragmentAt;
       // The fragment's registers: fp16 sums pack the elements of fp32's
       // registers 2j and 2j + 1 into register j, and stay packed along the
       // chain.
@@ -658,28 +681,15 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                             ? kiln::packHalves(rewriter, loc, acc[slots[2 * i]],
                                                acc[slots[2 * i + 1]])
                             : acc[slots[i]]);
-      for (int64_t kk = 0; kk < k / kStep; ++kk) {
-        // Inputs: a, b first after the outputs, then the tied accumulators.
-        SmallVector<Value> ordered;
-        if (aAddress) {
-          // a: the kk-th kStep columns of this tile's rows.
-          ordered.push_back(
-              descriptorPlus(rewriter, loc, aDesc,
-                             aAddress->shape().linearOffset(row0, kStep * kk)));
-        } else {
-          llvm::append_range(ordered, aWordsAt[{t, kk}]);
-        }
-        ordered.push_back(bDescs[kk]);
-        bool first = zeroC && kk == 0;
-        for (Value w : words)
-          ordered.push_back(first ? undefined : w);
-        ordered.push_back(first ? noScaleD : kk == 0 ? firstScaleD : scaleD);
-        Value d = kiln::inlinePtxEffect(rewriter, loc, fragment, text,
-                                        constraints, ordered)
-                      .getResult(0);
-        for (size_t i = 0; i < words.size(); ++i)
-          words[i] = LLVM::ExtractValueOp::create(rewriter, loc, d, int64_t(i));
-      }
+      // A zero accumulator's chain starts on undefined registers.
+      if (zeroC)
+        words.assign(words.size(), undefined);
+      for (int64_t kk = 0; kk < k / kStep; ++kk)
+        chainStep(t, kk, 0, words,
+                  kk > 0  ? scaleD
+                  : zeroC ? noScaleD
+                          : firstScaleD,
+                  text, constraints, fragment);
       for (auto [i, w] : llvm::enumerate(words)) {
         if (!half) {
           acc[slots[i]] = w;
@@ -721,10 +731,7 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   SmallVector<Value> acc = kiln::unpackElements(rewriter, loc, adaptor.getC());
   // use_c false: the accumulator starts from zero (mma.sync has no scale-d).
   if (Value useC = adaptor.getUseC())
-    for (Value &v : acc) {
-      Value zero = LLVM::ZeroOp::create(rewriter, loc, v.getType());
-      v = LLVM::SelectOp::create(rewriter, loc, useC, v, zero);
-    }
+    zeroUnless(rewriter, loc, useC, acc);
   // add_c_after: the product sums from zero, and c is added at the end.
   SmallVector<Value> addedAfter;
   if (op.getAddCAfter())

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/TargetInfo.h"
 #include "compiler/transforms/AsyncCopies.h"
 #include "compiler/transforms/Passes.h"
 
@@ -43,7 +44,8 @@ struct SumDotsApartPass : kiln::impl::KilnSumDotsApartBase<SumDotsApartPass> {
     ModuleOp module = getOperation();
     auto warps = module->getAttrOfType<IntegerAttr>(
         kiln::gpu::KilnGPUDialect::kNumWarpsAttrName);
-    int64_t threads = 32 * (warps ? warps.getInt() : 4);
+    int64_t threads =
+        kiln::TargetInfo::kThreadsPerWarp * (warps ? warps.getInt() : 4);
     DominanceInfo dominance(module);
     SmallVector<kiln::gpu::SharedDotOp> dots;
     module.walk([&](kiln::gpu::SharedDotOp dot) { dots.push_back(dot); });
