@@ -26,6 +26,7 @@
 #include "compiler/conversion/LoweringUtils.h"
 #include "compiler/conversion/MmaSyncInstructions.h"
 #include "compiler/conversion/OpFamilyLowerings.h"
+#include "compiler/conversion/Stmatrix.h"
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
@@ -103,15 +104,19 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc, Value k,
 /// slot at index `spare` (one per thread, so that threads never write one
 /// address together). Lanes and warps holding copies of other threads'
 /// elements (attention's p in the scores' layout, whose second warpgroup
-/// holds the first one's rows) write their spare slot too.
+/// holds the first one's rows) write their spare slot too. With `vector`
+/// over 1, registers j..j+vector-1 (j a multiple of it) are consecutive
+/// elements of one chunk at aligned offsets (stagedOperand checked it), and
+/// each such run is one store; the spare slot then holds `vector` elements.
 void stageChunk(
     OpBuilder &b, Location loc, ArrayRef<Value> elements,
     ArrayRef<kiln::Coordinates> coords, const LinearLayout &layout,
     unsigned kDim, int64_t chunk, int64_t kSize, int64_t first, Value base,
     Type element, Value spare,
-    llvm::function_ref<Value(const kiln::Coordinates &, Value)> offsetOf) {
+    llvm::function_ref<Value(const kiln::Coordinates &, Value)> offsetOf,
+    int64_t vector = 1) {
   Value owner = kiln::ownerPredicate(b, loc, layout);
-  for (unsigned j = 0; j < elements.size(); ++j) {
+  for (unsigned j = 0; j < elements.size(); j += vector) {
     if (!kiln::isRepresentativeRegister(layout, j))
       continue;
     auto [kk, inChunk] =
@@ -121,9 +126,19 @@ void stageChunk(
       offset = LLVM::SelectOp::create(b, loc, inChunk, offset, spare);
     if (owner)
       offset = LLVM::SelectOp::create(b, loc, owner, offset, spare);
-    LLVM::StoreOp::create(b, loc, elements[j],
-                          LLVM::GEPOp::create(b, loc, base.getType(), element,
-                                              base, ValueRange{offset}));
+    Value address = LLVM::GEPOp::create(b, loc, base.getType(), element, base,
+                                        ValueRange{offset});
+    if (vector == 1) {
+      LLVM::StoreOp::create(b, loc, elements[j], address);
+      continue;
+    }
+    auto vectorType = VectorType::get({vector}, element);
+    Value run = LLVM::PoisonOp::create(b, loc, vectorType);
+    for (int64_t i = 0; i < vector; ++i)
+      run = LLVM::InsertElementOp::create(b, loc, run, elements[j + i],
+                                          i32Constant(b, loc, i));
+    LLVM::StoreOp::create(b, loc, run, address,
+                          /*alignment=*/unsigned(vector * byteSize(element)));
   }
 }
 
@@ -165,6 +180,85 @@ SmallVector<Value> emitCountedLoop(
   LLVM::BrOp::create(rewriter, loc, next, header);
   rewriter.setInsertionPointToStart(after);
   return SmallVector<Value>(header->getArguments().drop_front());
+}
+
+/// The run of registers from register 0 along `dim`: 2 or 4 where register
+/// bits 0 (and 1) step `dim` by 1 (and 2) and every other basis of
+/// `layout` keeps `dim` a multiple of the run, so that each of a thread's
+/// runs starts aligned; else 1.
+int64_t alignedRun(const LinearLayout &layout, unsigned dim) {
+  int32_t registerBits = layout.getInDimSizeLog2(layout::kRegister);
+  int64_t run = 1;
+  auto stepsByRun = [&](int32_t bit) {
+    ArrayRef<int32_t> basis = layout.getBasis(layout::kRegister, bit);
+    for (unsigned d = 0; d < basis.size(); ++d)
+      if (basis[d] != (d == dim ? int32_t(run) : 0))
+        return false;
+    return true;
+  };
+  for (int32_t bit = 0; bit < std::min<int32_t>(registerBits, 2); ++bit) {
+    if (!stepsByRun(bit))
+      break;
+    run *= 2;
+  }
+  if (run == 1)
+    return 1;
+  for (const LinearLayout::InDim &in : layout.getInDims())
+    for (int32_t bit = 0; bit < layout.getInDimSizeLog2(in.name); ++bit)
+      if (!(in.name == layout::kRegister && (int64_t(1) << bit) < run) &&
+          layout.getBasis(in.name, bit)[dim] % run != 0)
+        return 1;
+  return run;
+}
+
+/// Where the staged tensor-core lowering puts one operand. 8- and 16-bit
+/// operands: rows along M (a) or N (b), each row's K contiguous and padded
+/// by one 32-bit word, as their fragments hold two or four K to a word.
+/// 32-bit operands (tf32) hold one element a word, so their rows may run
+/// either way: along whichever dimension the thread's registers run, so
+/// that each run of up to four is one store (v of a p @ v, loaded with N
+/// contiguous, took four scalar stores per run along K-contiguous rows).
+/// Rows along M or N are then padded by 4 words, rows along K by 8 or 16:
+/// either way the 32 lanes reading one fragment word hit 32 banks.
+struct StagedOperand {
+  bool kContiguous = true; // rows along M or N (else along K)
+  int64_t rowLength = 0;   // elements from one row to the next
+  int64_t size = 0;        // elements, spare slots not included
+  int64_t vector = 1;      // elements a thread stores at once
+  int64_t spareWidth = 1;  // elements of each thread's spare slot
+
+  /// Whether ldmatrix reads the fragments: 32-bit elements in K-contiguous
+  /// rows of whole 16-byte words (only the 32-bit layout pads by 4).
+  bool readByMatrix(int64_t bytes) const {
+    return bytes == 4 && kContiguous && rowLength % 4 == 0;
+  }
+};
+
+/// `extent` is the operand's M (a) or N (b) of one batch; `tf32Rows`
+/// false keeps every operand as 8- and 16-bit ones are (when the 32-bit
+/// layout does not fit the staging budget).
+StagedOperand stagedOperand(const LinearLayout &layout, unsigned kDim,
+                            unsigned xDim, int64_t batch, int64_t extent,
+                            int64_t chunk, int64_t bytes, bool tf32Rows) {
+  StagedOperand staged;
+  staged.rowLength = chunk + 4 / bytes;
+  staged.size = batch * extent * staged.rowLength;
+  if (bytes != 4 || !tf32Rows)
+    return staged;
+  staged.spareWidth = 4;
+  int64_t alongX = extent % 8 == 0 ? alignedRun(layout, xDim) : 1;
+  int64_t alongK = alignedRun(layout, kDim);
+  if (alongX > alongK) {
+    staged.kContiguous = false;
+    staged.rowLength = extent + (extent % 16 == 0 ? 8 : 16);
+    staged.size = batch * chunk * staged.rowLength;
+    staged.vector = alongX;
+    return staged;
+  }
+  staged.rowLength = chunk + 4;
+  staged.size = batch * extent * staged.rowLength;
+  staged.vector = alongK;
+  return staged;
 }
 
 struct DotLowering : OpConversionPattern<kiln::DotOp> {
@@ -385,21 +479,39 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     int64_t perWord = 4 / bytes;     // elements in a 32-bit register
     int64_t kStep = flavour.kStep(); // K of one instruction
     int64_t kHalf = kStep / 2;       // of its second register pair
-    const int64_t pad = perWord;     // one 4-byte word
     int64_t chunk = k;
     int64_t threads = threadsOf(op);
     while (chunk > flavour.kGroup() &&
            kiln::stagedDotBytes(batch, m, n, chunk, bytes, threads) >
                kDotStagingBytes)
       chunk /= 2;
-    int64_t rowLength = chunk + pad;
-    int64_t aSize = batch * m * rowLength, bSize = batch * n * rowLength;
-    Value aBase =
-        kiln::allocateSharedArray(rewriter, op, stored, aSize + threads);
-    Value bBase =
-        kiln::allocateSharedArray(rewriter, op, stored, bSize + threads);
-    Value aSpare = spareSlot(rewriter, loc, aSize);
-    Value bSpare = spareSlot(rewriter, loc, bSize);
+    // The 32-bit rows where they fit the budget, else rows as for 16 bits.
+    auto stage = [&](bool tf32Rows) {
+      return std::make_pair(
+          stagedOperand(aLayout, nDim, mDim, batch, m, chunk, bytes, tf32Rows),
+          stagedOperand(bLayout, mDim, nDim, batch, n, chunk, bytes, tf32Rows));
+    };
+    auto [aStage, bStage] = stage(true);
+    if ((aStage.size + bStage.size +
+         threads * (aStage.spareWidth + bStage.spareWidth)) *
+            bytes >
+        kDotStagingBytes)
+      std::tie(aStage, bStage) = stage(false);
+    Value aBase = kiln::allocateSharedArray(
+        rewriter, op, stored, aStage.size + threads * aStage.spareWidth);
+    Value bBase = kiln::allocateSharedArray(
+        rewriter, op, stored, bStage.size + threads * bStage.spareWidth);
+    auto spareOf = [&](const StagedOperand &staged) -> Value {
+      if (staged.spareWidth == 1)
+        return spareSlot(rewriter, loc, staged.size);
+      return LLVM::AddOp::create(
+          rewriter, loc,
+          LLVM::MulOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
+                              i32Constant(rewriter, loc, staged.spareWidth)),
+          i32Constant(rewriter, loc, staged.size));
+    };
+    Value aSpare = spareOf(aStage);
+    Value bSpare = spareOf(bStage);
     auto address = [&](Value base, Value offset) {
       return LLVM::GEPOp::create(rewriter, loc, base.getType(), stored, base,
                                  ValueRange{offset});
@@ -455,6 +567,49 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                               i32Constant(rewriter, loc, perBatch)),
           index);
     };
+    // Where the thread's fragment words start in a staged operand: at its
+    // row or column `x` (of a batch of perBatch) and k = kOfLane.
+    auto fragmentStart = [&](const StagedOperand &staged,
+                             const kiln::Coordinates &at, Value x,
+                             int64_t perBatch) -> Value {
+      Value row = staged.kContiguous ? stacked(at, x, perBatch)
+                                     : stacked(at, kOfLane, chunk);
+      return LLVM::AddOp::create(
+          rewriter, loc,
+          LLVM::MulOp::create(rewriter, loc, row,
+                              i32Constant(rewriter, loc, staged.rowLength)),
+          staged.kContiguous ? kOfLane : x);
+    };
+    // Operands read by ldmatrix (StagedOperand::readByMatrix) take a 16x8
+    // tile of a (four words) in one ldmatrix.x4 and an 8x8 tile of b in one
+    // .x2: lane l names row l % 8 of matrix l / 8, and ldmatrix hands thread
+    // T word T % 4 of row T / 4 of each, tf32's fragment. a's matrices are
+    // rows 0-7 and 8-15 at k, then at k + 4; b's its 8 columns at k, k + 4.
+    const bool aByMatrix = aStage.readByMatrix(bytes) && m >= 16;
+    const bool bByMatrix = bStage.readByMatrix(bytes) && n >= 8;
+    Value lane =
+        LLVM::AndOp::create(rewriter, loc, tid, i32Constant(rewriter, loc, 31));
+    auto laneBits = [&](int64_t shift, int64_t mask) -> Value {
+      return LLVM::AndOp::create(
+          rewriter, loc,
+          LLVM::LShrOp::create(rewriter, loc, lane,
+                               i32Constant(rewriter, loc, shift)),
+          i32Constant(rewriter, loc, mask));
+    };
+    auto times = [&](Value v, int64_t factor) -> Value {
+      return LLVM::MulOp::create(rewriter, loc, v,
+                                 i32Constant(rewriter, loc, factor));
+    };
+    auto plus = [&](Value x, Value y) -> Value {
+      return LLVM::AddOp::create(rewriter, loc, x, y);
+    };
+    // Where lane l's ldmatrix row starts: row `x` of the tile (its first,
+    // per batch of perBatch), k `k`.
+    auto matrixRow = [&](const StagedOperand &staged,
+                         const kiln::Coordinates &at, Value x, Value k,
+                         int64_t perBatch) -> Value {
+      return plus(times(stacked(at, x, perBatch), staged.rowLength), k);
+    };
     std::map<std::pair<int32_t, int32_t>, Value> aRows, bColumns;
     for (auto &[corner, slots] : tiles) {
       if (llvm::is_contained(slots, -1))
@@ -463,11 +618,14 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
       std::pair<int32_t, int32_t> rowKey{corner[0], corner[1]},
           columnKey{corner[0], corner[2]};
       if (!aRows.count(rowKey))
-        aRows[rowKey] = LLVM::AddOp::create(
-            rewriter, loc,
-            LLVM::MulOp::create(rewriter, loc, stacked(at, at[mDim], m),
-                                i32Constant(rewriter, loc, rowLength)),
-            kOfLane);
+        aRows[rowKey] =
+            aByMatrix
+                ? matrixRow(
+                      aStage, at,
+                      plus(LLVM::SubOp::create(rewriter, loc, at[mDim], g),
+                           plus(laneBits(0, 7), times(laneBits(3, 1), 8))),
+                      times(laneBits(4, 1), 4), m)
+                : fragmentStart(aStage, at, at[mDim], m);
       if (!bColumns.count(columnKey)) {
         // Column g of the tile; of fewer than 8, column g mod n (one tile,
         // its copies repeated).
@@ -477,11 +635,13 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                   : Value(LLVM::AddOp::create(
                         rewriter, loc,
                         LLVM::SubOp::create(rewriter, loc, at[nDim], twoT), g));
-        bColumns[columnKey] = LLVM::AddOp::create(
-            rewriter, loc,
-            LLVM::MulOp::create(rewriter, loc, stacked(at, column, n),
-                                i32Constant(rewriter, loc, rowLength)),
-            kOfLane);
+        bColumns[columnKey] =
+            bByMatrix ? matrixRow(bStage, at,
+                                  plus(LLVM::SubOp::create(rewriter, loc,
+                                                           at[nDim], twoT),
+                                       laneBits(0, 7)),
+                                  times(laneBits(3, 1), 4), n)
+                      : fragmentStart(bStage, at, column, n);
       }
     }
 
@@ -491,7 +651,7 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     const int64_t group = flavour.kGroup();
     // The tile's rows 8-15: 8 rows further, or, for M of 8 or less, rows
     // 0-7 again.
-    const int64_t lowerHalf = m >= 16 ? 8 * rowLength : 0;
+    const int64_t lowerHalf = m >= 16 ? 8 : 0;
 
     SmallVector<kiln::Coordinates> aCoords =
         kiln::emitCoordinates(rewriter, loc, aLayout);
@@ -500,23 +660,27 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     // As in the multiply-add form: ordered after every earlier access.
     NVVM::Barrier0Op::create(rewriter, loc);
     for (int64_t first = 0; first < k; first += chunk) {
-      // a[batch][row][kk] at (batch * m + row) * rowLength + kk;
-      // b[batch][kk][col] at (batch * n + col) * rowLength + kk.
-      auto rowMajor = [&](unsigned rowDim, int64_t perBatch) {
-        return [&, rowDim, perBatch](const kiln::Coordinates &at,
-                                     Value kk) -> Value {
+      // K-contiguous rows: a[batch][row][kk] at (batch * m + row) *
+      // rowLength + kk, b[batch][kk][col] at (batch * n + col) * rowLength
+      // + kk; rows along K: a at (batch * chunk + kk) * rowLength + row, b
+      // at (batch * chunk + kk) * rowLength + col.
+      auto placed = [&](const StagedOperand &staged, unsigned xDim,
+                        int64_t perBatch) {
+        return [&, xDim, perBatch](const kiln::Coordinates &at,
+                                   Value kk) -> Value {
+          Value row = staged.kContiguous ? stacked(at, at[xDim], perBatch)
+                                         : stacked(at, kk, chunk);
           return LLVM::AddOp::create(
               rewriter, loc,
-              LLVM::MulOp::create(rewriter, loc,
-                                  stacked(at, at[rowDim], perBatch),
-                                  i32Constant(rewriter, loc, rowLength)),
-              kk);
+              LLVM::MulOp::create(rewriter, loc, row,
+                                  i32Constant(rewriter, loc, staged.rowLength)),
+              staged.kContiguous ? kk : at[xDim]);
         };
       };
       stageChunk(rewriter, loc, a, aCoords, aLayout, nDim, chunk, k, first,
-                 aBase, stored, aSpare, rowMajor(mDim, m));
+                 aBase, stored, aSpare, placed(aStage, mDim, m), aStage.vector);
       stageChunk(rewriter, loc, b, bCoords, bLayout, mDim, chunk, k, first,
-                 bBase, stored, bSpare, rowMajor(nDim, n));
+                 bBase, stored, bSpare, placed(bStage, nDim, n), bStage.vector);
       NVVM::Barrier0Op::create(rewriter, loc);
 
       // The loop over k, one group of instructions' K at a time, the
@@ -526,13 +690,41 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
           rewriter, loc, chunk, group, acc,
           [&](Value kk, ArrayRef<Value> carried) -> SmallVector<Value> {
             SmallVector<Value> sums(carried);
-            auto word = [&](Value base, Value offset, int64_t plus) -> Value {
-              Value at = LLVM::AddOp::create(
-                  rewriter, loc, offset,
-                  LLVM::AddOp::create(rewriter, loc, kk,
-                                      i32Constant(rewriter, loc, plus)));
+            // The word kPlus further along K and xPlus along M or N.
+            auto word = [&](Value base, const StagedOperand &staged,
+                            Value offset, int64_t kPlus,
+                            int64_t xPlus) -> Value {
+              int64_t rowLength = staged.rowLength;
+              Value at =
+                  staged.kContiguous
+                      ? LLVM::AddOp::create(
+                            rewriter, loc, offset,
+                            LLVM::AddOp::create(
+                                rewriter, loc, kk,
+                                i32Constant(rewriter, loc,
+                                            kPlus + xPlus * rowLength)))
+                      : LLVM::AddOp::create(
+                            rewriter, loc, offset,
+                            LLVM::AddOp::create(
+                                rewriter, loc,
+                                LLVM::MulOp::create(
+                                    rewriter, loc, kk,
+                                    i32Constant(rewriter, loc, rowLength)),
+                                i32Constant(rewriter, loc,
+                                            kPlus * rowLength + xPlus)));
               return LLVM::LoadOp::create(rewriter, loc, i32, address(base, at),
                                           /*alignment=*/4);
+            };
+            // `count` words by one ldmatrix from this lane's row, kPlus on.
+            auto matrixWords = [&](Value base, Value offset, int64_t kPlus,
+                                   int64_t count) -> SmallVector<Value> {
+              Value at =
+                  plus(offset, plus(kk, i32Constant(rewriter, loc, kPlus)));
+              return SmallVector<Value>(kiln::emitLdmatrixWords(
+                  rewriter, loc,
+                  LLVM::PtrToIntOp::create(rewriter, loc, i32,
+                                           address(base, at)),
+                  count, /*transposed=*/false));
             };
             std::map<std::pair<int32_t, int32_t>,
                      kiln::MmaSyncInstructions::Operand>
@@ -540,17 +732,24 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
             for (auto &[row, offset] : aRows) {
               SmallVector<SmallVector<Value>> steps;
               for (int64_t s = 0; s < group; s += kStep)
-                steps.push_back({word(aBase, offset, s),
-                                 word(aBase, offset, lowerHalf + s),
-                                 word(aBase, offset, kHalf + s),
-                                 word(aBase, offset, lowerHalf + kHalf + s)});
+                if (aByMatrix)
+                  steps.push_back(matrixWords(aBase, offset, s, 4));
+                else
+                  steps.push_back(
+                      {word(aBase, aStage, offset, s, 0),
+                       word(aBase, aStage, offset, s, lowerHalf),
+                       word(aBase, aStage, offset, kHalf + s, 0),
+                       word(aBase, aStage, offset, kHalf + s, lowerHalf)});
               aOperands[row] = instructions.prepare(steps, /*isA=*/true);
             }
             for (auto &[column, offset] : bColumns) {
               SmallVector<SmallVector<Value>> steps;
               for (int64_t s = 0; s < group; s += kStep)
-                steps.push_back(
-                    {word(bBase, offset, s), word(bBase, offset, kHalf + s)});
+                if (bByMatrix)
+                  steps.push_back(matrixWords(bBase, offset, s, 2));
+                else
+                  steps.push_back({word(bBase, bStage, offset, s, 0),
+                                   word(bBase, bStage, offset, kHalf + s, 0)});
               bOperands[column] = instructions.prepare(steps, /*isA=*/false);
             }
             for (auto &[corner, slots] : tiles) {

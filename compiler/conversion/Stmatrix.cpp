@@ -6,6 +6,8 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
+#include <string>
+
 using namespace mlir;
 
 namespace kiln {
@@ -31,25 +33,39 @@ void emitStmatrix(OpBuilder &b, Location loc, Value sharedAddress,
                   "r,r,r,r,r", operands);
 }
 
+SmallVector<Value, 4> emitLdmatrixWords(OpBuilder &b, Location loc,
+                                        Value sharedAddress, int64_t count,
+                                        bool transposed) {
+  Type i32 = b.getI32Type();
+  std::string registers;
+  for (int64_t i = 0; i < count; ++i)
+    registers += (i ? ", $" : "$") + std::to_string(i);
+  std::string constraints;
+  for (int64_t i = 0; i < count; ++i)
+    constraints += "=r,";
+  Type result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 SmallVector<Type>(count, i32));
+  Value words =
+      inlinePtxEffect(b, loc, result,
+                      "ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) +
+                          (transposed ? ".trans" : "") + ".shared.b16 {" +
+                          registers + "}, [$" + std::to_string(count) + "];",
+                      constraints + "r", ValueRange{sharedAddress})
+          .getResult(0);
+  SmallVector<Value, 4> out;
+  for (int64_t i = 0; i < count; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, words, i));
+  return out;
+}
+
 SmallVector<Value, 8> emitLdmatrix(OpBuilder &b, Location loc,
                                    Value sharedAddress, Type element,
                                    bool transposed) {
-  Type i32 = b.getI32Type();
-  Type quad = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                               SmallVector<Type>(4, i32));
-  Value words =
-      inlinePtxEffect(b, loc, quad,
-                      transposed ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared."
-                                   "b16 {$0, $1, $2, $3}, [$4];"
-                                 : "ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
-                                   "{$0, $1, $2, $3}, [$4];",
-                      "=r,=r,=r,=r,r", ValueRange{sharedAddress})
-          .getResult(0);
   // Matrix m's register: the pair 2m, 2m+1.
   Type pair = VectorType::get({2}, element);
   SmallVector<Value, 8> elements;
-  for (int64_t m = 0; m < 4; ++m) {
-    Value word = LLVM::ExtractValueOp::create(b, loc, words, m);
+  for (Value word :
+       emitLdmatrixWords(b, loc, sharedAddress, /*count=*/4, transposed)) {
     Value v = LLVM::BitcastOp::create(b, loc, pair, word);
     for (int32_t i = 0; i < 2; ++i)
       elements.push_back(

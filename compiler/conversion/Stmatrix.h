@@ -24,6 +24,14 @@ void emitStmatrix(mlir::OpBuilder &b, mlir::Location loc,
                   mlir::Value sharedAddress, mlir::ValueRange elements,
                   bool transposed);
 
+/// One ldmatrix.x`count` (1, 2 or 4; .trans with `transposed`) from this
+/// lane's row at `sharedAddress` (a 32-bit shared-window address): the
+/// 32-bit word it hands this thread of each matrix (thread T: word T % 4
+/// of row T / 4, the fragment of a tf32 mma.sync operand).
+llvm::SmallVector<mlir::Value, 4>
+emitLdmatrixWords(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::Value sharedAddress, int64_t count, bool transposed);
+
 /// One ldmatrix.x4 (.trans with `transposed`) from this lane's row at
 /// `sharedAddress` (a 32-bit shared-window address): eight 16-bit values of
 /// type `element`, in the original register order layout::matrixRowsAccess

@@ -1653,6 +1653,28 @@ CASES += [
         ("e5m2_64x128x64_most64", "fp8e5", "float8_e5m2", 64, 128, 64, 64, 4)]
 ]
 
+F = "matmul/staged_tf32_operands.py"
+CASES += [
+    # tf32 operands staged with rows along the dimension their registers run
+    # (four elements a store): a and b row-major, both transposed, K in
+    # chunks (64 x 64 x 128: two of 64), N of one mma tile (rows of 24 elements).
+    *[case(f"staged_tf32_{kernel}_{m}x{n}x{k}", F, kernel,
+           f"a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M={m}, N={n}, K={k}",
+           dot_args("float32", "float32", m, n, k), (1,), ["c_ptr"],
+           tol=5e-3)  # both round the operands to tf32; sums in another order
+      for kernel, m, n, k in [("rows_then_columns", 32, 128, 32),
+                              ("rows_then_columns", 64, 64, 128),
+                              ("columns_then_rows", 32, 64, 64),
+                              ("columns_then_rows", 16, 8, 32)]],
+    # Attention's p @ v over 4 warps of 32 rows, v N-contiguous, unpipelined.
+    case("staged_tf32_scores_times_values", F, "scores_times_values",
+         "q_ptr=*fp32:16, k_ptr=*fp32:16, v_ptr=*fp32:16, o_ptr=*fp32:16, S=i32, M=32, N=32, "
+         "D=128, CHUNK=32",
+         dict(q_ptr=("randn", "float32", 160 * 128, 0.1), k_ptr=("randn", "float32", 160 * 128, 0.1),
+              v_ptr=("randn", "float32", 160 * 128), o_ptr=("zeros", "float32", 160 * 128), S=160),
+         (5,), ["o_ptr"], tol=1e-2),  # tf32 scores and products, exp of both
+]
+
 F = "tutorials/persistent_matmul.py"
 CASES += [
     case("persistent_matmul_f16", F, "persistent_matmul",

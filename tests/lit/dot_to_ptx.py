@@ -2,7 +2,8 @@
 # go to the tensor cores: the layout pass gives the kernel's 2-D tensors the
 # mma.sync accumulator layout, the lowering stages a (row-major) and b
 # (transposed) in shared memory and issues mma.sync (m16n8k16; m16n8k8 for
-# tf32) per 16x8 tile and 32 bytes of K. int8 and fp8 with K = 16 (under
+# tf32) per 16x8 tile and 32 bytes of K; tf32 rows run as the operand's
+# registers do (staged_tf32_operand_rows.py), read by ldmatrix along K. int8 and fp8 with K = 16 (under
 # their instruction's 32) and fp32 with input_precision="ieee" run on the CUDA
 # cores: the result gets a blocked layout with a nearly square block per
 # thread (16x16 over 128 threads is 1x2), a and b are staged the same way and
@@ -40,9 +41,10 @@ import triton.language as tl
 # STAGED: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 # STAGED: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 # STAGED-NOT: wgmma
-# TF32: st.shared.b32
+# TF32: st.shared{{(.v[0-9])?}}.b32
 # TF32: bar.sync 0
-# TF32: ld.shared.b32
+# TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# TF32: ldmatrix.sync.aligned.m8n8.x2.shared.b16
 # TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 # TF32-NOT: fma.rn.f32
 # GPU32: kiln.dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.blocked<{sizePerThread = [1, 2]
