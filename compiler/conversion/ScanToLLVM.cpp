@@ -271,7 +271,17 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
         b, loc,
         LLVM::AndOp::create(b, loc, lane, i32Constant(b, loc, ~laneAxisMask)),
         i32Constant(b, loc, reverse ? 0 : laneAxisMask));
+    // Each lane's inclusive scan of the chunk totals (laneInclusive) is
+    // what a chunk of one element ends with: no exclusive prefix is then
+    // shuffled. The warp's total, in its last lane, is shuffled to the
+    // others where repetitions follow and no warps (their carry), or where
+    // warps follow and there is one item (every lane then writes it to
+    // shared memory: Mamba-3's backward spilled more without); otherwise
+    // the last lane writes it and the others a spare slot.
+    const bool broadcastTotals =
+        laneSpan > 1 && (warps == 1 ? reps > 1 : items == 1);
     SmallVector<MaybeValues> lanePrefix(items);
+    SmallVector<Values> laneInclusive(items);
     SmallVector<Values> warpTotals(items);
     for (unsigned item = 0; item < items; ++item) {
       Values inclusive = chunkTotals[item];
@@ -281,24 +291,30 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
         inclusive = select(atLeast(position, offset), combine(from, inclusive),
                            inclusive);
       }
-      if (laneSpan > 1)
+      laneInclusive[item] = inclusive;
+      if (laneSpan > 1 && chunk > 1)
         lanePrefix[item] = {shuffleAll(inclusive,
                                        i32Constant(b, loc, 1 << laneLo),
                                        towardsLater),
                             atLeast(position, 1)};
       warpTotals[item] =
-          laneSpan > 1 ? shuffleAll(inclusive, lastLane, NVVM::ShflKind::idx)
-                       : inclusive;
+          broadcastTotals ? shuffleAll(inclusive, lastLane, NVVM::ShflKind::idx)
+                          : inclusive;
     }
 
     // 3. Across warps, through shared memory: slot
-    // [operand][item][lane off the axis][warp off the axis][warp position].
+    // [operand][item][lane off the axis][warp off the axis][warp position],
+    // then one spare slot a thread for the lanes that are not last.
     SmallVector<MaybeValues> warpPrefix(items);
     SmallVector<Values> tileTotals = warpTotals;
+    // Where step 4 reads item's total of warp position w (operand i's at
+    // [item][w][i]), and this thread's warp position.
+    SmallVector<SmallVector<SmallVector<Value>>> totalSlots;
+    Value warp;
     if (warps > 1) {
       int32_t warpLo = spread->warpLo;
       Value warpId = LLVM::LShrOp::create(b, loc, tid, i32Constant(b, loc, 5));
-      Value warp = LLVM::AndOp::create(
+      warp = LLVM::AndOp::create(
           b, loc,
           LLVM::LShrOp::create(b, loc, warpId, i32Constant(b, loc, warpLo)),
           i32Constant(b, loc, warps - 1));
@@ -333,6 +349,12 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
             LLVM::AddOp::create(
                 b, loc, w, i32Constant(b, loc, int32_t(item) * itemStride)));
       };
+      int64_t spares = int64_t(items) * itemStride;
+      Value spare =
+          LLVM::AddOp::create(b, loc, tid, i32Constant(b, loc, spares));
+      Value last =
+          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, position,
+                               i32Constant(b, loc, laneSpan - 1));
       auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
       auto storedType = [&](Type t) {
         return t.isInteger(1) ? Type(b.getI8Type()) : t;
@@ -340,13 +362,17 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
       SmallVector<Value> slots;
       for (size_t i = 0; i < numOperands; ++i) {
         Type type = storedType(warpTotals[0][i].getType());
-        Value base =
-            kiln::allocateSharedArray(b, op, type, int64_t(items) * itemStride);
+        Value base = kiln::allocateSharedArray(
+            b, op, type, spares + int64_t(spread->numWarps) * 32);
         slots.push_back(base);
         for (unsigned item = 0; item < items; ++item) {
-          // Every lane along the axis stores the same total.
+          // The last lane along the axis holds the warp's total; the
+          // others write their spare slot.
+          Value index = slotIndex(item, warp);
+          if (laneSpan > 1 && !broadcastTotals)
+            index = LLVM::SelectOp::create(b, loc, last, index, spare);
           Value slot = LLVM::GEPOp::create(b, loc, sharedPtr, type, base,
-                                           ValueRange{slotIndex(item, warp)});
+                                           ValueRange{index});
           Value v = warpTotals[item][i];
           if (v.getType() != type)
             v = LLVM::ZExtOp::create(b, loc, type, v);
@@ -354,37 +380,48 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
         }
       }
       NVVM::Barrier0Op::create(b, loc);
-      for (unsigned item = 0; item < items; ++item) {
-        Values acc, prefix;
+      totalSlots.resize(items);
+      for (unsigned item = 0; item < items; ++item)
         for (int32_t w = 0; w < warps; ++w) {
-          Values total;
-          for (size_t i = 0; i < numOperands; ++i) {
-            Type type = warpTotals[0][i].getType();
-            Type stored = storedType(type);
-            Value slot = LLVM::GEPOp::create(
-                b, loc, sharedPtr, stored, slots[i],
-                ValueRange{slotIndex(item, i32Constant(b, loc, w))});
-            Value v = LLVM::LoadOp::create(b, loc, stored, slot);
-            if (stored != type)
-              v = LLVM::TruncOp::create(b, loc, type, v);
-            total.push_back(v);
-          }
-          if (w == 0) {
-            acc = prefix = total;
-            continue;
-          }
-          // The warp at position w gets the total of positions 0 .. w-1.
-          Value isThis = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
-                                              warp, i32Constant(b, loc, w));
-          prefix = w == 1 ? acc : select(isThis, acc, prefix);
-          acc = combine(acc, total);
+          SmallVector<Value> operands;
+          for (size_t i = 0; i < numOperands; ++i)
+            operands.push_back(LLVM::GEPOp::create(
+                b, loc, sharedPtr, storedType(warpTotals[0][i].getType()),
+                slots[i], ValueRange{slotIndex(item, i32Constant(b, loc, w))}));
+          totalSlots[item].push_back(std::move(operands));
         }
-        warpPrefix[item] = {prefix, atLeast(warp, 1)};
-        tileTotals[item] = acc;
-      }
-      // The slots may be written again (a scan in a loop).
-      NVVM::Barrier0Op::create(b, loc);
     }
+    // Reads item's warp totals into its warpPrefix and tileTotals. Step 4
+    // reads each item where it needs it, so that only one item's totals
+    // are live at a time (FLA's KDA gate cumsum: 32 items a thread).
+    auto readTotals = [&](unsigned item) {
+      if (warps == 1)
+        return;
+      Values acc, prefix;
+      for (int32_t w = 0; w < warps; ++w) {
+        Values total;
+        for (size_t i = 0; i < numOperands; ++i) {
+          Type type = warpTotals[0][i].getType();
+          Type stored = type.isInteger(1) ? Type(b.getI8Type()) : type;
+          Value v =
+              LLVM::LoadOp::create(b, loc, stored, totalSlots[item][w][i]);
+          if (stored != type)
+            v = LLVM::TruncOp::create(b, loc, type, v);
+          total.push_back(v);
+        }
+        if (w == 0) {
+          acc = prefix = total;
+          continue;
+        }
+        // The warp at position w gets the total of positions 0 .. w-1.
+        Value isThis = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq,
+                                            warp, i32Constant(b, loc, w));
+        prefix = w == 1 ? acc : select(isThis, acc, prefix);
+        acc = combine(acc, total);
+      }
+      warpPrefix[item] = {prefix, atLeast(warp, 1)};
+      tileTotals[item] = acc;
+    };
 
     // 4. Repetitions earlier in scan order, then every element.
     SmallVector<Values> results(count);
@@ -393,15 +430,22 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
       for (unsigned i = 0; i < reps; ++i) {
         unsigned rep = inScanOrder(reps, i);
         unsigned item = row * reps + rep;
+        readTotals(item);
         MaybeValues prefix = combineMaybe(combineMaybe(carry, warpPrefix[item]),
                                           lanePrefix[item]);
         for (unsigned j = 0; j < chunk; ++j) {
           unsigned k = registerOf(row, rep, j);
-          results[k] = combineMaybe(prefix, {scanned[k], Value()}).values;
+          results[k] = combineMaybe(prefix, {chunk == 1 ? laneInclusive[item]
+                                                        : scanned[k],
+                                             Value()})
+                           .values;
         }
         carry = combineMaybe(carry, {tileTotals[item], Value()});
       }
     }
+    // The slots may be written again (a scan in a loop).
+    if (warps > 1)
+      NVVM::Barrier0Op::create(b, loc);
 
     SmallVector<Value> replacements;
     for (size_t i = 0; i < numOperands; ++i) {

@@ -4,6 +4,7 @@
 #include "compiler/target/MasksAfterDotWaits.h"
 #include "compiler/target/RematerializeAfterLoops.h"
 #include "compiler/target/RematerializeInLoops.h"
+#include "compiler/target/SinkPastBarriers.h"
 #include "compiler/target/StrengthReductionGate.h"
 #include "compiler/target/Target.h"
 
@@ -339,11 +340,15 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   }
 
   // After O3, whose InstCombine would make them ors again, and fold the
-  // masks' selects back into one fadd.
+  // masks' selects back into one fadd; and where no pass would hoist the
+  // sunk arithmetic back (SinkPastBarriers.h).
+  const bool tensorCores = usesTensorCores(module);
   for (Function &function : module)
     if (!function.isDeclaration()) {
       disjointOrsAsAdds(function);
       masksAfterDotWaits(function);
+      if (!tensorCores)
+        sinkPastBarriers(function);
     }
 
   // After O3, where no IR-level CSE runs after it to undo it.

@@ -245,6 +245,8 @@ struct AssignLayoutsPass
   /// 1-D size → the fewest elements a whole 16-byte store of that size takes
   /// (its widest stored element type).
   llvm::DenseMap<int64_t, unsigned> fullStores1D;
+  /// The same for shapes of rank >= 2 (their last dimension's elements).
+  std::map<SmallVector<int64_t>, unsigned> fullStores;
   llvm::DenseMap<unsigned, Attribute> encodingOfRank; // rank ≥ 2
   /// Shapes the encoding of their rank would replicate (see preferred).
   std::map<SmallVector<int64_t>, Attribute> encodingOfShape;
@@ -288,6 +290,7 @@ struct AssignLayoutsPass
     MLIRContext *ctx = &getContext();
     widest1D.clear();
     fullStores1D.clear();
+    fullStores.clear();
     encodingOfRank.clear();
     encodingOfShape.clear();
     reshapedShapes.clear();
@@ -371,6 +374,9 @@ struct AssignLayoutsPass
           unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
           if (tensor.getRank() == 1 && vec * bits == 128) {
             unsigned &w = fullStores1D[tensor.getDimSize(0)];
+            w = w ? std::min(w, vec) : vec;
+          } else if (tensor.getRank() >= 2 && vec * bits == 128) {
+            unsigned &w = fullStores[SmallVector<int64_t>(tensor.getShape())];
             w = w ? std::min(w, vec) : vec;
           }
         }
@@ -512,6 +518,13 @@ struct AssignLayoutsPass
       // Never more per thread than the thread's share of the tensor.
       int64_t share = threadShare(type, numWarps);
       unsigned vec = unsigned(std::min<int64_t>(anchor.second, share));
+      // As for 1-D sizes (preferred): where the anchor's shape is stored
+      // whole 16 bytes at a time in a wider type than it is loaded, a
+      // thread holds one such store (FLA's KDA gate cumsum: bf16 in, fp32
+      // out; two 16-byte stores a thread each wrote half of every sector).
+      if (auto store = fullStores.find(SmallVector<int64_t>(type.getShape()));
+          store != fullStores.end())
+        vec = std::min(vec, store->second);
       encodingOfRank[rank] =
           defaultBlocked(ctx, type.getShape(), std::max(1u, vec), numWarps);
     }

@@ -1046,6 +1046,13 @@ CASES += [
     case("tile_scans_wide", F, "tile_scans", "x_ptr=*fp32, out_ptr=*fp32, BM=2, BN=1024, num_warps=8",
          dict(x_ptr=("uniform", "float32", 2 * 1024), out_ptr=("zeros", "float32", 2 * 1024)),
          (1,), ["out_ptr"], tol=1e-5),
+    # bf16 tiles scanned down their columns into fp32, 3 programs.
+    *[case(f"widened_cumsum_{name}", F, "widened_cumsum",
+           f"x_ptr=*bf16:16, out_ptr=*fp32:16, REVERSE={rev}, BM=64, BN=64{extra}",
+           dict(x_ptr=("uniform", "bfloat16", 3 * 64 * 64),
+                out_ptr=("zeros", "float32", 3 * 64 * 64)),
+           (3,), ["out_ptr"], tol=1e-5)  # scans associate in another order
+      for name, rev, extra in [("forward", False, ""), ("reverse_w8", True, ", num_warps=8")]],
     case("tile_int_cumsum", F, "tile_int_cumsum", "x_ptr=*i32, out_ptr=*i32, BM=64, BN=32, num_warps=8",
          dict(x_ptr=("randint", "int32", 64 * 32), out_ptr=("zeros", "int32", 64 * 32)),
          (1,), ["out_ptr"], tol=0),

@@ -8,11 +8,11 @@
 # RUN: %kilnc compile %S/../kernels/language/gather_tables.py -n gather_tile -s "src_ptr=*fp32:16, idx_ptr=*u8:16, out_ptr=*fp32:16, BM=64, BN=64, BI=64, AXIS=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # GPU: %[[IDX:.*]] = arith.extui {{.*}} : tensor<64x64xi8, [[IL:#kiln_gpu.blocked<[^>]*>]]> to tensor<64x64xi32, [[IL]]>
 # GPU: kiln.gather %{{.*}}[%[[IDX]]] {axis = 1 : i32} : tensor<64x64xf32, {{.*}}>, tensor<64x64xi32, [[IL]]> -> tensor<64x64xf32, [[IL]]>
+# The tile holds one 16-byte fp32 store a thread (4 floats, the stored
+# type's; the u8 indices are loaded 4 a thread): the result is stored as
+# it is, no conversion.
 # GPU-NOT: convert_layout
-# 16 floats a thread along rows 4 lanes share are stored 4 a thread, as
-# Triton's coalesced store (AssignLayouts' narrowStoreLayout).
-# GPU: convert_layout %{{.*}} : tensor<64x64xf32, [[IL]]> -> tensor<64x64xf32, #kiln_gpu.blocked<{sizePerThread = [1, 4]
-# GPU-NEXT: kiln.store
+# GPU: kiln.store {{.*}} : tensor<64x64x!kiln.ptr<f32>, [[IL]]>
 # RUN: %kilnc compile %S/../kernels/language/gather_tables.py -n gather_tile -s "src_ptr=*fp32:16, idx_ptr=*u8:16, out_ptr=*fp32:16, BM=64, BN=64, BI=64, AXIS=1" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=PTX
 # PTX: .extern .shared .align {{[0-9]+}} .b8 kiln_smem[];
 # PTX-COUNT-8: st.shared.v4.b32

@@ -13,13 +13,16 @@ import triton.language as tl
 
 
 # SUM: .extern .shared .align 1024 .b8 kiln_smem[];
-# SUM-BYTES: "shared_bytes": 128,
+# 8 repetitions x 4 warps' totals, then 128 spare slots.
+# SUM-BYTES: "shared_bytes": 640,
 # SUM: shfl.sync.up.b32 {{.*}}, 1, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 2, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 4, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 8, 0, -1;
 # SUM: shfl.sync.up.b32 {{.*}}, 16, 0, -1;
-# SUM: shfl.sync.idx.b32
+# The last lane stores its warp's total (the others a spare slot of their
+# own): no shuffle broadcasts it.
+# SUM-NOT: shfl.sync.idx
 # SUM: st.shared.b32
 # SUM: bar.sync 0;
 # SUM: ld.shared.v4.b32

@@ -13,7 +13,10 @@
 # kiln-variant: -n running_max -s "x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=512"
 # kiln-variant: -n segmented_sum -s "x_ptr=*fp32, flag_ptr=*i32, out_ptr=*fp32, n=i32, BLOCK=512"
 # kiln-variant: -n scan_of_dot -s "a_ptr=*bf16:16, b_ptr=*bf16:16, out_ptr=*fp32:16, n=i32:16, BM=32, BN=32, BK=64"
+# kiln-variant: -n widened_cumsum -s "x_ptr=*bf16:16, out_ptr=*fp32:16, REVERSE=False, BM=64, BN=64"
+# kiln-variant: -n widened_cumsum -s "x_ptr=*bf16:16, out_ptr=*fp32:16, REVERSE=True, BM=64, BN=64, num_warps=8"
 # kiln-covers: prefix_sums: tl.cumsum; tl.cumprod
+# kiln-covers: widened_cumsum: tl.cumsum; scans (reverse=)
 # kiln-covers: scan_of_dot: tl.cumsum; tl.dot
 # kiln-covers: tile_scans: tl.cumsum; tl.cumprod; scans (reverse=)
 # kiln-covers: running_max: tl.associative_scan; tl.maximum
@@ -121,3 +124,15 @@ def scan_of_dot(a_ptr, b_ptr, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr,
         rowsum = rowsum_new
         acc = tl.where(mask, acc, 0.0)
         tl.store(out_ptr + start + rn, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def widened_cumsum(x_ptr, out_ptr, REVERSE: tl.constexpr, BM: tl.constexpr,
+                   BN: tl.constexpr):
+    # bf16 in, fp32 out, scanned down the columns (FLA's chunk-local gate
+    # cumsums): each thread holds one 16-byte fp32 store of a row, so the
+    # scan has 2 lanes along the rows, not the 4 of 16-byte bf16 loads.
+    r = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+    c = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + r * BN + c).to(tl.float32)
+    tl.store(out_ptr + r * BN + c, tl.cumsum(x, axis=0, reverse=REVERSE))
