@@ -62,10 +62,12 @@ int64_t threadsOf(Operation *op) {
   return (warps ? warps.getInt() : 4) * 32;
 }
 
-/// This thread's spare slot after `size` elements.
-Value spareSlot(OpBuilder &b, Location loc, int64_t size) {
-  return LLVM::AddOp::create(b, loc, kiln::threadIdX(b, loc),
-                             i32Constant(b, loc, size));
+/// This thread's spare slot of `width` elements after `size` elements.
+Value spareSlot(OpBuilder &b, Location loc, int64_t size, int64_t width = 1) {
+  Value tid = kiln::threadIdX(b, loc);
+  if (width > 1)
+    tid = LLVM::MulOp::create(b, loc, tid, i32Constant(b, loc, width));
+  return LLVM::AddOp::create(b, loc, tid, i32Constant(b, loc, size));
 }
 
 /// Linearizes the dimensions before the last two (the batch) with the
@@ -501,17 +503,8 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
         rewriter, op, stored, aStage.size + threads * aStage.spareWidth);
     Value bBase = kiln::allocateSharedArray(
         rewriter, op, stored, bStage.size + threads * bStage.spareWidth);
-    auto spareOf = [&](const StagedOperand &staged) -> Value {
-      if (staged.spareWidth == 1)
-        return spareSlot(rewriter, loc, staged.size);
-      return LLVM::AddOp::create(
-          rewriter, loc,
-          LLVM::MulOp::create(rewriter, loc, kiln::threadIdX(rewriter, loc),
-                              i32Constant(rewriter, loc, staged.spareWidth)),
-          i32Constant(rewriter, loc, staged.size));
-    };
-    Value aSpare = spareOf(aStage);
-    Value bSpare = spareOf(bStage);
+    Value aSpare = spareSlot(rewriter, loc, aStage.size, aStage.spareWidth);
+    Value bSpare = spareSlot(rewriter, loc, bStage.size, bStage.spareWidth);
     auto address = [&](Value base, Value offset) {
       return LLVM::GEPOp::create(rewriter, loc, base.getType(), stored, base,
                                  ValueRange{offset});
@@ -567,18 +560,22 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                               i32Constant(rewriter, loc, perBatch)),
           index);
     };
-    // Where the thread's fragment words start in a staged operand: at its
-    // row or column `x` (of a batch of perBatch) and k = kOfLane.
-    auto fragmentStart = [&](const StagedOperand &staged,
-                             const kiln::Coordinates &at, Value x,
-                             int64_t perBatch) -> Value {
-      Value row = staged.kContiguous ? stacked(at, x, perBatch)
-                                     : stacked(at, kOfLane, chunk);
+    // Where a staged operand holds its element at row or column `x` (of a
+    // batch of perBatch) and k `k`: K-contiguous rows, a[batch][row][k] at
+    // (batch * m + row) * rowLength + k and b[batch][k][col] at (batch * n
+    // + col) * rowLength + k; rows along K, (batch * chunk + k) * rowLength
+    // + row (or col). The stores, the fragments' first words and
+    // ldmatrix's rows all address through it.
+    auto elementAt = [&](const StagedOperand &staged,
+                         const kiln::Coordinates &at, Value x, Value k,
+                         int64_t perBatch) -> Value {
+      Value row =
+          staged.kContiguous ? stacked(at, x, perBatch) : stacked(at, k, chunk);
       return LLVM::AddOp::create(
           rewriter, loc,
           LLVM::MulOp::create(rewriter, loc, row,
                               i32Constant(rewriter, loc, staged.rowLength)),
-          staged.kContiguous ? kOfLane : x);
+          staged.kContiguous ? k : x);
     };
     // Operands read by ldmatrix (StagedOperand::readByMatrix) take a 16x8
     // tile of a (four words) in one ldmatrix.x4 and an 8x8 tile of b in one
@@ -603,13 +600,6 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     auto plus = [&](Value x, Value y) -> Value {
       return LLVM::AddOp::create(rewriter, loc, x, y);
     };
-    // Where lane l's ldmatrix row starts: row `x` of the tile (its first,
-    // per batch of perBatch), k `k`.
-    auto matrixRow = [&](const StagedOperand &staged,
-                         const kiln::Coordinates &at, Value x, Value k,
-                         int64_t perBatch) -> Value {
-      return plus(times(stacked(at, x, perBatch), staged.rowLength), k);
-    };
     std::map<std::pair<int32_t, int32_t>, Value> aRows, bColumns;
     for (auto &[corner, slots] : tiles) {
       if (llvm::is_contained(slots, -1))
@@ -620,12 +610,12 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
       if (!aRows.count(rowKey))
         aRows[rowKey] =
             aByMatrix
-                ? matrixRow(
+                ? elementAt(
                       aStage, at,
                       plus(LLVM::SubOp::create(rewriter, loc, at[mDim], g),
                            plus(laneBits(0, 7), times(laneBits(3, 1), 8))),
                       times(laneBits(4, 1), 4), m)
-                : fragmentStart(aStage, at, at[mDim], m);
+                : elementAt(aStage, at, at[mDim], kOfLane, m);
       if (!bColumns.count(columnKey)) {
         // Column g of the tile; of fewer than 8, column g mod n (one tile,
         // its copies repeated).
@@ -636,12 +626,12 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
                         rewriter, loc,
                         LLVM::SubOp::create(rewriter, loc, at[nDim], twoT), g));
         bColumns[columnKey] =
-            bByMatrix ? matrixRow(bStage, at,
+            bByMatrix ? elementAt(bStage, at,
                                   plus(LLVM::SubOp::create(rewriter, loc,
                                                            at[nDim], twoT),
                                        laneBits(0, 7)),
                                   times(laneBits(3, 1), 4), n)
-                      : fragmentStart(bStage, at, column, n);
+                      : elementAt(bStage, at, column, kOfLane, n);
       }
     }
 
@@ -660,21 +650,11 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     // As in the multiply-add form: ordered after every earlier access.
     NVVM::Barrier0Op::create(rewriter, loc);
     for (int64_t first = 0; first < k; first += chunk) {
-      // K-contiguous rows: a[batch][row][kk] at (batch * m + row) *
-      // rowLength + kk, b[batch][kk][col] at (batch * n + col) * rowLength
-      // + kk; rows along K: a at (batch * chunk + kk) * rowLength + row, b
-      // at (batch * chunk + kk) * rowLength + col.
       auto placed = [&](const StagedOperand &staged, unsigned xDim,
                         int64_t perBatch) {
         return [&, xDim, perBatch](const kiln::Coordinates &at,
                                    Value kk) -> Value {
-          Value row = staged.kContiguous ? stacked(at, at[xDim], perBatch)
-                                         : stacked(at, kk, chunk);
-          return LLVM::AddOp::create(
-              rewriter, loc,
-              LLVM::MulOp::create(rewriter, loc, row,
-                                  i32Constant(rewriter, loc, staged.rowLength)),
-              staged.kContiguous ? kk : at[xDim]);
+          return elementAt(staged, at, at[xDim], kk, perBatch);
         };
       };
       stageChunk(rewriter, loc, a, aCoords, aLayout, nDim, chunk, k, first,

@@ -311,6 +311,10 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
     // [item][w][i]), and this thread's warp position.
     SmallVector<SmallVector<SmallVector<Value>>> totalSlots;
     Value warp;
+    // i1 totals are kept as bytes.
+    auto storedType = [&](Type t) {
+      return t.isInteger(1) ? Type(b.getI8Type()) : t;
+    };
     if (warps > 1) {
       int32_t warpLo = spread->warpLo;
       Value warpId = LLVM::LShrOp::create(b, loc, tid, i32Constant(b, loc, 5));
@@ -356,9 +360,6 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
           LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, position,
                                i32Constant(b, loc, laneSpan - 1));
       auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-      auto storedType = [&](Type t) {
-        return t.isInteger(1) ? Type(b.getI8Type()) : t;
-      };
       SmallVector<Value> slots;
       for (size_t i = 0; i < numOperands; ++i) {
         Type type = storedType(warpTotals[0][i].getType());
@@ -402,7 +403,7 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
         Values total;
         for (size_t i = 0; i < numOperands; ++i) {
           Type type = warpTotals[0][i].getType();
-          Type stored = type.isInteger(1) ? Type(b.getI8Type()) : type;
+          Type stored = storedType(type);
           Value v =
               LLVM::LoadOp::create(b, loc, stored, totalSlots[item][w][i]);
           if (stored != type)

@@ -37,12 +37,11 @@ SmallVector<Value, 4> emitLdmatrixWords(OpBuilder &b, Location loc,
                                         Value sharedAddress, int64_t count,
                                         bool transposed) {
   Type i32 = b.getI32Type();
-  std::string registers;
-  for (int64_t i = 0; i < count; ++i)
+  std::string registers, constraints;
+  for (int64_t i = 0; i < count; ++i) {
     registers += (i ? ", $" : "$") + std::to_string(i);
-  std::string constraints;
-  for (int64_t i = 0; i < count; ++i)
     constraints += "=r,";
+  }
   Type result = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                  SmallVector<Type>(count, i32));
   Value words =

@@ -371,7 +371,7 @@ kiln::emitPTX(Module &module, const TargetArch &arch, StringRef libdevicePath) {
   // Code generation changes the module it runs on: the register-ordered
   // copy starts from the optimized module, emitted only where compileKernel
   // asks for it. Tensor-core kernels keep the order they were tuned with.
-  if (!usesTensorCores(module)) {
+  if (!tensorCores) {
     std::shared_ptr<Module> input = CloneModule(module);
     candidates.emitRegisterOrdered =
         [input, createMachine]() -> Expected<std::string> {
