@@ -304,7 +304,8 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
 
     // 3. Across warps, through shared memory: slot
     // [operand][item][lane off the axis][warp off the axis][warp position],
-    // then one spare slot a thread for the lanes that are not last.
+    // then, where only the last lane holds the total, one spare slot a
+    // thread for the lanes that are not.
     SmallVector<MaybeValues> warpPrefix(items);
     SmallVector<Values> tileTotals = warpTotals;
     // Where step 4 reads item's total of warp position w (operand i's at
@@ -354,6 +355,8 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
                 b, loc, w, i32Constant(b, loc, int32_t(item) * itemStride)));
       };
       int64_t spares = int64_t(items) * itemStride;
+      // Spare slots only where lanes other than the last write one.
+      const bool spareSlots = laneSpan > 1 && !broadcastTotals;
       Value spare =
           LLVM::AddOp::create(b, loc, tid, i32Constant(b, loc, spares));
       Value last =
@@ -364,13 +367,14 @@ struct ScanLowering : OpConversionPattern<kiln::ScanOp> {
       for (size_t i = 0; i < numOperands; ++i) {
         Type type = storedType(warpTotals[0][i].getType());
         Value base = kiln::allocateSharedArray(
-            b, op, type, spares + int64_t(spread->numWarps) * 32);
+            b, op, type,
+            spares + (spareSlots ? int64_t(spread->numWarps) * 32 : 0));
         slots.push_back(base);
         for (unsigned item = 0; item < items; ++item) {
           // The last lane along the axis holds the warp's total; the
           // others write their spare slot.
           Value index = slotIndex(item, warp);
-          if (laneSpan > 1 && !broadcastTotals)
+          if (spareSlots)
             index = LLVM::SelectOp::create(b, loc, last, index, spare);
           Value slot = LLVM::GEPOp::create(b, loc, sharedPtr, type, base,
                                            ValueRange{index});

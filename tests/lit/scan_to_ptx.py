@@ -4,6 +4,8 @@
 # RUN: %kilnc compile %s -n cumsum -s "*fp32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SUM
 # The shared memory is dynamic; its size is in the metadata.
 # RUN: %kilnc compile %s -n cumsum -s "*fp32, *fp32" --arch sm_90a -o %t.sum.cubin --metadata %t.sum.json && FileCheck %s --check-prefix=SUM-BYTES < %t.sum.json
+# RUN: %kilnc compile %s -n one_item -s "*fp32, *fp32" --arch sm_90a -o %t.one.cubin --metadata %t.one.json && FileCheck %s --check-prefix=ONE-BYTES < %t.one.json
+# RUN: %kilnc compile %s -n one_item -s "*fp32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=ONE
 # RUN: %kilnc compile %s -n concat -s "*i32, *i32, *i32" --arch sm_90a -o %t.cat.cubin --metadata %t.cat.json && FileCheck %s --check-prefix=CAT-BYTES < %t.cat.json
 # RUN: %kilnc compile %s -n reversed -s "*i32, *i32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=REV
 # RUN: %kilnc compile %s -n segmented -s "*fp32, *i32, *fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=SEG
@@ -33,6 +35,18 @@ import triton.language as tl
 @triton.jit
 def cumsum(x_ptr, out_ptr):
     offs = tl.arange(0, 1024)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0))
+
+
+# One element a thread: every lane gets its warp's total by a shuffle and
+# writes it, so only the 4 warps' slots are allocated (no spare slots).
+# ONE-BYTES: "shared_bytes": 16,
+# ONE: shfl.sync.idx.b32
+# ONE: st.shared.b32
+# ONE: bar.sync 0;
+@triton.jit
+def one_item(x_ptr, out_ptr):
+    offs = tl.arange(0, 128)
     tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0))
 
 
