@@ -13,6 +13,8 @@ the kernel, the median. Rounds alternate between the two.
     python3 bench/realworld_cubins.py --list          # id|file|kernel|signature (hints added)[|--src FILE ...]
     python3 bench/realworld_cubins.py --cubins DIR --out OUT [--filter TEXT] [--rounds 3]
     compute-sanitizer --tool racecheck python3 bench/realworld_cubins.py --cubins DIR --kiln-only --filter TEXT
+    python3 bench/realworld_cubins.py --cubins SM90_DIR --triton-mma-v2   # Kiln's plain sm_90 (mma.sync)
+        # cubins beside Triton's mma.sync path: what both run on sm_80-89
 
 Writes OUT/realworld.json and OUT/realworld.md (Triton GB/s, Kiln GB/s, or
 TFLOP/s for a case that states its FLOPs; Kiln/Triton per case) and prints
@@ -237,7 +239,9 @@ def main():
                         help="write Triton's TTGIR, PTX and cubin of each case there (for SASS comparisons)")
     parser.add_argument("--kiln-only", action="store_true",
                         help="launch each case's Kiln cubin once, no Triton, no timing (for compute-sanitizer)")
+    cubin_launch.add_triton_mma_v2_option(parser)
     opts = parser.parse_args()
+    cubin_launch.use_triton_mma_v2(opts)
     filters = opts.filter.split(",")
     cases = [c for c in CASES if any(f in c["id"] for f in filters)]
     if opts.list:
@@ -278,9 +282,11 @@ def main():
             print(f"{r['id']}: ERROR {r['error']}", flush=True)
         torch.cuda.empty_cache()
     os.makedirs(opts.out, exist_ok=True)
-    env = dict(device=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__)
+    env = dict(device=torch.cuda.get_device_name(), triton=triton.__version__, torch=torch.__version__,
+               triton_mma_v2=opts.triton_mma_v2)
     json.dump(dict(env, cases=results), open(os.path.join(opts.out, "realworld.json"), "w"), indent=1)
-    lines = [f"# Real-world kernels ({env['device']}, Triton {env['triton']})", "",
+    lines = [f"# Real-world kernels ({env['device']}, Triton {env['triton']}"
+             f"{', with DISABLE_MMA_V3=1: its mma.sync path' if opts.triton_mma_v2 else ''})", "",
              "| case | kernel | Triton GB/s (TFLOP/s) | Kiln GB/s (TFLOP/s) | Kiln/Triton | per round | registers (Kiln, Triton) |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
