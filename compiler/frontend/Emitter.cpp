@@ -1982,7 +1982,7 @@ std::optional<FValue> Emitter::evaluate(const Expr &expr) {
     return FValue::tuple(std::move(values));
   }
   case Expr::Kind::Dict:
-    return error(expr.getLoc(), "dicts are not supported in Triton kernels");
+    return evaluateDict(llvm::cast<DictExpr>(expr));
   case Expr::Kind::Slice:
     return error(expr.getLoc(), "a slice is only valid inside a subscript");
   case Expr::Kind::Lambda:
@@ -2084,6 +2084,89 @@ std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {
   return combined ? combined : last;
 }
 
+/// Whether `a` and `b` are the same dict key, as Python compares them:
+/// numbers by value (`1 == 1.0 == True`), strings by text, dtypes by type.
+static bool sameDictKey(const FValue &a, const FValue &b) {
+  if (a.isNumber() && b.isNumber()) {
+    if (a.kind == FValue::Kind::Float || b.kind == FValue::Kind::Float) {
+      auto asDouble = [](const FValue &v) {
+        return v.kind == FValue::Kind::Float ? v.floatValue
+                                             : double(v.intValue);
+      };
+      return asDouble(a) == asDouble(b);
+    }
+    return a.intValue == b.intValue;
+  }
+  if (a.kind != b.kind)
+    return false;
+  switch (a.kind) {
+  case FValue::Kind::String:
+    return a.text == b.text;
+  case FValue::Kind::None:
+    return true;
+  case FValue::Kind::DType:
+    return a.type == b.type;
+  case FValue::Kind::Tuple:
+    return a.elements.size() == b.elements.size() &&
+           std::equal(a.elements.begin(), a.elements.end(), b.elements.begin(),
+                      sameDictKey);
+  default:
+    return false;
+  }
+}
+
+/// Whether `v` can key a compile-time dict: Python's hashable constants.
+static bool isDictKey(const FValue &v) {
+  switch (v.kind) {
+  case FValue::Kind::Tuple:
+    return llvm::all_of(v.elements, isDictKey);
+  case FValue::Kind::Int:
+  case FValue::Kind::Float:
+  case FValue::Kind::Bool:
+  case FValue::Kind::None:
+  case FValue::Kind::String:
+  case FValue::Kind::DType:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// A dict display of compile-time keys (`{tl.float16: "fp16", ...}` in a
+// constexpr function), looked up by a compile-time key. A later entry with
+// an equal key replaces the earlier one, as in Python.
+std::optional<FValue> Emitter::evaluateDict(const DictExpr &expr) {
+  FValue dict = FValue::named(FValue::Kind::Dict, "");
+  for (size_t i = 0; i < expr.keys.size(); ++i) {
+    if (!expr.keys[i])
+      return error(expr.values[i]->getLoc(),
+                   "'**' unpacking in a dict is not supported in Triton "
+                   "kernels");
+    std::optional<FValue> key = evaluate(*expr.keys[i]);
+    if (!key)
+      return std::nullopt;
+    if (!isDictKey(*key))
+      return error(expr.keys[i]->getLoc(),
+                   "a dict key must be a compile-time number, string, None, "
+                   "dtype or tuple of them, not " +
+                       key->describe());
+    std::optional<FValue> value = evaluate(*expr.values[i]);
+    if (!value)
+      return std::nullopt;
+    auto it = dict.elements.begin();
+    for (; it != dict.elements.end(); it += 2)
+      if (sameDictKey(*it, *key))
+        break;
+    if (it != dict.elements.end()) {
+      *(it + 1) = *value;
+      continue;
+    }
+    dict.elements.push_back(*key);
+    dict.elements.push_back(*value);
+  }
+  return dict;
+}
+
 std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
   std::optional<FValue> base = evaluate(*expr.value);
   if (!base)
@@ -2096,8 +2179,7 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
                  ? std::nullopt
                  : error(expr.getLoc(), "a dict takes one key");
     for (size_t i = 0; i + 1 < base->elements.size(); i += 2)
-      if (key->kind == FValue::Kind::String &&
-          base->elements[i].text == key->text) {
+      if (sameDictKey(base->elements[i], *key)) {
         const FValue &value = base->elements[i + 1];
         if (value.kind == FValue::Kind::Marker && value.text == "run-time")
           return error(expr.indices[0]->getLoc(),
@@ -2108,6 +2190,9 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
                            base->text + " in the signature");
         return value;
       }
+    if (base->text.empty())
+      return error(expr.indices[0]->getLoc(),
+                   "KeyError: " + key->describe() + " is not in the dict");
     return error(expr.indices[0]->getLoc(),
                  "no parameter " + key->describe() + " in the arguments");
   }

@@ -379,6 +379,7 @@ private:
   std::optional<FValue> evaluateCall(const CallExpr &expr);
   std::optional<FValue> evaluateCompare(const CompareExpr &expr);
   std::optional<FValue> evaluateBoolOp(const BoolOpExpr &expr);
+  std::optional<FValue> evaluateDict(const DictExpr &expr);
   std::optional<FValue> evaluateSubscript(const SubscriptExpr &expr);
   /// Runs a (non-jit) host function that a module-level assignment calls,
   /// through HostEvaluator: `s: tl.constexpr = make_asm(4)`.

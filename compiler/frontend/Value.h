@@ -38,7 +38,7 @@ struct FValue {
     Builtin,  // text: "tl.load", "range", "libdevice.exp", ...
     Method,   // text: method name, elements[0]: the receiver
     Marker,   // text: "triton.jit", "tl.constexpr", ... (decorators, annotations)
-    Dict,     // elements: key (String), value, ...; text: the heuristic's name
+    Dict,     // elements: key, value, ...; text: a heuristic's name or ""
     // A tensor descriptor: value (!kiln.tensordesc) and type; elements: its
     // shape (i32) and strides (i64), two tuples of run-time scalars.
     Descriptor,

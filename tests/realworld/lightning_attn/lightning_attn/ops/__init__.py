@@ -1,0 +1,3 @@
+from .lightning_attn_interface import *
+from .torch import *
+from .triton import *
