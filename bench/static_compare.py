@@ -25,6 +25,10 @@ OUT/static.tsv and OUT/static.md, the flagged rows first; Triton's TTGIR and
 PTX of each variant stay beside its cubins (OUT/VARIANT.triton.ttgir, .ptx),
 to read against kilnc --dump-ir.
 
+With `--mma-sync` Kiln compiles for plain sm_90 and Triton runs with
+DISABLE_MMA_V3=1: both compilers' mma.sync paths (what they run on
+sm_80-89); use a separate --out.
+
 Flags: `spill` (Kiln spills more), `occupancy` (Kiln's registers or shared
 memory leave fewer blocks per SM), `loads`/`stores` (more global memory
 instructions: narrower accesses), `tensor-cores` (Triton uses wgmma or mma
@@ -105,6 +109,12 @@ def variant_args(v):
 # ---------------------------------------------------------------------------
 # Kiln's side
 
+# --mma-sync: Kiln's plain sm_90 cubins (its sm_80-89 path: ldmatrix,
+# mma.sync, cp.async) beside Triton run with DISABLE_MMA_V3=1 (its own
+# mma.sync path, what it runs on sm_80-89).
+KILN_ARCH = "sm_90a"
+
+
 def kiln_compile(kilnc, out, v):
     base = os.path.join(out, variant_id(v))
     if os.path.exists(base + ".kiln.cubin") or os.path.exists(base + ".kiln.err"):
@@ -113,7 +123,7 @@ def kiln_compile(kilnc, out, v):
     for s in v.srcs:
         srcs += ["--src", os.path.join(REALWORLD, s)]
     cmd = [kilnc, "compile", os.path.join(REALWORLD, v.path)] + variant_args(v) + srcs + [
-        "--arch", "sm_90a", "--emit", "cubin", "-o", base + ".kiln.cubin", "--metadata", base + ".kiln.json"]
+        "--arch", KILN_ARCH, "--emit", "cubin", "-o", base + ".kiln.cubin", "--metadata", base + ".kiln.json"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, errors="replace")
     if p.returncode != 0:
         with open(base + ".kiln.err", "w") as f:
@@ -461,6 +471,8 @@ def main():
     ap.add_argument("--out", required=False)
     ap.add_argument("--filter", default="")
     ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("--mma-sync", action="store_true",
+                    help="Kiln for plain sm_90 and Triton with DISABLE_MMA_V3=1: both compilers' mma.sync paths")
     ap.add_argument("--upstream-worker", nargs=2, metavar=("FILE", "JOBS"))
     a = ap.parse_args()
     if a.upstream_worker:
@@ -469,6 +481,10 @@ def main():
     if not (a.manifest or a.cases is not None) or not a.out:
         ap.error("--manifest (or --cases) and --out are required")
     os.makedirs(a.out, exist_ok=True)
+    if a.mma_sync:
+        global KILN_ARCH
+        KILN_ARCH = "sm_90"
+        os.environ["DISABLE_MMA_V3"] = "1"  # the upstream workers inherit it
     variants = bench_case_variants(a.cases) if a.cases is not None else []
     for m in a.manifest:
         vs, problems = check_corpus.read_manifest(m)

@@ -130,7 +130,7 @@ def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
 }
 
 def KilnStageDots : Pass<"kiln-stage-dots", "mlir::ModuleOp"> {
-  let summary = "Stage the operands of dots left in registers through shared memory for wgmma";
+  let summary = "Stage the operands of dots left in registers through shared memory for wgmma (mma.sync without it)";
   let description = [{
     On targets with wgmma, a kiln.dot that kiln-pipeline-dots left alone
     (outside a loop, in a loop with num_stages 1 or one it cannot pipeline)
@@ -141,7 +141,9 @@ def KilnStageDots : Pass<"kiln-stage-dots", "mlir::ModuleOp"> {
     fit beside the function's other buffers (those live beside them, with
     beside-live-buffers) keep mma.sync. An operand loaded
     in the block that stages it is copied into its tile with cp.async where
-    it is loaded (copy-at-loads).
+    it is loaded (copy-at-loads). On targets without wgmma (sm_80-89,
+    plain sm_90) 16-bit dots are staged the same way for mma.sync, which
+    reads the tiles with ldmatrix: no proxy fence and no wait.
   }];
   let options = [
     Option<"copyAtLoads", "copy-at-loads", "bool", /*default=*/"true",

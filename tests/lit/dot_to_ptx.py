@@ -9,9 +9,10 @@
 # thread (16x16 over 128 threads is 1x2), a and b are staged the same way and
 # each thread takes K fused multiply-adds per element in fp32 (fp8 widened
 # before staging), or multiply-adds in the integer accumulator's type. fp8e4nv
-# needs sm_89, as in Triton. On sm_90a kiln-stage-dots writes a 16-bit dot
-# that wgmma does not take (16 rows) into swizzled tiles instead, and the
-# shared dot's mma.sync reads them with ldmatrix (STAGED).
+# needs sm_89, as in Triton. kiln-stage-dots writes a 16-bit dot into
+# swizzled tiles instead, on sm_80-90 (F16) and, where wgmma does not take
+# it (16 rows), on sm_90a (STAGED): the shared dot's mma.sync reads them with
+# ldmatrix.
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90 --emit gpu -o - | FileCheck %s --check-prefix=GPU
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90 --emit ptx -o - | FileCheck %s --check-prefix=F16
 # RUN: %kilnc compile %s -n dot16 -s "a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=STAGED
@@ -27,10 +28,11 @@ import triton.language as tl
 
 
 # GPU-NOT: kiln_gpu.convert_layout
-# GPU: kiln.dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.mma<{warpsPerCTA = [1, 4]}>>
+# GPU: kiln_gpu.shared_dot {{.*}} -> tensor<16x16xf32, #kiln_gpu.mma<{warpsPerCTA = [1, 4]}>>
 # F16: st.shared.b16
 # F16: bar.sync 0
-# F16: ld.shared.b32
+# F16: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# F16: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 # F16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 # F16-NOT: fma.rn
 # F16: bar.sync 0

@@ -13,8 +13,11 @@
 # Tiles that do not fit beside the other buffers keep mma.sync: tf32 at
 # 256 x 256 x 128 would take 256 KiB.
 # RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, BM=256, BN=256, BK=128, num_warps=8" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=BIG
-# sm_80 has no wgmma: mma.sync from registers, as before.
+# sm_80 has no wgmma: the same tiles, read by mma.sync's ldmatrix (the
+# generic proxy: no fence), where kiln.dot's staging arrays took the
+# operands element by element.
 # RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=128, BN=128, BK=64, num_warps=4" --arch sm_80 --emit gpu -o - | FileCheck %s --check-prefix=SM80
+# RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=128, BN=128, BK=64, num_warps=4" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=SM80-PTX
 import triton
 import triton.language as tl
 
@@ -37,8 +40,20 @@ import triton.language as tl
 # PTX: wgmma.wait_group.sync.aligned 0
 # BIG: kiln.dot
 # BIG-NOT: kiln_gpu.shared_dot
-# SM80: kiln.dot
-# SM80-NOT: kiln_gpu.shared_dot
+# SM80: %[[A:.*]] = kiln_gpu.local_alloc {{.*}}: <128x64xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# SM80-NEXT: kiln_gpu.async_copy %{{.*}}, %[[A]]
+# SM80: %[[B:.*]] = kiln_gpu.local_alloc {{.*}}: <64x128xf16, #kiln_gpu.nvmma_shared<swizzle = 128>>
+# SM80-NEXT: kiln_gpu.async_copy %{{.*}}, %[[B]]
+# SM80: kiln_gpu.async_wait {pending = 0 : i32}
+# SM80-NEXT: kiln_gpu.barrier
+# SM80-NEXT: kiln_gpu.shared_dot %[[A]], %[[B]]
+# SM80-NEXT: kiln_gpu.barrier
+# SM80-NOT: kiln.dot
+# SM80-PTX-NOT: fence.proxy.async
+# SM80-PTX: cp.async.cg.shared.global
+# SM80-PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# SM80-PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# SM80-PTX-NOT: wgmma
 @triton.jit
 def one_dot(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.arange(0, BM)
