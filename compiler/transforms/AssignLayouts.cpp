@@ -1171,6 +1171,13 @@ struct AssignLayoutsPass
     return BlockedEncodingAttr::get(&getContext(), spt, tpw, wpc, order);
   }
 
+  /// isElementwise, less the square transposes that pass for it (one shape
+  /// in and out): what index math is recomputed through in another layout
+  /// keeps every element where it is.
+  static bool movesNoElements(Operation *op) {
+    return isElementwise(op) && !isa<kiln::TransOp>(op);
+  }
+
   /// True when `v` is computed from make_range, splat and constants alone
   /// (through elementwise ops): such values are rematerialized, not moved.
   /// With `shapes`, also through expand_dims and broadcast (index math
@@ -1198,7 +1205,7 @@ struct AssignLayoutsPass
     if (auto reshape = dyn_cast<kiln::ReshapeOp>(def);
         shapes && reshape && !reshape.flattensForReduction())
       return isCheap(reshape.getSrc(), depth, shapes, leaf);
-    if (!isElementwise(def) || def->getNumResults() != 1)
+    if (!movesNoElements(def) || def->getNumResults() != 1)
       return false;
     return llvm::all_of(def->getOperands(), [&](Value operand) {
       return !isa<RankedTensorType>(operand.getType()) ||
@@ -1223,7 +1230,7 @@ struct AssignLayoutsPass
       if (seen.size() > 64 ||
           !(isa<kiln::gpu::ConvertLayoutOp, kiln::ExpandDimsOp,
                 kiln::BroadcastOp>(def) ||
-            (isElementwise(def) && def->getNumResults() == 1)))
+            (movesNoElements(def) && def->getNumResults() == 1)))
         return false;
       for (Value operand : def->getOperands())
         if (isa<RankedTensorType>(operand.getType()))
@@ -2301,6 +2308,39 @@ struct AssignLayoutsPass
   // 3. Rematerialization
   //===--------------------------------------------------------------------===//
 
+  /// The layout in which rematerialize recomputes the operands of `def` for
+  /// its result in `encoding`; null where it converts the result instead.
+  Attribute recomputedOperandLayout(Operation *def, Attribute encoding) {
+    // expand_dims reads the slice of the layout it expands into.
+    if (auto expand = dyn_cast<kiln::ExpandDimsOp>(def))
+      return SliceEncodingAttr::get(&getContext(), expand.getAxis(), encoding);
+    // A reshape reads the layout that keeps each element in its thread
+    // (AWQ's dequantizer: its shifts, an [8] broadcast to [1024, 8] and
+    // reshaped to [32, 256], had taken 256 registers a thread and spilled);
+    // where there is none, the reshape stays and its result is converted.
+    if (auto reshape = dyn_cast<kiln::ReshapeOp>(def)) {
+      auto distributed = dyn_cast<kiln::gpu::DistributedEncodingAttr>(encoding);
+      auto type = reshape.getType();
+      std::optional<kiln::layout::LinearLayout> layout =
+          distributed ? distributed.toLinearLayout(type.getShape())
+                      : std::nullopt;
+      return layout
+                 ? keepingThreadsLayout(*layout, type.getShape(),
+                                        reshape.getSrc().getType().getShape())
+                 : Attribute();
+    }
+    // A transpose (a square one passes for elementwise) reads the layout its
+    // permutation takes to `encoding`; where no blocked layout does (an mma
+    // accumulator's), the transpose stays and its result is converted.
+    if (auto trans = dyn_cast<kiln::TransOp>(def)) {
+      SmallVector<int32_t> inverse(trans.getOrder().size());
+      for (auto [i, d] : llvm::enumerate(trans.getOrder()))
+        inverse[d] = int32_t(i);
+      return permuted(encoding, inverse);
+    }
+    return encoding;
+  }
+
   /// `v` recomputed in `encoding` before `before` (memoized per pair).
   Value
   rematerialize(Value v, Attribute encoding, Operation *before,
@@ -2311,39 +2351,31 @@ struct AssignLayoutsPass
     if (Value known = done.lookup(key))
       return known;
     Operation *def = v.getDefiningOp();
+    // A block argument (a loop's carried value) has nothing to recompute:
+    // it is converted where its block begins.
+    if (!def) {
+      auto b = OpBuilder::atBlockBegin(cast<BlockArgument>(v).getOwner());
+      Value converted =
+          kiln::gpu::ConvertLayoutOp::create(
+              b, v.getLoc(), withEncoding(v.getType(), encoding), v)
+              .getResult();
+      done[key] = converted;
+      return converted;
+    }
     if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(def))
       return rematerialize(convert.getSrc(), encoding, before, done);
     OpBuilder b(before);
     // Clone next to the original, so that it dominates every later use.
     b.setInsertionPointAfter(def);
     IRMapping mapping;
-    // expand_dims reads the slice of the layout it expands into.
-    Attribute operandEncoding = encoding;
-    if (auto expand = dyn_cast<kiln::ExpandDimsOp>(def))
-      operandEncoding =
-          SliceEncodingAttr::get(&getContext(), expand.getAxis(), encoding);
-    // A reshape reads the layout that keeps each element in its thread
-    // (AWQ's dequantizer: its shifts, an [8] broadcast to [1024, 8] and
-    // reshaped to [32, 256], had taken 256 registers a thread and spilled);
-    // where there is none, the reshape stays and its result is converted.
-    if (auto reshape = dyn_cast<kiln::ReshapeOp>(def)) {
-      auto distributed = dyn_cast<kiln::gpu::DistributedEncodingAttr>(encoding);
-      auto type = cast<RankedTensorType>(v.getType());
-      std::optional<kiln::layout::LinearLayout> layout =
-          distributed ? distributed.toLinearLayout(type.getShape())
-                      : std::nullopt;
-      operandEncoding =
-          layout ? keepingThreadsLayout(*layout, type.getShape(),
-                                        reshape.getSrc().getType().getShape())
-                 : Attribute();
-      if (!operandEncoding) {
-        Value converted =
-            kiln::gpu::ConvertLayoutOp::create(
-                b, v.getLoc(), withEncoding(v.getType(), encoding), v)
-                .getResult();
-        done[key] = converted;
-        return converted;
-      }
+    Attribute operandEncoding = recomputedOperandLayout(def, encoding);
+    if (!operandEncoding) {
+      Value converted =
+          kiln::gpu::ConvertLayoutOp::create(
+              b, v.getLoc(), withEncoding(v.getType(), encoding), v)
+              .getResult();
+      done[key] = converted;
+      return converted;
     }
     for (Value operand : def->getOperands())
       if (isa<RankedTensorType>(operand.getType()))
@@ -2900,6 +2932,36 @@ struct AssignLayoutsPass
         }
   }
 
+  /// The layout in which rematerializing `v` in `encoding` reads `leaf` (a
+  /// carried index vector): null where it does not read it, `conflict` set
+  /// where it reads it in more than one (`off[:, None] < off[None, :]`).
+  Attribute leafLayout(Value v, Attribute encoding, Value leaf,
+                       bool &conflict) {
+    if (v == leaf)
+      return encoding;
+    if (encodingOf(v) == encoding)
+      return {};
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return {};
+    if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(def))
+      return leafLayout(convert.getSrc(), encoding, leaf, conflict);
+    Attribute operandEncoding = recomputedOperandLayout(def, encoding);
+    if (!operandEncoding)
+      return {};
+    Attribute found;
+    for (Value operand : def->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      Attribute layout = leafLayout(operand, operandEncoding, leaf, conflict);
+      if (found && layout && layout != found)
+        conflict = true;
+      if (!found)
+        found = layout;
+    }
+    return found;
+  }
+
   /// One layout of splitCarriedIndexVectors for iter arg `i` of `loop`
   /// (replaced by a new loop); false when there is nothing to do.
   bool splitCarriedIndexVector(scf::ForOp &loop, unsigned i) {
@@ -2909,18 +2971,27 @@ struct AssignLayoutsPass
         !isCheap(loop.getInitArgs()[i], 0, /*shapes=*/true))
       return false;
     Value next = loop.getBody()->getTerminator()->getOperand(i);
-    kiln::gpu::ConvertLayoutOp first;
+    // The layout a conversion's recomputation reads the vector in: the
+    // conversion's own for a vector of the carried one's shape, a slice of
+    // it for a tile whose rows or columns the vector indexes (a :16 tile's
+    // layout differs from its unaligned neighbours'); null where it reads
+    // the vector in several.
+    auto copyLayout = [&](kiln::gpu::ConvertLayoutOp convert, Value leaf) {
+      bool conflict = false;
+      Attribute layout = leafLayout(
+          convert.getSrc(), encodingOf(convert.getResult()), leaf, conflict);
+      return conflict ? Attribute() : layout;
+    };
+    Attribute target;
     if (next != arg && isCheap(next, 0, /*shapes=*/true, arg))
       for (Operation &op : loop.getBody()->getOperations())
         if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(op);
             convert && isCheap(convert.getSrc(), 0, /*shapes=*/true, arg) &&
-            !isCheap(convert.getSrc(), 0, /*shapes=*/true)) {
-          first = convert;
-          break;
-        }
-    if (!first)
+            !isCheap(convert.getSrc(), 0, /*shapes=*/true))
+          if ((target = copyLayout(convert, arg)))
+            break;
+    if (!target)
       return false;
-    Attribute target = encodingOf(first.getResult());
     llvm::DenseMap<std::pair<Value, Attribute>, Value> before;
     Value start = rematerialize(loop.getInitArgs()[i], target, loop, before);
     IRRewriter rewriter(loop);
@@ -2940,14 +3011,14 @@ struct AssignLayoutsPass
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
     for (Operation &op : loop.getBody()->getOperations())
       if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(op);
-          convert && encodingOf(convert.getResult()) == target &&
-          isCheap(convert.getSrc(), 0, /*shapes=*/true, carried))
+          convert && isCheap(convert.getSrc(), 0, /*shapes=*/true, carried) &&
+          copyLayout(convert, carried) == target)
         converts.push_back(convert);
     SmallVector<Operation *> stale;
     for (kiln::gpu::ConvertLayoutOp convert : converts) {
       Value src = convert.getSrc();
       convert.getResult().replaceAllUsesWith(
-          rematerialize(src, target, convert, inside));
+          rematerialize(src, encodingOf(convert.getResult()), convert, inside));
       convert->erase();
       if (Operation *def = src.getDefiningOp())
         stale.push_back(def);
