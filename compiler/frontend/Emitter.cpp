@@ -815,8 +815,8 @@ std::optional<FValue> Emitter::resolveImport(const ModuleScope::Import &import,
   current = scope;
   bool found = false;
   std::optional<FValue> value;
-  auto key = std::make_pair(static_cast<const ModuleScope *>(scope),
-                            import.name);
+  auto key =
+      std::make_pair(static_cast<const ModuleScope *>(scope), import.name);
   if (importsResolving.insert(key).second) {
     value = lookupGlobal(import.name, loc, found);
     importsResolving.erase(key);
@@ -2115,6 +2115,16 @@ static bool sameDictKey(const FValue &a, const FValue &b) {
   }
 }
 
+/// The index of `key`'s value in `dict`'s elements (key, value, key, ...),
+/// or none.
+static std::optional<size_t> dictValueIndex(const FValue &dict,
+                                            const FValue &key) {
+  for (size_t i = 0; i + 1 < dict.elements.size(); i += 2)
+    if (sameDictKey(dict.elements[i], key))
+      return i + 1;
+  return std::nullopt;
+}
+
 /// Whether `v` can key a compile-time dict: Python's hashable constants.
 static bool isDictKey(const FValue &v) {
   switch (v.kind) {
@@ -2153,12 +2163,8 @@ std::optional<FValue> Emitter::evaluateDict(const DictExpr &expr) {
     std::optional<FValue> value = evaluate(*expr.values[i]);
     if (!value)
       return std::nullopt;
-    auto it = dict.elements.begin();
-    for (; it != dict.elements.end(); it += 2)
-      if (sameDictKey(*it, *key))
-        break;
-    if (it != dict.elements.end()) {
-      *(it + 1) = *value;
+    if (std::optional<size_t> at = dictValueIndex(dict, *key)) {
+      dict.elements[*at] = *value;
       continue;
     }
     dict.elements.push_back(*key);
@@ -2178,18 +2184,17 @@ std::optional<FValue> Emitter::evaluateSubscript(const SubscriptExpr &expr) {
       return expr.indices.size() == 1
                  ? std::nullopt
                  : error(expr.getLoc(), "a dict takes one key");
-    for (size_t i = 0; i + 1 < base->elements.size(); i += 2)
-      if (sameDictKey(base->elements[i], *key)) {
-        const FValue &value = base->elements[i + 1];
-        if (value.kind == FValue::Kind::Marker && value.text == "run-time")
-          return error(expr.indices[0]->getLoc(),
-                       "the heuristic for '" + base->text + "' reads '" +
-                           key->text +
-                           "', a run-time parameter whose value is not known "
-                           "when compiling: give " +
-                           base->text + " in the signature");
-        return value;
-      }
+    if (std::optional<size_t> at = dictValueIndex(*base, *key)) {
+      const FValue &value = base->elements[*at];
+      if (value.kind == FValue::Kind::Marker && value.text == "run-time")
+        return error(expr.indices[0]->getLoc(),
+                     "the heuristic for '" + base->text + "' reads '" +
+                         key->text +
+                         "', a run-time parameter whose value is not known "
+                         "when compiling: give " +
+                         base->text + " in the signature");
+      return value;
+    }
     if (base->text.empty())
       return error(expr.indices[0]->getLoc(),
                    "KeyError: " + key->describe() + " is not in the dict");

@@ -206,13 +206,13 @@ struct PipelinedDot {
   /// tile the dot reads, with lines along dim 0 when `stagedTransposed`.
   bool staged[2] = {false, false};
   bool stagedTransposed[2] = {false, false};
-  /// Per staged operand: computed before the loop (attention's q scaled by
-  /// the softmax scale), from `invariantValue`: written into its staging
-  /// tile once, before the loop.
-  bool invariant[2] = {false, false};
+  /// Per staged operand computed before the loop (attention's q scaled by
+  /// the softmax scale): that value, written into its staging tile once,
+  /// before the loop; null for operands staged in every iteration.
   Value invariantValue[2];
+  bool invariant(unsigned i) const { return bool(invariantValue[i]); }
   /// Staged in every iteration (not before the loop).
-  bool stagedInLoop(unsigned i) const { return staged[i] && !invariant[i]; }
+  bool stagedInLoop(unsigned i) const { return staged[i] && !invariant(i); }
   /// a, in registers with warps along N, is converted so that every warp
   /// holds all of it (mma.sync).
   bool broadcastA = false;
@@ -1248,13 +1248,7 @@ private:
         if (!kiln::isSwizzlableLine(aType.getDimSize(transposed ? 0 : 1) *
                                     aType.getElementTypeBitWidth() / 8))
           return;
-        Value invariant = operands[i];
-        while (auto convert =
-                   invariant.getDefiningOp<kiln::gpu::ConvertLayoutOp>()) {
-          if (!body->getParentOp()->isAncestor(convert))
-            break;
-          invariant = convert.getSrc();
-        }
+        Value invariant = kiln::beforeConversions(operands[i]);
         if (!loop.getRegion().isAncestor(invariant.getParentRegion())) {
           // Only for 16-bit mma.sync dots (H100, this loop staged once and
           // pipelined against kiln-stage-dots' per-iteration tiles: on
@@ -1266,7 +1260,6 @@ private:
           if (target_.hasWgmma() || flavour->elementBytes != 2 ||
               flavour->split != kiln::TensorCoreFlavour::Split::None)
             return;
-          pd.invariant[i] = true;
           pd.invariantValue[i] = invariant;
         } else if (!computedInBody(operands[i], body, stages, axisInfo,
                                    loads)) {
@@ -1406,7 +1399,7 @@ private:
     if (anyStaged) {
       auto stagingType = [&](PipelinedDot &pd, unsigned i, bool two) {
         return ringType(cast<RankedTensorType>(pd.dot->getOperand(i).getType()),
-                        two && pd.accumulates && !pd.invariant[i] ? 2 : 1,
+                        two && pd.accumulates && !pd.invariant(i) ? 2 : 1,
                         pd.stagedTransposed[i]);
       };
       // The rings' and staging tiles' bytes, with two tiles for the dots
@@ -1856,7 +1849,7 @@ private:
       bool wroteInvariant = false;
       for (auto [d, pd] : llvm::enumerate(dots))
         for (unsigned i = 0; i < 2; ++i)
-          if (pd.invariant[i] && !stagedEarlier[d][i]) {
+          if (pd.invariant(i) && !stagedEarlier[d][i]) {
             kiln::storeOperandTile(
                 before, loc, pd.invariantValue[i],
                 tileOf(before, loc, stagingBuffers[d][i], i32Const(before, 0)));

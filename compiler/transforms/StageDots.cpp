@@ -190,7 +190,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     kiln::TargetInfo target = kiln::TargetInfo::of(module);
-    if (!stageDots || !(target.hasWgmma() || target.hasMmaSync()))
+    // Every target with tensor-core instructions (wgmma's have mma.sync).
+    if (!stageDots || !target.hasMmaSync())
       return;
     axisInfo_.emplace(module);
     copied_.clear();
@@ -589,21 +590,15 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
                            kContiguous[0], kContiguous[1], p.aInRegisters))
       return p;
     // A 16-bit dot wgmma does not take (fewer than 64 rows: SGLang's MLA
-    // extend attention at 32) runs mma.sync on the same tiles, its
-    // fragments read with ldmatrix (the shared dot's lowering), rather than
-    // from kiln.dot's padded staging arrays element by element.
+    // extend attention at 32; every dot on targets without wgmma) runs
+    // mma.sync on the same tiles, its fragments read with ldmatrix (the
+    // shared dot's lowering), rather than from kiln.dot's padded staging
+    // arrays element by element (2-byte stores, one word a fragment
+    // register). Without wgmma, a in registers where it holds the
+    // fragments (attention's p) stays there.
     if (flavour->elementBytes == 2 &&
         flavour->split == kiln::TensorCoreFlavour::Split::None &&
-        flavour->hasMmaSync(target) && !p.aInRegisters)
-      return p;
-    // Targets without wgmma (sm_80-89, plain sm_90) likewise, a in
-    // registers where it holds the fragments (attention's p): kiln.dot's
-    // staging arrays took a 16-bit operand element by element (2-byte
-    // stores, one word a fragment register), the shared dot's tiles take
-    // whole 16-byte runs and ldmatrix (.trans) reads.
-    if (!target.hasWgmma() && flavour->elementBytes == 2 &&
-        flavour->split == kiln::TensorCoreFlavour::Split::None &&
-        flavour->hasMmaSync(target))
+        flavour->hasMmaSync(target) && (!p.aInRegisters || !target.hasWgmma()))
       return p;
     return std::nullopt;
   }
