@@ -2350,17 +2350,22 @@ struct AssignLayoutsPass
     auto key = std::make_pair(v, encoding);
     if (Value known = done.lookup(key))
       return known;
-    Operation *def = v.getDefiningOp();
-    // A block argument (a loop's carried value) has nothing to recompute:
-    // it is converted where its block begins.
-    if (!def) {
-      auto b = OpBuilder::atBlockBegin(cast<BlockArgument>(v).getOwner());
+    // `v` itself converted at `b`'s insertion point, where nothing is
+    // recomputed.
+    auto convertedAt = [&](OpBuilder &b) -> Value {
       Value converted =
           kiln::gpu::ConvertLayoutOp::create(
               b, v.getLoc(), withEncoding(v.getType(), encoding), v)
               .getResult();
       done[key] = converted;
       return converted;
+    };
+    Operation *def = v.getDefiningOp();
+    // A block argument (a loop's carried value) has nothing to recompute:
+    // it is converted where its block begins.
+    if (!def) {
+      auto b = OpBuilder::atBlockBegin(cast<BlockArgument>(v).getOwner());
+      return convertedAt(b);
     }
     if (auto convert = dyn_cast<kiln::gpu::ConvertLayoutOp>(def))
       return rematerialize(convert.getSrc(), encoding, before, done);
@@ -2369,14 +2374,8 @@ struct AssignLayoutsPass
     b.setInsertionPointAfter(def);
     IRMapping mapping;
     Attribute operandEncoding = recomputedOperandLayout(def, encoding);
-    if (!operandEncoding) {
-      Value converted =
-          kiln::gpu::ConvertLayoutOp::create(
-              b, v.getLoc(), withEncoding(v.getType(), encoding), v)
-              .getResult();
-      done[key] = converted;
-      return converted;
-    }
+    if (!operandEncoding)
+      return convertedAt(b);
     for (Value operand : def->getOperands())
       if (isa<RankedTensorType>(operand.getType()))
         mapping.map(operand,
