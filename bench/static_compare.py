@@ -133,6 +133,20 @@ def kiln_compile(kilnc, out, v):
 # ---------------------------------------------------------------------------
 # Upstream's side (runs in the venv: --upstream-worker FILE ID ARGS-JSON ...)
 
+class AnythingMeta(type):
+    """A class deriving from a stand-in (torch.autograd.Function without
+    torch) answers any class attribute (`Function.apply`) with Anything."""
+
+    def __getattr__(cls, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return Anything()
+
+
+class AnythingBase(metaclass=AnythingMeta):
+    pass
+
+
 class Anything:
     """Whatever a module tests/realworld does not carry was imported for: a
     decorator that returns what it decorates, a callable, an attribute bag."""
@@ -148,7 +162,7 @@ class Anything:
         return Anything()
 
     def __mro_entries__(self, bases):
-        return (object,)
+        return (AnythingBase,)
 
     def __bool__(self):
         return False
