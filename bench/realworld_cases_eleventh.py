@@ -13,11 +13,6 @@ config; grids as each launcher computes them; sizes LLM-sized (gpt-oss-20b's
 MoE: 32 experts, top-4, d_model 2880; 8192 tokens; MiniMax-01's 64 heads of
 128 over 4096 tokens; NSA over 2 x 4096 tokens of 64 query heads).
 
-Lightning Attention-2's `_fwd_kernel` (lightning_attn2.py), its main
-forward, is not a case: with the 16-byte aligned pointers the bench's hints
-give it, kilnc crashes in kiln-assign-layouts (KNOWN_BACKEND_FAILURES.eleventh,
-_fwd_kernel@3); the block-parallel kernels below compile.
-
 Signatures are written without alignment hints (realworld_cubins.py --list
 adds the ones Triton's JIT specializes on).
 """
@@ -269,6 +264,24 @@ CASES.append(case(
     # out.
     (LB * LH * LNB, LCB), ["Out"], bytes=2 * 4 * QKV + 4 * LH,
     flops=LB * LH * LNB * 10 * 2 * 64 * 64 * 2 * LD, tol=2e-2, **LA_PKG))
+
+# Its main forward (lightning_attn2.py `_fwd_kernel`): one program a (batch
+# x head, 32-column slice of v), the whole sequence in 64-row blocks, four
+# fp32 (tf32) dots a block (q k^T, (qk * decay) v, q kv, k^T v), kv carried
+# across blocks. BLOCK 64, BLOCK_MODEL 32 as its launcher picks for e 128;
+# grid (b * h, e / 32).
+LF_BLOCKS = LN // 64
+CASES.append(case(
+    "lightning_attn2_fwd", LA + "lightning_attn2.py", "_fwd_kernel",
+    f"Q=*bf16, K=*bf16, V=*bf16, Out=*bf16, S=*fp32, b={LB}, h={LH}, n={LN}, d={LD}, e={LD}, BLOCK=64, "
+    f"NUM_BLOCK={LF_BLOCKS}, BLOCK_MODEL=32",
+    dict(Q=("randn", "bfloat16", QKV, 0.1), K=("randn", "bfloat16", QKV, 0.1), V=("randn", "bfloat16", QKV),
+         Out=("zeros", "bfloat16", QKV), S=("uniform", "float32", LH, 0.01, 0.5)),
+    # fp32 (tf32 on both sides) sums in another order, kv carried over 64
+    # blocks; bf16 out.
+    (LB * LH, LD // 32), ["Out"], bytes=2 * 4 * QKV + 4 * LH,
+    flops=LB * LH * (LD // 32) * LF_BLOCKS * 2 * 64 * (64 * LD + 64 * 32 + LD * 32 + LD * 32), tol=2e-2,
+    **LA_PKG))
 
 # The inter-block state: each 256-token block's decayed k^T v ([128, 128]
 # fp32, what _fwd_kv_reduce then scans across blocks), four 64-row steps of
