@@ -42,6 +42,10 @@
 // register): attention kernels the pipeliner leaves alone (num_stages 1,
 // a q scaled before the loop, backward kernels) ran at 0.15-0.45 of
 // Triton's mma.sync path, and at 0.87-1.64 staged (an H100, plain sm_90).
+// On targets with wgmma, 16-bit dots it does not take (fewer than 64 rows,
+// fewer than 4 warps) take the same mma.sync path, p from registers too
+// (fla-org's NSA selected attention, 16 rows on one warp: spilled 332
+// bytes with kiln.dot's arrays, none staged).
 //
 // Dots in one block whose operands are all ready before the first of them,
 // none reading another's result before the last (FLA's backward kernels:
@@ -142,14 +146,16 @@ struct StagingPlan {
 
 /// Where a tile of `source` for `dot` is written: before the outermost loop
 /// around the dot that does not change the source (attention's q, written
-/// once), else before `first`.
+/// once; through ifs inside the loops: NSA's selected blocks, each dot
+/// under a test of its block's index), else before `first`.
 Operation *storePoint(Value source, Operation *dot, Operation *first) {
   Operation *at = first;
-  for (Operation *loop = dot->getParentOp();
-       isa_and_nonnull<scf::ForOp, scf::WhileOp>(loop) &&
-       !loop->isAncestor(source.getParentBlock()->getParentOp());
-       loop = loop->getParentOp())
-    at = loop;
+  for (Operation *op = dot->getParentOp();
+       isa_and_nonnull<scf::ForOp, scf::WhileOp, scf::IfOp>(op) &&
+       !op->isAncestor(source.getParentBlock()->getParentOp());
+       op = op->getParentOp())
+    if (!isa<scf::IfOp>(op))
+      at = op;
   return at;
 }
 
@@ -590,15 +596,19 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
                            kContiguous[0], kContiguous[1], p.aInRegisters))
       return p;
     // A 16-bit dot wgmma does not take (fewer than 64 rows: SGLang's MLA
-    // extend attention at 32; every dot on targets without wgmma) runs
-    // mma.sync on the same tiles, its fragments read with ldmatrix (the
-    // shared dot's lowering), rather than from kiln.dot's padded staging
-    // arrays element by element (2-byte stores, one word a fragment
-    // register). Without wgmma, a in registers where it holds the
-    // fragments (attention's p) stays there.
+    // extend attention at 32, NSA's 16 on one warp; every dot on targets
+    // without wgmma) runs mma.sync on the same tiles, its fragments read
+    // with ldmatrix (the shared dot's lowering), rather than from
+    // kiln.dot's padded staging arrays element by element (2-byte stores,
+    // one word a fragment register); a in registers where it holds the
+    // fragments (attention's p) stays there. tf32 dots keep kiln.dot's
+    // arrays on mma.sync, which store a's and b's runs whole: K-contiguous
+    // tiles took one 4-byte store or copy an element (H100, plain sm_90:
+    // FBGEMM's jagged attention 1.01 -> 0.74 of Triton's mma.sync path,
+    // Lightning Attention-2's forward 0.93 -> 0.68).
     if (flavour->elementBytes == 2 &&
         flavour->split == kiln::TensorCoreFlavour::Split::None &&
-        flavour->hasMmaSync(target) && (!p.aInRegisters || !target.hasWgmma()))
+        flavour->hasMmaSync(target))
       return p;
     return std::nullopt;
   }

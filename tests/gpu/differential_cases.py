@@ -1680,6 +1680,14 @@ CASES += [
          dict(q_ptr=("randn", "float32", 160 * 128, 0.1), k_ptr=("randn", "float32", 160 * 128, 0.1),
               v_ptr=("randn", "float32", 160 * 128), o_ptr=("zeros", "float32", 160 * 128), S=160),
          (5,), ["o_ptr"], tol=1e-2),  # tf32 scores and products, exp of both
+    # Lightning Attention-2's block state: k^T (M contiguous) scaled by a
+    # decay and v widened from bf16, both staged in a pipelined loop. 3
+    # blocks of 4 chunks of 32 rows.
+    case("staged_tf32_decayed_state", F, "decayed_state",
+         "k_ptr=*bf16:16, v_ptr=*bf16:16, s_ptr=*fp32, kv_ptr=*fp32:16, D=64, E=64, CHUNK=32, CHUNKS=4",
+         dict(k_ptr=("randn", "bfloat16", 384 * 64, 0.1), v_ptr=("randn", "bfloat16", 384 * 64),
+              s_ptr=("uniform", "float32", 1, 0.01, 0.05), kv_ptr=("zeros", "float32", 3 * 64 * 64)),
+         (3,), ["kv_ptr"], tol=1e-2),  # tf32 products of 128 rows, exp to an ulp
 ]
 
 F = "tutorials/persistent_matmul.py"
@@ -1732,6 +1740,25 @@ CASES += [
          (cdiv(ATTN_N, 64), ATTN_Z * ATTN_H), ["o_ptr", "lse_ptr"],
          # Scores summed in another order, then p rounded to bf16 (2^-8)
          # before the second product: outputs agree to about bf16's precision.
+         tol=5e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
+    # 16-row tiles on one warp, unpipelined (NSA's selected attention's
+    # shape): too few rows for wgmma, so on sm_90a too both dots run
+    # mma.sync on staged tiles, p @ v with p from registers.
+    case("attention_fwd_bf16_m16_w1", F, "attention_fwd",
+         "q_ptr=*bf16, k_ptr=*bf16, v_ptr=*bf16, o_ptr=*bf16, lse_ptr=*fp32, sm_scale=fp32, "
+         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
+         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
+         "H=i32, N_CTX=i32, HEAD_DIM=64, BLOCK_M=16, BLOCK_N=16, CAUSAL=False, num_warps=1, num_stages=1",
+         dict(q_ptr=("randn", "bfloat16", ATTN_NUMEL), k_ptr=("randn", "bfloat16", ATTN_NUMEL),
+              v_ptr=("randn", "bfloat16", ATTN_NUMEL), o_ptr=("zeros", "bfloat16", ATTN_NUMEL),
+              lse_ptr=("zeros", "float32", ATTN_Z * ATTN_H * ATTN_N), sm_scale=0.125,
+              stride_qz=ATTN_H * ATTN_N * ATTN_D, stride_qh=ATTN_N * ATTN_D, stride_qm=ATTN_D,
+              stride_kz=ATTN_H * ATTN_N * ATTN_D, stride_kh=ATTN_N * ATTN_D, stride_kn=ATTN_D,
+              stride_vz=ATTN_H * ATTN_N * ATTN_D, stride_vh=ATTN_N * ATTN_D, stride_vn=ATTN_D,
+              stride_oz=ATTN_H * ATTN_N * ATTN_D, stride_oh=ATTN_N * ATTN_D, stride_om=ATTN_D,
+              H=ATTN_H, N_CTX=ATTN_N),
+         (cdiv(ATTN_N, 16), ATTN_Z * ATTN_H), ["o_ptr", "lse_ptr"],
+         # As attention_fwd_bf16_causal: p rounded to bf16.
          tol=5e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
     # HEAD_DIM 128: q and k^T (49 KiB in fp16) exceed the dot's staging
     # budget, so K is staged in two chunks.

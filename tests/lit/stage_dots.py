@@ -10,6 +10,10 @@
 # and v are staged in each iteration (each copied where it is loaded and
 # waited for before its dot); nothing is copied an iteration ahead.
 # RUN: %kilnc compile %s -n attention_step -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, n=i32, num_warps=4, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ATT
+# On one warp (too few for wgmma's warpgroup; NSA's selected attention)
+# both dots take mma.sync on the staged tiles, p still from registers:
+# kiln.dot's staging arrays took p @ v's v element by element.
+# RUN: %kilnc compile %s -n attention_step -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, n=i32, num_warps=1, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ATT1
 # Tiles that do not fit beside the other buffers keep mma.sync: tf32 at
 # 256 x 256 x 128 would take 256 KiB.
 # RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, BM=256, BN=256, BK=128, num_warps=8" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=BIG
@@ -73,6 +77,10 @@ def one_dot(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
 # ATT: kiln_gpu.shared_dot %[[Q]], %{{.*}}, %{{.*}} : !kiln_gpu.memdesc<64x64xf16, {{.*}}>, <64x64xf16, {{.*}}transposed = true>>
 # ATT: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf16, #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>>, <64x64xf16
 # ATT-NOT: kiln.dot
+# ATT1: scf.for
+# ATT1: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : !kiln_gpu.memdesc<64x64xf16
+# ATT1: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf16, #kiln_gpu.mma<{warpsPerCTA = [1, 1]}>>, <64x64xf16
+# ATT1-NOT: kiln.dot
 @triton.jit
 def attention_step(q_ptr, k_ptr, v_ptr, o_ptr, n):
     r = tl.arange(0, 64)

@@ -9,16 +9,22 @@
 # attention's p @ v at 32 rows over 4 warps (too few for wgmma): p comes
 # from an accumulator, v with N contiguous; its loop holds the loop over
 # q @ kᵀ's chunks of D, as FBGEMM's jagged attention's does, so nothing
-# pipelines v. Large K is staged in chunks.
+# pipelines v. Large K is staged in chunks. `decayed_state` is Lightning
+# Attention-2's per-block state kᵀ v: both operands computed in a
+# pipelined loop (kᵀ, M contiguous, scaled by a decay; v widened from
+# bf16) and written each iteration into staging tiles in their registers'
+# order, read by mma.sync.
 #
 # kiln-variant: -n rows_then_columns -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=32, N=128, K=32"
 # kiln-variant: -n rows_then_columns -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=64, N=64, K=128"
 # kiln-variant: -n columns_then_rows -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=32, N=64, K=64"
 # kiln-variant: -n columns_then_rows -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, M=16, N=8, K=32"
 # kiln-variant: -n scores_times_values -s "q_ptr=*fp32:16, k_ptr=*fp32:16, v_ptr=*fp32:16, o_ptr=*fp32:16, S=i32, M=32, N=32, D=128, CHUNK=32"
+# kiln-variant: -n decayed_state -s "k_ptr=*bf16:16, v_ptr=*bf16:16, s_ptr=*fp32, kv_ptr=*fp32:16, D=64, E=64, CHUNK=32, CHUNKS=4"
 # kiln-covers: rows_then_columns: tl.dot
 # kiln-covers: columns_then_rows: tl.dot
 # kiln-covers: scores_times_values: tl.dot; tl.exp; tl.max; tl.sum
+# kiln-covers: decayed_state: tl.dot; tl.exp
 import triton
 import triton.language as tl
 
@@ -70,3 +76,22 @@ def scores_times_values(q_ptr, k_ptr, v_ptr, o_ptr, S, M: tl.constexpr,
         acc = acc * alpha[:, None] + tl.dot(p, v)
         m_i = m_new
     tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc / l_i[:, None])
+
+
+@triton.jit
+def decayed_state(k_ptr, v_ptr, s_ptr, kv_ptr, D: tl.constexpr,
+                  E: tl.constexpr, CHUNK: tl.constexpr, CHUNKS: tl.constexpr):
+    block = tl.program_id(0)
+    rc = tl.arange(0, CHUNK)
+    rd = tl.arange(0, D)
+    re = tl.arange(0, E)
+    base = block * CHUNK * CHUNKS
+    s = tl.load(s_ptr)
+    kv = tl.zeros((D, E), dtype=tl.float32)
+    for j in range(CHUNKS):
+        rows = base + j * CHUNK + rc
+        kt = tl.load(k_ptr + rows[None, :] * D + rd[:, None]).to(tl.float32)
+        v = tl.load(v_ptr + rows[:, None] * E + re[None, :]).to(tl.float32)
+        decay = tl.exp(-s * (CHUNK * CHUNKS - (j * CHUNK + rc[None, :])))
+        kv += tl.dot(kt * decay, v)
+    tl.store(kv_ptr + block * D * E + rd[:, None] * E + re[None, :], kv)
