@@ -296,6 +296,37 @@ CASES.append(case(
     (LB * LH, LNB, 1), ["KV"], bytes=2 * 2 * QKV + 4 * LB * LH * LNB * LD * LD,
     flops=LB * LH * LNB * 2 * 256 * LD * LD, tol=2e-2, **LA_PKG))
 
+# The block-parallel forward's inter-block part (_fwd_none_diag_kernel, the
+# file's second definition): each 64-row chunk's q (bf16 widened) times its
+# block's kv state ([128, 128] fp32, row-major), decayed, added to the
+# intra-block output already in Out. One dot outside any loop. Grid (b * h,
+# NUM_BLOCK * NUM_CBLOCK, NUM_FBLOCK).
+LKV = LB * LH * LNB * LD * LD
+CASES.append(case(
+    "lightning_attn2_parallel_fwd_none_diag", LA + "lightning_attn2_parallel.py", "_fwd_none_diag_kernel",
+    f"Q=*bf16, K=*bf16, V=*bf16, Out=*bf16, S=*fp32, KV=*fp32, {LA_SIZES}, D_FBLOCK={LD}, E_FBLOCK={LD}, "
+    f"NUM_FBLOCK=1, CBLOCK=64, NUM_CBLOCK={LCB}",
+    dict(Q=("randn", "bfloat16", QKV, 0.1), K=("randn", "bfloat16", QKV, 0.1), V=("randn", "bfloat16", QKV),
+         Out=("randn", "bfloat16", QKV), S=("uniform", "float32", LH, 0.01, 0.5), KV=("randn", "float32", LKV, 0.1)),
+    # fp32 (tf32) sums of 128 products in another order; bf16 out.
+    (LB * LH, LNB * LCB, 1), ["Out"], bytes=2 * 3 * QKV + 4 * LKV, flops=LB * LH * LNB * LCB * 2 * 64 * LD * LD,
+    tol=2e-2, **LA_PKG))
+
+# Its backward counterpart (_bwd_none_diag_kernel): three such dots a
+# program (do kv^T, dkv v^T, k dkv), each added to the gradient in DQ, DK,
+# DV.
+CASES.append(case(
+    "lightning_attn2_parallel_bwd_none_diag", LA + "lightning_attn2_parallel.py", "_bwd_none_diag_kernel",
+    f"Q=*bf16, K=*bf16, V=*bf16, S=*fp32, DO=*bf16, DQ=*bf16, DK=*bf16, DV=*bf16, KV=*fp32, DKV=*fp32, "
+    f"{LA_SIZES}, D_FBLOCK={LD}, E_FBLOCK={LD}, NUM_FBLOCK=1, CBLOCK=64, NUM_CBLOCK={LCB}",
+    dict(Q=("randn", "bfloat16", QKV, 0.1), K=("randn", "bfloat16", QKV, 0.1), V=("randn", "bfloat16", QKV),
+         S=("uniform", "float32", LH, 0.01, 0.5), DO=("randn", "bfloat16", QKV), DQ=("randn", "bfloat16", QKV),
+         DK=("randn", "bfloat16", QKV), DV=("randn", "bfloat16", QKV), KV=("randn", "float32", LKV, 0.1),
+         DKV=("randn", "float32", LKV, 0.1)),
+    # fp32 (tf32) sums of 128 products in another order; bf16 out.
+    (LB * LH, LNB * LCB, 1), ["DQ", "DK", "DV"], bytes=2 * 7 * QKV + 2 * 4 * LKV,
+    flops=3 * LB * LH * LNB * LCB * 2 * 64 * LD * LD, tol=2e-2, **LA_PKG))
+
 # Its simple RMS norm (no weight: x / rms(x)), bf16 [8192, 4096], fp32 rstd
 # out; BLOCK_SIZE_N 4096 and 16 warps from the launcher's heuristic; eps
 # 1e-6. One program a row.
