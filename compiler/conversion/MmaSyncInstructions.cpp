@@ -2,12 +2,19 @@
 #include "compiler/conversion/MmaSyncInstructions.h"
 
 #include "compiler/conversion/LoweringUtils.h"
+#include "compiler/ir/TargetInfo.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
 using Split = kiln::TensorCoreFlavour::Split;
+
+// Off only to compare code with and without it.
+static llvm::cl::opt<bool> widenFp8Flag(
+    "kiln-widen-fp8-mma-sync", llvm::cl::init(true), llvm::cl::Hidden,
+    llvm::cl::desc("On sm_90, multiply fp8 mma.sync fragments as fp16"));
 
 namespace {
 
@@ -52,7 +59,16 @@ kiln::MmaSyncInstructions::MmaSyncInstructions(OpBuilder &b, Location loc,
                                                const TensorCoreFlavour &flavour,
                                                Type aElement, Type bElement,
                                                Type accElement)
-    : b_(b), loc_(loc), flavour_(flavour), accElement_(accElement) {
+    : b_(b), loc_(loc), flavour_(flavour), accElement_(accElement),
+      aElement_(aElement), bElement_(bElement) {
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  widenedFp8_ = widenFp8Flag && flavour.fp8 && flavour.split == Split::None &&
+                module && TargetInfo::of(module).computeCapability() == 90;
+  if (widenedFp8_) {
+    text_ = mmaText(16, flavour.accumulatorType(), "f16", "f16");
+    return;
+  }
   switch (flavour.split) {
   case Split::None:
     text_ = mmaText(flavour.kStep(), flavour.accumulatorType(),
@@ -127,10 +143,45 @@ Value kiln::MmaSyncInstructions::packBF16(Value low, Value high) {
       LLVM::ShlOp::create(b_, loc_, bits(high), i32Constant(b_, loc_, 16)));
 }
 
+std::pair<Value, Value> kiln::MmaSyncInstructions::widenFp8(Value word,
+                                                            Type t) {
+  Type i32 = b_.getI32Type();
+  std::string cvt = "cvt.rn.f16x2." + TensorCoreFlavour::ptxType(t) + "x2 ";
+  Type pair = LLVM::LLVMStructType::getLiteral(b_.getContext(), {i32, i32});
+  Value d = inlinePtx(b_, loc_, pair,
+                      "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; " + cvt +
+                          "$0, lo; " + cvt + "$1, hi; }",
+                      "=r,=r,r", ValueRange{word});
+  return {LLVM::ExtractValueOp::create(b_, loc_, d, int64_t(0)),
+          LLVM::ExtractValueOp::create(b_, loc_, d, int64_t(1))};
+}
+
 kiln::MmaSyncInstructions::Operand
 kiln::MmaSyncInstructions::prepare(ArrayRef<SmallVector<Value>> steps,
                                    bool isA) {
   Operand parts;
+  if (widenedFp8_) {
+    // m16n8k32's word of k 4t..4t+3 (and 16 more) widens into k 4t, 4t+1
+    // and 4t+2, 4t+3; the first m16n8k16 takes k 0-15 with those pairs in
+    // its slots 2t, 2t+1 and 2t+8, 2t+9 (a0: a0's low pair, a1: a1's, a2
+    // and a3 their high pairs; b0, b1: b0's pairs), the second k 16-31
+    // from a2, a3 and b1 alike. a and b permute K alike.
+    const SmallVector<Value> &words = steps.front();
+    Type t = isA ? aElement_ : bElement_;
+    if (isA) {
+      for (unsigned first : {0u, 2u}) {
+        auto [low0, high0] = widenFp8(words[first], t);
+        auto [low1, high1] = widenFp8(words[first + 1], t);
+        parts.push_back({low0, low1, high0, high1});
+      }
+    } else {
+      for (unsigned w : {0u, 1u}) {
+        auto [low, high] = widenFp8(words[w], t);
+        parts.push_back({low, high});
+      }
+    }
+    return parts;
+  }
   if (flavour_.split == Split::None) {
     parts.emplace_back(steps.front().begin(), steps.front().end());
     return parts;
@@ -204,6 +255,11 @@ void kiln::MmaSyncInstructions::emitOne(const std::string &text,
 
 void kiln::MmaSyncInstructions::multiply(const Operand &a, const Operand &b,
                                          MutableArrayRef<Value> acc) {
+  if (widenedFp8_) {
+    emitOne(text_, a[0], b[0], acc);
+    emitOne(text_, a[1], b[1], acc);
+    return;
+  }
   for (auto [pa, pb] : productsOf(flavour_.split))
     emitOne(text_, a[pa], b[pb], acc);
 }

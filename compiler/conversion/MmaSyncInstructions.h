@@ -6,7 +6,11 @@
 // prepared once per tile row of a and tile column of b, then multiplied
 // into every 16x8 accumulator tile: one instruction for the native
 // flavours, several over the split words for the fp32 emulations
-// (compiler/ir/TensorCoreFlavour.h says how they split).
+// (compiler/ir/TensorCoreFlavour.h says how they split). On sm_90, whose
+// mma.sync has no fp8 of its own (ptxas expands m16n8k32 e4m3 into two
+// fp16 products and an add a register: 0.62-0.70 of Triton's mma.sync
+// path on the H100's fp8 GEMMs), fp8 fragments are widened to fp16 and
+// multiplied by two m16n8k16, as upstream does there.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CONVERSION_MMASYNCINSTRUCTIONS_H
@@ -50,6 +54,9 @@ private:
   /// high clamped to finite (multiplies low parts), then the low parts.
   llvm::SmallVector<mlir::Value, 4> splitElement(mlir::Value word);
   mlir::Value packBF16(mlir::Value low, mlir::Value high);
+  /// The two f16x2 words of one word of four fp8 elements of type `t`:
+  /// its elements 0, 1 and 2, 3.
+  std::pair<mlir::Value, mlir::Value> widenFp8(mlir::Value word, mlir::Type t);
   void emitOne(const std::string &text, llvm::ArrayRef<mlir::Value> a,
                llvm::ArrayRef<mlir::Value> b,
                llvm::MutableArrayRef<mlir::Value> acc);
@@ -58,6 +65,9 @@ private:
   mlir::Location loc_;
   TensorCoreFlavour flavour_;
   mlir::Type accElement_;
+  mlir::Type aElement_, bElement_;
+  /// fp8 multiplied as fp16 (sm_90): two m16n8k16 a fragment.
+  bool widenedFp8_ = false;
   std::string text_; // the instruction of every product
 };
 

@@ -5,13 +5,16 @@
 # load element by element. wgmma takes tf32 and int8 only with both tiles
 # K-contiguous (its transpose bits are for 16-bit types), so mm_nn stays on
 # mma.sync on sm_90a and mm_nt goes to wgmma. input_precision="ieee" keeps
-# fp32 on the CUDA cores.
+# fp32 on the CUDA cores. sm_90's mma.sync has no fp8 of its own (ptxas
+# expands it): there each fp8 fragment word is widened to two f16x2 words
+# and multiplied by two m16n8k16; sm_89's is native.
 # RUN: %kilnc compile %s -n mm_nn -s "*fp32:16, *fp32:16, *fp32:16, i32:16, 64, 64, 32, 0" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=TF32-NN
 # RUN: %kilnc compile %s -n mm_nn -s "*fp32:16, *fp32:16, *fp32:16, i32:16, 64, 64, 32, 0" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=TF32-NN-90A
 # RUN: %kilnc compile %s -n mm_nt -s "*fp32:16, *fp32:16, *fp32:16, i32:16, 64, 64, 32" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=TF32-NT-90A
 # RUN: %kilnc compile %s -n mm_nn -s "*i8:16, *i8:16, *i32:16, i32:16, 64, 64, 64, 1" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=I8-NN
 # RUN: %kilnc compile %s -n mm_nt -s "*i8:16, *i8:16, *i32:16, i32:16, 64, 64, 64" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=I8-NT-90A
 # RUN: %kilnc compile %s -n mm_nt -s "*fp8e4nv:16, *fp8e4nv:16, *fp32:16, i32:16, 64, 64, 64" --arch sm_90 --emit ptx -o - | FileCheck %s --check-prefix=F8-NT-90
+# RUN: %kilnc compile %s -n mm_nt -s "*fp8e4nv:16, *fp8e4nv:16, *fp32:16, i32:16, 64, 64, 64" --arch sm_89 --emit ptx -o - | FileCheck %s --check-prefix=F8-NT-89
 # RUN: %kilnc compile %s -n mm_ieee -s "*fp32:16, *fp32:16, *fp32:16, i32:16, 64, 64, 32" --arch sm_80 --emit ptx -o - | FileCheck %s --check-prefix=IEEE
 import triton
 import triton.language as tl
@@ -30,7 +33,12 @@ import triton.language as tl
 # I8-NT-90A: wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8
 # F8-NT-90: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 # F8-NT-90: ldmatrix.sync.aligned.m8n8.x2.shared.b16
-# F8-NT-90: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
+# F8-NT-90: cvt.rn.f16x2.e4m3x2
+# F8-NT-90: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# F8-NT-90-NOT: m16n8k32
+# F8-NT-89: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# F8-NT-89-NOT: cvt.rn.f16x2.e4m3x2
+# F8-NT-89: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
 # IEEE-NOT: mma.sync
 # IEEE: fma.rn.f32
 
