@@ -1723,20 +1723,24 @@ CASES += [
 F = "tutorials/fused_attention.py"
 ATTN_Z, ATTN_H, ATTN_N, ATTN_D = 2, 3, 128, 64
 ATTN_NUMEL = ATTN_Z * ATTN_H * ATTN_N * ATTN_D
+# The bf16 cases' parameters up to HEAD_DIM 64, and their arguments.
+ATTN_BF16_SIG = ("q_ptr=*bf16, k_ptr=*bf16, v_ptr=*bf16, o_ptr=*bf16, lse_ptr=*fp32, sm_scale=fp32, "
+                 "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
+                 "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
+                 "H=i32, N_CTX=i32, HEAD_DIM=64, ")
+ATTN_BF16_ARGS = dict(
+    q_ptr=("randn", "bfloat16", ATTN_NUMEL), k_ptr=("randn", "bfloat16", ATTN_NUMEL),
+    v_ptr=("randn", "bfloat16", ATTN_NUMEL), o_ptr=("zeros", "bfloat16", ATTN_NUMEL),
+    lse_ptr=("zeros", "float32", ATTN_Z * ATTN_H * ATTN_N), sm_scale=0.125,
+    stride_qz=ATTN_H * ATTN_N * ATTN_D, stride_qh=ATTN_N * ATTN_D, stride_qm=ATTN_D,
+    stride_kz=ATTN_H * ATTN_N * ATTN_D, stride_kh=ATTN_N * ATTN_D, stride_kn=ATTN_D,
+    stride_vz=ATTN_H * ATTN_N * ATTN_D, stride_vh=ATTN_N * ATTN_D, stride_vn=ATTN_D,
+    stride_oz=ATTN_H * ATTN_N * ATTN_D, stride_oh=ATTN_N * ATTN_D, stride_om=ATTN_D,
+    H=ATTN_H, N_CTX=ATTN_N)
 CASES += [
     case("attention_fwd_bf16_causal", F, "attention_fwd",
-         "q_ptr=*bf16, k_ptr=*bf16, v_ptr=*bf16, o_ptr=*bf16, lse_ptr=*fp32, sm_scale=fp32, "
-         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
-         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
-         "H=i32, N_CTX=i32, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=32, CAUSAL=True",
-         dict(q_ptr=("randn", "bfloat16", ATTN_NUMEL), k_ptr=("randn", "bfloat16", ATTN_NUMEL),
-              v_ptr=("randn", "bfloat16", ATTN_NUMEL), o_ptr=("zeros", "bfloat16", ATTN_NUMEL),
-              lse_ptr=("zeros", "float32", ATTN_Z * ATTN_H * ATTN_N), sm_scale=0.125,
-              stride_qz=ATTN_H * ATTN_N * ATTN_D, stride_qh=ATTN_N * ATTN_D, stride_qm=ATTN_D,
-              stride_kz=ATTN_H * ATTN_N * ATTN_D, stride_kh=ATTN_N * ATTN_D, stride_kn=ATTN_D,
-              stride_vz=ATTN_H * ATTN_N * ATTN_D, stride_vh=ATTN_N * ATTN_D, stride_vn=ATTN_D,
-              stride_oz=ATTN_H * ATTN_N * ATTN_D, stride_oh=ATTN_N * ATTN_D, stride_om=ATTN_D,
-              H=ATTN_H, N_CTX=ATTN_N),
+         ATTN_BF16_SIG + "BLOCK_M=64, BLOCK_N=32, CAUSAL=True",
+         dict(ATTN_BF16_ARGS),
          (cdiv(ATTN_N, 64), ATTN_Z * ATTN_H), ["o_ptr", "lse_ptr"],
          # Scores summed in another order, then p rounded to bf16 (2^-8)
          # before the second product: outputs agree to about bf16's precision.
@@ -1745,18 +1749,8 @@ CASES += [
     # shape): too few rows for wgmma, so on sm_90a too both dots run
     # mma.sync on staged tiles, p @ v with p from registers.
     case("attention_fwd_bf16_m16_w1", F, "attention_fwd",
-         "q_ptr=*bf16, k_ptr=*bf16, v_ptr=*bf16, o_ptr=*bf16, lse_ptr=*fp32, sm_scale=fp32, "
-         "stride_qz=i64, stride_qh=i64, stride_qm=i64, stride_kz=i64, stride_kh=i64, stride_kn=i64, "
-         "stride_vz=i64, stride_vh=i64, stride_vn=i64, stride_oz=i64, stride_oh=i64, stride_om=i64, "
-         "H=i32, N_CTX=i32, HEAD_DIM=64, BLOCK_M=16, BLOCK_N=16, CAUSAL=False, num_warps=1, num_stages=1",
-         dict(q_ptr=("randn", "bfloat16", ATTN_NUMEL), k_ptr=("randn", "bfloat16", ATTN_NUMEL),
-              v_ptr=("randn", "bfloat16", ATTN_NUMEL), o_ptr=("zeros", "bfloat16", ATTN_NUMEL),
-              lse_ptr=("zeros", "float32", ATTN_Z * ATTN_H * ATTN_N), sm_scale=0.125,
-              stride_qz=ATTN_H * ATTN_N * ATTN_D, stride_qh=ATTN_N * ATTN_D, stride_qm=ATTN_D,
-              stride_kz=ATTN_H * ATTN_N * ATTN_D, stride_kh=ATTN_N * ATTN_D, stride_kn=ATTN_D,
-              stride_vz=ATTN_H * ATTN_N * ATTN_D, stride_vh=ATTN_N * ATTN_D, stride_vn=ATTN_D,
-              stride_oz=ATTN_H * ATTN_N * ATTN_D, stride_oh=ATTN_N * ATTN_D, stride_om=ATTN_D,
-              H=ATTN_H, N_CTX=ATTN_N),
+         ATTN_BF16_SIG + "BLOCK_M=16, BLOCK_N=16, CAUSAL=False, num_warps=1, num_stages=1",
+         dict(ATTN_BF16_ARGS),
          (cdiv(ATTN_N, 16), ATTN_Z * ATTN_H), ["o_ptr", "lse_ptr"],
          # As attention_fwd_bf16_causal: p rounded to bf16.
          tol=5e-3, per_output=dict(lse_ptr=dict(tol=1e-4))),
