@@ -636,8 +636,9 @@ struct DotLowering : OpConversionPattern<kiln::DotOp> {
     }
 
     kiln::MmaSyncInstructions instructions(
-        rewriter, loc, flavour, aType.getElementType(),
-        op.getB().getType().getElementType(), acc.front().getType());
+        rewriter, loc, kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()),
+        flavour, aType.getElementType(), op.getB().getType().getElementType(),
+        acc.front().getType());
     const int64_t group = flavour.kGroup();
     // The tile's rows 8-15: 8 rows further, or, for M of 8 or less, rows
     // 0-7 again.

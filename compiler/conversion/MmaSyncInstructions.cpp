@@ -56,15 +56,14 @@ std::string mmaText(int64_t k, const std::string &acc, const std::string &a,
 } // namespace
 
 kiln::MmaSyncInstructions::MmaSyncInstructions(OpBuilder &b, Location loc,
+                                               const TargetInfo &target,
                                                const TensorCoreFlavour &flavour,
                                                Type aElement, Type bElement,
                                                Type accElement)
     : b_(b), loc_(loc), flavour_(flavour), accElement_(accElement),
       aElement_(aElement), bElement_(bElement) {
-  auto module =
-      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
   widenedFp8_ = widenFp8Flag && flavour.fp8 && flavour.split == Split::None &&
-                module && TargetInfo::of(module).computeCapability() == 90;
+                !target.hasNativeFp8MmaSync();
   if (widenedFp8_) {
     text_ = mmaText(16, flavour.accumulatorType(), "f16", "f16");
     return;

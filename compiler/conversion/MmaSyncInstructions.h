@@ -33,6 +33,7 @@ public:
   /// `aElement` and `bElement` are the operands' element types in the
   /// tiles, `accElement` the accumulator's.
   MmaSyncInstructions(mlir::OpBuilder &b, mlir::Location loc,
+                      const TargetInfo &target,
                       const TensorCoreFlavour &flavour, mlir::Type aElement,
                       mlir::Type bElement, mlir::Type accElement);
 
@@ -66,7 +67,8 @@ private:
   TensorCoreFlavour flavour_;
   mlir::Type accElement_;
   mlir::Type aElement_, bElement_;
-  /// fp8 multiplied as fp16 (sm_90): two m16n8k16 a fragment.
+  /// fp8 multiplied as fp16 (!hasNativeFp8MmaSync): two m16n8k16 a
+  /// fragment.
   bool widenedFp8_ = false;
   std::string text_; // the instruction of every product
 };

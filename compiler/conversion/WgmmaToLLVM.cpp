@@ -853,7 +853,8 @@ LogicalResult lowerWithMmaSync(kiln::gpu::SharedDotOp op,
   }
 
   kiln::MmaSyncInstructions instructions(
-      rewriter, loc, flavour,
+      rewriter, loc, kiln::TargetInfo::of(op->getParentOfType<ModuleOp>()),
+      flavour,
       aTile ? aTile.getElementType()
             : cast<RankedTensorType>(op.getA().getType()).getElementType(),
       bTile.getElementType(), acc.front().getType());

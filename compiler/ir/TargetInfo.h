@@ -72,6 +72,13 @@ public:
   bool hasMmaSync() const { return computeCapability_ >= 80; }
   /// mma.sync with fp8 (e4m3/e5m2) operands.
   bool hasFp8MmaSync() const { return computeCapability_ >= 89; }
+  /// mma.sync whose fp8 the tensor cores run as such: sm_90's has none of
+  /// its own (ptxas expands each m16n8k32 into two fp16 products and an add
+  /// a register), so its fp8 fragments are widened to fp16 first
+  /// (compiler/conversion/MmaSyncInstructions.h).
+  bool hasNativeFp8MmaSync() const {
+    return hasFp8MmaSync() && computeCapability_ != 90;
+  }
   /// wgmma.mma_async: only the arch-specific sm_90a.
   bool hasWgmma() const { return computeCapability_ == 90 && archSpecific_; }
   /// cp.async (Ampere and later).
