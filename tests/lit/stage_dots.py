@@ -14,6 +14,9 @@
 # both dots take mma.sync on the staged tiles, p still from registers:
 # kiln.dot's staging arrays took p @ v's v element by element.
 # RUN: %kilnc compile %s -n attention_step -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, n=i32, num_warps=1, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ATT1
+# Each block's dots under an `if` (NSA's selected blocks): q, which the
+# loop does not change, is still written once, before the loop.
+# RUN: %kilnc compile %s -n selected_blocks -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, idx_ptr=*i32:16, n=i32, num_warps=1, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=IF
 # Tiles that do not fit beside the other buffers keep mma.sync: tf32 at
 # 256 x 256 x 128 would take 256 KiB.
 # RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp32:16, b_ptr=*fp32:16, c_ptr=*fp32:16, BM=256, BN=256, BK=128, num_warps=8" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=BIG
@@ -92,3 +95,28 @@ def attention_step(q_ptr, k_ptr, v_ptr, o_ptr, n):
         v = tl.load(v_ptr + (start + r[:, None]) * 64 + r[None, :])
         acc = tl.dot(p, v, acc)
     tl.store(o_ptr + r[:, None] * 64 + r[None, :], acc.to(tl.float16))
+
+
+# IF: %[[Q:.*]] = kiln_gpu.local_alloc {{.*}}: <16x64xf16
+# IF-NEXT: kiln_gpu.local_store %{{.*}}, %[[Q]]
+# IF: scf.for
+# IF: scf.if
+# IF-NOT: kiln_gpu.local_store %{{.*}}, %[[Q]]
+# IF: kiln_gpu.shared_dot %[[Q]]
+# IF: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x64xf16
+# IF-NOT: kiln.dot
+@triton.jit
+def selected_blocks(q_ptr, k_ptr, v_ptr, o_ptr, idx_ptr, n):
+    rm = tl.arange(0, 16)
+    r = tl.arange(0, 64)
+    q = tl.load(q_ptr + rm[:, None] * 64 + r[None, :])
+    q = (q * 0.125).to(tl.float16)
+    acc = tl.zeros((16, 64), dtype=tl.float32)
+    for i in range(n):
+        start = tl.load(idx_ptr + i) * 64
+        if start >= 0:
+            k = tl.load(k_ptr + (start + r[None, :]) * 64 + r[:, None])
+            p = tl.exp(tl.dot(q, k)).to(tl.float16)
+            v = tl.load(v_ptr + (start + r[:, None]) * 64 + r[None, :])
+            acc = tl.dot(p, v, acc)
+    tl.store(o_ptr + rm[:, None] * 64 + r[None, :], acc.to(tl.float16))
