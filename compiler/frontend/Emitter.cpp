@@ -239,6 +239,7 @@ static bool isKnownTritonModule(StringRef module) {
       "triton.language.extra.cuda.libdevice",
       "triton.runtime",
       "triton.runtime.driver",
+      "triton.knobs",
       "triton.runtime.jit",
       "triton.runtime.autotuner",
       "triton.testing",
@@ -925,6 +926,11 @@ std::optional<FValue> Emitter::evaluateBinding(StringRef name, const Stmt *stmt,
         current = module;
         value = hostModuleValue(*module, top, *valueExpr, hostError);
       }
+    // A Triton decorator a host factory defers (Fast-LLM's
+    // `triton_jit = try_decorate(lambda: triton.jit)`, whose wrapper
+    // applies it when called): the decorator itself.
+    if (!value)
+      value = deferredDecorator(*valueExpr);
     if (!value) {
       held.release();
       if (!hostError.message.empty())
@@ -943,6 +949,23 @@ std::optional<FValue> Emitter::evaluateBinding(StringRef name, const Stmt *stmt,
                           "' is not a compile-time constant; kernels may only "
                           "use constant globals");
   return value;
+}
+
+std::optional<FValue> Emitter::deferredDecorator(const Expr &valueExpr) {
+  auto *call = llvm::dyn_cast<CallExpr>(&valueExpr);
+  if (!call)
+    return std::nullopt;
+  for (const ExprPtr &arg : call->args) {
+    auto *lambda = llvm::dyn_cast<LambdaExpr>(arg.get());
+    if (!lambda || !lambda->params.empty())
+      continue;
+    HeldDiagnostics held(sourceMgr);
+    std::optional<FValue> value = evaluate(*lambda->body);
+    if (value && value->kind == FValue::Kind::Marker &&
+        StringRef(value->text).starts_with("triton."))
+      return value;
+  }
+  return std::nullopt;
 }
 
 std::optional<FValue> Emitter::lookupGlobal(StringRef name, SMLoc loc,
@@ -1071,18 +1094,38 @@ bool Emitter::isJit(const FunctionDefStmt &function) {
       if (callable(attr->attr))
         return true;
     } else if (auto *name = llvm::dyn_cast<NameExpr>(callee)) {
-      if (callable(name->name))
+      if (callable(name->name) || namesMarker(name, function, "triton.jit"))
         return true;
     }
   }
   return false;
 }
 
+// Aliases the syntax does not show: `triton_jit = triton.jit`
+// (ArcticTraining), `tl_constexpr = tl.constexpr` imported from the
+// library's own module, and a decorator a host factory defers (Fast-LLM's
+// `triton_jit = try_decorate(lambda: triton.jit)`, evaluateBinding).
+bool Emitter::namesMarker(const Expr *e, const FunctionDefStmt &function,
+                          StringRef marker) {
+  auto *name = llvm::dyn_cast_or_null<NameExpr>(e);
+  auto module = functionModules.find(&function);
+  if (!name || module == functionModules.end())
+    return false;
+  // Not an alias (an unbound name, a host value): no error of its own.
+  HeldDiagnostics held(sourceMgr);
+  ModuleScope *saved = current;
+  current = module->second;
+  bool found = false;
+  std::optional<FValue> value = lookupGlobal(name->name, name->getLoc(), found);
+  current = saved;
+  return value && value->kind == FValue::Kind::Marker && value->text == marker;
+}
+
 const FunctionDefStmt *Emitter::findKernel(StringRef name,
                                            std::string *qualifiedName) {
   // By name: `kernel`, or `Cls.kernel` for a class's static method.
   std::vector<std::pair<std::string, const FunctionDefStmt *>> jitFunctions;
-  auto decoratedJit = [](const FunctionDefStmt &def) {
+  auto decoratedJit = [&](const FunctionDefStmt &def) {
     for (const ExprPtr &decorator : def.decorators) {
       const Expr *callee = decorator.get();
       if (auto *call = llvm::dyn_cast<CallExpr>(callee))
@@ -1091,7 +1134,7 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name,
         if (attr->attr == "jit")
           return true;
       if (auto *name = llvm::dyn_cast<NameExpr>(callee))
-        if (name->name == "jit")
+        if (name->name == "jit" || namesMarker(name, def, "triton.jit"))
           return true;
     }
     return false;
@@ -1200,13 +1243,15 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name,
   return nullptr;
 }
 
-static bool isConstexprAnnotation(const Expr *annotation) {
+bool Emitter::isConstexprAnnotation(const Expr *annotation,
+                                    const FunctionDefStmt *function) {
   if (!annotation)
     return false;
   if (auto *attr = llvm::dyn_cast<AttributeExpr>(annotation))
     return attr->attr == "constexpr";
   if (auto *name = llvm::dyn_cast<NameExpr>(annotation))
-    return name->name == "constexpr";
+    return name->name == "constexpr" ||
+           (function && namesMarker(name, *function, "tl.constexpr"));
   if (auto *str = llvm::dyn_cast<StringExpr>(annotation))
     return StringRef(str->value).ends_with("constexpr");
   return false;
@@ -1260,7 +1305,8 @@ std::optional<std::vector<ParamDecl>>
 Emitter::paramDecls(const FunctionDefStmt &kernel) {
   std::vector<ParamDecl> decls;
   for (const Param &p : kernel.params) {
-    ParamDecl decl{p.name, isConstexprAnnotation(p.annotation.get()), {}};
+    ParamDecl decl{
+        p.name, isConstexprAnnotation(p.annotation.get(), &kernel), {}};
     decl.fromHeuristic =
         decl.isConstexpr && heuristicFor(kernel, p.name) != nullptr;
     if (!decl.isConstexpr && p.defaultValue &&
@@ -1685,9 +1731,10 @@ bool Emitter::emitStatement(const Stmt &stmt) {
       return false;
     // `x: tl.constexpr = 0.5` stays a weak number; any other annotation is
     // an ordinary assignment upstream.
-    return emitAssign(*s.target, isConstexprAnnotation(s.annotation.get())
-                                     ? *value
-                                     : value->asTyped());
+    bool constexprAnnotated = isConstexprAnnotation(
+        s.annotation.get(), frames.empty() ? nullptr : frames.back().function);
+    return emitAssign(*s.target,
+                      constexprAnnotated ? *value : value->asTyped());
   }
   case Stmt::Kind::AugAssign: {
     auto &s = llvm::cast<AugAssignStmt>(stmt);
@@ -2882,6 +2929,17 @@ std::optional<FValue> Emitter::getAttribute(const FValue &value, StringRef attr,
                             "'");
     }
     StringRef path = value.text;
+    // `triton.knobs.runtime.interpret` (TRITON_INTERPRET): False, as
+    // compiled kernels do not run in the interpreter.
+    if ((path == "triton" && attr == "knobs") ||
+        (path == "triton.knobs" && attr == "runtime"))
+      return FValue::named(FValue::Kind::Module, (path + "." + attr).str());
+    if (path == "triton.knobs.runtime" && attr == "interpret")
+      return FValue::boolean(false);
+    if (path.starts_with("triton.knobs"))
+      return error(loc, "'" + path + "." + attr +
+                            "' is a Triton knob Kiln does not know (it has "
+                            "triton.knobs.runtime.interpret)");
     if (path == "torch")
       if (auto dtype = DType::parseTorch(attr))
         return torchDType(*dtype);

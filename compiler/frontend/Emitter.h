@@ -388,6 +388,16 @@ private:
   std::optional<FValue> inlineCall(const FunctionDefStmt &function,
                                    CallArgs &args);
   bool isJit(const FunctionDefStmt &function);
+  /// `f(lambda: triton.jit)`: the Triton decorator the lambda returns.
+  std::optional<FValue> deferredDecorator(const Expr &valueExpr);
+  /// Whether `e`, a name the syntax does not show to be `jit` or
+  /// `constexpr`, is bound in `function`'s module to Triton's `marker`
+  /// ("triton.jit", "tl.constexpr").
+  bool namesMarker(const Expr *e, const FunctionDefStmt &function,
+                   llvm::StringRef marker);
+  /// `tl.constexpr`, or an alias of it in `function`'s module.
+  bool isConstexprAnnotation(const Expr *annotation,
+                             const FunctionDefStmt *function);
   /// Decorated @triton.constexpr_function: plain Python upstream.
   bool isConstexprFunction(const FunctionDefStmt &function);
   /// A constexpr function called with host-representable arguments,
