@@ -415,7 +415,8 @@ struct AssignLayoutsPass
     computeCapability = target.computeCapability();
     // Whether wgmma can read every dot's operands: 32- and 8-bit tiles must
     // be K-contiguous (an operand loaded with pointers contiguous along K;
-    // one computed in registers is 16-bit or takes mma.sync anyway).
+    // one computed in registers is 16-bit or takes mma.sync anyway; one of
+    // a dot outside loops, which kiln-stage-dots writes K-contiguous).
     // Otherwise the dots take mma.sync, whose warps split M and N.
     bool wgmmaReadable = target.hasWgmma();
     // A transposed tile (`b_desc.load(...).T`, tutorial 09's fp8 B) is K-
@@ -477,8 +478,15 @@ struct AssignLayoutsPass
         }
       }
       // An 8-bit b loaded with n contiguous is restaged K-major by the
-      // pipeliner (kiln-pipeline-dots), through registers.
-      if (flavour && !flavour->transposable() &&
+      // pipeliner (kiln-pipeline-dots), through registers. A dot outside
+      // loops has its operands written into K-contiguous tiles by
+      // kiln-stage-dots, or, a 32-bit one loaded with M or N contiguous,
+      // keeps mma.sync there, warps along M as well (Lightning
+      // Attention-2's inter-block backward, three tf32 dots, one with kv
+      // row-major: 0.58 -> 1.15 of Triton on an H200; its forward, that
+      // dot alone, 1.28 -> 1.32).
+      bool staged = !dot->getParentOfType<LoopLikeOpInterface>();
+      if (flavour && !flavour->transposable() && !staged &&
           !((aInRegisters || kContiguous(dot.getA(), 1)) &&
             (kContiguous(dot.getB(), 0) || restageable(dot, *flavour))))
         wgmmaReadable = false;

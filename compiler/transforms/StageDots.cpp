@@ -584,6 +584,17 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
           cast<kiln::gpu::NVMMASharedEncodingAttr>(p.tiles[i].getEncoding())
               .getTransposed();
       kContiguous[i] = i == 0 ? !transposed : transposed;
+      // A 32-bit operand loaded with M or N contiguous would be copied into
+      // a K-major tile one 4-byte element at a time, lanes down one bank
+      // (Lightning Attention-2's kv, row-major fp32: 0.63 of Triton on
+      // wgmma, 1.32 on mma.sync from kiln.dot's arrays, an H200): its dot
+      // keeps mma.sync. Outside loops, where kiln-assign-layouts gives such
+      // dots wgmma's layout whatever their operands' order.
+      if (!flavour->transposable() &&
+          !dot->getParentOfType<LoopLikeOpInterface>() &&
+          p.sources[i].getDefiningOp<kiln::LoadOp>() &&
+          stagingTile(type, i, /*transposable=*/true) != p.tiles[i])
+        return std::nullopt;
       int64_t lineBytes = type.getDimSize(transposed ? 0 : 1) *
                           type.getElementTypeBitWidth() / 8;
       if (!kiln::isSwizzlableLine(lineBytes))
