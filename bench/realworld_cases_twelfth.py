@@ -107,6 +107,24 @@ CASES.append(case(
     (cdiv(SROWS, 128) * cdiv(SD, 128),), ["Y_ptr"], bytes=2 * (SROWS * SF + SE * SD * SF + SROWS * SD + SE * SD),
     flops=2 * SROWS * SD * SF, tol=1e-2, package=SM_ROOT))
 
+# Decode (single.py): one token's x [1, 4096] times its top-2 experts' w1,
+# the weight permuted as above (k contiguous), FAN_OUT 2, out [2, 28672]: a
+# GEMV summing x * w down each K-contiguous weight tile (tl.sum, no dot).
+# Grid: (N / BLOCK_N, the 2 choices).
+SM_SINGLE = SM_ROOT + "/scattermoe/kernels/single.py"
+CASES.append(case(
+    "smoe_single2scatter_mixtral_w1_decode", SM_SINGLE, "_single2scatter",
+    "X_ptr=*bf16, stride_xm=i32, stride_xk=i32, W_ptr=*bf16, stride_we=i32, stride_wk=i32, stride_wn=i32, "
+    "Y_ptr=*bf16, stride_ym=i32, stride_yn=i32, expert_idxs_ptr=*i64, "
+    f"FAN_OUT=2, K={SD}, N={N1}, E={SE}, BLOCK_N=128, BLOCK_K=128, ACC_TYPE=tl.float32",
+    dict(X_ptr=("randn", "bfloat16", SD), stride_xm=SD, stride_xk=1,
+         W_ptr=("randn", "bfloat16", SE * N1 * SD, 0.02), stride_we=N1 * SD, stride_wk=1, stride_wn=SD,
+         Y_ptr=("zeros", "bfloat16", 2 * N1), stride_ym=N1, stride_yn=1,
+         expert_idxs_ptr=("index", "int64", 2, SE)),
+    # bf16 sums of 128 products a block (the kernel's own tl.sum of bf16
+    # x * w), 32 of them in fp32; bf16 out.
+    (N1 // 128, 2), ["Y_ptr"], bytes=2 * (SD + 2 * N1 * SD + 2 * N1), tol=5e-2, package=SM_ROOT))
+
 # Layer 1's weight gradient (group_bwd_W): each expert's grouped rows of x
 # [8192, 4096] transposed times its rows of dY [8192, 28672], into DW =
 # DWt.permute(0, 2, 1) of an [8, 28672, 4096] bf16 buffer (strides e

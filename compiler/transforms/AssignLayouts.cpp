@@ -304,10 +304,13 @@ struct AssignLayoutsPass
     storeVectorWidth.clear();
     // Per rank >= 2: the largest access, and its vector width.
     llvm::DenseMap<unsigned, std::pair<RankedTensorType, unsigned>> anchors;
+    // Per rank: the anchor's columns-first layout where it runs down them.
+    llvm::DenseMap<unsigned, Attribute> anchorColumns;
     // The ranks >= 2 some load or store accesses.
     llvm::SmallDenseSet<unsigned> accessed;
     // Notes a tensor access; returns its vector width (0: not a tensor).
-    auto noteAccess = [&](Value ptr, Type valueType) -> unsigned {
+    auto noteAccess = [&](Operation *op, Value ptr,
+                          Type valueType) -> unsigned {
       auto tensor = dyn_cast<RankedTensorType>(valueType);
       if (!tensor)
         return 0;
@@ -339,8 +342,20 @@ struct AssignLayoutsPass
       if (!anchor.first ||
           tensor.getNumElements() > anchor.first.getNumElements() ||
           (tensor.getNumElements() == anchor.first.getNumElements() &&
-           vec > anchor.second))
+           vec > anchor.second)) {
         anchor = {tensor, vec};
+        // An anchor in a loop that runs down its columns lays the rank out
+        // so: scattermoe's GEMV reads K-contiguous weight tiles and sums
+        // down them, and in the rows' layout converted each tile through
+        // 32 KiB of shared memory and reduced across lanes and warps. (Not
+        // a state read before its loop and written after it, FLA's
+        // recurrent h0 and ht: the loop's own work decides there.)
+        anchorColumns[unsigned(tensor.getRank())] =
+            tensor.getRank() == 2 && tensor.getDimSize(1) > 1 &&
+                    op->getParentOfType<LoopLikeOpInterface>()
+                ? columnAccessLayout(ptr, tensor, axisInfo)
+                : Attribute();
+      }
       return vec;
     };
     func.walk([&](Operation *op) {
@@ -359,7 +374,7 @@ struct AssignLayoutsPass
             w = std::max(w, pack);
           }
       if (auto load = dyn_cast<kiln::LoadOp>(op))
-        noteAccess(load.getPtr(), load.getType());
+        noteAccess(op, load.getPtr(), load.getType());
       else if (auto rmw = dyn_cast<kiln::AtomicRMWOp>(op)) {
         // Not an anchor: only its own layout (ownAtomicLayout) uses it.
         if (auto t = dyn_cast<RankedTensorType>(rmw.getVal().getType()))
@@ -368,7 +383,7 @@ struct AssignLayoutsPass
                                    t.getElementType().getIntOrFloatBitWidth());
       } else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
         if (unsigned vec =
-                noteAccess(store.getPtr(), store.getValue().getType())) {
+                noteAccess(op, store.getPtr(), store.getValue().getType())) {
           storeVectorWidth[op] = vec;
           auto tensor = cast<RankedTensorType>(store.getValue().getType());
           unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
@@ -520,6 +535,10 @@ struct AssignLayoutsPass
           continue;
         }
         encodingOfRank[rank] = Attribute(dotBlocked(ctx, dot, numWarps));
+        continue;
+      }
+      if (Attribute column = anchorColumns.lookup(rank)) {
+        encodingOfRank[rank] = column;
         continue;
       }
       RankedTensorType type = anchor.first;
@@ -1721,8 +1740,11 @@ struct AssignLayoutsPass
                            kiln::AxisInfoAnalysis &axisInfo) {
     func.walk([&](Operation *op) {
       if (auto load = dyn_cast<kiln::LoadOp>(op)) {
-        // A dot's operand tiles are forceOperandLayouts' to decide.
-        if (forced.count(load.getResult()) || feedsDot(load.getResult()))
+        // A dot's operand tiles are forceOperandLayouts' to decide. A
+        // column [N, 1] is laid out as its rank is where that runs down
+        // the columns too (scattermoe's GEMV: x beside its weight tiles).
+        if (forced.count(load.getResult()) || feedsDot(load.getResult()) ||
+            (columnsFirstRank2() && isColumnVector(load.getType())))
           return;
         if (Attribute column = columnAccessLayout(
                 load.getPtr(), dyn_cast<RankedTensorType>(load.getType()),
@@ -1736,6 +1758,19 @@ struct AssignLayoutsPass
           columnStores[op] = column;
       }
     });
+  }
+
+  /// Whether the 2-D default layout runs down the columns (its anchor
+  /// does, choosePreferred).
+  bool columnsFirstRank2() const {
+    auto blocked =
+        dyn_cast_or_null<BlockedEncodingAttr>(encodingOfRank.lookup(2));
+    return blocked && blocked.getOrder()[0] == 0;
+  }
+
+  static bool isColumnVector(Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getRank() == 2 && tensor.getDimSize(1) == 1;
   }
 
   void forceLoad(kiln::LoadOp load, Attribute encoding) {
