@@ -22,6 +22,22 @@ def strides(*shape):
     return out
 
 
+def cached(build):
+    """One build shared by the inputs that read parts of it: name -> a
+    make_input callable (torch, gen) for that part. Each build draws from
+    its own seeded generator on the case generator's device."""
+    built = {}
+
+    def part(name):
+        def make(torch, gen):
+            if not built:
+                g = torch.Generator(device=gen.device).manual_seed(1)
+                built.update(build(torch, g, gen.device))
+            return built[name]
+        return make
+    return part
+
+
 def case(id, file, kernel, sig, args, grid, outputs, bytes, tol, **rules):
     if file.startswith(LIGER_ROOT + "/"):
         rules.setdefault("package", LIGER_ROOT)

@@ -19,25 +19,9 @@ adds the ones Triton's JIT specializes on).
 
 import os
 
-from realworld_case_rules import SMS, TRL, case, cdiv
+from realworld_case_rules import SMS, TRL, cached, case, cdiv
 
 CASES = []
-
-
-def cached(build):
-    """One build shared by the inputs that read parts of it: name -> a
-    make_input callable (torch, gen) for that part (its own seeded
-    generator on the case generator's device)."""
-    built = {}
-
-    def part(name):
-        def make(torch, gen):
-            if not built:
-                g = torch.Generator(device=gen.device).manual_seed(1)
-                built.update(build(torch, g, gen.device))
-            return built[name]
-        return make
-    return part
 
 
 # --- triton_kernels (upstream Triton's python/triton_kernels) -----------------------------

@@ -24,25 +24,9 @@ with Triton, 15 of them bitwise.
 import math
 import random
 
-from realworld_case_rules import SMS, TRL, case, cdiv, fp8_e4m3
+from realworld_case_rules import SMS, TRL, cached, case, cdiv, fp8_e4m3
 
 CASES = []
-
-
-def cached(build):
-    """One build shared by the inputs that read parts of it: name -> a
-    make_input callable (torch, gen) for that part. Each build draws from
-    its own seeded generator on the case generator's device."""
-    built = {}
-
-    def part(name):
-        def make(torch, gen):
-            if not built:
-                g = torch.Generator(device=gen.device).manual_seed(1)
-                built.update(build(torch, g, gen.device))
-            return built[name]
-        return make
-    return part
 
 
 # --- MegaBlocks (megablocks/backend/kernels.py) ------------------------------
