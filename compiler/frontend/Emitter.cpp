@@ -1078,23 +1078,26 @@ std::optional<FValue> Emitter::lookup(StringRef name, SMLoc loc) {
 }
 
 bool Emitter::isJit(const FunctionDefStmt &function) {
+  // Compare syntactically: `triton.jit`, `jit` imported from triton. A
+  // `@tl.constexpr` (or `@triton.constexpr_function`) helper computes
+  // compile-time values from compile-time arguments: it is evaluated the
+  // same way, inlined.
+  return decoratedWith(function, [](StringRef name) {
+    return name == "jit" || name == "constexpr" || name == "constexpr_function";
+  });
+}
+
+bool Emitter::decoratedWith(const FunctionDefStmt &function,
+                            llvm::function_ref<bool(StringRef)> named) {
   for (const ExprPtr &decorator : function.decorators) {
     const Expr *callee = decorator.get();
     if (auto *call = llvm::dyn_cast<CallExpr>(callee))
       callee = call->callee.get();
-    // Compare syntactically: `triton.jit`, `jit` imported from triton. A
-    // `@tl.constexpr` (or `@triton.constexpr_function`) helper computes
-    // compile-time values from compile-time arguments: it is evaluated the
-    // same way, inlined.
-    auto callable = [](StringRef name) {
-      return name == "jit" || name == "constexpr" ||
-             name == "constexpr_function";
-    };
     if (auto *attr = llvm::dyn_cast<AttributeExpr>(callee)) {
-      if (callable(attr->attr))
+      if (named(attr->attr))
         return true;
     } else if (auto *name = llvm::dyn_cast<NameExpr>(callee)) {
-      if (callable(name->name) || namesMarker(name, function, "triton.jit"))
+      if (named(name->name) || namesMarker(name, function, "triton.jit"))
         return true;
     }
   }
@@ -1126,18 +1129,7 @@ const FunctionDefStmt *Emitter::findKernel(StringRef name,
   // By name: `kernel`, or `Cls.kernel` for a class's static method.
   std::vector<std::pair<std::string, const FunctionDefStmt *>> jitFunctions;
   auto decoratedJit = [&](const FunctionDefStmt &def) {
-    for (const ExprPtr &decorator : def.decorators) {
-      const Expr *callee = decorator.get();
-      if (auto *call = llvm::dyn_cast<CallExpr>(callee))
-        callee = call->callee.get();
-      if (auto *attr = llvm::dyn_cast<AttributeExpr>(callee))
-        if (attr->attr == "jit")
-          return true;
-      if (auto *name = llvm::dyn_cast<NameExpr>(callee))
-        if (name->name == "jit" || namesMarker(name, def, "triton.jit"))
-          return true;
-    }
-    return false;
+    return decoratedWith(def, [](StringRef n) { return n == "jit"; });
   };
   // The module's own jit functions: its top-level defs and those of the
   // module-level `if`/`try` branches collectGlobals took (`if has_triton():`

@@ -388,6 +388,10 @@ private:
   std::optional<FValue> inlineCall(const FunctionDefStmt &function,
                                    CallArgs &args);
   bool isJit(const FunctionDefStmt &function);
+  /// Whether a decorator of `function` (called or not) is named so that
+  /// `named` accepts it, or is a name bound to triton.jit (namesMarker).
+  bool decoratedWith(const FunctionDefStmt &function,
+                     llvm::function_ref<bool(llvm::StringRef)> named);
   /// `f(lambda: triton.jit)`: the Triton decorator the lambda returns.
   std::optional<FValue> deferredDecorator(const Expr &valueExpr);
   /// Whether `e`, a name the syntax does not show to be `jit` or
