@@ -79,6 +79,28 @@ LogicalResult kiln::TransOp::verify() {
   return success();
 }
 
+// tl.trans(x.T) is common where one loaded tile feeds a dot as B and, through
+// .T, another: folding it leaves both reading the load, so the staging that
+// puts the load in shared memory serves both dots without a register copy.
+OpFoldResult kiln::TransOp::fold(FoldAdaptor) {
+  Value src = getSrc();
+  SmallVector<int32_t> order(getOrder());
+  if (auto inner = src.getDefiningOp<kiln::TransOp>()) {
+    // Result dimension i is src dimension order[i], which is inner's
+    // operand dimension innerOrder[order[i]].
+    ArrayRef<int32_t> innerOrder = inner.getOrder();
+    for (int32_t &d : order)
+      d = innerOrder[d];
+    src = inner.getSrc();
+  }
+  for (auto [i, d] : llvm::enumerate(order))
+    if (int64_t(i) != d)
+      return {};
+  if (src.getType() != getType())
+    return {};
+  return src;
+}
+
 LogicalResult kiln::JoinOp::verify() {
   SmallVector<int64_t> expected(getLhs().getType().getShape());
   expected.push_back(2);

@@ -63,6 +63,9 @@ def Kiln_TransOp : Kiln_Op<"trans", [Pure, SameOperandsAndResultElementType]> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$src `,` $order attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
+  // An identity order, or a trans undoing another (x.T.T), folds to the
+  // operand where the types agree.
+  let hasFolder = 1;
 }
 
 def Kiln_JoinOp : Kiln_Op<"join", [Pure, SameTypeOperands]> {
