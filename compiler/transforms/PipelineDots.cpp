@@ -1055,6 +1055,49 @@ private:
     }
     return chained;
   }
+  /// For each dot, the later dot of the iteration whose full wait completes
+  /// it, or -1. A dot accumulating into a value that is only carried
+  /// (attention backward's dv = dot(p, do, dv)) ahead of an async dot whose
+  /// result the iteration reads (dp) needs no wait of its own: the later
+  /// wait completes its group too, so the two run side by side instead of
+  /// the tensor cores draining between them. (`accumulates` keeps a group
+  /// in flight into the next iteration, which beside other dots takes 3
+  /// stages; this one completes in its iteration.) Only a dot reading
+  /// rings or registers, with rings refilled after the iteration's first
+  /// barrier: nothing writes what it reads before that wait.
+  SmallVector<int> completedByLaterWait(ArrayRef<PipelinedDot> dots,
+                                        ArrayRef<bool> chained,
+                                        ArrayRef<PipelinedLoad> loads) const {
+    SmallVector<int> completedBy(dots.size(), -1);
+    if (!deferWaits || llvm::any_of(loads, [](const PipelinedLoad &l) {
+          return l.shortRing() || l.refilled;
+        }))
+      return completedBy;
+    for (size_t d = 0; d < dots.size(); ++d) {
+      const PipelinedDot &pd = dots[d];
+      kiln::DotOp dot = pd.dot;
+      if (!pd.async || pd.accumulates || pd.waitedBy >= 0 || chained[d] ||
+          pd.restart || pd.epilogue || pd.staged[0] || pd.staged[1] ||
+          !dot->hasOneUse())
+        continue;
+      auto yield = dyn_cast<scf::YieldOp>(*dot->user_begin());
+      auto acc = dyn_cast<BlockArgument>(dot.getC());
+      if (!yield || yield->getBlock() != dot->getBlock() || !acc ||
+          acc.getOwner() != dot->getBlock() || acc.getArgNumber() == 0 ||
+          !acc.hasOneUse() ||
+          yield.getOperand(acc.getArgNumber() - 1) != dot.getD())
+        continue;
+      for (size_t j = d + 1; j < dots.size(); ++j) {
+        const PipelinedDot &later = dots[j];
+        if (later.async && !later.accumulates && later.waitedBy < 0 &&
+            !chained[j] && later.dot->getBlock() == dot->getBlock()) {
+          completedBy[d] = int(j);
+          break;
+        }
+      }
+    }
+    return completedBy;
+  }
 
   /// The blocks one SM holds with `sharedBytes` of shared memory a block
   /// and registers for the dots' accumulators plus 64 a thread (operand
@@ -2062,6 +2105,9 @@ private:
     // read back its short rings' slots by then.
     Operation *stagingBarrier = nullptr;
     SmallVector<bool> chained = chainedDots(dots);
+    SmallVector<int> completedBy = completedByLaterWait(dots, chained, loads);
+    // Per dot: the results of earlier dots its wait completes.
+    SmallVector<SmallVector<Value>> completes(dots.size());
     auto stagingTileOf = [&](unsigned d, unsigned i) {
       Value slot =
           dots[d].staging[i].getShape()[0] == 2 ? stagingSlot : i32Const(b, 0);
@@ -2141,11 +2187,14 @@ private:
           pd.async ? b.getUnitAttr() : UnitAttr(), precision, UnitAttr(),
           dot.getMaxNumImpreciseAccAttr());
       Value result = sharedDot.getD();
-      if (pd.async && pd.waitedBy < 0 && !chained[d]) {
+      if (completedBy[d] >= 0)
+        completes[completedBy[d]].push_back(result);
+      else if (pd.async && pd.waitedBy < 0 && !chained[d]) {
         // An accumulating dot stays in flight (the wait leaves its own
         // group pending); other dots' results are read in this iteration.
         // A full wait also completes the previous iteration's dots that
-        // stay in flight until it, and ties their carried values.
+        // stay in flight until it, and ties their carried values, and this
+        // iteration's earlier dots that it completes (completedBy).
         SmallVector<Value> waitFor = {result};
         SmallVector<BlockArgument> tied;
         for (PipelinedDot &other : dots)
@@ -2153,6 +2202,7 @@ private:
             tied.push_back(newLoop.getRegionIterArgs()[other.carried]);
         for (BlockArgument arg : tied)
           waitFor.push_back(arg);
+        llvm::append_range(waitFor, completes[d]);
         auto wait =
             kiln::gpu::DotWaitOp::create(b, loc, ValueRange(waitFor).getTypes(),
                                          waitFor, pd.accumulates ? 1 : 0);
@@ -2164,6 +2214,9 @@ private:
         for (auto [arg, ready] :
              llvm::zip(tied, wait.getOutputs().drop_front()))
           arg.replaceAllUsesExcept(ready, wait);
+        for (auto [earlier, ready] : llvm::zip(
+                 completes[d], wait.getOutputs().drop_front(1 + tied.size())))
+          earlier.replaceAllUsesExcept(ready, wait);
       }
       if (pd.accumulates || pd.waitedBy >= 0)
         accumulators.push_back(pd.carried);
