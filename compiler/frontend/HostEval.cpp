@@ -577,8 +577,17 @@ HostEvaluator::Flow HostEvaluator::execStatement(const Stmt &stmt) {
     auto &s = llvm::cast<TryStmt>(stmt);
     Flow flow = execBlock(s.body);
     if (flow == Flow::Failed && !s.handlers.empty()) {
+      // `except E as e`: e is the exception, an object Kiln does not model
+      // (named by E where E is a name): handlers that keep it run on.
+      const TryStmt::Handler &handler = s.handlers.front();
+      if (!handler.name.empty()) {
+        std::string type = "Exception";
+        if (auto *name = llvm::dyn_cast_or_null<NameExpr>(handler.type.get()))
+          type = name->name;
+        bind(handler.name, makeNamed(Kind::Object, type, s.getLoc()));
+      }
       failure.reset();
-      flow = execBlock(s.handlers.front().body);
+      flow = execBlock(handler.body);
     } else if (flow == Flow::Normal) {
       flow = execBlock(s.elseBody);
     }
