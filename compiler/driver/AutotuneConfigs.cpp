@@ -46,7 +46,7 @@ public:
     std::vector<Config> configs;
     for (const ExprPtr &decorator : kernel.decorators) {
       const CallExpr *call = decoratorCall(module, *decorator);
-      if (!call || calleeName(*call->callee) != "autotune")
+      if (!call || !isAutotune(*call->callee, kernel))
         continue;
       const Expr *list = nullptr;
       for (const Keyword &kw : call->keywords)
@@ -166,6 +166,23 @@ private:
   std::nullopt_t error(SMLoc loc, const llvm::Twine &message) {
     sourceMgr.PrintMessage(loc, llvm::SourceMgr::DK_Error, message);
     return std::nullopt;
+  }
+
+  /// `triton.autotune`, `autotune` imported from triton, or a module-level
+  /// alias of it (ArcticTraining's `triton_autotune = triton.autotune`).
+  bool isAutotune(const Expr &callee, const FunctionDefStmt &kernel) {
+    std::string name = calleeName(callee);
+    if (name == "autotune")
+      return true;
+    if (name.empty() || !llvm::isa<NameExpr>(callee))
+      return false;
+    HostEvaluator evaluator(sourceMgr, module, target);
+    evaluator.runModuleUntil(&kernel);
+    HostError ignored;
+    std::optional<HostValue> value = evaluator.tryEvaluate(callee, ignored);
+    return value && value->kind == HostValue::Kind::Object &&
+           llvm::StringRef(value->text).starts_with("triton") &&
+           llvm::StringRef(value->text).ends_with(".autotune");
   }
 
   static std::string calleeName(const Expr &callee) {
