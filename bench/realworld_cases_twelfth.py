@@ -240,6 +240,18 @@ CASES.append(case(
     (cdiv(M, 128) * cdiv(N, 128),), ["y_ptr"], bytes=2 * (M * K + 2 * K * N + 2 * N + M * N), flops=4 * M * N * K,
     tol=1e-2, stubs=INTEL_STUBS))
 
+# The same at the benchmark's first autotune config: 128 x 64 x 32, GROUP 4,
+# 2 stages, 8 warps (its two accumulating dots then complete at one wait).
+CASES.append(case(
+    "intel_fused_gemm_swiglu_llama3_s2", INTEL + "fused_gemm_benchmark.py", "fused_gemm_swiglu_kernel",
+    "x_ptr=*bf16, w_g_ptr=*bf16, w_fc_ptr=*bf16, b_g_ptr=*bf16, b_fc_ptr=*bf16, y_ptr=*bf16, M=i32, N=i32, "
+    "K=i32, BLOCK_SIZE_M=128, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=4, num_warps=8, num_stages=2",
+    dict(x_ptr=("randn", "bfloat16", M * K), w_g_ptr=("randn", "bfloat16", K * N, 0.02),
+         w_fc_ptr=("randn", "bfloat16", K * N, 0.02), b_g_ptr=("randn", "bfloat16", N, 0.1),
+         b_fc_ptr=("randn", "bfloat16", N, 0.1), y_ptr=("zeros", "bfloat16", M * N), M=M, N=N, K=K),
+    (cdiv(M, 128) * cdiv(N, 64),), ["y_ptr"], bytes=2 * (M * K + 2 * K * N + 2 * N + M * N), flops=4 * M * N * K,
+    tol=1e-2, stubs=INTEL_STUBS))
+
 # --- ArcticTraining (arctic_training/model/moe/moe_gemm.py) ------------------------------
 # The persistent grouped GEMM of its MoE on Qwen3-30B-A3B's gate/up
 # projection: 4096 tokens x top-8 = 32768 expert rows, 256 for each of the
