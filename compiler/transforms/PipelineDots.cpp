@@ -1055,6 +1055,7 @@ private:
     }
     return chained;
   }
+
   /// For each dot, the later dot of the iteration whose full wait completes
   /// it, or -1. A dot accumulating into a value that is only carried
   /// (attention backward's dv = dot(p, do, dv)) ahead of an async dot whose
@@ -2187,9 +2188,13 @@ private:
           pd.async ? b.getUnitAttr() : UnitAttr(), precision, UnitAttr(),
           dot.getMaxNumImpreciseAccAttr());
       Value result = sharedDot.getD();
-      if (completedBy[d] >= 0)
-        completes[completedBy[d]].push_back(result);
-      else if (pd.async && pd.waitedBy < 0 && !chained[d]) {
+      if (completedBy[d] >= 0) {
+        // Passed on with those it was to complete (a later dot completed
+        // in turn by another).
+        SmallVector<Value> &into = completes[completedBy[d]];
+        into.push_back(result);
+        llvm::append_range(into, completes[d]);
+      } else if (pd.async && pd.waitedBy < 0 && !chained[d]) {
         // An accumulating dot stays in flight (the wait leaves its own
         // group pending); other dots' results are read in this iteration.
         // A full wait also completes the previous iteration's dots that

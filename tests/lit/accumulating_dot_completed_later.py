@@ -46,3 +46,33 @@ def dkdv(k_ptr, v_ptr, q_ptr, do_ptr, dk_ptr, dv_ptr, N: tl.constexpr, BM: tl.co
         dk = tl.dot(dsT, q, dk)
     tl.store(dk_ptr + rn[:, None] * D + rd[None, :], dk)
     tl.store(dv_ptr + rn[:, None] * D + rd[None, :], dv)
+
+
+# Three such dots (three GEMMs over one a): the first two are completed by
+# the third's wait, passed on from dot to dot, and all three values tied.
+# RUN: %kilnc compile %s -n three -s "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, 128, 64, 64" -w 4 --ns=2 --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=THREE
+# THREE: scf.for
+# THREE: %[[D1:.*]] = kiln_gpu.shared_dot {{.*}} {async}
+# THREE-NOT: kiln_gpu.dot_wait
+# THREE: %[[D2:.*]] = kiln_gpu.shared_dot {{.*}} {async}
+# THREE-NOT: kiln_gpu.dot_wait
+# THREE: %[[D3:.*]] = kiln_gpu.shared_dot {{.*}} {async}
+# THREE-NEXT: %[[R:.*]]:3 = kiln_gpu.dot_wait %[[D3]], %[[D2]], %[[D1]] {pending = 0 : i32}
+# THREE: scf.yield {{.*}}%[[R]]#2, %[[R]]#1, %[[R]]#0
+
+
+@triton.jit
+def three(a_ptr, b1_ptr, b2_ptr, b3_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    acc1 = tl.zeros([M, N], dtype=tl.float32)
+    acc2 = tl.zeros([M, N], dtype=tl.float32)
+    acc3 = tl.zeros([M, N], dtype=tl.float32)
+    for k in range(0, 8):
+        a = tl.load(a_ptr + rm[:, None] * (8 * K) + k * K + rk[None, :])
+        b = (k * K + rk[:, None]) * N + rn[None, :]
+        acc1 = tl.dot(a, tl.load(b1_ptr + b), acc1)
+        acc2 = tl.dot(a, tl.load(b2_ptr + b), acc2)
+        acc3 = tl.dot(a, tl.load(b3_ptr + b), acc3)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc1 + acc2 * acc3)
