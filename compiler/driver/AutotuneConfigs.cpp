@@ -44,9 +44,19 @@ public:
   /// before it, calling the host functions it names.
   std::optional<std::vector<Config>> read(const FunctionDefStmt &kernel) {
     std::vector<Config> configs;
+    // The module's host code run up to the kernel, once, when a decorator
+    // needs it.
+    std::optional<HostEvaluator> host;
+    auto atKernel = [&]() -> HostEvaluator & {
+      if (!host) {
+        host.emplace(sourceMgr, module, target);
+        host->runModuleUntil(&kernel);
+      }
+      return *host;
+    };
     for (const ExprPtr &decorator : kernel.decorators) {
       const CallExpr *call = decoratorCall(module, *decorator);
-      if (!call || !isAutotune(*call->callee, kernel))
+      if (!call || !isAutotune(*call->callee, atKernel))
         continue;
       const Expr *list = nullptr;
       for (const Keyword &kw : call->keywords)
@@ -57,8 +67,7 @@ public:
       if (!list)
         return error(call->getLoc(), "@triton.autotune needs configs=[...], a "
                                      "list of triton.Config(...)");
-      HostEvaluator evaluator(sourceMgr, module, target);
-      evaluator.runModuleUntil(&kernel);
+      HostEvaluator &evaluator = atKernel();
       for (const Keyword &kw : call->keywords)
         if (kw.name == "key" && !readKey(evaluator, *kw.value))
           return std::nullopt;
@@ -170,16 +179,15 @@ private:
 
   /// `triton.autotune`, `autotune` imported from triton, or a module-level
   /// alias of it (ArcticTraining's `triton_autotune = triton.autotune`).
-  bool isAutotune(const Expr &callee, const FunctionDefStmt &kernel) {
+  bool isAutotune(const Expr &callee,
+                  llvm::function_ref<HostEvaluator &()> atKernel) {
     std::string name = calleeName(callee);
     if (name == "autotune")
       return true;
     if (name.empty() || !llvm::isa<NameExpr>(callee))
       return false;
-    HostEvaluator evaluator(sourceMgr, module, target);
-    evaluator.runModuleUntil(&kernel);
     HostError ignored;
-    std::optional<HostValue> value = evaluator.tryEvaluate(callee, ignored);
+    std::optional<HostValue> value = atKernel().tryEvaluate(callee, ignored);
     return value && value->kind == HostValue::Kind::Object &&
            llvm::StringRef(value->text).starts_with("triton") &&
            llvm::StringRef(value->text).ends_with(".autotune");
