@@ -224,33 +224,26 @@ CASES.append(case(
 
 # GEMM + SwiGLU fused (fused_gemm_benchmark.py) on Llama-3-8B's FFN input
 # side: y = silu(x w_g + b_g) * (x w_fc + b_fc), x [8192, 4096], w_g and
-# w_fc [4096, 14336], biases [14336], all bf16; two accumulators a tile;
-# 128 x 128 x 64, GROUP 8, 3 stages, 8 warps (MANIFEST.twelfth). Grid: the
-# tiles.
+# w_fc [4096, 14336], biases [14336], all bf16; two accumulators a tile.
+# Two configs (MANIFEST.twelfth): 128 x 128 x 64, GROUP 8, 3 stages, 8 warps;
+# and the benchmark's first autotune config, 128 x 64 x 32, GROUP 4, 2
+# stages, 8 warps (its two accumulating dots then complete at one wait).
+# Grid: the tiles.
 M, N, K = 8192, 14336, 4096
-CASES.append(case(
-    "intel_fused_gemm_swiglu_llama3", INTEL + "fused_gemm_benchmark.py", "fused_gemm_swiglu_kernel",
-    "x_ptr=*bf16, w_g_ptr=*bf16, w_fc_ptr=*bf16, b_g_ptr=*bf16, b_fc_ptr=*bf16, y_ptr=*bf16, M=i32, N=i32, "
-    "K=i32, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, num_warps=8, num_stages=3",
-    dict(x_ptr=("randn", "bfloat16", M * K), w_g_ptr=("randn", "bfloat16", K * N, 0.02),
-         w_fc_ptr=("randn", "bfloat16", K * N, 0.02), b_g_ptr=("randn", "bfloat16", N, 0.1),
-         b_fc_ptr=("randn", "bfloat16", N, 0.1), y_ptr=("zeros", "bfloat16", M * N), M=M, N=N, K=K),
-    # fp32 sums of 4096 products in another order, fast exp and divide;
-    # bf16 out.
-    (cdiv(M, 128) * cdiv(N, 128),), ["y_ptr"], bytes=2 * (M * K + 2 * K * N + 2 * N + M * N), flops=4 * M * N * K,
-    tol=1e-2, stubs=INTEL_STUBS))
-
-# The same at the benchmark's first autotune config: 128 x 64 x 32, GROUP 4,
-# 2 stages, 8 warps (its two accumulating dots then complete at one wait).
-CASES.append(case(
-    "intel_fused_gemm_swiglu_llama3_s2", INTEL + "fused_gemm_benchmark.py", "fused_gemm_swiglu_kernel",
-    "x_ptr=*bf16, w_g_ptr=*bf16, w_fc_ptr=*bf16, b_g_ptr=*bf16, b_fc_ptr=*bf16, y_ptr=*bf16, M=i32, N=i32, "
-    "K=i32, BLOCK_SIZE_M=128, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=4, num_warps=8, num_stages=2",
-    dict(x_ptr=("randn", "bfloat16", M * K), w_g_ptr=("randn", "bfloat16", K * N, 0.02),
-         w_fc_ptr=("randn", "bfloat16", K * N, 0.02), b_g_ptr=("randn", "bfloat16", N, 0.1),
-         b_fc_ptr=("randn", "bfloat16", N, 0.1), y_ptr=("zeros", "bfloat16", M * N), M=M, N=N, K=K),
-    (cdiv(M, 128) * cdiv(N, 64),), ["y_ptr"], bytes=2 * (M * K + 2 * K * N + 2 * N + M * N), flops=4 * M * N * K,
-    tol=1e-2, stubs=INTEL_STUBS))
+for cid, bn, bk, group, stages in (("intel_fused_gemm_swiglu_llama3", 128, 64, 8, 3),
+                                   ("intel_fused_gemm_swiglu_llama3_s2", 64, 32, 4, 2)):
+    CASES.append(case(
+        cid, INTEL + "fused_gemm_benchmark.py", "fused_gemm_swiglu_kernel",
+        "x_ptr=*bf16, w_g_ptr=*bf16, w_fc_ptr=*bf16, b_g_ptr=*bf16, b_fc_ptr=*bf16, y_ptr=*bf16, M=i32, N=i32, "
+        f"K=i32, BLOCK_SIZE_M=128, BLOCK_SIZE_N={bn}, BLOCK_SIZE_K={bk}, GROUP_SIZE_M={group}, num_warps=8, "
+        f"num_stages={stages}",
+        dict(x_ptr=("randn", "bfloat16", M * K), w_g_ptr=("randn", "bfloat16", K * N, 0.02),
+             w_fc_ptr=("randn", "bfloat16", K * N, 0.02), b_g_ptr=("randn", "bfloat16", N, 0.1),
+             b_fc_ptr=("randn", "bfloat16", N, 0.1), y_ptr=("zeros", "bfloat16", M * N), M=M, N=N, K=K),
+        # fp32 sums of 4096 products in another order, fast exp and divide;
+        # bf16 out.
+        (cdiv(M, 128) * cdiv(N, bn),), ["y_ptr"], bytes=2 * (M * K + 2 * K * N + 2 * N + M * N),
+        flops=4 * M * N * K, tol=1e-2, stubs=INTEL_STUBS))
 
 # --- ArcticTraining (arctic_training/model/moe/moe_gemm.py) ------------------------------
 # The persistent grouped GEMM of its MoE on Qwen3-30B-A3B's gate/up
