@@ -1003,6 +1003,74 @@ std::optional<FValue> arithmeticFunction(Emitter &e, const CallArgs &args) {
   return e.binary(op, *r.get(0), *r.get(1), args.loc);
 }
 
+/// The Python operator a tensor's special method stands for (`x.__rshift__(4)`
+/// is `x >> 4`, FLASHNN's int4 unpacking), and where the receiver goes: the
+/// left operand, the right one (the reflected `__r*__` forms) or the only one.
+enum class Receiver { Left, Right, Only };
+struct OperatorMethod {
+  StringRef method, op;
+  Receiver receiver = Receiver::Left;
+};
+
+constexpr Receiver kRight = Receiver::Right, kOnly = Receiver::Only;
+constexpr OperatorMethod kOperatorMethods[] = {
+    {"__add__", "+"},
+    {"__radd__", "+", kRight},
+    {"__sub__", "-"},
+    {"__rsub__", "-", kRight},
+    {"__mul__", "*"},
+    {"__rmul__", "*", kRight},
+    {"__truediv__", "/"},
+    {"__rtruediv__", "/", kRight},
+    {"__floordiv__", "//"},
+    {"__rfloordiv__", "//", kRight},
+    {"__mod__", "%"},
+    {"__rmod__", "%", kRight},
+    {"__pow__", "**"},
+    {"__rpow__", "**", kRight},
+    {"__and__", "&"},
+    {"__rand__", "&", kRight},
+    {"__or__", "|"},
+    {"__ror__", "|", kRight},
+    {"__xor__", "^"},
+    {"__rxor__", "^", kRight},
+    {"__lshift__", "<<"},
+    {"__rlshift__", "<<", kRight},
+    {"__rshift__", ">>"},
+    {"__rrshift__", ">>", kRight},
+    {"__lt__", "<"},
+    {"__le__", "<="},
+    {"__gt__", ">"},
+    {"__ge__", ">="},
+    {"__eq__", "=="},
+    {"__ne__", "!="},
+    {"__neg__", "-", kOnly},
+    {"__pos__", "+", kOnly},
+    {"__invert__", "~", kOnly},
+    {"__not__", "not", kOnly},
+};
+
+/// x.__op__(...) for the operator methods above: what the operator does, a
+/// compare's python number typed as in `x < 0.5`.
+std::optional<FValue> operatorMethod(Emitter &e, const CallArgs &args) {
+  const OperatorMethod &m = *llvm::find_if(
+      kOperatorMethods, [&](auto &m) { return m.method == args.callee; });
+  bool unary = m.receiver == Receiver::Only;
+  if (!args.keywords.empty() || args.args.size() != (unary ? 1u : 2u))
+    return e.error(args.loc, args.callee + (unary ? " takes no arguments"
+                                                  : " takes one value"));
+  if (unary)
+    return e.unary(m.op, args.args[0], args.loc);
+  bool right = m.receiver == Receiver::Right;
+  FValue lhs = args.args[right ? 1 : 0], rhs = args.args[right ? 0 : 1];
+  if (isComparison(m.op)) {
+    FValue typedLhs = e.numberAsOwnType(lhs, rhs, args.loc);
+    rhs = e.numberAsOwnType(rhs, lhs, args.loc);
+    lhs = typedLhs;
+  }
+  return e.binary(m.op, lhs, rhs, args.loc);
+}
+
 /// x.logical_and(y), x.logical_or(y): both sides as booleans (non-zero),
 /// combined.
 std::optional<FValue> logicalMethod(Emitter &e, const CallArgs &args) {
@@ -1324,6 +1392,8 @@ void kiln::frontend::addCoreBuiltins(BuiltinTable &table) {
         "is_fp8e5",  "is_fp8e4b15",   "is_fp16",
         "is_bf16",   "is_fp32",       "is_fp64"})
     table[std::string("method.dtype.") + predicate] = dtypePredicate;
+  for (const OperatorMethod &m : kOperatorMethods)
+    table["method." + m.method.str()] = operatorMethod;
   table["method.logical_and"] = logicalMethod;
   table["method.logical_or"] = logicalMethod;
   for (const char *name : {"tl.add", "tl.sub", "tl.mul"})

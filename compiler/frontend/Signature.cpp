@@ -427,7 +427,12 @@ static void forEachLeaf(std::vector<ParamSpec> &params, Fn fn) {
 
 static llvm::Error setOption(KernelSpec &spec, StringRef key, StringRef value) {
   unsigned v;
-  if (value.trim().getAsInteger(10, v) || v == 0)
+  bool bad = value.trim().getAsInteger(10, v);
+  // num_stages=0 is upstream's "no pipelining", as 1 is (FLASHNN's paged
+  // attention configs use it).
+  if (!bad && v == 0 && key == "num_stages")
+    v = 1;
+  if (bad || v == 0)
     return makeError(llvm::formatv("option '{0}' needs a positive integer, got "
                                    "'{1}'",
                                    key, value.trim()));
