@@ -16,7 +16,9 @@ void kiln::collectFeedingDots(Value a, llvm::SetVector<Operation *> &dots) {
       dots.insert(def);
       continue;
     }
-    if (isElementwise(def) || isa<BroadcastOp>(def))
+    // Through transposes too (`tl.trans(p)`, a backward's p^T @ do): its
+    // dot then has its warps along M as a chained one.
+    if (isElementwise(def) || isa<BroadcastOp, TransOp>(def))
       for (Value operand : def->getOperands())
         if (isa<RankedTensorType>(operand.getType()))
           work.push_back({operand, depth + 1});

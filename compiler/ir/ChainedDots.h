@@ -24,8 +24,8 @@
 namespace kiln {
 
 struct ChainedDotSplit {
-  /// The 2-D dots whose results feed some dot's a (through elementwise ops
-  /// and broadcasts), and those accumulating into them.
+  /// The 2-D dots whose results feed some dot's a (through elementwise ops,
+  /// broadcasts and transposes), and those accumulating into them.
   llvm::SetVector<mlir::Operation *> feeding;
   /// Every dot's M.
   int64_t rows = 0;
@@ -33,8 +33,8 @@ struct ChainedDotSplit {
   int64_t columns = 0;
 };
 
-/// Adds to `dots` the dots `a` is computed from through elementwise ops and
-/// broadcasts, within 16 steps back (q @ kᵀ for p @ v's a).
+/// Adds to `dots` the dots `a` is computed from through elementwise ops,
+/// broadcasts and transposes, within 16 steps back (q @ kᵀ for p @ v's a).
 void collectFeedingDots(mlir::Value a,
                         llvm::SetVector<mlir::Operation *> &dots);
 

@@ -16,11 +16,14 @@ namespace kiln {
 
 /// Ops that combine elements at the same position only: no regions (but
 /// a map_elementwise's function), no memory effects, every tensor operand
-/// and result of one shape.
+/// and result of one shape. Ops that move elements between positions are
+/// not, though their shapes may agree: a transpose of a square tile (an
+/// int4 weight unpacked, then `tl.trans(b)`), a gather whose index has the
+/// source's shape, a histogram with as many bins as values.
 inline bool isElementwise(mlir::Operation *op) {
   if ((op->getNumRegions() != 0 && !mlir::isa<MapElementwiseOp>(op)) ||
       !mlir::isMemoryEffectFree(op) || op->getNumResults() == 0 ||
-      mlir::isa<DotOp>(op))
+      mlir::isa<DotOp, TransOp, GatherOp, HistogramOp>(op))
     return false;
   std::optional<llvm::ArrayRef<int64_t>> shape;
   for (mlir::Type type : llvm::concat<mlir::Type>(

@@ -1198,13 +1198,6 @@ struct AssignLayoutsPass
     return BlockedEncodingAttr::get(&getContext(), spt, tpw, wpc, order);
   }
 
-  /// isElementwise, less the square transposes that pass for it (one shape
-  /// in and out): what index math is recomputed through in another layout
-  /// keeps every element where it is.
-  static bool movesNoElements(Operation *op) {
-    return isElementwise(op) && !isa<kiln::TransOp>(op);
-  }
-
   /// True when `v` is computed from make_range, splat and constants alone
   /// (through elementwise ops): such values are rematerialized, not moved.
   /// With `shapes`, also through expand_dims and broadcast (index math
@@ -1232,7 +1225,7 @@ struct AssignLayoutsPass
     if (auto reshape = dyn_cast<kiln::ReshapeOp>(def);
         shapes && reshape && !reshape.flattensForReduction())
       return isCheap(reshape.getSrc(), depth, shapes, leaf);
-    if (!movesNoElements(def) || def->getNumResults() != 1)
+    if (!isElementwise(def) || def->getNumResults() != 1)
       return false;
     return llvm::all_of(def->getOperands(), [&](Value operand) {
       return !isa<RankedTensorType>(operand.getType()) ||
@@ -1257,7 +1250,7 @@ struct AssignLayoutsPass
       if (seen.size() > 64 ||
           !(isa<kiln::gpu::ConvertLayoutOp, kiln::ExpandDimsOp,
                 kiln::BroadcastOp>(def) ||
-            (movesNoElements(def) && def->getNumResults() == 1)))
+            (isElementwise(def) && def->getNumResults() == 1)))
         return false;
       for (Value operand : def->getOperands())
         if (isa<RankedTensorType>(operand.getType()))
