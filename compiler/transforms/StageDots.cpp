@@ -45,7 +45,7 @@
 // On targets with wgmma, 16-bit dots it does not take (fewer than 64 rows,
 // fewer than 4 warps) take the same mma.sync path, p from registers too
 // (fla-org's NSA selected attention, 16 rows on one warp: spilled 332
-// bytes with kiln.dot's arrays, none staged).
+// bytes with kiln.dot's arrays, none staged), and no fence or wait either.
 //
 // Dots in one block whose operands are all ready before the first of them,
 // none reading another's result before the last (FLA's backward kernels:
@@ -142,6 +142,8 @@ struct StagingPlan {
   Value sources[2];
   kiln::gpu::MemDescType tiles[2];
   bool aInRegisters = false;
+  /// wgmma computes it (else mma.sync, from the same tiles).
+  bool wgmma = false;
 };
 
 /// Where a tile of `source` for `dot` is written: before the outermost loop
@@ -604,8 +606,10 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
                            numWarps, mma.getWarpsPerCTA()[0],
                            mma.getInstrN() ? mma.getInstrN()
                                            : accType.getDimSize(1),
-                           kContiguous[0], kContiguous[1], p.aInRegisters))
+                           kContiguous[0], kContiguous[1], p.aInRegisters)) {
+      p.wgmma = true;
       return p;
+    }
     // A 16-bit dot wgmma does not take (fewer than 64 rows: SGLang's MLA
     // extend attention at 32, NSA's 16 on one warp; every dot on targets
     // without wgmma) runs mma.sync on the same tiles, its fragments read
@@ -761,8 +765,11 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
         tileFor({p.sources[i], p.tiles[i]}, p.dot);
     OpBuilder b(first);
     // mma.sync reads the tiles with ldmatrix (the generic proxy): no
-    // fence, and each shared dot is done when it returns (no wait).
-    const bool wgmma = target.hasWgmma();
+    // fence, and each shared dot is done when it returns (no wait). So on
+    // sm_90a too for dots wgmma does not take (16-row decode GEMMs: the
+    // fence cost FLASHNN's A16W8 GEMM one in each iteration).
+    const bool wgmma =
+        llvm::any_of(group, [](const StagingPlan &p) { return p.wgmma; });
     if (wgmma)
       kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     kiln::gpu::BarrierOp::create(b, loc);
@@ -776,7 +783,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       results.push_back(kiln::gpu::SharedDotOp::create(
                             b, dot.getLoc(), dot.getType(), a, tileB,
                             dot.getC(), Value(),
-                            wgmma ? b.getUnitAttr() : UnitAttr(),
+                            p.wgmma ? b.getUnitAttr() : UnitAttr(),
                             kiln::sharedDotPrecision(dot), UnitAttr(),
                             dot.getMaxNumImpreciseAccAttr())
                             .getD());
@@ -784,11 +791,18 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     // Right after the last shared dot (it stands just before `last`).
     b.setInsertionPoint(last);
     SmallVector<Value> readyResults(results);
-    if (wgmma)
-      readyResults =
-          kiln::gpu::DotWaitOp::create(
-              b, last->getLoc(), ValueRange(results).getTypes(), results, 0)
-              .getResults();
+    SmallVector<Value> async;
+    for (auto [p, result] : llvm::zip_equal(group, results))
+      if (p.wgmma)
+        async.push_back(result);
+    if (!async.empty()) {
+      auto wait = kiln::gpu::DotWaitOp::create(
+          b, last->getLoc(), ValueRange(async).getTypes(), async, 0);
+      unsigned next = 0;
+      for (auto [p, ready] : llvm::zip_equal(group, readyResults))
+        if (p.wgmma)
+          ready = wait.getResult(next++);
+    }
     kiln::gpu::BarrierOp::create(b, last->getLoc());
     SmallVector<Value> oldOperands;
     for (auto [p, ready] : llvm::zip_equal(group, readyResults)) {
@@ -818,7 +832,7 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     Value operands[2] = {p.sources[0], p.sources[1]};
     for (unsigned i = p.aInRegisters ? 1 : 0; i < 2; ++i)
       operands[i] = writeTile(p.sources[i], p.tiles[i], dot, dot, loc);
-    if (target.hasWgmma())
+    if (p.wgmma)
       kiln::gpu::FenceAsyncSharedOp::create(b, loc);
     kiln::gpu::BarrierOp::create(b, loc);
     auto shared = kiln::gpu::SharedDotOp::create(

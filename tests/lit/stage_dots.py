@@ -14,6 +14,12 @@
 # both dots take mma.sync on the staged tiles, p still from registers:
 # kiln.dot's staging arrays took p @ v's v element by element.
 # RUN: %kilnc compile %s -n attention_step -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, n=i32, num_warps=1, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ATT1
+# A 16-row dot on sm_90a (fewer than wgmma's 64: a decode-sized GEMM)
+# takes mma.sync on the same tiles, read by ldmatrix in the generic proxy:
+# no proxy fence before its barrier and no wgmma wait after it (FLASHNN's
+# A16W8 GEMM paid a fence each iteration).
+# RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=16, BN=64, BK=64, num_warps=4" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=ROWS16
+# RUN: %kilnc compile %s -n one_dot -s "a_ptr=*fp16:16, b_ptr=*fp16:16, c_ptr=*fp32:16, BM=16, BN=64, BK=64, num_warps=4" --arch sm_90a --emit ptx -o - | FileCheck %s --check-prefix=ROWS16-PTX
 # Each block's dots under an `if` (NSA's selected blocks): q, which the
 # loop does not change, is still written once, before the loop.
 # RUN: %kilnc compile %s -n selected_blocks -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp16:16, idx_ptr=*i32:16, n=i32, num_warps=1, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=IF
@@ -81,9 +87,21 @@ def one_dot(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
 # ATT: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf16, #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>>, <64x64xf16
 # ATT-NOT: kiln.dot
 # ATT1: scf.for
+# ATT1-NOT: kiln_gpu.fence_async_shared
 # ATT1: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : !kiln_gpu.memdesc<64x64xf16
+# ATT1-NOT: kiln_gpu.fence_async_shared
+# ATT1-NOT: kiln_gpu.dot_wait
 # ATT1: kiln_gpu.shared_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf16, #kiln_gpu.mma<{warpsPerCTA = [1, 1]}>>, <64x64xf16
+# ATT1-NOT: kiln_gpu.dot_wait
 # ATT1-NOT: kiln.dot
+# ROWS16: kiln_gpu.async_wait {pending = 0 : i32}
+# ROWS16-NEXT: kiln_gpu.barrier
+# ROWS16-NEXT: kiln_gpu.shared_dot
+# ROWS16-NEXT: kiln_gpu.barrier
+# ROWS16-NOT: kiln_gpu.dot_wait
+# ROWS16-PTX-NOT: fence.proxy.async
+# ROWS16-PTX: mma.sync.aligned.m16n8k16
+# ROWS16-PTX-NOT: wgmma
 @triton.jit
 def attention_step(q_ptr, k_ptr, v_ptr, o_ptr, n):
     r = tl.arange(0, 64)
