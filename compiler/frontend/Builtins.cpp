@@ -1050,8 +1050,7 @@ constexpr OperatorMethod kOperatorMethods[] = {
     {"__not__", "not", kOnly},
 };
 
-/// x.__op__(...) for the operator methods above: what the operator does, a
-/// compare's python number typed as in `x < 0.5`.
+/// x.__op__(...) for the operator methods above: what the operator does.
 std::optional<FValue> operatorMethod(Emitter &e, const CallArgs &args) {
   const OperatorMethod &m = *llvm::find_if(
       kOperatorMethods, [&](auto &m) { return m.method == args.callee; });
@@ -1062,13 +1061,8 @@ std::optional<FValue> operatorMethod(Emitter &e, const CallArgs &args) {
   if (unary)
     return e.unary(m.op, args.args[0], args.loc);
   bool right = m.receiver == Receiver::Right;
-  FValue lhs = args.args[right ? 1 : 0], rhs = args.args[right ? 0 : 1];
-  if (isComparison(m.op)) {
-    FValue typedLhs = e.numberAsOwnType(lhs, rhs, args.loc);
-    rhs = e.numberAsOwnType(rhs, lhs, args.loc);
-    lhs = typedLhs;
-  }
-  return e.binary(m.op, lhs, rhs, args.loc);
+  return e.pythonOperator(m.op, args.args[right ? 1 : 0],
+                          args.args[right ? 0 : 1], args.loc);
 }
 
 /// x.logical_and(y), x.logical_or(y): both sides as booleans (non-zero),

@@ -2050,16 +2050,8 @@ std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
     std::optional<FValue> rhs = evaluate(*expr.operands[i + 1]);
     if (!rhs)
       return std::nullopt;
-    // A python number compared with a number value is a value of its own
-    // type first, as upstream's comparison operators make it a tensor: an
-    // fp16 block compares with 0.1 in fp32, not with 0.1 rounded to fp16.
-    FValue left = *lhs, right = *rhs;
-    if (isComparison(expr.ops[i])) {
-      left = numberAsOwnType(*lhs, *rhs, expr.opLocs[i]);
-      right = numberAsOwnType(*rhs, *lhs, expr.opLocs[i]);
-    }
     std::optional<FValue> cmp =
-        binary(expr.ops[i], left, right, expr.opLocs[i]);
+        pythonOperator(expr.ops[i], *lhs, *rhs, expr.opLocs[i]);
     if (!cmp)
       return std::nullopt;
     // Chained comparisons combine like `and`: `a < b < c` is (a<b) & (b<c).
@@ -2069,6 +2061,14 @@ std::optional<FValue> Emitter::evaluateCompare(const CompareExpr &expr) {
     lhs = rhs;
   }
   return result;
+}
+
+std::optional<FValue> Emitter::pythonOperator(StringRef op, const FValue &lhs,
+                                              const FValue &rhs, SMLoc loc) {
+  if (!isComparison(op))
+    return binary(op, lhs, rhs, loc);
+  return binary(op, numberAsOwnType(lhs, rhs, loc),
+                numberAsOwnType(rhs, lhs, loc), loc);
 }
 
 std::optional<FValue> Emitter::evaluateBoolOp(const BoolOpExpr &expr) {

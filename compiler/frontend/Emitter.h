@@ -207,6 +207,12 @@ public:
                                const FValue &rhs, llvm::SMLoc loc);
   std::optional<FValue> unary(llvm::StringRef op, const FValue &operand,
                               llvm::SMLoc loc);
+  /// `lhs op rhs` as the Python operator is written: binary, a comparison's
+  /// python numbers first made values of their own type, as upstream's
+  /// comparison operators make them tensors (an fp16 block compares with 0.1
+  /// in fp32, not with 0.1 rounded to fp16).
+  std::optional<FValue> pythonOperator(llvm::StringRef op, const FValue &lhs,
+                                       const FValue &rhs, llvm::SMLoc loc);
   /// Calls any callable value (builtin, jit function, method, dtype).
   std::optional<FValue> call(const FValue &callee, CallArgs &args);
 
