@@ -267,6 +267,12 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   /// one, the least pending, behind one barrier; and a barrier between a
   /// wait and the proxy fence before a dot goes: each thread fences the
   /// bytes it waited for, and the barrier after the fence shows them all.
+  /// A wait before the stores of the dot's other tiles moves past them to
+  /// that dot's barrier, which then shows both the copied bytes and the
+  /// stored ones: staged stores need no barrier before them (the last
+  /// reader of their bytes closed with one), so the wait's own barrier
+  /// ordered nothing for them. FLASHNN's A16W8 decode GEMM (a copied, the
+  /// dequantized b stored) then syncs twice an iteration, as Triton's does.
   void mergeWaits() {
     SmallVector<CopiedLoad *> inOrder;
     for (CopiedLoad &c : copied_)
@@ -277,12 +283,20 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
                                             : a->getBlock() < b->getBlock();
     });
     for (CopiedLoad *c : inOrder) {
-      // Past views of tiles (no shared-memory access of their own).
+      // Past views and allocations of tiles (no shared-memory access of
+      // their own), and stores into tiles other than this copy's.
       Operation *next = c->barrier->getNextNode();
-      while (
-          isa_and_nonnull<kiln::gpu::MemDescTransOp, kiln::gpu::MemDescIndexOp>(
-              next))
-        next = next->getNextNode();
+      bool pastStores = false;
+      for (;; next = next->getNextNode()) {
+        if (isa_and_nonnull<kiln::gpu::MemDescTransOp,
+                            kiln::gpu::MemDescIndexOp, kiln::gpu::LocalAllocOp>(
+                next))
+          continue;
+        auto store = dyn_cast_or_null<kiln::gpu::LocalStoreOp>(next);
+        if (!store || baseTile(store.getDst()) == c->tile)
+          break;
+        pastStores = true;
+      }
       if (auto later = dyn_cast_or_null<kiln::gpu::AsyncWaitOp>(next)) {
         later.setPending(std::min(later.getPending(), c->wait.getPending()));
         c->barrier->erase();
@@ -291,9 +305,21 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       }
       if ((isa_and_nonnull<kiln::gpu::FenceAsyncSharedOp>(next) &&
            isa_and_nonnull<kiln::gpu::BarrierOp>(next->getNextNode())) ||
-          isa_and_nonnull<kiln::gpu::BarrierOp>(next))
+          isa_and_nonnull<kiln::gpu::BarrierOp>(next)) {
         c->barrier->erase();
+        if (pastStores)
+          c->wait->moveBefore(next);
+      }
     }
+  }
+
+  /// The allocation a tile view reads.
+  static Value baseTile(Value tile) {
+    while (
+        isa_and_nonnull<kiln::gpu::MemDescTransOp, kiln::gpu::MemDescIndexOp>(
+            tile.getDefiningOp()))
+      tile = tile.getDefiningOp()->getOperand(0);
+    return tile;
   }
 
   /// A `tile` allocated and `source` written to it at storePoint: by
