@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/EarlyLoads.h"
 #include "compiler/transforms/Passes.h"
 
@@ -59,9 +60,15 @@ namespace {
 /// ahead, over all of a loop's prefetched loads.
 constexpr int64_t kExtraRegisters = 6;
 
-/// Registers a thread holds for a tensor in a distributed layout (32-bit
-/// registers); none for another layout.
-std::optional<int64_t> registersPerThread(RankedTensorType type) {
+/// Registers a thread holds for the distinct values of a tensor in a
+/// distributed layout (32-bit registers), where `runs` (per dimension,
+/// powers of two) are the aligned runs of equal values: a register step
+/// that stays within a run repeats a value the lowering loads once
+/// (KilnToLLVM's load runs). A per-block column scale in the accumulator's
+/// column layout is 32 elements a thread but 8 loads at runs of 16 (aiter's
+/// block-scaled fp8 GEMM). None for another layout.
+std::optional<int64_t> registersPerThread(RankedTensorType type,
+                                          ArrayRef<int64_t> runs = {}) {
   auto encoding =
       dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(type.getEncoding());
   if (!encoding)
@@ -70,7 +77,16 @@ std::optional<int64_t> registersPerThread(RankedTensorType type) {
       encoding.toLinearLayout(type.getShape());
   if (!layout)
     return std::nullopt;
-  int64_t elements = layout->getInDimSize(kiln::layout::kRegister);
+  int64_t elements = 1;
+  for (int32_t bit = 0, e = layout->getInDimSizeLog2(kiln::layout::kRegister);
+       bit < e; ++bit) {
+    ArrayRef<int32_t> basis = layout->getBasis(kiln::layout::kRegister, bit);
+    bool repeats = runs.size() == basis.size();
+    for (size_t d = 0; repeats && d < basis.size(); ++d)
+      repeats = basis[d] < runs[d] && llvm::isPowerOf2_64(runs[d]);
+    if (!repeats)
+      elements *= 2;
+  }
   unsigned bits = type.getElementType().isIntOrFloat()
                       ? type.getElementType().getIntOrFloatBitWidth()
                       : 64;
@@ -80,6 +96,21 @@ std::optional<int64_t> registersPerThread(RankedTensorType type) {
 struct PrefetchLoadsPass
     : kiln::impl::KilnPrefetchLoadsBase<PrefetchLoadsPass> {
   void runOnOperation() override {
+    // Each tensor load's registers, before any rewrite (clones of the
+    // address arithmetic have no facts).
+    {
+      kiln::AxisInfoAnalysis axisInfo(getOperation());
+      registers_.clear();
+      getOperation().walk([&](kiln::LoadOp load) {
+        auto type = dyn_cast<RankedTensorType>(load.getType());
+        if (!type || load.getIsVolatile())
+          return;
+        if (std::optional<int64_t> registers = registersPerThread(
+                type, axisInfo.loadedRuns(load.getPtr(), load.getMask(),
+                                          load.getOther())))
+          registers_[load] = *registers;
+      });
+    }
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) {
       if (llvm::any_of(loop.getBody()->getOperations(), [](Operation &op) {
@@ -109,7 +140,10 @@ struct PrefetchLoadsPass
   }
 
 private:
-  static bool prefetchable(kiln::LoadOp load) {
+  /// Registers a thread holds for each tensor load's distinct values.
+  llvm::DenseMap<Operation *, int64_t> registers_;
+
+  bool prefetchable(kiln::LoadOp load) {
     if (load.getBoundaryCheck() || load.getIsVolatile())
       return false;
     // A scalar (SageAttention's per-block k scale, read each iteration).
@@ -119,8 +153,8 @@ private:
     auto type = dyn_cast<RankedTensorType>(load.getType());
     if (!type || !isa<RankedTensorType>(load.getPtr().getType()))
       return false;
-    std::optional<int64_t> registers = registersPerThread(type);
-    if (!registers || *registers > 8)
+    auto registers = registers_.find(load);
+    if (registers == registers_.end() || registers->second > 8)
       return false;
     return kiln::aheadAddressSlice(load).has_value();
   }
@@ -178,14 +212,14 @@ private:
   /// to 15% (tutorial 06's backward at d128, 1.09 -> 0.93); and scales
   /// applied to each tile's product (fp8 block-scaled GEMMs) cost 5-9%
   /// (DeepSeek's 1.15 -> 1.05), so those stay one iteration ahead.
-  static unsigned distanceFor(scf::ForOp loop, ArrayRef<kiln::LoadOp> loads) {
+  unsigned distanceFor(scf::ForOp loop, ArrayRef<kiln::LoadOp> loads) {
     auto lead = loop->getAttrOfType<IntegerAttr>(kiln::kStageLeadAttr);
     if (!lead || prefetchMaxDistance == 1)
       return 1;
     int64_t registers = 0;
     for (kiln::LoadOp load : loads) {
       auto type = dyn_cast<RankedTensorType>(load.getType());
-      registers += type ? std::max<int64_t>(1, *registersPerThread(type)) : 1;
+      registers += type ? std::max<int64_t>(1, registers_.lookup(load)) : 1;
     }
     int64_t most = lead.getInt();
     if (prefetchMaxDistance > 1)

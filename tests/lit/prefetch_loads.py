@@ -174,3 +174,34 @@ def group_scaled(a_ptr, b_ptr, scale_ptr, c_ptr, k_tiles):
         scale = tl.load(scale_ptr + rm * 4096 + k)
         acc = tl.dot((a * scale[:, None]).to(tl.float16), w, acc)
     tl.store(c_ptr + rm[:, None] * 64 + rn[None, :], acc.to(tl.float16))
+
+
+# A per-block column scale (DeepSeek-V3's and aiter's block-scaled fp8
+# GEMMs: `b_scale_ptr + (offs_bn % N) // 128`, runs of 16 equal values) in
+# the accumulator's column layout is 32 elements a thread but 8 distinct
+# loads: small enough to go one iteration ahead (it waited for its loads
+# after each dot before).
+# RUN: %kilnc compile %s -n block_scaled -s "*fp8e4nv:16, *fp8e4nv:16, *fp32:16, *fp32:16, i32:16, i32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=BLOCK
+# BLOCK: %[[B0:[0-9]+]] = kiln.load {{.*}} -> tensor<128xf32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.mma
+# BLOCK: scf.for {{.*}} = %[[B0]]
+# BLOCK: kiln_gpu.shared_dot
+# BLOCK: %[[B1:[0-9]+]] = kiln.load {{.*}} -> tensor<128xf32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.mma
+# BLOCK: scf.yield {{.*}}%[[B1]]
+@triton.jit
+def block_scaled(a_ptr, b_ptr, b_scale_ptr, c_ptr, N, K):
+    rm = tl.arange(0, 128)
+    rk = tl.arange(0, 128)
+    offs_bn = (tl.program_id(0) * 128 + tl.arange(0, 128)) % N
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + offs_bn[None, :]
+    scale_ptrs = b_scale_ptr + offs_bn // 128
+    acc = tl.zeros((128, 128), dtype=tl.float32)
+    for k in range(0, K // 128):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        b_scale = tl.load(scale_ptrs)
+        acc += tl.dot(a, b) * b_scale[None, :]
+        a_ptrs += 128
+        b_ptrs += 128 * N
+        scale_ptrs += N // 128
+    tl.store(c_ptr + rm[:, None] * N + offs_bn[None, :], acc)
