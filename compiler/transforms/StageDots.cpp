@@ -496,11 +496,33 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
           })
           .wasInterrupted();
     };
+    // Nor past a second dot: one dot and the work after it hide a load's
+    // latency, and the tiles of every dot passed live beside this one.
+    // modded-nanogpt's windowed attention correction runs six heads' q @
+    // k^T one after another in straight-line code; each head's copies went
+    // ahead of all the earlier heads' dots to the kernel's start, and all
+    // twelve tiles (216 KiB) lived at once: one block an SM where Triton's
+    // 38 KiB fit two. Attention's v still goes ahead of q @ k^T.
+    // (A dot already staged stays beside its shared_dot until the pass
+    // ends: one dot, not two.)
+    auto computesDot = [&](Operation *op) {
+      return op
+          ->walk([&](Operation *inner) {
+            return isa<kiln::gpu::SharedDotOp>(inner) ||
+                           (isa<kiln::DotOp>(inner) &&
+                            !llvm::is_contained(stagedDots_, inner))
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted();
+    };
     bool crossesRegion = false;
+    unsigned dotsPassed = 0;
     for (Operation *op = load->getPrevNode(); op && op != fixed;
          op = op->getPrevNode()) {
       if (kiln::mayWriteMemoryReadBy(op, load) ||
-          (op->getNumRegions() != 0 && pipelined(op))) {
+          (op->getNumRegions() != 0 && pipelined(op)) ||
+          (computesDot(op) && ++dotsPassed > 1)) {
         fixed = op;
         break;
       }

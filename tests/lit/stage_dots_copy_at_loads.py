@@ -28,6 +28,11 @@
 # whose waits would complete the older group first.
 # RUN: %kilnc compile %s -n early_v -s "q_ptr=*fp16:16, k_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp32:16, n=i32, num_stages=1" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=EARLY
 # RUN: %kilnc compile %s -n after_pipelined -s "a_ptr=*fp16:16, b_ptr=*fp16:16, v_ptr=*fp16:16, o_ptr=*fp32:16, K=i32, num_stages=3" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=LATE
+# Not past a second dot: in straight-line code that runs one head after
+# another (modded-nanogpt's windowed attention correction, six heads), a
+# head's copies go ahead of the previous head's dot and softmax, not to the
+# kernel's start, where every head's tiles would live at once.
+# RUN: %kilnc compile %s -n heads -s "q_ptr=*bf16:16, k_ptr=*bf16:16, o_ptr=*fp32:16" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=HEADS
 # Off, to compare code with and without it.
 # RUN: %kilnc compile %s -n scaled -s "q_ptr=*bf16:16, k_ptr=*bf16:16, x_ptr=*fp32:16" --arch sm_90a --emit gpu -o - --kiln-stage-dots-copy-at-loads=false | FileCheck %s --check-prefix=OFF
 import triton
@@ -151,3 +156,34 @@ def after_pipelined(a_ptr, b_ptr, v_ptr, o_ptr, K):
         acc += tl.dot(a, b)
     v = tl.load(v_ptr + r[:, None] * 64 + r[None, :])
     tl.store(o_ptr + r[:, None] * 64 + r[None, :], tl.dot(acc.to(tl.float16), v))
+
+
+# HEADS-LABEL: func.func @heads
+# Two heads' tiles are copied before the first dot, the third's after it.
+# HEADS-COUNT-4: kiln_gpu.async_copy
+# HEADS-NOT: kiln_gpu.async_copy
+# HEADS: kiln_gpu.shared_dot
+# HEADS-NOT: kiln_gpu.shared_dot
+# HEADS-COUNT-2: kiln_gpu.async_copy
+# HEADS-NOT: kiln_gpu.async_copy
+# HEADS: kiln_gpu.shared_dot
+# HEADS-NOT: kiln_gpu.async_copy
+# HEADS: kiln_gpu.shared_dot
+@triton.jit
+def _head(q_ptr, k_ptr, H: tl.constexpr):
+    rm = tl.arange(0, 16)
+    rn = tl.arange(0, 64)
+    rd = tl.arange(0, 64)
+    q = tl.load(q_ptr + H * 4096 + rm[:, None] * 64 + rd[None, :])
+    k = tl.load(k_ptr + H * 4096 + rn[:, None] * 64 + rd[None, :])
+    s = tl.dot(q, tl.trans(k))
+    p = tl.exp(s - tl.max(s, axis=1)[:, None])
+    return p / tl.sum(p, axis=1)[:, None]
+
+
+@triton.jit
+def heads(q_ptr, k_ptr, o_ptr):
+    p = _head(q_ptr, k_ptr, 0) + _head(q_ptr, k_ptr, 1) + _head(q_ptr, k_ptr, 2)
+    rm = tl.arange(0, 16)
+    rn = tl.arange(0, 64)
+    tl.store(o_ptr + rm[:, None] * 64 + rn[None, :], p)
