@@ -882,8 +882,10 @@ StmtPtr Parser::parseImportFrom() {
   auto stmt = std::make_unique<ImportFromStmt>(tok().loc);
   advance();
   std::string prefix;
-  while (tok().isOp(".")) {
-    prefix += ".";
+  // The lexer reads `...` as one token (Ellipsis): `from ...pkg import x`
+  // and `from ....pkg import x` climb three and four packages.
+  while (tok().isOp(".") || tok().isOp("...")) {
+    prefix += tok().isOp("...") ? "..." : ".";
     advance();
   }
   // `from . import x`: no module name after the dots.

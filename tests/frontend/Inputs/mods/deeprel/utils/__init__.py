@@ -1,0 +1,4 @@
+from .ops import (
+    twice,
+)
+from .ops import thrice
