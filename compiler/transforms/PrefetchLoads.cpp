@@ -68,7 +68,7 @@ constexpr int64_t kExtraRegisters = 6;
 /// column layout is 32 elements a thread but 8 loads at runs of 16 (aiter's
 /// block-scaled fp8 GEMM). None for another layout.
 std::optional<int64_t> registersPerThread(RankedTensorType type,
-                                          ArrayRef<int64_t> runs = {}) {
+                                          ArrayRef<int64_t> runs) {
   auto encoding =
       dyn_cast_or_null<kiln::gpu::DistributedEncodingAttr>(type.getEncoding());
   if (!encoding)

@@ -454,10 +454,10 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   /// (attention's v, loaded after q @ k and the softmax's reductions in a
   /// one-stage loop: lightllm's prefill 1.36 -> 1.45 of Triton on the
   /// H200): right after the last op it cannot pass (one that may write what
-  /// it reads, a pipelined loop, a region or impure op its addresses come
-  /// from), with clones of the pure address arithmetic after that point
-  /// built there into `addresses` (the originals stay for their other
-  /// users, so that nothing lives longer). Null where no region op lies
+  /// it reads, a pipelined loop, a second dot, a region or impure op its
+  /// addresses come from), with clones of the pure address arithmetic after
+  /// that point built there into `addresses` (the originals stay for their
+  /// other users, so that nothing lives longer). Null where no region op lies
   /// between: the copy stays at the load.
   Operation *earlyIssuePoint(kiln::LoadOp load, IRMapping &addresses) {
     Block *block = load->getBlock();
