@@ -530,8 +530,17 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
     }
     if (!crossesRegion)
       return nullptr;
-    // Clones of the slice's ops after `fixed`, in order, at the point.
+    // Clones of the slice's ops after `fixed`, in order, at the point: past
+    // the waits and barrier that close `fixed` (a staged dot's, a pipelined
+    // loop's), since the tile may take the bytes of tiles read up to that
+    // barrier, which another warp may still be reading (a copy between a
+    // dot and its barrier raced: racecheck on modded-nanogpt's windowed
+    // attention correction).
     Operation *point = fixed ? fixed->getNextNode() : &block->front();
+    while (point != load &&
+           isa<kiln::gpu::AsyncWaitOp, kiln::gpu::DotWaitOp,
+               kiln::gpu::BarrierOp, kiln::gpu::FenceAsyncSharedOp>(point))
+      point = point->getNextNode();
     OpBuilder b(point);
     for (Operation &op :
          llvm::make_range(point->getIterator(), load->getIterator()))

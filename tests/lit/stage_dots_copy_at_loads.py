@@ -159,10 +159,13 @@ def after_pipelined(a_ptr, b_ptr, v_ptr, o_ptr, K):
 
 
 # HEADS-LABEL: func.func @heads
-# Two heads' tiles are copied before the first dot, the third's after it.
+# Two heads' tiles are copied before the first dot, the third's after it
+# and after the barrier that closes it: the third's tiles take bytes of the
+# first's, which another warp may still be reading before that barrier.
 # HEADS-COUNT-4: kiln_gpu.async_copy
 # HEADS-NOT: kiln_gpu.async_copy
 # HEADS: kiln_gpu.shared_dot
+# HEADS-NEXT: kiln_gpu.barrier
 # HEADS-NOT: kiln_gpu.shared_dot
 # HEADS-COUNT-2: kiln_gpu.async_copy
 # HEADS-NOT: kiln_gpu.async_copy
