@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/layout/EqualRuns.h"
 #include "compiler/transforms/AxisInfo.h"
 #include "compiler/transforms/EarlyLoads.h"
 #include "compiler/transforms/Passes.h"
@@ -61,12 +62,11 @@ namespace {
 constexpr int64_t kExtraRegisters = 6;
 
 /// Registers a thread holds for the distinct values of a tensor in a
-/// distributed layout (32-bit registers), where `runs` (per dimension,
-/// powers of two) are the aligned runs of equal values: a register step
-/// that stays within a run repeats a value the lowering loads once
-/// (KilnToLLVM's load runs). A per-block column scale in the accumulator's
-/// column layout is 32 elements a thread but 8 loads at runs of 16 (aiter's
-/// block-scaled fp8 GEMM). None for another layout.
+/// distributed layout (32-bit registers), where `runs` are the runs of equal
+/// values the lowering loads once (KilnToLLVM's load runs): a per-block
+/// column scale in the accumulator's column layout is 32 elements a thread
+/// but 8 loads at runs of 16 (aiter's block-scaled fp8 GEMM). None for
+/// another layout.
 std::optional<int64_t> registersPerThread(RankedTensorType type,
                                           ArrayRef<int64_t> runs) {
   auto encoding =
@@ -77,16 +77,7 @@ std::optional<int64_t> registersPerThread(RankedTensorType type,
       encoding.toLinearLayout(type.getShape());
   if (!layout)
     return std::nullopt;
-  int64_t elements = 1;
-  for (int32_t bit = 0, e = layout->getInDimSizeLog2(kiln::layout::kRegister);
-       bit < e; ++bit) {
-    ArrayRef<int32_t> basis = layout->getBasis(kiln::layout::kRegister, bit);
-    bool repeats = runs.size() == basis.size();
-    for (size_t d = 0; repeats && d < basis.size(); ++d)
-      repeats = basis[d] < runs[d] && llvm::isPowerOf2_64(runs[d]);
-    if (!repeats)
-      elements *= 2;
-  }
+  int64_t elements = kiln::layout::distinctRegisters(*layout, runs);
   unsigned bits = type.getElementType().isIntOrFloat()
                       ? type.getElementType().getIntOrFloatBitWidth()
                       : 64;
