@@ -519,9 +519,11 @@ struct AssignLayoutsPass
           mmaEncoding = chained && wgmmaReadable
                             ? splitChainedDots(func, target)
                             : Attribute();
-          if (!mmaEncoding)
+          if (!mmaEncoding) {
             mmaEncoding = mmaFor(ctx, dot, numWarps, wgmmaReadable, chained,
                                  chained ? 0 : splitColumns.value_or(0));
+            ownLayoutsForReplicatedDots(func, target, chained);
+          }
           dotsInLoop = anyDotInLoop;
           auto [narrow, vec] = narrowest2D;
           encodingOfRank[rank] =
@@ -601,6 +603,36 @@ struct AssignLayoutsPass
       dotEncoding[dot] = allAlongM;
     return kiln::gpu::MmaEncodingAttr::get(ctx, {alongM, numWarps / alongM},
                                            unsigned(split->columns));
+  }
+
+  /// A 2-D dot that mmaEncoding (chosen for the largest dot) would hold
+  /// several times over, its rows or columns fewer than the layout's warps
+  /// cover, and that takes mma.sync whatever its layout (no wgmma target, or
+  /// M not a multiple of 64), gets a layout of its own in dotEncoding. Held
+  /// in the shared layout, every warp would compute and keep the whole tile:
+  /// modded-nanogpt's windowed attention backward keeps six 16 x 128 fp32
+  /// score tiles beside a 128 x 128 dot at 8 warps, 64 registers a tile
+  /// each where its own layout (warps along N) takes 8.
+  void ownLayoutsForReplicatedDots(func::FuncOp func,
+                                   const kiln::TargetInfo &target,
+                                   bool chained) {
+    auto shared = dyn_cast<kiln::gpu::MmaEncodingAttr>(mmaEncoding);
+    if (!shared || shared.getInstrN())
+      return;
+    ArrayRef<unsigned> warps = shared.getWarpsPerCTA();
+    MLIRContext *ctx = &getContext();
+    func.walk([&](kiln::DotOp dot) {
+      RankedTensorType type = dot.getType();
+      if (type.getRank() != 2)
+        return;
+      int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+      bool replicated = 16 * int64_t(warps[0]) > m || 8 * int64_t(warps[1]) > n;
+      if (!replicated || (target.hasWgmma() && m % 64 == 0))
+        return;
+      Attribute own = mmaFor(ctx, type, numWarps, /*wgmma=*/false, chained);
+      if (own != mmaEncoding)
+        dotEncoding[dot] = own;
+    });
   }
 
   /// The accumulator layout of a 2-D tensor-core dot.
