@@ -70,6 +70,11 @@ struct PipelineTextOptions : PassPipelineOptions<PipelineTextOptions> {
       llvm::cl::desc("kiln-pipeline-dots' defer-waits (kilnc's retry where "
                      "ptxas serializes the wgmma turns it off)"),
       llvm::cl::init(true)};
+  Option<bool> invariantRings{
+      *this, "invariant-rings",
+      llvm::cl::desc("kiln-pipeline-dots' invariant-rings (kilnc's retry "
+                     "where the rings cost blocks per SM turns it off)"),
+      llvm::cl::init(true)};
 };
 
 } // namespace
@@ -89,6 +94,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   KilnPipelineDotsOptions pipeline;
   pipeline.numStages = options.numStages;
   pipeline.deferWaits = options.deferDotWaits;
+  pipeline.invariantRings = options.invariantRings;
   pm.addPass(createKilnPipelineDots(pipeline));
   KilnStageDotsOptions staging;
   staging.copyAtLoads = options.copyAtLoads;
@@ -140,6 +146,7 @@ void kiln::registerKilnPipeline() {
         options.numWarps = parsed.numWarps;
         options.numStages = parsed.numStages;
         options.deferDotWaits = parsed.deferDotWaits;
+        options.invariantRings = parsed.invariantRings;
         options.tmaStoreScratchMargin = parsed.tmaStoreScratchMargin;
         buildKilnGpuPipeline(pm, options);
         if (parsed.stopAfter == "llvm")

@@ -37,6 +37,9 @@ struct KilnPipelineOptions {
   /// kiln-pipeline-dots' defer-waits. kilnc compiles again without it when
   /// ptxas serializes the wgmma of a kernel that deferred a wait.
   bool deferDotWaits = true;
+  /// kiln-pipeline-dots' invariant-rings. kilnc compiles again without it
+  /// and keeps the form that runs more blocks an SM.
+  bool invariantRings = true;
   /// kiln-tma-stores' scratch-margin: none at first; kilnc compiles again
   /// with the pass's default where a tile kept under it leaves too little
   /// shared memory.

@@ -62,6 +62,11 @@ inline constexpr char kGlobalScratchBytesAttr[] =
 /// On the module: kiln-pipeline-dots kept a dot in flight until a later
 /// iteration's wait (its defer-waits option).
 inline constexpr char kDeferredDotWaitsAttr[] = "kiln_gpu.deferred_dot_waits";
+/// On the module: kiln-pipeline-dots pipelined a loop on a wgmma target
+/// whose dot reads an operand computed before it (its invariant-rings
+/// option).
+inline constexpr char kInvariantOperandRingsAttr[] =
+    "kiln_gpu.invariant_operand_rings";
 /// On the module: kiln-tma-stores kept a store's tile across its loop under
 /// a scratch margin below its default (its scratch-margin option).
 inline constexpr char kTightTmaStoreTilesAttr[] =

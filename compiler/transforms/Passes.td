@@ -124,6 +124,12 @@ def KilnPipelineDots : Pass<"kiln-pipeline-dots", "mlir::ModuleOp"> {
            "an earlier dot's wait (attention's p @ v) in flight until that "
            "wait; false waits for it in its own iteration. The module gets "
            "kiln_gpu.deferred_dot_waits where it deferred one">,
+    Option<"invariantRings", "invariant-rings", "bool", /*default=*/"true",
+           "On wgmma targets at 8 warps, pipeline a loop whose dot reads an "
+           "operand computed before it (attention's scaled q: written to its "
+           "tile once, before the loop). The module gets "
+           "kiln_gpu.invariant_operand_rings where it did (kilnc compiles "
+           "again without it and keeps the form with more blocks an SM)">,
   ];
   let dependentDialects = ["::kiln::gpu::KilnGPUDialect",
                            "::mlir::arith::ArithDialect"];

@@ -354,6 +354,7 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     module.walk([&](kiln::DotOp dot) { loadTransposedOperands(dot); });
     tensorMaps_.clear();
     deferred_ = false;
+    invariantRinged_ = false;
     {
       kiln::AxisInfoAnalysis before(module);
       module.walk([&](kiln::DotOp dot) { widenVectorLoads(dot, before); });
@@ -383,6 +384,9 @@ struct PipelineDotsPass : kiln::impl::KilnPipelineDotsBase<PipelineDotsPass> {
     // the wgmma of a kernel that defers a wait.
     if (deferred_)
       module->setAttr(kiln::kDeferredDotWaitsAttr,
+                      UnitAttr::get(&getContext()));
+    if (invariantRinged_)
+      module->setAttr(kiln::kInvariantOperandRingsAttr,
                       UnitAttr::get(&getContext()));
     // Rows of loops left as they were load as they did (the reshape back
     // renames registers).
@@ -764,6 +768,9 @@ private:
   unsigned numWarps_ = 4;
   /// Some dot's wait was deferred to the next iteration (waitedBy).
   bool deferred_ = false;
+  /// On a wgmma target: a loop's dot reads an operand computed before it
+  /// from a tile written once there (invariant-rings).
+  bool invariantRinged_ = false;
   /// Whether pipeline() gave vector rows rings, rewrote the loop, or
   /// leaves vector rows as loads (the retry of a loop that their rings
   /// kept from being pipelined: a loop pipelined before keeps that).
@@ -1301,7 +1308,16 @@ private:
           // but Lightning Attention-2's tf32 diagonal blocks, loops of 1-4
           // trips, 0.53 -> 0.34, and on sm_90a, where wgmma overlaps the
           // per-iteration copies anyway, all four 0.91-0.97 of before).
-          if (target_.hasWgmma() || flavour->elementBytes != 2 ||
+          // On sm_90a at 8 warps, with invariant-rings: segment-anything-
+          // fast's ViT-H attention (one block an SM either way, its
+          // registers) 0.75 -> 0.89 of Triton; but the rings can cost a block
+          // an SM (triton-lang/kernels' d128 causal forward: 1.17 -> 0.98),
+          // so kilnc compiles again without them and keeps the form with
+          // more blocks an SM.
+          bool wgmmaRings =
+              target_.hasWgmma() && invariantRings && numWarps_ == 8;
+          if ((target_.hasWgmma() && !wgmmaRings) ||
+              flavour->elementBytes != 2 ||
               flavour->split != kiln::TensorCoreFlavour::Split::None)
             return;
           pd.invariantValue[i] = invariant;
@@ -1900,6 +1916,7 @@ private:
             wroteInvariant = true;
           }
       if (wroteInvariant) {
+        invariantRinged_ |= target_.hasWgmma();
         if (llvm::any_of(dots, [](auto &pd) { return pd.async; }))
           kiln::gpu::FenceAsyncSharedOp::create(before, loc);
         kiln::gpu::BarrierOp::create(before, loc);
