@@ -108,6 +108,7 @@ void kiln::buildKilnGpuPipeline(OpPassManager &pm,
   pm.addPass(createKilnSumDotsApart());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnAllocateShared());
+  pm.addPass(createKilnDropClosingBarriers());
 }
 
 void kiln::buildKilnLLVMPipeline(OpPassManager &pm,

@@ -231,6 +231,19 @@ def KilnAllocateShared : Pass<"kiln-allocate-shared", "mlir::ModuleOp"> {
   }];
 }
 
+def KilnDropClosingBarriers : Pass<"kiln-drop-closing-barriers", "mlir::ModuleOp"> {
+  let summary = "Drop barriers after shared reads that no write in their bytes follows before the next barrier";
+  let description = [{
+    After kiln-allocate-shared: a kiln_gpu.barrier whose block holds, since
+    the barrier before it, only reads of shared memory at known bytes (a
+    staged dot's tiles), and, up to the next barrier of the block, no write
+    in those bytes, orders nothing the next barrier does not, and goes.
+    Ops that take scratch, ops with regions and unlisted kiln_gpu ops count
+    as writing everywhere; a wait for copies or a proxy fence before it
+    keeps it.
+  }];
+}
+
 def KilnToLLVM : Pass<"kiln-to-llvm", "mlir::ModuleOp"> {
   let summary = "Lower kiln_gpu IR to the LLVM and NVVM dialects";
   let description = [{

@@ -54,9 +54,10 @@ import triton.language as tl
 # GPU-NEXT: kiln_gpu.fence_async_shared
 # GPU-NEXT: kiln_gpu.barrier
 # GPU-NEXT: %[[X:.*]] = kiln_gpu.shared_dot %[[Q]], %[[K]]
-# GPU-NEXT: kiln_gpu.barrier
 # q, read after the dot in the accumulator's layout, from its tile; then a
-# barrier, as the tile's last reader.
+# barrier, as the tile's last reader (which also closes the dot: the dot's
+# own closing barrier goes, kiln-drop-closing-barriers).
+# GPU-NOT: kiln_gpu.barrier
 # GPU: kiln_gpu.local_load %[[Q]] : {{.*}} -> tensor<64x64xbf16, #kiln_gpu.mma
 # GPU-NEXT: kiln_gpu.barrier
 # GPU-NOT: kiln.load

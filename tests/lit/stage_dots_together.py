@@ -56,9 +56,13 @@ def shared_operand(a_ptr, b_ptr, c_ptr, x_ptr, y_ptr):
 # CHAIN: kiln_gpu.fence_async_shared
 # CHAIN-NEXT: kiln_gpu.barrier
 # CHAIN-NEXT: %[[X:.*]] = kiln_gpu.shared_dot
-# CHAIN-NOT: async
+# CHAIN-NOT: {async}
+# CHAIN-NOT: kiln_gpu.barrier
+# The second dot's opening barrier closes the first (whose tiles no op
+# between writes): kiln-drop-closing-barriers.
+# CHAIN: kiln_gpu.fence_async_shared
 # CHAIN-NEXT: kiln_gpu.barrier
-# CHAIN: kiln_gpu.shared_dot
+# CHAIN-NEXT: kiln_gpu.shared_dot
 # CHAIN-NOT: dot_wait
 @triton.jit
 def chained(a_ptr, b_ptr, c_ptr, x_ptr):
