@@ -1307,17 +1307,31 @@ struct AssignLayoutsPass
       return false;
     // Kernels with tensor-core dots keep the rule they were measured with:
     // loops that hold a dot.
-    auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
-    if (!loop || (mmaEncoding &&
-                  llvm::none_of(loop.getBody()->getOperations(),
-                                [](auto &op) { return isa<kiln::DotOp>(op); })))
+    // Or under an `if` in such a loop, beside its dots (LightX2V's sparse
+    // attention: `if kbid:` around a block's work).
+    Operation *parent = load->getParentOp();
+    auto loop = dyn_cast<scf::ForOp>(parent);
+    if (!loop && isa<scf::IfOp>(parent))
+      loop = dyn_cast<scf::ForOp>(parent->getParentOp());
+    Block *body = load->getBlock();
+    if (!loop ||
+        (mmaEncoding && llvm::none_of(body->getOperations(), [](auto &op) {
+           return isa<kiln::DotOp>(op);
+         })))
       return false;
     auto encoding = dyn_cast<kiln::gpu::DistributedEncodingAttr>(target);
     std::optional<kiln::layout::LinearLayout> layout =
         encoding ? encoding.toLinearLayout(type.getShape()) : std::nullopt;
-    return layout && layout->getInDimSize(kiln::layout::kRegister) *
-                             type.getElementTypeBitWidth() <=
-                         8 * 32;
+    // Or, as Triton rematerializes loads, fewer elements than the kernel has
+    // threads: LightX2V's sparse attention backward reads its 64 lse and
+    // delta values along the columns of a [4, 1] accumulator, 16 registers a
+    // thread, which went through shared memory with two barriers each every
+    // iteration.
+    return layout &&
+           (layout->getInDimSize(kiln::layout::kRegister) *
+                    type.getElementTypeBitWidth() <=
+                8 * 32 ||
+            type.getNumElements() < int64_t(numWarps * kThreadsPerWarp));
   }
 
   /// True when `v` (1-D) is computed elementwise, through at most a few
@@ -2718,7 +2732,9 @@ struct AssignLayoutsPass
       registers = kiln::layout::distinctRegisters(
           *layout,
           axisInfo.loadedRuns(load.getPtr(), load.getMask(), load.getOther()));
-    if (registers * type.getElementTypeBitWidth() > 8 * 32)
+    // Or fewer elements than the kernel has threads (isCheapLoad's rule).
+    if (registers * type.getElementTypeBitWidth() > 8 * 32 &&
+        type.getNumElements() >= int64_t(numWarps * kThreadsPerWarp))
       return false;
     // A conversion within warps (renamed registers, a few shuffles: a
     // vector every warp holds whole) costs less than loading the replicas.
