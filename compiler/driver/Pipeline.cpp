@@ -336,10 +336,8 @@ void spendRegisterBudget(std::string &ptx, kiln::CubinInfo &cubin,
       text.contains(".maxnreg") || text.contains(".minnctapersm"))
     return;
   unsigned threads = numWarps * kiln::TargetInfo::kThreadsPerWarp;
-  unsigned room = kiln::blocksPerSMBeforeRegisters(
-      target, threads, sharedBytes + cubin.staticSharedBytes);
-  unsigned blocks =
-      std::min(room, kiln::blocksPerSMByRegisters(threads, cubin.registers));
+  unsigned blocks = kiln::blocksPerSM(
+      target, threads, sharedBytes + cubin.staticSharedBytes, cubin.registers);
   if (blocks == 0)
     return;
   unsigned budget = kiln::registerBudget(threads, blocks);
@@ -654,10 +652,9 @@ int kiln::compileKernel(const CompileOptions &options) {
   // the kernel is compiled again without them (below).
   std::optional<Settled> ringed;
   auto blocksPerSM = [&](const CubinInfo &info, int64_t shared) {
-    unsigned threads = warps * TargetInfo::kThreadsPerWarp;
-    return std::min(kiln::blocksPerSMBeforeRegisters(TargetInfo::of(*module),
-                                                     threads, shared),
-                    kiln::blocksPerSMByRegisters(threads, info.registers));
+    return kiln::blocksPerSM(TargetInfo::of(*module),
+                             warps * TargetInfo::kThreadsPerWarp,
+                             shared + info.staticSharedBytes, info.registers);
   };
   for (;;) {
     // The kiln IR this attempt starts from, for the retries below.

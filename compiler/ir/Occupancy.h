@@ -40,6 +40,14 @@ inline unsigned blocksPerSMByRegisters(unsigned threads, unsigned registers) {
                   TargetInfo::kThreadsPerWarp);
 }
 
+/// Blocks of `threads` threads, with `sharedBytes` of shared memory and
+/// `registers` registers a thread each, that one SM holds at once.
+inline unsigned blocksPerSM(const TargetInfo &target, unsigned threads,
+                            int64_t sharedBytes, unsigned registers) {
+  return std::min(blocksPerSMBeforeRegisters(target, threads, sharedBytes),
+                  blocksPerSMByRegisters(threads, registers));
+}
+
 /// The most registers per thread with which `blocks` blocks of `threads`
 /// threads fit one SM's registers (at most kMaxRegistersPerThread); 0 when
 /// not even one register does.

@@ -11,7 +11,7 @@
 //
 // Lowerings also take scratch arrays for single ops (layout conversions,
 // reductions, scans, dots, atomics, tensor maps, gathers, histograms:
-// LoweringUtils' allocateSharedArray; usesScratch below lists them). An op
+// LoweringUtils' allocateSharedArray; kiln::usesScratch lists them). An op
 // inside some buffer's life gets `kiln_gpu.scratch_base`, the first byte past
 // the buffers live there, so that its scratch never overlaps them; elsewhere
 // scratch starts at 0 and may reuse a dead buffer's bytes. The module gets
@@ -32,14 +32,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-/// Ops whose lowering takes scratch arrays (allocateSharedArray).
-bool usesScratch(Operation *op) {
-  return isa<kiln::gpu::ConvertLayoutOp, kiln::ReshapeOp, kiln::JoinOp,
-             kiln::SplitOp, kiln::CatOp, kiln::ReduceOp, kiln::ScanOp,
-             kiln::DotOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
-             kiln::MakeTensorMapOp, kiln::GatherOp, kiln::HistogramOp>(op);
-}
 
 struct AllocateSharedPass
     : kiln::impl::KilnAllocateSharedBase<AllocateSharedPass> {
@@ -68,7 +60,7 @@ struct AllocateSharedPass
       for (const kiln::SharedPlacement::Buffer &buffer : placement.buffers())
         if (buffer.live.first <= int64_t(i) && int64_t(i) <= buffer.live.last)
           base = std::max(base, buffer.offset + buffer.bytes);
-      if (base > 0 && usesScratch(op))
+      if (base > 0 && kiln::usesScratch(op))
         op->setAttr("kiln_gpu.scratch_base",
                     IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                      llvm::alignTo(base, 16)));

@@ -1322,16 +1322,21 @@ struct AssignLayoutsPass
     auto encoding = dyn_cast<kiln::gpu::DistributedEncodingAttr>(target);
     std::optional<kiln::layout::LinearLayout> layout =
         encoding ? encoding.toLinearLayout(type.getShape()) : std::nullopt;
-    // Or, as Triton rematerializes loads, fewer elements than the kernel has
-    // threads: LightX2V's sparse attention backward reads its 64 lse and
-    // delta values along the columns of a [4, 1] accumulator, 16 registers a
-    // thread, which went through shared memory with two barriers each every
-    // iteration.
     return layout &&
-           (layout->getInDimSize(kiln::layout::kRegister) *
-                    type.getElementTypeBitWidth() <=
-                8 * 32 ||
-            type.getNumElements() < int64_t(numWarps * kThreadsPerWarp));
+           loadableInPlace(type, layout->getInDimSize(kiln::layout::kRegister));
+  }
+
+  /// Whether a 1-D load of `type` that fills `registers` registers a thread
+  /// in the layout its reader wants is loaded there (L1 serving the
+  /// replicas) rather than converted through shared memory: at most 8
+  /// 32-bit registers, or, as Triton rematerializes loads, fewer elements
+  /// than the kernel has threads (an attention backward's 64 lse and delta
+  /// values along the columns of a [4, 1] accumulator, 16 registers a
+  /// thread, went through shared memory with two barriers each every
+  /// iteration).
+  bool loadableInPlace(RankedTensorType type, int64_t registers) const {
+    return registers * type.getElementTypeBitWidth() <= 8 * 32 ||
+           type.getNumElements() < int64_t(numWarps * kThreadsPerWarp);
   }
 
   /// True when `v` (1-D) is computed elementwise, through at most a few
@@ -2732,9 +2737,7 @@ struct AssignLayoutsPass
       registers = kiln::layout::distinctRegisters(
           *layout,
           axisInfo.loadedRuns(load.getPtr(), load.getMask(), load.getOther()));
-    // Or fewer elements than the kernel has threads (isCheapLoad's rule).
-    if (registers * type.getElementTypeBitWidth() > 8 * 32 &&
-        type.getNumElements() >= int64_t(numWarps * kThreadsPerWarp))
+    if (!loadableInPlace(type, registers))
       return false;
     // A conversion within warps (renamed registers, a few shuffles: a
     // vector every warp holds whole) costs less than loading the replicas.

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
 #include "compiler/transforms/Passes.h"
+#include "compiler/transforms/SharedBudget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -43,9 +44,6 @@ struct ByteRange {
     return begin < other.end && other.begin < end;
   }
 };
-
-/// Every byte: what an op that may write anywhere covers.
-constexpr ByteRange kEverything{0, INT64_MAX};
 
 /// The bytes of the buffer a memdesc views, through views of it; nothing
 /// where its allocation has no offset yet.
@@ -116,11 +114,8 @@ SharedEffect effectOf(Operation *op) {
              op->getDialect()->getNamespace() ==
                  kiln::gpu::KilnGPUDialect::getDialectNamespace()) {
     effect.unknown = true;
-  } else if (isa<kiln::gpu::ConvertLayoutOp, kiln::ReshapeOp, kiln::JoinOp,
-                 kiln::SplitOp, kiln::CatOp, kiln::ReduceOp, kiln::ScanOp,
-                 kiln::DotOp, kiln::AtomicRMWOp, kiln::AtomicCASOp,
-                 kiln::MakeTensorMapOp, kiln::GatherOp, kiln::HistogramOp,
-                 kiln::InlineAsmElementwiseOp, kiln::BarrierOp>(op)) {
+  } else if (kiln::usesScratch(op) ||
+             isa<kiln::InlineAsmElementwiseOp, kiln::BarrierOp>(op)) {
     // Scratch from byte 0 (no scratch_base), or anything at all.
     effect.unknown = true;
   }

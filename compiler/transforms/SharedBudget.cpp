@@ -91,4 +91,10 @@ int64_t SharedPlacement::place() {
   return end;
 }
 
+bool usesScratch(mlir::Operation *op) {
+  return mlir::isa<gpu::ConvertLayoutOp, ReshapeOp, JoinOp, SplitOp, CatOp,
+                   ReduceOp, ScanOp, DotOp, AtomicRMWOp, AtomicCASOp,
+                   MakeTensorMapOp, GatherOp, HistogramOp>(op);
+}
+
 } // namespace kiln

@@ -33,6 +33,12 @@ int64_t alignedBufferBytes(int64_t bytes);
 int64_t bufferBytes(mlir::FunctionOpInterface func,
                     llvm::function_ref<bool(gpu::LocalAllocOp)> skip = nullptr);
 
+/// Whether `op`'s lowering takes scratch arrays in shared memory
+/// (LoweringUtils' allocateSharedArray): layout conversions, reductions,
+/// scans, dots, atomics, tensor maps, gathers, histograms. kiln-allocate-
+/// shared gives those inside a buffer's life a scratch base.
+bool usesScratch(mlir::Operation *op);
+
 /// kiln-allocate-shared's placement of a function's buffers. Each
 /// local_alloc lives from its definition to the end of its last use, where
 /// a use inside a loop that the buffer was defined outside of extends to
