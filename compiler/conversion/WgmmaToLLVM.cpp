@@ -38,6 +38,7 @@
 #include "compiler/conversion/SharedTileAddress.h"
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/RegisterA.h"
+#include "compiler/ir/SharedDotForm.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 
@@ -294,7 +295,6 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
         kiln::getLinearLayout(cType);
     if (!mma || !warpsAttr || !cLayout)
       return rewriter.notifyMatchFailure(op, "accumulator without mma layout");
-    int64_t numWarps = warpsAttr.getInt();
     int64_t m = cType.getDimSize(0), n = cType.getDimSize(1);
     auto aTile = dyn_cast<kiln::gpu::MemDescType>(op.getA().getType());
     auto aRegisters = dyn_cast<RankedTensorType>(op.getA().getType());
@@ -313,19 +313,11 @@ struct SharedDotLowering : OpConversionPattern<kiln::gpu::SharedDotOp> {
                             "of a tensor-core flavour, K a multiple of 32 "
                             "bytes, a in registers 16- or 8-bit only");
     int64_t kStep = flavour->kStep();
-    bool aKContiguous =
-        !aTile || !cast<kiln::gpu::NVMMASharedEncodingAttr>(aTile.getEncoding())
-                       .getTransposed();
-    bool bKContiguous =
-        cast<kiln::gpu::NVMMASharedEncodingAttr>(bTile.getEncoding())
-            .getTransposed();
     // Each warpgroup's instruction: all n columns, or its instrN of them
     // with warpgroups along N.
     int64_t columns = mma.getInstrN() ? int64_t(mma.getInstrN()) : n;
-    bool wgmma = flavour->fitsWgmma(target, m, n, unsigned(numWarps),
-                                    mma.getWarpsPerCTA()[0], columns,
-                                    aKContiguous, bKContiguous,
-                                    /*aInRegisters=*/!aTile);
+    // The question passes placing proxy fences ask too.
+    bool wgmma = kiln::takesWgmma(op);
     if (!wgmma) {
       if (!flavour->hasMmaSync(target))
         return op.emitOpError("this dot needs wgmma (sm_90a) with both tiles "

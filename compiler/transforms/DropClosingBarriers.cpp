@@ -1,31 +1,40 @@
-//===- DropClosingBarriers.cpp - barriers after reads no write follows ----===//
+//===- DropClosingBarriers.cpp - barriers the next barrier makes redundant ===//
 //
 // kiln-stage-dots closes each staged dot with a barrier, so that no warp
 // writes the bytes of the dot's tiles while another still reads them: the
 // tiles die there and kiln-allocate-shared may give their bytes to later
 // buffers or scratch. Where the ops after such a barrier, up to the next
-// barrier of the same block, write no byte the barrier's reads cover, the
-// next barrier orders those reads before every later write just as well,
-// and the first one orders nothing. Attention backward kernels run several
-// staged dots an iteration, each closed so: ring-attention-pytorch's
-// backward had twelve barriers an iteration where Triton's has eight (its
-// membar analysis places barriers by the bytes buffers share).
+// barrier, touch no byte the ops before it (since the barrier before it)
+// wrote and write no byte they read, the next barrier orders those accesses
+// just as well, and the first one orders nothing. Attention backward
+// kernels run several staged dots an iteration, each closed so: ring-
+// attention-pytorch's backward had twelve barriers an iteration where
+// Triton's has eight (its membar analysis places barriers by the bytes
+// buffers share).
 //
 // Byte ranges come from kiln-allocate-shared's offsets, so this runs after
-// it. A barrier goes only when everything between it and the barrier before
-// it in its block reads shared memory at known bytes (shared dots, local
-// loads, views of tiles) and writes none, and everything between it and the
-// next barrier of its block writes at known bytes (local stores, cp.async
-// and TMA copies into tiles) none of those, or touches no shared memory at
-// all. Ops that take scratch (their lowering's arrays), ops with regions and
-// ops of kiln_gpu not listed count as writing every byte.
+// it: tiles (through their views) and the scratch of ops that take it, which
+// starts past every buffer live at the op. Ops with regions and ops of
+// kiln_gpu not listed count as touching every byte. A wait for copies or a
+// proxy fence before a barrier keeps it: the barrier publishes them. At the
+// end of a loop body the next barrier is the first of the next iteration,
+// and the last iteration's accesses get one barrier after the loop where
+// the code there needs it: once a loop instead of once an iteration.
+//
+// First, a proxy fence that follows another with no generic-proxy access
+// to shared memory between them goes (a group of staged wgmma dots fenced
+// before each dot), so that the barriers beside it may go too.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
+#include "compiler/ir/SharedDotForm.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/transforms/SharedBudget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNDROPCLOSINGBARRIERS
@@ -90,8 +99,14 @@ SharedEffect effectOf(Operation *op) {
     else
       effect.unknown = true;
   };
-  if (op->getNumRegions() != 0 || op->hasAttr("kiln_gpu.scratch_base")) {
+  if (op->getNumRegions() != 0) {
     effect.unknown = true;
+  } else if (kiln::usesScratch(op)) {
+    // Its scratch from its base on: past every buffer live at it
+    // (kiln-allocate-shared), or from byte 0 without one.
+    auto base = op->getAttrOfType<IntegerAttr>("kiln_gpu.scratch_base");
+    effect.writes.push_back(
+        {base ? base.getInt() : 0, std::numeric_limits<int64_t>::max()});
   } else if (isa<kiln::gpu::SharedDotOp>(op)) {
     for (Value operand : op->getOperands())
       read(operand);
@@ -114,59 +129,141 @@ SharedEffect effectOf(Operation *op) {
              op->getDialect()->getNamespace() ==
                  kiln::gpu::KilnGPUDialect::getDialectNamespace()) {
     effect.unknown = true;
-  } else if (kiln::usesScratch(op) ||
-             isa<kiln::InlineAsmElementwiseOp, kiln::BarrierOp>(op)) {
-    // Scratch from byte 0 (no scratch_base), or anything at all.
+  } else if (isa<kiln::InlineAsmElementwiseOp, kiln::BarrierOp>(op)) {
     effect.unknown = true;
   }
   return effect;
 }
 
+/// Whether `later` touches bytes `earlier` wrote, or writes bytes it read.
+bool conflicts(const SharedEffect &earlier, const SharedEffect &later) {
+  auto anyOverlap = [](ArrayRef<ByteRange> xs, ArrayRef<ByteRange> ys) {
+    return llvm::any_of(xs, [&](const ByteRange &x) {
+      return llvm::any_of(ys,
+                          [&](const ByteRange &y) { return x.overlaps(y); });
+    });
+  };
+  return anyOverlap(earlier.writes, later.reads) ||
+         anyOverlap(earlier.writes, later.writes) ||
+         anyOverlap(earlier.reads, later.writes);
+}
+
 struct DropClosingBarriersPass
     : kiln::impl::KilnDropClosingBarriersBase<DropClosingBarriersPass> {
   void runOnOperation() override {
+    SmallVector<kiln::gpu::FenceAsyncSharedOp> fences;
+    getOperation().walk(
+        [&](kiln::gpu::FenceAsyncSharedOp fence) { fences.push_back(fence); });
+    for (kiln::gpu::FenceAsyncSharedOp fence : fences)
+      if (repeatsFence(fence))
+        fence->erase();
     SmallVector<kiln::gpu::BarrierOp> barriers;
     getOperation().walk(
         [&](kiln::gpu::BarrierOp barrier) { barriers.push_back(barrier); });
     for (kiln::gpu::BarrierOp barrier : barriers)
-      if (ordersNothing(barrier))
-        barrier->erase();
+      dropIfOrdered(barrier);
   }
 
-  /// Whether the next barrier of `barrier`'s block orders what it does.
-  static bool ordersNothing(kiln::gpu::BarrierOp barrier) {
-    // The reads since the barrier before it; none may be a write.
-    SmallVector<ByteRange> reads;
-    Operation *before = barrier->getPrevNode();
-    for (; before && !isa<kiln::gpu::BarrierOp>(before);
+  /// Whether `fence` follows another of its block with no shared-memory
+  /// access of the generic proxy between them: the fence orders a thread's
+  /// generic accesses before its async-proxy ones (wgmma, TMA), and the
+  /// first one did that for all of them. A staged dot on wgmma fences its
+  /// tiles' stores; the next dot of the group, with nothing stored between,
+  /// fenced again, and the barrier after that fence could not go.
+  static bool repeatsFence(kiln::gpu::FenceAsyncSharedOp fence) {
+    for (Operation *before = fence->getPrevNode(); before;
          before = before->getPrevNode()) {
-      // A wait for copies, or a proxy fence, is published to the other
-      // threads by this barrier.
-      if (isa<kiln::gpu::AsyncWaitOp, kiln::gpu::FenceAsyncSharedOp>(before))
-        return false;
-      SharedEffect effect = effectOf(before);
-      if (effect.unknown || !effect.writes.empty())
-        return false;
-      llvm::append_range(reads, effect.reads);
-    }
-    // At the block's start, the reads before it are not known.
-    if (!before || reads.empty())
-      return false;
-    for (Operation *after = barrier->getNextNode(); after;
-         after = after->getNextNode()) {
-      if (isa<kiln::gpu::BarrierOp>(after))
+      if (isa<kiln::gpu::FenceAsyncSharedOp>(before))
         return true;
-      SharedEffect effect = effectOf(after);
-      if (effect.unknown)
+      if (touchesGenericShared(before))
         return false;
-      for (const ByteRange &written : effect.writes)
-        for (const ByteRange &range : reads)
-          if (written.overlaps(range))
-            return false;
     }
-    // The block ends (a loop's next iteration, the code after an if) before
-    // another barrier.
     return false;
+  }
+
+  /// Whether `op` may access shared memory through the generic proxy, or
+  /// complete copies (cp.async) issued before a fence that then missed them.
+  static bool touchesGenericShared(Operation *op) {
+    if (auto dot = dyn_cast<kiln::gpu::SharedDotOp>(op))
+      return !kiln::takesWgmma(dot);
+    if (isa<kiln::gpu::BarrierOp, kiln::gpu::DotWaitOp>(op))
+      return false;
+    if (isa<kiln::gpu::AsyncWaitOp, kiln::gpu::AsyncCommitGroupOp>(op))
+      return true;
+    SharedEffect effect = effectOf(op);
+    return effect.unknown || !effect.reads.empty() || !effect.writes.empty();
+  }
+
+  /// How a walk from an op to the next barrier of its block ended.
+  enum class Walk { Barrier, Conflict, BlockEnd };
+
+  /// Walks from `op` on to the next barrier of its block, stopping at a
+  /// conflict with `before` (or at `self`, the barrier to drop).
+  static Walk walkToBarrier(Operation *op, const SharedEffect &before,
+                            Operation *self) {
+    for (; op; op = op->getNextNode()) {
+      if (op == self)
+        return Walk::Conflict;
+      if (isa<kiln::gpu::BarrierOp>(op))
+        return Walk::Barrier;
+      SharedEffect effect = effectOf(op);
+      if (effect.unknown || conflicts(before, effect))
+        return Walk::Conflict;
+    }
+    return Walk::BlockEnd;
+  }
+
+  /// Drops `barrier` where the barriers after it order what it does: no op
+  /// between it and the next barrier touches bytes the ops since the
+  /// barrier before it wrote, or writes bytes they read. At the end of a
+  /// loop body the walk goes on through the next iteration, and a barrier
+  /// just after the loop (added where the code there conflicts) orders the
+  /// last iteration's accesses.
+  static void dropIfOrdered(kiln::gpu::BarrierOp barrier) {
+    SharedEffect before;
+    Operation *op = barrier->getPrevNode();
+    for (; op && !isa<kiln::gpu::BarrierOp>(op); op = op->getPrevNode()) {
+      // Copies completed by a wait are published to the other threads by
+      // this barrier (their bytes were counted where they were issued), and
+      // so is a proxy fence: the other threads' wgmma or TMA after it may
+      // read what this thread wrote before the barrier before.
+      if (isa<kiln::gpu::AsyncWaitOp, kiln::gpu::FenceAsyncSharedOp>(op))
+        return;
+      SharedEffect effect = effectOf(op);
+      if (effect.unknown)
+        return;
+      llvm::append_range(before.reads, effect.reads);
+      llvm::append_range(before.writes, effect.writes);
+    }
+    // At the block's start, the accesses before it are not known; after
+    // another barrier and no access, it orders nothing.
+    if (!op)
+      return;
+    if (before.reads.empty() && before.writes.empty()) {
+      barrier->erase();
+      return;
+    }
+    switch (walkToBarrier(barrier->getNextNode(), before, barrier)) {
+    case Walk::Barrier:
+      barrier->erase();
+      return;
+    case Walk::Conflict:
+      return;
+    case Walk::BlockEnd:
+      break;
+    }
+    // A loop body's end: the next iteration, up to its first barrier, and
+    // the code after the loop, up to a barrier there or one added.
+    auto loop = dyn_cast<scf::ForOp>(barrier->getParentOp());
+    if (!loop || walkToBarrier(&loop.getBody()->front(), before, barrier) !=
+                     Walk::Barrier)
+      return;
+    if (walkToBarrier(loop->getNextNode(), before, nullptr) != Walk::Barrier) {
+      OpBuilder after(loop->getContext());
+      after.setInsertionPointAfter(loop);
+      kiln::gpu::BarrierOp::create(after, barrier.getLoc());
+    }
+    barrier->erase();
   }
 };
 

@@ -232,15 +232,18 @@ def KilnAllocateShared : Pass<"kiln-allocate-shared", "mlir::ModuleOp"> {
 }
 
 def KilnDropClosingBarriers : Pass<"kiln-drop-closing-barriers", "mlir::ModuleOp"> {
-  let summary = "Drop barriers after shared reads that no write in their bytes follows before the next barrier";
+  let summary = "Drop barriers whose work the next barrier does, and repeated proxy fences";
   let description = [{
-    After kiln-allocate-shared: a kiln_gpu.barrier whose block holds, since
-    the barrier before it, only reads of shared memory at known bytes (a
-    staged dot's tiles), and, up to the next barrier of the block, no write
-    in those bytes, orders nothing the next barrier does not, and goes.
-    Ops that take scratch, ops with regions and unlisted kiln_gpu ops count
-    as writing everywhere; a wait for copies or a proxy fence before it
-    keeps it.
+    After kiln-allocate-shared: a kiln_gpu.barrier goes when no op between
+    it and the next barrier touches bytes that the ops since the barrier
+    before it wrote, or writes bytes they read (tiles by their offsets,
+    scratch from its base on). At a loop body's end the walk goes on through
+    the next iteration to its first barrier, and a barrier after the loop
+    orders the last iteration where the code there conflicts. Ops with
+    regions and unlisted kiln_gpu ops count as touching every byte; a wait
+    for copies or a proxy fence before a barrier keeps it. First, a
+    kiln_gpu.fence_async_shared after another with no generic-proxy access
+    of shared memory between them (only wgmma dots) goes.
   }];
 }
 
