@@ -241,7 +241,9 @@ def KilnDropClosingBarriers : Pass<"kiln-drop-closing-barriers", "mlir::ModuleOp
     the next iteration to its first barrier, and a barrier after the loop
     orders the last iteration where the code there conflicts. Ops with
     regions and unlisted kiln_gpu ops count as touching every byte; a wait
-    for copies or a proxy fence before a barrier keeps it. First, a
+    for copies or a proxy fence before a barrier keeps it. Outside loops
+    only a barrier after pure reads goes, before ops that take no scratch.
+    First, a
     kiln_gpu.fence_async_shared after another with no generic-proxy access
     of shared memory between them (only wgmma dots) goes.
   }];

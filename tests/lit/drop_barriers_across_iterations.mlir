@@ -5,7 +5,8 @@
 // including one that writes bytes the next ops do not touch; at a loop
 // body's end the next iteration's first barrier, with one barrier added
 // after the loop where the code there conflicts; scratch counted from its
-// base; and a proxy fence repeated with only wgmma dots since the last.
+// base; all of it in loops only; and a proxy fence repeated with only wgmma
+// dots since the last.
 
 #B = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #C = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
@@ -76,14 +77,39 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
     return %r : tensor<64x64xf32, #M>
   }
 
-  // Scratch starting past the tiles the dot read does not touch them: the
-  // barrier goes; a second barrier with nothing since the first goes too.
+  // In a loop, scratch starting past the tiles the dot read does not touch
+  // them: the barrier goes; a second barrier with nothing since the first
+  // goes too.
   // CHECK-LABEL: func.func @scratch_past_tiles
   // CHECK: kiln_gpu.shared_dot
   // CHECK-NEXT: kiln_gpu.convert_layout
   // CHECK-NEXT: kiln_gpu.barrier
-  // CHECK-NEXT: return
-  func.func @scratch_past_tiles(%x: tensor<64x16xf16, #B>, %acc: tensor<64x64xf32, #M>) -> tensor<64x16xf16, #C> {
+  // CHECK-NEXT: {{^ *}$}}
+  func.func @scratch_past_tiles(%x: tensor<64x16xf16, #B>, %acc: tensor<64x64xf32, #M>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %a = kiln_gpu.local_alloc {offset = 0 : i64} : !kiln_gpu.memdesc<64x16xf16, #S>
+    %b = kiln_gpu.local_alloc {offset = 2048 : i64} : !kiln_gpu.memdesc<16x64xf16, #T>
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      kiln_gpu.local_store %x, %a : tensor<64x16xf16, #B>, !kiln_gpu.memdesc<64x16xf16, #S>
+      kiln_gpu.barrier
+      %d = kiln_gpu.shared_dot %a, %b, %acc : !kiln_gpu.memdesc<64x16xf16, #S>, !kiln_gpu.memdesc<16x64xf16, #T>, tensor<64x64xf32, #M> -> tensor<64x64xf32, #M>
+      kiln_gpu.barrier
+      kiln_gpu.barrier
+      %u = kiln_gpu.convert_layout %x {kiln_gpu.scratch_base = 4096 : i64} : tensor<64x16xf16, #B> -> tensor<64x16xf16, #C>
+      kiln_gpu.barrier
+    }
+    return
+  }
+
+  // Outside loops, where a barrier costs once, only one after pure reads
+  // before ops without scratch goes: of the dot's two closing barriers, the
+  // one before the conversion stays.
+  // CHECK-LABEL: func.func @straight_line_keeps
+  // CHECK: kiln_gpu.shared_dot
+  // CHECK-NEXT: kiln_gpu.barrier
+  // CHECK-NEXT: kiln_gpu.convert_layout
+  func.func @straight_line_keeps(%x: tensor<64x16xf16, #B>, %acc: tensor<64x64xf32, #M>) -> tensor<64x16xf16, #C> {
     %a = kiln_gpu.local_alloc {offset = 0 : i64} : !kiln_gpu.memdesc<64x16xf16, #S>
     %b = kiln_gpu.local_alloc {offset = 2048 : i64} : !kiln_gpu.memdesc<16x64xf16, #T>
     kiln_gpu.local_store %x, %a : tensor<64x16xf16, #B>, !kiln_gpu.memdesc<64x16xf16, #S>
@@ -100,6 +126,7 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
   // (only a wgmma dot read shared memory between them) and goes, and then
   // the barrier between the dots. A local load (the generic proxy) between
   // fences keeps the third; the barrier before that load goes (reads only).
+  // Fences go outside loops too.
   // CHECK-LABEL: func.func @repeated_fence
   // CHECK: kiln_gpu.fence_async_shared
   // CHECK-NEXT: kiln_gpu.barrier
