@@ -27,3 +27,25 @@ def column_statistics(q_ptr, k_ptr, l_ptr, o_ptr, n):
         lse = tl.load(l_ptr + start + r)
         acc += tl.exp2(s - lse[None, :])
     tl.store(o_ptr + r[:, None] * 64 + r[None, :], acc)
+
+
+# Up to 16 registers a thread: a bias row of 128 floats along the columns of
+# an [8, 1] accumulator (32 registers a thread; ring-attention-pytorch's
+# forward with a bias, 1.03 of Triton converted, 1.005 loaded so) is loaded
+# coalesced and converted.
+# RUN: %kilnc compile %s -n column_bias -s "q_ptr=*bf16:16, k_ptr=*bf16:16, b_ptr=*fp32:16, o_ptr=*fp32:16, n=i32, num_warps=8" --arch sm_90a --emit gpu -o - | FileCheck %s --check-prefix=WIDE
+# WIDE: scf.for
+# WIDE: kiln_gpu.convert_layout {{.*}} -> tensor<128xf32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.mma<{warpsPerCTA = [8, 1]}>}>>
+# WIDE: kiln.load {{.*}} -> tensor<128xf32, #kiln_gpu.slice<{dim = 0, parent = #kiln_gpu.blocked
+# WIDE: scf.yield
+@triton.jit
+def column_bias(q_ptr, k_ptr, b_ptr, o_ptr, n):
+    r = tl.arange(0, 128)
+    q = tl.load(q_ptr + r[:, None] * 128 + r[None, :])
+    acc = tl.zeros((128, 128), dtype=tl.float32)
+    for start in range(0, n, 128):
+        k = tl.load(k_ptr + (start + r[None, :]) * 128 + r[:, None])
+        s = tl.dot(q, k)
+        bias = tl.load(b_ptr + start + r)
+        acc += tl.exp2(s + bias[None, :])
+    tl.store(o_ptr + r[:, None] * 128 + r[None, :], acc)
