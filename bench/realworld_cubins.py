@@ -165,6 +165,12 @@ def case_inputs(case, torch):
 def run_kiln_only(case, opts, torch, cuda):
     """One launch of Kiln's cubin, nothing compared or timed (for
     compute-sanitizer, which would otherwise check Triton's kernel too)."""
+    if opts.grid_limit:
+        # Racecheck's hazards lie within a block: a few blocks of a large
+        # grid check what all of them would, in a fraction of the time.
+        grid = case["grid"]
+        grid = (grid,) if isinstance(grid, int) else tuple(grid)
+        case = dict(case, grid=tuple(min(g, opts.grid_limit) for g in grid))
     kiln = kiln_side(case, opts, case_inputs(case, torch), cuda, torch)
     kiln.launch()
     torch.cuda.synchronize()
@@ -239,6 +245,8 @@ def main():
                         help="write Triton's TTGIR, PTX and cubin of each case there (for SASS comparisons)")
     parser.add_argument("--kiln-only", action="store_true",
                         help="launch each case's Kiln cubin once, no Triton, no timing (for compute-sanitizer)")
+    parser.add_argument("--grid-limit", type=int, default=0, metavar="N",
+                        help="with --kiln-only: launch at most N blocks along each grid dimension")
     cubin_launch.add_triton_mma_v2_option(parser)
     opts = parser.parse_args()
     cubin_launch.use_triton_mma_v2(opts)
