@@ -17,6 +17,28 @@
 
 namespace kiln {
 
+/// Whether wgmma computes `acc` (2-D, in an mma layout) with operands of
+/// `flavour` on `target` at `numWarps` warps: TensorCoreFlavour::fitsWgmma
+/// asked of the accumulator's layout (its warps along M, and each
+/// warpgroup's instrN columns or all of them). kiln-stage-dots and
+/// kiln-pipeline-dots ask it before they make a shared_dot; takesWgmma
+/// below, the lowering's choice, asks it of one.
+inline bool accumulatorFitsWgmma(const TensorCoreFlavour &flavour,
+                                 const TargetInfo &target,
+                                 mlir::RankedTensorType acc, unsigned numWarps,
+                                 bool aKContiguous, bool bKContiguous,
+                                 bool aInRegisters) {
+  auto mma = mlir::dyn_cast<gpu::MmaEncodingAttr>(acc.getEncoding());
+  if (!mma || acc.getRank() != 2)
+    return false;
+  int64_t n = acc.getDimSize(1);
+  // Each warpgroup's instruction: all n columns, or its instrN of them.
+  int64_t columns = mma.getInstrN() ? int64_t(mma.getInstrN()) : n;
+  return flavour.fitsWgmma(target, acc.getDimSize(0), n, numWarps,
+                           mma.getWarpsPerCTA()[0], columns, aKContiguous,
+                           bKContiguous, aInRegisters);
+}
+
 /// Whether `dot` lowers to wgmma (false also where it does not lower at
 /// all: its lowering reports why).
 inline bool takesWgmma(gpu::SharedDotOp dot) {
@@ -25,10 +47,9 @@ inline bool takesWgmma(gpu::SharedDotOp dot) {
     return false;
   TargetInfo target = TargetInfo::of(module);
   mlir::RankedTensorType c = dot.getC().getType();
-  auto mma = mlir::dyn_cast<gpu::MmaEncodingAttr>(c.getEncoding());
   auto warps = module->getAttrOfType<mlir::IntegerAttr>(
       gpu::KilnGPUDialect::kNumWarpsAttrName);
-  if (!mma || !warps || c.getRank() != 2)
+  if (!warps)
     return false;
   auto aTile = mlir::dyn_cast<gpu::MemDescType>(dot.getA().getType());
   auto aRegisters =
@@ -49,13 +70,9 @@ inline bool takesWgmma(gpu::SharedDotOp dot) {
   bool bKContiguous =
       mlir::cast<gpu::NVMMASharedEncodingAttr>(bTile.getEncoding())
           .getTransposed();
-  int64_t n = c.getDimSize(1);
-  // Each warpgroup's instruction: all n columns, or its instrN of them.
-  int64_t columns = mma.getInstrN() ? int64_t(mma.getInstrN()) : n;
-  return flavour->fitsWgmma(target, c.getDimSize(0), n,
-                            unsigned(warps.getInt()), mma.getWarpsPerCTA()[0],
-                            columns, aKContiguous, bKContiguous,
-                            /*aInRegisters=*/!aTile);
+  return accumulatorFitsWgmma(*flavour, target, c, unsigned(warps.getInt()),
+                              aKContiguous, bKContiguous,
+                              /*aInRegisters=*/!aTile);
 }
 
 } // namespace kiln

@@ -1306,18 +1306,8 @@ struct AssignLayoutsPass
         (onlyReader && !load->hasOneUse()) || !readsCheapAddresses(load))
       return false;
     // Kernels with tensor-core dots keep the rule they were measured with:
-    // loops that hold a dot.
-    // Or under an `if` in such a loop, beside its dots (LightX2V's sparse
-    // attention: `if kbid:` around a block's work).
-    Operation *parent = load->getParentOp();
-    auto loop = dyn_cast<scf::ForOp>(parent);
-    if (!loop && isa<scf::IfOp>(parent))
-      loop = dyn_cast<scf::ForOp>(parent->getParentOp());
-    Block *body = load->getBlock();
-    if (!loop ||
-        (mmaEncoding && llvm::none_of(body->getOperations(), [](auto &op) {
-           return isa<kiln::DotOp>(op);
-         })))
+    // loops that hold a dot (or an `if` in them beside its dots).
+    if (!loopThroughIf(load) || (mmaEncoding && !besideDot(load)))
       return false;
     auto encoding = dyn_cast<kiln::gpu::DistributedEncodingAttr>(target);
     std::optional<kiln::layout::LinearLayout> layout =
@@ -2503,12 +2493,24 @@ struct AssignLayoutsPass
     }
   }
 
+  /// The loop `op` sits in directly, or under one `if` of (LightX2V's
+  /// sparse attention: `if kbid:` around a block's work); null otherwise.
+  static scf::ForOp loopThroughIf(Operation *op) {
+    Operation *parent = op->getParentOp();
+    if (isa<scf::IfOp>(parent))
+      parent = parent->getParentOp();
+    return dyn_cast<scf::ForOp>(parent);
+  }
+
+  /// Whether `op`'s block holds a dot.
+  static bool besideDot(Operation *op) {
+    return llvm::any_of(op->getBlock()->getOperations(),
+                        [](Operation &o) { return isa<kiln::DotOp>(o); });
+  }
+
   /// Whether `op` is in the body of a loop that holds a kiln.dot.
   static bool inLoopWithDot(Operation *op) {
-    auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
-    return loop &&
-           llvm::any_of(loop.getBody()->getOperations(),
-                        [](Operation &o) { return isa<kiln::DotOp>(o); });
+    return isa<scf::ForOp>(op->getParentOp()) && besideDot(op);
   }
 
   /// Whether `v` is an expand_dims/broadcast of a tensor with fewer
@@ -2623,14 +2625,10 @@ struct AssignLayoutsPass
   /// (LightX2V's sparse attention backward: lse and delta under `if kbid:`).
   kiln::AddPtrOp carriedPointerStep(kiln::LoadOp load) {
     auto pointers = dyn_cast<BlockArgument>(load.getPtr());
-    auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
-    if (!loop && isa<scf::IfOp>(load->getParentOp()))
-      loop = dyn_cast<scf::ForOp>(load->getParentOp()->getParentOp());
+    scf::ForOp loop = loopThroughIf(load);
     if (!pointers || !loop || pointers.getOwner() != loop.getBody() ||
         pointers.getArgNumber() == 0 ||
-        !isa<RankedTensorType>(pointers.getType()) ||
-        llvm::none_of(load->getBlock()->getOperations(),
-                      [](Operation &op) { return isa<kiln::DotOp>(op); }) ||
+        !isa<RankedTensorType>(pointers.getType()) || !besideDot(load) ||
         load.getBoundaryCheck() || load.getIsVolatile())
       return {};
     unsigned i = pointers.getArgNumber() - 1;

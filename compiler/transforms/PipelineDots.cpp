@@ -102,6 +102,7 @@
 #include "compiler/ir/ElementTypes.h"
 #include "compiler/ir/Occupancy.h"
 #include "compiler/ir/RegisterA.h"
+#include "compiler/ir/SharedDotForm.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/ir/TensorMapAccess.h"
@@ -832,19 +833,6 @@ private:
     return l;
   }
 
-  /// Whether the lowering of a shared_dot with this accumulator and
-  /// operands will use wgmma (the lowering asks the same question).
-  bool usesWgmma(const kiln::TensorCoreFlavour &flavour, RankedTensorType acc,
-                 bool aKContiguous, bool bKContiguous,
-                 bool aInRegisters) const {
-    auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(acc.getEncoding());
-    return mma && flavour.fitsWgmma(
-                      target_, acc.getDimSize(0), acc.getDimSize(1), numWarps_,
-                      mma.getWarpsPerCTA()[0],
-                      mma.getInstrN() ? mma.getInstrN() : acc.getDimSize(1),
-                      aKContiguous, bKContiguous, aInRegisters);
-  }
-
   /// The cp.async form of `load`, an operand tile of a tensor-core dot
   /// (operand `which`: 0 for a, 1 for b), in a ring of `slots` tiles; none
   /// when cp.async cannot copy it.
@@ -1329,8 +1317,9 @@ private:
         pd.stagedTransposed[i] = transposed;
         kContiguous[i] = i == 0 ? !transposed : transposed;
       }
-      pd.async = usesWgmma(*flavour, accType, kContiguous[0], kContiguous[1],
-                           /*aInRegisters=*/pd.source[0] < 0 && !pd.staged[0]);
+      pd.async = kiln::accumulatorFitsWgmma(
+          *flavour, target_, accType, numWarps_, kContiguous[0], kContiguous[1],
+          /*aInRegisters=*/pd.source[0] < 0 && !pd.staged[0]);
       if (pd.broadcastA && pd.async)
         return;
       pd.acc = dot.getC();

@@ -73,6 +73,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/RegisterA.h"
+#include "compiler/ir/SharedDotForm.h"
 #include "compiler/ir/TargetInfo.h"
 #include "compiler/ir/TensorCoreFlavour.h"
 #include "compiler/transforms/AsyncCopies.h"
@@ -618,8 +619,8 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
   std::optional<StagingPlan>
   plan(kiln::DotOp dot, const kiln::TargetInfo &target, unsigned numWarps) {
     RankedTensorType accType = dot.getType();
-    auto mma = dyn_cast<kiln::gpu::MmaEncodingAttr>(accType.getEncoding());
-    if (!mma || accType.getRank() != 2)
+    if (!isa<kiln::gpu::MmaEncodingAttr>(accType.getEncoding()) ||
+        accType.getRank() != 2)
       return std::nullopt;
     std::optional<kiln::TensorCoreFlavour> flavour = kiln::tensorCoreFlavour(
         dot.getA().getType().getElementType(),
@@ -659,11 +660,9 @@ struct StageDotsPass : kiln::impl::KilnStageDotsBase<StageDotsPass> {
       if (!kiln::isSwizzlableLine(lineBytes))
         return std::nullopt;
     }
-    if (flavour->fitsWgmma(target, accType.getDimSize(0), accType.getDimSize(1),
-                           numWarps, mma.getWarpsPerCTA()[0],
-                           mma.getInstrN() ? mma.getInstrN()
-                                           : accType.getDimSize(1),
-                           kContiguous[0], kContiguous[1], p.aInRegisters)) {
+    if (kiln::accumulatorFitsWgmma(*flavour, target, accType, numWarps,
+                                   kContiguous[0], kContiguous[1],
+                                   p.aInRegisters)) {
       p.wgmma = true;
       return p;
     }
