@@ -4,10 +4,10 @@
 # each variant's compile time; prints the failures and the summary. CTest
 # runs the front end for every variant but cubins for a sample only (CI's
 # time). Then the second, third, fifth, sixth, seventh, eighth, ninth, tenth,
-# eleventh, twelfth, thirteenth, fourteenth and fifteenth samples (MANIFEST.second,
+# eleventh, twelfth, thirteenth, fourteenth, fifteenth and sixteenth samples (MANIFEST.second,
 # MANIFEST.third, MANIFEST.fifth, MANIFEST.sixth, MANIFEST.seventh, MANIFEST.eighth,
 # MANIFEST.ninth, MANIFEST.tenth, MANIFEST.eleventh, MANIFEST.twelfth,
-# MANIFEST.thirteenth, MANIFEST.fourteenth, MANIFEST.fifteenth; CTest
+# MANIFEST.thirteenth, MANIFEST.fourteenth, MANIFEST.fifteenth, MANIFEST.sixteenth; CTest
 # runs their front end), the same two ways, each against its own
 # KNOWN_*FAILURES.<sample> files.
 #
@@ -32,7 +32,7 @@ python3 tests/kernels/check_corpus.py --kilnc "$kilnc" --manifest tests/realworl
   -j "$jobs" --emit cubin --archs sm_80,sm_90a --times "$out/cubin.tsv" \
   > "$out/cubin.log" || status=1
 grep -v "^PASS " "$out/cubin.log"
-for sample in second third fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth; do
+for sample in second third fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth; do
   manifest=tests/realworld/MANIFEST.$sample
   [[ -f $manifest ]] || continue
   for emit in kiln cubin; do
