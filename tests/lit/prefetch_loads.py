@@ -72,6 +72,7 @@ import triton.language as tl
 # CHECK: scf.for {{.*}} = %[[M0]], %{{.*}} = %[[I0]])
 # The gathered load stays, unmasked, in its iteration.
 # CHECK: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
+# CHECK-NEXT: kiln_gpu.barrier
 # CHECK-NEXT: kiln_gpu.convert_layout
 # CHECK-NOT: kiln_gpu.convert_layout
 # CHECK: kiln_gpu.shared_dot
