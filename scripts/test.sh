@@ -5,18 +5,24 @@
 #   JOBS=N  parallel CMake build jobs (default: all cores)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Each step's start, in seconds since this script began: where a cold run's
+# time goes (CI's limit is 90 minutes, and the suite is meant to fit 60).
+step() { echo "test.sh: [$SECONDS s] $*"; }
 
+step "setup"
 scripts/setup.sh || exit 1
 export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 jobs="${JOBS:-$(nproc)}"
 failed=()
 
+step "CMake configure and build"
 if cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release; then
   cmake --build build -j "$jobs" || failed+=("cmake build")
 else
   failed+=("cmake configure")
 fi
 
+step "bazel test"
 bazel test --jobs=2 --test_output=errors //...
 bazel_status=$?
 # 4: no test targets at all, which is not a failure of the tree.
@@ -25,12 +31,14 @@ if ((bazel_status != 0 && bazel_status != 4)); then
 fi
 
 # triton_kernel's attribute errors (manual-tagged targets, built one by one).
+step "bazel rule errors"
 tests/e2e/bazel_rule_errors_test.sh || failed+=("bazel rule errors")
 
 # The libFuzzer targets under ASan (fixed seeds): the front end for a
 # minute, seeded from the kernel corpus; kilnc's signature parser and
 # kiln-codegen's metadata input for 20 s each. Longer runs: scripts/fuzz.sh
 # SECONDS (FUZZER=...). Reports are repeated at the end of the log on failure.
+step "fuzzers"
 mkdir -p build
 : >build/fuzz.out
 for target in frontend:60 signature:20 codegen:20; do
@@ -47,6 +55,7 @@ done
 # build of the runtime and its tests. Cold on two cores it took 8.5 minutes
 # (2026-11-28; docs/reliability.md). KILN_CI_SANITIZE=0 skips it.
 if [[ ${KILN_CI_SANITIZE:-1} == 1 ]]; then
+  step "sanitizers"
   SANITIZE_CORPUS=subset JOBS="$jobs" scripts/sanitize.sh 2>&1 | tee build/sanitize.out
   ((PIPESTATUS[0] == 0)) || failed+=("sanitize")
 fi
@@ -55,6 +64,7 @@ if ((${#failed[@]})); then
   echo "test.sh: FAILED so far: ${failed[*]}"
 fi
 if [[ -f build/CTestTestfile.cmake ]]; then
+  step "ctest"
   ctest --test-dir build --output-on-failure -j2 2>&1 | tee build/ctest.log
   ((PIPESTATUS[0] == 0)) || failed+=("ctest")
   # CTest counts skipped tests (GPU tests without a GPU) as passed; the last
@@ -71,6 +81,7 @@ if [[ -f build/CTestTestfile.cmake ]]; then
       echo "test.sh: the sanitizers' report:"
       grep -A40 "sanitizer report\|FAILED" build/sanitize.out | head -c 6000
     fi
+    step "done"
     ((${#failed[@]} == 0)) || echo "test.sh: FAILED: ${failed[*]}"
     echo "$((total - ${nfailed:-0} - nskipped)) passed, ${nfailed:-0} failed, $nskipped skipped"
   fi
