@@ -1031,8 +1031,9 @@ from realworld_cases_twelfth import CASES as TWELFTH_CASES  # noqa: E402
 from realworld_cases_thirteenth import CASES as THIRTEENTH_CASES  # noqa: E402
 from realworld_cases_fourteenth import CASES as FOURTEENTH_CASES  # noqa: E402
 from realworld_cases_fifteenth import CASES as FIFTEENTH_CASES  # noqa: E402
+from realworld_cases_sixteenth import CASES as SIXTEENTH_CASES  # noqa: E402
 
 CASES += (FLA_CASES + ATTENTION_GEMM_CASES + QUANTIZE_CASES + GEMLITE_CASES + FLAGGEMS_CASES + VLLM_CASES
           + LMDEPLOY_CASES + SGLANG_CASES + TE_CASES + MAMBA3_CASES + MAMBA2_BWD_CASES + GGUF_CASES
           + NINTH_CASES + TENTH_CASES + ELEVENTH_CASES + TWELFTH_CASES + THIRTEENTH_CASES + FOURTEENTH_CASES
-          + FIFTEENTH_CASES)
+          + FIFTEENTH_CASES + SIXTEENTH_CASES)
