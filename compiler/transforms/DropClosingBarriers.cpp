@@ -29,8 +29,9 @@
 // to shared memory between them goes (a group of staged wgmma dots fenced
 // before each dot), so that the barriers beside it may go too.
 //
-// Last, each barrier left moves below the global loads just after it, so
-// that ptxas may issue them before the wait (it moves no load across one).
+// Last, each barrier left, and each wait for copies, moves below the global
+// loads just after it, so that ptxas may issue them before the wait (it
+// moves no load across one).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
@@ -178,21 +179,29 @@ struct DropClosingBarriersPass
         [&](kiln::gpu::BarrierOp barrier) { barriers.push_back(barrier); });
     for (kiln::gpu::BarrierOp barrier : barriers)
       sinkPastGlobalLoads(barrier);
+    // A wait for copies orders shared memory too (a GEMM's epilogue waited
+    // for its last copies before loading its scales).
+    SmallVector<kiln::gpu::AsyncWaitOp> waits;
+    getOperation().walk(
+        [&](kiln::gpu::AsyncWaitOp wait) { waits.push_back(wait); });
+    for (kiln::gpu::AsyncWaitOp wait : waits)
+      sinkPastGlobalLoads(wait);
   }
 
-  /// Moves `barrier` below the global loads that follow it (with the pure
-  /// arithmetic of their addresses), up to the first op that touches
-  /// shared memory. These barriers order shared memory only (a kernel's own
-  /// tl.debug_barrier is kiln.barrier, which stays), but ptxas moves no
-  /// load across one: a load just after it waited out the barrier before it
-  /// was issued. Ring-attention-pytorch's backward (flash-attn's Triton
-  /// backward) loads its fp32 dq block after the dk dot's closing barrier,
-  /// which the conversion of that block into the accumulator's layout
-  /// needs; Triton's membar analysis puts the barrier at the conversion,
-  /// and ptxas issues the loads among the dk dot's wgmma instructions.
-  static void sinkPastGlobalLoads(kiln::gpu::BarrierOp barrier) {
+  /// Moves `wait`, a barrier or a wait for copies, below the global loads
+  /// that follow it (with the pure arithmetic of their addresses), up to
+  /// the first op that touches shared memory. Both order shared memory only
+  /// (a kernel's own tl.debug_barrier is kiln.barrier, which stays), but
+  /// ptxas moves no load across either: a load just after one waited it out
+  /// before it was issued. Ring-attention-pytorch's backward (flash-attn's
+  /// Triton backward) loads its fp32 dq block after the dk dot's closing
+  /// barrier, which the conversion of that block into the accumulator's
+  /// layout needs; Triton's membar analysis puts the barrier at the
+  /// conversion, and ptxas issues the loads among the dk dot's wgmma
+  /// instructions.
+  static void sinkPastGlobalLoads(Operation *wait) {
     Operation *lastLoad = nullptr;
-    for (Operation *op = barrier->getNextNode(); op; op = op->getNextNode()) {
+    for (Operation *op = wait->getNextNode(); op; op = op->getNextNode()) {
       if (auto load = dyn_cast<kiln::LoadOp>(op)) {
         if (load.getIsVolatile())
           break;
@@ -207,7 +216,7 @@ struct DropClosingBarriersPass
         break;
     }
     if (lastLoad)
-      barrier->moveAfter(lastLoad);
+      wait->moveAfter(lastLoad);
   }
 
   /// Whether `fence` follows another of its block with no shared-memory

@@ -71,7 +71,10 @@ import triton.language as tl
 # CHECK: %[[I0:.*]] = kiln.load {{.*}}, mask {{.*}} -> tensor<32xi32
 # CHECK: scf.for {{.*}} = %[[M0]], %{{.*}} = %[[I0]])
 # The gathered load stays, unmasked, in its iteration.
+# It is issued before the wait for the copies and the barrier, which order
+# shared memory only.
 # CHECK: kiln.load %{{[0-9]+}} : (tensor<32x!kiln.ptr<f32>
+# CHECK-NEXT: kiln_gpu.async_wait
 # CHECK-NEXT: kiln_gpu.barrier
 # CHECK-NEXT: kiln_gpu.convert_layout
 # CHECK-NOT: kiln_gpu.convert_layout

@@ -3,7 +3,8 @@
 // A barrier kiln-drop-closing-barriers keeps moves below the global loads
 // just after it (and their address arithmetic), up to the first op that
 // touches shared memory, so that ptxas may issue the loads before the wait:
-// not past a volatile load, nor past a shared-memory read.
+// not past a volatile load, nor past a shared-memory read. So does a wait
+// for copies.
 
 #B = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #M = #kiln_gpu.mma<{warpsPerCTA = [4, 1]}>
@@ -55,5 +56,19 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.num_warps = 4 : i32} {
     %w = kiln.load %p : (tensor<64x64x!kiln.ptr<f32>, #B>) -> tensor<64x64xf32, #B>
     kiln_gpu.local_store %x, %a : tensor<64x16xf16, #B>, !kiln_gpu.memdesc<64x16xf16, #S>
     return %e, %v, %x, %w : tensor<64x64xf32, #M>, tensor<64x64xf32, #B>, tensor<64x16xf16, #B>, tensor<64x64xf32, #B>
+  }
+
+  // A GEMM epilogue's wait for its last copies, then a scale load.
+  // CHECK-LABEL: func.func @copies
+  // CHECK: kiln.load
+  // CHECK-NEXT: kiln_gpu.async_wait
+  // CHECK-NEXT: kiln_gpu.barrier
+  // CHECK-NEXT: kiln_gpu.convert_layout
+  func.func @copies(%p: tensor<64x64x!kiln.ptr<f32>, #B>) -> tensor<64x64xf32, #M> {
+    kiln_gpu.async_wait {pending = 0 : i32}
+    kiln_gpu.barrier
+    %v = kiln.load %p : (tensor<64x64x!kiln.ptr<f32>, #B>) -> tensor<64x64xf32, #B>
+    %c = kiln_gpu.convert_layout %v {kiln_gpu.scratch_base = 0 : i64} : tensor<64x64xf32, #B> -> tensor<64x64xf32, #M>
+    return %c : tensor<64x64xf32, #M>
   }
 }
