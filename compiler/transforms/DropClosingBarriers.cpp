@@ -29,9 +29,9 @@
 // to shared memory between them goes (a group of staged wgmma dots fenced
 // before each dot), so that the barriers beside it may go too.
 //
-// Last, each barrier left, and each wait for copies, moves below the global
-// loads just after it, so that ptxas may issue them before the wait (it
-// moves no load across one).
+// Last, in loops, each barrier left, and each wait for copies, moves below
+// the global loads just after it, so that ptxas may issue them before the
+// wait (it moves no load across one).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/Dialects.h"
@@ -179,8 +179,8 @@ struct DropClosingBarriersPass
         [&](kiln::gpu::BarrierOp barrier) { barriers.push_back(barrier); });
     for (kiln::gpu::BarrierOp barrier : barriers)
       sinkPastGlobalLoads(barrier);
-    // A wait for copies orders shared memory too (a GEMM's epilogue waited
-    // for its last copies before loading its scales).
+    // A wait for copies orders shared memory too (a pipelined loop's
+    // gathered vector waited for the ring's copies).
     SmallVector<kiln::gpu::AsyncWaitOp> waits;
     getOperation().walk(
         [&](kiln::gpu::AsyncWaitOp wait) { waits.push_back(wait); });
@@ -200,6 +200,11 @@ struct DropClosingBarriersPass
   /// conversion, and ptxas issues the loads among the dk dot's wgmma
   /// instructions.
   static void sinkPastGlobalLoads(Operation *wait) {
+    // In loops only, as for the drops: outside them a barrier's place also
+    // shapes ptxas' straight-line schedule, untimed here.
+    if (!wait->getParentOfType<scf::ForOp>() &&
+        !wait->getParentOfType<scf::WhileOp>())
+      return;
     Operation *lastLoad = nullptr;
     for (Operation *op = wait->getNextNode(); op; op = op->getNextNode()) {
       if (auto load = dyn_cast<kiln::LoadOp>(op)) {
