@@ -218,6 +218,22 @@ static std::string canonicalModule(StringRef path) {
   return path.str();
 }
 
+// The error for a call of a name no builtin implements: a triton.language
+// name Triton 3.6 does not have is rejected upstream too (matmulfreellm's
+// `tl.math.round`), and where libdevice has the function that is the place
+// to call it from; another is one Kiln does not implement yet.
+static std::string unknownBuiltin(StringRef text) {
+  StringRef name = text;
+  if (!name.consume_front("tl.") || isTritonLanguageName(name))
+    return "'" + text.str() + "' is not supported by Kiln yet";
+  std::string message = "triton.language has no '" + name.str() +
+                        "' in Triton 3.6, the release whose language Kiln "
+                        "compiles (upstream rejects it too)";
+  if (lookupBuiltin("libdevice." + name.str()))
+    message += "; libdevice has it: tl.extra.cuda.libdevice." + name.str();
+  return message;
+}
+
 static bool isTritonModule(StringRef module) {
   return module == "triton" || module.starts_with("triton.");
 }
@@ -2399,8 +2415,7 @@ std::optional<FValue> Emitter::call(const FValue &callee, CallArgs &args) {
                            : callee.text;
     BuiltinFn fn = lookupBuiltin(name);
     if (!fn)
-      return error(args.loc,
-                   "'" + callee.text + "' is not supported by Kiln yet");
+      return error(args.loc, unknownBuiltin(callee.text));
     // A libdevice function bound to another name (`triton_tanh =
     // libdevice.tanh`) is still that function.
     if (StringRef(callee.text).starts_with("libdevice."))

@@ -230,3 +230,16 @@ def sin_int(out_ptr):
 def topk_not_power_of_two(out_ptr):
     x = tl.load(out_ptr + tl.arange(0, 64))
     tl.store(out_ptr + tl.arange(0, 4), tl.topk(x, 3)[:4])
+
+
+# Names Triton 3.6's triton.language does not have: rejected upstream too.
+@triton.jit
+def math_round(x_ptr):
+    x = tl.load(x_ptr)
+    tl.store(x_ptr, tl.math.round(x))
+
+
+@triton.jit
+def no_such_builtin(x_ptr):
+    x = tl.load(x_ptr)
+    tl.store(x_ptr, tl.frobnicate(x))
