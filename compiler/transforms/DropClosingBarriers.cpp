@@ -174,18 +174,25 @@ struct DropClosingBarriersPass
         [&](kiln::gpu::BarrierOp barrier) { barriers.push_back(barrier); });
     for (kiln::gpu::BarrierOp barrier : barriers)
       dropIfOrdered(barrier);
-    barriers.clear();
-    getOperation().walk(
-        [&](kiln::gpu::BarrierOp barrier) { barriers.push_back(barrier); });
-    for (kiln::gpu::BarrierOp barrier : barriers)
-      sinkPastGlobalLoads(barrier);
-    // A wait for copies orders shared memory too (a pipelined loop's
-    // gathered vector waited for the ring's copies).
-    SmallVector<kiln::gpu::AsyncWaitOp> waits;
-    getOperation().walk(
-        [&](kiln::gpu::AsyncWaitOp wait) { waits.push_back(wait); });
-    for (kiln::gpu::AsyncWaitOp wait : waits)
+    // The barriers left, then the waits for copies (a pipelined loop's
+    // gathered vector waited for the ring's copies): a wait just before a
+    // barrier moves once the barrier has.
+    SmallVector<Operation *> left, waits;
+    getOperation().walk([&](Operation *op) {
+      if (isa<kiln::gpu::BarrierOp>(op))
+        left.push_back(op);
+      else if (isa<kiln::gpu::AsyncWaitOp>(op))
+        waits.push_back(op);
+    });
+    llvm::append_range(left, waits);
+    for (Operation *wait : left)
       sinkPastGlobalLoads(wait);
+  }
+
+  /// Whether `op` runs in a loop, where a barrier costs every iteration.
+  static bool inLoop(Operation *op) {
+    return op->getParentOfType<scf::ForOp>() ||
+           op->getParentOfType<scf::WhileOp>();
   }
 
   /// Moves `wait`, a barrier or a wait for copies, below the global loads
@@ -202,8 +209,7 @@ struct DropClosingBarriersPass
   static void sinkPastGlobalLoads(Operation *wait) {
     // In loops only, as for the drops: outside them a barrier's place also
     // shapes ptxas' straight-line schedule, untimed here.
-    if (!wait->getParentOfType<scf::ForOp>() &&
-        !wait->getParentOfType<scf::WhileOp>())
+    if (!inLoop(wait))
       return;
     Operation *lastLoad = nullptr;
     for (Operation *op = wait->getNextNode(); op; op = op->getNextNode()) {
@@ -286,8 +292,7 @@ struct DropClosingBarriersPass
     // at 0.95 of Triton instead of 1.00 (H100). There only a barrier after
     // pure reads goes, before ops that take no scratch; in loops, where a
     // barrier costs every iteration, every rule below applies.
-    const bool inLoop = barrier->getParentOfType<scf::ForOp>() ||
-                        barrier->getParentOfType<scf::WhileOp>();
+    const bool looped = inLoop(barrier);
     SharedEffect before;
     Operation *op = barrier->getPrevNode();
     for (; op && !isa<kiln::gpu::BarrierOp>(op); op = op->getPrevNode()) {
@@ -297,8 +302,8 @@ struct DropClosingBarriersPass
       // read what this thread wrote before the barrier before.
       if (isa<kiln::gpu::AsyncWaitOp, kiln::gpu::FenceAsyncSharedOp>(op))
         return;
-      SharedEffect effect = effectOf(op, inLoop);
-      if (effect.unknown || (!inLoop && !effect.writes.empty()))
+      SharedEffect effect = effectOf(op, looped);
+      if (effect.unknown || (!looped && !effect.writes.empty()))
         return;
       llvm::append_range(before.reads, effect.reads);
       llvm::append_range(before.writes, effect.writes);
@@ -308,11 +313,11 @@ struct DropClosingBarriersPass
     if (!op)
       return;
     if (before.reads.empty() && before.writes.empty()) {
-      if (inLoop)
+      if (looped)
         barrier->erase();
       return;
     }
-    switch (walkToBarrier(barrier->getNextNode(), before, barrier, inLoop)) {
+    switch (walkToBarrier(barrier->getNextNode(), before, barrier, looped)) {
     case Walk::Barrier:
       barrier->erase();
       return;
@@ -325,9 +330,9 @@ struct DropClosingBarriersPass
     // the code after the loop, up to a barrier there or one added.
     auto loop = dyn_cast<scf::ForOp>(barrier->getParentOp());
     if (!loop || walkToBarrier(&loop.getBody()->front(), before, barrier,
-                               inLoop) != Walk::Barrier)
+                               looped) != Walk::Barrier)
       return;
-    if (walkToBarrier(loop->getNextNode(), before, nullptr, inLoop) !=
+    if (walkToBarrier(loop->getNextNode(), before, nullptr, looped) !=
         Walk::Barrier) {
       OpBuilder after(loop->getContext());
       after.setInsertionPointAfter(loop);
