@@ -55,6 +55,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
@@ -76,6 +77,8 @@ constexpr unsigned kThreadsPerWarp = kiln::TargetInfo::kThreadsPerWarp;
 using kiln::isElementwise;
 using kiln::gpu::BlockedEncodingAttr;
 using kiln::gpu::SliceEncodingAttr;
+/// A load's copies in other layouts (rematerializeConversions).
+using ReloadMap = llvm::MapVector<std::pair<Operation *, Attribute>, Value>;
 
 /// A blocked encoding for tensors of `shape` whose threads hold `spt`
 /// elements: lanes, then warps, go to the fastest dimensions first, as far as
@@ -2674,12 +2677,32 @@ struct AssignLayoutsPass
     return anyLoad;
   }
 
+  /// A load of `v`'s elements already in `target`: isReloadable's copy of
+  /// the load `v` (`reloads`), which retargetCarried reads rather than
+  /// retyping `v` into a second copy (S-LoRA's int4 GEMM read its scales
+  /// as `scales[None, :]` and in `zeros * scales`: two loads of the row,
+  /// two rings, an extra cp.async an iteration).
+  static Value reloadedIn(Value v, Attribute target, const ReloadMap &reloads) {
+    Operation *def = v.getDefiningOp();
+    return def ? reloads.lookup({def, target}) : Value();
+  }
+
+  /// Erases `op`, read by nothing now, and the entries of `reloads` it
+  /// keys (which must not outlive it).
+  static void eraseUnread(Operation *op, ReloadMap &reloads) {
+    if (!op->use_empty())
+      return;
+    reloads.remove_if([&](auto &entry) { return entry.first.first == op; });
+    op->erase();
+  }
+
   /// Rewrites `v` (isRetargetable) in place to be computed in `target`:
   /// a load's carried pointers are converted once, before the loop, and
   /// advanced in `target`; cheap operands are rematerialized there.
-  void
-  retargetCarried(Value v, Attribute target,
-                  llvm::DenseMap<std::pair<Value, Attribute>, Value> &done) {
+  /// Where a copy of a load it reads is in `reloads`, it reads the copy.
+  void retargetCarried(Value v, Attribute target,
+                       llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
+                       ReloadMap &reloads) {
     Operation *def = v.getDefiningOp();
     auto load = dyn_cast<kiln::LoadOp>(def);
     if (kiln::AddPtrOp step = load ? carriedPointerStep(load) : nullptr) {
@@ -2707,10 +2730,14 @@ struct AssignLayoutsPass
       if (!isa<RankedTensorType>(value.getType()) ||
           encodingOf(value) == target)
         continue;
-      if (isCheap(value, 0, /*shapes=*/true))
+      if (isCheap(value, 0, /*shapes=*/true)) {
         operand.set(rematerialize(value, target, def, done));
-      else
-        retargetCarried(value, target, done);
+      } else if (Value again = reloadedIn(value, target, reloads)) {
+        operand.set(again);
+        eraseUnread(value.getDefiningOp(), reloads);
+      } else {
+        retargetCarried(value, target, done, reloads);
+      }
     }
     v.setType(withEncoding(v.getType(), target));
   }
@@ -2726,7 +2753,7 @@ struct AssignLayoutsPass
   bool
   retargetCarriedLoads(kiln::gpu::ConvertLayoutOp convert,
                        llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
-                       kiln::AxisInfoAnalysis &axisInfo) {
+                       ReloadMap &reloads, kiln::AxisInfoAnalysis &axisInfo) {
     auto type = dyn_cast<RankedTensorType>(convert.getType());
     Attribute target = encodingOf(convert.getResult());
     auto encoding =
@@ -2759,7 +2786,14 @@ struct AssignLayoutsPass
       return false;
     if (!isRetargetable(convert.getSrc()))
       return false;
-    retargetCarried(convert.getSrc(), target, done);
+    if (Value again = reloadedIn(convert.getSrc(), target, reloads)) {
+      Operation *load = convert.getSrc().getDefiningOp();
+      convert.getResult().replaceAllUsesWith(again);
+      convert->erase();
+      eraseUnread(load, reloads);
+      return true;
+    }
+    retargetCarried(convert.getSrc(), target, done, reloads);
     convert.getResult().replaceAllUsesWith(convert.getSrc());
     convert->erase();
     return true;
@@ -3133,12 +3167,34 @@ struct AssignLayoutsPass
     return true;
   }
 
+  /// Notes in `reloads` the copy in `target` that rematerialize made of
+  /// each load in `v`'s computation (isReloadable's: elementwise ops over
+  /// one load). Its originals stay while other readers need them; the
+  /// copies are never erased here, so the map stays valid.
+  void recordReloads(Value v, Attribute target,
+                     llvm::DenseMap<std::pair<Value, Attribute>, Value> &done,
+                     ReloadMap &reloads) {
+    Operation *def = v.getDefiningOp();
+    if (!def || encodingOf(v) == target)
+      return;
+    if (isa<kiln::LoadOp>(def)) {
+      if (Value copy = done.lookup({v, target}))
+        reloads[{def, target}] = copy;
+      return;
+    }
+    if (isElementwise(def))
+      for (Value operand : def->getOperands())
+        if (isa<RankedTensorType>(operand.getType()))
+          recordReloads(operand, target, done, reloads);
+  }
+
   void rematerializeConversions(func::FuncOp func,
                                 kiln::AxisInfoAnalysis &axisInfo) {
     SmallVector<kiln::gpu::ConvertLayoutOp> converts;
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { converts.push_back(c); });
     llvm::DenseMap<std::pair<Value, Attribute>, Value> done, narrowed;
     llvm::SetVector<Operation *> replaced;
+    ReloadMap reloads;
     for (kiln::gpu::ConvertLayoutOp convert : converts) {
       Value src = convert.getSrc();
       Attribute target = encodingOf(convert.getResult());
@@ -3175,6 +3231,7 @@ struct AssignLayoutsPass
       if (!cheap && isReloadable(src, target)) {
         convert.getResult().replaceAllUsesWith(
             rematerialize(src, target, convert, done));
+        recordReloads(src, target, done, reloads);
         convert->erase();
         if (Operation *def = src.getDefiningOp())
           replaced.insert(def);
@@ -3236,7 +3293,7 @@ struct AssignLayoutsPass
                           kiln::gpu::ConvertLayoutOp>(def)))
             replaced.insert(def);
         replaced.remove(op);
-        op->erase();
+        eraseUnread(op, reloads);
         changed = true;
         break; // the set changed under us
       }
@@ -3248,7 +3305,7 @@ struct AssignLayoutsPass
     func.walk([&](kiln::gpu::ConvertLayoutOp c) { leaves.push_back(c); });
     llvm::DenseMap<std::pair<Value, Attribute>, Value> retargeted;
     for (kiln::gpu::ConvertLayoutOp convert : leaves)
-      retargetCarriedLoads(convert, retargeted, axisInfo);
+      retargetCarriedLoads(convert, retargeted, reloads, axisInfo);
   }
 
   LogicalResult assignLayouts(func::FuncOp func,

@@ -100,6 +100,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ir/ElementTypes.h"
+#include "compiler/ir/Elementwise.h"
 #include "compiler/ir/Occupancy.h"
 #include "compiler/ir/RegisterA.h"
 #include "compiler/ir/SharedDotForm.h"
@@ -461,7 +462,12 @@ private:
   /// rather than waited for. Loaded into registers, even several iterations
   /// ahead, ptxas waits for it where the next one is issued (a GPTQ-style
   /// int4 GEMM at M = 16: its first scaled multiply took a fifth of the
-  /// stall samples). Only vectors cp.async can copy (4 bytes or more a
+  /// stall samples). A vector in a slice of a blocked layout that 1-D
+  /// arithmetic reads before its expansion (GPTQ's packed zeros, unpacked
+  /// and scaled as vectors) becomes that layout's row, read reshaped:
+  /// loaded in registers, S-LoRA's grouped int4 GEMM waited for its 16
+  /// loads every iteration, where Triton copies the zeros with cp.async.
+  /// Only vectors cp.async can copy (4 bytes or more a
   /// chunk) in lines whose bytes a ring's swizzle can take: another stays a
   /// vector, which kiln-prefetch-loads may load ahead.
   void widenVectorLoads(kiln::DotOp dot, kiln::AxisInfoAnalysis &axisInfo) {
@@ -497,13 +503,38 @@ private:
           !isa<RankedTensorType>(load.getPtr().getType()) || load->use_empty())
         continue;
       auto first = dyn_cast<kiln::ExpandDimsOp>(*load->user_begin());
-      if (!first || !llvm::all_of(load->getUsers(), [&](Operation *user) {
+      if (first && llvm::all_of(load->getUsers(), [&](Operation *user) {
             auto expand = dyn_cast<kiln::ExpandDimsOp>(user);
             return expand && expand.getType() == first.getType();
+          })) {
+        widenToRow(load, first.getType(), unsigned(first.getAxis()),
+                   /*fromBlocked=*/false, axisInfo);
+        continue;
+      }
+      // Read through 1-D arithmetic first (a GPTQ kernel's packed zeros,
+      // `((zeros >> shift) & 0xF) * scales`, expanded after): the row of
+      // the 2-D layout the vector is a slice of, which the other readers
+      // read reshaped.
+      auto type = cast<RankedTensorType>(load.getType());
+      auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(type.getEncoding());
+      if (!slice || !isa<kiln::gpu::BlockedEncodingAttr>(slice.getParent()))
+        continue;
+      unsigned axis = unsigned(slice.getDim());
+      SmallVector<int64_t> shape{type.getDimSize(0)};
+      shape.insert(shape.begin() + axis, 1);
+      auto row = RankedTensorType::get(shape, type.getElementType(),
+                                       slice.getParent());
+      // Only where it is computed in that layout: not a vector converted
+      // on to another (ring-attention's bias row, read in the
+      // accumulator's layout), which a row would not spare the conversion.
+      if (!llvm::all_of(load->getUsers(), [&](Operation *user) {
+            auto expand = dyn_cast<kiln::ExpandDimsOp>(user);
+            return expand ? expand.getType() == row
+                          : !isa<kiln::gpu::ConvertLayoutOp>(user) &&
+                                kiln::isElementwise(user);
           }))
         continue;
-      widenToRow(load, first.getType(), unsigned(first.getAxis()),
-                 /*fromBlocked=*/false, axisInfo);
+      widenToRow(load, row, axis, /*fromBlocked=*/false, axisInfo);
     }
   }
 

@@ -1837,6 +1837,15 @@ CASES += [
          dict(a_ptr=("randn", "float16", 128 * 256), b_ptr=("randbits", "int32", 256 * 16),
               c_ptr=("zeros", "float32", 128 * 128), M=128, N=128, K=256),
          (2, 2), ["c_ptr"], tol=1e-5),
+    # GPTQ's zeros, unpacked and scaled as vectors: both vectors in rings.
+    # q * s - z * s in fp16, contracted or not: tol 2e-3.
+    case("packed_zeros_matmul", F, "packed_zeros_matmul",
+         "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, z_ptr=*i32:16, c_ptr=*fp32:16, M=i32, "
+         "N=i32:16, K=i32:16, BM=64, BN=256, BK=32, GROUP=128",
+         dict(a_ptr=("randn", "float16", 300 * 512), b_ptr=("randbits", "int32", 64 * 512),
+              s_ptr=("uniform", "float16", 4 * 512, 0.01, 0.05), z_ptr=("randbits", "int32", 4 * 64),
+              c_ptr=("zeros", "float32", 300 * 512), M=300, N=512, K=512),
+         (cdiv(300, 64), 2), ["c_ptr"], tol=2e-3),
 ]
 
 # --- matmul/recurrent_state.py: a state carried through two dots whose

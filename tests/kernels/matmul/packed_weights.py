@@ -11,6 +11,7 @@
 # kiln-variant: -n masked_packed_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, stride_am=i32:16, BM=64, BN=64, BK=64"
 # kiln-variant: -n ragged_packed_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=64, BN=128, BK=64, GROUP=64"
 # kiln-variant: -n packed_columns_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=64, BN=64, BK=32"
+# kiln-variant: -n packed_zeros_matmul -s "a_ptr=*fp16:16, b_ptr=*i32:16, s_ptr=*fp16:16, z_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=64, BN=128, BK=32, GROUP=128"
 # kiln-covers: packed_rows_matmul: tl.range(num_stages=, loop_unroll_factor=); tl.dot
 # kiln-covers: packed_columns_matmul: tl.dot
 import triton
@@ -103,4 +104,34 @@ def packed_columns_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl
         acc = tl.dot(tl.load(a_ptrs), w.to(tl.float16), acc)
         a_ptrs += BK
         b_ptrs += BK * (N // 8)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=rm[:, None] < M)
+
+
+@triton.jit
+def packed_zeros_matmul(a_ptr, b_ptr, s_ptr, z_ptr, c_ptr, M, N, K, BM: tl.constexpr,
+                        BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    # GPTQ's form: w[k, n] = q[k, n] * s[g, n] - zero[g, n] * s[g, n], g = k // GROUP,
+    # the zeros packed eight to a word along n (z [K // GROUP, N // 8] int32)
+    # and unpacked, then scaled, as vectors before their expansion; the row
+    # of scales is read both so and as `scale[None, :]`.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + (rm % M)[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + (rk // 8)[:, None] * N + rn[None, :]
+    s_ptrs = s_ptr + rn
+    z_ptrs = z_ptr + rn // 8
+    shifts = (rk % 8) * 4
+    zero_shifts = (rn % 8) * 4
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K // BK):
+        g = k // (GROUP // BK)
+        scale = tl.load(s_ptrs + g * N)
+        zeros = tl.load(z_ptrs + g * (N // 8))
+        zeros = ((zeros >> zero_shifts) & 0xF) * scale
+        q = (tl.load(b_ptrs) >> shifts[:, None]) & 0xF
+        w = q * scale[None, :] - zeros[None, :]
+        acc += tl.dot(tl.load(a_ptrs), w)
+        a_ptrs += BK
+        b_ptrs += (BK // 8) * N
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=rm[:, None] < M)
