@@ -369,21 +369,28 @@ AxisInfo kiln::AxisInfoAnalysis::compute(Operation *op, Value result) {
             a.nonNegative && (isa<arith::RemSIOp>(op) || b.nonNegative);
         return info;
       })
-      .Case<arith::CmpIOp>([&](arith::CmpIOp) {
+      .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) {
         const AxisInfo &a = operand(0), &b = operand(1);
         llvm::SmallVector<int64_t> shape = shapeOf(result);
+        // A contiguous run x, x + 1, ... compared with a uniform bound c
+        // flips once, where it reaches c: `x < c` and `x >= c` (`c > x`,
+        // `c <= x`) flip at c, which runs starting at multiples of both
+        // divisibilities cannot straddle. Not so `x > c` or `x <= c`, which
+        // flip at c + 1 (`t > 0` is false at t = 0 only: accelerated-scan's
+        // shifted load read zeros for t = 1..3), nor `==` or `!=`.
+        arith::CmpIPredicate p = cmp.getPredicate();
+        using P = arith::CmpIPredicate;
+        bool flipsAtRight = p == P::slt || p == P::sge || p == P::ult ||
+                            p == P::uge; // run on the left
+        bool flipsAtLeft = p == P::sgt || p == P::sle || p == P::ugt ||
+                           p == P::ule; // run on the right
         return combine(result, a, b, [&](size_t d, AxisInfo &out) {
           int64_t c = std::gcd(a.constancy[d], b.constancy[d]);
-          // A contiguous run compared with a uniform bound flips at most once,
-          // and only at a multiple of both divisibilities.
-          if (b.constancy[d] == shape[d])
-            c = std::max(
-                c, std::gcd(a.contiguity[d],
-                            std::gcd(a.divisibility[d], b.divisibility[d])));
-          if (a.constancy[d] == shape[d])
-            c = std::max(
-                c, std::gcd(b.contiguity[d],
-                            std::gcd(a.divisibility[d], b.divisibility[d])));
+          int64_t runs = std::gcd(a.divisibility[d], b.divisibility[d]);
+          if (flipsAtRight && b.constancy[d] == shape[d])
+            c = std::max(c, std::gcd(a.contiguity[d], runs));
+          if (flipsAtLeft && a.constancy[d] == shape[d])
+            c = std::max(c, std::gcd(b.contiguity[d], runs));
           out.constancy[d] = c;
         });
       })

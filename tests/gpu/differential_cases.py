@@ -749,6 +749,21 @@ CASES += [
     for t, dtype, h, bm, bn in (("fp32", "float32", ":16", 64, 64), ("fp16", "float16", "", 32, 128))
 ]
 
+# --- memory/comparison_masks.py: masks comparing contiguous offsets with a
+# bound, constant over runs only where the comparison cannot flip inside one.
+# Data movement and small-integer weights: bitwise.
+F = "memory/comparison_masks.py"
+CASES += [
+    case("shifted_by_one", F, "shifted_by_one", "x_ptr=*fp32:16, y_ptr=*fp32:16, n=i32:16, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 4096), y_ptr=("zeros", "float32", 4096), n=4096),
+         (4,), ["y_ptr"], tol=0),
+    # c = 2048: inside the second block, where each comparison flips.
+    case("compared_masks", F, "compared_masks",
+         "x_ptr=*fp32:16, y_ptr=*fp32:16, n=i32:16, c=i32:16, BLOCK=1024",
+         dict(x_ptr=("randn", "float32", 4096), y_ptr=("zeros", "float32", 4096), n=4096, c=2048),
+         (4,), ["y_ptr"], tol=0),
+]
+
 # --- memory/strided_access.py ------------------------------------------------
 F = "memory/strided_access.py"
 BIG = 2**31 + 100  # row_len: > 2**31 elements, so Triton types it i64 too
