@@ -1449,6 +1449,15 @@ CASES += [
               idx_ptr=("index", "int32", 32, 50), c_ptr=("zeros", "float32", 130 * 64),
               M=130, N=64, K=32),
          (2, 1), ["c_ptr"], tol=1e-5),  # fp32 sums in another order
+    # rank 48 of R = 64 (the mask cuts each column), columns that wrap at
+    # WIDTH; the dot's fp32 sum rounded to fp16 and added into fp16.
+    case("gathered_columns_matmul", F, "gathered_columns_matmul",
+         "x_ptr=*fp16:16, w_ptr=*fp16:16, rows_ptr=*i64:16, out_ptr=*fp16:16, M=i32, rank=i32, "
+         "BM=32, BN=128, R=64, WIDTH=4096",
+         dict(x_ptr=("randn", "float16", 100 * 64), w_ptr=("randn", "float16", 64 * 4096),
+              rows_ptr=("index", "int64", 64, 64), out_ptr=("randn", "float16", 100 * 4096),
+              M=100, rank=48),
+         (cdiv(100, 32), 32), ["out_ptr"], tol=1e-2),
 ]
 
 # --- matmul/scaled_dots.py: dots scaled by per-k vectors the loop loads

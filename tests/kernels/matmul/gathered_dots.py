@@ -8,6 +8,7 @@
 # kiln-variant: -n paged_decode -s "Q=*bf16:16, K=*bf16:16, V=*bf16:16, Out=*bf16:16, Pages=*i32:16, lengths=*i32:16, stride_page=i32:16, sm_scale=fp32, GROUP=8, D=128, BLOCK_N=32, STAGES=3, num_warps=4"
 # kiln-variant: -n gathered_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, idx_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=128, BN=64, BK=32, STAGES=3"
 # kiln-variant: -n gathered_rows_matmul -s "a_ptr=*fp16:16, b_ptr=*fp16:16, idx_ptr=*i32:16, c_ptr=*fp32:16, M=i32, N=i32:16, K=i32:16, BM=16, BN=64, BK=32, STAGES=4, num_warps=2"
+# kiln-variant: -n gathered_columns_matmul -s "x_ptr=*fp16:16, w_ptr=*fp16:16, rows_ptr=*i64:16, out_ptr=*fp16:16, M=i32, rank=i32, BM=32, BN=128, R=64, WIDTH=4096"
 # kiln-covers: paged_decode: tl.range(num_stages=, loop_unroll_factor=); tl.dot
 # kiln-covers: gathered_rows_matmul: tl.range(num_stages=, loop_unroll_factor=); tl.dot
 import triton
@@ -72,3 +73,23 @@ def gathered_rows_matmul(a_ptr, b_ptr, idx_ptr, c_ptr, M, N, K,
         acc += tl.dot(a, b)
     tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc,
              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def gathered_columns_matmul(x_ptr, w_ptr, rows_ptr, out_ptr, M, rank, BM: tl.constexpr,
+                            BN: tl.constexpr, R: tl.constexpr, WIDTH: tl.constexpr):
+    # S-LoRA's expand: out[m, n] += x[m, :] @ w[:, n], where column n of w
+    # is `rank` contiguous values of row rows[n * rank // WIDTH] of a pool
+    # starting at (n * rank) % WIDTH. The columns run down contiguous memory
+    # but for the wrap at WIDTH, and no load of them is a vector.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rr = tl.arange(0, R)
+    x = tl.load(x_ptr + rm[:, None] * R + rr[None, :], mask=rm[:, None] < M, other=0.0)
+    row = tl.load(rows_ptr + rn * rank // WIDTH)
+    w = tl.load(w_ptr + row[None, :] * WIDTH + (rn[None, :] * rank + rr[:, None]) % WIDTH,
+                mask=rr[:, None] < rank, other=0.0)
+    out_ptrs = out_ptr + rm[:, None] * WIDTH + rn[None, :]
+    out = tl.load(out_ptrs, mask=rm[:, None] < M, other=0.0)
+    out += tl.dot(x, w).to(tl.float16)
+    tl.store(out_ptrs, out, mask=rm[:, None] < M)
