@@ -196,13 +196,18 @@ CASES.append(case(
     (cdiv(HD, 32), cdiv(HT, 128), HB), ["gc", "o"], bytes=2 * 2 * HN + 2 * 4 * HN, tol=1e-4, **HGRN))
 CASES.append(case(
     "mmfreelm_hgrn_chunk_fwd_o_t2048_d2048", CHUNK, "chunk_hgrn_fwd_kernel_o",
-    f"gc=*fp32, o=*fp32, s_h=i32, s_t=i32, s_d=i32, T={HT}, D={HD}, BT=128, BD=64, num_warps=8",
+    f"gc=*fp32, o=*fp32, s_h=i32, s_t=i32, s_d=i32, T={HT}, D={HD}, BT=128, BD=32, num_warps=1",
     dict(gc=lambda torch, gen: -(torch.rand(HB * HT // 128, 128, HD, generator=gen, device="cuda") * 0.1)
          .cumsum(1).reshape(-1),
          o=("randn", "float32", HN), s_h=HT * HD, s_t=HD, s_d=1),
     # exp to an ulp, contracted or not, carried across 16 chunks. (Timed
-    # runs keep adding into o.)
-    (cdiv(HD, 64), HB), ["o"], bytes=2 * 4 * HN + 4 * HN, tol=1e-4, **HGRN))
+    # runs keep adding into o.) The first autotune config (BD 32, one
+    # warp): each chunk reads the last row of o the previous one stored,
+    # with no barrier between, so with several warps the result depends on
+    # which warp gets there first, under Kiln and Triton alike (both drift
+    # from a sequential reference, and from their own reruns: H100,
+    # 2026-12-07, at BD 64 and 8 warps).
+    (cdiv(HD, 32), HB), ["o"], bytes=2 * 4 * HN + 4 * HN, tol=1e-4, **HGRN))
 CASES.append(case(
     "mmfreelm_hgrn_fused_recurrent_fwd_t2048_d2048", TRL + "matmulfreellm/mmfreelm/ops/hgrn/recurrent_fuse.py",
     "fused_recurrent_hgrn_fwd_kernel",
