@@ -9,7 +9,7 @@
 #
 # kiln-variant: -n shifted_by_one -s "x_ptr=*fp32:16, y_ptr=*fp32:16, n=i32:16, BLOCK=1024"
 # kiln-variant: -n compared_masks -s "x_ptr=*fp32:16, y_ptr=*fp32:16, n=i32:16, c=i32:16, BLOCK=1024"
-# kiln-covers: shifted_by_one: comparisons; tl.load(mask=, other=)
+# kiln-covers: shifted_by_one: comparisons < <= > >= == !=; tl.load(mask=, other=)
 import triton
 import triton.language as tl
 
