@@ -520,10 +520,7 @@ private:
       if (!slice || !isa<kiln::gpu::BlockedEncodingAttr>(slice.getParent()))
         continue;
       unsigned axis = unsigned(slice.getDim());
-      SmallVector<int64_t> shape{type.getDimSize(0)};
-      shape.insert(shape.begin() + axis, 1);
-      auto row = RankedTensorType::get(shape, type.getElementType(),
-                                       slice.getParent());
+      RankedTensorType row = rowOf(type, slice.getParent(), axis);
       // Only where it is computed in that layout: not a vector converted
       // on to another (ring-attention's bias row, read in the
       // accumulator's layout), which a row would not spare the conversion.
@@ -604,14 +601,21 @@ private:
       } else {
         continue;
       }
-      SmallVector<int64_t> shape{type.getDimSize(0)};
-      shape.insert(shape.begin() + axis, 1);
       if (!isa<kiln::gpu::DistributedEncodingAttr>(parent))
         continue;
-      auto row = RankedTensorType::get(shape, type.getElementType(), parent);
+      RankedTensorType row = rowOf(type, parent, axis);
       if (kiln::LoadOp wide = widenToRow(load, row, axis, blocked, axisInfo))
         wide->setAttr(kVectorRowAttr, UnitAttr::get(ctx));
     }
+  }
+
+  /// The 1 x N row (`axis` 0) or N x 1 column (`axis` 1) in `parent` of
+  /// the elements of `vector`.
+  static RankedTensorType rowOf(RankedTensorType vector, Attribute parent,
+                                unsigned axis) {
+    SmallVector<int64_t> shape{vector.getDimSize(0)};
+    shape.insert(shape.begin() + axis, 1);
+    return RankedTensorType::get(shape, vector.getElementType(), parent);
   }
 
   /// Replaces the vector `load` by a load of the same elements as `row`,
