@@ -929,6 +929,10 @@ private:
   bool computedInBody(Value operand, Block *body, unsigned stages,
                       kiln::AxisInfoAnalysis &axisInfo,
                       SmallVector<PipelinedLoad> &loads) {
+    // A carried value read as it is (Lightning Attention-2's kv state, b
+    // of q @ kv): staged from its registers, nothing to copy.
+    if (auto arg = dyn_cast<BlockArgument>(operand))
+      return arg.getOwner() == body && arg.getArgNumber() > 0;
     Operation *def = operand.getDefiningOp();
     if (!def || def->getBlock() != body || isa<kiln::LoadOp>(def))
       return false;
@@ -1148,10 +1152,13 @@ private:
 
   /// Whether a computed operand's staging tile has its lines along dim 0.
   /// 8-bit operands have K contiguous (wgmma and ldmatrix want it: a's
-  /// lines along K, b's down it); wider ones follow their registers' order,
-  /// so each thread writes whole chunks.
-  static bool stagedTransposed(RankedTensorType operand, unsigned which) {
-    if (operand.getElementTypeBitWidth() == 8)
+  /// lines along K, b's down it), as have tf32 ones of a dot wgmma can
+  /// compute (it reads them K-major only; Lightning Attention-2's forward
+  /// loop, whose four dots read computed or carried fp32 tiles); others
+  /// follow their registers' order, so each thread writes whole chunks.
+  static bool stagedTransposed(RankedTensorType operand, unsigned which,
+                               bool kMajor) {
+    if (operand.getElementTypeBitWidth() == 8 || kMajor)
       return which == 1;
     auto blocked =
         dyn_cast_or_null<kiln::gpu::BlockedEncodingAttr>(operand.getEncoding());
@@ -1318,7 +1325,16 @@ private:
         // staged once, before it. Else computed in the body: staged through
         // shared memory each iteration, the loads of tiles it is computed
         // from pipelined.
-        bool transposed = stagedTransposed(aType, i);
+        bool kMajorWgmma = kiln::accumulatorFitsWgmma(
+            *flavour, target_, accType, numWarps_, true, true, false);
+        bool transposed =
+            stagedTransposed(aType, i, !flavour->transposable() && kMajorWgmma);
+        // A carried operand is staged only for wgmma (on mma.sync, kiln.dot
+        // reads Lightning Attention-2's tf32 operands from registers
+        // faster than from staged tiles: docs/performance.md).
+        if (auto arg = dyn_cast<BlockArgument>(operands[i]);
+            arg && arg.getOwner() == body && !kMajorWgmma)
+          return;
         if (!kiln::isSwizzlableLine(aType.getDimSize(transposed ? 0 : 1) *
                                     aType.getElementTypeBitWidth() / 8))
           return;
@@ -1487,15 +1503,26 @@ private:
                         pd.stagedTransposed[i]);
       };
       // The rings' and staging tiles' bytes, with two tiles for the dots
-      // that stay in flight or one for every dot.
+      // that stay in flight or one for every dot. A value an earlier dot
+      // stages alike shares its tile (see rewrite).
       auto sharedBytes = [&](bool two) {
         int64_t bytes = 0;
         for (PipelinedLoad &l : loads)
           bytes += l.ring.getSizeInBytes();
-        for (PipelinedDot &pd : dots)
-          for (unsigned i = 0; i < 2; ++i)
-            if (pd.staged[i])
-              bytes += stagingType(pd, i, two).getSizeInBytes();
+        for (auto [d, pd] : llvm::enumerate(dots))
+          for (unsigned i = 0; i < 2; ++i) {
+            if (!pd.staged[i])
+              continue;
+            kiln::gpu::MemDescType type = stagingType(pd, i, two);
+            bool shared = false;
+            for (unsigned e = 0; e < d && !shared; ++e)
+              for (unsigned j = 0; j < 2; ++j)
+                shared |= dots[e].staged[j] &&
+                          dots[e].dot->getOperand(j) == pd.dot->getOperand(i) &&
+                          stagingType(dots[e], j, two) == type;
+            if (!shared)
+              bytes += type.getSizeInBytes();
+          }
         return bytes;
       };
       auto blocks = [&](bool two) {

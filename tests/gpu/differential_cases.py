@@ -1897,6 +1897,22 @@ CASES += [
          (1,), ["v_new_ptr", "final_ptr"], tol=2e-2),
 ]
 
+# --- matmul/linear_attention.py: four tf32 dots an iteration over bf16
+# tiles widened in the loop, one reading the carried state as its b
+# (Lightning Attention-2's forward): pipelined on sm_90a, the state staged
+# each iteration. T = 200: three whole blocks and a tail of 8 rows.
+F = "matmul/linear_attention.py"
+CASES += [
+    case("decayed_linear_attention", F, "decayed_linear_attention",
+         "q_ptr=*bf16:16, k_ptr=*bf16:16, v_ptr=*bf16:16, o_ptr=*bf16:16, decay=fp32, T=i32, "
+         "D=128, E=32, BT=64",
+         dict(q_ptr=("randn", "bfloat16", 200 * 128, 0.1), k_ptr=("randn", "bfloat16", 200 * 128, 0.1),
+              v_ptr=("randn", "bfloat16", 200 * 32), o_ptr=("zeros", "bfloat16", 200 * 32),
+              decay=0.05, T=200),
+         # tf32 products summed in another order, rounded to bf16 (2^-8).
+         (1,), ["o_ptr"], tol=2e-2),
+]
+
 # --- matmul/sector_sized.py: accesses in layouts of their own (an fp32
 # accumulator's 16-byte stores, an fp32 tile copied 16 bytes a thread, b
 # stored N x K read down its columns). Every edge masked: hdim = 100 of

@@ -9,10 +9,13 @@
 import triton
 import triton.language as tl
 
+# (kiln-pipeline-dots takes this loop since it stages carried operands:
+# the first dot's result is waited for and staged in the loop.)
 # CHECK: scf.for
 # CHECK: %[[FIRST:.+]] = kiln_gpu.shared_dot {{.*}}xbf16
-# CHECK: %[[TILE:.+]] = kiln_gpu.local_alloc
-# CHECK: kiln_gpu.local_store %[[FIRST]], %[[TILE]]
+# CHECK: %[[DONE:.+]] = kiln_gpu.dot_wait %[[FIRST]]
+# CHECK: %[[TILE:.+]] = kiln_gpu.memdesc_index
+# CHECK: kiln_gpu.local_store %[[DONE]], %[[TILE]]
 # CHECK: kiln_gpu.shared_dot %[[TILE]], {{.*}}memdesc<64x64xf32
 
 
