@@ -65,6 +65,10 @@
 // GGUF's nibble choice), and its result is written into
 // a staging tile that the dot reads, behind a barrier (and a proxy fence for
 // wgmma). Where the dot stays in flight, two staging tiles are used in turn.
+// A value carried by the loop is staged so too, as it is (Lightning
+// Attention-2's kv state, b of q @ kv; on wgmma targets only), and tf32
+// operands of a dot wgmma can compute are staged K-major, the only order
+// wgmma reads them in.
 // Without this such a loop was not pipelined at all (0.29-0.36 of Triton's
 // speed for an int8-weight GEMM on the H200; 1.18 with it at 128x256x64).
 // Such a tile whose pointers repeat in runs (a packed int4 weight's
