@@ -506,32 +506,24 @@ private:
       if (load.getBoundaryCheck() || load.getIsVolatile() ||
           !isa<RankedTensorType>(load.getPtr().getType()) || load->use_empty())
         continue;
-      auto first = dyn_cast<kiln::ExpandDimsOp>(*load->user_begin());
-      if (first && llvm::all_of(load->getUsers(), [&](Operation *user) {
-            auto expand = dyn_cast<kiln::ExpandDimsOp>(user);
-            return expand && expand.getType() == first.getType();
-          })) {
-        widenToRow(load, first.getType(), unsigned(first.getAxis()),
-                   /*fromBlocked=*/false, axisInfo);
-        continue;
-      }
-      // Read through 1-D arithmetic first (a GPTQ kernel's packed zeros,
-      // `((zeros >> shift) & 0xF) * scales`, expanded after): the row of
-      // the 2-D layout the vector is a slice of, which the other readers
-      // read reshaped.
+      // The row is the vector's own slice's (the expansions read it), read
+      // also through 1-D arithmetic in a blocked slice (a GPTQ kernel's
+      // packed zeros, `((zeros >> shift) & 0xF) * scales`, expanded after),
+      // which the other readers then read reshaped.
       auto type = cast<RankedTensorType>(load.getType());
       auto slice = dyn_cast<kiln::gpu::SliceEncodingAttr>(type.getEncoding());
-      if (!slice || !isa<kiln::gpu::BlockedEncodingAttr>(slice.getParent()))
+      if (!slice)
         continue;
       unsigned axis = unsigned(slice.getDim());
       RankedTensorType row = rowOf(type, slice.getParent(), axis);
-      // Only where it is computed in that layout: not a vector converted
-      // on to another (ring-attention's bias row, read in the
-      // accumulator's layout), which a row would not spare the conversion.
+      bool blocked = isa<kiln::gpu::BlockedEncodingAttr>(slice.getParent());
+      // Not a vector converted on to another layout (ring-attention's bias
+      // row, read in the accumulator's layout), which a row would not spare
+      // the conversion.
       if (!llvm::all_of(load->getUsers(), [&](Operation *user) {
             auto expand = dyn_cast<kiln::ExpandDimsOp>(user);
             return expand ? expand.getType() == row
-                          : !isa<kiln::gpu::ConvertLayoutOp>(user) &&
+                          : blocked && !isa<kiln::gpu::ConvertLayoutOp>(user) &&
                                 kiln::isElementwise(user);
           }))
         continue;
