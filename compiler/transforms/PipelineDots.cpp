@@ -1130,6 +1130,24 @@ private:
     return completedBy;
   }
 
+  /// The operand of an earlier dot (dot, operand) whose staging tile the
+  /// staged operand `i` of dot `d` shares: the same value, staged into a
+  /// tile of the same type (`typeOf`: the delta rule's new values, b of
+  /// the state's two halves; Lightning's q, a of two dots). std::nullopt
+  /// when it gets a tile of its own.
+  static std::optional<std::pair<unsigned, unsigned>> sharedStaging(
+      ArrayRef<PipelinedDot> dots, unsigned d, unsigned i,
+      llvm::function_ref<kiln::gpu::MemDescType(const PipelinedDot &, unsigned)>
+          typeOf) {
+    Value operand = dots[d].dot->getOperand(i);
+    for (unsigned e = 0; e < d; ++e)
+      for (unsigned j = 0; j < 2; ++j)
+        if (dots[e].staged[j] && dots[e].dot->getOperand(j) == operand &&
+            typeOf(dots[e], j) == typeOf(dots[d], i))
+          return std::make_pair(e, j);
+    return std::nullopt;
+  }
+
   /// The blocks one SM holds with `sharedBytes` of shared memory a block
   /// and registers for the dots' accumulators plus 64 a thread (operand
   /// fragments, addresses): the estimate the staging choice weighs.
@@ -1493,7 +1511,7 @@ private:
     bool anyStaged = llvm::any_of(
         dots, [](auto &pd) { return pd.staged[0] || pd.staged[1]; });
     if (anyStaged) {
-      auto stagingType = [&](PipelinedDot &pd, unsigned i, bool two) {
+      auto stagingType = [&](const PipelinedDot &pd, unsigned i, bool two) {
         return ringType(cast<RankedTensorType>(pd.dot->getOperand(i).getType()),
                         two && pd.accumulates && !pd.invariant(i) ? 2 : 1,
                         pd.stagedTransposed[i]);
@@ -1509,15 +1527,11 @@ private:
           for (unsigned i = 0; i < 2; ++i) {
             if (!pd.staged[i])
               continue;
-            kiln::gpu::MemDescType type = stagingType(pd, i, two);
-            bool shared = false;
-            for (unsigned e = 0; e < d && !shared; ++e)
-              for (unsigned j = 0; j < 2; ++j)
-                shared |= dots[e].staged[j] &&
-                          dots[e].dot->getOperand(j) == pd.dot->getOperand(i) &&
-                          stagingType(dots[e], j, two) == type;
-            if (!shared)
-              bytes += type.getSizeInBytes();
+            auto typeOf = [&](const PipelinedDot &p, unsigned j) {
+              return stagingType(p, j, two);
+            };
+            if (!sharedStaging(dots, unsigned(d), i, typeOf))
+              bytes += typeOf(pd, i).getSizeInBytes();
           }
         return bytes;
       };
@@ -1926,8 +1940,8 @@ private:
       rings.push_back(
           kiln::gpu::LocalAllocOp::create(allocs, loc, l.ring, IntegerAttr()));
     // Staging tiles of computed operands, per dot and operand. A value
-    // two dots read the same way (the delta rule's new values, b of the
-    // state's two halves) is staged once, for the first.
+    // two dots read the same way is staged once, for the first
+    // (sharedStaging).
     SmallVector<std::array<Value, 2>> stagingBuffers(dots.size());
     SmallVector<std::array<bool, 2>> stagedEarlier(dots.size(), {false, false});
     bool twoStagingSlots = false;
@@ -1935,16 +1949,15 @@ private:
       for (unsigned i = 0; i < 2; ++i) {
         if (!pd.staged[i])
           continue;
-        Value operand = pd.dot->getOperand(i);
-        for (unsigned e = 0; e < d && !stagingBuffers[d][i]; ++e)
-          for (unsigned j = 0; j < 2; ++j)
-            if (dots[e].staged[j] && dots[e].dot->getOperand(j) == operand &&
-                dots[e].staging[j] == pd.staging[i] && !stagingBuffers[d][i]) {
-              stagingBuffers[d][i] = stagingBuffers[e][j];
-              stagedEarlier[d][i] = true;
-            }
-        if (stagedEarlier[d][i])
+        if (auto earlier = sharedStaging(dots, unsigned(d), i,
+                                         [](const PipelinedDot &p, unsigned j) {
+                                           return p.staging[j];
+                                         })) {
+          stagingBuffers[d][i] =
+              stagingBuffers[earlier->first][earlier->second];
+          stagedEarlier[d][i] = true;
           continue;
+        }
         stagingBuffers[d][i] = kiln::gpu::LocalAllocOp::create(
             allocs, loc, pd.staging[i], IntegerAttr());
         twoStagingSlots |= pd.staging[i].getShape()[0] == 2;
